@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The whole test suite, as `make test` and CI run it:
+#   1. gofmt and go vet;
+#   2. go test ./... (unit, test-driver and embedded-broker tests; no JVM, no broker);
+#   3. the integration tests (TestIntegration...) against a real Apache Kafka broker that this
+#      script starts on loopback and stops at the end, also when a step fails;
+#   4. the conformance suite (tests named TestJava... or ...Conformance...) against the Java
+#      Kafka Streams reference harness in conformance/java.
+# A missing prerequisite stops it with one line saying what is missing.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
+[ "$GOTOOLCHAIN" = local ] && export GOTOOLCHAIN=go1.27.3
+
+die() { echo "make test: $*" >&2; exit 1; }
+step() { echo; echo "== $*"; }
+for tool in go java mvn; do
+	case $tool in
+	go) hint="install Go (any recent version; it fetches the go1.27.3 toolchain itself)" ;;
+	java) hint="install a Java 17 (or newer) JDK; the broker and the conformance harness run on it" ;;
+	mvn) hint="install Maven 3.8 or newer; it fetches Apache Kafka and Kafka Streams from Maven Central" ;;
+	esac
+	command -v "$tool" >/dev/null 2>&1 || die "$tool not found on PATH: $hint"
+done
+
+step "gofmt and go vet"
+gofmt_bin="$(go env GOROOT)/bin/gofmt"
+unformatted=$("$gofmt_bin" -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.build/*'))
+[ -z "$unformatted" ] || die "gofmt wants these files reformatted: $unformatted"
+go vet ./...
+
+step "go test ./... (unit, test-driver and embedded-broker tests)"
+go test ./...
+
+step "starting Apache Kafka (scripts/kafka/kafka.sh up)"
+on_exit() {
+	status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "== a step failed; the last lines of the broker log:" >&2
+		scripts/kafka/kafka.sh log 40 >&2 || true
+	fi
+	scripts/kafka/kafka.sh down || true
+	exit "$status"
+}
+trap on_exit EXIT
+addr=$(scripts/kafka/kafka.sh up)
+export KAFKA_BOOTSTRAP_SERVERS=$addr
+
+step "integration tests against Apache Kafka at $addr"
+go test -count=1 -run Integration ./...
+
+mkdir -p .build
+step "conformance suite against Java Kafka Streams (conformance/java)"
+if ! mvn -B -q -f conformance/java/pom.xml package >.build/mvn-conformance.log 2>&1; then
+	tail -n 30 .build/mvn-conformance.log >&2
+	die "building the Java reference harness failed (log: .build/mvn-conformance.log)"
+fi
+export KSTREAMS_CONFORMANCE_CP="$PWD/conformance/java/target/conformance.jar:$PWD/conformance/java/target/lib/*"
+go test -count=1 -run 'Java|Conformance' ./...
+echo
+echo "make test: all steps passed"
