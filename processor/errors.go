@@ -1,0 +1,93 @@
+package processor
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+)
+
+// Errors returned while processing (by the engine through the contexts, by the extractors
+// and the typed adapters). Match them with errors.Is.
+var (
+	// ErrInvalidTimestamp: a record has a negative timestamp where one is not allowed (a
+	// forwarded record, or an input record under FailOnInvalidTimestamp). Java: the
+	// StreamsException thrown by the Record constructor or the extractor.
+	ErrInvalidTimestamp = errors.New("invalid (negative) timestamp")
+	// ErrInvalidInterval: a punctuation interval below 1 ms. Java: IllegalArgumentException
+	// from schedule().
+	ErrInvalidInterval = errors.New("punctuation interval must be at least 1 ms")
+	// ErrUnknownChild: ForwardTo named a node that is not a child of the forwarding node.
+	// Java: StreamsException "Unknown downstream node".
+	ErrUnknownChild = errors.New("unknown downstream node")
+	// ErrStoreNotConnected: a processor asked for a store that exists but is not connected to
+	// it; connect it with Topology.AddStateStore(builder, processorNames...) or
+	// Topology.ConnectProcessorAndStateStores. Java: StreamsException from getStateStore.
+	ErrStoreNotConnected = errors.New("state store is not connected to the processor")
+	// ErrUnknownStateStore: a processor asked for a store no node of the task has.
+	ErrUnknownStateStore = errors.New("unknown state store")
+	// ErrStoreTypeMismatch: GetStateStore found the store but it has another type. Java: a
+	// ClassCastException.
+	ErrStoreTypeMismatch = errors.New("state store has another type")
+	// ErrInvalidTaskID: ParseTaskID got a malformed id.
+	ErrInvalidTaskID = errors.New("invalid task id")
+	// ErrSameProcessorInstance: a supplier returned the same processor instance twice; Get
+	// must return a new instance on every call. Java: the IllegalArgumentException of
+	// ApiUtils.checkSupplier.
+	ErrSameProcessorInstance = errors.New("processor supplier returned the same instance twice; Get must return a new instance on every call")
+	// ErrRecordTypeMismatch: a record's key or value does not have the type the receiving
+	// typed processor, serializer or extractor expects (a topology wired with mismatched
+	// types). Java: a ClassCastException.
+	ErrRecordTypeMismatch = errors.New("record key or value has an unexpected type")
+)
+
+// StoreTypeError is returned by [GetStateStore] when the store has another type than asked.
+// It wraps [ErrStoreTypeMismatch].
+type StoreTypeError struct {
+	// Store is the store name.
+	Store string
+	// Want is the requested type, Got the store's actual type (Go syntax).
+	Want, Got string
+}
+
+// Error describes the mismatch.
+func (e *StoreTypeError) Error() string {
+	return fmt.Sprintf("state store %q is a %s, not a %s", e.Store, e.Got, e.Want)
+}
+
+// Unwrap returns [ErrStoreTypeMismatch].
+func (e *StoreTypeError) Unwrap() error { return ErrStoreTypeMismatch }
+
+// RecordTypeError reports a key or value of an unexpected type reaching a typed node. It
+// wraps [ErrRecordTypeMismatch].
+type RecordTypeError struct {
+	// Node is the node name (empty when unknown).
+	Node string
+	// Field is "key" or "value".
+	Field string
+	// Want is the expected type, Got the actual dynamic type (Go syntax).
+	Want, Got string
+}
+
+// Error describes the mismatch.
+func (e *RecordTypeError) Error() string {
+	where := ""
+	if e.Node != "" {
+		where = " at node " + e.Node
+	}
+	return fmt.Sprintf("record %s%s is a %s, expected %s; check the types of the connected nodes and serdes", e.Field, where, e.Got, e.Want)
+}
+
+// Unwrap returns [ErrRecordTypeMismatch].
+func (e *RecordTypeError) Unwrap() error { return ErrRecordTypeMismatch }
+
+func typeName[T any]() string { return reflect.TypeFor[T]().String() }
+
+func typeNameOf(v any) string {
+	if v == nil {
+		return "nil"
+	}
+	return reflect.TypeOf(v).String()
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
