@@ -1,0 +1,87 @@
+package serde
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors wrapped by *Error; test for them with errors.Is.
+var (
+	// ErrWrongLength: the input has a length the serde cannot decode, e.g.
+	// 7 bytes for Long (Java: SerializationException "Size of data received
+	// by LongDeserializer is not 8", or NegativeArraySizeException for
+	// windowed keys shorter than their timestamps).
+	ErrWrongLength = errors.New("wrong data length")
+	// ErrInvalidValue: the bytes have the right length but do not encode a
+	// value, e.g. a Boolean byte other than 0x00/0x01, UUID text that
+	// java.util.UUID.fromString rejects, or malformed JSON.
+	ErrInvalidValue = errors.New("invalid value")
+	// ErrCorrupt: a structured encoding (ListSerde) is inconsistent: an
+	// unknown strategy flag, negative or oversized counts, or input that
+	// ends early. Java throws SerializationException or KafkaException.
+	ErrCorrupt = errors.New("corrupt data")
+	// ErrNotNull: VoidDeserializer received non-nil bytes (Java:
+	// IllegalArgumentException "Data should be null for a VoidDeserializer.").
+	ErrNotNull = errors.New("data should be null")
+	// ErrNull: a value that must not be null is null, e.g. the key of a
+	// windowed key serialized to nil bytes (Java: NullPointerException), or
+	// a null list element for an element type that cannot hold nil.
+	ErrNull = errors.New("unexpected null")
+	// ErrInvalidWindow: a windowed key decodes to a window Java rejects:
+	// negative start, end before start, or (time windows) end equal to
+	// start (Java: IllegalArgumentException from Window/TimeWindow).
+	ErrInvalidWindow = errors.New("invalid window")
+	// ErrUnsupported: the serde cannot handle this input in its
+	// configuration, e.g. constant-size list data for an inner serde that
+	// has no fixed size.
+	ErrUnsupported = errors.New("unsupported")
+	// ErrWrongType: Untyped's Serialize received a value of another type
+	// than the wrapped serde's.
+	ErrWrongType = errors.New("wrong type")
+)
+
+// Op names the operation that failed in an *Error.
+type Op string
+
+// The operations reported in Error.Op.
+const (
+	OpSerialize   Op = "serialize"
+	OpDeserialize Op = "deserialize"
+)
+
+// Error is the error every serde in this package returns. It names the serde
+// (as its String method does, e.g. "Long" or "ListSerde<String>"), the
+// operation, the topic, and for deserialization the number of input bytes.
+// Err is a sentinel error of this package, possibly wrapped with detail, or
+// an inner serde's *Error; Unwrap returns it.
+type Error struct {
+	Serde string // serde name, e.g. "Long"
+	Op    Op     // OpSerialize or OpDeserialize
+	Topic string // topic passed to Serialize/Deserialize
+	Len   int    // input length in bytes for OpDeserialize; -1 for OpSerialize
+	Err   error  // cause; wraps a sentinel error
+}
+
+// Error formats as, for example,
+// `serde Long: deserialize 7 bytes from topic "orders": wrong data length: want 8 bytes`.
+func (e *Error) Error() string {
+	if e.Op == OpDeserialize {
+		return fmt.Sprintf("serde %s: deserialize %d bytes from topic %q: %v", e.Serde, e.Len, e.Topic, e.Err)
+	}
+	return fmt.Sprintf("serde %s: serialize for topic %q: %v", e.Serde, e.Topic, e.Err)
+}
+
+// Unwrap returns the cause, for errors.Is and errors.As.
+func (e *Error) Unwrap() error { return e.Err }
+
+func deserErr(name, topic string, data []byte, err error) error {
+	return &Error{Serde: name, Op: OpDeserialize, Topic: topic, Len: len(data), Err: err}
+}
+
+func serErr(name, topic string, err error) error {
+	return &Error{Serde: name, Op: OpSerialize, Topic: topic, Len: -1, Err: err}
+}
+
+func wrongLen(name, topic string, data []byte, want int) error {
+	return deserErr(name, topic, data, fmt.Errorf("%w: want %d bytes", ErrWrongLength, want))
+}
