@@ -1,0 +1,250 @@
+package store
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// InMemoryKeyValueStore is the in-memory bytes-level engine: an ordered skip list guarded by a
+// mutex. Iterators take a snapshot of the keys in range when created and read values live, so
+// entries deleted during iteration are skipped and entries added are not seen (Java's
+// InMemoryKeyValueStore does the same). Close drops all data. It is not persistent.
+// Java counterpart: org.apache.kafka.streams.state.internals.InMemoryKeyValueStore.
+type InMemoryKeyValueStore struct {
+	name string
+	mu   sync.Mutex
+	data *skiplist
+	open bool
+}
+
+var _ KeyValueBytesStore = (*InMemoryKeyValueStore)(nil)
+
+// NewInMemoryKeyValueStore returns a closed in-memory store named name; Init opens it.
+// Most users get one through Stores.InMemoryKeyValueStore(name).Get().
+func NewInMemoryKeyValueStore(name string) *InMemoryKeyValueStore {
+	return &InMemoryKeyValueStore{name: name, data: newSkiplist()}
+}
+
+// Name returns the store name.
+func (s *InMemoryKeyValueStore) Name() string { return s.name }
+
+// Init opens the store and registers root with ctx (restores replay through Put).
+func (s *InMemoryKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+	if ctx != nil {
+		if err := ctx.Register(root, func(batch []processor.RestoreRecord) error {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for _, r := range batch {
+				s.putLocked(r.Key, r.Value)
+			}
+			return nil
+		}); err != nil {
+			return storeErr(s.name, "init", err)
+		}
+	}
+	s.mu.Lock()
+	s.open = true
+	s.mu.Unlock()
+	return nil
+}
+
+// Open opens the store without a context (for standalone use and tests).
+func (s *InMemoryKeyValueStore) Open() {
+	s.mu.Lock()
+	s.open = true
+	s.mu.Unlock()
+}
+
+// Flush does nothing: the data is in memory.
+func (s *InMemoryKeyValueStore) Flush() error { return nil }
+
+// Close drops all entries and marks the store closed.
+func (s *InMemoryKeyValueStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.data = newSkiplist()
+	s.open = false
+	return nil
+}
+
+// Persistent reports false.
+func (s *InMemoryKeyValueStore) Persistent() bool { return false }
+
+// IsOpen reports whether Init was called and Close was not.
+func (s *InMemoryKeyValueStore) IsOpen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open
+}
+
+func (s *InMemoryKeyValueStore) putLocked(key, value []byte) {
+	if value == nil {
+		s.data.remove(key)
+		return
+	}
+	s.data.put(bytes.Clone(key), bytes.Clone(value))
+}
+
+// Get returns a copy of key's value, or (nil, false, nil) when absent.
+func (s *InMemoryKeyValueStore) Get(key []byte) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return nil, false, storeErr(s.name, "get", ErrStoreClosed)
+	}
+	v, ok := s.data.get(key)
+	if !ok {
+		return nil, false, nil
+	}
+	return bytes.Clone(v), true, nil
+}
+
+// Put stores a copy of value under a copy of key; a nil value deletes key.
+func (s *InMemoryKeyValueStore) Put(key, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return storeErr(s.name, "put", ErrStoreClosed)
+	}
+	s.putLocked(key, value)
+	return nil
+}
+
+// PutIfAbsent stores value when key is absent; otherwise returns the current value and true.
+func (s *InMemoryKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return nil, false, storeErr(s.name, "putIfAbsent", ErrStoreClosed)
+	}
+	if v, ok := s.data.get(key); ok {
+		return bytes.Clone(v), true, nil
+	}
+	s.putLocked(key, value)
+	return nil, false, nil
+}
+
+// PutAll applies Put to each entry in order.
+func (s *InMemoryKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return storeErr(s.name, "putAll", ErrStoreClosed)
+	}
+	for _, e := range entries {
+		s.putLocked(e.Key, e.Value)
+	}
+	return nil
+}
+
+// Delete removes key and returns its old value.
+func (s *InMemoryKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return nil, false, storeErr(s.name, "delete", ErrStoreClosed)
+	}
+	v, ok := s.data.remove(key)
+	return v, ok, nil
+}
+
+// Range iterates from <= key <= to ascending; nil bounds are unbounded; from > to is empty.
+func (s *InMemoryKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	return s.rangeIter(from, to, true)
+}
+
+// ReverseRange iterates from <= key <= to descending.
+func (s *InMemoryKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	return s.rangeIter(from, to, false)
+}
+
+// All iterates all entries ascending.
+func (s *InMemoryKeyValueStore) All() KeyValueIterator[[]byte, []byte] {
+	return s.rangeIter(nil, nil, true)
+}
+
+// ReverseAll iterates all entries descending.
+func (s *InMemoryKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
+	return s.rangeIter(nil, nil, false)
+}
+
+// PrefixScan iterates the keys that start with prefix, ascending.
+func (s *InMemoryKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return ErrorIterator[[]byte, []byte](storeErr(s.name, "prefixScan", ErrStoreClosed))
+	}
+	return &memIterator{store: s, keys: s.data.keysWithPrefix(prefix)}
+}
+
+func (s *InMemoryKeyValueStore) rangeIter(from, to []byte, forward bool) KeyValueIterator[[]byte, []byte] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
+	}
+	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
+		return EmptyIterator[[]byte, []byte]()
+	}
+	keys := s.data.keysIn(from, to, false)
+	if !forward {
+		slices.Reverse(keys)
+	}
+	return &memIterator{store: s, keys: keys}
+}
+
+// ApproximateNumEntries returns the exact number of entries.
+func (s *InMemoryKeyValueStore) ApproximateNumEntries() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int64(s.data.size)
+}
+
+// memIterator walks a snapshot of keys and reads their values live, skipping deleted keys.
+type memIterator struct {
+	store  *InMemoryKeyValueStore
+	keys   [][]byte
+	pos    int
+	key    []byte
+	value  []byte
+	err    error
+	closed bool
+}
+
+func (it *memIterator) Next() bool {
+	if it.closed {
+		if it.err == nil {
+			it.err = ErrIteratorClosed
+		}
+		return false
+	}
+	if it.err != nil {
+		return false
+	}
+	it.store.mu.Lock()
+	defer it.store.mu.Unlock()
+	if !it.store.open {
+		it.err = storeErr(it.store.name, "iterate", ErrStoreClosed)
+		return false
+	}
+	for it.pos < len(it.keys) {
+		k := it.keys[it.pos]
+		it.pos++
+		if v, ok := it.store.data.get(k); ok {
+			it.key = bytes.Clone(k)
+			it.value = bytes.Clone(v)
+			return true
+		}
+	}
+	it.key, it.value = nil, nil
+	return false
+}
+
+func (it *memIterator) Key() []byte   { return it.key }
+func (it *memIterator) Value() []byte { return it.value }
+func (it *memIterator) Err() error    { return it.err }
+func (it *memIterator) Close() error  { it.closed = true; return nil }

@@ -1,0 +1,334 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// ErrNullKey is returned when a nil key is passed to a typed store operation.
+// Java counterpart: NullPointerException "key cannot be null".
+var ErrNullKey = errors.New("store: key cannot be null")
+
+// ErrNoSerde is returned by Init of a typed store built without a key or value serde when the
+// context has no default serde usable for the store's type either.
+// Java counterpart: ConfigException / StreamsException from WrappingNullableUtils.prepareKeySerde.
+var ErrNoSerde = errors.New("store: no serde configured")
+
+// MeteredKeyValueStore is the typed outer layer of a key-value store: it turns K and V into
+// bytes with the store's serdes and calls the bytes-level store below (change-logging layer,
+// then engine). Serdes are called with the changelog topic name
+// "<application.id>-<store>-changelog" as topic, as in Java. A nil value is never serialized:
+// it is passed down as nil bytes (a delete); nil bytes read back are never deserialized: they
+// mean "absent". Metrics are not recorded yet.
+// Java counterpart: org.apache.kafka.streams.state.internals.MeteredKeyValueStore.
+type MeteredKeyValueStore[K, V any] struct {
+	inner      KeyValueBytesStore
+	keySerde   serde.Serde[K]
+	valueSerde serde.Serde[V]
+	topic      string
+}
+
+var _ KeyValueStore[string, int32] = (*MeteredKeyValueStore[string, int32])(nil)
+
+// NewMeteredKeyValueStore wraps inner with key and value serdes. Nil serdes are taken from the
+// context's default serdes (default.key.serde / default.value.serde) at Init, which works when
+// K (or V) is any or the default serde's values are of type K (V).
+func NewMeteredKeyValueStore[K, V any](inner KeyValueBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *MeteredKeyValueStore[K, V] {
+	return &MeteredKeyValueStore[K, V]{inner: inner, keySerde: keySerde, valueSerde: valueSerde}
+}
+
+// Name returns the store name.
+func (m *MeteredKeyValueStore[K, V]) Name() string { return m.inner.Name() }
+
+// Inner returns the bytes-level store below this layer.
+func (m *MeteredKeyValueStore[K, V]) Inner() KeyValueBytesStore { return m.inner }
+
+// Init resolves default serdes, sets the serde topic and initialises the inner store with root.
+func (m *MeteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+	if ctx != nil {
+		m.topic = ChangelogTopic(ctx.ApplicationID(), m.Name())
+		if m.keySerde == nil {
+			s, err := defaultSerde[K](ctx.KeySerde())
+			if err != nil {
+				return storeErr(m.Name(), "init: key serde", err)
+			}
+			m.keySerde = s
+		}
+		if m.valueSerde == nil {
+			s, err := defaultSerde[V](ctx.ValueSerde())
+			if err != nil {
+				return storeErr(m.Name(), "init: value serde", err)
+			}
+			m.valueSerde = s
+		}
+	}
+	if m.keySerde == nil || m.valueSerde == nil {
+		return storeErr(m.Name(), "init", ErrNoSerde)
+	}
+	return m.inner.Init(ctx, root)
+}
+
+// Flush flushes the inner store.
+func (m *MeteredKeyValueStore[K, V]) Flush() error { return m.inner.Flush() }
+
+// Close closes the inner store.
+func (m *MeteredKeyValueStore[K, V]) Close() error { return m.inner.Close() }
+
+// Persistent reports whether the engine below is persistent.
+func (m *MeteredKeyValueStore[K, V]) Persistent() bool { return m.inner.Persistent() }
+
+// IsOpen reports whether the store is open.
+func (m *MeteredKeyValueStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
+
+func (m *MeteredKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) {
+	if isNil(key) {
+		return nil, storeErr(m.Name(), op, ErrNullKey)
+	}
+	if m.keySerde == nil {
+		return nil, storeErr(m.Name(), op, ErrStoreClosed)
+	}
+	b, err := m.keySerde.Serialize(m.topic, &serde.Headers{}, key)
+	if err != nil {
+		return nil, storeErr(m.Name(), op+": serialize key", err)
+	}
+	return b, nil
+}
+
+// boundBytes serializes a range bound; a nil bound stays nil (unbounded).
+func (m *MeteredKeyValueStore[K, V]) boundBytes(op string, key K) ([]byte, error) {
+	if isNil(key) {
+		return nil, nil
+	}
+	return m.keyBytes(op, key)
+}
+
+func (m *MeteredKeyValueStore[K, V]) valueBytes(op string, value V) ([]byte, error) {
+	if isNil(value) {
+		return nil, nil
+	}
+	b, err := m.valueSerde.Serialize(m.topic, &serde.Headers{}, value)
+	if err != nil {
+		return nil, storeErr(m.Name(), op+": serialize value", err)
+	}
+	return b, nil
+}
+
+func (m *MeteredKeyValueStore[K, V]) value(op string, b []byte) (V, bool, error) {
+	var zero V
+	if b == nil {
+		return zero, false, nil
+	}
+	v, err := m.valueSerde.Deserialize(m.topic, &serde.Headers{}, b)
+	if err != nil {
+		return zero, false, storeErr(m.Name(), op+": deserialize value", err)
+	}
+	return v, true, nil
+}
+
+// Get returns the value of key.
+func (m *MeteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
+	var zero V
+	kb, err := m.keyBytes("get", key)
+	if err != nil {
+		return zero, false, err
+	}
+	vb, _, err := m.inner.Get(kb)
+	if err != nil {
+		return zero, false, err
+	}
+	return m.value("get", vb)
+}
+
+// Put stores value under key; a nil value deletes.
+func (m *MeteredKeyValueStore[K, V]) Put(key K, value V) error {
+	kb, err := m.keyBytes("put", key)
+	if err != nil {
+		return err
+	}
+	vb, err := m.valueBytes("put", value)
+	if err != nil {
+		return err
+	}
+	return m.inner.Put(kb, vb)
+}
+
+// PutIfAbsent stores value when key is absent and returns the existing value otherwise.
+func (m *MeteredKeyValueStore[K, V]) PutIfAbsent(key K, value V) (V, bool, error) {
+	var zero V
+	kb, err := m.keyBytes("putIfAbsent", key)
+	if err != nil {
+		return zero, false, err
+	}
+	vb, err := m.valueBytes("putIfAbsent", value)
+	if err != nil {
+		return zero, false, err
+	}
+	old, _, err := m.inner.PutIfAbsent(kb, vb)
+	if err != nil {
+		return zero, false, err
+	}
+	return m.value("putIfAbsent", old)
+}
+
+// PutAll serializes every entry first (nothing is written if one fails) and writes them in order.
+func (m *MeteredKeyValueStore[K, V]) PutAll(entries []KeyValue[K, V]) error {
+	raw := make([]KeyValue[[]byte, []byte], 0, len(entries))
+	for _, e := range entries {
+		kb, err := m.keyBytes("putAll", e.Key)
+		if err != nil {
+			return err
+		}
+		vb, err := m.valueBytes("putAll", e.Value)
+		if err != nil {
+			return err
+		}
+		raw = append(raw, KeyValue[[]byte, []byte]{Key: kb, Value: vb})
+	}
+	return m.inner.PutAll(raw)
+}
+
+// Delete removes key and returns its old value.
+func (m *MeteredKeyValueStore[K, V]) Delete(key K) (V, bool, error) {
+	var zero V
+	kb, err := m.keyBytes("delete", key)
+	if err != nil {
+		return zero, false, err
+	}
+	old, _, err := m.inner.Delete(kb)
+	if err != nil {
+		return zero, false, err
+	}
+	return m.value("delete", old)
+}
+
+func (m *MeteredKeyValueStore[K, V]) rangeOf(op string, from, to K, reverse bool) KeyValueIterator[K, V] {
+	fb, err := m.boundBytes(op, from)
+	if err != nil {
+		return ErrorIterator[K, V](err)
+	}
+	tb, err := m.boundBytes(op, to)
+	if err != nil {
+		return ErrorIterator[K, V](err)
+	}
+	if reverse {
+		return m.wrap(m.inner.ReverseRange(fb, tb))
+	}
+	return m.wrap(m.inner.Range(fb, tb))
+}
+
+// Range iterates from <= key <= to (serialized order) ascending.
+func (m *MeteredKeyValueStore[K, V]) Range(from, to K) KeyValueIterator[K, V] {
+	return m.rangeOf("range", from, to, false)
+}
+
+// ReverseRange iterates from <= key <= to (serialized order) descending.
+func (m *MeteredKeyValueStore[K, V]) ReverseRange(from, to K) KeyValueIterator[K, V] {
+	return m.rangeOf("reverseRange", from, to, true)
+}
+
+// All iterates all entries ascending.
+func (m *MeteredKeyValueStore[K, V]) All() KeyValueIterator[K, V] { return m.wrap(m.inner.All()) }
+
+// ReverseAll iterates all entries descending.
+func (m *MeteredKeyValueStore[K, V]) ReverseAll() KeyValueIterator[K, V] {
+	return m.wrap(m.inner.ReverseAll())
+}
+
+// PrefixScan iterates the entries whose serialized key starts with prefix.
+func (m *MeteredKeyValueStore[K, V]) PrefixScan(prefix []byte) KeyValueIterator[K, V] {
+	return m.wrap(m.inner.PrefixScan(prefix))
+}
+
+// ApproximateNumEntries returns the inner store's estimate.
+func (m *MeteredKeyValueStore[K, V]) ApproximateNumEntries() int64 {
+	return m.inner.ApproximateNumEntries()
+}
+
+func (m *MeteredKeyValueStore[K, V]) wrap(it KeyValueIterator[[]byte, []byte]) KeyValueIterator[K, V] {
+	return &typedIterator[K, V]{m: m, it: it}
+}
+
+// typedIterator deserializes the entries of a bytes iterator.
+type typedIterator[K, V any] struct {
+	m   *MeteredKeyValueStore[K, V]
+	it  KeyValueIterator[[]byte, []byte]
+	key K
+	val V
+	err error
+}
+
+func (t *typedIterator[K, V]) Next() bool {
+	if t.err != nil || !t.it.Next() {
+		var zk K
+		var zv V
+		t.key, t.val = zk, zv
+		return false
+	}
+	k, err := t.m.keySerde.Deserialize(t.m.topic, &serde.Headers{}, t.it.Key())
+	if err != nil {
+		t.err = storeErr(t.m.Name(), "iterate: deserialize key", err)
+		return false
+	}
+	v, _, err := t.m.value("iterate", t.it.Value())
+	if err != nil {
+		t.err = err
+		return false
+	}
+	t.key, t.val = k, v
+	return true
+}
+
+func (t *typedIterator[K, V]) Key() K   { return t.key }
+func (t *typedIterator[K, V]) Value() V { return t.val }
+func (t *typedIterator[K, V]) Err() error {
+	if t.err != nil {
+		return t.err
+	}
+	return t.it.Err()
+}
+func (t *typedIterator[K, V]) Close() error { return t.it.Close() }
+
+// PrefixScan serializes prefix with prefixSerializer (topic null, as Java) and scans s for
+// the keys that start with those bytes. Java counterpart: ReadOnlyKeyValueStore.prefixScan(prefix, serializer).
+func PrefixScan[K, V, P any](s ReadOnlyKeyValueStore[K, V], prefix P, prefixSerializer serde.Serializer[P]) KeyValueIterator[K, V] {
+	b, err := prefixSerializer.Serialize("", &serde.Headers{}, prefix)
+	if err != nil {
+		return ErrorIterator[K, V](fmt.Errorf("store: prefix scan: serialize prefix: %w", err))
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return s.PrefixScan(b)
+}
+
+// ChangelogTopic returns the changelog topic name of a store: "<applicationID>-<store>-changelog".
+// Java counterpart: ProcessorStateManager.storeChangelogTopic.
+func ChangelogTopic(applicationID, storeName string) string {
+	return applicationID + "-" + storeName + "-changelog"
+}
+
+// isNil reports whether v is a nil interface, pointer, map, slice, func or chan.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// defaultSerde adapts a context default serde (of any) to Serde[T] (serde.Typed: a value of
+// another type than T fails at deserialization with serde.ErrWrongType).
+func defaultSerde[T any](s serde.Serde[any]) (serde.Serde[T], error) {
+	if s == nil {
+		return nil, ErrNoSerde
+	}
+	return serde.Typed[T](s), nil
+}
