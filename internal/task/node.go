@@ -1,0 +1,315 @@
+package task
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// node is one instantiated node of the task.
+type node struct {
+	spec        NodeSpec
+	task        *Task
+	children    []*node
+	childByName map[string]*node
+	ctx         *nodeContext
+	proc        UntypedProcessor
+
+	keyDeser, valueDeser serde.Deserializer[any]
+	keySer, valueSer     serde.Serializer[any]
+	extractor            processor.TimestampExtractor
+}
+
+func (n *node) init() error {
+	t := n.task
+	switch n.spec.Kind {
+	case SourceNode:
+		n.keyDeser, n.valueDeser = n.spec.KeyDeserializer, n.spec.ValueDeserializer
+		if n.keyDeser == nil && t.cfg.DefaultKeySerde != nil {
+			n.keyDeser = t.cfg.DefaultKeySerde
+		}
+		if n.valueDeser == nil && t.cfg.DefaultValueSerde != nil {
+			n.valueDeser = t.cfg.DefaultValueSerde
+		}
+		if n.keyDeser == nil || n.valueDeser == nil {
+			return fmt.Errorf("task %s: failed to initialize serdes for source node %s: %w", t.id, n.spec.Name, ErrNoSerde)
+		}
+		n.extractor = n.spec.TimestampExtractor
+		if n.extractor == nil {
+			n.extractor = t.cfg.DefaultTimestampExtractor
+		}
+	case SinkNode:
+		n.keySer, n.valueSer = n.spec.KeySerializer, n.spec.ValueSerializer
+		if n.keySer == nil && t.cfg.DefaultKeySerde != nil {
+			n.keySer = t.cfg.DefaultKeySerde
+		}
+		if n.valueSer == nil && t.cfg.DefaultValueSerde != nil {
+			n.valueSer = t.cfg.DefaultValueSerde
+		}
+		if n.keySer == nil || n.valueSer == nil {
+			return fmt.Errorf("task %s: failed to initialize serdes for sink node %s: %w", t.id, n.spec.Name, ErrNoSerde)
+		}
+	case ProcessorNode:
+		p, err := n.spec.NewProcessor()
+		if err != nil {
+			return fmt.Errorf("task %s: create processor %q: %w", t.id, n.spec.Name, err)
+		}
+		n.proc = p
+		t.current = n
+		err = p.Init(n.ctx)
+		t.current = nil
+		if err != nil {
+			return fmt.Errorf("task %s: init processor %q: %w", t.id, n.spec.Name, err)
+		}
+	}
+	return nil
+}
+
+// process runs rec through this node (Java: ProcessorNode.process with the current node set).
+func (n *node) process(rec processor.Record[any, any]) error {
+	t := n.task
+	prev := t.current
+	t.current = n
+	defer func() { t.current = prev }()
+	var err error
+	switch n.spec.Kind {
+	case SourceNode:
+		return n.forward(rec, n.children)
+	case ProcessorNode:
+		err = n.proc.Process(rec)
+	case SinkNode:
+		err = n.sink(rec)
+	}
+	if err != nil {
+		var pe *ProcessingError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return &ProcessingError{Task: t.id, Node: n.spec.Name, Topic: t.rc.topic, Partition: t.rc.partition, Offset: t.rc.offset,
+			Punctuation: !t.rc.hasMetadata, Err: err}
+	}
+	return nil
+}
+
+// forward sends rec to targets depth-first, with the record context's timestamp and headers
+// set to the record's while the children run (Java: ProcessorContextImpl.forward).
+func (n *node) forward(rec processor.Record[any, any], targets []*node) error {
+	if rec.Timestamp < 0 {
+		return fmt.Errorf("node %s: forward: %w: %d", n.spec.Name, processor.ErrInvalidTimestamp, rec.Timestamp)
+	}
+	t := n.task
+	prev := t.rc
+	t.rc = recordContext{timestamp: rec.Timestamp, offset: prev.offset, partition: prev.partition, topic: prev.topic,
+		headers: rec.Headers, hasMetadata: prev.hasMetadata}
+	defer func() { t.rc = prev }()
+	for _, c := range targets {
+		if err := c.process(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sink serializes rec and hands it to the collector (Java: SinkNode + RecordCollectorImpl.send).
+func (n *node) sink(rec processor.Record[any, any]) error {
+	t := n.task
+	topic := n.spec.Topic
+	if n.spec.TopicExtractor != nil {
+		var err error
+		topic, err = n.spec.TopicExtractor.Extract(rec.Key, rec.Value, processor.RecordContext{
+			Topic: t.rc.topic, Partition: t.rc.partition, Offset: t.rc.offset, Timestamp: rec.Timestamp, Headers: rec.Headers,
+		})
+		if err != nil {
+			return fmt.Errorf("sink %s: extract topic: %w", n.spec.Name, err)
+		}
+	}
+	headers := rec.Headers.Clone()
+	var kb, vb []byte
+	var err error
+	if !isNil(rec.Key) {
+		if kb, err = n.keySer.Serialize(topic, &headers, rec.Key); err != nil {
+			return fmt.Errorf("sink %s: serialize key for topic %s: %w", n.spec.Name, topic, err)
+		}
+	}
+	if !isNil(rec.Value) {
+		if vb, err = n.valueSer.Serialize(topic, &headers, rec.Value); err != nil {
+			return fmt.Errorf("sink %s: serialize value for topic %s: %w", n.spec.Name, topic, err)
+		}
+	}
+	out := OutRecord{Topic: topic, Partition: -1, Key: kb, Value: vb, Timestamp: rec.Timestamp, Headers: headers}
+	if n.spec.Partitioner == nil {
+		return t.cfg.Collector.Send(out)
+	}
+	num, err := t.cfg.Collector.PartitionsFor(topic)
+	if err != nil {
+		return fmt.Errorf("sink %s: partitions of %s: %w", n.spec.Name, topic, err)
+	}
+	parts, ok, err := n.spec.Partitioner.Partitions(topic, rec.Key, rec.Value, num)
+	if err != nil {
+		return fmt.Errorf("sink %s: partitioner: %w", n.spec.Name, err)
+	}
+	if !ok {
+		return t.cfg.Collector.Send(out)
+	}
+	var sent []int32
+	for _, p := range parts {
+		if slices.Contains(sent, p) {
+			continue
+		}
+		sent = append(sent, p)
+		o := out
+		o.Partition = p
+		o.Headers = headers.Clone()
+		if err := t.cfg.Collector.Send(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeContext is the ProcessorContext[any, any] of one node.
+type nodeContext struct{ n *node }
+
+var _ processor.ProcessorContext[any, any] = (*nodeContext)(nil)
+
+// ApplicationID returns application.id.
+func (c *nodeContext) ApplicationID() string { return c.n.task.cfg.ApplicationID }
+
+// TaskID returns the task id.
+func (c *nodeContext) TaskID() processor.TaskID { return c.n.task.id }
+
+// RecordMetadata returns the current record's origin; false in punctuations.
+func (c *nodeContext) RecordMetadata() (processor.RecordMetadata, bool) {
+	rc := c.n.task.rc
+	if !rc.hasMetadata {
+		return processor.RecordMetadata{}, false
+	}
+	return processor.RecordMetadata{Topic: rc.topic, Partition: rc.partition, Offset: rc.offset}, true
+}
+
+// KeySerde returns the default key serde or nil.
+func (c *nodeContext) KeySerde() serde.Serde[any] { return c.n.task.cfg.DefaultKeySerde }
+
+// ValueSerde returns the default value serde or nil.
+func (c *nodeContext) ValueSerde() serde.Serde[any] { return c.n.task.cfg.DefaultValueSerde }
+
+// StateDir returns the state directory.
+func (c *nodeContext) StateDir() string { return c.n.task.cfg.StateDir }
+
+// AppConfigs returns a copy of the properties.
+func (c *nodeContext) AppConfigs() map[string]string { return c.n.task.appConfigs() }
+
+// StateStore returns a store connected to the node.
+func (c *nodeContext) StateStore(name string) (processor.StateStore, error) {
+	t := c.n.task
+	st, ok := t.stores[name]
+	if !slices.Contains(c.n.spec.Stores, name) {
+		if ok {
+			return nil, fmt.Errorf("processor %s has no access to state store %s: %w", c.n.spec.Name, name, processor.ErrStoreNotConnected)
+		}
+		return nil, fmt.Errorf("processor %s: state store %s: %w", c.n.spec.Name, name, processor.ErrUnknownStateStore)
+	}
+	if !ok {
+		return nil, fmt.Errorf("processor %s: state store %s: %w", c.n.spec.Name, name, processor.ErrUnknownStateStore)
+	}
+	return st, nil
+}
+
+// Schedule schedules a punctuator of this node.
+func (c *nodeContext) Schedule(interval time.Duration, typ processor.PunctuationType, p processor.Punctuator) (processor.Cancellable, error) {
+	ms := interval.Milliseconds()
+	if ms < 1 {
+		return nil, fmt.Errorf("node %s: schedule %v: %w", c.n.spec.Name, interval, processor.ErrInvalidInterval)
+	}
+	if p == nil {
+		return nil, fmt.Errorf("node %s: schedule: nil punctuator", c.n.spec.Name)
+	}
+	t := c.n.task
+	switch typ {
+	case processor.StreamTime:
+		// Aligned to 0: fires as soon as stream time is known (Java's schedule(0, interval, ...)).
+		return t.streamPunct.schedule(c.n, 0, ms, p), nil
+	case processor.WallClockTime:
+		return t.wallPunct.schedule(c.n, t.cfg.Clock()+ms, ms, p), nil
+	}
+	return nil, fmt.Errorf("node %s: schedule: unknown punctuation type %v", c.n.spec.Name, typ)
+}
+
+// Commit requests a commit.
+func (c *nodeContext) Commit() { c.n.task.commitRequested = true }
+
+// CurrentSystemTimeMs returns the cached wall-clock time in ms.
+func (c *nodeContext) CurrentSystemTimeMs() int64 { return c.n.task.systemTimeMs }
+
+// CurrentStreamTimeMs returns the stream time in ms.
+func (c *nodeContext) CurrentStreamTimeMs() int64 { return c.n.task.group.streamTime }
+
+// Forward sends rec to all children.
+func (c *nodeContext) Forward(rec processor.Record[any, any]) error {
+	return c.n.forward(rec, c.n.children)
+}
+
+// ForwardTo sends rec to the named child.
+func (c *nodeContext) ForwardTo(rec processor.Record[any, any], childName string) error {
+	child, ok := c.n.childByName[childName]
+	if !ok {
+		return fmt.Errorf("node %s: forward to %q: %w", c.n.spec.Name, childName, processor.ErrUnknownChild)
+	}
+	return c.n.forward(rec, []*node{child})
+}
+
+// storeContext is the StateStoreContext given to stores; it also writes changelog records.
+type storeContext struct {
+	t        *Task
+	building processor.StateStore
+}
+
+var _ processor.StateStoreContext = (*storeContext)(nil)
+
+// ErrStoreAlreadyRegistered is returned by Register for a store name registered before.
+var ErrStoreAlreadyRegistered = errors.New("task: store already registered")
+
+func (s *storeContext) ApplicationID() string    { return s.t.cfg.ApplicationID }
+func (s *storeContext) TaskID() processor.TaskID { return s.t.id }
+func (s *storeContext) RecordMetadata() (processor.RecordMetadata, bool) {
+	rc := s.t.rc
+	if !rc.hasMetadata {
+		return processor.RecordMetadata{}, false
+	}
+	return processor.RecordMetadata{Topic: rc.topic, Partition: rc.partition, Offset: rc.offset}, true
+}
+func (s *storeContext) KeySerde() serde.Serde[any]    { return s.t.cfg.DefaultKeySerde }
+func (s *storeContext) ValueSerde() serde.Serde[any]  { return s.t.cfg.DefaultValueSerde }
+func (s *storeContext) StateDir() string              { return s.t.cfg.StateDir }
+func (s *storeContext) AppConfigs() map[string]string { return s.t.appConfigs() }
+
+// Register records the store (by name) for flush, close and restore.
+func (s *storeContext) Register(st processor.StateStore, restore processor.StateRestoreCallback) error {
+	if _, dup := s.t.stores[st.Name()]; dup {
+		return fmt.Errorf("%w: %q", ErrStoreAlreadyRegistered, st.Name())
+	}
+	s.t.stores[st.Name()] = st
+	s.t.storeOrder = append(s.t.storeOrder, st)
+	if s.t.restorers == nil {
+		s.t.restorers = map[string]processor.StateRestoreCallback{}
+	}
+	s.t.restorers[st.Name()] = restore
+	return nil
+}
+
+// LogChange writes a changelog record of store to its changelog topic, task partition.
+func (s *storeContext) LogChange(store string, key, value []byte, timestamp int64) error {
+	topic, ok := s.t.changelogs[store]
+	if !ok {
+		topic = s.t.cfg.ApplicationID + "-" + store + "-changelog"
+	}
+	return s.t.cfg.Collector.Send(OutRecord{Topic: topic, Partition: int32(s.t.id.Partition), Key: key, Value: value,
+		Timestamp: timestamp, Changelog: true})
+}
+
+// RecordTimestamp returns the current record (or punctuation) timestamp.
+func (s *storeContext) RecordTimestamp() int64 { return s.t.rc.timestamp }

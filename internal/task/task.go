@@ -1,0 +1,497 @@
+package task
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+	"time"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// UnknownTime is the stream time / partition time before any record: -1, Java's RecordQueue.UNKNOWN.
+const UnknownTime int64 = -1
+
+// OutRecord is a record the task produces: sink output or a changelog write.
+type OutRecord struct {
+	// Topic is the destination topic.
+	Topic string
+	// Partition is the destination partition, or -1 to let the producer's partitioner choose
+	// (Java: a null partition in the ProducerRecord).
+	Partition int32
+	// Key and Value are the serialized key and value; nil is null.
+	Key, Value []byte
+	// Timestamp is the record timestamp in ms.
+	Timestamp int64
+	// Headers are the record headers.
+	Headers serde.Headers
+	// Changelog is true for changelog writes of a store.
+	Changelog bool
+}
+
+// Collector receives the records a task produces, in production order. The test driver
+// captures them; the runtime hands them to a Kafka producer. Java counterpart: RecordCollector.
+type Collector interface {
+	// Send hands over one record; an error fails the processing of the current record.
+	Send(rec OutRecord) error
+	// PartitionsFor returns the number of partitions of topic (used with a StreamPartitioner).
+	PartitionsFor(topic string) (int32, error)
+}
+
+// RawRecord is an input record as consumed: serialized key and value.
+type RawRecord struct {
+	// Topic, Partition and Offset locate the record.
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Timestamp is the record's (CreateTime) timestamp in ms.
+	Timestamp int64
+	// Key and Value are the serialized key and value; nil is null.
+	Key, Value []byte
+	// Headers are the record headers.
+	Headers serde.Headers
+}
+
+// Config configures a Task.
+type Config struct {
+	// ApplicationID is the application.id; it names changelog topics.
+	ApplicationID string
+	// AppConfigs are the application's properties by Java name (handed to processors).
+	AppConfigs map[string]string
+	// DefaultKeySerde and DefaultValueSerde are default.key.serde / default.value.serde;
+	// nil when not configured.
+	DefaultKeySerde, DefaultValueSerde serde.Serde[any]
+	// DefaultTimestampExtractor is default.timestamp.extractor; nil means
+	// processor.FailOnInvalidTimestamp (Java's default).
+	DefaultTimestampExtractor processor.TimestampExtractor
+	// StateDir is the task's state directory ("" when there is none).
+	StateDir string
+	// Clock returns the wall-clock time in ms; nil means time.Now.
+	Clock func() int64
+	// Collector receives the produced records. Required.
+	Collector Collector
+	// Logger receives warnings (dropped records); nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Errors of the engine.
+var (
+	// ErrClosed is returned by operations on a closed task.
+	ErrClosed = errors.New("task: task is closed")
+	// ErrNoCurrentNode is returned when a context method that needs a running node is called
+	// outside Init, Process or a punctuator.
+	ErrNoCurrentNode = errors.New("task: no current node")
+	// ErrUnknownTopic is returned by AddRecord for a topic no source node reads.
+	ErrUnknownTopic = errors.New("task: unknown source topic")
+	// ErrNoSerde is returned when a source or sink has no serde and no default is configured.
+	ErrNoSerde = errors.New("task: no serde configured and no default serde")
+	// ErrInvalidSpec is returned by New for an inconsistent Spec.
+	ErrInvalidSpec = errors.New("task: invalid task spec")
+)
+
+// ProcessingError is a failure while processing a record or running a punctuator, with where it
+// happened. Java counterpart: the StreamsException "Exception caught in process. taskId=...,
+// processor=..., topic=..., partition=..., offset=..." (or "... while punctuating processor ...").
+type ProcessingError struct {
+	// Task is the task id.
+	Task processor.TaskID
+	// Node is the node that failed.
+	Node string
+	// Topic, Partition and Offset locate the input record (empty/-1 in a punctuation).
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Punctuation is true when the failure happened in a punctuator.
+	Punctuation bool
+	// Err is the cause.
+	Err error
+}
+
+// Error implements error.
+func (e *ProcessingError) Error() string {
+	if e.Punctuation {
+		return fmt.Sprintf("task %s: exception caught while punctuating processor %q: %v", e.Task, e.Node, e.Err)
+	}
+	return fmt.Sprintf("exception caught in process. taskId=%s, processor=%s, topic=%s, partition=%d, offset=%d: %v",
+		e.Task, e.Node, e.Topic, e.Partition, e.Offset, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ProcessingError) Unwrap() error { return e.Err }
+
+// recordContext is the metadata of the record being processed (Java: ProcessorRecordContext).
+type recordContext struct {
+	timestamp int64
+	offset    int64
+	partition int32
+	topic     string
+	headers   serde.Headers
+	// hasMetadata is false in punctuations (no topic).
+	hasMetadata bool
+}
+
+// Task runs one task: nodes, stores, record queues, stream time and punctuation schedules.
+// A Task is not safe for concurrent use.
+type Task struct {
+	id     processor.TaskID
+	cfg    Config
+	log    *slog.Logger
+	nodes  []*node
+	byName map[string]*node
+	// sources by topic
+	sources map[string]*node
+
+	storeSpecs []StoreSpec
+	stores     map[string]processor.StateStore
+	storeOrder []processor.StateStore
+	changelogs map[string]string
+	restorers  map[string]processor.StateRestoreCallback
+
+	group partitionGroup
+
+	streamPunct punctuationQueue
+	wallPunct   punctuationQueue
+
+	rc           recordContext
+	current      *node
+	systemTimeMs int64
+
+	commitRequested bool
+	commitNeeded    bool
+	consumedOffsets map[topicPartition]int64
+
+	initialized bool
+	closed      bool
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// New builds a task from spec: it creates the nodes (processors are instantiated by Init).
+func New(id processor.TaskID, spec Spec, cfg Config) (*Task, error) {
+	if cfg.Collector == nil {
+		return nil, fmt.Errorf("%w: no collector", ErrInvalidSpec)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = func() int64 { return time.Now().UnixMilli() }
+	}
+	if cfg.DefaultTimestampExtractor == nil {
+		cfg.DefaultTimestampExtractor = processor.FailOnInvalidTimestamp{}
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	t := &Task{
+		id: id, cfg: cfg, log: lg,
+		byName:          map[string]*node{},
+		sources:         map[string]*node{},
+		stores:          map[string]processor.StateStore{},
+		changelogs:      map[string]string{},
+		storeSpecs:      spec.Stores,
+		consumedOffsets: map[topicPartition]int64{},
+		rc:              recordContext{timestamp: UnknownTime, offset: -1, partition: -1},
+	}
+	t.group.init(t)
+	for i := range spec.Nodes {
+		ns := spec.Nodes[i]
+		if _, dup := t.byName[ns.Name]; dup {
+			return nil, fmt.Errorf("%w: duplicate node %q", ErrInvalidSpec, ns.Name)
+		}
+		n := &node{spec: ns, task: t, childByName: map[string]*node{}}
+		n.ctx = &nodeContext{n: n}
+		t.nodes = append(t.nodes, n)
+		t.byName[ns.Name] = n
+		if ns.Kind == SourceNode {
+			for _, topic := range ns.Topics {
+				if _, dup := t.sources[topic]; dup {
+					return nil, fmt.Errorf("%w: topic %q read by two source nodes", ErrInvalidSpec, topic)
+				}
+				t.sources[topic] = n
+			}
+		}
+		if ns.Kind == ProcessorNode && ns.NewProcessor == nil {
+			return nil, fmt.Errorf("%w: processor node %q has no processor factory", ErrInvalidSpec, ns.Name)
+		}
+	}
+	for _, n := range t.nodes {
+		for _, c := range n.spec.Children {
+			child, ok := t.byName[c]
+			if !ok {
+				return nil, fmt.Errorf("%w: node %q has unknown child %q", ErrInvalidSpec, n.spec.Name, c)
+			}
+			n.children = append(n.children, child)
+			n.childByName[c] = child
+		}
+	}
+	for _, ss := range spec.Stores {
+		if ss.Builder == nil {
+			return nil, fmt.Errorf("%w: store without builder", ErrInvalidSpec)
+		}
+		if ss.Builder.LoggingEnabled() {
+			topic := ss.ChangelogTopic
+			if topic == "" {
+				topic = cfg.ApplicationID + "-" + ss.Builder.Name() + "-changelog"
+			}
+			t.changelogs[ss.Builder.Name()] = topic
+		}
+	}
+	return t, nil
+}
+
+// ID returns the task id.
+func (t *Task) ID() processor.TaskID { return t.id }
+
+// Init builds and initialises the stores (in Spec order), then creates and initialises the
+// processors (in Spec node order), as Java's StreamTask.initializeIfNeeded/completeRestoration.
+func (t *Task) Init() error {
+	if t.closed {
+		return ErrClosed
+	}
+	if t.initialized {
+		return nil
+	}
+	sctx := &storeContext{t: t}
+	for _, ss := range t.storeSpecs {
+		st, err := ss.Builder.Build()
+		if err != nil {
+			return fmt.Errorf("task %s: build store %q: %w", t.id, ss.Builder.Name(), err)
+		}
+		sctx.building = st
+		if err := st.Init(sctx, st); err != nil {
+			return fmt.Errorf("task %s: init store %q: %w", t.id, ss.Builder.Name(), err)
+		}
+		if _, ok := t.stores[st.Name()]; !ok {
+			t.stores[st.Name()] = st
+			t.storeOrder = append(t.storeOrder, st)
+		}
+	}
+	t.systemTimeMs = t.cfg.Clock()
+	for _, n := range t.nodes {
+		if err := n.init(); err != nil {
+			return err
+		}
+	}
+	t.initialized = true
+	t.rc = recordContext{timestamp: UnknownTime, offset: -1, partition: -1}
+	return nil
+}
+
+// Store returns the store named name, or nil.
+func (t *Task) Store(name string) processor.StateStore { return t.stores[name] }
+
+// StoreNames returns the names of the task's stores in initialisation order.
+func (t *Task) StoreNames() []string {
+	out := make([]string, 0, len(t.storeOrder))
+	for _, s := range t.storeOrder {
+		out = append(out, s.Name())
+	}
+	return out
+}
+
+// ChangelogTopics returns the changelog topic of every logged store, by store name.
+func (t *Task) ChangelogTopics() map[string]string { return maps.Clone(t.changelogs) }
+
+// Restore writes a batch of changelog records into store name through the restore callback
+// the store registered. Errors: unknown store, or the callback's error.
+func (t *Task) Restore(name string, batch []processor.RestoreRecord) error {
+	r, ok := t.restorers[name]
+	if !ok || r == nil {
+		return fmt.Errorf("task %s: restore %q: %w", t.id, name, processor.ErrUnknownStateStore)
+	}
+	return r(batch)
+}
+
+// DroppedRecords returns the number of input records dropped for a negative extracted
+// timestamp (Java's dropped-records metric).
+func (t *Task) DroppedRecords() int64 { return t.group.dropped }
+
+// SourceTopics returns the topics the task's source nodes read.
+func (t *Task) SourceTopics() []string {
+	out := make([]string, 0, len(t.sources))
+	for _, n := range t.nodes {
+		if n.spec.Kind == SourceNode {
+			out = append(out, n.spec.Topics...)
+		}
+	}
+	return out
+}
+
+// HasSource reports whether a source node of the task reads topic.
+func (t *Task) HasSource(topic string) bool { _, ok := t.sources[topic]; return ok }
+
+// StreamTime returns the task's stream time in ms (UnknownTime before any record).
+func (t *Task) StreamTime() int64 { return t.group.streamTime }
+
+// AddRecord buffers an input record in its partition's queue. The head record of a queue is
+// deserialized and its timestamp extracted when it reaches the head (records with a negative
+// extracted timestamp are dropped, as Java's RecordQueue does); errors of the deserializers
+// and the extractor are returned.
+func (t *Task) AddRecord(rec RawRecord) error {
+	if t.closed {
+		return ErrClosed
+	}
+	src, ok := t.sources[rec.Topic]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTopic, rec.Topic)
+	}
+	return t.group.add(src, rec)
+}
+
+// HasRecordsQueued reports whether any record is buffered.
+func (t *Task) HasRecordsQueued() bool { return t.group.buffered() > 0 }
+
+// Process processes the next buffered record, the one with the smallest timestamp among the
+// partition heads, through its source node; wallClockMs is the cached system time processors
+// see. It returns false when nothing was buffered.
+func (t *Task) Process(wallClockMs int64) (bool, error) {
+	if t.closed {
+		return false, ErrClosed
+	}
+	rec, src, err := t.group.next()
+	if err != nil {
+		return false, err
+	}
+	if rec == nil {
+		return false, nil
+	}
+	t.systemTimeMs = wallClockMs
+	t.rc = recordContext{
+		timestamp: rec.timestamp, offset: rec.raw.Offset, partition: rec.raw.Partition,
+		topic: rec.raw.Topic, headers: rec.raw.Headers, hasMetadata: true,
+	}
+	r := processor.Record[any, any]{Key: rec.key, Value: rec.value, Timestamp: rec.timestamp, Headers: rec.raw.Headers}
+	err = src.process(r)
+	t.current = nil
+	t.consumedOffsets[topicPartition{rec.raw.Topic, rec.raw.Partition}] = rec.raw.Offset
+	t.commitNeeded = true
+	return true, err
+}
+
+// MaybePunctuateStreamTime runs the stream-time punctuators that are due at the current stream
+// time (none while stream time is unknown); each due schedule fires once, with the stream time
+// as timestamp, and is moved past it. Java: StreamTask.maybePunctuateStreamTime.
+func (t *Task) MaybePunctuateStreamTime() (bool, error) {
+	if t.closed {
+		return false, ErrClosed
+	}
+	st := t.group.streamTime
+	if st == UnknownTime {
+		return false, nil
+	}
+	return t.streamPunct.maybePunctuate(st, processor.StreamTime, t.punctuate)
+}
+
+// MaybePunctuateSystemTime runs the wall-clock punctuators due at wallClockMs, each once, with
+// wallClockMs as timestamp. Java: StreamTask.maybePunctuateSystemTime.
+func (t *Task) MaybePunctuateSystemTime(wallClockMs int64) (bool, error) {
+	if t.closed {
+		return false, ErrClosed
+	}
+	t.systemTimeMs = wallClockMs
+	return t.wallPunct.maybePunctuate(wallClockMs, processor.WallClockTime, t.punctuate)
+}
+
+func (t *Task) punctuate(n *node, ts int64, typ processor.PunctuationType, p processor.Punctuator) error {
+	t.rc = recordContext{timestamp: ts, offset: -1, partition: -1}
+	t.current = n
+	defer func() { t.current = nil }()
+	t.systemTimeMs = t.cfg.Clock()
+	if err := p(ts); err != nil {
+		var pe *ProcessingError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return &ProcessingError{Task: t.id, Node: n.spec.Name, Partition: -1, Offset: -1, Punctuation: true, Err: err}
+	}
+	return nil
+}
+
+// CommitNeeded reports whether records were processed or a commit was requested since the last
+// Commit.
+func (t *Task) CommitNeeded() bool { return t.commitNeeded || t.commitRequested }
+
+// CommitRequested reports whether a processor called Commit since the last Commit.
+func (t *Task) CommitRequested() bool { return t.commitRequested }
+
+// ConsumedOffsets returns, per topic and partition, the offset of the last processed record
+// (commit offset - 1), as a map keyed "topic/partition"-free: topic -> partition -> offset.
+func (t *Task) ConsumedOffsets() map[string]map[int32]int64 {
+	out := map[string]map[int32]int64{}
+	for tp, off := range t.consumedOffsets {
+		if out[tp.topic] == nil {
+			out[tp.topic] = map[int32]int64{}
+		}
+		out[tp.topic][tp.partition] = off
+	}
+	return out
+}
+
+// Commit flushes the stores in initialisation order and clears the commit flags.
+// Java: StreamTask.prepareCommit (flush state) + postCommit.
+func (t *Task) Commit() error {
+	if t.closed {
+		return ErrClosed
+	}
+	for _, s := range t.storeOrder {
+		if err := s.Flush(); err != nil {
+			return fmt.Errorf("task %s: flush store %q: %w", t.id, s.Name(), err)
+		}
+	}
+	t.commitNeeded = false
+	t.commitRequested = false
+	return nil
+}
+
+// Close closes the processors (in node order), then flushes and closes the stores, as Java's
+// clean close. All errors are returned joined; the task is closed afterwards in any case.
+func (t *Task) Close() error {
+	if t.closed {
+		return nil
+	}
+	var errs []error
+	if t.initialized {
+		for _, n := range t.nodes {
+			if n.proc != nil {
+				t.current = n
+				if err := n.proc.Close(); err != nil {
+					errs = append(errs, fmt.Errorf("task %s: close processor %q: %w", t.id, n.spec.Name, err))
+				}
+			}
+		}
+	}
+	t.current = nil
+	for _, s := range t.storeOrder {
+		if err := s.Flush(); err != nil {
+			errs = append(errs, fmt.Errorf("task %s: flush store %q: %w", t.id, s.Name(), err))
+		}
+		if err := s.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("task %s: close store %q: %w", t.id, s.Name(), err))
+		}
+	}
+	t.streamPunct.clear()
+	t.wallPunct.clear()
+	t.closed = true
+	return errors.Join(errs...)
+}
+
+// AppConfigs returns a copy of the configured properties.
+func (t *Task) appConfigs() map[string]string { return maps.Clone(t.cfg.AppConfigs) }
+
+// isNil reports whether v is nil or a nil pointer, slice, map, func, chan or interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
