@@ -9,6 +9,8 @@
 package task
 
 import (
+	"regexp"
+
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -47,6 +49,8 @@ type NodeSpec struct {
 
 	// Topics are the (physical) topics a source node reads.
 	Topics []string
+	// Pattern, when non-nil, makes a source node read every topic it fully matches.
+	Pattern *regexp.Regexp
 	// KeyDeserializer and ValueDeserializer decode source records; nil means the default serde.
 	KeyDeserializer, ValueDeserializer serde.Deserializer[any]
 	// TimestampExtractor of a source node; nil means Config.DefaultTimestampExtractor.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"regexp"
 	"time"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -322,8 +323,30 @@ func (t *Task) SourceTopics() []string {
 	return out
 }
 
-// HasSource reports whether a source node of the task reads topic.
-func (t *Task) HasSource(topic string) bool { _, ok := t.sources[topic]; return ok }
+// HasSource reports whether a source node of the task reads topic (by name or pattern).
+func (t *Task) HasSource(topic string) bool { return t.sourceFor(topic) != nil }
+
+// sourceFor returns the source node reading topic, matching patterns (full match) when no
+// source names the topic; matches are cached.
+func (t *Task) sourceFor(topic string) *node {
+	if n, ok := t.sources[topic]; ok {
+		return n
+	}
+	for _, n := range t.nodes {
+		if n.spec.Kind == SourceNode && n.spec.Pattern != nil {
+			if fullMatch(n.spec.Pattern.String(), topic) {
+				t.sources[topic] = n
+				return n
+			}
+		}
+	}
+	return nil
+}
+
+func fullMatch(pattern, s string) bool {
+	re, err := regexp.Compile(`^(?:` + pattern + `)$`)
+	return err == nil && re.MatchString(s)
+}
 
 // StreamTime returns the task's stream time in ms (UnknownTime before any record).
 func (t *Task) StreamTime() int64 { return t.group.streamTime }
@@ -336,8 +359,8 @@ func (t *Task) AddRecord(rec RawRecord) error {
 	if t.closed {
 		return ErrClosed
 	}
-	src, ok := t.sources[rec.Topic]
-	if !ok {
+	src := t.sourceFor(rec.Topic)
+	if src == nil {
 		return fmt.Errorf("%w: %q", ErrUnknownTopic, rec.Topic)
 	}
 	return t.group.add(src, rec)
