@@ -1,0 +1,74 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalidTopology is wrapped by every error the builder returns: the topology was not
+// changed by the failing call. It is the counterpart of Java's
+// org.apache.kafka.streams.errors.TopologyException.
+var ErrInvalidTopology = errors.New("invalid topology")
+
+// Sentinel errors for each situation in which Java's InternalTopologyBuilder throws. Every
+// [*Error] unwraps to one of them and to [ErrInvalidTopology].
+var (
+	// ErrNilArgument: a required argument (supplier, store builder, extractor, serde for a
+	// typed node) is nil. Java: NullPointerException from Objects.requireNonNull.
+	ErrNilArgument = errors.New("required argument is nil")
+	// ErrNoTopics: a source was given no topic (and no pattern).
+	ErrNoTopics = errors.New("a source needs at least one topic")
+	// ErrDuplicateName: a node with the name already exists.
+	ErrDuplicateName = errors.New("node name already added")
+	// ErrTopicAlreadyRegistered: the topic (or a topic matched by the pattern) is already read
+	// by another source or global store; every topic may be read by one source only.
+	ErrTopicAlreadyRegistered = errors.New("topic already registered by another source")
+	// ErrNoParent: a processor or sink was given no parent.
+	ErrNoParent = errors.New("node needs at least one parent")
+	// ErrSelfParent: a node names itself as its parent.
+	ErrSelfParent = errors.New("node cannot be its own parent")
+	// ErrUnknownParent: a parent name is not added yet; parents must be added first.
+	ErrUnknownParent = errors.New("parent node not added yet")
+	// ErrSinkAsParent: a sink was named as a parent; sinks have no children.
+	ErrSinkAsParent = errors.New("a sink cannot be a parent")
+	// ErrDuplicateStore: another (different) store builder with the name is already added.
+	ErrDuplicateStore = errors.New("a different state store with the name is already added")
+	// ErrUnknownStore: a store name that is not added (as a non-global store).
+	ErrUnknownStore = errors.New("state store not added yet")
+	// ErrUnknownProcessor: a processor name that is not added.
+	ErrUnknownProcessor = errors.New("processor not added yet")
+	// ErrGlobalStoreConnected: a global store was connected to a processor explicitly; every
+	// processor can read global stores without that.
+	ErrGlobalStoreConnected = errors.New("global state store must not be connected explicitly")
+	// ErrStoreOnSourceOrSink: a store was connected to a source or sink node.
+	ErrStoreOnSourceOrSink = errors.New("state stores can only be connected to processors")
+	// ErrNoStoreNames: ConnectProcessorAndStateStores got no store name.
+	ErrNoStoreNames = errors.New("at least one state store name is needed")
+	// ErrGlobalStoreLogging: a global store's builder has change-logging enabled (its source
+	// topic is its changelog).
+	ErrGlobalStoreLogging = errors.New("global state store must not have logging enabled")
+	// ErrSameSourceAndProcessorName: AddGlobalStore got the same name for source and processor.
+	ErrSameSourceAndProcessorName = errors.New("global store source and processor names must differ")
+	// ErrSourceStoreAlreadyAdded: a store was already bound to a source topic (its changelog).
+	ErrSourceStoreAlreadyAdded = errors.New("source store already added")
+)
+
+// Error is a topology construction error: what was being done, which node/store/topic it
+// concerns and why. It unwraps to the sentinel Kind and to [ErrInvalidTopology].
+type Error struct {
+	// Kind is the sentinel (ErrDuplicateName, ...).
+	Kind error
+	// Msg is the full message, modelled on Java's TopologyException text and saying what to do.
+	Msg string
+}
+
+// Error returns "invalid topology: <message>" as Java's TopologyException prefixes
+// "Invalid topology: ".
+func (e *Error) Error() string { return "invalid topology: " + e.Msg }
+
+// Unwrap returns the sentinel Kind and [ErrInvalidTopology].
+func (e *Error) Unwrap() []error { return []error{e.Kind, ErrInvalidTopology} }
+
+func newErr(kind error, format string, args ...any) error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,50 @@
+import java.nio.file.*;
+import java.util.*;
+import java.util.regex.Pattern;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.*;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.*;
+
+// Reads topology specs (one command per line) and prints Java's topology.describe().
+// Usage: java DescribeSpec spec-file... ; writes <spec>.describe.txt next to each spec, or
+// "ERROR <message>" when building fails.
+public class DescribeSpec {
+  static ProcessorSupplier<Object,Object,Object,Object> sup() {
+    return () -> new Processor<Object,Object,Object,Object>() { public void process(Record<Object,Object> r) {} };
+  }
+  static StoreBuilder<?> store(String n, boolean logging) {
+    StoreBuilder<?> b = Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(n), Serdes.String(), Serdes.String());
+    return logging ? b : b.withLoggingDisabled();
+  }
+  static String[] list(String s) { return s.equals("-") ? new String[0] : s.split(","); }
+  public static void main(String[] args) throws Exception {
+    for (String f : args) {
+      Topology t = new Topology();
+      String out;
+      try {
+        for (String line : Files.readAllLines(Paths.get(f))) {
+          line = line.trim();
+          if (line.isEmpty() || line.startsWith("#")) continue;
+          String[] p = line.split(" ");
+          switch (p[0]) {
+            case "source": t.addSource(p[1], list(p[2])); break;
+            case "pattern": t.addSource(p[1], Pattern.compile(p[2])); break;
+            case "processor": t.addProcessor(p[1], sup(), list(p[2])); break;
+            case "sink": t.addSink(p[1], p[2], list(p[3])); break;
+            case "store": t.addStateStore(store(p[1], true), list(p[2])); break;
+            case "connect": t.connectProcessorAndStateStores(p[1], list(p[2])); break;
+            case "global": t.addGlobalStore(store(p[1], false), p[2], Serdes.String().deserializer(), Serdes.String().deserializer(), p[3], p[4],
+                () -> new Processor<String,String,Void,Void>() { public void process(Record<String,String> r) {} }); break;
+            default: throw new IllegalArgumentException(line);
+          }
+        }
+        out = t.describe().toString();
+      } catch (Exception e) {
+        out = "ERROR " + e.getMessage() + "\n";
+      }
+      Files.write(Paths.get(f.replaceAll("\\.spec$", "") + ".describe.txt"), out.getBytes("UTF-8"));
+    }
+  }
+}
