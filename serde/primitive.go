@@ -114,10 +114,6 @@ func (s shortSerde) Deserialize(topic string, _ *Headers, data []byte) (int16, e
 // and hence the bytes DoubleSerializer writes for any NaN.
 const JavaNaN64 uint64 = 0x7ff8000000000000
 
-// JavaNaN32 is the bit pattern Java's Float.floatToIntBits gives every NaN
-// and hence the bytes FloatSerializer writes for any NaN.
-const JavaNaN32 uint32 = 0x7fc00000
-
 // Double returns the serde of float64 (Java: DoubleSerializer/
 // DoubleDeserializer). Layout: the IEEE 754 binary64 bits, 8 bytes
 // big-endian. Every NaN serializes as 7ff8000000000000 (Java's
@@ -152,8 +148,10 @@ func (s doubleSerde) Deserialize(topic string, _ *Headers, data []byte) (float64
 
 // Float returns the serde of float32 (Java: FloatSerializer/
 // FloatDeserializer). Layout: the IEEE 754 binary32 bits, 4 bytes
-// big-endian. Every NaN serializes as 7fc00000 (Java's floatToIntBits
-// canonical NaN); -0.0 keeps its sign bit. It returns an *Error wrapping
+// big-endian, taken as they are: unlike DoubleSerializer, Java's
+// FloatSerializer uses floatToRawIntBits, so a NaN keeps its payload and
+// sign (math.NaN() converted to float32 is 7fc00000, as Java's Float.NaN);
+// -0.0 keeps its sign bit. Deserialize keeps the bits too. It returns an *Error wrapping
 // ErrWrongLength unless the input is exactly 4 bytes; nil bytes give 0.
 // FixedSize is 4.
 func Float() Serde[float32] { return floatSerde{} }
@@ -164,11 +162,7 @@ func (floatSerde) String() string { return "Float" }
 func (floatSerde) FixedSize() int { return 4 }
 
 func (floatSerde) Serialize(_ string, _ *Headers, data float32) ([]byte, error) {
-	bits := math.Float32bits(data)
-	if data != data {
-		bits = JavaNaN32
-	}
-	return binary.BigEndian.AppendUint32(make([]byte, 0, 4), bits), nil
+	return binary.BigEndian.AppendUint32(make([]byte, 0, 4), math.Float32bits(data)), nil
 }
 
 func (s floatSerde) Deserialize(topic string, _ *Headers, data []byte) (float32, error) {

@@ -6,10 +6,12 @@ import (
 )
 
 // javaDecodeUTF8 decodes b as Java's new String(b, StandardCharsets.UTF_8)
-// does: well-formed sequences are kept and each maximal subpart of an
-// ill-formed sequence (Unicode 3.9, "U+FFFD substitution of maximal
-// subparts") becomes one U+FFFD. Surrogate code points (ED A0..BF xx) and
-// overlong forms are ill-formed.
+// does (JDK 17, checked by the conformance vectors): well-formed sequences
+// are kept and each maximal subpart of an ill-formed sequence (Unicode 3.9,
+// "U+FFFD substitution of maximal subparts") becomes one U+FFFD, except that
+// the JDK treats a lead byte ED like E1..EC (second byte 80..BF) when
+// measuring the subpart, so an encoded surrogate ED A0..BF xx becomes one
+// U+FFFD rather than three.
 func javaDecodeUTF8(b []byte) string {
 	var sb strings.Builder
 	sb.Grow(len(b) + 8)
@@ -44,10 +46,8 @@ func maximalSubpart(b []byte) int {
 		n = 2
 	case lead == 0xE0:
 		n, lo = 3, 0xA0
-	case lead >= 0xE1 && lead <= 0xEC, lead == 0xEE, lead == 0xEF:
+	case lead >= 0xE1 && lead <= 0xEF: // ED included: see javaDecodeUTF8
 		n = 3
-	case lead == 0xED:
-		n, hi = 3, 0x9F
 	case lead == 0xF0:
 		n, lo = 4, 0x90
 	case lead >= 0xF1 && lead <= 0xF3:
