@@ -1,0 +1,408 @@
+package processor
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+
+	"github.com/kstreams-go/kstreams/internal/topology"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// Topology is a graph of sources, processors and sinks with their state stores: the logic of
+// a Kafka Streams application, built with the Processor API (the Add* methods) or by the DSL
+// (kstream.StreamsBuilder.Build). It is the counterpart of Java's org.apache.kafka.streams.Topology.
+//
+// Errors surface at once, as Java throws at once: every Add*/Connect* method validates its
+// arguments and returns an error wrapping [ErrInvalidTopology] and a specific sentinel
+// (ErrDuplicateName, ErrUnknownParent, ...) without changing the topology (exception: a
+// supplier's own stores, see AddProcessor). Nodes must be added after their parents.
+//
+// Generic methods (Go 1.27) carry the key and value types of typed processors, serdes,
+// extractors and partitioners; the graph itself is untyped, and a record whose key or value has
+// another type than a typed node expects fails with [ErrRecordTypeMismatch] at run time (Java:
+// ClassCastException).
+//
+// A Topology is not safe for concurrent use while being built.
+type Topology struct {
+	b *topology.Builder
+}
+
+// NewTopology returns an empty topology. Java: new Topology().
+func NewTopology() *Topology { return &Topology{b: topology.New()} }
+
+// NewTopologyFromGraph wraps a graph built directly (by the DSL). For package kstream.
+func NewTopologyFromGraph(b *topology.Builder) *Topology { return &Topology{b: b} }
+
+// Internal returns the untyped graph. It is for the DSL, the engine (internal/task), the test
+// driver and the runtime, not for applications (Java: Topology.internalTopologyBuilder).
+func (t *Topology) Internal() *topology.Builder { return t.b }
+
+// Errors of topology construction, matched with errors.Is. Every one also matches
+// [ErrInvalidTopology] (Java's TopologyException). The messages say what to do.
+var (
+	// ErrInvalidTopology is wrapped by every topology construction error.
+	ErrInvalidTopology = topology.ErrInvalidTopology
+	// ErrNilArgument: a required supplier, builder, extractor or pattern is nil. Java:
+	// NullPointerException.
+	ErrNilArgument = topology.ErrNilArgument
+	// ErrNoTopics: a source with no topic (or a global store with an empty topic). Java:
+	// "You must provide at least one topic".
+	ErrNoTopics = topology.ErrNoTopics
+	// ErrDuplicateName: a node name is used twice. Java: "Processor X is already added."
+	ErrDuplicateName = topology.ErrDuplicateName
+	// ErrTopicAlreadyRegistered: a topic read by two sources (or matched by another source's
+	// pattern, or a pattern matching a registered topic). Java: "Topic X has already been
+	// registered by another source." and its pattern variants.
+	ErrTopicAlreadyRegistered = topology.ErrTopicAlreadyRegistered
+	// ErrNoParent: a processor or sink without parent. Java: "... must have at least one parent".
+	ErrNoParent = topology.ErrNoParent
+	// ErrSelfParent: a node naming itself as parent. Java: "... cannot be a predecessor of itself."
+	ErrSelfParent = topology.ErrSelfParent
+	// ErrUnknownParent: a parent not added yet. Java: "Predecessor processor X is not added yet".
+	ErrUnknownParent = topology.ErrUnknownParent
+	// ErrSinkAsParent: a sink used as a parent. Java: "Sink X cannot be used a parent."
+	ErrSinkAsParent = topology.ErrSinkAsParent
+	// ErrDuplicateStore: another store builder with the same name. Java: "A different
+	// StateStore has already been added with the name X".
+	ErrDuplicateStore = topology.ErrDuplicateStore
+	// ErrUnknownStore: connecting a store that is not added. Java: "StateStore X is not added yet."
+	ErrUnknownStore = topology.ErrUnknownStore
+	// ErrUnknownProcessor: connecting a store to a processor that is not added. Java:
+	// "Processor X is not added yet."
+	ErrUnknownProcessor = topology.ErrUnknownProcessor
+	// ErrGlobalStoreConnected: connecting a global store explicitly. Java: "Global StateStore X
+	// can be used by a Processor without being specified; it should not be explicitly passed."
+	ErrGlobalStoreConnected = topology.ErrGlobalStoreConnected
+	// ErrStoreOnSourceOrSink: connecting a store to a source or sink. Java: "cannot connect a
+	// state store X to a source node or a sink node."
+	ErrStoreOnSourceOrSink = topology.ErrStoreOnSourceOrSink
+	// ErrNoStoreNames: ConnectProcessorAndStateStores without store names. Java: "Must provide
+	// at least one state store name."
+	ErrNoStoreNames = topology.ErrNoStoreNames
+	// ErrGlobalStoreLogging: a global store builder with logging enabled. Java: "StateStore X
+	// for global table must not have logging enabled."
+	ErrGlobalStoreLogging = topology.ErrGlobalStoreLogging
+	// ErrSameSourceAndProcessorName: AddGlobalStore with equal source and processor names.
+	// Java: "sourceName and processorName must be different."
+	ErrSameSourceAndProcessorName = topology.ErrSameSourceAndProcessorName
+	// ErrInvalidPattern: AddSourcePattern got a pattern that does not compile (Go RE2 syntax).
+	// Java: PatternSyntaxException.
+	ErrInvalidPattern = fmt.Errorf("%w: invalid topic pattern", topology.ErrInvalidTopology)
+)
+
+// TopologyError is the typed form of topology construction errors (errors.As); it unwraps to
+// its sentinel and [ErrInvalidTopology]. Java: TopologyException.
+type TopologyError = topology.Error
+
+// AutoOffsetReset is a source's override of the consumer's auto.offset.reset: where to start
+// reading a partition that has no committed offset. The zero value keeps the configured
+// policy. Java: org.apache.kafka.streams.AutoOffsetReset (earliest(), latest(), none()).
+type AutoOffsetReset int
+
+const (
+	// OffsetResetDefault uses the auto.offset.reset config (Java: no reset given).
+	OffsetResetDefault AutoOffsetReset = iota
+	// OffsetResetEarliest reads from the earliest offset. Java: AutoOffsetReset.earliest().
+	OffsetResetEarliest
+	// OffsetResetLatest reads from the end. Java: AutoOffsetReset.latest().
+	OffsetResetLatest
+	// OffsetResetNone fails when there is no committed offset. Java: AutoOffsetReset.none().
+	OffsetResetNone
+)
+
+// String returns "default", "earliest", "latest" or "none".
+func (r AutoOffsetReset) String() string {
+	switch r {
+	case OffsetResetDefault:
+		return "default"
+	case OffsetResetEarliest:
+		return "earliest"
+	case OffsetResetLatest:
+		return "latest"
+	case OffsetResetNone:
+		return "none"
+	}
+	return "AutoOffsetReset(" + itoa(int(r)) + ")"
+}
+
+func (r AutoOffsetReset) internal() topology.OffsetReset {
+	switch r {
+	case OffsetResetEarliest:
+		return topology.ResetEarliest
+	case OffsetResetLatest:
+		return topology.ResetLatest
+	case OffsetResetNone:
+		return topology.ResetNone
+	}
+	return topology.ResetDefault
+}
+
+// SourceOption sets an optional parameter of a source (the extra arguments of Java's
+// addSource overloads).
+type SourceOption func(*sourceOptions)
+
+type sourceOptions struct {
+	extractor  TimestampExtractor
+	reset      AutoOffsetReset
+	keyDeser   serde.Deserializer[any]
+	valueDeser serde.Deserializer[any]
+}
+
+// WithTimestampExtractor sets the source's timestamp extractor (default: the
+// default.timestamp.extractor config, [FailOnInvalidTimestamp]).
+func WithTimestampExtractor(e TimestampExtractor) SourceOption {
+	return func(o *sourceOptions) { o.extractor = e }
+}
+
+// WithOffsetReset sets the source's offset reset policy (default: [OffsetResetDefault]).
+func WithOffsetReset(r AutoOffsetReset) SourceOption {
+	return func(o *sourceOptions) { o.reset = r }
+}
+
+// WithKeyDeserializer sets the source's key deserializer (default: default.key.serde).
+func WithKeyDeserializer[K any](d serde.Deserializer[K]) SourceOption {
+	return func(o *sourceOptions) { o.keyDeser = UntypedDeserializer(d) }
+}
+
+// WithValueDeserializer sets the source's value deserializer (default: default.value.serde).
+func WithValueDeserializer[V any](d serde.Deserializer[V]) SourceOption {
+	return func(o *sourceOptions) { o.valueDeser = UntypedDeserializer(d) }
+}
+
+func applySource(opts []SourceOption) sourceOptions {
+	var o sourceOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
+// AddSource adds a source node named name that reads topics (at least one; each topic can be
+// read by one source only) and forwards every record to its children. Options set the
+// deserializers, timestamp extractor and offset reset. Java: Topology.addSource(...,
+// String... topics).
+//
+// Errors: ErrNoTopics, ErrDuplicateName, ErrTopicAlreadyRegistered.
+func (t *Topology) AddSource(name string, topics []string, opts ...SourceOption) error {
+	if len(topics) == 0 {
+		return t.b.AddSource(name, nil, nil, "", topology.ResetDefault, nil, nil, nil)
+	}
+	o := applySource(opts)
+	return t.b.AddSource(name, topics, nil, "", o.reset.internal(), nilIfNil(o.extractor), nilIfNil(o.keyDeser), nilIfNil(o.valueDeser))
+}
+
+// AddSourcePattern adds a source node reading every topic whose whole name matches pattern
+// (Go RE2 syntax, implicitly anchored at both ends as Java's Matcher.matches()); Describe
+// prints the pattern text. Java: Topology.addSource(..., Pattern topicPattern).
+//
+// Errors: ErrInvalidPattern, ErrDuplicateName, ErrTopicAlreadyRegistered (the pattern
+// matches a topic another source reads).
+func (t *Topology) AddSourcePattern(name string, pattern string, opts ...SourceOption) error {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return fmt.Errorf("%w: source %s: %v", ErrInvalidPattern, name, err)
+	}
+	o := applySource(opts)
+	return t.b.AddSource(name, nil, re, pattern, o.reset.internal(), nilIfNil(o.extractor), nilIfNil(o.keyDeser), nilIfNil(o.valueDeser))
+}
+
+// AddProcessor adds a processor node named name, child of parents (in order; at least one,
+// all added before). supplier must return a new processor on every Get (it is called twice
+// here to check that, as Java does). If supplier implements [ConnectedStoreProvider], its
+// stores are added and connected to the node after the node is added (an error there leaves
+// the node in place, as in Java). Java: Topology.addProcessor(name, supplier, parentNames...).
+//
+// Errors: ErrNilArgument, ErrSameProcessorInstance, ErrDuplicateName, ErrNoParent,
+// ErrSelfParent, ErrUnknownParent, ErrSinkAsParent, and those of AddStateStore.
+func (t *Topology) AddProcessor[KIn, VIn, KOut, VOut any](name string, supplier ProcessorSupplier[KIn, VIn, KOut, VOut], parents ...string) error {
+	if untypedValue(supplier) == nil {
+		return fmt.Errorf("%w: processor %s: supplier must not be nil", ErrNilArgument, name)
+	}
+	if err := checkSupplier(name, func() any { return supplier.Get() }); err != nil {
+		return err
+	}
+	return t.addUntypedProcessor(name, UntypedProcessorSupplier(name, supplier), supplier, parents)
+}
+
+// AddFixedKeyProcessor adds a node running a [FixedKeyProcessor] (it cannot change keys); as
+// AddProcessor otherwise. Java: Topology.addProcessor with a FixedKeyProcessorSupplier
+// (internal in Java; the DSL's processValues uses it).
+func (t *Topology) AddFixedKeyProcessor[KIn, VIn, VOut any](name string, supplier FixedKeyProcessorSupplier[KIn, VIn, VOut], parents ...string) error {
+	if untypedValue(supplier) == nil {
+		return fmt.Errorf("%w: processor %s: supplier must not be nil", ErrNilArgument, name)
+	}
+	if err := checkSupplier(name, func() any { return supplier.Get() }); err != nil {
+		return err
+	}
+	return t.addUntypedProcessor(name, UntypedFixedKeyProcessorSupplier(name, supplier), supplier, parents)
+}
+
+func (t *Topology) addUntypedProcessor(name string, u ProcessorSupplier[any, any, any, any], orig any, parents []string) error {
+	if err := t.b.AddProcessor(name, u, parents...); err != nil {
+		return err
+	}
+	if c, ok := orig.(ConnectedStoreProvider); ok {
+		for _, sb := range c.Stores() {
+			if err := t.AddStateStore(sb, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkSupplier calls get twice and fails when it returns the same instance (or nil), as
+// Java's ApiUtils.checkSupplier.
+func checkSupplier(name string, get func() any) error {
+	a, b := get(), get()
+	if untypedValue(a) == nil || untypedValue(b) == nil {
+		return fmt.Errorf("%w: processor %s: supplier returned nil", ErrNilArgument, name)
+	}
+	if ra, rb := reflect.ValueOf(a), reflect.ValueOf(b); ra.Kind() == reflect.Pointer && rb.Kind() == reflect.Pointer &&
+		ra.Type() == rb.Type() && ra.Pointer() == rb.Pointer() && ra.Type().Elem().Size() > 0 {
+		return fmt.Errorf("processor %s: %w", name, ErrSameProcessorInstance)
+	}
+	return nil
+}
+
+// SinkOption sets an optional parameter of a sink (the extra arguments of Java's addSink
+// overloads).
+type SinkOption func(*sinkOptions)
+
+type sinkOptions struct {
+	keySer, valueSer serde.Serializer[any]
+	partitioner      StreamPartitioner[any, any]
+}
+
+// WithKeySerializer sets the sink's key serializer (default: default.key.serde).
+func WithKeySerializer[K any](s serde.Serializer[K]) SinkOption {
+	return func(o *sinkOptions) { o.keySer = UntypedSerializer(s) }
+}
+
+// WithValueSerializer sets the sink's value serializer (default: default.value.serde).
+func WithValueSerializer[V any](s serde.Serializer[V]) SinkOption {
+	return func(o *sinkOptions) { o.valueSer = UntypedSerializer(s) }
+}
+
+// WithStreamPartitioner sets the sink's partitioner (default: murmur2 of the serialized key,
+// as Java's producer).
+func WithStreamPartitioner[K, V any](p StreamPartitioner[K, V]) SinkOption {
+	return func(o *sinkOptions) { o.partitioner = UntypedStreamPartitioner(p) }
+}
+
+func applySink(opts []SinkOption) sinkOptions {
+	var o sinkOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
+// AddSink adds a sink node named name writing every record it receives from parents to topic.
+// Java: Topology.addSink(name, topic, [serializers], [partitioner], parentNames...).
+//
+// Errors: ErrNilArgument (empty topic), ErrDuplicateName, ErrNoParent, ErrSelfParent,
+// ErrUnknownParent, ErrSinkAsParent.
+func (t *Topology) AddSink(name, topic string, parents []string, opts ...SinkOption) error {
+	if topic == "" {
+		return fmt.Errorf("%w: sink %s: topic must not be empty", ErrNilArgument, name)
+	}
+	o := applySink(opts)
+	return t.b.AddSink(name, topic, nil, "", nilIfNil(o.keySer), nilIfNil(o.valueSer), nilIfNil(o.partitioner), parents...)
+}
+
+// AddDynamicSink adds a sink node that writes each record to the topic extractor returns for
+// it (the topics must exist). Describe prints the extractor as "extractor class: X" where X
+// is its String() if it implements fmt.Stringer, else its Go type (Java prints toString()).
+// Java: Topology.addSink(name, TopicNameExtractor, ...).
+//
+// Errors: ErrNilArgument, and those of AddSink.
+func (t *Topology) AddDynamicSink[K, V any](name string, extractor TopicNameExtractor[K, V], parents []string, opts ...SinkOption) error {
+	if untypedValue(extractor) == nil {
+		return fmt.Errorf("%w: sink %s: topic name extractor must not be nil", ErrNilArgument, name)
+	}
+	o := applySink(opts)
+	return t.b.AddSink(name, "", UntypedTopicNameExtractor(extractor), describeValue(extractor),
+		nilIfNil(o.keySer), nilIfNil(o.valueSer), nilIfNil(o.partitioner), parents...)
+}
+
+func describeValue(v any) string {
+	if s, ok := v.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// AddStateStore adds the store builder's store and connects it to the named processors (which
+// must be added already; more can be connected later with ConnectProcessorAndStateStores).
+// Adding the same builder again only connects it. Java: Topology.addStateStore.
+//
+// Errors: ErrNilArgument, ErrDuplicateStore, ErrGlobalStoreConnected, ErrUnknownProcessor,
+// ErrStoreOnSourceOrSink.
+func (t *Topology) AddStateStore(builder StoreBuilder, processorNames ...string) error {
+	if untypedValue(builder) == nil {
+		return t.b.AddStateStore(nil, processorNames...)
+	}
+	return t.b.AddStateStore(builder, processorNames...)
+}
+
+// ConnectProcessorAndStateStores connects added stores to an added processor, which can then
+// get them from its context. Java: Topology.connectProcessorAndStateStores.
+//
+// Errors: ErrNoStoreNames, ErrUnknownStore, ErrUnknownProcessor, ErrGlobalStoreConnected,
+// ErrStoreOnSourceOrSink.
+func (t *Topology) ConnectProcessorAndStateStores(processorName string, storeNames ...string) error {
+	return t.b.ConnectProcessorAndStateStores(processorName, storeNames...)
+}
+
+// AddGlobalStore adds a global store: a source named sourceName reads topic (the store's
+// changelog; builder must have logging disabled) with the given deserializers, and a processor
+// named processorName (from supplier) writes the records into the store; every task can read
+// the store without connecting it. On restore the processor is run on the topic (Java's
+// reprocessOnRestore behaviour of addGlobalStore). Options set the timestamp extractor (the
+// offset reset of a global source is not configurable, as in Java). Java:
+// Topology.addGlobalStore(storeBuilder, sourceName, [timestampExtractor], keyDeserializer,
+// valueDeserializer, topic, processorName, stateUpdateSupplier).
+//
+// Errors: ErrNilArgument, ErrSameProcessorInstance, ErrDuplicateName, ErrDuplicateStore,
+// ErrGlobalStoreLogging, ErrSameSourceAndProcessorName, ErrTopicAlreadyRegistered, ErrNoTopics.
+func (t *Topology) AddGlobalStore[KIn, VIn, KOut, VOut any](builder StoreBuilder, sourceName string,
+	keyDeserializer serde.Deserializer[KIn], valueDeserializer serde.Deserializer[VIn], topic, processorName string,
+	supplier ProcessorSupplier[KIn, VIn, KOut, VOut], opts ...SourceOption) error {
+	if untypedValue(supplier) == nil {
+		return fmt.Errorf("%w: global store processor %s: supplier must not be nil", ErrNilArgument, processorName)
+	}
+	if err := checkSupplier(processorName, func() any { return supplier.Get() }); err != nil {
+		return err
+	}
+	o := applySource(opts)
+	var sb topology.StoreBuilder
+	if untypedValue(builder) != nil {
+		sb = builder
+	}
+	return t.b.AddGlobalStore(sb, sourceName, nilIfNil(o.extractor), nilIfNil(UntypedDeserializer(keyDeserializer)),
+		nilIfNil(UntypedDeserializer(valueDeserializer)), topic, processorName, UntypedProcessorSupplier(processorName, supplier), true)
+}
+
+// Describe returns the description of the topology: its sub-topologies (numbered as Java
+// numbers them) and global stores. Java: Topology.describe().
+func (t *Topology) Describe() *TopologyDescription {
+	return newDescription(t.b.Describe())
+}
+
+// String returns Describe().String().
+func (t *Topology) String() string { return t.Describe().String() }
+
+// nilIfNil turns typed nils (nil interface values of a concrete interface type) into untyped
+// nil so that the graph's any fields are nil exactly when nothing was given.
+func nilIfNil(v any) any {
+	if untypedValue(v) == nil {
+		return nil
+	}
+	return v
+}
