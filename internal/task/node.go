@@ -206,6 +206,11 @@ func (c *nodeContext) AppConfigs() map[string]string { return c.n.task.appConfig
 // StateStore returns a store connected to the node.
 func (c *nodeContext) StateStore(name string) (processor.StateStore, error) {
 	t := c.n.task
+	if t.cfg.GlobalStore != nil {
+		if gs := t.cfg.GlobalStore(name); gs != nil {
+			return gs, nil
+		}
+	}
 	st, ok := t.stores[name]
 	if !slices.Contains(c.n.spec.Stores, name) {
 		if ok {

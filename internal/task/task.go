@@ -76,6 +76,10 @@ type Config struct {
 	Collector Collector
 	// Logger receives warnings (dropped records); nil means slog.Default().
 	Logger *slog.Logger
+	// GlobalStore looks up a global store by name (nil when the topology has none); global
+	// stores are readable from every processor without being connected (Java:
+	// ProcessorContextImpl.getStateStore checks global stores first).
+	GlobalStore func(name string) processor.StateStore
 }
 
 // Errors of the engine.

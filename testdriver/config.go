@@ -1,0 +1,100 @@
+package testdriver
+
+import (
+	"fmt"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// Java property names the driver reads.
+const (
+	// ApplicationIDConfig is "application.id"; it prefixes changelog and repartition topics.
+	// Default (as Java's driver): "dummy-topology-test-driver-app-id-<random int>".
+	ApplicationIDConfig = "application.id"
+	// DefaultKeySerdeConfig is "default.key.serde": a Java serde class name (see [JavaSerde]).
+	DefaultKeySerdeConfig = "default.key.serde"
+	// DefaultValueSerdeConfig is "default.value.serde": a Java serde class name.
+	DefaultValueSerdeConfig = "default.value.serde"
+	// DefaultTimestampExtractorConfig is "default.timestamp.extractor": a Java extractor class
+	// name (see [JavaTimestampExtractor]); default FailOnInvalidTimestamp.
+	DefaultTimestampExtractorConfig = "default.timestamp.extractor"
+)
+
+// JavaSerde returns the Go serde (as Serde[any]) of a Java serde class name, as used in
+// default.key.serde / default.value.serde: org.apache.kafka.common.serialization.Serdes$XSerde
+// for X in String, Long, Integer, Short, Double, Float, Boolean, ByteArray, Bytes, UUID, Void.
+// Unknown names return an error wrapping ErrUnknownClass.
+func JavaSerde(className string) (serde.Serde[any], error) {
+	const p = "org.apache.kafka.common.serialization.Serdes$"
+	switch className {
+	case p + "StringSerde":
+		return serde.Untyped(serde.String()), nil
+	case p + "LongSerde":
+		return serde.Untyped(serde.Long()), nil
+	case p + "IntegerSerde":
+		return serde.Untyped(serde.Integer()), nil
+	case p + "ShortSerde":
+		return serde.Untyped(serde.Short()), nil
+	case p + "DoubleSerde":
+		return serde.Untyped(serde.Double()), nil
+	case p + "FloatSerde":
+		return serde.Untyped(serde.Float()), nil
+	case p + "BooleanSerde":
+		return serde.Untyped(serde.Boolean()), nil
+	case p + "ByteArraySerde":
+		return serde.Untyped(serde.ByteArray()), nil
+	case p + "BytesSerde":
+		return serde.Untyped(serde.Bytes()), nil
+	case p + "UUIDSerde":
+		return serde.Untyped(serde.UUID()), nil
+	case p + "VoidSerde":
+		return serde.Untyped(serde.Void()), nil
+	}
+	return nil, fmt.Errorf("%w: serde class %q", ErrUnknownClass, className)
+}
+
+// JavaTimestampExtractor returns the Go extractor of a Java extractor class name
+// (org.apache.kafka.streams.processor.FailOnInvalidTimestamp, LogAndSkipOnInvalidTimestamp,
+// UsePartitionTimeOnInvalidTimestamp, WallclockTimestampExtractor). Unknown names return an
+// error wrapping ErrUnknownClass.
+func JavaTimestampExtractor(className string) (processor.TimestampExtractor, error) {
+	const p = "org.apache.kafka.streams.processor."
+	switch className {
+	case p + "FailOnInvalidTimestamp":
+		return processor.FailOnInvalidTimestamp{}, nil
+	case p + "LogAndSkipOnInvalidTimestamp":
+		return processor.LogAndSkipOnInvalidTimestamp{}, nil
+	case p + "UsePartitionTimeOnInvalidTimestamp":
+		return processor.UsePartitionTimeOnInvalidTimestamp{}, nil
+	case p + "WallclockTimestampExtractor":
+		return processor.WallclockTimestampExtractor{}, nil
+	}
+	return nil, fmt.Errorf("%w: timestamp extractor class %q", ErrUnknownClass, className)
+}
+
+// Option configures a TopologyTestDriver beyond its Java properties.
+type Option func(*options)
+
+type options struct {
+	keySerde, valueSerde serde.Serde[any]
+	extractor            processor.TimestampExtractor
+}
+
+// WithDefaultSerdes sets the default key and value serdes (Go values; they take precedence over
+// default.key.serde / default.value.serde). Either may be nil to keep the property's.
+func WithDefaultSerdes(key, value serde.Serde[any]) Option {
+	return func(o *options) {
+		if key != nil {
+			o.keySerde = key
+		}
+		if value != nil {
+			o.valueSerde = value
+		}
+	}
+}
+
+// WithTimestampExtractor sets the default timestamp extractor (over default.timestamp.extractor).
+func WithTimestampExtractor(e processor.TimestampExtractor) Option {
+	return func(o *options) { o.extractor = e }
+}

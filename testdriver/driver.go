@@ -1,0 +1,367 @@
+package testdriver
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/internal/topology"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// Errors of the driver.
+var (
+	// ErrUnknownTopic is returned when piping to a topic no source (or global store) reads.
+	// Java: IllegalArgumentException "Unknown topic: ...".
+	ErrUnknownTopic = errors.New("testdriver: unknown topic")
+	// ErrUninitializedTopic is returned when reading a topic nothing was ever produced to.
+	// Java: NoSuchElementException "Uninitialized topic: ...".
+	ErrUninitializedTopic = errors.New("testdriver: uninitialized topic")
+	// ErrEmptyTopic is returned when reading a topic whose captured records were all read.
+	// Java: NoSuchElementException "Empty topic: ...".
+	ErrEmptyTopic = errors.New("testdriver: empty topic")
+	// ErrUnknownClass is returned for a Java class name in the properties that has no Go counterpart.
+	ErrUnknownClass = errors.New("testdriver: unknown Java class")
+	// ErrClosed is returned by operations on a closed driver.
+	ErrClosed = errors.New("testdriver: driver is closed")
+	// ErrNoStore is returned when a store does not exist or has another type.
+	ErrNoStore = errors.New("testdriver: no such state store")
+	// ErrNoTimestamp is returned by PipeRecord for a record without timestamp when the caller
+	// gives none either (Java: IllegalStateException).
+	ErrNoTimestamp = errors.New("testdriver: record has no timestamp")
+	// ErrNullKey is returned by ReadKeyValuesToMap for a record with a nil key.
+	// Java: IllegalStateException "Null keys not allowed with readKeyValuesToMap method".
+	ErrNullKey = errors.New("testdriver: null keys not allowed with ReadKeyValuesToMap")
+	// ErrNegativeDuration is returned for a negative advance. Java: IllegalArgumentException.
+	ErrNegativeDuration = errors.New("testdriver: duration must not be negative")
+)
+
+// TopologyTestDriver runs a topology without a broker, synchronously, as Java's
+// org.apache.kafka.streams.TopologyTestDriver (test-utils) does:
+//
+//   - All sub-topologies run in one task, id 0_0, reading partition 0 of every source topic
+//     (so stream time is shared by the whole topology, as in Java's driver); global stores are
+//     updated by a separate global task.
+//   - Each piped record is processed at once: the record, then the stream-time punctuators it
+//     made due, then a commit (stores flushed), for every record queued, until none is left.
+//   - Every produced record (sink output and changelog writes) is captured per topic; records
+//     written to a topic the topology reads (repartition topics, or a source topic) are piped
+//     back in, and those written to a global store's topic update the global store.
+//   - Wall-clock time is mocked: it starts at the initial value and moves only with
+//     AdvanceWallClockTime, which fires due wall-clock punctuators.
+//
+// Errors from processing are returned by the call that triggered the processing (PipeInput,
+// AdvanceWallClockTime, ...), never panics. A driver is not safe for concurrent use.
+type TopologyTestDriver struct {
+	appID     string
+	wallClock int64
+	task      *task.Task
+	global    *task.Task
+	offsets   map[string]int64
+	pending   []task.OutRecord
+	outputs   map[string][]task.OutRecord
+	closed    bool
+}
+
+type collector struct{ d *TopologyTestDriver }
+
+func (c collector) Send(r task.OutRecord) error { c.d.pending = append(c.d.pending, r); return nil }
+
+// PartitionsFor reports one partition per topic (Java's driver mocks every topic with partition 0 only).
+func (c collector) PartitionsFor(string) (int32, error) { return 1, nil }
+
+// newDriver builds the driver from the untyped graph (the public New takes a processor.Topology).
+func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs int64, opts ...Option) (*TopologyTestDriver, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	props = maps.Clone(props)
+	if props == nil {
+		props = map[string]string{}
+	}
+	appID := props[ApplicationIDConfig]
+	if appID == "" {
+		appID = "dummy-topology-test-driver-app-id-" + strconv.Itoa(int(rand.Int32()))
+		props[ApplicationIDConfig] = appID
+	}
+	if _, ok := props["bootstrap.servers"]; !ok {
+		props["bootstrap.servers"] = "dummy-bootstrap-host:0"
+	}
+	var err error
+	if o.keySerde == nil && props[DefaultKeySerdeConfig] != "" {
+		if o.keySerde, err = JavaSerde(props[DefaultKeySerdeConfig]); err != nil {
+			return nil, err
+		}
+	}
+	if o.valueSerde == nil && props[DefaultValueSerdeConfig] != "" {
+		if o.valueSerde, err = JavaSerde(props[DefaultValueSerdeConfig]); err != nil {
+			return nil, err
+		}
+	}
+	if o.extractor == nil && props[DefaultTimestampExtractorConfig] != "" {
+		if o.extractor, err = JavaTimestampExtractor(props[DefaultTimestampExtractorConfig]); err != nil {
+			return nil, err
+		}
+	}
+	d := &TopologyTestDriver{appID: appID, wallClock: initialWallClockMs, offsets: map[string]int64{},
+		outputs: map[string][]task.OutRecord{}}
+	cfg := task.Config{
+		ApplicationID: appID, AppConfigs: props, DefaultKeySerde: o.keySerde, DefaultValueSerde: o.valueSerde,
+		DefaultTimestampExtractor: o.extractor, Clock: func() int64 { return d.wallClock }, Collector: collector{d},
+	}
+	gspec, err := task.GlobalSpec(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(gspec.Nodes) > 0 {
+		if d.global, err = task.New(processor.TaskID{Subtopology: -1, Partition: -1}, gspec, cfg); err != nil {
+			return nil, err
+		}
+		if err := d.global.Init(); err != nil {
+			return nil, err
+		}
+		cfg.GlobalStore = d.global.Store
+	}
+	spec, err := task.SpecFromTopology(b, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(spec.Nodes) > 0 {
+		if d.task, err = task.New(processor.TaskID{Subtopology: 0, Partition: 0}, spec, cfg); err != nil {
+			return nil, err
+		}
+		if err := d.task.Init(); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.captureOutputs(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// WallClockTimeMs returns the driver's mocked wall-clock time in ms.
+func (d *TopologyTestDriver) WallClockTimeMs() int64 { return d.wallClock }
+
+// ApplicationID returns the application.id in use (the configured one or the generated default).
+func (d *TopologyTestDriver) ApplicationID() string { return d.appID }
+
+// pipeRecord routes one serialized record into the topology and processes all work it causes.
+func (d *TopologyTestDriver) pipeRecord(topic string, ts int64, key, value []byte, headers serde.Headers) error {
+	if d.closed {
+		return ErrClosed
+	}
+	toTask := d.task != nil && d.task.HasSource(topic)
+	toGlobal := d.global != nil && d.global.HasSource(topic)
+	if !toTask && !toGlobal {
+		return fmt.Errorf("%w: %s", ErrUnknownTopic, topic)
+	}
+	if toTask {
+		if err := d.enqueue(topic, ts, key, value, headers); err != nil {
+			return err
+		}
+		if err := d.completeAllProcessableWork(); err != nil {
+			return err
+		}
+	}
+	if toGlobal {
+		return d.processGlobal(topic, ts, key, value, headers)
+	}
+	return nil
+}
+
+func (d *TopologyTestDriver) nextOffset(topic string) int64 {
+	off := d.offsets[topic]
+	d.offsets[topic] = off + 1
+	return off
+}
+
+func (d *TopologyTestDriver) enqueue(topic string, ts int64, key, value []byte, headers serde.Headers) error {
+	return d.task.AddRecord(task.RawRecord{Topic: topic, Partition: 0, Offset: d.nextOffset(topic), Timestamp: ts,
+		Key: key, Value: value, Headers: headers.Clone()})
+}
+
+func (d *TopologyTestDriver) processGlobal(topic string, ts int64, key, value []byte, headers serde.Headers) error {
+	if err := d.global.AddRecord(task.RawRecord{Topic: topic, Partition: 0, Offset: d.nextOffset(topic), Timestamp: ts,
+		Key: key, Value: value, Headers: headers.Clone()}); err != nil {
+		return err
+	}
+	for {
+		ok, err := d.global.Process(d.wallClock)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+	}
+	return d.global.Commit()
+}
+
+// completeAllProcessableWork processes every queued record: process, stream-time punctuation,
+// commit, capture (Java: TopologyTestDriver.completeAllProcessableWork).
+func (d *TopologyTestDriver) completeAllProcessableWork() error {
+	if err := d.captureOutputs(); err != nil {
+		return err
+	}
+	if d.task == nil {
+		return nil
+	}
+	for d.task.HasRecordsQueued() {
+		if _, err := d.task.Process(d.wallClock); err != nil {
+			return errors.Join(err, d.captureOutputs())
+		}
+		if _, err := d.task.MaybePunctuateStreamTime(); err != nil {
+			return errors.Join(err, d.captureOutputs())
+		}
+		if err := d.task.Commit(); err != nil {
+			return err
+		}
+		if err := d.captureOutputs(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// captureOutputs moves produced records to the per-topic queues and pipes back those written to
+// topics the topology reads.
+func (d *TopologyTestDriver) captureOutputs() error {
+	out := d.pending
+	d.pending = nil
+	for _, r := range out {
+		d.outputs[r.Topic] = append(d.outputs[r.Topic], r)
+		if d.task != nil && d.task.HasSource(r.Topic) {
+			if err := d.enqueue(r.Topic, r.Timestamp, r.Key, r.Value, r.Headers); err != nil {
+				return err
+			}
+		}
+		if d.global != nil && d.global.HasSource(r.Topic) {
+			if err := d.processGlobal(r.Topic, r.Timestamp, r.Key, r.Value, r.Headers); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// AdvanceWallClockTime moves the mocked wall-clock time forward by advance (truncated to ms),
+// fires the wall-clock punctuators due (each once), commits, and processes what they sent to
+// internal topics. Errors: ErrNegativeDuration, processing errors.
+// Java: advanceWallClockTime(Duration).
+func (d *TopologyTestDriver) AdvanceWallClockTime(advance time.Duration) error {
+	if d.closed {
+		return ErrClosed
+	}
+	if advance < 0 {
+		return fmt.Errorf("%w: %v", ErrNegativeDuration, advance)
+	}
+	d.wallClock += advance.Milliseconds()
+	if d.task != nil {
+		if _, err := d.task.MaybePunctuateSystemTime(d.wallClock); err != nil {
+			return errors.Join(err, d.captureOutputs())
+		}
+		if err := d.task.Commit(); err != nil {
+			return err
+		}
+	}
+	return d.completeAllProcessableWork()
+}
+
+// ProducedTopicNames returns, sorted, every topic a record was produced to so far: sink
+// topics, repartition topics and changelog topics. Java: producedTopicNames() (a set).
+func (d *TopologyTestDriver) ProducedTopicNames() []string {
+	return slices.Sorted(maps.Keys(d.outputs))
+}
+
+// StateStore returns the store named name (local or global), or an error wrapping ErrNoStore.
+// Unlike Java's getStateStore it does not refuse built-in store types; use [KeyValueStore] for
+// a typed view. Java: getStateStore(name).
+func (d *TopologyTestDriver) StateStore(name string) (processor.StateStore, error) {
+	if d.task != nil {
+		if s := d.task.Store(name); s != nil {
+			return s, nil
+		}
+	}
+	if d.global != nil {
+		if s := d.global.Store(name); s != nil {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNoStore, name)
+}
+
+// AllStateStores returns every store by name. Java: getAllStateStores().
+func (d *TopologyTestDriver) AllStateStores() map[string]processor.StateStore {
+	out := map[string]processor.StateStore{}
+	for _, t := range []*task.Task{d.global, d.task} {
+		if t == nil {
+			continue
+		}
+		for _, n := range t.StoreNames() {
+			out[n] = t.Store(n)
+		}
+	}
+	return out
+}
+
+// KeyValueStore returns the key-value store name as a KeyValueStore[K, V] (the store's own
+// typed view; writes go through its change logging). Errors wrap ErrNoStore when there is no
+// such store or it is not a KeyValueStore[K, V]. Java: getKeyValueStore(name) (null there).
+func KeyValueStore[K, V any](d *TopologyTestDriver, name string) (store.KeyValueStore[K, V], error) {
+	s, err := d.StateStore(name)
+	if err != nil {
+		return nil, err
+	}
+	kv, ok := s.(store.KeyValueStore[K, V])
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is a %T, not a store.KeyValueStore[%T, %T]", ErrNoStore, name, s, *new(K), *new(V))
+	}
+	return kv, nil
+}
+
+// Close closes the processors and the stores (after a final commit), then captures what was
+// produced while closing. Calling it again does nothing. Java: close().
+func (d *TopologyTestDriver) Close() error {
+	if d.closed {
+		return nil
+	}
+	var errs []error
+	if d.task != nil {
+		errs = append(errs, d.task.Close())
+	}
+	if d.global != nil {
+		errs = append(errs, d.global.Close())
+	}
+	d.closed = true
+	// Records produced while closing are captured; none can be processed any more.
+	for _, r := range d.pending {
+		d.outputs[r.Topic] = append(d.outputs[r.Topic], r)
+	}
+	d.pending = nil
+	return errors.Join(errs...)
+}
+
+// readRaw pops the next captured record of topic.
+func (d *TopologyTestDriver) readRaw(topic string) (task.OutRecord, error) {
+	q, ok := d.outputs[topic]
+	if !ok {
+		return task.OutRecord{}, fmt.Errorf("%w: %s", ErrUninitializedTopic, topic)
+	}
+	if len(q) == 0 {
+		return task.OutRecord{}, fmt.Errorf("%w: %s", ErrEmptyTopic, topic)
+	}
+	r := q[0]
+	d.outputs[topic] = q[1:]
+	return r, nil
+}
+
+func (d *TopologyTestDriver) queueSize(topic string) int { return len(d.outputs[topic]) }
