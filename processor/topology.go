@@ -47,7 +47,7 @@ var (
 	// NullPointerException.
 	ErrNilArgument = topology.ErrNilArgument
 	// ErrNoTopics: a source with no topic (or a global store with an empty topic). Java:
-	// "You must provide at least one topic".
+	// "topics cannot be empty".
 	ErrNoTopics = topology.ErrNoTopics
 	// ErrDuplicateName: a node name is used twice. Java: "Processor X is already added."
 	ErrDuplicateName = topology.ErrDuplicateName
@@ -55,11 +55,12 @@ var (
 	// pattern, or a pattern matching a registered topic). Java: "Topic X has already been
 	// registered by another source." and its pattern variants.
 	ErrTopicAlreadyRegistered = topology.ErrTopicAlreadyRegistered
-	// ErrNoParent: a processor or sink without parent. Java: "... must have at least one parent".
+	// ErrNoParent: a processor or sink without parent. Java: "predecessorNames cannot be empty".
 	ErrNoParent = topology.ErrNoParent
-	// ErrSelfParent: a node naming itself as parent. Java: "... cannot be a predecessor of itself."
+	// ErrSelfParent: a node naming itself as parent. Java: "Parent node X is unknown
+	// (self-reference)."
 	ErrSelfParent = topology.ErrSelfParent
-	// ErrUnknownParent: a parent not added yet. Java: "Predecessor processor X is not added yet".
+	// ErrUnknownParent: a parent not added yet. Java: "Parent node X is unknown."
 	ErrUnknownParent = topology.ErrUnknownParent
 	// ErrSinkAsParent: a sink used as a parent. Java: "Sink X cannot be used a parent."
 	ErrSinkAsParent = topology.ErrSinkAsParent
@@ -77,12 +78,9 @@ var (
 	// ErrStoreOnSourceOrSink: connecting a store to a source or sink. Java: "cannot connect a
 	// state store X to a source node or a sink node."
 	ErrStoreOnSourceOrSink = topology.ErrStoreOnSourceOrSink
-	// ErrNoStoreNames: ConnectProcessorAndStateStores without store names. Java: "Must provide
-	// at least one state store name."
+	// ErrNoStoreNames: ConnectProcessorAndStateStores without store names. Java:
+	// "stateStoreNames cannot be empty".
 	ErrNoStoreNames = topology.ErrNoStoreNames
-	// ErrGlobalStoreLogging: a global store builder with logging enabled. Java: "StateStore X
-	// for global table must not have logging enabled."
-	ErrGlobalStoreLogging = topology.ErrGlobalStoreLogging
 	// ErrSameSourceAndProcessorName: AddGlobalStore with equal source and processor names.
 	// Java: "sourceName and processorName must be different."
 	ErrSameSourceAndProcessorName = topology.ErrSameSourceAndProcessorName
@@ -361,16 +359,17 @@ func (t *Topology) ConnectProcessorAndStateStores(processorName string, storeNam
 }
 
 // AddGlobalStore adds a global store: a source named sourceName reads topic (the store's
-// changelog; builder must have logging disabled) with the given deserializers, and a processor
+// changelog) with the given deserializers, and a processor
 // named processorName (from supplier) writes the records into the store; every task can read
-// the store without connecting it. On restore the processor is run on the topic (Java's
+// the store without connecting it. The store is never change-logged (Java 4.x disables logging
+// on the builder; here the engine ignores builder.LoggingEnabled() for global stores). On restore the processor is run on the topic (Java's
 // reprocessOnRestore behaviour of addGlobalStore). Options set the timestamp extractor (the
 // offset reset of a global source is not configurable, as in Java). Java:
 // Topology.addGlobalStore(storeBuilder, sourceName, [timestampExtractor], keyDeserializer,
 // valueDeserializer, topic, processorName, stateUpdateSupplier).
 //
 // Errors: ErrNilArgument, ErrSameProcessorInstance, ErrDuplicateName, ErrDuplicateStore,
-// ErrGlobalStoreLogging, ErrSameSourceAndProcessorName, ErrTopicAlreadyRegistered, ErrNoTopics.
+// ErrSameSourceAndProcessorName, ErrTopicAlreadyRegistered, ErrNoTopics.
 func (t *Topology) AddGlobalStore[KIn, VIn, KOut, VOut any](builder StoreBuilder, sourceName string,
 	keyDeserializer serde.Deserializer[KIn], valueDeserializer serde.Deserializer[VIn], topic, processorName string,
 	supplier ProcessorSupplier[KIn, VIn, KOut, VOut], opts ...SourceOption) error {

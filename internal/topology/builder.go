@@ -188,7 +188,7 @@ func (b *Builder) Stores() []*Store {
 func (b *Builder) AddSource(name string, topics []string, pattern *regexp.Regexp, patternText string,
 	reset OffsetReset, extractor, keyDeser, valueDeser any) error {
 	if pattern == nil && len(topics) == 0 {
-		return newErr(ErrNoTopics, "source %s: you must provide at least one topic (or a pattern)", name)
+		return newErr(ErrNoTopics, "source %s: topics cannot be empty; give at least one topic or a pattern", name)
 	}
 	if pattern != nil && len(topics) > 0 {
 		return newErr(ErrNoTopics, "source %s: give either topics or a pattern, not both", name)
@@ -282,18 +282,18 @@ func (b *Builder) checkParents(kind, name string, parents []string) error {
 		return dupName(name)
 	}
 	if len(parents) == 0 {
-		return newErr(ErrNoParent, "%s %s must have at least one parent", kind, name)
+		return newErr(ErrNoParent, "%s %s: predecessorNames cannot be empty; give at least one parent", kind, name)
 	}
 	for _, p := range parents {
 		if p == name {
-			return newErr(ErrSelfParent, "%s %s cannot be a predecessor of itself", kind, name)
+			return newErr(ErrSelfParent, "parent node %s is unknown (self-reference); a node cannot be its own parent", name)
 		}
 		pn := b.byName[p]
 		if pn == nil {
-			return newErr(ErrUnknownParent, "predecessor processor %s is not added yet for %s; add parents before their children", p, name)
+			return newErr(ErrUnknownParent, "parent node %s is unknown (for %s %s); add parents before their children", p, kind, name)
 		}
 		if pn.Kind == SinkNode {
-			return newErr(ErrSinkAsParent, "sink %s cannot be used as a parent (of %s); sinks have no children", p, name)
+			return newErr(ErrSinkAsParent, "sink %s cannot be used a parent (of %s); sinks have no children", p, name)
 		}
 	}
 	return nil
@@ -303,8 +303,7 @@ func (b *Builder) checkParents(kind, name string, parents []string) error {
 // processor.ProcessorSupplier[any, any, any, any].
 //
 // Errors (Java: Topology.addProcessor): ErrNilArgument, ErrDuplicateName, ErrNoParent,
-// ErrSelfParent, ErrUnknownParent, ErrSinkAsParent (Java accepts a sink parent here and fails
-// later; we refuse it at once).
+// ErrSelfParent, ErrUnknownParent, ErrSinkAsParent.
 func (b *Builder) AddProcessor(name string, supplier any, parents ...string) error {
 	if isNil(supplier) {
 		return newErr(ErrNilArgument, "processor %s: supplier must not be nil", name)
@@ -378,7 +377,7 @@ func (b *Builder) AddStateStore(builder StoreBuilder, processors ...string) erro
 // ErrGlobalStoreConnected, ErrUnknownStore, ErrUnknownProcessor, ErrStoreOnSourceOrSink.
 func (b *Builder) ConnectProcessorAndStateStores(processor string, stores ...string) error {
 	if len(stores) == 0 {
-		return newErr(ErrNoStoreNames, "processor %s: you must provide at least one state store name", processor)
+		return newErr(ErrNoStoreNames, "processor %s: stateStoreNames cannot be empty; give at least one store name", processor)
 	}
 	for _, s := range stores {
 		if err := b.checkConnect(s, []string{processor}, nil); err != nil {
@@ -432,8 +431,12 @@ func (b *Builder) connect(processor, store string) {
 // writes the store). reprocessOnRestore: see [Store.ReprocessOnRestore].
 //
 // Errors (Java: Topology.addGlobalStore): ErrNilArgument, ErrDuplicateName (source or
-// processor), ErrDuplicateStore, ErrGlobalStoreLogging, ErrSameSourceAndProcessorName,
-// ErrTopicAlreadyRegistered, ErrNoTopics (empty topic).
+// processor), ErrDuplicateStore, ErrSameSourceAndProcessorName, ErrTopicAlreadyRegistered,
+// ErrNoTopics (empty topic).
+//
+// A global store never has a changelog of its own (its topic is one): as Java 4.x disables
+// logging on the builder, the engine must build global stores without change-logging whatever
+// builder.LoggingEnabled() says.
 func (b *Builder) AddGlobalStore(builder StoreBuilder, sourceName string, extractor, keyDeser, valueDeser any,
 	topic, processorName string, supplier any, reprocessOnRestore bool) error {
 	if isNil(builder) {
@@ -455,9 +458,6 @@ func (b *Builder) AddGlobalStore(builder StoreBuilder, sourceName string, extrac
 		return newErr(ErrDuplicateStore, "a different state store has already been added with the name %s", name)
 	case b.stores[name] != nil:
 		return newErr(ErrDuplicateStore, "a different global state store has already been added with the name %s", name)
-	case builder.LoggingEnabled():
-		return newErr(ErrGlobalStoreLogging, "state store %s for a global store must not have logging enabled; "+
-			"its source topic serves as its changelog (disable logging on the builder)", name)
 	case sourceName == processorName:
 		return newErr(ErrSameSourceAndProcessorName, "global store %s: source name and processor name must be different (both %s)", name, sourceName)
 	}

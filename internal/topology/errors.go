@@ -44,13 +44,8 @@ var (
 	ErrStoreOnSourceOrSink = errors.New("state stores can only be connected to processors")
 	// ErrNoStoreNames: ConnectProcessorAndStateStores got no store name.
 	ErrNoStoreNames = errors.New("at least one state store name is needed")
-	// ErrGlobalStoreLogging: a global store's builder has change-logging enabled (its source
-	// topic is its changelog).
-	ErrGlobalStoreLogging = errors.New("global state store must not have logging enabled")
 	// ErrSameSourceAndProcessorName: AddGlobalStore got the same name for source and processor.
 	ErrSameSourceAndProcessorName = errors.New("global store source and processor names must differ")
-	// ErrSourceStoreAlreadyAdded: a store was already bound to a source topic (its changelog).
-	ErrSourceStoreAlreadyAdded = errors.New("source store already added")
 )
 
 // Error is a topology construction error: what was being done, which node/store/topic it

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,8 +51,8 @@ func buildSpec(t *testing.T, spec string) (*Builder, error) {
 			err = b.AddStateStore(&fakeStore{name: p[1], logging: true}, list(p[2])...)
 		case "connect":
 			err = b.ConnectProcessorAndStateStores(p[1], list(p[2])...)
-		case "global":
-			err = b.AddGlobalStore(&fakeStore{name: p[1]}, p[2], nil, nil, nil, p[3], p[4], fakeSupplier{}, true)
+		case "global", "globallog":
+			err = b.AddGlobalStore(&fakeStore{name: p[1], logging: p[0] == "globallog"}, p[2], nil, nil, nil, p[3], p[4], fakeSupplier{}, true)
 		default:
 			t.Fatalf("bad spec line %q", line)
 		}
@@ -60,6 +61,37 @@ func buildSpec(t *testing.T, spec string) (*Builder, error) {
 		}
 	}
 	return b, nil
+}
+
+// errSpecKinds maps each err-*.spec that Java refuses to the sentinel Go must return.
+var errSpecKinds = map[string]error{
+	"err-no-topics":                 ErrNoTopics,
+	"err-dup-name":                  ErrDuplicateName,
+	"err-dup-name-sink":             ErrDuplicateName,
+	"err-global-dup-source-name":    ErrDuplicateName,
+	"err-topic-twice":               ErrTopicAlreadyRegistered,
+	"err-topic-twice-same-source":   ErrTopicAlreadyRegistered,
+	"err-pattern-matches-topic":     ErrTopicAlreadyRegistered,
+	"err-topic-matches-pattern":     ErrTopicAlreadyRegistered,
+	"err-global-topic-registered":   ErrTopicAlreadyRegistered,
+	"err-topic-is-global":           ErrTopicAlreadyRegistered,
+	"err-processor-no-parent":       ErrNoParent,
+	"err-sink-no-parent":            ErrNoParent,
+	"err-self-parent":               ErrSelfParent,
+	"err-unknown-parent":            ErrUnknownParent,
+	"err-unknown-parent-sink":       ErrUnknownParent,
+	"err-sink-parent-of-sink":       ErrSinkAsParent,
+	"err-sink-parent-of-processor":  ErrSinkAsParent,
+	"err-store-twice":               ErrDuplicateStore,
+	"err-global-dup-store":          ErrDuplicateStore,
+	"err-global-store-then-store":   ErrDuplicateStore,
+	"err-connect-unknown-store":     ErrUnknownStore,
+	"err-connect-unknown-processor": ErrUnknownProcessor,
+	"err-store-unknown-processor":   ErrUnknownProcessor,
+	"err-connect-global":            ErrGlobalStoreConnected,
+	"err-store-on-source":           ErrStoreOnSourceOrSink,
+	"err-store-on-sink":             ErrStoreOnSourceOrSink,
+	"err-global-same-names":         ErrSameSourceAndProcessorName,
 }
 
 // TestDescribeMatchesJava compares Describe().String() with the text Java's
@@ -86,7 +118,20 @@ func TestDescribeMatchesJava(t *testing.T) {
 				if err == nil {
 					t.Fatalf("Java failed (%s) but Go built the topology", strings.TrimSpace(string(want)))
 				}
+				if !errors.Is(err, ErrInvalidTopology) {
+					t.Fatalf("error %v does not wrap ErrInvalidTopology", err)
+				}
+				if kind, ok := errSpecKinds[name]; ok && !errors.Is(err, kind) {
+					t.Fatalf("error %v does not wrap %v (Java: %s)", err, kind, strings.TrimSpace(string(want)))
+				} else if !ok && strings.HasPrefix(name, "err-") {
+					t.Fatalf("no expected sentinel for %s", name)
+				}
 				return
+			}
+			if strings.HasPrefix(name, "err-") {
+				if _, ok := errSpecKinds[name]; ok {
+					t.Fatalf("Java accepted %s, but the test expects an error", name)
+				}
 			}
 			if err != nil {
 				t.Fatalf("build: %v", err)

@@ -37,6 +37,8 @@ public class DescribeSpec {
             case "connect": t.connectProcessorAndStateStores(p[1], list(p[2])); break;
             case "global": t.addGlobalStore(store(p[1], false), p[2], Serdes.String().deserializer(), Serdes.String().deserializer(), p[3], p[4],
                 () -> new Processor<String,String,Void,Void>() { public void process(Record<String,String> r) {} }); break;
+            case "globallog": t.addGlobalStore(store(p[1], true), p[2], Serdes.String().deserializer(), Serdes.String().deserializer(), p[3], p[4],
+                () -> new Processor<String,String,Void,Void>() { public void process(Record<String,String> r) {} }); break;
             default: throw new IllegalArgumentException(line);
           }
         }
