@@ -104,6 +104,22 @@ func (j JavaRunner) Describe(ctx context.Context, workDir, topology string, conf
 	return string(desc), nil
 }
 
+// List returns the names of the Java reference topologies (Runner --list), sorted.
+// Errors: ErrJava.
+func (j JavaRunner) List(ctx context.Context) ([]string, error) {
+	if j.Classpath == "" {
+		return nil, fmt.Errorf("%w: no classpath", ErrJava)
+	}
+	cmd := exec.CommandContext(ctx, j.java(), "-cp", j.Classpath, RunnerClass, "--list")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s --list: %v\n%s", ErrJava, RunnerClass, err, stderr.String())
+	}
+	return strings.Fields(string(out)), nil
+}
+
 // JavaFromEnv returns a JavaRunner using the classpath in ClasspathEnv, or skips t with a
 // message saying how to get one.
 func JavaFromEnv(t testing.TB) JavaRunner {

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -283,5 +284,100 @@ func TestJavaPipe(t *testing.T) {
 		"      <-- KSTREAM-SOURCE-0000000000\n\n"
 	if describe != wantDescribe {
 		t.Errorf("describe text:\n%q\nwant:\n%q", describe, wantDescribe)
+	}
+}
+
+// TestJavaWordCountProcessor checks what WordCountProcessorDemo is known to do, computed from
+// the vector alone: process() writes each word's new count to the "Counts" changelog; outputs
+// come only from the stream-time punctuator, each batch listing every word seen so far with
+// its count (as text), in key order, stamped with one timestamp that is the stream time (the
+// largest input timestamp so far). Wall-clock advances produce nothing.
+func TestJavaWordCountProcessor(t *testing.T) {
+	vector := filepath.Join("vectors", "wordcount-processor.jsonl")
+	events, err := ReadEventsFile(vector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, describe := RunJava(t, "wordcount-processor", vector)
+	checkBytesMatchTyped(t, outs)
+
+	const (
+		outputTopic    = "streams-wordcount-processor-output"
+		changelogTopic = "streams-wordcount-processor-Counts-changelog"
+	)
+	byStep := map[int][]OutputRecord{}
+	for _, o := range outs {
+		if o.Topic == outputTopic {
+			byStep[o.Step] = append(byStep[o.Step], o)
+		} else if o.Topic != changelogTopic {
+			t.Errorf("unexpected topic in %v", o)
+		}
+	}
+	counts := map[string]int32{}
+	var changelog []OutputRecord
+	for _, o := range outs {
+		if o.Topic == changelogTopic {
+			changelog = append(changelog, o)
+		}
+	}
+	ci := 0
+	streamTime := int64(-1)
+	batches := 0
+	for step, ev := range events {
+		if ev.Record == nil {
+			if len(byStep[step]) != 0 {
+				t.Errorf("wall-clock advance at step %d produced %d records", step, len(byStep[step]))
+			}
+			continue
+		}
+		streamTime = max(streamTime, ev.Record.Timestamp)
+		for _, w := range javaSplitWords(ev.Record.Value.Value.(string)) {
+			counts[w]++
+			if ci >= len(changelog) {
+				t.Fatalf("changelog ends early at step %d", step)
+			}
+			c := changelog[ci]
+			ci++
+			if c.Step != step || !c.Key.Equal(String(w)) || !c.Value.Equal(Integer(counts[w])) || c.Timestamp != ev.Record.Timestamp {
+				t.Errorf("changelog record %v, want step %d %q=%d at %d", c, step, w, counts[w], ev.Record.Timestamp)
+			}
+		}
+		batch := byStep[step]
+		if len(batch) == 0 {
+			continue
+		}
+		batches++
+		if len(batch) != len(counts) {
+			t.Errorf("step %d: punctuation emitted %d words, want all %d seen so far", step, len(batch), len(counts))
+		}
+		for i, o := range batch {
+			k, _ := o.Key.Value.(string)
+			if i > 0 && o.Key.Value.(string) <= batch[i-1].Key.Value.(string) {
+				t.Errorf("step %d: %q not in ascending key order", step, k)
+			}
+			if want := String(strconv.Itoa(int(counts[k]))); !o.Value.Equal(want) {
+				t.Errorf("step %d: %q = %v, want %v", step, k, o.Value, want)
+			}
+			if o.Timestamp != streamTime {
+				t.Errorf("step %d: %q stamped %d, want stream time %d", step, k, o.Timestamp, streamTime)
+			}
+		}
+	}
+	if ci != len(changelog) {
+		t.Errorf("%d changelog records, want %d", len(changelog), ci)
+	}
+	if batches < 3 {
+		t.Errorf("only %d punctuations; the vector should trigger several", batches)
+	}
+	if want := "Topologies:\n" +
+		"   Sub-topology: 0\n" +
+		"    Source: Source (topics: [streams-plaintext-input])\n" +
+		"      --> Process\n" +
+		"    Processor: Process (stores: [Counts])\n" +
+		"      --> Sink\n" +
+		"      <-- Source\n" +
+		"    Sink: Sink (topic: streams-wordcount-processor-output)\n" +
+		"      <-- Process\n\n"; describe != want {
+		t.Errorf("describe text:\n%q\nwant:\n%q", describe, want)
 	}
 }

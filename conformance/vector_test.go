@@ -258,13 +258,15 @@ func TestOutputsRoundTrip(t *testing.T) {
 	}
 }
 
-// The committed sample vectors must parse.
+// The committed topology vectors must parse. A topology's vector is vectors/<name>.jsonl for
+// each golden/<name>.describe.txt (vectors/ also holds files of other formats, e.g. serde.jsonl).
 func TestSampleVectorsParse(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("vectors", "*.jsonl"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no vectors: %v", err)
+	goldens, err := filepath.Glob(filepath.Join("golden", "*.describe.txt"))
+	if err != nil || len(goldens) == 0 {
+		t.Fatalf("no goldens: %v", err)
 	}
-	for _, p := range paths {
+	for _, g := range goldens {
+		p := filepath.Join("vectors", strings.TrimSuffix(filepath.Base(g), ".describe.txt")+".jsonl")
 		ev, err := ReadEventsFile(p)
 		if err != nil {
 			t.Errorf("%s: %v", p, err)

@@ -37,4 +37,13 @@ public interface RefTopology {
      * changelog carries the value without the timestamp.
      */
     Map<String, TopicTypes> topicTypes();
+
+    /**
+     * Types used to decode records of one produced topic: {@link #topicTypes()}'s entry, else raw
+     * bytes. Topologies writing to topics whose names depend on the data (TopicNameExtractor)
+     * override this.
+     */
+    default TopicTypes typesFor(final String topic) {
+        return topicTypes().getOrDefault(topic, TopicTypes.BYTES);
+    }
 }

@@ -284,7 +284,7 @@ public final class Runner {
         for (final String topic : new TreeSet<>(driver.producedTopicNames())) {
             final TestOutputTopic<byte[], byte[]> ot = outputs.computeIfAbsent(topic, t -> driver.createOutputTopic(
                 t, new ByteArrayDeserializer(), new ByteArrayDeserializer()));
-            final RefTopology.TopicTypes types = ref.topicTypes().getOrDefault(topic, RefTopology.TopicTypes.BYTES);
+            final RefTopology.TopicTypes types = ref.typesFor(topic);
             while (!ot.isEmpty()) {
                 final TestRecord<byte[], byte[]> r = ot.readRecord();
                 final ObjectNode line = JSON.createObjectNode();

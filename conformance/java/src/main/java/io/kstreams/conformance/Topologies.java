@@ -22,6 +22,10 @@ public final class Topologies {
     static {
         register(new Pipe());
         register(new WordCount());
+        register(new PapiTopologies.WordCountProcessor());
+        register(new PapiTopologies.Multi());
+        register(new PapiTopologies.Global());
+        register(new PapiTopologies.Sinks());
     }
 
     private Topologies() {
