@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -164,6 +165,10 @@ func (v TypedValue) Validate() error {
 func (v TypedValue) Equal(o TypedValue) bool {
 	if v.Kind != o.Kind {
 		return false
+	}
+	if v.Validate() != nil || o.Validate() != nil {
+		// Invalid values may hold incomparable Go types: == could panic.
+		return reflect.DeepEqual(v.Value, o.Value)
 	}
 	switch a := v.Value.(type) {
 	case []byte:

@@ -138,6 +138,10 @@ func TestSerializeDeserialize(t *testing.T) {
 			t.Errorf("deserialize %x as %s: err = %v, want ErrBadBytes", bad.b, bad.k, err)
 		}
 	}
+	bad := TypedValue{Kind: KindBytes, Value: []int{1}}
+	if !bad.Equal(bad) || bad.Equal(Bytes([]byte{1})) {
+		t.Error("Equal on an invalid value holding a slice")
+	}
 	if _, err := (TypedValue{Kind: KindLong, Value: 5}).Serialize(); !errors.Is(err, ErrBadValue) {
 		t.Errorf("long holding an int: err = %v, want ErrBadValue", err)
 	}
