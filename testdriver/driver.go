@@ -77,7 +77,21 @@ func (c collector) Send(r task.OutRecord) error { c.d.pending = append(c.d.pendi
 // PartitionsFor reports one partition per topic (Java's driver mocks every topic with partition 0 only).
 func (c collector) PartitionsFor(string) (int32, error) { return 1, nil }
 
-// newDriver builds the driver from the untyped graph (the public New takes a processor.Topology).
+// New creates a driver for topology with the given Java properties (see the *Config constants;
+// application.id, default.key.serde, default.value.serde and default.timestamp.extractor are
+// read, others are kept for processors' AppConfigs) and the initial mocked wall-clock time in
+// ms (Java's default constructor uses the real time; pass time.Now().UnixMilli() for that).
+// Stores are built and initialised and processors' Init called (punctuators scheduled) before
+// New returns. Errors: ErrUnknownClass, a missing serde for a source or sink (no default),
+// store and processor Init errors. Java: new TopologyTestDriver(topology, props, initialWallClockTime).
+func New(topology *processor.Topology, props map[string]string, initialWallClockMs int64, opts ...Option) (*TopologyTestDriver, error) {
+	if topology == nil {
+		return nil, errors.New("testdriver: nil topology")
+	}
+	return newDriver(topology.Internal(), props, initialWallClockMs, opts...)
+}
+
+// newDriver builds the driver from the untyped graph.
 func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs int64, opts ...Option) (*TopologyTestDriver, error) {
 	var o options
 	for _, f := range opts {

@@ -362,3 +362,5 @@ func TestConfigErrors(t *testing.T) {
 		t.Fatalf("app id %q", d.ApplicationID())
 	}
 }
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
