@@ -162,13 +162,25 @@ func isNil[T any](v T) bool {
 // *Error wrapping ErrWrongType. Deserialize(nil) returns nil without calling
 // s, as does input that s reports as null through NullDecoder; otherwise it
 // returns s's value as any. FixedSizer and NullDecoder are forwarded, and
-// String is s's name. There is no Java counterpart; Java's serdes are
+// String is s's name; Untyped of TimeWindowed or SessionWindowed also
+// implements BaseKeySerializer. There is no Java counterpart; Java's serdes are
 // already untyped at run time.
 func Untyped[T any](s Serde[T]) Serde[any] {
 	if u, ok := s.(*typedOf[T]); ok {
 		return u.s
 	}
+	if _, ok := any(s).(baseKeyAny); ok {
+		return &untypedWindowed[T]{untyped[T]{s: s}}
+	}
 	return &untyped[T]{s: s}
+}
+
+// untypedWindowed is Untyped of a windowed serde: it also implements
+// BaseKeySerializer.
+type untypedWindowed[T any] struct{ untyped[T] }
+
+func (u *untypedWindowed[T]) SerializeBaseKey(topic string, headers *Headers, data any) ([]byte, error) {
+	return any(u.s).(baseKeyAny).serializeBaseKeyAny(topic, headers, data)
 }
 
 type untyped[T any] struct{ s Serde[T] }
@@ -208,7 +220,10 @@ func (u *untyped[T]) Unwrap() any { return u.s }
 // the zero value of T for a nil result and an *Error wrapping ErrWrongType if
 // the result has another type. Typed(Untyped(s)) returns s.
 func Typed[T any](s Serde[any]) Serde[T] {
-	if u, ok := s.(*untyped[T]); ok {
+	switch u := s.(type) {
+	case *untyped[T]:
+		return u.s
+	case *untypedWindowed[T]:
 		return u.s
 	}
 	return &typedOf[T]{s: s, nillable: nillable[T]()}

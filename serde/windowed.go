@@ -31,6 +31,48 @@ func (w Windowed[K]) String() string {
 		strconv.FormatInt(w.Window.End, 10) + "]"
 }
 
+// WindowedSerializer is implemented by the windowed key serdes
+// (TimeWindowed, SessionWindowed) and by Untyped of them (then with K =
+// any). SerializeBaseKey serializes only the key, without the window: Java's
+// WindowedStreamPartitioner hashes those bytes, so all windows of a key go to
+// one partition (Java: org.apache.kafka.streams.kstream.internals.WindowedSerializer).
+type WindowedSerializer[K any] interface {
+	Serializer[Windowed[K]]
+	// SerializeBaseKey returns the inner serde's bytes for data.Key.
+	SerializeBaseKey(topic string, headers *Headers, data Windowed[K]) ([]byte, error)
+}
+
+// BaseKeySerializer is the untyped form of WindowedSerializer that Untyped
+// of a windowed serde implements: data must be a Windowed[K] of the wrapped
+// serde's K (else an *Error wrapping ErrWrongType).
+type BaseKeySerializer interface {
+	SerializeBaseKey(topic string, headers *Headers, data any) ([]byte, error)
+}
+
+// serializeBaseKeyAny is the hook Untyped uses to forward SerializeBaseKey.
+type baseKeyAny interface {
+	serializeBaseKeyAny(topic string, headers *Headers, data any) ([]byte, error)
+}
+
+func serializeBaseKey[K any](name string, inner Serde[K], topic string, headers *Headers, data Windowed[K]) ([]byte, error) {
+	kb, err := inner.Serialize(topic, headers, data.Key)
+	if err != nil {
+		return nil, serErr(name, topic, fmt.Errorf("key: %w", err))
+	}
+	if kb == nil {
+		return nil, serErr(name, topic, fmt.Errorf("%w: key serialized to null", ErrNull))
+	}
+	return kb, nil
+}
+
+func baseKeyOfAny[K any](name string, inner Serde[K], topic string, headers *Headers, data any) ([]byte, error) {
+	w, ok := data.(Windowed[K])
+	if !ok {
+		return nil, serErr(name, topic, fmt.Errorf("%w: got %T, want %s", ErrWrongType, data, typeName[Windowed[K]]()))
+	}
+	return serializeBaseKey(name, inner, topic, headers, w)
+}
+
 // TimeWindowed returns the serde of keys of time (tumbling, hopping,
 // sliding) windows as written to output topics (Java:
 // WindowedSerdes.TimeWindowedSerde(inner, windowSize), i.e.
@@ -51,6 +93,8 @@ func (w Windowed[K]) String() string {
 // Start, else an error wraps ErrInvalidWindow (so windowSize <= 0 makes
 // nearly every input fail, as in Java). Java's forChangelog(true) mode,
 // which reads the window-store key layout instead, is not offered.
+//
+// The result also implements WindowedSerializer[K].
 func TimeWindowed[K any](inner Serde[K], windowSize int64) Serde[Windowed[K]] {
 	return &timeWindowed[K]{inner: inner, size: windowSize, name: "TimeWindowed<" + Name(inner) + ">"}
 }
@@ -70,13 +114,19 @@ func (s *timeWindowed[K]) WindowSize() int64 { return s.size }
 // TimeWindowedDeserializer decodes to null.
 func (s *timeWindowed[K]) DecodesToNull(data []byte) bool { return len(data) == 0 }
 
+// SerializeBaseKey returns the inner serde's bytes for data.Key.
+func (s *timeWindowed[K]) SerializeBaseKey(topic string, headers *Headers, data Windowed[K]) ([]byte, error) {
+	return serializeBaseKey(s.name, s.inner, topic, headers, data)
+}
+
+func (s *timeWindowed[K]) serializeBaseKeyAny(topic string, headers *Headers, data any) ([]byte, error) {
+	return baseKeyOfAny(s.name, s.inner, topic, headers, data)
+}
+
 func (s *timeWindowed[K]) Serialize(topic string, headers *Headers, data Windowed[K]) ([]byte, error) {
-	kb, err := s.inner.Serialize(topic, headers, data.Key)
+	kb, err := serializeBaseKey(s.name, s.inner, topic, headers, data)
 	if err != nil {
-		return nil, serErr(s.name, topic, fmt.Errorf("key: %w", err))
-	}
-	if kb == nil {
-		return nil, serErr(s.name, topic, fmt.Errorf("%w: key serialized to null", ErrNull))
+		return nil, err
 	}
 	out := make([]byte, 0, len(kb)+8)
 	out = append(out, kb...)
@@ -123,6 +173,8 @@ func (s *timeWindowed[K]) Deserialize(topic string, headers *Headers, data []byt
 // returned wrapped); a window with Start < 0 or End < Start gives an error
 // wrapping ErrInvalidWindow (Java's SessionWindow rules; End == Start is
 // valid).
+//
+// The result also implements WindowedSerializer[K].
 func SessionWindowed[K any](inner Serde[K]) Serde[Windowed[K]] {
 	return &sessionWindowed[K]{inner: inner, name: "SessionWindowed<" + Name(inner) + ">"}
 }
@@ -138,13 +190,19 @@ func (s *sessionWindowed[K]) String() string { return s.name }
 // SessionWindowedDeserializer decodes to null.
 func (s *sessionWindowed[K]) DecodesToNull(data []byte) bool { return len(data) == 0 }
 
+// SerializeBaseKey returns the inner serde's bytes for data.Key.
+func (s *sessionWindowed[K]) SerializeBaseKey(topic string, headers *Headers, data Windowed[K]) ([]byte, error) {
+	return serializeBaseKey(s.name, s.inner, topic, headers, data)
+}
+
+func (s *sessionWindowed[K]) serializeBaseKeyAny(topic string, headers *Headers, data any) ([]byte, error) {
+	return baseKeyOfAny(s.name, s.inner, topic, headers, data)
+}
+
 func (s *sessionWindowed[K]) Serialize(topic string, headers *Headers, data Windowed[K]) ([]byte, error) {
-	kb, err := s.inner.Serialize(topic, headers, data.Key)
+	kb, err := serializeBaseKey(s.name, s.inner, topic, headers, data)
 	if err != nil {
-		return nil, serErr(s.name, topic, fmt.Errorf("key: %w", err))
-	}
-	if kb == nil {
-		return nil, serErr(s.name, topic, fmt.Errorf("%w: key serialized to null", ErrNull))
+		return nil, err
 	}
 	out := make([]byte, 0, len(kb)+16)
 	out = append(out, kb...)
