@@ -178,7 +178,9 @@ func TestUntypedAndTyped(t *testing.T) {
 		t.Fatalf("Typed(Untyped(s)) = %#v, want s", tl)
 	}
 	ts := serde.Typed[int32](serde.Untyped(serde.New(
-		func(_ string, _ *serde.Headers, v any) ([]byte, error) { return serde.Integer().Serialize(topic, nil, v.(int32)) },
+		func(_ string, _ *serde.Headers, v any) ([]byte, error) {
+			return serde.Integer().Serialize(topic, nil, v.(int32))
+		},
 		func(_ string, _ *serde.Headers, b []byte) (any, error) {
 			if len(b) == 0 {
 				return nil, nil
