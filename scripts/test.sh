@@ -4,8 +4,8 @@
 #   2. go test ./... (unit, test-driver and embedded-broker tests; no JVM, no broker);
 #   3. the integration tests (TestIntegration...) against a real Apache Kafka broker that this
 #      script starts on loopback and stops at the end, also when a step fails;
-#   4. the conformance suite (tests named TestJava... or ...Conformance...) against the Java
-#      Kafka Streams reference harness in conformance/java.
+#   4. the conformance suite: the packages whose tests use the Java Kafka Streams reference
+#      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set.
 # A missing prerequisite stops it with one line saying what is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -51,11 +51,16 @@ go test -count=1 -run Integration ./...
 
 mkdir -p .build
 step "conformance suite against Java Kafka Streams (conformance/java)"
-if ! mvn -B -q -f conformance/java/pom.xml package >.build/mvn-conformance.log 2>&1; then
+if ! mvn -B -q -Dstyle.color=never -f conformance/java/pom.xml package >.build/mvn-conformance.log 2>&1; then
 	tail -n 30 .build/mvn-conformance.log >&2
 	die "building the Java reference harness failed (log: .build/mvn-conformance.log)"
 fi
 export KSTREAMS_CONFORMANCE_CP="$PWD/conformance/java/target/conformance.jar:$PWD/conformance/java/target/lib/*"
-go test -count=1 -run 'Java|Conformance' ./...
+# Every package whose tests use the harness: they import the conformance package or read
+# KSTREAMS_CONFORMANCE_CP. They run whole, uncached (the Java side is not in Go's test cache).
+pkgs=$(grep -rl --include='*_test.go' -e 'KSTREAMS_CONFORMANCE_CP' -e '"github.com/kstreams-go/kstreams/conformance"' . |
+	xargs -r -n1 dirname | sort -u)
+[ -n "$pkgs" ] || die "no conformance tests found"
+go test -count=1 $pkgs
 echo
 echo "make test: all steps passed"

@@ -41,7 +41,7 @@ fetch_jars() {
 	echo "kafka.sh: fetching Apache Kafka $version jars into $libs" >&2
 	rm -rf "$libs"
 	mkdir -p "$libs"
-	if ! mvn -B -q -f "$here/pom.xml" -Dkafka.version="$version" \
+	if ! mvn -B -q -Dstyle.color=never -f "$here/pom.xml" -Dkafka.version="$version" \
 		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" >"$cache/mvn-kafka-$version.log" 2>&1; then
 		tail -n 20 "$cache/mvn-kafka-$version.log" >&2
 		die "Maven could not fetch Apache Kafka $version (full log: $cache/mvn-kafka-$version.log)"
