@@ -116,7 +116,7 @@ var (
 // listOf is List(Nullable(inner)): Java lists of value types may hold nulls.
 func listOf[T any](e elem[T]) codec {
 	return untyped(elem[[]*T]{
-		s: serde.List(serde.Nullable(e.s)),
+		s: serde.ListSerde(serde.Nullable(e.s)),
 		parse: func(v any) []*T {
 			out := []*T{}
 			for _, x := range v.([]any) {
@@ -146,7 +146,7 @@ func listOf[T any](e elem[T]) codec {
 // listOfNillable is List(inner) for an inner type whose nil is null.
 func listOfNillable[T any](e elem[T]) codec {
 	return untyped(elem[[]T]{
-		s: serde.List(e.s),
+		s: serde.ListSerde(e.s),
 		parse: func(v any) []T {
 			out := []T{}
 			for _, x := range v.([]any) {

@@ -13,7 +13,7 @@
 // yields nil). Serdes of value types (String, Long, ...) therefore never see
 // null; if called directly, their Deserialize maps nil bytes to the zero value
 // and their Serialize never returns nil bytes. Serdes of nillable types
-// (ByteArray and Bytes of []byte, List of []T, JSON of pointers, maps and
+// (ByteArray and Bytes of []byte, ListSerde of []T, JSON of pointers, maps and
 // slices, Void) map nil to nil bytes and back themselves. Nullable wraps a
 // value-type serde into one of *T with true null semantics: a nil pointer is
 // nil bytes and the reverse. The time- and session-windowed deserializers
@@ -34,4 +34,6 @@
 // and its Java counterpart. The conformance vectors in
 // conformance/vectors/serde.jsonl are produced by Java Kafka 4.4.0 and
 // checked by this package's tests.
+//
+// All serdes of this package are stateless and safe for concurrent use.
 package serde

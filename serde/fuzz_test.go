@@ -60,10 +60,10 @@ func FuzzDeserialize(f *testing.F) {
 		decodeAgain(t, serde.Double(), data)
 		decodeAgain(t, serde.Boolean(), data)
 		decodeAgain(t, serde.UUID(), data)
-		decodeAgain(t, serde.List(serde.Nullable(serde.Long())), data)
-		decodeAgain(t, serde.List(serde.Nullable(serde.String())), data)
-		decodeAgain(t, serde.List(serde.ByteArray()), data)
-		decodeAgain(t, serde.List(serde.Nullable(serde.UUID())), data)
+		decodeAgain(t, serde.ListSerde(serde.Nullable(serde.Long())), data)
+		decodeAgain(t, serde.ListSerde(serde.Nullable(serde.String())), data)
+		decodeAgain(t, serde.ListSerde(serde.ByteArray()), data)
+		decodeAgain(t, serde.ListSerde(serde.Nullable(serde.UUID())), data)
 		decodeAgain(t, serde.TimeWindowed(serde.String(), 100), data)
 		decodeAgain(t, serde.SessionWindowed(serde.ByteArray()), data)
 		if s, _ := serde.String().Deserialize(topic, nil, data); !utf8.ValidString(s) {
@@ -127,9 +127,9 @@ func FuzzRoundTrip(f *testing.F) {
 			v, w := n+int64(i), string(rs[:min(i, len(rs))])
 			longs, strs = append(longs, &v), append(strs, &w)
 		}
-		check("List<Long>", rt("List<Long>", serde.Untyped(serde.List(serde.Nullable(serde.Long()))), longs), longs)
+		check("List<Long>", rt("List<Long>", serde.Untyped(serde.ListSerde(serde.Nullable(serde.Long()))), longs), longs)
 		if utf8.ValidString(s) {
-			check("List<String>", rt("List<String>", serde.Untyped(serde.List(serde.Nullable(serde.String()))), strs), strs)
+			check("List<String>", rt("List<String>", serde.Untyped(serde.ListSerde(serde.Nullable(serde.String()))), strs), strs)
 		}
 
 		start := n & math.MaxInt64 // Java windows have start >= 0

@@ -32,7 +32,7 @@ func (s ListStrategy) String() string {
 	return fmt.Sprintf("ListStrategy(%d)", byte(s))
 }
 
-// List returns the serde of []T whose elements use inner (Java:
+// ListSerde returns the serde of []T whose elements use inner (Java:
 // Serdes.ListSerde(ArrayList.class, inner), i.e. ListSerializer and
 // ListDeserializer of kafka-clients 4.x). Its name is "ListSerde<inner>".
 //
@@ -60,7 +60,7 @@ func (s ListStrategy) String() string {
 // for other T it is an error wrapping ErrNull. Null indexes outside the
 // list and bytes after the last element are ignored, as Java ignores them.
 // Errors of inner are wrapped with the element index.
-func List[T any](inner Serde[T]) Serde[[]T] {
+func ListSerde[T any](inner Serde[T]) Serde[[]T] {
 	return &listSerde[T]{inner: inner, size: fixedSize(inner), nillable: nillable[T](),
 		name: "ListSerde<" + Name(inner) + ">"}
 }
@@ -206,7 +206,7 @@ func (l *listSerde[T]) Deserialize(topic string, headers *Headers, data []byte) 
 		_, isNull := nullIdx[i]
 		if n == -1 || isNull {
 			if !l.nillable {
-				return nil, deserErr(l.name, topic, data, fmt.Errorf("%w: element %d is null but %s cannot hold nil; use List(Nullable(...))", ErrNull, i, typeName[T]()))
+				return nil, deserErr(l.name, topic, data, fmt.Errorf("%w: element %d is null but %s cannot hold nil; use ListSerde(Nullable(...))", ErrNull, i, typeName[T]()))
 			}
 			out = append(out, zero)
 			continue

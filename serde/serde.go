@@ -40,7 +40,7 @@ type NullDecoder interface {
 }
 
 // FixedSizer is implemented by serdes whose every non-null value serializes
-// to the same number of bytes. List uses it to pick Java's CONSTANT_SIZE
+// to the same number of bytes. ListSerde uses it to pick Java's CONSTANT_SIZE
 // strategy; the Java list serdes do that exactly for Short (2), Integer (4),
 // Float (4), Long (8), Double (8) and UUID (36), which implement it here, as
 // does Nullable of them.
@@ -263,7 +263,7 @@ func (t *typedOf[T]) DecodesToNull(data []byte) bool { return decodesToNull(t.s,
 // of nil bytes (or of input s reports as null through NullDecoder) returns
 // nil, else a pointer to s's value. Use it where Java code relies on a null
 // Long, Integer, String, ... or for List elements that may be null:
-// List(Nullable(Long())). FixedSize is forwarded, so the list strategy stays
+// ListSerde(Nullable(Long())). FixedSize is forwarded, so the list strategy stays
 // Java's. The name is s's name.
 func Nullable[T any](s Serde[T]) Serde[*T] {
 	return &nullable[T]{s: s}

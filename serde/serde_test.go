@@ -36,8 +36,8 @@ func TestNames(t *testing.T) {
 		{serde.Bytes(), "Bytes"},
 		{serde.UUID(), "UUID"},
 		{serde.Void(), "Void"},
-		{serde.List(serde.Long()), "ListSerde<Long>"},
-		{serde.List(serde.Nullable(serde.String())), "ListSerde<String>"},
+		{serde.ListSerde(serde.Long()), "ListSerde<Long>"},
+		{serde.ListSerde(serde.Nullable(serde.String())), "ListSerde<String>"},
 		{serde.TimeWindowed(serde.String(), 100), "TimeWindowed<String>"},
 		{serde.SessionWindowed(serde.Long()), "SessionWindowed<Long>"},
 		{serde.JSON[map[string]int](), "JSON<map[string]int>"},
@@ -68,7 +68,7 @@ func TestErrorFormatAndUnwrap(t *testing.T) {
 	}
 
 	// Nested: an inner error stays reachable through the list's error.
-	_, err = serde.List(serde.Boolean()).Deserialize(topic, nil, h("01"+"00000001"+"00000001"+"02"))
+	_, err = serde.ListSerde(serde.Boolean()).Deserialize(topic, nil, h("01"+"00000001"+"00000001"+"02"))
 	if !errors.Is(err, serde.ErrInvalidValue) {
 		t.Fatalf("list error %v does not wrap the inner ErrInvalidValue", err)
 	}
@@ -221,7 +221,7 @@ func TestNewAndFrom(t *testing.T) {
 		t.Fatal("From lost FixedSize")
 	}
 	// A list of From(Long) still uses the constant-size layout.
-	b, _ = serde.List(f).Serialize(topic, nil, []int64{1})
+	b, _ = serde.ListSerde(f).Serialize(topic, nil, []int64{1})
 	if hex.EncodeToString(b) != "00"+"00000000"+"00000001"+"0000000000000001" {
 		t.Fatalf("List(From(Long)) = %x", b)
 	}
@@ -229,34 +229,34 @@ func TestNewAndFrom(t *testing.T) {
 
 func TestListNulls(t *testing.T) {
 	// Null elements need a nillable element type.
-	_, err := serde.List(serde.Long()).Deserialize(topic, nil, h("00"+"00000001"+"00000000"+"00000001"))
+	_, err := serde.ListSerde(serde.Long()).Deserialize(topic, nil, h("00"+"00000001"+"00000000"+"00000001"))
 	if !errors.Is(err, serde.ErrNull) || !strings.Contains(err.Error(), "Nullable") {
 		t.Fatalf("null into []int64: %v", err)
 	}
-	v, err := serde.List(serde.Nullable(serde.Long())).Deserialize(topic, nil, h("00"+"00000001"+"00000000"+"00000001"))
+	v, err := serde.ListSerde(serde.Nullable(serde.Long())).Deserialize(topic, nil, h("00"+"00000001"+"00000000"+"00000001"))
 	if err != nil || len(v) != 1 || v[0] != nil {
 		t.Fatalf("null into []*int64 = %v, %v", v, err)
 	}
 	// Nil list is nil bytes; empty list is the header and decodes non-nil.
-	if b, _ := serde.List(serde.String()).Serialize(topic, nil, nil); b != nil {
+	if b, _ := serde.ListSerde(serde.String()).Serialize(topic, nil, nil); b != nil {
 		t.Fatalf("nil list = %x", b)
 	}
-	b, _ := serde.List(serde.String()).Serialize(topic, nil, []string{})
+	b, _ := serde.ListSerde(serde.String()).Serialize(topic, nil, []string{})
 	if hex.EncodeToString(b) != "0100000000" {
 		t.Fatalf("empty string list = %x", b)
 	}
-	l, _ := serde.List(serde.String()).Deserialize(topic, nil, b)
+	l, _ := serde.ListSerde(serde.String()).Deserialize(topic, nil, b)
 	if l == nil || len(l) != 0 {
 		t.Fatalf("empty list decodes to %#v", l)
 	}
 	// Void elements are always null.
-	b, _ = serde.List(serde.Nullable(serde.Void())).Serialize(topic, nil, []*struct{}{{}, nil})
+	b, _ = serde.ListSerde(serde.Nullable(serde.Void())).Serialize(topic, nil, []*struct{}{{}, nil})
 	if hex.EncodeToString(b) != "01"+"00000002"+"ffffffff"+"ffffffff" {
 		t.Fatalf("void list = %x", b)
 	}
 	// ByteArray elements must not alias the input.
 	in := h("01" + "00000001" + "00000002" + "abcd")
-	bl, _ := serde.List(serde.ByteArray()).Deserialize(topic, nil, in)
+	bl, _ := serde.ListSerde(serde.ByteArray()).Deserialize(topic, nil, in)
 	in[len(in)-1] = 0
 	if hex.EncodeToString(bl[0]) != "abcd" {
 		t.Fatal("list element aliases the input")
@@ -269,17 +269,17 @@ func TestListStrategy(t *testing.T) {
 		s    any
 		want serde.ListStrategy
 	}{
-		{serde.List(serde.Long()), serde.ListConstantSize},
-		{serde.List(serde.Integer()), serde.ListConstantSize},
-		{serde.List(serde.Short()), serde.ListConstantSize},
-		{serde.List(serde.Float()), serde.ListConstantSize},
-		{serde.List(serde.Double()), serde.ListConstantSize},
-		{serde.List(serde.UUID()), serde.ListConstantSize},
-		{serde.List(serde.Nullable(serde.Double())), serde.ListConstantSize},
-		{serde.List(serde.Boolean()), serde.ListVariableSize},
-		{serde.List(serde.String()), serde.ListVariableSize},
-		{serde.List(serde.ByteArray()), serde.ListVariableSize},
-		{serde.List(serde.JSON[int]()), serde.ListVariableSize},
+		{serde.ListSerde(serde.Long()), serde.ListConstantSize},
+		{serde.ListSerde(serde.Integer()), serde.ListConstantSize},
+		{serde.ListSerde(serde.Short()), serde.ListConstantSize},
+		{serde.ListSerde(serde.Float()), serde.ListConstantSize},
+		{serde.ListSerde(serde.Double()), serde.ListConstantSize},
+		{serde.ListSerde(serde.UUID()), serde.ListConstantSize},
+		{serde.ListSerde(serde.Nullable(serde.Double())), serde.ListConstantSize},
+		{serde.ListSerde(serde.Boolean()), serde.ListVariableSize},
+		{serde.ListSerde(serde.String()), serde.ListVariableSize},
+		{serde.ListSerde(serde.ByteArray()), serde.ListVariableSize},
+		{serde.ListSerde(serde.JSON[int]()), serde.ListVariableSize},
 	}
 	for _, c := range cases {
 		if got := c.s.(strategist).Strategy(); got != c.want {
