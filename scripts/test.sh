@@ -33,17 +33,21 @@ step "go test ./... (unit, test-driver and embedded-broker tests)"
 go test ./...
 
 step "starting Apache Kafka (scripts/kafka/kafka.sh up)"
+started=
 on_exit() {
 	status=$?
-	if [ "$status" -ne 0 ]; then
-		echo "== a step failed; the last lines of the broker log:" >&2
-		scripts/kafka/kafka.sh log 40 >&2 || true
+	if [ -n "$started" ]; then
+		if [ "$status" -ne 0 ]; then
+			echo "== a step failed; the last lines of the broker log (.build/kafka/logs/server.log):" >&2
+			scripts/kafka/kafka.sh log 40 >&2 || true
+		fi
+		scripts/kafka/kafka.sh down || true
 	fi
-	scripts/kafka/kafka.sh down || true
 	exit "$status"
 }
 trap on_exit EXIT
 addr=$(scripts/kafka/kafka.sh up)
+started=1
 export KAFKA_BOOTSTRAP_SERVERS=$addr
 
 step "integration tests against Apache Kafka at $addr"
