@@ -93,8 +93,9 @@ func (r FixedKeyRecord[K, V]) Value() V { return r.value }
 // Timestamp returns the timestamp in ms since the epoch. Java: FixedKeyRecord.timestamp().
 func (r FixedKeyRecord[K, V]) Timestamp() int64 { return r.timestamp }
 
-// Headers returns the headers. Java: FixedKeyRecord.headers().
-func (r FixedKeyRecord[K, V]) Headers() serde.Headers { return r.headers }
+// Headers returns the headers, for reading (the pointer is to this copy of the record;
+// changes through it are not kept by the record: use WithHeaders). Java: FixedKeyRecord.headers().
+func (r FixedKeyRecord[K, V]) Headers() *serde.Headers { return &r.headers }
 
 // WithValue returns a copy with a new value, possibly of another type. Java:
 // FixedKeyRecord.withValue.

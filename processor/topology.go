@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -86,8 +87,13 @@ var (
 	ErrSameSourceAndProcessorName = topology.ErrSameSourceAndProcessorName
 	// ErrInvalidPattern: AddSourcePattern got a pattern that does not compile (Go RE2 syntax).
 	// Java: PatternSyntaxException.
-	ErrInvalidPattern = fmt.Errorf("%w: invalid topic pattern", topology.ErrInvalidTopology)
+	ErrInvalidPattern = errors.New("invalid topic pattern")
 )
+
+// topoErr returns a TopologyError of the given kind (it wraps kind and ErrInvalidTopology).
+func topoErr(kind error, format string, args ...any) error {
+	return &topology.Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
 
 // TopologyError is the typed form of topology construction errors (errors.As); it unwraps to
 // its sentinel and [ErrInvalidTopology]. Java: TopologyException.
@@ -201,7 +207,7 @@ func (t *Topology) AddSource(name string, topics []string, opts ...SourceOption)
 func (t *Topology) AddSourcePattern(name string, pattern string, opts ...SourceOption) error {
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return fmt.Errorf("%w: source %s: %v", ErrInvalidPattern, name, err)
+		return topoErr(ErrInvalidPattern, "source %s: %v", name, err)
 	}
 	o := applySource(opts)
 	return t.b.AddSource(name, nil, re, pattern, o.reset.internal(), nilIfNil(o.extractor), nilIfNil(o.keyDeser), nilIfNil(o.valueDeser))
@@ -217,7 +223,7 @@ func (t *Topology) AddSourcePattern(name string, pattern string, opts ...SourceO
 // ErrSelfParent, ErrUnknownParent, ErrSinkAsParent, and those of AddStateStore.
 func (t *Topology) AddProcessor[KIn, VIn, KOut, VOut any](name string, supplier ProcessorSupplier[KIn, VIn, KOut, VOut], parents ...string) error {
 	if untypedValue(supplier) == nil {
-		return fmt.Errorf("%w: processor %s: supplier must not be nil", ErrNilArgument, name)
+		return topoErr(ErrNilArgument, "processor %s: supplier must not be nil", name)
 	}
 	if err := checkSupplier(name, func() any { return supplier.Get() }); err != nil {
 		return err
@@ -230,7 +236,7 @@ func (t *Topology) AddProcessor[KIn, VIn, KOut, VOut any](name string, supplier 
 // (internal in Java; the DSL's processValues uses it).
 func (t *Topology) AddFixedKeyProcessor[KIn, VIn, VOut any](name string, supplier FixedKeyProcessorSupplier[KIn, VIn, VOut], parents ...string) error {
 	if untypedValue(supplier) == nil {
-		return fmt.Errorf("%w: processor %s: supplier must not be nil", ErrNilArgument, name)
+		return topoErr(ErrNilArgument, "processor %s: supplier must not be nil", name)
 	}
 	if err := checkSupplier(name, func() any { return supplier.Get() }); err != nil {
 		return err
@@ -257,11 +263,11 @@ func (t *Topology) addUntypedProcessor(name string, u ProcessorSupplier[any, any
 func checkSupplier(name string, get func() any) error {
 	a, b := get(), get()
 	if untypedValue(a) == nil || untypedValue(b) == nil {
-		return fmt.Errorf("%w: processor %s: supplier returned nil", ErrNilArgument, name)
+		return topoErr(ErrNilArgument, "processor %s: supplier returned nil", name)
 	}
 	if ra, rb := reflect.ValueOf(a), reflect.ValueOf(b); ra.Kind() == reflect.Pointer && rb.Kind() == reflect.Pointer &&
 		ra.Type() == rb.Type() && ra.Pointer() == rb.Pointer() && ra.Type().Elem().Size() > 0 {
-		return fmt.Errorf("processor %s: %w", name, ErrSameProcessorInstance)
+		return topoErr(ErrSameProcessorInstance, "processor %s: the supplier returned the same instance twice; Get must return a new processor on every call", name)
 	}
 	return nil
 }
@@ -308,7 +314,7 @@ func applySink(opts []SinkOption) sinkOptions {
 // ErrUnknownParent, ErrSinkAsParent.
 func (t *Topology) AddSink(name, topic string, parents []string, opts ...SinkOption) error {
 	if topic == "" {
-		return fmt.Errorf("%w: sink %s: topic must not be empty", ErrNilArgument, name)
+		return topoErr(ErrNilArgument, "sink %s: topic must not be empty", name)
 	}
 	o := applySink(opts)
 	return t.b.AddSink(name, topic, nil, "", nilIfNil(o.keySer), nilIfNil(o.valueSer), nilIfNil(o.partitioner), parents...)
@@ -322,7 +328,7 @@ func (t *Topology) AddSink(name, topic string, parents []string, opts ...SinkOpt
 // Errors: ErrNilArgument, and those of AddSink.
 func (t *Topology) AddDynamicSink[K, V any](name string, extractor TopicNameExtractor[K, V], parents []string, opts ...SinkOption) error {
 	if untypedValue(extractor) == nil {
-		return fmt.Errorf("%w: sink %s: topic name extractor must not be nil", ErrNilArgument, name)
+		return topoErr(ErrNilArgument, "sink %s: topic name extractor must not be nil", name)
 	}
 	o := applySink(opts)
 	return t.b.AddSink(name, "", UntypedTopicNameExtractor(extractor), describeValue(extractor),
@@ -374,7 +380,7 @@ func (t *Topology) AddGlobalStore[KIn, VIn, KOut, VOut any](builder StoreBuilder
 	keyDeserializer serde.Deserializer[KIn], valueDeserializer serde.Deserializer[VIn], topic, processorName string,
 	supplier ProcessorSupplier[KIn, VIn, KOut, VOut], opts ...SourceOption) error {
 	if untypedValue(supplier) == nil {
-		return fmt.Errorf("%w: global store processor %s: supplier must not be nil", ErrNilArgument, processorName)
+		return topoErr(ErrNilArgument, "global store processor %s: supplier must not be nil", processorName)
 	}
 	if err := checkSupplier(processorName, func() any { return supplier.Get() }); err != nil {
 		return err

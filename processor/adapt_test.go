@@ -1,0 +1,155 @@
+package processor_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// fakeContext is an untyped context recording forwards.
+type fakeContext struct {
+	forwarded []processor.Record[any, any]
+	to        []string
+}
+
+func (c *fakeContext) ApplicationID() string    { return "app" }
+func (c *fakeContext) TaskID() processor.TaskID { return processor.TaskID{} }
+func (c *fakeContext) RecordMetadata() (processor.RecordMetadata, bool) {
+	return processor.RecordMetadata{}, false
+}
+func (c *fakeContext) KeySerde() serde.Serde[any]    { return nil }
+func (c *fakeContext) ValueSerde() serde.Serde[any]  { return nil }
+func (c *fakeContext) StateDir() string              { return "" }
+func (c *fakeContext) AppConfigs() map[string]string { return nil }
+func (c *fakeContext) StateStore(string) (processor.StateStore, error) {
+	return nil, processor.ErrUnknownStateStore
+}
+func (c *fakeContext) Schedule(time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error) {
+	return nil, nil
+}
+func (c *fakeContext) Commit()                    {}
+func (c *fakeContext) CurrentSystemTimeMs() int64 { return 0 }
+func (c *fakeContext) CurrentStreamTimeMs() int64 { return -1 }
+func (c *fakeContext) Forward(r processor.Record[any, any]) error {
+	c.forwarded = append(c.forwarded, r)
+	c.to = append(c.to, "")
+	return nil
+}
+func (c *fakeContext) ForwardTo(r processor.Record[any, any], child string) error {
+	c.forwarded = append(c.forwarded, r)
+	c.to = append(c.to, child)
+	return nil
+}
+
+// lengthProcessor forwards (key, *len(value)) and a nil pointer for an empty value.
+type lengthProcessor struct {
+	ctx processor.ProcessorContext[string, *int]
+}
+
+func (p *lengthProcessor) Init(ctx processor.ProcessorContext[string, *int]) error {
+	p.ctx = ctx
+	return nil
+}
+func (p *lengthProcessor) Process(r processor.Record[string, string]) error {
+	if r.Value == "" {
+		return p.ctx.ForwardTo(r.WithValue((*int)(nil)), "nulls")
+	}
+	n := len(r.Value)
+	return p.ctx.Forward(r.WithValue(&n))
+}
+func (p *lengthProcessor) Close() error { return nil }
+
+func TestUntypedProcessorAdapter(t *testing.T) {
+	sup := processor.UntypedProcessorSupplier("len", processor.ProcessorSupplierFunc[string, string, string, *int](
+		func() processor.Processor[string, string, string, *int] { return &lengthProcessor{} }))
+	p := sup.Get()
+	ctx := &fakeContext{}
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Process(processor.Record[any, any]{Key: "a", Value: "xyz", Timestamp: 5}); err != nil {
+		t.Fatal(err)
+	}
+	// A null (nil) value reaches a string processor as "" and a typed nil pointer leaves as nil.
+	if err := p.Process(processor.Record[any, any]{Key: nil, Value: nil, Timestamp: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ctx.forwarded) != 2 {
+		t.Fatalf("forwarded %v", ctx.forwarded)
+	}
+	if r := ctx.forwarded[0]; r.Key != "a" || *(r.Value.(*int)) != 3 || r.Timestamp != 5 || ctx.to[0] != "" {
+		t.Fatalf("first %+v", r)
+	}
+	if r := ctx.forwarded[1]; r.Key != "" || r.Value != nil || ctx.to[1] != "nulls" {
+		t.Fatalf("second %+v (value %#v)", r, r.Value)
+	}
+	err := p.Process(processor.Record[any, any]{Key: int64(1), Value: "x"})
+	var rte *processor.RecordTypeError
+	if !errors.Is(err, processor.ErrRecordTypeMismatch) || !errors.As(err, &rte) || rte.Node != "len" || rte.Field != "key" || rte.Want != "string" || rte.Got != "int64" {
+		t.Fatalf("type mismatch error: %v", err)
+	}
+}
+
+type upperValue struct {
+	ctx processor.FixedKeyProcessorContext[string, int]
+}
+
+func (p *upperValue) Init(ctx processor.FixedKeyProcessorContext[string, int]) error {
+	p.ctx = ctx
+	return nil
+}
+func (p *upperValue) Process(r processor.FixedKeyRecord[string, string]) error {
+	return p.ctx.Forward(r.WithValue(len(r.Value())))
+}
+func (p *upperValue) Close() error { return nil }
+
+func TestUntypedFixedKeyAdapter(t *testing.T) {
+	sup := processor.UntypedFixedKeyProcessorSupplier("fk", processor.FixedKeyProcessorSupplierFunc[string, string, int](
+		func() processor.FixedKeyProcessor[string, string, int] { return &upperValue{} }))
+	p := sup.Get()
+	ctx := &fakeContext{}
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Process(processor.Record[any, any]{Key: "k", Value: "abcd", Timestamp: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if r := ctx.forwarded[0]; r.Key != "k" || r.Value != 4 || r.Timestamp != 3 {
+		t.Fatalf("forwarded %+v", r)
+	}
+}
+
+func TestUntypedSerdeAdapters(t *testing.T) {
+	ser := processor.UntypedSerializer[string](serde.String())
+	b, err := ser.Serialize("t", nil, "hé")
+	if err != nil || string(b) != "hé" {
+		t.Fatalf("%q %v", b, err)
+	}
+	if _, err := ser.Serialize("t", nil, 5); !errors.Is(err, processor.ErrRecordTypeMismatch) {
+		t.Fatalf("mismatch: %v", err)
+	}
+	de := processor.UntypedDeserializer[int64](serde.Long())
+	v, err := de.Deserialize("t", nil, []byte{0, 0, 0, 0, 0, 0, 1, 0})
+	if err != nil || v != int64(256) {
+		t.Fatalf("%v %v", v, err)
+	}
+	if processor.UntypedDeserializer[int64](nil) != nil || processor.UntypedSerializer[string](nil) != nil {
+		t.Fatal("nil in, nil out")
+	}
+	part := processor.UntypedStreamPartitioner(processor.StreamPartitionerFunc[string, int64](
+		func(topic string, k string, v int64, n int32) ([]int32, bool, error) {
+			return []int32{int32(len(k)) % n}, true, nil
+		}))
+	ps, ok, err := part.Partitions("t", "abc", int64(1), 2)
+	if err != nil || !ok || len(ps) != 1 || ps[0] != 1 {
+		t.Fatalf("%v %v %v", ps, ok, err)
+	}
+	ex := processor.UntypedTopicNameExtractor(processor.TopicNameExtractor[string, string](keyTopicExtractor{}))
+	topic, err := ex.Extract("k", nil, processor.RecordContext{})
+	if err != nil || topic != "papi-sinks-key-k" {
+		t.Fatalf("%q %v", topic, err)
+	}
+}

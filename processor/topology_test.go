@@ -1,0 +1,244 @@
+package processor_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// The situations below are those in which Java's Topology/InternalTopologyBuilder 4.4.0
+// throws (confirmed with Java in internal/topology/testdata/describe/err-*.spec); each must
+// return an error wrapping ErrInvalidTopology and the specific sentinel, and leave the
+// topology unchanged.
+
+func kvBuilder(name string) processor.StoreBuilder {
+	return store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore(name), serde.String(), serde.String())
+}
+
+// base returns a topology with source "src" (topic "in"), processor "proc", sink "sink",
+// store "st" connected to "proc", and global store "g" (source "gsrc", topic "gt", processor
+// "gproc").
+func base(t *testing.T) *processor.Topology {
+	t.Helper()
+	topo := processor.NewTopology()
+	must(t, topo.AddSource("src", []string{"in"}))
+	must(t, topo.AddProcessor("proc", nop[string, string, string, string](), "src"))
+	must(t, topo.AddSink("sink", "out", []string{"proc"}))
+	must(t, topo.AddStateStore(kvBuilder("st"), "proc"))
+	must(t, topo.AddGlobalStore(kvBuilder("g"), "gsrc", serde.String(), serde.String(), "gt", "gproc",
+		nop[string, string, struct{}, struct{}]()))
+	return topo
+}
+
+// sameInstance is a supplier that returns the same processor every time (Java:
+// "generates single reference").
+type sameInstance struct{ p *countingProcessor }
+
+type countingProcessor struct{ n int }
+
+func (*countingProcessor) Init(processor.ProcessorContext[string, string]) error { return nil }
+func (c *countingProcessor) Process(processor.Record[string, string]) error      { c.n++; return nil }
+func (*countingProcessor) Close() error                                          { return nil }
+
+func (s sameInstance) Get() processor.Processor[string, string, string, string] { return s.p }
+
+func TestTopologyErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		want error
+		add  func(*processor.Topology) error
+	}{
+		{"source without topics", processor.ErrNoTopics, func(tp *processor.Topology) error {
+			return tp.AddSource("s2", nil)
+		}},
+		{"duplicate source name", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+			return tp.AddSource("proc", []string{"other"})
+		}},
+		{"duplicate processor name", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+			return tp.AddProcessor("sink", nop[string, string, string, string](), "src")
+		}},
+		{"duplicate sink name", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+			return tp.AddSink("src", "out2", []string{"proc"})
+		}},
+		{"topic read by two sources", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+			return tp.AddSource("s2", []string{"x", "in"})
+		}},
+		{"topic given twice to one source", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+			return tp.AddSource("s2", []string{"x", "x"})
+		}},
+		{"topic of a global store", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+			return tp.AddSource("s2", []string{"gt"})
+		}},
+		{"pattern matching a registered topic", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+			return tp.AddSourcePattern("s2", "i.")
+		}},
+		{"invalid pattern", processor.ErrInvalidPattern, func(tp *processor.Topology) error {
+			return tp.AddSourcePattern("s2", "a(")
+		}},
+		{"processor without parent", processor.ErrNoParent, func(tp *processor.Topology) error {
+			return tp.AddProcessor("p2", nop[string, string, string, string]())
+		}},
+		{"sink without parent", processor.ErrNoParent, func(tp *processor.Topology) error {
+			return tp.AddSink("k2", "out", nil)
+		}},
+		{"processor is its own parent", processor.ErrSelfParent, func(tp *processor.Topology) error {
+			return tp.AddProcessor("p2", nop[string, string, string, string](), "src", "p2")
+		}},
+		{"unknown parent", processor.ErrUnknownParent, func(tp *processor.Topology) error {
+			return tp.AddProcessor("p2", nop[string, string, string, string](), "nope")
+		}},
+		{"unknown sink parent", processor.ErrUnknownParent, func(tp *processor.Topology) error {
+			return tp.AddSink("k2", "out", []string{"nope"})
+		}},
+		{"sink as parent of a sink", processor.ErrSinkAsParent, func(tp *processor.Topology) error {
+			return tp.AddSink("k2", "out", []string{"sink"})
+		}},
+		{"sink as parent of a processor", processor.ErrSinkAsParent, func(tp *processor.Topology) error {
+			return tp.AddProcessor("p2", nop[string, string, string, string](), "sink")
+		}},
+		{"nil supplier", processor.ErrNilArgument, func(tp *processor.Topology) error {
+			return tp.AddProcessor("p2", processor.ProcessorSupplier[string, string, string, string](nil), "src")
+		}},
+		{"supplier returning nil", processor.ErrNilArgument, func(tp *processor.Topology) error {
+			return tp.AddProcessor("p2", processor.ProcessorSupplierFunc[string, string, string, string](
+				func() processor.Processor[string, string, string, string] { return nil }), "src")
+		}},
+		{"supplier returning one instance", processor.ErrSameProcessorInstance, func(tp *processor.Topology) error {
+			return tp.AddProcessor("p2", sameInstance{&countingProcessor{}}, "src")
+		}},
+		{"nil topic name extractor", processor.ErrNilArgument, func(tp *processor.Topology) error {
+			return tp.AddDynamicSink("k2", processor.TopicNameExtractor[string, string](nil), []string{"proc"})
+		}},
+		{"different store with the same name", processor.ErrDuplicateStore, func(tp *processor.Topology) error {
+			return tp.AddStateStore(kvBuilder("st"))
+		}},
+		{"store named as a global store", processor.ErrDuplicateStore, func(tp *processor.Topology) error {
+			return tp.AddStateStore(kvBuilder("g"))
+		}},
+		{"nil store builder", processor.ErrNilArgument, func(tp *processor.Topology) error {
+			return tp.AddStateStore(nil, "proc")
+		}},
+		{"store connected to an unknown processor", processor.ErrUnknownProcessor, func(tp *processor.Topology) error {
+			return tp.AddStateStore(kvBuilder("st2"), "proc", "nope")
+		}},
+		{"connect an unknown store", processor.ErrUnknownStore, func(tp *processor.Topology) error {
+			return tp.ConnectProcessorAndStateStores("proc", "nope")
+		}},
+		{"connect to an unknown processor", processor.ErrUnknownProcessor, func(tp *processor.Topology) error {
+			return tp.ConnectProcessorAndStateStores("nope", "st")
+		}},
+		{"connect without store names", processor.ErrNoStoreNames, func(tp *processor.Topology) error {
+			return tp.ConnectProcessorAndStateStores("proc")
+		}},
+		{"connect a global store", processor.ErrGlobalStoreConnected, func(tp *processor.Topology) error {
+			return tp.ConnectProcessorAndStateStores("proc", "g")
+		}},
+		{"store on a source", processor.ErrStoreOnSourceOrSink, func(tp *processor.Topology) error {
+			return tp.ConnectProcessorAndStateStores("src", "st")
+		}},
+		{"store on a sink", processor.ErrStoreOnSourceOrSink, func(tp *processor.Topology) error {
+			return tp.AddStateStore(kvBuilder("st2"), "sink")
+		}},
+		{"global store with a used store name", processor.ErrDuplicateStore, func(tp *processor.Topology) error {
+			return tp.AddGlobalStore(kvBuilder("st"), "gs2", serde.String(), serde.String(), "gt2", "gp2", nop[string, string, struct{}, struct{}]())
+		}},
+		{"global store twice", processor.ErrDuplicateStore, func(tp *processor.Topology) error {
+			return tp.AddGlobalStore(kvBuilder("g"), "gs2", serde.String(), serde.String(), "gt2", "gp2", nop[string, string, struct{}, struct{}]())
+		}},
+		{"global store source name used", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+			return tp.AddGlobalStore(kvBuilder("g2"), "src", serde.String(), serde.String(), "gt2", "gp2", nop[string, string, struct{}, struct{}]())
+		}},
+		{"global store processor name used", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+			return tp.AddGlobalStore(kvBuilder("g2"), "gs2", serde.String(), serde.String(), "gt2", "proc", nop[string, string, struct{}, struct{}]())
+		}},
+		{"global store with equal source and processor names", processor.ErrSameSourceAndProcessorName, func(tp *processor.Topology) error {
+			return tp.AddGlobalStore(kvBuilder("g2"), "gx", serde.String(), serde.String(), "gt2", "gx", nop[string, string, struct{}, struct{}]())
+		}},
+		{"global store on a registered topic", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+			return tp.AddGlobalStore(kvBuilder("g2"), "gs2", serde.String(), serde.String(), "in", "gp2", nop[string, string, struct{}, struct{}]())
+		}},
+		{"global store without topic", processor.ErrNoTopics, func(tp *processor.Topology) error {
+			return tp.AddGlobalStore(kvBuilder("g2"), "gs2", serde.String(), serde.String(), "", "gp2", nop[string, string, struct{}, struct{}]())
+		}},
+		{"global store with nil supplier", processor.ErrNilArgument, func(tp *processor.Topology) error {
+			return tp.AddGlobalStore(kvBuilder("g2"), "gs2", serde.String(), serde.String(), "gt2", "gp2",
+				processor.ProcessorSupplier[string, string, struct{}, struct{}](nil))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			topo := base(t)
+			before := topo.Describe().String()
+			err := c.add(topo)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, c.want) {
+				t.Fatalf("error %q does not wrap %v", err, c.want)
+			}
+			if !errors.Is(err, processor.ErrInvalidTopology) {
+				t.Fatalf("error %q does not wrap ErrInvalidTopology", err)
+			}
+			if after := topo.Describe().String(); after != before {
+				t.Fatalf("topology changed by a failed call:\n%s", after)
+			}
+		})
+	}
+}
+
+func TestTopologyErrorIsTyped(t *testing.T) {
+	topo := base(t)
+	err := topo.AddProcessor("p2", nop[string, string, string, string](), "nope")
+	var te *processor.TopologyError
+	if !errors.As(err, &te) || te.Kind != processor.ErrUnknownParent {
+		t.Fatalf("errors.As(%v) = %v", err, te)
+	}
+	if got, want := err.Error(), "invalid topology: parent node nope is unknown (for processor p2); add parents before their children"; got != want {
+		t.Fatalf("message %q, want %q", got, want)
+	}
+}
+
+// Adding the same builder again only connects it (Java: StoreBuilderWrapper.isCompatibleWith).
+func TestAddSameStoreBuilderTwice(t *testing.T) {
+	topo := processor.NewTopology()
+	must(t, topo.AddSource("s", []string{"a"}))
+	must(t, topo.AddProcessor("p1", nop[string, string, string, string](), "s"))
+	must(t, topo.AddSource("s2", []string{"b"}))
+	must(t, topo.AddProcessor("p2", nop[string, string, string, string](), "s2"))
+	b := kvBuilder("st")
+	must(t, topo.AddStateStore(b, "p1"))
+	must(t, topo.AddStateStore(b, "p2"))
+	st := topo.Internal().Store("st")
+	if len(st.Processors) != 2 || st.Processors[0] != "p1" || st.Processors[1] != "p2" {
+		t.Fatalf("store processors %v", st.Processors)
+	}
+	if d := topo.Describe(); len(d.Subtopologies) != 1 {
+		t.Fatalf("a shared store joins the sub-topologies; got %d", len(d.Subtopologies))
+	}
+}
+
+// storeSupplier brings its own store (ConnectedStoreProvider), as Java's ProcessorSupplier.stores().
+type storeSupplier struct{ b processor.StoreBuilder }
+
+func (s storeSupplier) Get() processor.Processor[string, string, string, string] {
+	return &countingProcessor{}
+}
+func (s storeSupplier) Stores() []processor.StoreBuilder { return []processor.StoreBuilder{s.b} }
+
+func TestConnectedStoreProvider(t *testing.T) {
+	topo := processor.NewTopology()
+	must(t, topo.AddSource("s", []string{"a"}))
+	b := kvBuilder("counts")
+	must(t, topo.AddProcessor("p1", storeSupplier{b}, "s"))
+	must(t, topo.AddProcessor("p2", storeSupplier{b}, "p1"))
+	if got := topo.Internal().Node("p2").Stores; len(got) != 1 || got[0] != "counts" {
+		t.Fatalf("p2 stores %v", got)
+	}
+	p1 := topo.Describe().Subtopologies[0].Nodes[1].(*processor.ProcessorDescription)
+	if p1.Name() != "p1" || len(p1.Stores()) != 1 || p1.Stores()[0] != "counts" {
+		t.Fatalf("p1 = %v", p1)
+	}
+}
