@@ -1,0 +1,452 @@
+// Package avro is an Avro serde in the Confluent wire format, with a schema registry.
+//
+// # Wire format
+//
+// A serialized value is the magic byte 0, the schema id as a 4-byte big-endian integer, then
+// the Avro binary encoding of the value with that schema:
+//
+//	0x00 | id (4 bytes, big-endian) | avro binary body
+//
+// This is what Confluent's KafkaAvroSerializer writes and KafkaAvroDeserializer reads
+// (io.confluent.kafka.serializers), so records pass between Java, the Confluent clients of
+// other languages and this package in both directions. Encoding and decoding use
+// github.com/linkedin/goavro/v2; schema ids come from a Schema Registry through package
+// registry (package avrotest has an in-process registry for tests).
+//
+// # Generic and typed values
+//
+// NewGeneric returns a Serde[any] over goavro's native form (Java: GenericRecord through
+// KafkaAvroSerde / GenericAvroSerde): a record is a map[string]any of field name to value;
+// null is nil; boolean bool; int int32; long int64; float float32; double float64; string
+// string; bytes and fixed []byte; enum string (the symbol); array []any; map
+// map[string]any; a union value other than null is map[string]any{branch: value} where
+// branch is the branch's type name ("string", "long", the full name of a named type, or
+// goavro's "long.timestamp-millis", "int.date", "bytes.decimal" for logical types). Logical
+// types: date and timestamp-millis/-micros are time.Time (UTC), time-millis/-micros
+// time.Duration, decimal *big.Rat, uuid string. When encoding, goavro also accepts plain
+// numbers for logical types and fills missing record fields that have a default.
+//
+// New[T] maps a Go type onto the schema (Java: SpecificAvroSerde / ReflectionAvroSerde):
+//
+//   - record: a struct; each Avro field takes the exported Go field tagged `avro:"name"`,
+//     else the field whose name equals the Avro name, else one equal ignoring case.
+//     `avro:"-"` skips a Go field. When encoding, an Avro field without a Go field is
+//     written with its schema default (an error if it has none); Go fields the schema
+//     does not name are ignored. When decoding, writer fields the struct lacks are
+//     skipped and struct fields the writer lacks keep their zero value (there is no
+//     reader-schema resolution beyond this match by name). A map[string]V also works.
+//   - union ["null", X]: a pointer (or a nil slice/map/interface) for null, else X's form.
+//     Other unions: a field of the branch's form (the first branch that accepts the Go
+//     value is written), or an interface field, which decodes to the branch value.
+//   - int, long: any Go integer kind (range-checked); float, double: float32/float64.
+//   - string: string; enum: a string-kinded type holding a symbol; uuid: string or [16]byte.
+//   - bytes: []byte; fixed: [N]byte or []byte of length N; decimal: *big.Rat or big.Rat.
+//   - date, timestamp-millis, timestamp-micros, local-timestamp-*: time.Time or an integer
+//     (days or epoch ms/µs); time-millis, time-micros: time.Duration or an integer.
+//   - array: a slice or array; map: a map with string keys.
+//
+// T = any gives the generic form above, and T = map[string]any passes records through.
+//
+// # Nulls
+//
+// As Java's serializer does, a nil value (nil interface, pointer, map or slice) serializes
+// to nil bytes (a tombstone) without touching the registry, and nil bytes deserialize to
+// the zero value of T (nil for nillable types).
+//
+// # Registry use and configuration
+//
+// The serializer finds the schema id for the subject its SubjectNameStrategy names (by
+// default TopicNameStrategy: "<topic>-value", or "<topic>-key" with AsKey): it registers the
+// schema when auto-registration is on (the default), looks it up otherwise, or with
+// UseLatestVersion writes with the subject's latest registered schema. The deserializer
+// fetches the writer schema by the id in the data. Options correspond to the Java
+// serializer configuration: auto.register.schemas, use.latest.version,
+// key.subject.name.strategy / value.subject.name.strategy, normalize.schemas; see
+// OptionsFromProperties.
+package avro
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/linkedin/goavro/v2"
+
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/serde/avro/internal/schema"
+	"github.com/kstreams-go/kstreams/serde/avro/registry"
+)
+
+// MagicByte is the first byte of the Confluent wire format.
+const MagicByte byte = 0
+
+// HeaderSize is the size of the wire-format header: the magic byte and the 4-byte schema id.
+const HeaderSize = 5
+
+// SubjectNameStrategy names the registry subject a schema is registered or looked up under.
+// recordName is the full name (namespace.name) of the schema's top-level named type, or ""
+// when the schema is not a named type. Java counterpart:
+// io.confluent.kafka.serializers.subject.strategy.SubjectNameStrategy, configured with
+// key.subject.name.strategy / value.subject.name.strategy.
+type SubjectNameStrategy func(topic string, isKey bool, recordName string) (string, error)
+
+// TopicNameStrategy names the subject "<topic>-key" or "<topic>-value". It is the default.
+// Java: io.confluent.kafka.serializers.subject.TopicNameStrategy.
+func TopicNameStrategy(topic string, isKey bool, _ string) (string, error) {
+	if isKey {
+		return topic + "-key", nil
+	}
+	return topic + "-value", nil
+}
+
+// RecordNameStrategy names the subject after the record's full name, whatever the topic;
+// it returns ErrNoRecordName for a schema that is not a named type. Java:
+// io.confluent.kafka.serializers.subject.RecordNameStrategy.
+func RecordNameStrategy(_ string, _ bool, recordName string) (string, error) {
+	if recordName == "" {
+		return "", ErrNoRecordName
+	}
+	return recordName, nil
+}
+
+// TopicRecordNameStrategy names the subject "<topic>-<record full name>"; it returns
+// ErrNoRecordName for a schema that is not a named type. Java:
+// io.confluent.kafka.serializers.subject.TopicRecordNameStrategy.
+func TopicRecordNameStrategy(topic string, _ bool, recordName string) (string, error) {
+	if recordName == "" {
+		return "", ErrNoRecordName
+	}
+	return topic + "-" + recordName, nil
+}
+
+type options struct {
+	isKey        bool
+	autoRegister bool
+	useLatest    bool
+	normalize    bool
+	strategy     SubjectNameStrategy
+	ctx          func() context.Context
+}
+
+// Option configures a serde made by New or NewGeneric.
+type Option func(*options)
+
+// AsKey makes the serde a key serde: TopicNameStrategy then names "<topic>-key". Java: the
+// isKey argument of Serializer.configure(configs, isKey).
+func AsKey() Option { return func(o *options) { o.isKey = true } }
+
+// WithAutoRegister turns registering the serializer's schema on (the default) or off; when
+// off, the schema must already be registered under the subject, else serializing fails
+// with registry.ErrSubjectNotFound or registry.ErrSchemaNotFound. Java:
+// auto.register.schemas (default true).
+func WithAutoRegister(on bool) Option { return func(o *options) { o.autoRegister = on } }
+
+// WithUseLatestVersion makes the serializer write with the latest schema registered under
+// the subject instead of its own (which may then be omitted); values are mapped onto that
+// schema. It implies no auto-registration. Java: use.latest.version (default false), with
+// auto.register.schemas=false.
+func WithUseLatestVersion(on bool) Option { return func(o *options) { o.useLatest = on } }
+
+// WithSubjectNameStrategy sets the subject name strategy (default TopicNameStrategy).
+// Java: key.subject.name.strategy / value.subject.name.strategy.
+func WithSubjectNameStrategy(s SubjectNameStrategy) Option {
+	return func(o *options) { o.strategy = s }
+}
+
+// WithNormalize asks the registry to normalize schemas on registration (?normalize=true).
+// Java: normalize.schemas (default false).
+func WithNormalize(on bool) Option { return func(o *options) { o.normalize = on } }
+
+// WithContext gives the context registry requests run under (default
+// context.Background(); each request is also bounded by the registry client's timeout).
+// The serde API has no context parameter, so this is where cancellation enters.
+func WithContext(f func() context.Context) Option { return func(o *options) { o.ctx = f } }
+
+// OptionsFromProperties maps the Java serializer properties to options: auto.register.schemas,
+// use.latest.version, normalize.schemas (true/false), and key.subject.name.strategy (when
+// isKey) or value.subject.name.strategy, whose values are the Java class names
+// io.confluent.kafka.serializers.subject.TopicNameStrategy, RecordNameStrategy or
+// TopicRecordNameStrategy (or just those simple names). isKey also adds AsKey. Other
+// properties are ignored (the registry client takes its own with
+// registry.ConfigFromProperties). It returns an error for an unknown strategy or a value
+// that is not true/false.
+func OptionsFromProperties(props map[string]string, isKey bool) ([]Option, error) {
+	var opts []Option
+	if isKey {
+		opts = append(opts, AsKey())
+	}
+	for _, p := range []struct {
+		name string
+		opt  func(bool) Option
+	}{{"auto.register.schemas", WithAutoRegister}, {"use.latest.version", WithUseLatestVersion}, {"normalize.schemas", WithNormalize}} {
+		v, ok := props[p.name]
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true":
+			opts = append(opts, p.opt(true))
+		case "false":
+			opts = append(opts, p.opt(false))
+		default:
+			return nil, fmt.Errorf("avro serde: property %s=%q is not true or false", p.name, v)
+		}
+	}
+	prop := "value.subject.name.strategy"
+	if isKey {
+		prop = "key.subject.name.strategy"
+	}
+	if v, ok := props[prop]; ok {
+		name := strings.TrimSpace(v)
+		name = name[strings.LastIndexByte(name, '.')+1:]
+		switch name {
+		case "TopicNameStrategy":
+			opts = append(opts, WithSubjectNameStrategy(TopicNameStrategy))
+		case "RecordNameStrategy":
+			opts = append(opts, WithSubjectNameStrategy(RecordNameStrategy))
+		case "TopicRecordNameStrategy":
+			opts = append(opts, WithSubjectNameStrategy(TopicRecordNameStrategy))
+		default:
+			return nil, fmt.Errorf("avro serde: property %s=%q: unknown subject name strategy", prop, v)
+		}
+	}
+	return opts, nil
+}
+
+// compiled is a parsed schema and its goavro codec.
+type compiled struct {
+	text  string
+	typ   *schema.Type
+	codec *goavro.Codec
+}
+
+func compile(text string) (*compiled, error) {
+	typ, err := schema.Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	}
+	codec, err := goavro.NewCodec(text)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	}
+	return &compiled{text: text, typ: typ, codec: codec}, nil
+}
+
+// Serde is the Avro serde for values of type T; create it with New or NewGeneric. It
+// implements serde.Serde[T] and is safe for concurrent use. Java counterpart:
+// io.confluent.kafka.streams.serdes.avro.GenericAvroSerde / SpecificAvroSerde wrapping
+// KafkaAvroSerializer and KafkaAvroDeserializer.
+type Serde[T any] struct {
+	reg    registry.API
+	own    *compiled // the serializer's schema; nil with use.latest.version and no schema
+	opts   options
+	name   string
+	native bool // T is any or map[string]any: no mapping
+
+	mu     sync.Mutex
+	codecs map[string]*compiled // schema text -> compiled
+}
+
+var _ serde.Serde[any] = (*Serde[any])(nil)
+
+// New returns an Avro serde for T with the given registry and writer schema (the Avro
+// schema JSON). schemaText may be "" only together with WithUseLatestVersion(true). The
+// package documentation says how T maps onto the schema. It returns an error wrapping
+// ErrInvalidSchema for a schema that does not parse, and ErrNoSchema when there is none.
+func New[T any](reg registry.API, schemaText string, opts ...Option) (*Serde[T], error) {
+	o := options{autoRegister: true, strategy: TopicNameStrategy, ctx: context.Background}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.useLatest {
+		o.autoRegister = false
+	}
+	if reg == nil {
+		return nil, fmt.Errorf("avro serde: no schema registry client")
+	}
+	tt := reflect.TypeFor[T]()
+	s := &Serde[T]{reg: reg, opts: o, codecs: map[string]*compiled{},
+		native: tt.Kind() == reflect.Interface || tt == reflect.TypeFor[map[string]any]()}
+	s.name = "Avro<" + tt.String() + ">"
+	if tt.Kind() == reflect.Interface {
+		s.name = "Avro"
+	}
+	if schemaText != "" {
+		c, err := compile(schemaText)
+		if err != nil {
+			return nil, fmt.Errorf("avro serde %s: %w", s.name, err)
+		}
+		s.own = c
+		s.codecs[schemaText] = c
+	} else if !o.useLatest {
+		return nil, fmt.Errorf("avro serde %s: %w (give a schema or use WithUseLatestVersion)", s.name, ErrNoSchema)
+	}
+	return s, nil
+}
+
+// NewGeneric returns an Avro serde over goavro's native values (New[any]); see the package
+// documentation for the forms. Java counterpart: GenericAvroSerde.
+func NewGeneric(reg registry.API, schemaText string, opts ...Option) (*Serde[any], error) {
+	return New[any](reg, schemaText, opts...)
+}
+
+// String returns the serde's name, "Avro" for the generic serde or "Avro<T>".
+func (s *Serde[T]) String() string { return s.name }
+
+// Schema returns the serializer's own schema text ("" when it writes with the latest
+// registered schema).
+func (s *Serde[T]) Schema() string {
+	if s.own == nil {
+		return ""
+	}
+	return s.own.text
+}
+
+func (s *Serde[T]) compiled(text string) (*compiled, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.codecs[text]; ok {
+		return c, nil
+	}
+	c, err := compile(text)
+	if err != nil {
+		return nil, err
+	}
+	s.codecs[text] = c
+	return c, nil
+}
+
+// Subject returns the subject the serializer uses for topic.
+func (s *Serde[T]) Subject(topic string) (string, error) {
+	rn := ""
+	if s.own != nil && s.own.typ.Named() {
+		rn = s.own.typ.FullName()
+	}
+	return s.opts.strategy(topic, s.opts.isKey, rn)
+}
+
+// writer returns the schema id and compiled schema to write with.
+func (s *Serde[T]) writer(topic string, e *Error) (int, *compiled, error) {
+	subject, err := s.Subject(topic)
+	if err != nil {
+		return 0, nil, err
+	}
+	e.Subject = subject
+	ctx := s.opts.ctx()
+	switch {
+	case s.opts.useLatest:
+		latest, err := s.reg.Latest(ctx, subject)
+		if err != nil {
+			return 0, nil, err
+		}
+		e.SchemaID = latest.ID
+		c, err := s.compiled(latest.Schema)
+		return latest.ID, c, err
+	case s.opts.autoRegister:
+		id, err := s.reg.Register(ctx, subject, registry.Schema{Schema: s.own.text}, s.opts.normalize)
+		e.SchemaID = id
+		return id, s.own, err
+	default:
+		found, err := s.reg.LookUp(ctx, subject, registry.Schema{Schema: s.own.text})
+		e.SchemaID = found.ID
+		return found.ID, s.own, err
+	}
+}
+
+// Serialize encodes data in the Confluent wire format for topic. A nil value (nil
+// interface, pointer, map or slice) returns nil bytes without a registry call. headers are
+// not used. Errors are *Error naming the topic, subject and schema id, wrapping a
+// *registry.Error (registry.ErrIncompatible when registration is refused,
+// registry.ErrSubjectNotFound / ErrSchemaNotFound without auto-registration,
+// registry.ErrUnavailable), ErrSchemaMismatch for a value that does not fit the schema, or
+// ErrNoRecordName. Java: KafkaAvroSerializer.serialize(topic, headers, data).
+func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, data T) ([]byte, error) {
+	v := reflect.ValueOf(&data).Elem()
+	if isNull(v) {
+		return nil, nil
+	}
+	e := &Error{Serde: s.name, Op: serde.OpSerialize, Topic: topic, Len: -1}
+	id, c, err := s.writer(topic, e)
+	if err != nil {
+		e.Err = err
+		return nil, e
+	}
+	var native any = data
+	if !s.native {
+		if native, err = toNative(c.typ, v, ""); err != nil {
+			e.Err = err
+			return nil, e
+		}
+	}
+	buf := make([]byte, HeaderSize, 64)
+	buf[0] = MagicByte
+	binary.BigEndian.PutUint32(buf[1:], uint32(id))
+	out, err := c.codec.BinaryFromNative(buf, native)
+	if err != nil {
+		e.Err = fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
+		return nil, e
+	}
+	return out, nil
+}
+
+// Deserialize decodes Confluent wire-format data: it reads the schema id, fetches the
+// writer schema from the registry (cached) and decodes the body with it; a typed serde
+// then maps the record onto T by field name. Nil data returns the zero value of T (nil
+// for the generic serde); headers are not used; bytes after the Avro body are ignored, as
+// Java's deserializer ignores them. Errors are *Error naming the topic and schema id,
+// wrapping ErrTooShort or ErrUnknownMagicByte (both serde.ErrCorrupt), a *registry.Error
+// (registry.ErrSchemaNotFound for an unknown id, registry.ErrUnavailable), ErrDecode, or
+// ErrSchemaMismatch when the record does not fit T. Java:
+// KafkaAvroDeserializer.deserialize(topic, headers, data).
+func (s *Serde[T]) Deserialize(topic string, _ *serde.Headers, data []byte) (T, error) {
+	var zero T
+	if data == nil {
+		return zero, nil
+	}
+	e := &Error{Serde: s.name, Op: serde.OpDeserialize, Topic: topic, Len: len(data)}
+	if len(data) < HeaderSize {
+		e.Err = ErrTooShort
+		return zero, e
+	}
+	if data[0] != MagicByte {
+		e.Err = fmt.Errorf("%w 0x%02x", ErrUnknownMagicByte, data[0])
+		return zero, e
+	}
+	id := int(binary.BigEndian.Uint32(data[1:HeaderSize]))
+	e.SchemaID = id
+	found, err := s.reg.SchemaByID(s.opts.ctx(), id)
+	if err != nil {
+		e.Err = err
+		return zero, e
+	}
+	c, err := s.compiled(found.Schema)
+	if err != nil {
+		e.Err = err
+		return zero, e
+	}
+	native, _, err := c.codec.NativeFromBinary(data[HeaderSize:])
+	if err != nil {
+		e.Err = fmt.Errorf("%w: %v", ErrDecode, err)
+		return zero, e
+	}
+	if s.native {
+		if native == nil {
+			return zero, nil
+		}
+		v, ok := native.(T)
+		if !ok {
+			e.Err = fmt.Errorf("%w: decoded %T, want %T", ErrSchemaMismatch, native, zero)
+			return zero, e
+		}
+		return v, nil
+	}
+	var out T
+	if err := fromNative(c.typ, native, reflect.ValueOf(&out).Elem(), ""); err != nil {
+		e.Err = err
+		return zero, e
+	}
+	return out, nil
+}
