@@ -176,10 +176,14 @@ func (m *MockProcessorContext[KForward, VForward]) RecordMetadata() (processor.R
 }
 
 // SetCurrentSystemTimeMs sets what CurrentSystemTimeMs returns. Java: setCurrentSystemTimeMs.
-func (m *MockProcessorContext[KForward, VForward]) SetCurrentSystemTimeMs(ms int64) { m.systemTime = &ms }
+func (m *MockProcessorContext[KForward, VForward]) SetCurrentSystemTimeMs(ms int64) {
+	m.systemTime = &ms
+}
 
 // SetCurrentStreamTimeMs sets what CurrentStreamTimeMs returns. Java: setCurrentStreamTimeMs.
-func (m *MockProcessorContext[KForward, VForward]) SetCurrentStreamTimeMs(ms int64) { m.streamTime = &ms }
+func (m *MockProcessorContext[KForward, VForward]) SetCurrentStreamTimeMs(ms int64) {
+	m.streamTime = &ms
+}
 
 // CurrentSystemTimeMs returns the time set with SetCurrentSystemTimeMs, or -1 when none was
 // set (Java throws IllegalStateException). Java: currentSystemTimeMs().
@@ -277,13 +281,15 @@ func (m *MockProcessorContext[KForward, VForward]) StateStoreContext() processor
 
 type mockStoreContext[K, V any] struct{ m *MockProcessorContext[K, V] }
 
-func (c mockStoreContext[K, V]) ApplicationID() string                            { return c.m.appID }
-func (c mockStoreContext[K, V]) TaskID() processor.TaskID                         { return c.m.taskID }
-func (c mockStoreContext[K, V]) RecordMetadata() (processor.RecordMetadata, bool) { return c.m.RecordMetadata() }
-func (c mockStoreContext[K, V]) KeySerde() serde.Serde[any]                       { return c.m.keySerde }
-func (c mockStoreContext[K, V]) ValueSerde() serde.Serde[any]                     { return c.m.valueSerde }
-func (c mockStoreContext[K, V]) StateDir() string                                 { return c.m.stateDir }
-func (c mockStoreContext[K, V]) AppConfigs() map[string]string                    { return c.m.AppConfigs() }
+func (c mockStoreContext[K, V]) ApplicationID() string    { return c.m.appID }
+func (c mockStoreContext[K, V]) TaskID() processor.TaskID { return c.m.taskID }
+func (c mockStoreContext[K, V]) RecordMetadata() (processor.RecordMetadata, bool) {
+	return c.m.RecordMetadata()
+}
+func (c mockStoreContext[K, V]) KeySerde() serde.Serde[any]    { return c.m.keySerde }
+func (c mockStoreContext[K, V]) ValueSerde() serde.Serde[any]  { return c.m.valueSerde }
+func (c mockStoreContext[K, V]) StateDir() string              { return c.m.stateDir }
+func (c mockStoreContext[K, V]) AppConfigs() map[string]string { return c.m.AppConfigs() }
 func (c mockStoreContext[K, V]) Register(s processor.StateStore, _ processor.StateRestoreCallback) error {
 	c.m.stores[s.Name()] = s
 	return nil

@@ -54,7 +54,10 @@ type routeProcessor struct {
 	ctx processor.ProcessorContext[string, string]
 }
 
-func (p *routeProcessor) Init(ctx processor.ProcessorContext[string, string]) error { p.ctx = ctx; return nil }
+func (p *routeProcessor) Init(ctx processor.ProcessorContext[string, string]) error {
+	p.ctx = ctx
+	return nil
+}
 func (p *routeProcessor) Process(r processor.Record[string, string]) error {
 	md, ok := p.ctx.RecordMetadata()
 	if !ok {
