@@ -104,6 +104,16 @@ func toNative(t *schema.Type, v reflect.Value, path string) (any, error) {
 		if hasNull(t) {
 			return nil, nil
 		}
+		// A nil slice or map is an empty array, bytes or map where the schema has no null.
+		if v.IsValid() && v.Kind() == reflect.Slice && t.Kind == schema.Array {
+			return []any{}, nil
+		}
+		if v.IsValid() && v.Kind() == reflect.Slice && t.Kind == schema.Bytes && t.Logical == "" {
+			return []byte{}, nil
+		}
+		if v.IsValid() && v.Kind() == reflect.Map && t.Kind == schema.Map {
+			return map[string]any{}, nil
+		}
 		return nil, mismatch(path, "null for non-nullable avro type %s", t.Kind)
 	}
 	if t.Kind == schema.Union {

@@ -1,0 +1,483 @@
+package avro_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/big"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/serde/avro"
+	"github.com/kstreams-go/kstreams/serde/avro/avrotest"
+	"github.com/kstreams-go/kstreams/serde/avro/registry"
+)
+
+const userSchema = `{"type":"record","name":"User","namespace":"com.example","fields":[
+  {"name":"name","type":"string"},
+  {"name":"age","type":"int"}]}`
+
+func avroErr(t *testing.T, err error) *avro.Error {
+	t.Helper()
+	var ae *avro.Error
+	if !errors.As(err, &ae) {
+		t.Fatalf("error %v (%T) is not an *avro.Error", err, err)
+	}
+	return ae
+}
+
+// TestWireFormat checks the bytes against the Confluent wire format and the Avro binary
+// encoding written out by hand from the specifications: magic 0, id big-endian, then
+// string "alice" (zig-zag length 5 = 0x0a, bytes) and int 30 (zig-zag 60 = 0x3c).
+func TestWireFormat(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	s, err := avro.NewGeneric(r.Client(), userSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Serialize("users", nil, map[string]any{"name": "alice", "age": int32(30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{0, 0, 0, 0, 1, 0x0a, 'a', 'l', 'i', 'c', 'e', 0x3c}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("bytes = % x; want % x", got, want)
+	}
+	v, err := s.Deserialize("users", nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v, map[string]any{"name": "alice", "age": int32(30)}) {
+		t.Fatalf("decoded %#v", v)
+	}
+	// The schema was registered under the topic-name subject.
+	latest, err := r.Client().Latest(context.Background(), "users-value")
+	if err != nil || latest.ID != 1 {
+		t.Fatalf("users-value latest = %+v, %v", latest, err)
+	}
+}
+
+type Address struct {
+	Street string `avro:"street"`
+	Zip    *string
+}
+
+type Customer struct {
+	ID       int64             `avro:"id"`
+	Name     string            `avro:"name"`
+	Nick     *string           `avro:"nick"`
+	Tier     string            `avro:"tier"`
+	Tags     []string          `avro:"tags"`
+	Scores   map[string]int32  `avro:"scores"`
+	Hash     [4]byte           `avro:"hash"`
+	Balance  *big.Rat          `avro:"balance"`
+	Born     time.Time         `avro:"born"`
+	Seen     time.Time         `avro:"seen"`
+	Ref      string            `avro:"ref"`
+	Home     *Address          `avro:"home"`
+	Extra    any               `avro:"extra"`
+	Ignored  string            `avro:"-"`
+	Metadata map[string]string // not in the schema: ignored
+}
+
+const customerSchema = `{"type":"record","name":"Customer","namespace":"com.example","fields":[
+  {"name":"id","type":"long"},
+  {"name":"name","type":"string"},
+  {"name":"nick","type":["null","string"],"default":null},
+  {"name":"tier","type":{"type":"enum","name":"Tier","symbols":["GOLD","SILVER"]}},
+  {"name":"tags","type":{"type":"array","items":"string"}},
+  {"name":"scores","type":{"type":"map","values":"int"}},
+  {"name":"hash","type":{"type":"fixed","name":"Hash4","size":4}},
+  {"name":"balance","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}},
+  {"name":"born","type":{"type":"int","logicalType":"date"}},
+  {"name":"seen","type":{"type":"long","logicalType":"timestamp-millis"}},
+  {"name":"ref","type":{"type":"string","logicalType":"uuid"}},
+  {"name":"home","type":["null",{"type":"record","name":"Address","fields":[
+     {"name":"street","type":"string"},{"name":"zip","type":["null","string"],"default":null}]}],"default":null},
+  {"name":"extra","type":["null","long","string"],"default":null},
+  {"name":"note","type":"string","default":"none"}]}`
+
+func TestTypedRoundTrip(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	s, err := avro.New[Customer](r.Client(), customerSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nick, zip := "Bobby", "12345"
+	in := Customer{ID: 1 << 40, Name: "Bob", Nick: &nick, Tier: "SILVER", Tags: []string{"a", "b"},
+		Scores: map[string]int32{"x": -7}, Hash: [4]byte{1, 2, 3, 4}, Balance: big.NewRat(-12345, 100),
+		Born: time.Date(1969, 12, 30, 0, 0, 0, 0, time.UTC), Seen: time.UnixMilli(1700000000123).UTC(),
+		Ref: "123e4567-e89b-12d3-a456-426614174000", Home: &Address{Street: "Main", Zip: &zip},
+		Extra: "text", Ignored: "x", Metadata: map[string]string{"k": "v"}}
+	b, err := s.Serialize("customers", nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Deserialize("customers", nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Ignored, in.Metadata = "", nil
+	if out.Balance.Cmp(in.Balance) != 0 {
+		t.Fatalf("balance %v, want %v", out.Balance, in.Balance)
+	}
+	out.Balance = in.Balance
+	if !reflect.DeepEqual(out, in) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+
+	// The same bytes through the generic serde: the goavro forms, "note" from its default.
+	g, err := avro.NewGeneric(r.Client(), customerSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gv, err := g.Deserialize("customers", nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := gv.(map[string]any)
+	if m["note"] != "none" || m["tier"] != "SILVER" || !reflect.DeepEqual(m["nick"], map[string]any{"string": "Bobby"}) ||
+		!reflect.DeepEqual(m["extra"], map[string]any{"string": "text"}) || m["born"] != in.Born {
+		t.Fatalf("generic view: %#v", m)
+	}
+	// born is 2 days before the epoch: zig-zag(-2) = 3.
+	if days := m["born"].(time.Time).Unix() / 86400; days != -2 {
+		t.Fatalf("born = %d days", days)
+	}
+
+	// Nil optional fields and an int in a union branch.
+	in2 := Customer{ID: -1, Name: "", Tier: "GOLD", Balance: new(big.Rat), Born: time.Unix(0, 0).UTC(),
+		Seen: time.UnixMilli(0).UTC(), Ref: "00000000-0000-0000-0000-000000000000", Extra: int64(5)}
+	b2, err := s.Serialize("customers", nil, in2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2, err := s.Deserialize("customers", nil, b2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out2.Nick != nil || out2.Home != nil || out2.Extra != int64(5) || len(out2.Tags) != 0 || len(out2.Scores) != 0 {
+		t.Fatalf("nil fields: %+v", out2)
+	}
+}
+
+func TestNullsNeverReachTheRegistry(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	g, _ := avro.NewGeneric(r.Client(), userSchema)
+	p, _ := avro.New[*Customer](r.Client(), customerSchema)
+	if b, err := g.Serialize("t", nil, nil); b != nil || err != nil {
+		t.Fatalf("generic nil = %v, %v", b, err)
+	}
+	if b, err := p.Serialize("t", nil, nil); b != nil || err != nil {
+		t.Fatalf("pointer nil = %v, %v", b, err)
+	}
+	if v, err := g.Deserialize("t", nil, nil); v != nil || err != nil {
+		t.Fatalf("generic nil bytes = %v, %v", v, err)
+	}
+	if v, err := p.Deserialize("t", nil, nil); v != nil || err != nil {
+		t.Fatalf("pointer nil bytes = %v, %v", v, err)
+	}
+	if n := r.Requests(); n != 0 {
+		t.Fatalf("%d registry requests for nulls", n)
+	}
+}
+
+func TestSubjectNameStrategies(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	c := r.Client()
+	cases := []struct {
+		opts []avro.Option
+		want string
+	}{
+		{nil, "orders-value"},
+		{[]avro.Option{avro.AsKey()}, "orders-key"},
+		{[]avro.Option{avro.WithSubjectNameStrategy(avro.RecordNameStrategy)}, "com.example.User"},
+		{[]avro.Option{avro.AsKey(), avro.WithSubjectNameStrategy(avro.TopicRecordNameStrategy)}, "orders-com.example.User"},
+	}
+	for _, tc := range cases {
+		s, err := avro.NewGeneric(c, userSchema, tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Serialize("orders", nil, map[string]any{"name": "a", "age": int32(1)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Latest(context.Background(), tc.want); err != nil {
+			t.Errorf("subject %s not registered: %v", tc.want, err)
+		}
+	}
+	// A primitive schema has no record name.
+	s, _ := avro.NewGeneric(c, `"string"`, avro.WithSubjectNameStrategy(avro.RecordNameStrategy))
+	_, err := s.Serialize("orders", nil, "x")
+	if !errors.Is(err, avro.ErrNoRecordName) {
+		t.Fatalf("err = %v; want ErrNoRecordName", err)
+	}
+}
+
+func TestPrimitiveSchemaAsKey(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	k, err := avro.New[string](r.Client(), `"string"`, avro.AsKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := k.Serialize("t", nil, "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{0, 0, 0, 0, 1, 4, 'h', 'i'}; !bytes.Equal(b, want) {
+		t.Fatalf("bytes % x; want % x", b, want)
+	}
+	if v, err := k.Deserialize("t", nil, b); v != "hi" || err != nil {
+		t.Fatalf("decoded %q, %v", v, err)
+	}
+}
+
+func TestAutoRegisterOff(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	s, err := avro.NewGeneric(r.Client(), userSchema, avro.WithAutoRegister(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := map[string]any{"name": "a", "age": int32(1)}
+	_, err = s.Serialize("users", nil, rec)
+	if !errors.Is(err, registry.ErrSubjectNotFound) {
+		t.Fatalf("err = %v; want registry.ErrSubjectNotFound", err)
+	}
+	if ae := avroErr(t, err); ae.Subject != "users-value" || !strings.Contains(err.Error(), `subject "users-value"`) {
+		t.Fatalf("error %v does not name the subject", err)
+	}
+	if r.Requests() == 0 {
+		t.Fatal("no look-up request")
+	}
+	id, err := r.Register("users-value", `{"type":"record","name":"Other","fields":[]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = s.Serialize("users", nil, rec); !errors.Is(err, registry.ErrSchemaNotFound) {
+		t.Fatalf("err = %v; want registry.ErrSchemaNotFound", err)
+	}
+	r.SetUnavailable(false)
+	if err := r.Client().SetCompatibility(context.Background(), "users-value", "NONE"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err = r.Register("users-value", userSchema); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Serialize("users", nil, rec)
+	if err != nil || b[4] != byte(id) {
+		t.Fatalf("after registration: % x, %v; want id %d", b, err, id)
+	}
+}
+
+func TestUseLatestVersion(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	if _, err := r.Register("users-value", userSchema); err != nil {
+		t.Fatal(err)
+	}
+	v2 := `{"type":"record","name":"User","namespace":"com.example","fields":[
+	  {"name":"name","type":"string"},{"name":"age","type":"int"},{"name":"email","type":["null","string"],"default":null}]}`
+	if _, err := r.Register("users-value", v2); err != nil {
+		t.Fatal(err)
+	}
+	type User struct {
+		Name string
+		Age  int
+	}
+	s, err := avro.New[User](r.Client(), "", avro.WithUseLatestVersion(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Serialize("users", nil, User{Name: "a", Age: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// id 2, "a", 2, union index 0 (null) for the defaulted email.
+	if want := []byte{0, 0, 0, 0, 2, 2, 'a', 4, 0}; !bytes.Equal(b, want) {
+		t.Fatalf("bytes % x; want % x", b, want)
+	}
+	if _, err := avro.New[User](r.Client(), ""); !errors.Is(err, avro.ErrNoSchema) {
+		t.Fatalf("err = %v; want ErrNoSchema", err)
+	}
+}
+
+func TestSerializeErrors(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	if _, err := r.Register("users-value", userSchema); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("incompatible schema", func(t *testing.T) {
+		bad := `{"type":"record","name":"User","namespace":"com.example","fields":[{"name":"name","type":"string"},{"name":"age","type":"int"},{"name":"x","type":"long"}]}`
+		s, _ := avro.NewGeneric(r.Client(), bad)
+		_, err := s.Serialize("users", nil, map[string]any{"name": "a", "age": int32(1), "x": int64(1)})
+		if !errors.Is(err, registry.ErrIncompatible) {
+			t.Fatalf("err = %v; want registry.ErrIncompatible", err)
+		}
+		if ae := avroErr(t, err); ae.Subject != "users-value" || ae.Op != serde.OpSerialize || ae.Topic != "users" {
+			t.Fatalf("error = %+v", ae)
+		}
+	})
+	t.Run("value does not fit", func(t *testing.T) {
+		s, _ := avro.NewGeneric(r.Client(), userSchema)
+		_, err := s.Serialize("users", nil, map[string]any{"name": 5, "age": int32(1)})
+		if !errors.Is(err, avro.ErrSchemaMismatch) || !errors.Is(err, serde.ErrInvalidValue) {
+			t.Fatalf("err = %v; want ErrSchemaMismatch", err)
+		}
+		if ae := avroErr(t, err); ae.SchemaID != 1 || ae.Subject != "users-value" {
+			t.Fatalf("error = %+v; want schema id 1 on users-value", ae)
+		}
+		type wrong struct{ Name string }
+		ts, _ := avro.New[wrong](r.Client(), userSchema)
+		_, err = ts.Serialize("users", nil, wrong{Name: "a"})
+		if !errors.Is(err, avro.ErrSchemaMismatch) || !strings.Contains(err.Error(), "age") {
+			t.Fatalf("err = %v; want ErrSchemaMismatch naming field age", err)
+		}
+		type badEnum struct {
+			Tier string
+		}
+		es, _ := avro.New[badEnum](r.Client(), `{"type":"record","name":"E","fields":[{"name":"tier","type":{"type":"enum","name":"T","symbols":["A"]}}]}`)
+		if _, err = es.Serialize("e", nil, badEnum{Tier: "B"}); !errors.Is(err, avro.ErrSchemaMismatch) {
+			t.Fatalf("err = %v; want ErrSchemaMismatch for an unknown symbol", err)
+		}
+	})
+	t.Run("registry down", func(t *testing.T) {
+		down := avrotest.Start()
+		c := down.Client()
+		down.Close()
+		s, _ := avro.NewGeneric(c, userSchema)
+		_, err := s.Serialize("users", nil, map[string]any{"name": "a", "age": int32(1)})
+		if !errors.Is(err, registry.ErrUnavailable) || avroErr(t, err).Subject != "users-value" {
+			t.Fatalf("err = %v; want registry.ErrUnavailable on users-value", err)
+		}
+	})
+	t.Run("invalid schema", func(t *testing.T) {
+		if _, err := avro.NewGeneric(r.Client(), `{"type":"record"}`); !errors.Is(err, avro.ErrInvalidSchema) {
+			t.Fatalf("err = %v; want ErrInvalidSchema", err)
+		}
+	})
+}
+
+func TestDeserializeErrors(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	s, _ := avro.NewGeneric(r.Client(), userSchema)
+	good, err := s.Serialize("users", nil, map[string]any{"name": "alice", "age": int32(30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		data []byte
+		want error
+		id   int
+	}{
+		{"unknown id", []byte{0, 0, 0, 0, 99, 2, 'a', 2}, registry.ErrSchemaNotFound, 99},
+		{"magic byte", append([]byte{1}, good[1:]...), avro.ErrUnknownMagicByte, 0},
+		{"too short", []byte{0, 0, 0}, avro.ErrTooShort, 0},
+		{"empty", []byte{}, avro.ErrTooShort, 0},
+		{"truncated body", good[:8], avro.ErrDecode, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := s.Deserialize("users", nil, tc.data)
+			if !errors.Is(err, tc.want) || v != nil {
+				t.Fatalf("Deserialize = %v, %v; want %v", v, err, tc.want)
+			}
+			ae := avroErr(t, err)
+			if ae.SchemaID != tc.id || ae.Topic != "users" || ae.Len != len(tc.data) || ae.Op != serde.OpDeserialize {
+				t.Fatalf("error = %+v", ae)
+			}
+			if tc.id == 99 && !strings.Contains(err.Error(), "schema id 99") {
+				t.Fatalf("message %q does not name the id", err)
+			}
+		})
+	}
+	if !errors.Is(avro.ErrUnknownMagicByte, serde.ErrCorrupt) {
+		t.Fatal("ErrUnknownMagicByte does not wrap serde.ErrCorrupt")
+	}
+	t.Run("record does not fit T", func(t *testing.T) {
+		type U struct {
+			Name int // string in the schema
+		}
+		ts, _ := avro.New[U](r.Client(), userSchema)
+		_, err := ts.Deserialize("users", nil, good)
+		if !errors.Is(err, avro.ErrSchemaMismatch) || avroErr(t, err).SchemaID != 1 {
+			t.Fatalf("err = %v; want ErrSchemaMismatch with id 1", err)
+		}
+	})
+	t.Run("registry unavailable", func(t *testing.T) {
+		rr := avrotest.NewRegistry(t)
+		rr.SetUnavailable(true)
+		fresh, _ := avro.NewGeneric(rr.Client(), userSchema)
+		_, err := fresh.Deserialize("users", nil, good)
+		if !errors.Is(err, registry.ErrUnavailable) || avroErr(t, err).SchemaID != 1 {
+			t.Fatalf("err = %v; want registry.ErrUnavailable for id 1", err)
+		}
+	})
+}
+
+func TestSchemaEvolutionByName(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	w, _ := avro.NewGeneric(r.Client(), userSchema)
+	b, err := w.Serialize("users", nil, map[string]any{"name": "a", "age": int32(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A reader type with a field the writer lacks and without one it has.
+	type UserV2 struct {
+		Name  string
+		Email *string
+	}
+	rd, _ := avro.New[UserV2](r.Client(), `{"type":"record","name":"User","namespace":"com.example","fields":[{"name":"name","type":"string"},{"name":"email","type":["null","string"],"default":null}]}`)
+	v, err := rd.Deserialize("users", nil, b)
+	if err != nil || v.Name != "a" || v.Email != nil {
+		t.Fatalf("decoded %+v, %v", v, err)
+	}
+}
+
+func TestUntypedAdapter(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	type User struct {
+		Name string
+		Age  int32
+	}
+	s, _ := avro.New[User](r.Client(), userSchema)
+	u := serde.Untyped[User](s)
+	b, err := u.Serialize("users", nil, User{Name: "z", Age: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := u.Deserialize("users", nil, b)
+	if err != nil || v != (User{Name: "z", Age: 1}) {
+		t.Fatalf("decoded %#v, %v", v, err)
+	}
+	if serde.Name(s) != "Avro<avro_test.User>" {
+		t.Fatalf("name %q", serde.Name(s))
+	}
+}
+
+func TestOptionsFromProperties(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	opts, err := avro.OptionsFromProperties(map[string]string{
+		"auto.register.schemas":     "false",
+		"use.latest.version":        "true",
+		"key.subject.name.strategy": "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy",
+	}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := avro.NewGeneric(r.Client(), userSchema, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub, _ := s.Subject("t"); sub != "t-com.example.User" {
+		t.Fatalf("subject %q", sub)
+	}
+	if _, err := avro.OptionsFromProperties(map[string]string{"value.subject.name.strategy": "Nope"}, false); err == nil {
+		t.Fatal("no error for an unknown strategy")
+	}
+	if _, err := avro.OptionsFromProperties(map[string]string{"auto.register.schemas": "maybe"}, false); err == nil {
+		t.Fatal("no error for a non-boolean")
+	}
+}
