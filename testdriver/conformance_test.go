@@ -143,8 +143,8 @@ func wordCountProcessorTopology(t *testing.T) *processor.Topology {
 	return topo
 }
 
-func TestConformanceWordCountProcessor(t *testing.T) {
-	runConformance(t, conformanceCase{
+func wordCountProcessorCase() conformanceCase {
+	return conformanceCase{
 		name: "wordcount-processor",
 		props: map[string]string{
 			ApplicationIDConfig:          "streams-wordcount-processor",
@@ -157,40 +157,34 @@ func TestConformanceWordCountProcessor(t *testing.T) {
 			"streams-wordcount-processor-Counts-changelog": {conformance.KindString, conformance.KindInteger},
 			"streams-wordcount-processor-output":           {conformance.KindString, conformance.KindString},
 		}, nil),
-	})
+	}
 }
 
-// TestWordCountProcessorGolden checks our output against the committed Java golden file (so
-// the check also runs where Java is not available; CI regenerates the golden from Java).
-func TestWordCountProcessorGolden(t *testing.T) {
-	events, err := conformance.ReadEventsFile(filepath.Join("..", "conformance", "vectors", "wordcount-processor.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := conformance.ReadOutputsFile(filepath.Join("..", "conformance", "golden", "wordcount-processor.out.jsonl"))
-	if err != nil {
-		t.Skipf("no golden file: %v", err)
-	}
-	got := runGo(t, conformanceCase{
-		props: map[string]string{
-			ApplicationIDConfig:     "streams-wordcount-processor",
-			DefaultKeySerdeConfig:   "org.apache.kafka.common.serialization.Serdes$StringSerde",
-			DefaultValueSerdeConfig: "org.apache.kafka.common.serialization.Serdes$StringSerde",
-		},
-		build: wordCountProcessorTopology,
-		types: typesOf(map[string][2]conformance.Kind{
-			"streams-wordcount-processor-Counts-changelog": {conformance.KindString, conformance.KindInteger},
-			"streams-wordcount-processor-output":           {conformance.KindString, conformance.KindString},
-		}, nil),
-	}, events)
-	if diff := conformance.DiffOutputs(want, got); diff != "" {
-		t.Fatalf("output differs from the Java golden file:\n%s", diff)
-	}
-	topics := map[string]bool{}
-	for _, o := range got {
-		topics[o.Topic] = true
-	}
-	if !topics["streams-wordcount-processor-output"] || !topics["streams-wordcount-processor-Counts-changelog"] {
-		t.Fatalf("unexpected outputs: %d records, topics %v", len(got), topics)
+// TestConformanceWordCountProcessor is the main check: Kafka's WordCountProcessorDemo in our
+// driver and in Java's TopologyTestDriver on the same vector (records and wall-clock advances)
+// give identical output records, timestamps and order.
+func TestConformanceWordCountProcessor(t *testing.T) { runConformance(t, wordCountProcessorCase()) }
+
+// TestGolden checks our output against the committed Java golden files, so the check also runs
+// where Java is not available (CI regenerates the goldens from Java).
+func TestGolden(t *testing.T) {
+	for _, c := range []conformanceCase{wordCountProcessorCase(), papiMultiCase(), papiGlobalCase(), papiSinksCase()} {
+		t.Run(c.name, func(t *testing.T) {
+			events, err := conformance.ReadEventsFile(filepath.Join("..", "conformance", "vectors", c.name+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := conformance.ReadOutputsFile(filepath.Join("..", "conformance", "golden", c.name+".out.jsonl"))
+			if err != nil {
+				t.Skipf("no golden file: %v", err)
+			}
+			got := runGo(t, c, events)
+			if diff := conformance.DiffOutputs(want, got); diff != "" {
+				t.Fatalf("output differs from the Java golden file:\n%s", diff)
+			}
+			if len(want) == 0 {
+				t.Fatal("empty golden file")
+			}
+		})
 	}
 }
