@@ -411,3 +411,31 @@ func nilIfNil(v any) any {
 	}
 	return v
 }
+
+// AddReadOnlyStateStore adds a state store that is filled only from topic: a source named
+// sourceName reads topic (from the earliest offset), and a processor named processorName
+// (from supplier) writes the records into the store, which is connected to it. The topic is the
+// store's changelog (no "-changelog" topic is created; the store is never change-logged). Other
+// processors can be connected to the store to read it. Options set the timestamp extractor.
+// Java: Topology.addReadOnlyStateStore.
+//
+// Errors: ErrNilArgument, ErrSameProcessorInstance, ErrNoTopics, ErrDuplicateName,
+// ErrSelfParent (equal names), ErrTopicAlreadyRegistered, ErrDuplicateStore. Nothing is added on
+// error.
+func (t *Topology) AddReadOnlyStateStore[KIn, VIn, KOut, VOut any](builder StoreBuilder, sourceName string,
+	keyDeserializer serde.Deserializer[KIn], valueDeserializer serde.Deserializer[VIn], topic, processorName string,
+	supplier ProcessorSupplier[KIn, VIn, KOut, VOut], opts ...SourceOption) error {
+	if untypedValue(supplier) == nil {
+		return topoErr(ErrNilArgument, "read-only store processor %s: supplier must not be nil", processorName)
+	}
+	if err := checkSupplier(processorName, func() any { return supplier.Get() }); err != nil {
+		return err
+	}
+	o := applySource(opts)
+	var sb topology.StoreBuilder
+	if untypedValue(builder) != nil {
+		sb = builder
+	}
+	return t.b.AddReadOnlyStore(sb, sourceName, nilIfNil(o.extractor), nilIfNil(UntypedDeserializer(keyDeserializer)),
+		nilIfNil(UntypedDeserializer(valueDeserializer)), topic, processorName, UntypedProcessorSupplier(processorName, supplier))
+}

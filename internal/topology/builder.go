@@ -129,7 +129,11 @@ type Store struct {
 	Processors []string
 	// Global is true for a global store (read by every task, updated by its own source).
 	Global bool
-	// SourceTopic is the global store's topic (its changelog), empty otherwise.
+	// SourceTopic is the source topic that serves as the store's changelog (the topic of a
+	// global or read-only store, a source table's topic), raw (not decorated); empty when the
+	// store has its own changelog "<application.id>-<store>-changelog" (or none). A non-global
+	// store with a SourceTopic never writes a changelog: the engine builds it without
+	// change-logging and restores it from SourceTopic.
 	SourceTopic string
 	// ReprocessOnRestore is true when a global store restores by running its processor on the
 	// topic (Java: addGlobalStore / reprocessOnRestore=true), false for addReadOnlyStateStore-like
@@ -148,6 +152,10 @@ type Builder struct {
 	rawTopics    map[string]bool
 	globalTopics map[string]bool
 	uf           map[string]string // union-find parent links (Java: QuickUnion)
+	// internalTopics are the repartition topics (raw names); copartition the source-node
+	// groups that must be co-partitioned.
+	internalTopics map[string]InternalTopicProperties
+	copartition    [][]string
 }
 
 // New returns an empty Builder.

@@ -42,6 +42,8 @@ var (
 	ErrGlobalStoreConnected = errors.New("global state store must not be connected explicitly")
 	// ErrStoreOnSourceOrSink: a store was connected to a source or sink node.
 	ErrStoreOnSourceOrSink = errors.New("state stores can only be connected to processors")
+	// ErrSourceStoreAlreadyAdded: a store is already bound to a source topic as its changelog.
+	ErrSourceStoreAlreadyAdded = errors.New("source store already added")
 	// ErrNoStoreNames: ConnectProcessorAndStateStores got no store name.
 	ErrNoStoreNames = errors.New("at least one state store name is needed")
 	// ErrSameSourceAndProcessorName: AddGlobalStore got the same name for source and processor.

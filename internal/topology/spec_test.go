@@ -2,9 +2,12 @@ package topology
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -51,6 +54,17 @@ func buildSpec(t *testing.T, spec string) (*Builder, error) {
 			err = b.AddStateStore(&fakeStore{name: p[1], logging: true}, list(p[2])...)
 		case "connect":
 			err = b.ConnectProcessorAndStateStores(p[1], list(p[2])...)
+		case "readonly":
+			err = b.AddReadOnlyStore(&fakeStore{name: p[1], logging: true}, p[2], nil, nil, nil, p[3], p[4], fakeSupplier{})
+		case "internal":
+			var props InternalTopicProperties
+			if len(p) > 2 {
+				n, _ := strconv.Atoi(p[2])
+				props.NumberOfPartitions = int32(n)
+			}
+			b.AddInternalTopic(p[1], props)
+		case "copartition":
+			b.CopartitionSources(list(p[1])...)
 		case "global", "globallog":
 			err = b.AddGlobalStore(&fakeStore{name: p[1], logging: p[0] == "globallog"}, p[2], nil, nil, nil, p[3], p[4], fakeSupplier{}, true)
 		default:
@@ -139,6 +153,46 @@ func TestDescribeMatchesJava(t *testing.T) {
 			if got := b.Describe().String(); got != string(want) {
 				t.Errorf("describe differs from Java\n--- got\n%s\n--- want (Java)\n%s", got, want)
 			}
+			if strings.HasSuffix(f, ".topics.spec") {
+				want, err := os.ReadFile(strings.TrimSuffix(f, ".spec") + ".txt")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := formatTopics(b, "app"); got != string(want) {
+					t.Errorf("topic groups differ from Java\n--- got\n%s\n--- want (Java)\n%s", got, want)
+				}
+			}
 		})
 	}
+}
+
+// formatTopics prints TopicGroups and CopartitionGroups in the format DescribeSpec.java writes
+// for Java's subtopologyToTopicsInfo() and copartitionGroups().
+func formatTopics(b *Builder, app string) string {
+	var sb strings.Builder
+	set := func(xs []string) string { return "[" + strings.Join(xs, ", ") + "]" }
+	for _, g := range b.TopicGroups(app) {
+		fmt.Fprintf(&sb, "subtopology %d\n source: %s\n sink: %s\n", g.Subtopology, set(g.SourceTopics), set(g.SinkTopics))
+		var rep []string
+		for _, k := range sortedKeys(keysOf(g.RepartitionSourceTopics)) {
+			rep = append(rep, fmt.Sprintf("%s=%d", k, g.RepartitionSourceTopics[k].NumberOfPartitions))
+		}
+		fmt.Fprintf(&sb, " repartition: {%s}\n", strings.Join(rep, ", "))
+		fmt.Fprintf(&sb, " changelog: %s\n", set(sortedKeys(keysOf(g.ChangelogTopics))))
+	}
+	var groups []string
+	for _, g := range b.CopartitionGroups(app) {
+		groups = append(groups, set(g))
+	}
+	slices.Sort(groups)
+	fmt.Fprintf(&sb, "copartition: %s\n", set(groups))
+	return sb.String()
+}
+
+func keysOf[V any](m map[string]V) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }

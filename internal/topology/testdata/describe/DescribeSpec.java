@@ -6,6 +6,7 @@ import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.api.*;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.*;
+import org.apache.kafka.streams.processor.internals.*;
 
 // Reads topology specs (one command per line) and prints Java's topology.describe().
 // Usage: java DescribeSpec spec-file... ; writes <spec>.describe.txt next to each spec, or
@@ -17,6 +18,16 @@ public class DescribeSpec {
   static StoreBuilder<?> store(String n, boolean logging) {
     StoreBuilder<?> b = Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(n), Serdes.String(), Serdes.String());
     return logging ? b : b.withLoggingDisabled();
+  }
+  static InternalTopologyBuilder itb(Topology t) throws Exception {
+    java.lang.reflect.Field fl = Topology.class.getDeclaredField("internalTopologyBuilder");
+    fl.setAccessible(true);
+    return (InternalTopologyBuilder) fl.get(t);
+  }
+  static int subtopologyId(TopologyMetadata.Subtopology s) throws Exception {
+    java.lang.reflect.Field fl = TopologyMetadata.Subtopology.class.getDeclaredField("nodeGroupId");
+    fl.setAccessible(true);
+    return (Integer) fl.get(s);
   }
   static String[] list(String s) { return s.equals("-") ? new String[0] : s.split(","); }
   public static void main(String[] args) throws Exception {
@@ -39,10 +50,34 @@ public class DescribeSpec {
                 () -> new Processor<String,String,Void,Void>() { public void process(Record<String,String> r) {} }); break;
             case "globallog": t.addGlobalStore(store(p[1], true), p[2], Serdes.String().deserializer(), Serdes.String().deserializer(), p[3], p[4],
                 () -> new Processor<String,String,Void,Void>() { public void process(Record<String,String> r) {} }); break;
+            case "readonly": t.addReadOnlyStateStore(store(p[1], true), p[2], Serdes.String().deserializer(), Serdes.String().deserializer(), p[3], p[4],
+                () -> new Processor<String,String,Void,Void>() { public void process(Record<String,String> r) {} }); break;
+            case "internal": itb(t).addInternalTopic(p[1], new InternalTopicProperties(p.length > 2 ? Integer.valueOf(p[2]) : null)); break;
+            case "copartition": itb(t).copartitionSources(Arrays.asList(list(p[1]))); break;
             default: throw new IllegalArgumentException(line);
           }
         }
         out = t.describe().toString();
+        if (f.endsWith(".topics.spec")) {
+          InternalTopologyBuilder b = itb(t);
+          b.setApplicationId("app");
+          b.buildTopology();
+          StringBuilder sb = new StringBuilder();
+          for (Map.Entry<TopologyMetadata.Subtopology, InternalTopologyBuilder.TopicsInfo> e : b.subtopologyToTopicsInfo().entrySet()) {
+            InternalTopologyBuilder.TopicsInfo ti = e.getValue();
+            sb.append("subtopology ").append(subtopologyId(e.getKey())).append("\n");
+            sb.append(" source: ").append(new TreeSet<>(ti.sourceTopics)).append("\n");
+            sb.append(" sink: ").append(new TreeSet<>(ti.sinkTopics)).append("\n");
+            TreeMap<String, String> rep = new TreeMap<>();
+            ti.repartitionSourceTopics.forEach((k, v) -> rep.put(k, String.valueOf(v.numberOfPartitions().orElse(0))));
+            sb.append(" repartition: ").append(rep).append("\n");
+            sb.append(" changelog: ").append(new TreeSet<>(ti.stateChangelogTopics.keySet())).append("\n");
+          }
+          TreeSet<String> groups = new TreeSet<>();
+          for (Set<String> g : b.copartitionGroups()) groups.add(new TreeSet<>(g).toString());
+          sb.append("copartition: ").append(groups).append("\n");
+          Files.write(Paths.get(f.replaceAll("\\.spec$", "") + ".txt"), sb.toString().getBytes("UTF-8"));
+        }
       } catch (Exception e) {
         out = "ERROR " + e.getMessage() + "\n";
       }
