@@ -70,6 +70,7 @@ type untypedSupplier[KIn, VIn, KOut, VOut any] struct {
 	s    ProcessorSupplier[KIn, VIn, KOut, VOut]
 }
 
+// Get returns a new adapted processor (nil if the wrapped supplier returned nil).
 func (u *untypedSupplier[KIn, VIn, KOut, VOut]) Get() Processor[any, any, any, any] {
 	p := u.s.Get()
 	if untypedValue(p) == nil {
@@ -91,10 +92,12 @@ type untypedProcessor[KIn, VIn, KOut, VOut any] struct {
 	p    Processor[KIn, VIn, KOut, VOut]
 }
 
+// Init initialises the wrapped processor with a typed view of ctx.
 func (u *untypedProcessor[KIn, VIn, KOut, VOut]) Init(ctx ProcessorContext[any, any]) error {
 	return u.p.Init(&typedContext[KOut, VOut]{ProcessorContext: ctx})
 }
 
+// Process converts the record to the wrapped processor\'s types and processes it.
 func (u *untypedProcessor[KIn, VIn, KOut, VOut]) Process(r Record[any, any]) error {
 	tr, err := castRecord[KIn, VIn](u.node, r)
 	if err != nil {
@@ -103,6 +106,7 @@ func (u *untypedProcessor[KIn, VIn, KOut, VOut]) Process(r Record[any, any]) err
 	return u.p.Process(tr)
 }
 
+// Close closes the wrapped processor.
 func (u *untypedProcessor[KIn, VIn, KOut, VOut]) Close() error { return u.p.Close() }
 
 // typedContext presents an untyped context as a ProcessorContext[KOut, VOut].
@@ -110,10 +114,12 @@ type typedContext[KOut, VOut any] struct {
 	ProcessorContext[any, any]
 }
 
+// Forward converts the record to the untyped form and forwards it to all children.
 func (c *typedContext[KOut, VOut]) Forward(r Record[KOut, VOut]) error {
 	return c.ProcessorContext.Forward(untypedRecord(r))
 }
 
+// ForwardTo converts the record to the untyped form and forwards it to the named child.
 func (c *typedContext[KOut, VOut]) ForwardTo(r Record[KOut, VOut], child string) error {
 	return c.ProcessorContext.ForwardTo(untypedRecord(r), child)
 }
@@ -130,6 +136,7 @@ type untypedFixedKeySupplier[KIn, VIn, VOut any] struct {
 	s    FixedKeyProcessorSupplier[KIn, VIn, VOut]
 }
 
+// Get returns a new adapted processor (nil if the wrapped supplier returned nil).
 func (u *untypedFixedKeySupplier[KIn, VIn, VOut]) Get() Processor[any, any, any, any] {
 	p := u.s.Get()
 	if untypedValue(p) == nil {
@@ -151,10 +158,12 @@ type untypedFixedKeyProcessor[KIn, VIn, VOut any] struct {
 	p    FixedKeyProcessor[KIn, VIn, VOut]
 }
 
+// Init initialises the wrapped processor with a typed view of ctx.
 func (u *untypedFixedKeyProcessor[KIn, VIn, VOut]) Init(ctx ProcessorContext[any, any]) error {
 	return u.p.Init(&fixedKeyContext[KIn, VOut]{ProcessorContext: ctx})
 }
 
+// Process converts the record to the wrapped processor\'s types and processes it.
 func (u *untypedFixedKeyProcessor[KIn, VIn, VOut]) Process(r Record[any, any]) error {
 	tr, err := castRecord[KIn, VIn](u.node, r)
 	if err != nil {
@@ -163,6 +172,7 @@ func (u *untypedFixedKeyProcessor[KIn, VIn, VOut]) Process(r Record[any, any]) e
 	return u.p.Process(FixedKeyRecord[KIn, VIn]{key: tr.Key, value: tr.Value, timestamp: tr.Timestamp, headers: tr.Headers})
 }
 
+// Close closes the wrapped processor.
 func (u *untypedFixedKeyProcessor[KIn, VIn, VOut]) Close() error { return u.p.Close() }
 
 // fixedKeyContext presents an untyped context as a FixedKeyProcessorContext[K, V].
@@ -170,10 +180,12 @@ type fixedKeyContext[K, V any] struct {
 	ProcessorContext[any, any]
 }
 
+// Forward converts the record to the untyped form and forwards it to all children.
 func (c *fixedKeyContext[K, V]) Forward(r FixedKeyRecord[K, V]) error {
 	return c.ProcessorContext.Forward(Record[any, any]{Key: untypedValue(r.key), Value: untypedValue(r.value), Timestamp: r.timestamp, Headers: r.headers})
 }
 
+// ForwardTo converts the record to the untyped form and forwards it to the named child.
 func (c *fixedKeyContext[K, V]) ForwardTo(r FixedKeyRecord[K, V], child string) error {
 	return c.ProcessorContext.ForwardTo(Record[any, any]{Key: untypedValue(r.key), Value: untypedValue(r.value), Timestamp: r.timestamp, Headers: r.headers}, child)
 }
@@ -192,6 +204,7 @@ func UntypedDeserializer[T any](d serde.Deserializer[T]) serde.Deserializer[any]
 
 type untypedDeserializer[T any] struct{ d serde.Deserializer[T] }
 
+// Deserialize decodes with the wrapped deserializer; typed nils become nil.
 func (u untypedDeserializer[T]) Deserialize(topic string, h *serde.Headers, data []byte) (any, error) {
 	v, err := u.d.Deserialize(topic, h, data)
 	if err != nil {
@@ -219,6 +232,7 @@ func UntypedSerializer[T any](s serde.Serializer[T]) serde.Serializer[any] {
 
 type untypedSerializer[T any] struct{ s serde.Serializer[T] }
 
+// Serialize encodes data, which must be a T or nil, with the wrapped serializer.
 func (u untypedSerializer[T]) Serialize(topic string, h *serde.Headers, data any) ([]byte, error) {
 	v, ok := castValue[T](data)
 	if !ok {

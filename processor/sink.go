@@ -5,11 +5,13 @@ import "github.com/kstreams-go/kstreams/serde"
 // RecordContext is the context of the record being written by a sink, given to a
 // [TopicNameExtractor]. Counterpart of Java's org.apache.kafka.streams.processor.RecordContext.
 type RecordContext struct {
-	// Topic, Partition and Offset locate the input record the output derives from (Topic is
-	// empty and Offset -1 for records produced by a punctuator).
-	Topic     string
+	// Topic is the topic of the input record the output derives from (empty for records
+	// produced by a punctuator).
+	Topic string
+	// Partition is the partition of that input record (-1 in a punctuator).
 	Partition int32
-	Offset    int64
+	// Offset is the offset of that input record (-1 in a punctuator).
+	Offset int64
 	// Timestamp is the output record's timestamp in ms.
 	Timestamp int64
 	// Headers are the output record's headers.

@@ -37,9 +37,10 @@ type RestoreRecord struct {
 	// Timestamp is the changelog record's timestamp in ms (the stored timestamp of a
 	// timestamped store).
 	Timestamp int64
-	// Partition and Offset locate the record in the changelog.
+	// Partition is the changelog partition of the record.
 	Partition int32
-	Offset    int64
+	// Offset is the record's offset in the changelog partition.
+	Offset int64
 	// Headers are the changelog record's headers.
 	Headers serde.Headers
 }

@@ -13,15 +13,18 @@ import (
 // org.apache.kafka.clients.consumer.ConsumerRecord<Object, Object> that extractors use (this
 // package imports no Kafka client).
 type ConsumerRecord struct {
-	// Topic, Partition and Offset locate the record.
-	Topic     string
+	// Topic is the topic the record was read from.
+	Topic string
+	// Partition is the partition of Topic.
 	Partition int32
-	Offset    int64
+	// Offset is the record's offset in the partition.
+	Offset int64
 	// Timestamp is the record's timestamp in ms (CreateTime or LogAppendTime), -1 when the
 	// record has none.
 	Timestamp int64
-	// Key and Value are the deserialized key and value (nil for null).
-	Key   any
+	// Key is the deserialized key (nil for null).
+	Key any
+	// Value is the deserialized value (nil for null).
 	Value any
 	// Headers are the record headers.
 	Headers serde.Headers

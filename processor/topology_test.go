@@ -242,3 +242,42 @@ func TestConnectedStoreProvider(t *testing.T) {
 		t.Fatalf("p1 = %v", p1)
 	}
 }
+
+func TestAddReadOnlyStateStore(t *testing.T) {
+	topo := base(t)
+	must(t, topo.AddReadOnlyStateStore(kvBuilder("ro"), "rsrc", serde.String(), serde.String(), "rtopic", "rproc",
+		nop[string, string, struct{}, struct{}]()))
+	b := topo.Internal()
+	st := b.Store("ro")
+	if st == nil || st.SourceTopic != "rtopic" || st.Global || len(st.Processors) != 1 || st.Processors[0] != "rproc" {
+		t.Fatalf("store %+v", st)
+	}
+	// Java (subtopologyToTopicsInfo, internal/topology/testdata/describe/readonly.topics.txt):
+	// the source topic is the changelog of a read-only store.
+	if got := b.ChangelogTopic("app", "ro"); got != "rtopic" {
+		t.Fatalf("changelog %q", got)
+	}
+	if got := b.ChangelogTopic("app", "st"); got != "app-st-changelog" {
+		t.Fatalf("changelog %q", got)
+	}
+	must(t, topo.ConnectProcessorAndStateStores("proc", "ro"))
+
+	before := topo.Describe().String()
+	for _, c := range []struct {
+		want error
+		err  error
+	}{
+		{processor.ErrDuplicateName, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "src", serde.String(), serde.String(), "t9", "rp2", nop[string, string, struct{}, struct{}]())},
+		{processor.ErrTopicAlreadyRegistered, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "rs2", serde.String(), serde.String(), "rtopic", "rp2", nop[string, string, struct{}, struct{}]())},
+		{processor.ErrDuplicateStore, topo.AddReadOnlyStateStore(kvBuilder("st"), "rs2", serde.String(), serde.String(), "t9", "rp2", nop[string, string, struct{}, struct{}]())},
+		{processor.ErrSelfParent, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "rs2", serde.String(), serde.String(), "t9", "rs2", nop[string, string, struct{}, struct{}]())},
+		{processor.ErrNoTopics, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "rs2", serde.String(), serde.String(), "", "rp2", nop[string, string, struct{}, struct{}]())},
+	} {
+		if !errors.Is(c.err, c.want) || !errors.Is(c.err, processor.ErrInvalidTopology) {
+			t.Errorf("got %v, want %v", c.err, c.want)
+		}
+	}
+	if after := topo.Describe().String(); after != before {
+		t.Fatalf("failed calls changed the topology:\n%s", after)
+	}
+}

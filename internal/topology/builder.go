@@ -93,9 +93,10 @@ type Node struct {
 	// Source: TimestampExtractor is a processor.TimestampExtractor, or nil to use the
 	// configured default.
 	TimestampExtractor any
-	// Source: KeyDeserializer and ValueDeserializer are serde.Deserializer[any] values
-	// (typed deserializers adapted by package processor), or nil to use the configured defaults.
-	KeyDeserializer   any
+	// Source: KeyDeserializer is a serde.Deserializer[any] (typed deserializers adapted by
+	// package processor), or nil to use the configured default.
+	KeyDeserializer any
+	// Source: ValueDeserializer is a serde.Deserializer[any], or nil for the configured default.
 	ValueDeserializer any
 	// Source: Global is true for the source of a global store.
 	Global bool
@@ -113,9 +114,9 @@ type Node struct {
 	TopicExtractor any
 	// Sink: ExtractorText is what Describe prints for a dynamic sink ("extractor class: ...").
 	ExtractorText string
-	// Sink: KeySerializer and ValueSerializer are serde.Serializer[any] values, or nil to use
-	// the configured defaults.
-	KeySerializer   any
+	// Sink: KeySerializer is a serde.Serializer[any], or nil for the configured default.
+	KeySerializer any
+	// Sink: ValueSerializer is a serde.Serializer[any], or nil for the configured default.
 	ValueSerializer any
 	// Sink: Partitioner is a processor.StreamPartitioner[any, any], or nil for the default.
 	Partitioner any
