@@ -131,7 +131,7 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 		ApplicationID: appID, AppConfigs: props, DefaultKeySerde: o.keySerde, DefaultValueSerde: o.valueSerde,
 		DefaultTimestampExtractor: o.extractor, Clock: func() int64 { return d.wallClock }, Collector: collector{d},
 	}
-	gspec, err := task.GlobalSpec(b)
+	gspec, err := task.GlobalSpec(b, appID)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 		}
 		cfg.GlobalStore = d.global.Store
 	}
-	spec, err := task.SpecFromTopology(b, nil)
+	spec, err := task.SpecFromTopology(b, appID, nil)
 	if err != nil {
 		return nil, err
 	}

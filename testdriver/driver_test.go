@@ -364,3 +364,45 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+func TestInternalTopicDecorationAndReadOnlyStore(t *testing.T) {
+	b := topology.New()
+	b.AddInternalTopic("rep-repartition", topology.InternalTopicProperties{})
+	must(t, b.AddSource("src", []string{"in"}, nil, "", topology.ResetDefault, nil, nil, nil))
+	must(t, b.AddSink("to-rep", "rep-repartition", nil, "", nil, nil, nil, "src"))
+	must(t, b.AddSource("from-rep", []string{"rep-repartition"}, nil, "", topology.ResetDefault, nil, nil, nil))
+	must(t, b.AddSink("sink", "out", nil, "", nil, nil, nil, "from-rep"))
+	// A read-only store fed from its own topic: its changelog is that topic, so nothing is logged.
+	ro := store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("ro"), serde.String(), serde.String())
+	must(t, b.AddReadOnlyStore(ro, "ro-src", nil, nil, nil, "ro-topic", "ro-proc",
+		procSupplier("ro-proc", func() processor.Processor[string, string, string, string] { return &storeWriter{} })))
+	d, err := newDriver(b, stringProps, 0)
+	must(t, err)
+	must(t, CreateInputTopic(d, "in", serde.String(), serde.String(), WithStartTimestamp(1)).PipeKeyValue("k", "v"))
+	must(t, CreateInputTopic(d, "ro-topic", serde.String(), serde.String(), WithStartTimestamp(1)).PipeKeyValue("rk", "rv"))
+	if names := d.ProducedTopicNames(); !slices.Equal(names, []string{"app-rep-repartition", "out"}) {
+		t.Fatalf("produced %v", names)
+	}
+	kv, err := KeyValueStore[string, string](d, "ro")
+	must(t, err)
+	if v, _, _ := kv.Get("rk"); v != "rv" {
+		t.Fatalf("read-only store %q", v)
+	}
+	if err := CreateInputTopic(d, "rep-repartition", serde.String(), serde.String()).PipeInput("x"); !errors.Is(err, ErrUnknownTopic) {
+		t.Fatalf("raw internal name accepted: %v", err)
+	}
+}
+
+type storeWriter struct {
+	kv store.KeyValueStore[string, string]
+}
+
+func (p *storeWriter) Init(ctx processor.ProcessorContext[string, string]) error {
+	var err error
+	p.kv, err = processor.GetStateStore[store.KeyValueStore[string, string]](ctx, "ro")
+	return err
+}
+func (p *storeWriter) Process(r processor.Record[string, string]) error {
+	return p.kv.Put(r.Key, r.Value)
+}
+func (p *storeWriter) Close() error { return nil }

@@ -11,11 +11,14 @@ import (
 
 // SpecFromTopology builds the Spec of the non-global nodes of the given node groups
 // (sub-topology ids; nil means every non-global group, as Java's TopologyTestDriver which runs
-// the whole topology in one task). Nodes keep the order they were added (Java builds and
-// initialises processors in that order); stores are ordered by the first processor (in node
-// order) connected to them, as Java's ProcessorTopology.stateStores(). Payloads of the wrong
-// dynamic type yield an error wrapping ErrInvalidSpec.
-func SpecFromTopology(b *topology.Builder, groups []int) (Spec, error) {
+// the whole topology in one task). Internal (repartition) topics of sources and sinks are
+// decorated with applicationID ("<application.id>-<topic>"), and each store gets its run-time
+// changelog topic (a source-topic changelog is marked so that the engine does not write to it).
+// Nodes keep the order they were added (Java builds and initialises processors in that
+// order); stores are ordered by the first processor (in node order) connected to them, as
+// Java's ProcessorTopology.stateStores(). Payloads of the wrong dynamic type yield an error
+// wrapping ErrInvalidSpec.
+func SpecFromTopology(b *topology.Builder, applicationID string, groups []int) (Spec, error) {
 	include := map[string]bool{}
 	for _, g := range b.NodeGroups() {
 		if g.Global || (groups != nil && !slices.Contains(groups, g.ID)) {
@@ -35,6 +38,7 @@ func SpecFromTopology(b *topology.Builder, groups []int) (Spec, error) {
 		if err != nil {
 			return Spec{}, err
 		}
+		decorate(b, applicationID, &ns)
 		for _, c := range n.Children {
 			if include[c] {
 				ns.Children = append(ns.Children, c)
@@ -51,14 +55,16 @@ func SpecFromTopology(b *topology.Builder, groups []int) (Spec, error) {
 				return Spec{}, fmt.Errorf("%w: store %q: builder %T is not a processor.StoreBuilder", ErrInvalidSpec, s, st.Builder)
 			}
 			added[s] = true
-			spec.Stores = append(spec.Stores, StoreSpec{Builder: sb})
+			spec.Stores = append(spec.Stores, StoreSpec{Builder: sb, ChangelogTopic: b.ChangelogTopic(applicationID, s),
+				ChangelogIsSource: st.SourceTopic != ""})
 		}
 	}
 	return spec, nil
 }
 
-// GlobalSpec builds the Spec of the global store groups: their sources, processors and stores.
-func GlobalSpec(b *topology.Builder) (Spec, error) {
+// GlobalSpec builds the Spec of the global store groups: their sources, processors and stores
+// (a global store never writes a changelog: its source topic is its changelog).
+func GlobalSpec(b *topology.Builder, applicationID string) (Spec, error) {
 	var spec Spec
 	for _, g := range b.NodeGroups() {
 		if !g.Global {
@@ -70,6 +76,7 @@ func GlobalSpec(b *topology.Builder) (Spec, error) {
 			if err != nil {
 				return Spec{}, err
 			}
+			decorate(b, applicationID, &ns)
 			ns.Children = slices.Clone(n.Children)
 			spec.Nodes = append(spec.Nodes, ns)
 			for _, s := range n.Stores {
@@ -81,11 +88,21 @@ func GlobalSpec(b *topology.Builder) (Spec, error) {
 				if !ok {
 					return Spec{}, fmt.Errorf("%w: store %q: builder %T is not a processor.StoreBuilder", ErrInvalidSpec, s, st.Builder)
 				}
-				spec.Stores = append(spec.Stores, StoreSpec{Builder: sb})
+				spec.Stores = append(spec.Stores, StoreSpec{Builder: sb, ChangelogTopic: st.SourceTopic, ChangelogIsSource: true})
 			}
 		}
 	}
 	return spec, nil
+}
+
+// decorate replaces internal topic names by their run-time names.
+func decorate(b *topology.Builder, applicationID string, ns *NodeSpec) {
+	for i, t := range ns.Topics {
+		ns.Topics[i] = b.DecorateTopic(applicationID, t)
+	}
+	if ns.Topic != "" {
+		ns.Topic = b.DecorateTopic(applicationID, ns.Topic)
+	}
 }
 
 func as[T any](node, what string, v any) (T, error) {

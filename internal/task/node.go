@@ -306,8 +306,12 @@ func (s *storeContext) Register(st processor.StateStore, restore processor.State
 	return nil
 }
 
-// LogChange writes a changelog record of store to its changelog topic, task partition.
+// LogChange writes a changelog record of store to its changelog topic, task partition; it
+// writes nothing for a store whose changelog is a source topic.
 func (s *storeContext) LogChange(store string, key, value []byte, timestamp int64) error {
+	if s.t.noLogging[store] {
+		return nil
+	}
 	topic, ok := s.t.changelogs[store]
 	if !ok {
 		topic = s.t.cfg.ApplicationID + "-" + store + "-changelog"

@@ -78,6 +78,10 @@ type StoreSpec struct {
 	// ChangelogTopic overrides the changelog topic (e.g. a source-topic changelog); empty means
 	// "<application.id>-<store>-changelog".
 	ChangelogTopic string
+	// ChangelogIsSource marks a store whose changelog is a topic the topology reads (a
+	// read-only store, a source-table store, a global store): the engine never writes to it,
+	// as Java builds such stores with logging disabled.
+	ChangelogIsSource bool
 }
 
 // Spec is the part of a built topology one task runs: nodes in the order Java builds and

@@ -153,6 +153,7 @@ type Task struct {
 	stores     map[string]processor.StateStore
 	storeOrder []processor.StateStore
 	changelogs map[string]string
+	noLogging  map[string]bool
 	restorers  map[string]processor.StateRestoreCallback
 
 	group partitionGroup
@@ -198,6 +199,7 @@ func New(id processor.TaskID, spec Spec, cfg Config) (*Task, error) {
 		sources:         map[string]*node{},
 		stores:          map[string]processor.StateStore{},
 		changelogs:      map[string]string{},
+		noLogging:       map[string]bool{},
 		storeSpecs:      spec.Stores,
 		consumedOffsets: map[topicPartition]int64{},
 		rc:              recordContext{timestamp: UnknownTime, offset: -1, partition: -1},
@@ -237,6 +239,13 @@ func New(id processor.TaskID, spec Spec, cfg Config) (*Task, error) {
 	for _, ss := range spec.Stores {
 		if ss.Builder == nil {
 			return nil, fmt.Errorf("%w: store without builder", ErrInvalidSpec)
+		}
+		if ss.ChangelogIsSource {
+			t.noLogging[ss.Builder.Name()] = true
+			if ss.ChangelogTopic != "" {
+				t.changelogs[ss.Builder.Name()] = ss.ChangelogTopic
+			}
+			continue
 		}
 		if ss.Builder.LoggingEnabled() {
 			topic := ss.ChangelogTopic
