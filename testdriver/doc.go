@@ -1,0 +1,34 @@
+// Package testdriver tests topologies without a broker, the Go counterpart of Java's
+// kafka-streams-test-utils: [TopologyTestDriver], [TestInputTopic], [TestOutputTopic],
+// [TestRecord] and [MockProcessorContext]; package testdriver/mocks has gomock mocks of the
+// processor contexts (generated with mockgen), and store/storemock those of the stores.
+//
+//	d, err := testdriver.New(topology, map[string]string{
+//		"application.id":      "wordcount",
+//		"default.key.serde":   "org.apache.kafka.common.serialization.Serdes$StringSerde",
+//		"default.value.serde": "org.apache.kafka.common.serialization.Serdes$StringSerde",
+//	}, 0)
+//	if err != nil { ... }
+//	defer d.Close()
+//	in := testdriver.CreateInputTopic(d, "streams-plaintext-input", serde.String(), serde.String())
+//	out := testdriver.CreateOutputTopic(d, "streams-wordcount-output", serde.String(), serde.Long())
+//	err = in.PipeInput("hello kafka streams")
+//	counts, err := testdriver.ReadKeyValuesToMap(out)
+//
+// Behaviour follows Java's driver (checked record for record against Java 4.4's
+// TopologyTestDriver by the conformance tests in this package): every sub-topology runs in one
+// task 0_0 on partition 0; each piped record is processed synchronously, followed by the
+// stream-time punctuations it made due and a commit; records written to topics the topology
+// reads (repartition topics) are piped back in; every produced record, changelog writes
+// included, is captured per topic; wall-clock time is mocked and moves only with
+// AdvanceWallClockTime.
+//
+// Generic operations are functions rather than methods where Java has a generic method on the
+// driver (CreateInputTopic, CreateOutputTopic, KeyValueStore, ReadKeyValuesToMap). Errors are
+// returned, never thrown: processing errors come back from the call that caused the
+// processing (PipeInput, AdvanceWallClockTime, ...).
+//
+// Not supported yet: record caches (statestore.cache.max.bytes is ignored, which behaves as
+// Java with a cache of 0 bytes), max.task.idle.ms, exception handler configs, timestamped,
+// window, session and versioned store accessors, metrics.
+package testdriver
