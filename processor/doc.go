@@ -16,5 +16,27 @@
 // Errors are values: every operation that can fail in Java (by throwing) returns an error
 // here; sentinel errors are matched with errors.Is and typed errors with errors.As.
 //
+// # Building a topology
+//
+// [Topology] mirrors Java's Topology: AddSource / AddSourcePattern, AddProcessor (and
+// AddFixedKeyProcessor), AddSink / AddDynamicSink, AddStateStore, ConnectProcessorAndStateStores,
+// AddGlobalStore and AddReadOnlyStateStore. Typed arguments (processor suppliers, serdes,
+// extractors, partitioners) are carried by generic methods and options such as
+// [WithKeyDeserializer]; Java's overloads become options. Errors surface at the call, as Java
+// throws at the call, and a failed call leaves the topology unchanged. [Topology.Describe]
+// returns a [TopologyDescription] whose String() is byte for byte Java's describe() text.
+//
+// # The untyped graph (for the engine and the DSL)
+//
+// [Topology.Internal] returns the untyped graph (package internal/topology) the engine, the test
+// driver, the runtime and the DSL work on. Its payloads have these dynamic types:
+// processor nodes hold a ProcessorSupplier[any, any, any, any] (typed and fixed-key suppliers are
+// wrapped by [UntypedProcessorSupplier] / [UntypedFixedKeyProcessorSupplier], whose processors
+// take a ProcessorContext[any, any] in Init); sources hold serde.Deserializer[any] values and a
+// [TimestampExtractor] (nil: the configured defaults); sinks hold serde.Serializer[any] values, a
+// TopicNameExtractor[any, any] and a StreamPartitioner[any, any] (nil: defaults); stores hold a
+// [StoreBuilder]. In the untyped form nil is null: adapters give typed nodes the zero value for a
+// nil key or value, and turn typed nils they emit into nil.
+//
 // This package imports no Kafka client and no store implementation.
 package processor
