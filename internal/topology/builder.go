@@ -79,7 +79,8 @@ type Node struct {
 	// sources.
 	Parents []string
 	// Children are the child node names in the order they were added; forwarding visits them
-	// in this order (as Java's ProcessorNode.children).
+	// in this order (as Java's ProcessorNode.children). A child that named this node twice as
+	// its parent is listed twice and so receives each forwarded record twice, as in Java.
 	Children []string
 
 	// Source: Topics are the subscribed topics in the order given (nil with a Pattern).
@@ -279,9 +280,7 @@ func (b *Builder) addNode(n *Node) {
 	b.uf[n.Name] = n.Name
 	for _, p := range n.Parents {
 		pn := b.byName[p]
-		if !slices.Contains(pn.Children, n.Name) {
-			pn.Children = append(pn.Children, n.Name)
-		}
+		pn.Children = append(pn.Children, n.Name)
 		b.unite(p, n.Name)
 	}
 }

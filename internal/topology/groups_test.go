@@ -81,3 +81,17 @@ func TestNodeChildrenInAddOrder(t *testing.T) {
 		t.Fatalf("children of z: %v", got)
 	}
 }
+
+// Java's ProcessorNode.addChild runs once per predecessor entry, so a parent named twice has
+// the child twice (records reach it twice); describe still lists it once
+// (testdata/describe/dup-parents.describe.txt).
+func TestDuplicateParentGivesChildTwice(t *testing.T) {
+	b := New()
+	_ = b.AddSource("s", []string{"a"}, nil, "", ResetDefault, nil, nil, nil)
+	if err := b.AddProcessor("p", fakeSupplier{}, "s", "s"); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Node("s").Children; !reflect.DeepEqual(got, []string{"p", "p"}) {
+		t.Fatalf("children %v", got)
+	}
+}
