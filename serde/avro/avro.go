@@ -68,6 +68,7 @@ package avro
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -216,11 +217,13 @@ func OptionsFromProperties(props map[string]string, isKey bool) ([]Option, error
 	return opts, nil
 }
 
-// compiled is a parsed schema and its goavro codec.
+// compiled is a parsed schema and its goavro codecs.
 type compiled struct {
-	text  string
-	typ   *schema.Type
-	codec *goavro.Codec
+	text    string
+	typ     *schema.Type
+	codec   *goavro.Codec // decodes (and encodes when the schema has no decimal)
+	enc     *goavro.Codec // encodes: the schema without decimal logical types
+	decimal bool          // the schema has decimals: run encodeDecimals before enc
 }
 
 func compile(text string) (*compiled, error) {
@@ -232,7 +235,20 @@ func compile(text string) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	return &compiled{text: text, typ: typ, codec: codec}, nil
+	c := &compiled{text: text, typ: typ, codec: codec, enc: codec}
+	if hasDecimal(typ, map[*schema.Type]bool{}) {
+		var v any
+		if err := json.Unmarshal([]byte(text), &v); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+		}
+		stripDecimals(v)
+		stripped, _ := json.Marshal(v)
+		if c.enc, err = goavro.NewCodec(string(stripped)); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+		}
+		c.decimal = true
+	}
+	return c, nil
 }
 
 // Serde is the Avro serde for values of type T; create it with New or NewGeneric. It
@@ -381,10 +397,16 @@ func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, data T) ([]byte, er
 			return nil, e
 		}
 	}
+	if c.decimal {
+		if native, err = encodeDecimals(c.typ, native, ""); err != nil {
+			e.Err = err
+			return nil, e
+		}
+	}
 	buf := make([]byte, HeaderSize, 64)
 	buf[0] = MagicByte
 	binary.BigEndian.PutUint32(buf[1:], uint32(id))
-	out, err := c.codec.BinaryFromNative(buf, native)
+	out, err := c.enc.BinaryFromNative(buf, native)
 	if err != nil {
 		e.Err = fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
 		return nil, e

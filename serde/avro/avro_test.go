@@ -481,3 +481,35 @@ func TestOptionsFromProperties(t *testing.T) {
 		t.Fatal("no error for a non-boolean")
 	}
 }
+
+func TestDecimalLimits(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	type D struct {
+		Amount *big.Rat
+		Price  *big.Rat
+	}
+	const sch = `{"type":"record","name":"D","fields":[
+	  {"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":4,"scale":2}},
+	  {"name":"price","type":{"type":"fixed","name":"P","size":2,"logicalType":"decimal","precision":4,"scale":1}}]}`
+	s, err := avro.New[D](r.Client(), sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 99.99 -> 9999 = 0x270f; -0.1 at scale 1 -> -1 = 0xffff in 2 bytes.
+	b, err := s.Serialize("d", nil, D{Amount: big.NewRat(9999, 100), Price: big.NewRat(-1, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{0, 0, 0, 0, 1, 4, 0x27, 0x0f, 0xff, 0xff}; !bytes.Equal(b, want) {
+		t.Fatalf("bytes % x; want % x", b, want)
+	}
+	for _, bad := range []D{
+		{Amount: big.NewRat(1, 1000), Price: new(big.Rat)},    // scale 3 > 2
+		{Amount: big.NewRat(10000, 100), Price: new(big.Rat)}, // 5 digits > precision 4
+		{Amount: new(big.Rat), Price: big.NewRat(4000, 1)},    // 40000 needs 3 bytes > size 2... and 5 digits
+	} {
+		if _, err := s.Serialize("d", nil, bad); !errors.Is(err, avro.ErrSchemaMismatch) {
+			t.Errorf("Serialize(%v, %v) err = %v; want ErrSchemaMismatch", bad.Amount, bad.Price, err)
+		}
+	}
+}

@@ -581,3 +581,182 @@ func fromNative(t *schema.Type, native any, dst reflect.Value, path string) erro
 	}
 	return nil
 }
+
+// hasDecimal reports whether t contains a decimal logical type.
+func hasDecimal(t *schema.Type, seen map[*schema.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	if (t.Kind == schema.Bytes || t.Kind == schema.Fixed) && t.Logical == "decimal" {
+		return true
+	}
+	for _, f := range t.Fields {
+		if hasDecimal(f.Type, seen) {
+			return true
+		}
+	}
+	for _, b := range t.Branches {
+		if hasDecimal(b, seen) {
+			return true
+		}
+	}
+	return t.Items != nil && hasDecimal(t.Items, seen) || t.Values != nil && hasDecimal(t.Values, seen)
+}
+
+// stripDecimals removes "logicalType":"decimal" from a parsed schema JSON value, giving the
+// schema the encoder compiles: decimals are written by encodeDecimals instead of goavro,
+// whose fixed-decimal encoder does not pad zero to the fixed size and whose decimal encoder
+// rounds values with more digits than the scale instead of refusing them.
+func stripDecimals(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if x["logicalType"] == "decimal" && (x["type"] == "bytes" || x["type"] == "fixed") {
+			delete(x, "logicalType")
+		}
+		for _, e := range x {
+			stripDecimals(e)
+		}
+	case []any:
+		for _, e := range x {
+			stripDecimals(e)
+		}
+	}
+}
+
+// decimalBytes returns the big-endian two's-complement bytes of r's unscaled value at the
+// type's scale (Java: BigDecimal.unscaledValue().toByteArray()), sign-extended to the size
+// of a fixed. It refuses values with more decimals than the scale or more digits than the
+// precision, as Java's Conversions.DecimalConversion does.
+func decimalBytes(t *schema.Type, r *big.Rat, path string) ([]byte, error) {
+	scaled := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Scale)), nil)))
+	if !scaled.IsInt() {
+		return nil, mismatch(path, "decimal %s has more than %d decimals (the schema's scale)", r.RatString(), t.Scale)
+	}
+	n := scaled.Num()
+	if t.Precision > 0 && len(new(big.Int).Abs(n).String()) > t.Precision && n.Sign() != 0 {
+		return nil, mismatch(path, "decimal %s has more than %d digits (the schema's precision)", r.RatString(), t.Precision)
+	}
+	var b []byte
+	if n.Sign() >= 0 {
+		b = n.Bytes()
+		if len(b) == 0 || b[0]&0x80 != 0 {
+			b = append([]byte{0}, b...)
+		}
+	} else {
+		k := new(big.Int).Neg(n)
+		k.Sub(k, big.NewInt(1)) // -n-1 >= 0 has the magnitude bits of n
+		size := k.BitLen()/8 + 1
+		b = new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), uint(8*size)), n).Bytes()
+		for len(b) < size {
+			b = append([]byte{0xff}, b...)
+		}
+	}
+	if t.Kind == schema.Fixed {
+		if len(b) > t.Size {
+			return nil, mismatch(path, "decimal %s needs %d bytes, fixed %s has %d", r.RatString(), len(b), t.FullName(), t.Size)
+		}
+		pad := byte(0)
+		if n.Sign() < 0 {
+			pad = 0xff
+		}
+		for len(b) < t.Size {
+			b = append([]byte{pad}, b...)
+		}
+	}
+	return b, nil
+}
+
+// encodeDecimals returns a copy of the native value v of schema t with decimals (*big.Rat)
+// replaced by their bytes and "bytes.decimal" union keys renamed "bytes", for the encoder
+// compiled from the stripDecimals schema. Values without decimals are shared, not copied.
+func encodeDecimals(t *schema.Type, v any, path string) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch t.Kind {
+	case schema.Union:
+		m, ok := v.(map[string]any)
+		if !ok || len(m) != 1 {
+			return v, nil // goavro reports the error
+		}
+		for k, bv := range m {
+			for _, b := range t.Branches {
+				if b.BranchName() != k {
+					continue
+				}
+				n, err := encodeDecimals(b, bv, path)
+				if err != nil {
+					return nil, err
+				}
+				if b.Kind == schema.Bytes {
+					k = "bytes"
+				}
+				return map[string]any{k: n}, nil
+			}
+		}
+	case schema.Bytes, schema.Fixed:
+		if t.Logical != "decimal" {
+			return v, nil
+		}
+		switch x := v.(type) {
+		case *big.Rat:
+			return decimalBytes(t, x, path)
+		case big.Rat:
+			return decimalBytes(t, &x, path)
+		case []byte:
+			return x, nil
+		}
+		return nil, mismatch(path, "%T for avro decimal (want *big.Rat)", v)
+	case schema.Record:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v, nil
+		}
+		out := make(map[string]any, len(m))
+		for k, x := range m {
+			out[k] = x
+		}
+		for _, f := range t.Fields {
+			x, present := m[f.Name]
+			if !present {
+				continue
+			}
+			n, err := encodeDecimals(f.Type, x, path+"."+f.Name)
+			if err != nil {
+				return nil, err
+			}
+			out[f.Name] = n
+		}
+		return out, nil
+	case schema.Array:
+		a, ok := v.([]any)
+		if !ok {
+			return v, nil
+		}
+		out := make([]any, len(a))
+		for i, x := range a {
+			n, err := encodeDecimals(t.Items, x, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = n
+		}
+		return out, nil
+	case schema.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v, nil
+		}
+		out := make(map[string]any, len(m))
+		for k, x := range m {
+			n, err := encodeDecimals(t.Values, x, path+"["+k+"]")
+			if err != nil {
+				return nil, err
+			}
+			out[k] = n
+		}
+		return out, nil
+	}
+	return v, nil
+}
