@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
+	"time"
 
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/serde"
@@ -85,6 +87,9 @@ var (
 	// ErrSameSourceAndProcessorName: AddGlobalStore with equal source and processor names.
 	// Java: "sourceName and processorName must be different."
 	ErrSameSourceAndProcessorName = topology.ErrSameSourceAndProcessorName
+	// ErrInvalidOffsetReset: an offset reset by a negative duration. Java:
+	// IllegalArgumentException from AutoOffsetReset.byDuration.
+	ErrInvalidOffsetReset = errors.New("invalid offset reset")
 	// ErrInvalidPattern: AddSourcePattern got a pattern that does not compile (Go RE2 syntax).
 	// Java: PatternSyntaxException.
 	ErrInvalidPattern = errors.New("invalid topic pattern")
@@ -100,46 +105,45 @@ func topoErr(kind error, format string, args ...any) error {
 type TopologyError = topology.Error
 
 // AutoOffsetReset is a source's override of the consumer's auto.offset.reset: where to start
-// reading a partition that has no committed offset. The zero value keeps the configured
-// policy. Java: org.apache.kafka.streams.AutoOffsetReset (earliest(), latest(), none()).
-type AutoOffsetReset int
-
-const (
-	// OffsetResetDefault uses the auto.offset.reset config (Java: no reset given).
-	OffsetResetDefault AutoOffsetReset = iota
-	// OffsetResetEarliest reads from the earliest offset. Java: AutoOffsetReset.earliest().
-	OffsetResetEarliest
-	// OffsetResetLatest reads from the end. Java: AutoOffsetReset.latest().
-	OffsetResetLatest
-	// OffsetResetNone fails when there is no committed offset. Java: AutoOffsetReset.none().
-	OffsetResetNone
-)
-
-// String returns "default", "earliest", "latest" or "none".
-func (r AutoOffsetReset) String() string {
-	switch r {
-	case OffsetResetDefault:
-		return "default"
-	case OffsetResetEarliest:
-		return "earliest"
-	case OffsetResetLatest:
-		return "latest"
-	case OffsetResetNone:
-		return "none"
-	}
-	return "AutoOffsetReset(" + itoa(int(r)) + ")"
+// reading a partition that has no committed offset. The zero value keeps the configured policy
+// (auto.offset.reset). Build one with [OffsetResetEarliest], [OffsetResetLatest],
+// [OffsetResetNone] or [OffsetResetByDuration]. Java: org.apache.kafka.streams.AutoOffsetReset
+// (KIP-1106).
+type AutoOffsetReset struct {
+	r topology.OffsetReset
+	d time.Duration
 }
 
-func (r AutoOffsetReset) internal() topology.OffsetReset {
-	switch r {
-	case OffsetResetEarliest:
-		return topology.ResetEarliest
-	case OffsetResetLatest:
-		return topology.ResetLatest
-	case OffsetResetNone:
-		return topology.ResetNone
+// OffsetResetEarliest starts from the earliest offset. Java: AutoOffsetReset.earliest().
+func OffsetResetEarliest() AutoOffsetReset { return AutoOffsetReset{r: topology.ResetEarliest} }
+
+// OffsetResetLatest starts from the end of the partition. Java: AutoOffsetReset.latest().
+func OffsetResetLatest() AutoOffsetReset { return AutoOffsetReset{r: topology.ResetLatest} }
+
+// OffsetResetNone fails when there is no committed offset. Java: AutoOffsetReset.none().
+func OffsetResetNone() AutoOffsetReset { return AutoOffsetReset{r: topology.ResetNone} }
+
+// OffsetResetByDuration starts from the first offset whose timestamp is at most d before now
+// (d is truncated to ms; a negative d is refused by AddSource with [ErrInvalidOffsetReset]).
+// Java: AutoOffsetReset.byDuration(Duration).
+func OffsetResetByDuration(d time.Duration) AutoOffsetReset {
+	return AutoOffsetReset{r: topology.ResetByDuration, d: d}
+}
+
+// String returns "default", "earliest", "latest", "none" or "by_duration:<ms>" (Java's
+// auto.offset.reset spelling).
+func (r AutoOffsetReset) String() string {
+	switch r.r {
+	case topology.ResetEarliest:
+		return "earliest"
+	case topology.ResetLatest:
+		return "latest"
+	case topology.ResetNone:
+		return "none"
+	case topology.ResetByDuration:
+		return "by_duration:" + strconv.FormatInt(r.d.Milliseconds(), 10)
 	}
-	return topology.ResetDefault
+	return "default"
 }
 
 // SourceOption sets an optional parameter of a source (the extra arguments of Java's
@@ -159,7 +163,8 @@ func WithTimestampExtractor(e TimestampExtractor) SourceOption {
 	return func(o *sourceOptions) { o.extractor = e }
 }
 
-// WithOffsetReset sets the source's offset reset policy (default: [OffsetResetDefault]).
+// WithOffsetReset sets the source's offset reset policy (default: the zero AutoOffsetReset,
+// the auto.offset.reset config).
 func WithOffsetReset(r AutoOffsetReset) SourceOption {
 	return func(o *sourceOptions) { o.reset = r }
 }
@@ -172,6 +177,13 @@ func WithKeyDeserializer[K any](d serde.Deserializer[K]) SourceOption {
 // WithValueDeserializer sets the source's value deserializer (default: default.value.serde).
 func WithValueDeserializer[V any](d serde.Deserializer[V]) SourceOption {
 	return func(o *sourceOptions) { o.valueDeser = UntypedDeserializer(d) }
+}
+
+func (r AutoOffsetReset) check(source string) error {
+	if r.r == topology.ResetByDuration && r.d < 0 {
+		return topoErr(ErrInvalidOffsetReset, "source %s: the offset reset duration %v is negative; it must be zero or more", source, r.d)
+	}
+	return nil
 }
 
 func applySource(opts []SourceOption) sourceOptions {
@@ -189,13 +201,17 @@ func applySource(opts []SourceOption) sourceOptions {
 // deserializers, timestamp extractor and offset reset. Java: Topology.addSource(...,
 // String... topics).
 //
-// Errors: ErrNoTopics, ErrDuplicateName, ErrTopicAlreadyRegistered.
+// Errors: ErrNoTopics, ErrDuplicateName, ErrTopicAlreadyRegistered, ErrInvalidOffsetReset.
 func (t *Topology) AddSource(name string, topics []string, opts ...SourceOption) error {
-	if len(topics) == 0 {
-		return t.b.AddSource(name, nil, nil, "", topology.ResetDefault, nil, nil, nil)
-	}
 	o := applySource(opts)
-	return t.b.AddSource(name, topics, nil, "", o.reset.internal(), nilIfNil(o.extractor), nilIfNil(o.keyDeser), nilIfNil(o.valueDeser))
+	if err := o.reset.check(name); err != nil {
+		return err
+	}
+	if err := t.b.AddSource(name, topics, nil, "", o.reset.r, nilIfNil(o.extractor), nilIfNil(o.keyDeser), nilIfNil(o.valueDeser)); err != nil {
+		return err
+	}
+	t.b.Node(name).OffsetResetDuration = o.reset.d
+	return nil
 }
 
 // AddSourcePattern adds a source node reading every topic whose whole name matches pattern
@@ -203,14 +219,21 @@ func (t *Topology) AddSource(name string, topics []string, opts ...SourceOption)
 // prints the pattern text. Java: Topology.addSource(..., Pattern topicPattern).
 //
 // Errors: ErrInvalidPattern, ErrDuplicateName, ErrTopicAlreadyRegistered (the pattern
-// matches a topic another source reads).
+// matches a topic another source reads), ErrInvalidOffsetReset.
 func (t *Topology) AddSourcePattern(name string, pattern string, opts ...SourceOption) error {
 	re, err := regexp.Compile(pattern)
 	if err != nil {
 		return topoErr(ErrInvalidPattern, "source %s: %v", name, err)
 	}
 	o := applySource(opts)
-	return t.b.AddSource(name, nil, re, pattern, o.reset.internal(), nilIfNil(o.extractor), nilIfNil(o.keyDeser), nilIfNil(o.valueDeser))
+	if err := o.reset.check(name); err != nil {
+		return err
+	}
+	if err := t.b.AddSource(name, nil, re, pattern, o.reset.r, nilIfNil(o.extractor), nilIfNil(o.keyDeser), nilIfNil(o.valueDeser)); err != nil {
+		return err
+	}
+	t.b.Node(name).OffsetResetDuration = o.reset.d
+	return nil
 }
 
 // AddProcessor adds a processor node named name, child of parents (in order; at least one,

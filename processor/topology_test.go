@@ -3,7 +3,9 @@ package processor_test
 import (
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -279,5 +281,28 @@ func TestAddReadOnlyStateStore(t *testing.T) {
 	}
 	if after := topo.Describe().String(); after != before {
 		t.Fatalf("failed calls changed the topology:\n%s", after)
+	}
+}
+
+func TestSourceOffsetReset(t *testing.T) {
+	topo := processor.NewTopology()
+	must(t, topo.AddSource("e", []string{"a"}, processor.WithOffsetReset(processor.OffsetResetEarliest())))
+	must(t, topo.AddSource("d", []string{"b"}, processor.WithOffsetReset(processor.OffsetResetByDuration(90*time.Second))))
+	must(t, topo.AddSourcePattern("n", "c.*", processor.WithOffsetReset(processor.OffsetResetNone())))
+	must(t, topo.AddSource("z", []string{"z"}))
+	b := topo.Internal()
+	if b.Node("e").OffsetReset != topology.ResetEarliest || b.Node("n").OffsetReset != topology.ResetNone ||
+		b.Node("z").OffsetReset != topology.ResetDefault {
+		t.Fatal("reset policies")
+	}
+	if n := b.Node("d"); n.OffsetReset != topology.ResetByDuration || n.OffsetResetDuration != 90*time.Second {
+		t.Fatalf("by duration: %+v", n)
+	}
+	if s := processor.OffsetResetByDuration(90 * time.Second).String(); s != "by_duration:90000" {
+		t.Fatal(s)
+	}
+	err := topo.AddSource("neg", []string{"x"}, processor.WithOffsetReset(processor.OffsetResetByDuration(-time.Second)))
+	if !errors.Is(err, processor.ErrInvalidOffsetReset) || topo.Internal().Node("neg") != nil {
+		t.Fatalf("negative duration: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"time"
 )
 
 // NodeKind is the kind of a node.
@@ -58,6 +59,9 @@ const (
 	ResetLatest
 	// ResetNone fails when no offset is committed.
 	ResetNone
+	// ResetByDuration starts from the first offset whose timestamp is at most the node's
+	// OffsetResetDuration before now.
+	ResetByDuration
 )
 
 // StoreBuilder is the part of processor.StoreBuilder the graph needs; the values held are
@@ -91,6 +95,8 @@ type Node struct {
 	PatternText string
 	// Source: OffsetReset is the source's reset policy override.
 	OffsetReset OffsetReset
+	// Source: OffsetResetDuration is the duration of a ResetByDuration policy.
+	OffsetResetDuration time.Duration
 	// Source: TimestampExtractor is a processor.TimestampExtractor, or nil to use the
 	// configured default.
 	TimestampExtractor any
