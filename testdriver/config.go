@@ -2,7 +2,9 @@ package testdriver
 
 import (
 	"fmt"
+	"log/slog"
 
+	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -19,7 +21,36 @@ const (
 	// DefaultTimestampExtractorConfig is "default.timestamp.extractor": a Java extractor class
 	// name (see [JavaTimestampExtractor]); default FailOnInvalidTimestamp.
 	DefaultTimestampExtractorConfig = "default.timestamp.extractor"
+	// DeserializationExceptionHandlerConfig is "deserialization.exception.handler":
+	// org.apache.kafka.streams.errors.LogAndFailExceptionHandler (default) or
+	// LogAndContinueExceptionHandler (skip records that fail to deserialize).
+	DeserializationExceptionHandlerConfig = "deserialization.exception.handler"
+	// ProcessingExceptionHandlerConfig is "processing.exception.handler":
+	// org.apache.kafka.streams.errors.LogAndFailProcessingExceptionHandler (default) or
+	// LogAndContinueProcessingExceptionHandler (drop the record at the failing node).
+	ProcessingExceptionHandlerConfig = "processing.exception.handler"
 )
+
+// exceptionHandlers maps the handler properties to the engine's handler functions.
+func exceptionHandlers(props map[string]string) (deser func(task.RawRecord, error) task.HandlerResponse,
+	proc func(string, processor.Record[any, any], error) task.HandlerResponse, err error) {
+	const p = "org.apache.kafka.streams.errors."
+	switch c := props[DeserializationExceptionHandlerConfig]; c {
+	case "", p + "LogAndFailExceptionHandler":
+	case p + "LogAndContinueExceptionHandler":
+		deser = func(task.RawRecord, error) task.HandlerResponse { return task.Continue }
+	default:
+		return nil, nil, fmt.Errorf("%w: deserialization exception handler class %q", ErrUnknownClass, c)
+	}
+	switch c := props[ProcessingExceptionHandlerConfig]; c {
+	case "", p + "LogAndFailProcessingExceptionHandler":
+	case p + "LogAndContinueProcessingExceptionHandler":
+		proc = func(string, processor.Record[any, any], error) task.HandlerResponse { return task.Continue }
+	default:
+		return nil, nil, fmt.Errorf("%w: processing exception handler class %q", ErrUnknownClass, c)
+	}
+	return deser, proc, nil
+}
 
 // JavaSerde returns the Go serde (as Serde[any]) of a Java serde class name, as used in
 // default.key.serde / default.value.serde: org.apache.kafka.common.serialization.Serdes$XSerde
@@ -79,7 +110,11 @@ type Option func(*options)
 type options struct {
 	keySerde, valueSerde serde.Serde[any]
 	extractor            processor.TimestampExtractor
+	logger               *slog.Logger
 }
+
+// WithLogger sets the logger of warnings (dropped records); default slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithDefaultSerdes sets the default key and value serdes (Go values; they take precedence over
 // default.key.serde / default.value.serde). Either may be nil to keep the property's.

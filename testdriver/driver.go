@@ -127,9 +127,14 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 	}
 	d := &TopologyTestDriver{appID: appID, wallClock: initialWallClockMs, offsets: map[string]int64{},
 		outputs: map[string][]task.OutRecord{}}
+	deserHandler, procHandler, err := exceptionHandlers(props)
+	if err != nil {
+		return nil, err
+	}
 	cfg := task.Config{
 		ApplicationID: appID, AppConfigs: props, DefaultKeySerde: o.keySerde, DefaultValueSerde: o.valueSerde,
 		DefaultTimestampExtractor: o.extractor, Clock: func() int64 { return d.wallClock }, Collector: collector{d},
+		DeserializationHandler: deserHandler, ProcessingHandler: procHandler, Logger: o.logger,
 	}
 	gspec, err := task.GlobalSpec(b, appID)
 	if err != nil {

@@ -60,7 +60,7 @@ func (n *node) init() error {
 		}
 		n.proc = p
 		t.current = n
-		err = p.Init(n.ctx)
+		err = callGuarded(func() error { return p.Init(n.ctx) })
 		t.current = nil
 		if err != nil {
 			return fmt.Errorf("task %s: init processor %q: %w", t.id, n.spec.Name, err)
@@ -80,14 +80,18 @@ func (n *node) process(rec processor.Record[any, any]) error {
 	case SourceNode:
 		return n.forward(rec, n.children)
 	case ProcessorNode:
-		err = n.proc.Process(rec)
+		err = callGuarded(func() error { return n.proc.Process(rec) })
 	case SinkNode:
-		err = n.sink(rec)
+		err = callGuarded(func() error { return n.sink(rec) })
 	}
 	if err != nil {
 		var pe *ProcessingError
 		if errors.As(err, &pe) {
 			return err
+		}
+		if n.spec.Kind == ProcessorNode && t.cfg.ProcessingHandler != nil && t.cfg.ProcessingHandler(n.spec.Name, rec, err) == Continue {
+			t.group.dropped++
+			return nil
 		}
 		return &ProcessingError{Task: t.id, Node: n.spec.Name, Topic: t.rc.topic, Partition: t.rc.partition, Offset: t.rc.offset,
 			Punctuation: !t.rc.hasMetadata, Err: err}

@@ -6,6 +6,29 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
+// DeserializationError is a record whose key or value could not be deserialized, with where
+// it was read. Java: the StreamsException "Deserialization exception handler is set to fail
+// upon a deserialization error".
+type DeserializationError struct {
+	// Task is the task id.
+	Task processor.TaskID
+	// Topic, Partition and Offset locate the record.
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Err is the deserializer's error (or a *PanicError).
+	Err error
+}
+
+// Error implements error.
+func (e *DeserializationError) Error() string {
+	return fmt.Sprintf("task %s: deserialization error on record topic=%s partition=%d offset=%d: %v",
+		e.Task, e.Topic, e.Partition, e.Offset, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *DeserializationError) Unwrap() error { return e.Err }
+
 // stampedRecord is a deserialized record with its extracted timestamp.
 type stampedRecord struct {
 	raw        RawRecord
@@ -71,23 +94,38 @@ func (g *partitionGroup) updateHead(q *recordQueue) error {
 		q.fifo = q.fifo[1:]
 		n := q.src
 		var key, value any
-		var err error
-		if raw.Key != nil {
-			if key, err = n.keyDeser.Deserialize(raw.Topic, &raw.Headers, raw.Key); err != nil {
-				return fmt.Errorf("task %s: deserialization error on key of record topic=%s partition=%d offset=%d: %w",
-					t.id, raw.Topic, raw.Partition, raw.Offset, err)
+		err := callGuarded(func() error {
+			var err error
+			if raw.Key != nil {
+				if key, err = n.keyDeser.Deserialize(raw.Topic, &raw.Headers, raw.Key); err != nil {
+					return fmt.Errorf("key: %w", err)
+				}
 			}
-		}
-		if raw.Value != nil {
-			if value, err = n.valueDeser.Deserialize(raw.Topic, &raw.Headers, raw.Value); err != nil {
-				return fmt.Errorf("task %s: deserialization error on value of record topic=%s partition=%d offset=%d: %w",
-					t.id, raw.Topic, raw.Partition, raw.Offset, err)
+			if raw.Value != nil {
+				if value, err = n.valueDeser.Deserialize(raw.Topic, &raw.Headers, raw.Value); err != nil {
+					return fmt.Errorf("value: %w", err)
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			if t.cfg.DeserializationHandler != nil && t.cfg.DeserializationHandler(raw, err) == Continue {
+				g.dropped++
+				t.log.Warn("skipping record due to deserialization error", "task", t.id.String(), "topic", raw.Topic,
+					"partition", raw.Partition, "offset", raw.Offset, "error", err)
+				continue
+			}
+			return &DeserializationError{Task: t.id, Topic: raw.Topic, Partition: raw.Partition, Offset: raw.Offset, Err: err}
 		}
-		ts, err := n.extractor.Extract(processor.ConsumerRecord{
-			Topic: raw.Topic, Partition: raw.Partition, Offset: raw.Offset, Timestamp: raw.Timestamp,
-			Key: key, Value: value, Headers: raw.Headers,
-		}, q.partitionTime)
+		var ts int64
+		err = callGuarded(func() error {
+			var err error
+			ts, err = n.extractor.Extract(processor.ConsumerRecord{
+				Topic: raw.Topic, Partition: raw.Partition, Offset: raw.Offset, Timestamp: raw.Timestamp,
+				Key: key, Value: value, Headers: raw.Headers,
+			}, q.partitionTime)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("task %s: timestamp extractor failed for record topic=%s partition=%d offset=%d: %w",
 				t.id, raw.Topic, raw.Partition, raw.Offset, err)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"regexp"
+	"runtime/debug"
 	"time"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -76,10 +77,51 @@ type Config struct {
 	Collector Collector
 	// Logger receives warnings (dropped records); nil means slog.Default().
 	Logger *slog.Logger
+	// DeserializationHandler decides whether a record whose key or value fails to deserialize
+	// is skipped (Continue: dropped and counted) or fails the task (Fail). nil means Fail, Java's
+	// default LogAndFailExceptionHandler. Java: deserialization.exception.handler.
+	DeserializationHandler func(rec RawRecord, err error) HandlerResponse
+	// ProcessingHandler decides, for an error returned (or a panic raised) by a processor or a
+	// punctuator, whether to drop the record at that node and go on (Continue) or fail (Fail).
+	// node is the failing node; rec is the record it was processing (zero in a punctuation).
+	// nil means Fail, Java's default LogAndFailProcessingExceptionHandler.
+	// Java: processing.exception.handler (KIP-1033).
+	ProcessingHandler func(node string, rec processor.Record[any, any], err error) HandlerResponse
 	// GlobalStore looks up a global store by name (nil when the topology has none); global
 	// stores are readable from every processor without being connected (Java:
 	// ProcessorContextImpl.getStateStore checks global stores first).
 	GlobalStore func(name string) processor.StateStore
+}
+
+// HandlerResponse is the answer of an exception handler.
+// Java: DeserializationHandlerResponse / ProcessingHandlerResponse.
+type HandlerResponse int
+
+const (
+	// Fail stops processing with the error (Java: FAIL).
+	Fail HandlerResponse = iota
+	// Continue drops the record and goes on (Java: CONTINUE).
+	Continue
+)
+
+// PanicError is a panic raised by user code (a processor, punctuator, serde, extractor, ...)
+// and recovered by the engine, which reports it as an error instead.
+type PanicError struct {
+	// Value is the value passed to panic.
+	Value any
+	// Stack is the goroutine stack at the point of the panic.
+	Stack []byte
+}
+
+// Error implements error.
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Unwrap returns the panic value if it is an error.
+func (e *PanicError) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
 }
 
 // Errors of the engine.
@@ -321,8 +363,9 @@ func (t *Task) Restore(name string, batch []processor.RestoreRecord) error {
 	return r(batch)
 }
 
-// DroppedRecords returns the number of input records dropped for a negative extracted
-// timestamp (Java's dropped-records metric).
+// DroppedRecords returns the number of records dropped: input records with a negative
+// extracted timestamp or skipped by the deserialization handler, and records dropped at a node
+// by the processing handler (Java's dropped-records metric).
 func (t *Task) DroppedRecords() int64 { return t.group.dropped }
 
 // SourceTopics returns the topics the task's source nodes read.
@@ -438,14 +481,29 @@ func (t *Task) punctuate(n *node, ts int64, typ processor.PunctuationType, p pro
 	t.current = n
 	defer func() { t.current = nil }()
 	t.systemTimeMs = t.cfg.Clock()
-	if err := p(ts); err != nil {
-		var pe *ProcessingError
-		if errors.As(err, &pe) {
-			return err
-		}
-		return &ProcessingError{Task: t.id, Node: n.spec.Name, Partition: -1, Offset: -1, Punctuation: true, Err: err}
+	err := callGuarded(func() error { return p(ts) })
+	if err == nil {
+		return nil
 	}
-	return nil
+	var pe *ProcessingError
+	if errors.As(err, &pe) {
+		return err
+	}
+	if t.cfg.ProcessingHandler != nil && t.cfg.ProcessingHandler(n.spec.Name, processor.Record[any, any]{}, err) == Continue {
+		t.group.dropped++
+		return nil
+	}
+	return &ProcessingError{Task: t.id, Node: n.spec.Name, Partition: -1, Offset: -1, Punctuation: true, Err: err}
+}
+
+// callGuarded calls f and turns a panic into a *PanicError.
+func callGuarded(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return f()
 }
 
 // CommitNeeded reports whether records were processed or a commit was requested since the last
@@ -495,7 +553,7 @@ func (t *Task) Close() error {
 		for _, n := range t.nodes {
 			if n.proc != nil {
 				t.current = n
-				if err := n.proc.Close(); err != nil {
+				if err := callGuarded(n.proc.Close); err != nil {
 					errs = append(errs, fmt.Errorf("task %s: close processor %q: %w", t.id, n.spec.Name, err))
 				}
 			}

@@ -345,3 +345,73 @@ func TestChangelogWritesAndCommitClose(t *testing.T) {
 		t.Fatalf("process after close: %v", err)
 	}
 }
+
+func TestPanicsBecomeErrors(t *testing.T) {
+	clock := int64(0)
+	p := &funcProc{process: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		panic("processor bug")
+	}}
+	tk, _ := newTask(t, pipeline(p), &clock)
+	_ = tk.AddRecord(raw("in", 3, 1, "k", "v"))
+	_, err := tk.Process(0)
+	var pe *ProcessingError
+	var pan *PanicError
+	if !errors.As(err, &pe) || pe.Node != "proc" || pe.Offset != 3 || !errors.As(err, &pan) || pan.Value != "processor bug" || len(pan.Stack) == 0 {
+		t.Fatalf("panic: %v", err)
+	}
+	// The task goes on with the next record.
+	p.process = nil
+	_ = tk.AddRecord(raw("in", 4, 2, "k", "v"))
+	if _, err := tk.Process(0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProcessingHandlerContinueDropsAtNode(t *testing.T) {
+	clock := int64(0)
+	var handled []string
+	failing := &funcProc{process: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		return errors.New("bad")
+	}}
+	spec := Spec{Nodes: []NodeSpec{
+		{Name: "src", Kind: SourceNode, Topics: []string{"in"}, Children: []string{"fail", "sink"}},
+		{Name: "fail", Kind: ProcessorNode, NewProcessor: func() (UntypedProcessor, error) { return failing, nil }},
+		{Name: "sink", Kind: SinkNode, Topic: "out"},
+	}}
+	tk, c := newTask(t, spec, &clock, func(cfg *Config) {
+		cfg.ProcessingHandler = func(node string, r processor.Record[any, any], err error) HandlerResponse {
+			handled = append(handled, fmt.Sprintf("%s:%v:%v", node, r.Value, err))
+			return Continue
+		}
+	})
+	_ = tk.AddRecord(raw("in", 0, 1, "k", "v"))
+	drain(t, tk, 0)
+	// The failing child drops the record; its sibling (the sink) still gets it.
+	if strings.Join(handled, ",") != "fail:v:bad" || c.lines() != `out/-1 "k"="v"@1` || tk.DroppedRecords() != 1 {
+		t.Fatalf("handled %v output %s dropped %d", handled, c.lines(), tk.DroppedRecords())
+	}
+}
+
+func TestDeserializationErrors(t *testing.T) {
+	clock := int64(0)
+	spec := pipeline(&funcProc{})
+	spec.Nodes[0].ValueDeserializer = serde.Untyped(serde.Long())
+	spec.Nodes[2].ValueSerializer = serde.Untyped(serde.Long())
+	tk, _ := newTask(t, spec, &clock)
+	err := tk.AddRecord(raw("in", 5, 1, "k", "abc"))
+	var de *DeserializationError
+	if !errors.As(err, &de) || de.Offset != 5 || de.Topic != "in" {
+		t.Fatalf("deserialization error: %v", err)
+	}
+	tk2, c := newTask(t, spec, &clock, func(cfg *Config) {
+		cfg.DeserializationHandler = func(RawRecord, error) HandlerResponse { return Continue }
+	})
+	if err := tk2.AddRecord(raw("in", 0, 1, "k", "abc")); err != nil {
+		t.Fatal(err)
+	}
+	_ = tk2.AddRecord(RawRecord{Topic: "in", Offset: 1, Timestamp: 2, Key: []byte("k"), Value: []byte{0, 0, 0, 0, 0, 0, 0, 7}})
+	drain(t, tk2, 0)
+	if tk2.DroppedRecords() != 1 || len(c.out) != 1 || c.out[0].Timestamp != 2 {
+		t.Fatalf("dropped %d output %s", tk2.DroppedRecords(), c.lines())
+	}
+}
