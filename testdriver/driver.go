@@ -235,8 +235,12 @@ func (d *TopologyTestDriver) completeAllProcessableWork() error {
 		return nil
 	}
 	for d.task.HasRecordsQueued() {
-		if _, err := d.task.Process(d.wallClock); err != nil {
+		processed, err := d.task.Process(d.wallClock)
+		if err != nil {
 			return errors.Join(err, d.captureOutputs())
+		}
+		if !processed {
+			return nil
 		}
 		if _, err := d.task.MaybePunctuateStreamTime(); err != nil {
 			return errors.Join(err, d.captureOutputs())

@@ -1,8 +1,6 @@
 package task
 
 import (
-	"container/heap"
-
 	"github.com/kstreams-go/kstreams/processor"
 )
 
@@ -19,53 +17,35 @@ type schedule struct {
 	interval int64
 	p        processor.Punctuator
 	cancel   *cancelState
-	seq      uint64
 }
 
 // next returns the successor schedule after a firing at curr: one interval later, or, when
 // intervals were missed, the first multiple of the interval after curr (Java: PunctuationSchedule.next).
-func (s *schedule) next(curr int64, seq uint64) *schedule {
+func (s *schedule) next(curr int64) *schedule {
 	nt := s.time + s.interval
 	if curr >= nt {
 		missed := (curr - s.time) / s.interval
 		nt = s.time + (missed+1)*s.interval
 	}
-	return &schedule{n: s.n, time: nt, interval: s.interval, p: s.p, cancel: s.cancel, seq: seq}
+	return &schedule{n: s.n, time: nt, interval: s.interval, p: s.p, cancel: s.cancel}
 }
 
-type scheduleHeap []*schedule
-
-func (h scheduleHeap) Len() int { return len(h) }
-func (h scheduleHeap) Less(i, j int) bool {
-	if h[i].time != h[j].time {
-		return h[i].time < h[j].time
-	}
-	return h[i].seq < h[j].seq
-}
-func (h scheduleHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *scheduleHeap) Push(x any)   { *h = append(*h, x.(*schedule)) }
-func (h *scheduleHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// punctuationQueue is a priority queue of schedules by time (Java: PunctuationQueue); equal
-// times fire in scheduling order.
+// punctuationQueue is a priority queue of schedules ordered by time only, with Java's
+// PriorityQueue tie behaviour (Java: PunctuationQueue).
 type punctuationQueue struct {
-	h   scheduleHeap
-	seq uint64
+	h javaHeap[*schedule]
 }
 
 func (q *punctuationQueue) schedule(n *node, start, interval int64, p processor.Punctuator) processor.Cancellable {
+	if q.h.cmp == nil {
+		q.h.cmp = func(a, b *schedule) int { return cmpInt64(a.time, b.time) }
+	}
 	c := &cancelState{}
-	q.seq++
-	heap.Push(&q.h, &schedule{n: n, time: start, interval: interval, p: p, cancel: c, seq: q.seq})
+	q.h.offer(&schedule{n: n, time: start, interval: interval, p: p, cancel: c})
 	return c
 }
 
-func (q *punctuationQueue) clear() { q.h = nil }
+func (q *punctuationQueue) clear() { q.h.clear() }
 
 // maybePunctuate fires every schedule due at ts (time <= ts) once, passing ts, and re-queues
 // its successor unless it was cancelled (also from inside the punctuator). It stops at the
@@ -73,8 +53,12 @@ func (q *punctuationQueue) clear() { q.h = nil }
 func (q *punctuationQueue) maybePunctuate(ts int64, typ processor.PunctuationType,
 	run func(*node, int64, processor.PunctuationType, processor.Punctuator) error) (bool, error) {
 	punctuated := false
-	for len(q.h) > 0 && q.h[0].time <= ts {
-		s := heap.Pop(&q.h).(*schedule)
+	for {
+		top, ok := q.h.peek()
+		if !ok || top.time > ts {
+			return punctuated, nil
+		}
+		s, _ := q.h.poll()
 		if s.cancel.cancelled {
 			continue
 		}
@@ -82,10 +66,8 @@ func (q *punctuationQueue) maybePunctuate(ts int64, typ processor.PunctuationTyp
 			return punctuated, err
 		}
 		if !s.cancel.cancelled {
-			q.seq++
-			heap.Push(&q.h, s.next(ts, q.seq))
+			q.h.offer(s.next(ts))
 		}
 		punctuated = true
 	}
-	return punctuated, nil
 }

@@ -46,11 +46,22 @@ type recordQueue struct {
 	order         int
 }
 
-// partitionGroup holds the queues of a task and its stream time (Java: PartitionGroup).
+// size is the number of buffered records (Java: RecordQueue.size).
+func (q *recordQueue) size() int {
+	n := len(q.fifo)
+	if q.head != nil {
+		n++
+	}
+	return n
+}
+
+// partitionGroup holds the queues of a task and its stream time (Java: PartitionGroup). The
+// non-empty queues sit in a priority queue by head timestamp with Java's tie behaviour.
 type partitionGroup struct {
 	t          *Task
 	queues     map[topicPartition]*recordQueue
 	list       []*recordQueue
+	nonEmpty   javaHeap[*recordQueue]
 	streamTime int64
 	dropped    int64
 }
@@ -59,8 +70,11 @@ func (g *partitionGroup) init(t *Task) {
 	g.t = t
 	g.queues = map[topicPartition]*recordQueue{}
 	g.streamTime = UnknownTime
+	g.nonEmpty.cmp = func(a, b *recordQueue) int { return cmpInt64(a.head.timestamp, b.head.timestamp) }
 }
 
+// add appends rec to its partition's queue, stamps the head if needed, and makes the queue a
+// candidate when it was empty (Java: PartitionGroup.addRawRecords).
 func (g *partitionGroup) add(src *node, rec RawRecord) error {
 	tp := topicPartition{rec.Topic, rec.Partition}
 	q, ok := g.queues[tp]
@@ -69,8 +83,13 @@ func (g *partitionGroup) add(src *node, rec RawRecord) error {
 		g.queues[tp] = q
 		g.list = append(g.list, q)
 	}
+	oldSize := q.size()
 	q.fifo = append(q.fifo, rec)
-	return g.updateHead(q)
+	err := g.updateHead(q)
+	if oldSize == 0 && q.head != nil {
+		g.nonEmpty.offer(q)
+	}
+	return err
 }
 
 func (g *partitionGroup) buffered() int {
@@ -141,30 +160,41 @@ func (g *partitionGroup) updateHead(q *recordQueue) error {
 	return nil
 }
 
-// next removes and returns the head record with the smallest timestamp (ties: the queue
-// created first), advancing partition time and stream time; nil when nothing is buffered.
+// next removes and returns the head record of the queue with the smallest head timestamp,
+// advancing partition time and stream time, then stamps that queue's next head and puts the
+// queue back if it still has records (Java: PartitionGroup.nextRecord and RecordQueue.poll).
+// It returns nil when nothing is buffered. An error stamping the next head is returned with
+// the record (which is still to be processed).
 func (g *partitionGroup) next() (*stampedRecord, *node, error) {
-	var best *recordQueue
-	for _, q := range g.list {
-		if q.head == nil {
-			if err := g.updateHead(q); err != nil {
-				return nil, nil, err
+	if g.nonEmpty.len() == 0 {
+		// Queues left unstamped after an error get another chance.
+		for _, q := range g.list {
+			if q.head == nil && len(q.fifo) > 0 {
+				err := g.updateHead(q)
+				if q.head != nil {
+					g.nonEmpty.offer(q)
+				}
+				if err != nil {
+					return nil, nil, err
+				}
 			}
 		}
-		if q.head != nil && (best == nil || q.head.timestamp < best.head.timestamp) {
-			best = q
-		}
 	}
-	if best == nil {
+	q, ok := g.nonEmpty.poll()
+	if !ok {
 		return nil, nil, nil
 	}
-	rec := best.head
-	best.head = nil
-	if rec.timestamp > best.partitionTime {
-		best.partitionTime = rec.timestamp
+	rec := q.head
+	q.head = nil
+	if rec.timestamp > q.partitionTime {
+		q.partitionTime = rec.timestamp
+	}
+	err := g.updateHead(q)
+	if q.head != nil {
+		g.nonEmpty.offer(q)
 	}
 	if rec.timestamp > g.streamTime {
 		g.streamTime = rec.timestamp
 	}
-	return rec, best.src, nil
+	return rec, q.src, err
 }

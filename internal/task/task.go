@@ -432,12 +432,9 @@ func (t *Task) Process(wallClockMs int64) (bool, error) {
 	if t.closed {
 		return false, ErrClosed
 	}
-	rec, src, err := t.group.next()
-	if err != nil {
-		return false, err
-	}
+	rec, src, headErr := t.group.next()
 	if rec == nil {
-		return false, nil
+		return false, headErr
 	}
 	t.systemTimeMs = wallClockMs
 	t.rc = recordContext{
@@ -445,11 +442,11 @@ func (t *Task) Process(wallClockMs int64) (bool, error) {
 		topic: rec.raw.Topic, headers: rec.raw.Headers, hasMetadata: true,
 	}
 	r := processor.Record[any, any]{Key: rec.key, Value: rec.value, Timestamp: rec.timestamp, Headers: rec.raw.Headers}
-	err = src.process(r)
+	err := src.process(r)
 	t.current = nil
 	t.consumedOffsets[topicPartition{rec.raw.Topic, rec.raw.Partition}] = rec.raw.Offset
 	t.commitNeeded = true
-	return true, err
+	return true, errors.Join(err, headErr)
 }
 
 // MaybePunctuateStreamTime runs the stream-time punctuators that are due at the current stream

@@ -415,3 +415,37 @@ func TestDeserializationErrors(t *testing.T) {
 		t.Fatalf("dropped %d output %s", tk2.DroppedRecords(), c.lines())
 	}
 }
+
+func TestQueueRecoversAfterDeserializationError(t *testing.T) {
+	clock := int64(0)
+	spec := pipeline(&funcProc{})
+	spec.Nodes[0].ValueDeserializer = serde.Untyped(serde.Long())
+	spec.Nodes[2].ValueSerializer = serde.Untyped(serde.Long())
+	tk, c := newTask(t, spec, &clock)
+	good := RawRecord{Topic: "in", Offset: 1, Timestamp: 2, Key: []byte("k"), Value: []byte{0, 0, 0, 0, 0, 0, 0, 7}}
+	if err := tk.AddRecord(raw("in", 0, 1, "k", "bad")); err == nil {
+		t.Fatal("bad record accepted")
+	}
+	if err := tk.AddRecord(good); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, tk, 0)
+	if len(c.out) != 1 || tk.HasRecordsQueued() {
+		t.Fatalf("output %s queued %v", c.lines(), tk.HasRecordsQueued())
+	}
+}
+
+// Equal head timestamps: Java's PriorityQueue alternates between the queues (the queue just
+// polled is re-offered behind the other one).
+func TestEqualTimestampsAlternateLikeJava(t *testing.T) {
+	clock := int64(0)
+	tk, c := newTask(t, pipeline(&funcProc{}), &clock)
+	for i := int64(0); i < 2; i++ {
+		_ = tk.AddRecord(raw("in", i, 5, "a", fmt.Sprint(i)))
+		_ = tk.AddRecord(raw("in2", i, 5, "b", fmt.Sprint(i)))
+	}
+	drain(t, tk, 0)
+	if c.lines() != `out/-1 "a"="0"@5|out/-1 "b"="0"@5|out/-1 "a"="1"@5|out/-1 "b"="1"@5` {
+		t.Fatalf("order %s", c.lines())
+	}
+}
