@@ -202,6 +202,15 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// URLs returns the registry base URLs the client uses (without credentials).
+func (c *Client) URLs() []string {
+	out := make([]string, len(c.urls))
+	for i, u := range c.urls {
+		out[i] = u.String()
+	}
+	return out
+}
+
 // NewFromURL is New with a single URL and otherwise default settings.
 func NewFromURL(u string) (*Client, error) { return New(Config{URLs: []string{u}}) }
 
