@@ -38,6 +38,7 @@ func (n *node) init() error {
 		if n.keyDeser == nil || n.valueDeser == nil {
 			return fmt.Errorf("task %s: failed to initialize serdes for source node %s: %w", t.id, n.spec.Name, ErrNoSerde)
 		}
+		t.setDefaults(n.keyDeser, n.valueDeser)
 		n.extractor = n.spec.TimestampExtractor
 		if n.extractor == nil {
 			n.extractor = t.cfg.DefaultTimestampExtractor
@@ -53,6 +54,7 @@ func (n *node) init() error {
 		if n.keySer == nil || n.valueSer == nil {
 			return fmt.Errorf("task %s: failed to initialize serdes for sink node %s: %w", t.id, n.spec.Name, ErrNoSerde)
 		}
+		t.setDefaults(n.keySer, n.valueSer)
 	case ProcessorNode:
 		p, err := n.spec.NewProcessor()
 		if err != nil {
@@ -326,3 +328,39 @@ func (s *storeContext) LogChange(store string, key, value []byte, timestamp int6
 
 // RecordTimestamp returns the current record (or punctuation) timestamp.
 func (s *storeContext) RecordTimestamp() int64 { return s.t.rc.timestamp }
+
+// CurrentRecordContext returns the context of the record being processed: topic ("" in a
+// punctuation, Java's null), partition and offset (-1 in a punctuation), timestamp and headers.
+// Java: InternalProcessorContext.recordContext(). For store layers (the record cache).
+func (s *storeContext) CurrentRecordContext() processor.RecordContext {
+	rc := s.t.rc
+	return processor.RecordContext{Topic: rc.topic, Partition: rc.partition, Offset: rc.offset, Timestamp: rc.timestamp, Headers: rc.headers}
+}
+
+// SetRecordContext makes rc the context of the record being processed (an empty Topic means
+// no metadata, as in a punctuation) and returns a function that restores the previous one.
+// Java: InternalProcessorContext.setRecordContext, used by the caching layer while it flushes
+// an entry with the context of the write that cached it.
+func (s *storeContext) SetRecordContext(rc processor.RecordContext) (restore func()) {
+	prev := s.t.rc
+	s.t.rc = recordContext{timestamp: rc.Timestamp, offset: rc.Offset, partition: rc.Partition, topic: rc.Topic,
+		headers: rc.Headers, hasMetadata: rc.Topic != ""}
+	return func() { s.t.rc = prev }
+}
+
+// DefaultSerdeUser is implemented by serializers and deserializers that wrap an inner serde the
+// user may leave to the configured default (the DSL's Change serde of repartition topics): the
+// engine hands them default.key.serde and default.value.serde (nil when not configured) when
+// the source or sink node is initialised, and the wrapper picks the one it needs. Java
+// counterpart: WrappingNullableSerializer/Deserializer.setIfUnset.
+type DefaultSerdeUser interface {
+	UseDefaultSerdes(key, value serde.Serde[any])
+}
+
+func (t *Task) setDefaults(vs ...any) {
+	for _, v := range vs {
+		if u, ok := v.(DefaultSerdeUser); ok {
+			u.UseDefaultSerdes(t.cfg.DefaultKeySerde, t.cfg.DefaultValueSerde)
+		}
+	}
+}

@@ -449,3 +449,52 @@ func TestEqualTimestampsAlternateLikeJava(t *testing.T) {
 		t.Fatalf("order %s", c.lines())
 	}
 }
+
+func TestStoreContextRecordContextAccess(t *testing.T) {
+	clock := int64(0)
+	var access store.RecordContextAccess
+	var seen []string
+	p := &funcProc{process: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		rc := access.CurrentRecordContext()
+		seen = append(seen, fmt.Sprintf("%s/%d/%d@%d", rc.Topic, rc.Partition, rc.Offset, rc.Timestamp))
+		restore := access.SetRecordContext(processor.RecordContext{Topic: "other", Partition: 3, Offset: 9, Timestamp: 77})
+		md, ok := ctx.RecordMetadata()
+		seen = append(seen, fmt.Sprintf("%v:%s/%d/%d", ok, md.Topic, md.Partition, md.Offset))
+		err := ctx.Forward(r)
+		restore()
+		md, _ = ctx.RecordMetadata()
+		seen = append(seen, md.Topic)
+		return err
+	}}
+	spec := pipeline(p, "kv")
+	spec.Stores = []StoreSpec{{Builder: contextGrabber{name: "kv", got: &access}}}
+	tk, _ := newTask(t, spec, &clock)
+	_ = tk.AddRecord(raw("in", 4, 10, "k", "v"))
+	drain(t, tk, 0)
+	if strings.Join(seen, ",") != "in/0/4@10,true:other/3/9,in" {
+		t.Fatalf("seen %v", seen)
+	}
+}
+
+// contextGrabber builds an in-memory store and hands out the StateStoreContext it was given.
+type contextGrabber struct {
+	name string
+	got  *store.RecordContextAccess
+}
+
+func (c contextGrabber) Name() string                 { return c.name }
+func (c contextGrabber) LoggingEnabled() bool         { return false }
+func (c contextGrabber) LogConfig() map[string]string { return nil }
+func (c contextGrabber) Build() (processor.StateStore, error) {
+	return &grabStore{InMemoryKeyValueStore: store.NewInMemoryKeyValueStore(c.name), got: c.got}, nil
+}
+
+type grabStore struct {
+	*store.InMemoryKeyValueStore
+	got *store.RecordContextAccess
+}
+
+func (g *grabStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+	*g.got = ctx.(store.RecordContextAccess)
+	return g.InMemoryKeyValueStore.Init(ctx, root)
+}
