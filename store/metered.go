@@ -26,10 +26,12 @@ var ErrNoSerde = errors.New("store: no serde configured")
 // mean "absent". Metrics are not recorded yet.
 // Java counterpart: org.apache.kafka.streams.state.internals.MeteredKeyValueStore.
 type MeteredKeyValueStore[K, V any] struct {
-	inner      KeyValueBytesStore
-	keySerde   serde.Serde[K]
-	valueSerde serde.Serde[V]
-	topic      string
+	inner         KeyValueBytesStore
+	keySerde      serde.Serde[K]
+	valueSerde    serde.Serde[V]
+	topic         string
+	keyNillable   bool
+	valueNillable bool
 }
 
 var _ KeyValueStore[string, int32] = (*MeteredKeyValueStore[string, int32])(nil)
@@ -38,7 +40,8 @@ var _ KeyValueStore[string, int32] = (*MeteredKeyValueStore[string, int32])(nil)
 // context's default serdes (default.key.serde / default.value.serde) at Init, which works when
 // K (or V) is any or the default serde's values are of type K (V).
 func NewMeteredKeyValueStore[K, V any](inner KeyValueBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *MeteredKeyValueStore[K, V] {
-	return &MeteredKeyValueStore[K, V]{inner: inner, keySerde: keySerde, valueSerde: valueSerde}
+	return &MeteredKeyValueStore[K, V]{inner: inner, keySerde: keySerde, valueSerde: valueSerde,
+		keyNillable: nillable[K](), valueNillable: nillable[V]()}
 }
 
 // Name returns the store name.
@@ -85,7 +88,7 @@ func (m *MeteredKeyValueStore[K, V]) Persistent() bool { return m.inner.Persiste
 func (m *MeteredKeyValueStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
 
 func (m *MeteredKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) {
-	if isNil(key) {
+	if m.keyNillable && isNil(key) {
 		return nil, storeErr(m.Name(), op, ErrNullKey)
 	}
 	if m.keySerde == nil {
@@ -100,14 +103,14 @@ func (m *MeteredKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) 
 
 // boundBytes serializes a range bound; a nil bound stays nil (unbounded).
 func (m *MeteredKeyValueStore[K, V]) boundBytes(op string, key K) ([]byte, error) {
-	if isNil(key) {
+	if m.keyNillable && isNil(key) {
 		return nil, nil
 	}
 	return m.keyBytes(op, key)
 }
 
 func (m *MeteredKeyValueStore[K, V]) valueBytes(op string, value V) ([]byte, error) {
-	if isNil(value) {
+	if m.valueNillable && isNil(value) {
 		return nil, nil
 	}
 	b, err := m.valueSerde.Serialize(m.topic, &serde.Headers{}, value)
@@ -309,6 +312,15 @@ func PrefixScan[K, V, P any](s ReadOnlyKeyValueStore[K, V], prefix P, prefixSeri
 // Java counterpart: ProcessorStateManager.storeChangelogTopic.
 func ChangelogTopic(applicationID, storeName string) string {
 	return applicationID + "-" + storeName + "-changelog"
+}
+
+// nillable reports whether T's values can be nil (pointer, map, slice, func, chan, interface).
+func nillable[T any]() bool {
+	switch reflect.TypeFor[T]().Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return true
+	}
+	return false
 }
 
 // isNil reports whether v is a nil interface, pointer, map, slice, func or chan.
