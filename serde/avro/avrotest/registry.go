@@ -363,7 +363,7 @@ func (r *Registry) route(req *http.Request) (any, *apiError) {
 		}
 		sort.Strings(names)
 		return names, nil
-	case m == http.MethodGet && len(segs) == 1 && segs[0] == "schemas" || len(segs) == 2 && segs[0] == "schemas" && segs[1] == "types":
+	case m == http.MethodGet && len(segs) == 2 && segs[0] == "schemas" && segs[1] == "types":
 		return []string{"AVRO"}, nil
 	case m == http.MethodGet && len(segs) >= 3 && segs[0] == "schemas" && segs[1] == "ids":
 		id, err := strconv.Atoi(segs[2])

@@ -12,6 +12,9 @@ func CanRead(reader, writer *Type) []string {
 	return c.msgs
 }
 
+// checker walks reader and writer together. seen holds the (reader, writer) pairs being
+// checked on the current path: meeting one again (a recursive type) assumes it readable,
+// the usual co-inductive rule for recursive schemas.
 type checker struct {
 	seen map[[2]*Type]bool
 	msgs []string
@@ -55,9 +58,11 @@ func nameMatches(reader, writer *Type) bool {
 	return false
 }
 
-// readable reports without recording messages whether reader can read writer.
-func readable(reader, writer *Type) bool {
-	return len(CanRead(reader, writer)) == 0
+// readable reports, without recording messages, whether reader can read writer.
+func (c *checker) readable(reader, writer *Type) bool {
+	sub := &checker{seen: c.seen}
+	sub.check(reader, writer, "")
+	return len(sub.msgs) == 0
 }
 
 func (c *checker) check(reader, writer *Type, path string) {
@@ -66,6 +71,7 @@ func (c *checker) check(reader, writer *Type, path string) {
 		return
 	}
 	c.seen[key] = true
+	defer delete(c.seen, key)
 	if writer.Kind == Union {
 		for i, b := range writer.Branches {
 			c.check(reader, b, fmt.Sprintf("%s/%d", path, i))
@@ -74,7 +80,7 @@ func (c *checker) check(reader, writer *Type, path string) {
 	}
 	if reader.Kind == Union {
 		for _, b := range reader.Branches {
-			if readable(b, writer) {
+			if c.readable(b, writer) {
 				return
 			}
 		}
