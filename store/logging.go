@@ -54,7 +54,16 @@ func (c *ChangeLoggingKeyValueBytesStore) Init(ctx processor.StateStoreContext, 
 	if l, ok := ctx.(ChangelogContext); ok {
 		c.logger = l
 	}
-	return c.KeyValueBytesStore.Init(ctx, root)
+	if err := c.KeyValueBytesStore.Init(ctx, root); err != nil {
+		return err
+	}
+	// An LRU engine logs a tombstone for every evicted key (Java: maybeSetEvictionListener).
+	if lru, ok := c.KeyValueBytesStore.(interface {
+		SetEvictionListener(func(key, value []byte) error)
+	}); ok && c.logger != nil {
+		lru.SetEvictionListener(func(key, _ []byte) error { return c.log(key, nil) })
+	}
+	return nil
 }
 
 func (c *ChangeLoggingKeyValueBytesStore) log(key, value []byte) error {
