@@ -71,3 +71,18 @@ func (q *punctuationQueue) maybePunctuate(ts int64, typ processor.PunctuationTyp
 		punctuated = true
 	}
 }
+
+// canPunctuate reports whether a schedule that is not cancelled is due at ts, dropping
+// cancelled schedules at the head (Java: PunctuationQueue.canPunctuate).
+func (q *punctuationQueue) canPunctuate(ts int64) bool {
+	for {
+		top, ok := q.h.peek()
+		if !ok || top.time > ts {
+			return false
+		}
+		if !top.cancel.cancelled {
+			return true
+		}
+		q.h.poll()
+	}
+}
