@@ -25,9 +25,9 @@ func (s inMemoryKeyValueSupplier) Get() KeyValueBytesStore { return NewInMemoryK
 func (s inMemoryKeyValueSupplier) MetricsScope() string    { return "in-memory" }
 
 // KeyValueStoreBuilder builds typed key-value stores: an engine from the supplier, wrapped (from
-// the inside out) in change logging (when logging is enabled, the default) and the typed
-// metered layer. Logging is enabled by default with no extra topic configs; caching is disabled
-// by default (as Java's StoreBuilder). The With* methods modify the builder and return it.
+// the inside out) in change logging (when logging is enabled, the default), the record cache
+// (when caching is enabled) and the typed metered layer. Logging is enabled by default with no
+// extra topic configs; caching is disabled by default (as Java's StoreBuilder). The With* methods modify the builder and return it.
 // It satisfies processor.StoreBuilder. Java counterpart: org.apache.kafka.streams.state.internals.KeyValueStoreBuilder.
 type KeyValueStoreBuilder[K, V any] struct {
 	supplier   KeyValueBytesStoreSupplier
@@ -58,9 +58,10 @@ func (b *KeyValueStoreBuilder[K, V]) WithLoggingDisabled() *KeyValueStoreBuilder
 	return b
 }
 
-// WithCachingEnabled asks for a record cache in front of the store. Java: withCachingEnabled().
-// The record-cache layer is not implemented yet: the flag is kept (CachingEnabled) but Build
-// does not add a cache, which behaves as Java with statestore.cache.max.bytes=0.
+// WithCachingEnabled puts a record cache layer ([CachingKeyValueStore]) between the typed layer
+// and the change-logging layer: writes are collapsed per key in the instance's cache
+// (statestore.cache.max.bytes) and reach the store, the changelog and the flush listener on
+// commit or eviction. Java: withCachingEnabled().
 func (b *KeyValueStoreBuilder[K, V]) WithCachingEnabled() *KeyValueStoreBuilder[K, V] {
 	b.caching = true
 	return b
@@ -101,6 +102,9 @@ func (b *KeyValueStoreBuilder[K, V]) BuildKeyValueStore() KeyValueStore[K, V] {
 	var inner KeyValueBytesStore = b.supplier.Get()
 	if b.logging {
 		inner = NewChangeLoggingKeyValueBytesStore(inner)
+	}
+	if b.caching {
+		inner = NewCachingKeyValueStore(inner)
 	}
 	return NewMeteredKeyValueStore(inner, b.keySerde, b.valueSerde)
 }

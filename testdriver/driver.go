@@ -131,10 +131,14 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 	if err != nil {
 		return nil, err
 	}
+	recordCache, err := newRecordCache(props)
+	if err != nil {
+		return nil, err
+	}
 	cfg := task.Config{
 		ApplicationID: appID, AppConfigs: props, DefaultKeySerde: o.keySerde, DefaultValueSerde: o.valueSerde,
 		DefaultTimestampExtractor: o.extractor, Clock: func() int64 { return d.wallClock }, Collector: collector{d},
-		DeserializationHandler: deserHandler, ProcessingHandler: procHandler, Logger: o.logger,
+		DeserializationHandler: deserHandler, ProcessingHandler: procHandler, Logger: o.logger, Cache: recordCache,
 	}
 	gspec, err := task.GlobalSpec(b, appID)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/cache"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -91,6 +92,10 @@ type Config struct {
 	// stores are readable from every processor without being connected (Java:
 	// ProcessorContextImpl.getStateStore checks global stores first).
 	GlobalStore func(name string) processor.StateStore
+	// Cache is the record cache of the stream thread (the test driver's instance), shared by
+	// the caching store layers of its tasks; nil means caching is off (Java strips the caching
+	// layers when statestore.cache.max.bytes is 0), so those layers pass writes straight through.
+	Cache *cache.ThreadCache
 }
 
 // HandlerResponse is the answer of an exception handler.
@@ -523,11 +528,22 @@ func (t *Task) ConsumedOffsets() map[string]map[int32]int64 {
 	return out
 }
 
-// Commit flushes the stores in initialisation order and clears the commit flags.
-// Java: StreamTask.prepareCommit (flush state) + postCommit.
+// Commit flushes the record caches of the stores, then the stores, each pass in initialisation
+// order, and clears the commit flags. Cache flushes forward records (the flush listeners of the
+// DSL), which may fill the cache of a store flushed earlier in the first pass: the second pass
+// flushes those too. Java 4.4 (at-least-once): StreamTask.prepareCommit flushes every store's
+// cache (ProcessorStateManager.flushCache), then postCommit commits every store
+// (ProcessorStateManager.commit; a caching store flushes its cache again, then the store below).
 func (t *Task) Commit() error {
 	if t.closed {
 		return ErrClosed
+	}
+	for _, s := range t.storeOrder {
+		if c, ok := s.(interface{ FlushCache() error }); ok {
+			if err := c.FlushCache(); err != nil {
+				return fmt.Errorf("task %s: flush cache of store %q: %w", t.id, s.Name(), err)
+			}
+		}
 	}
 	for _, s := range t.storeOrder {
 		if err := s.Flush(); err != nil {

@@ -1,0 +1,632 @@
+// Package cache is the record cache of kstreams-go: one byte-budgeted cache per stream thread
+// (per application instance in the test driver), shared by the caching store layers of all the
+// thread's tasks. It is the counterpart of Java's ThreadCache, NamedCache and LRUCacheEntry
+// (org.apache.kafka.streams.state.internals, Kafka Streams 4.4) and reproduces their observable
+// behaviour: the same size accounting per entry, the same eviction points (only the named cache
+// that was written to evicts, least recently used entry first), dirty keys flushed in the order
+// of their last write, and the evicted entry flushed first together with every other dirty entry
+// of its named cache.
+//
+// A ThreadCache is not safe for concurrent use: the goroutine running the tasks owns it (Java
+// synchronises for interactive queries from other threads; the runtime must serialise such
+// access itself).
+package cache
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// ErrNoListener is returned when a named cache with dirty entries must flush but no flush
+// listener was registered for it. Java: IllegalArgumentException "No listener for namespace
+// ... registered with cache".
+var ErrNoListener = errors.New("cache: no flush listener registered for namespace")
+
+// residentSize estimates the memory of a record context in bytes exactly as Java's
+// ProcessorRecordContext.residentMemorySizeEstimate: 8 (timestamp) + 8 (offset) + the topic's
+// length in UTF-16 code units + 4 (partition) + for every header its key's length in UTF-16
+// code units and its value's length in bytes (0 for a null value).
+func residentSize(c processor.RecordContext) int64 {
+	n := int64(8+8+4) + utf16Len(c.Topic)
+	for h := range c.Headers.All() {
+		n += utf16Len(h.Key) + int64(len(h.Value))
+	}
+	return n
+}
+
+// utf16Len is the length of s in UTF-16 code units (Java's String.toCharArray().length).
+// Invalid UTF-8 bytes count one unit each, as Java decodes them to U+FFFD.
+func utf16Len(s string) int64 {
+	n := int64(0)
+	for _, r := range s {
+		n += int64(utf16.RuneLen(r))
+	}
+	return n
+}
+
+// Entry is one cached value with the context of the write that cached it and its dirty flag
+// (dirty: written by the processor and not yet flushed to the store below the cache).
+// Java counterpart: LRUCacheEntry.
+type Entry struct {
+	value []byte
+	ctx   processor.RecordContext
+	dirty bool
+	size  int64
+}
+
+// NewEntry returns an entry for value (nil is a tombstone) written in context ctx. Entries put
+// by a write are dirty; entries loaded from the store below by a read are clean.
+// Its size in bytes is 1 (dirty flag) + len(value) + the context's estimate (see
+// residentSize), fixed at creation as in Java. The context is the record being processed at the
+// time of the write (Java's ProcessorRecordContext): the caching store restores it while it
+// flushes the entry, so changelog writes and forwarded records carry it.
+func NewEntry(value []byte, ctx processor.RecordContext, dirty bool) *Entry {
+	return &Entry{value: value, ctx: ctx, dirty: dirty, size: 1 + int64(len(value)) + residentSize(ctx)}
+}
+
+// NewCleanEntry returns a clean entry for a value read from the store below the cache: no topic,
+// offset, partition and timestamp -1, no headers (Java: new LRUCacheEntry(value)).
+func NewCleanEntry(value []byte) *Entry {
+	return NewEntry(value, processor.RecordContext{Timestamp: -1, Offset: -1, Partition: -1}, false)
+}
+
+// Value returns the cached value; nil is a tombstone (a cached delete).
+func (e *Entry) Value() []byte { return e.value }
+
+// Context returns the context of the write that cached the entry.
+func (e *Entry) Context() processor.RecordContext { return e.ctx }
+
+// IsDirty reports whether the entry still has to be flushed to the store below.
+func (e *Entry) IsDirty() bool { return e.dirty }
+
+// Size returns the entry's accounted size in bytes (without the key and the 24 bytes of
+// per-node overhead the named cache adds).
+func (e *Entry) Size() int64 { return e.size }
+
+// DirtyEntry is one entry handed to a flush listener. Java counterpart: ThreadCache.DirtyEntry.
+type DirtyEntry struct {
+	// Key is the entry's key.
+	Key []byte
+	// NewValue is the value to write below the cache; nil is a delete.
+	NewValue []byte
+	// Entry is the cache entry, for its record context.
+	Entry *Entry
+}
+
+// FlushListener receives the dirty entries of a named cache when it flushes (commit) or evicts a
+// dirty entry: on eviction the evicted entry comes first, then every other dirty entry in the
+// order of its last write. An error aborts the operation that caused the flush and is returned
+// by it. Java counterpart: ThreadCache.DirtyEntryFlushListener.
+type FlushListener func(entries []DirtyEntry) error
+
+// NameSpace returns the name of the named cache of a store in a task: "<taskID>-<store>".
+// Java counterpart: ThreadCache.nameSpaceFromTaskIdAndStore.
+func NameSpace(taskID, storeName string) string { return taskID + "-" + storeName }
+
+// ThreadCache is the byte-budgeted record cache of one stream thread: a set of named caches (one
+// per task and caching store) whose sizes add up to at most MaxBytes after every operation that
+// can evict. Java counterpart: org.apache.kafka.streams.state.internals.ThreadCache.
+type ThreadCache struct {
+	maxBytes  int64
+	sizeBytes int64
+	caches    map[string]*namedCache
+
+	puts, gets, evicts, flushes int64
+}
+
+// New returns a cache of at most maxBytes bytes (Java: statestore.cache.max.bytes, divided
+// among the stream threads; the test driver uses the whole value). A maxBytes of 0 (or less)
+// evicts every entry as soon as it is put, so each write reaches the store and its listener
+// at once.
+func New(maxBytes int64) *ThreadCache {
+	return &ThreadCache{maxBytes: max(maxBytes, 0), caches: map[string]*namedCache{}}
+}
+
+// MaxBytes returns the budget in bytes.
+func (t *ThreadCache) MaxBytes() int64 { return t.maxBytes }
+
+// SizeBytes returns the accounted size of all named caches in bytes.
+func (t *ThreadCache) SizeBytes() int64 { return t.sizeBytes }
+
+// Size returns the number of entries in all named caches. Java: size().
+func (t *ThreadCache) Size() int64 {
+	n := int64(0)
+	for _, c := range t.caches {
+		n += int64(c.len())
+	}
+	return n
+}
+
+// Puts, Gets, Evicts and Flushes return the operation counters (Java's internal stats).
+func (t *ThreadCache) Puts() int64 { return t.puts }
+
+// Gets returns the number of Get calls.
+func (t *ThreadCache) Gets() int64 { return t.gets }
+
+// Evicts returns the number of entries evicted.
+func (t *ThreadCache) Evicts() int64 { return t.evicts }
+
+// Flushes returns the number of Flush calls.
+func (t *ThreadCache) Flushes() int64 { return t.flushes }
+
+// NamedCacheSizeBytes returns the accounted size in bytes of one named cache (0 if absent).
+func (t *ThreadCache) NamedCacheSizeBytes(namespace string) int64 {
+	if c := t.caches[namespace]; c != nil {
+		return c.sizeBytes
+	}
+	return 0
+}
+
+// Namespaces returns the names of the named caches, sorted.
+func (t *ThreadCache) Namespaces() []string {
+	out := make([]string, 0, len(t.caches))
+	for n := range t.caches {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (t *ThreadCache) getOrCreate(namespace string) *namedCache {
+	c := t.caches[namespace]
+	if c == nil {
+		c = newNamedCache(namespace)
+		t.caches[namespace] = c
+	}
+	return c
+}
+
+// AddDirtyEntryFlushListener sets the flush listener of a named cache, creating the named cache
+// if needed (the caching store calls it at Init). Java: addDirtyEntryFlushListener.
+func (t *ThreadCache) AddDirtyEntryFlushListener(namespace string, l FlushListener) {
+	t.getOrCreate(namespace).listener = l
+}
+
+// Flush hands every dirty entry of the named cache to its listener (in the order of their last
+// write), marks them clean and drops the tombstones. Java: flush(namespace).
+func (t *ThreadCache) Flush(namespace string) error {
+	t.flushes++
+	c := t.caches[namespace]
+	if c == nil {
+		return nil
+	}
+	old := c.sizeBytes
+	err := c.flush(nil)
+	t.sizeBytes += c.sizeBytes - old
+	return err
+}
+
+// Get returns the cached entry of key, or nil, and makes it the most recently used.
+// Java: get(namespace, key).
+func (t *ThreadCache) Get(namespace string, key []byte) *Entry {
+	t.gets++
+	if key == nil {
+		return nil
+	}
+	c := t.caches[namespace]
+	if c == nil {
+		return nil
+	}
+	return c.get(string(key))
+}
+
+// Put caches entry under key (most recently used; a dirty entry moves the key to the end of the
+// flush order), then evicts least recently used entries of this named cache while the whole
+// cache is over budget; evicting a dirty entry flushes the named cache (see FlushListener).
+// The key slice is kept: callers must not modify it afterwards. Java: put(namespace, key, value).
+func (t *ThreadCache) Put(namespace string, key []byte, entry *Entry) error {
+	t.puts++
+	c := t.getOrCreate(namespace)
+	old := c.sizeBytes
+	if err := c.put(key, entry); err != nil {
+		return err
+	}
+	t.sizeBytes += c.sizeBytes - old
+	return t.maybeEvict(c)
+}
+
+// PutIfAbsent caches entry only if key has no entry and returns the existing entry, or nil.
+// Java: putIfAbsent(namespace, key, value).
+func (t *ThreadCache) PutIfAbsent(namespace string, key []byte, entry *Entry) (*Entry, error) {
+	c := t.getOrCreate(namespace)
+	old := c.sizeBytes
+	existing := c.get(string(key))
+	if existing == nil {
+		if err := c.put(key, entry); err != nil {
+			t.sizeBytes += c.sizeBytes - old
+			return nil, err
+		}
+	}
+	t.sizeBytes += c.sizeBytes - old
+	if err := t.maybeEvict(c); err != nil {
+		return existing, err
+	}
+	if existing == nil {
+		t.puts++
+	}
+	return existing, nil
+}
+
+// Delete removes key from the named cache without flushing it and returns its entry, or nil.
+// Java: delete(namespace, key).
+func (t *ThreadCache) Delete(namespace string, key []byte) *Entry {
+	c := t.caches[namespace]
+	if c == nil {
+		return nil
+	}
+	old := c.sizeBytes
+	e := c.delete(string(key))
+	t.sizeBytes += c.sizeBytes - old
+	return e
+}
+
+// maybeEvict evicts from c (and only from c: a put may have caused puts into other named caches
+// through a flush listener) while the total is over budget. Java: maybeEvict.
+func (t *ThreadCache) maybeEvict(c *namedCache) error {
+	for t.sizeBytes > t.maxBytes {
+		if c.len() == 0 {
+			return nil
+		}
+		old := c.sizeBytes
+		err := c.evict()
+		t.sizeBytes += c.sizeBytes - old
+		t.evicts++
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Resize changes the budget; when it shrinks, entries are evicted from the named caches in turn
+// (one entry per named cache per round, names in sorted order; Java walks its hash map) until
+// the cache fits. Java: resize(newCacheSizeBytes).
+func (t *ThreadCache) Resize(maxBytes int64) error {
+	shrink := maxBytes < t.maxBytes
+	t.maxBytes = max(maxBytes, 0)
+	if !shrink {
+		return nil
+	}
+	names := t.Namespaces()
+	for i := 0; t.sizeBytes > t.maxBytes && t.Size() > 0; i++ {
+		c := t.caches[names[i%len(names)]]
+		old := c.sizeBytes
+		err := c.evict()
+		t.sizeBytes += c.sizeBytes - old
+		t.evicts++
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close drops a named cache and its listener without flushing (the caching store flushes first).
+// Java: close(namespace).
+func (t *ThreadCache) Close(namespace string) {
+	c := t.caches[namespace]
+	if c == nil {
+		return
+	}
+	delete(t.caches, namespace)
+	t.sizeBytes -= c.sizeBytes
+	c.clear()
+	c.listener = nil
+}
+
+// Clear drops every entry of a named cache without flushing, keeping its listener.
+// Java: clear(namespace).
+func (t *ThreadCache) Clear(namespace string) {
+	c := t.caches[namespace]
+	if c == nil {
+		return
+	}
+	t.sizeBytes -= c.sizeBytes
+	c.clear()
+}
+
+// Range iterates the cached entries with from <= key <= to (nil bounds are unbounded) in
+// ascending key order; see Iterator. Java: range(namespace, from, to).
+func (t *ThreadCache) Range(namespace string, from, to []byte) *Iterator {
+	return t.RangeInclusive(namespace, from, to, true)
+}
+
+// RangeInclusive is Range with a choice of an inclusive or exclusive upper bound (the exclusive
+// form serves prefix scans). Java: range(namespace, from, to, toInclusive).
+func (t *ThreadCache) RangeInclusive(namespace string, from, to []byte, toInclusive bool) *Iterator {
+	c := t.caches[namespace]
+	if c == nil {
+		return &Iterator{}
+	}
+	return &Iterator{keys: c.keysBetween(from, to, toInclusive), c: c}
+}
+
+// ReverseRange iterates from <= key <= to in descending key order.
+// Java: reverseRange(namespace, from, to).
+func (t *ThreadCache) ReverseRange(namespace string, from, to []byte) *Iterator {
+	it := t.Range(namespace, from, to)
+	slices.Reverse(it.keys)
+	return it
+}
+
+// All iterates every cached entry of the named cache in ascending key order. Java: all(namespace).
+func (t *ThreadCache) All(namespace string) *Iterator { return t.Range(namespace, nil, nil) }
+
+// ReverseAll iterates every cached entry in descending key order. Java: reverseAll(namespace).
+func (t *ThreadCache) ReverseAll(namespace string) *Iterator {
+	return t.ReverseRange(namespace, nil, nil)
+}
+
+// Iterator walks the keys a named cache held in a range when the iterator was created; it reads
+// each entry when it reaches it (a Get: the entry becomes the most recently used), skipping keys
+// removed meanwhile. It is a peeking iterator, as Java's MemoryLRUCacheBytesIterator.
+type Iterator struct {
+	keys []string
+	c    *namedCache
+	pos  int
+	next *Entry
+	key  []byte
+}
+
+// HasNext reports whether there is a next entry, reading it from the cache if needed.
+func (it *Iterator) HasNext() bool {
+	for it.next == nil && it.pos < len(it.keys) {
+		k := it.keys[it.pos]
+		it.pos++
+		if e := it.c.get(k); e != nil {
+			it.next, it.key = e, []byte(k)
+		}
+	}
+	return it.next != nil
+}
+
+// PeekNextKey returns the next key without advancing (nil at the end).
+func (it *Iterator) PeekNextKey() []byte {
+	if !it.HasNext() {
+		return nil
+	}
+	return it.key
+}
+
+// PeekNext returns the next entry without advancing (nil at the end).
+func (it *Iterator) PeekNext() *Entry {
+	if !it.HasNext() {
+		return nil
+	}
+	return it.next
+}
+
+// Next returns the next key and entry and advances; the entry is nil at the end.
+func (it *Iterator) Next() ([]byte, *Entry) {
+	if !it.HasNext() {
+		return nil, nil
+	}
+	k, e := it.key, it.next
+	it.key, it.next = nil, nil
+	return k, e
+}
+
+// lruNode is one entry of a named cache in its recency list (head = most recently used).
+type lruNode struct {
+	key        []byte
+	entry      *Entry
+	prev, next *lruNode
+}
+
+// size is the node's accounted size: key bytes + 3*8 bytes (Java's entry, previous and next
+// references) + the entry's size. Java: NamedCache.LRUNode.size().
+func (n *lruNode) size() int64 { return int64(len(n.key)) + 24 + n.entry.size }
+
+// namedCache is the cache of one store in one task. Java counterpart: NamedCache.
+type namedCache struct {
+	name      string
+	nodes     map[string]*lruNode
+	index     *keyIndex
+	dirty     *list.List // of string keys, in order of their last dirty write
+	dirtyPos  map[string]*list.Element
+	listener  FlushListener
+	head      *lruNode
+	tail      *lruNode
+	sizeBytes int64
+
+	hits, misses, overwrites, flushes int64
+}
+
+func newNamedCache(name string) *namedCache {
+	return &namedCache{name: name, nodes: map[string]*lruNode{}, index: newKeyIndex(), dirty: list.New(),
+		dirtyPos: map[string]*list.Element{}}
+}
+
+func (c *namedCache) len() int { return len(c.nodes) }
+
+func (c *namedCache) lookup(k string) *lruNode {
+	n := c.nodes[k]
+	if n == nil {
+		c.misses++
+	} else {
+		c.hits++
+	}
+	return n
+}
+
+func (c *namedCache) get(k string) *Entry {
+	n := c.lookup(k)
+	if n == nil {
+		return nil
+	}
+	c.touch(n)
+	return n.entry
+}
+
+func (c *namedCache) unlink(n *lruNode) {
+	if n.prev != nil {
+		n.prev.next = n.next
+	} else {
+		c.head = n.next
+	}
+	if n.next != nil {
+		n.next.prev = n.prev
+	} else {
+		c.tail = n.prev
+	}
+}
+
+func (c *namedCache) pushHead(n *lruNode) {
+	n.next, n.prev = c.head, nil
+	if c.head != nil {
+		c.head.prev = n
+	}
+	c.head = n
+	if c.tail == nil {
+		c.tail = n
+	}
+}
+
+func (c *namedCache) touch(n *lruNode) {
+	c.unlink(n)
+	c.pushHead(n)
+}
+
+func (c *namedCache) markDirty(k string) {
+	if el, ok := c.dirtyPos[k]; ok {
+		c.dirty.Remove(el)
+	}
+	c.dirtyPos[k] = c.dirty.PushBack(k)
+}
+
+func (c *namedCache) unmarkDirty(k string) {
+	if el, ok := c.dirtyPos[k]; ok {
+		c.dirty.Remove(el)
+		delete(c.dirtyPos, k)
+	}
+}
+
+// ErrCleanOverDirty is returned when a clean entry would replace a dirty one (a bug in the
+// caller). Java: IllegalStateException "Attempting to put a clean entry for key ... when it
+// already contains a dirty entry for the same key".
+var ErrCleanOverDirty = errors.New("cache: attempting to put a clean entry over a dirty entry")
+
+func (c *namedCache) put(key []byte, e *Entry) error {
+	k := string(key)
+	if _, dirty := c.dirtyPos[k]; !e.dirty && dirty {
+		return fmt.Errorf("%w: key %x, namespace %s", ErrCleanOverDirty, key, c.name)
+	}
+	n := c.nodes[k]
+	if n != nil {
+		c.overwrites++
+		c.sizeBytes -= n.size()
+		n.entry = e
+		c.touch(n)
+	} else {
+		n = &lruNode{key: key, entry: e}
+		c.pushHead(n)
+		c.nodes[k] = n
+		c.index.add(k)
+	}
+	if e.dirty {
+		c.markDirty(k)
+	}
+	c.sizeBytes += n.size()
+	return nil
+}
+
+func (c *namedCache) delete(k string) *Entry {
+	n := c.nodes[k]
+	if n == nil {
+		return nil
+	}
+	delete(c.nodes, k)
+	c.index.remove(k)
+	c.unlink(n)
+	c.unmarkDirty(k)
+	c.sizeBytes -= n.size()
+	return n.entry
+}
+
+// evict removes the least recently used entry; a dirty one is flushed together with all other
+// dirty entries (Java: NamedCache.evict).
+func (c *namedCache) evict() error {
+	n := c.tail
+	if n == nil {
+		return nil
+	}
+	c.sizeBytes -= n.size()
+	c.unlink(n)
+	delete(c.nodes, string(n.key))
+	c.index.remove(string(n.key))
+	if n.entry.dirty {
+		return c.flush(n)
+	}
+	return nil
+}
+
+// flush hands the dirty entries (evicted first, if any) to the listener. The dirty set is
+// emptied before the listener runs, as it may write to this cache again; tombstones are removed
+// afterwards. Java: NamedCache.flush(evicted).
+func (c *namedCache) flush(evicted *lruNode) error {
+	c.flushes++
+	if c.listener == nil {
+		return fmt.Errorf("%w: %s", ErrNoListener, c.name)
+	}
+	if c.dirty.Len() == 0 {
+		return nil
+	}
+	entries := make([]DirtyEntry, 0, c.dirty.Len())
+	if evicted != nil {
+		entries = append(entries, DirtyEntry{Key: evicted.key, NewValue: evicted.entry.value, Entry: evicted.entry})
+		c.unmarkDirty(string(evicted.key))
+	}
+	var deleted []string
+	for el := c.dirty.Front(); el != nil; el = el.Next() {
+		k := el.Value.(string)
+		n := c.lookup(k)
+		if n == nil {
+			return fmt.Errorf("cache: key %x is in the dirty set of %s but has no entry", k, c.name)
+		}
+		entries = append(entries, DirtyEntry{Key: n.key, NewValue: n.entry.value, Entry: n.entry})
+		n.entry.dirty = false
+		if n.entry.value == nil {
+			deleted = append(deleted, k)
+		}
+	}
+	c.dirty.Init()
+	clear(c.dirtyPos)
+	if err := c.listener(entries); err != nil {
+		return err
+	}
+	for _, k := range deleted {
+		c.delete(k)
+	}
+	return nil
+}
+
+func (c *namedCache) keysBetween(from, to []byte, toInclusive bool) []string {
+	var f, t *string
+	if from != nil {
+		s := string(from)
+		f = &s
+	}
+	if to != nil {
+		s := string(to)
+		t = &s
+	}
+	if f != nil && t != nil && strings.Compare(*f, *t) > 0 {
+		return nil
+	}
+	return c.index.between(f, t, toInclusive)
+}
+
+func (c *namedCache) clear() {
+	c.head, c.tail = nil, nil
+	c.sizeBytes = 0
+	c.dirty.Init()
+	clear(c.dirtyPos)
+	clear(c.nodes)
+	c.index.clear()
+}

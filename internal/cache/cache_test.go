@@ -1,0 +1,249 @@
+package cache
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// TestTracesMatchJava runs every testdata/*.trace script against this package and compares the
+// transcript with the one Java's own ThreadCache (kafka-streams 4.4.0) wrote for the same script
+// (testdata/*.out, from testdata/CacheTrace.java): sizes in bytes after every operation, entry
+// and eviction counts, every flush-listener call with its entries in order, read results and
+// range contents.
+func TestTracesMatchJava(t *testing.T) {
+	traces, err := filepath.Glob("testdata/*.trace")
+	if err != nil || len(traces) == 0 {
+		t.Fatalf("no traces: %v", err)
+	}
+	for _, tr := range traces {
+		t.Run(filepath.Base(tr), func(t *testing.T) {
+			want, err := os.ReadFile(strings.TrimSuffix(tr, ".trace") + ".out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := runTrace(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wl, gl := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+			for i := 0; i < max(len(wl), len(gl)); i++ {
+				var w, g string
+				if i < len(wl) {
+					w = wl[i]
+				}
+				if i < len(gl) {
+					g = gl[i]
+				}
+				if w != g {
+					t.Fatalf("line %d differs:\njava: %s\ngo:   %s\n(go transcript so far:\n%s)", i+1, w, g, strings.Join(gl[:min(i+1, len(gl))], "\n"))
+				}
+			}
+		})
+	}
+}
+
+// runTrace interprets a trace script (format: testdata/CacheTrace.java) and returns the transcript.
+func runTrace(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var out strings.Builder
+	var c *ThreadCache
+	str := func(b []byte) string {
+		if b == nil {
+			return "null"
+		}
+		return string(b)
+	}
+	val := func(s string) []byte {
+		if s == "null" {
+			return nil
+		}
+		return []byte(s)
+	}
+	bound := func(s string) []byte {
+		if s == "-" {
+			return nil
+		}
+		return []byte(s)
+	}
+	ctxString := func(e *Entry) string {
+		rc := e.Context()
+		topic := rc.Topic
+		if topic == "" {
+			topic = "-"
+		}
+		s := fmt.Sprintf("ts=%d off=%d part=%d topic=%s", rc.Timestamp, rc.Offset, rc.Partition, topic)
+		for h := range rc.Headers.All() {
+			s += " " + h.Key + "=" + str(h.Value)
+		}
+		return s + fmt.Sprintf(" dirty=%t size=%d", e.IsDirty(), e.Size())
+	}
+	entry := func(e *Entry) string {
+		if e == nil {
+			return "none"
+		}
+		return str(e.Value()) + " " + ctxString(e)
+	}
+	dirty := func(tok []string) (*Entry, error) {
+		ts, err1 := strconv.ParseInt(tok[1], 10, 64)
+		off, err2 := strconv.ParseInt(tok[2], 10, 64)
+		part, err3 := strconv.ParseInt(tok[3], 10, 32)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return nil, fmt.Errorf("bad entry %v", tok)
+		}
+		rc := processor.RecordContext{Timestamp: ts, Offset: off, Partition: int32(part)}
+		if tok[4] != "-" {
+			rc.Topic = tok[4]
+		}
+		for _, h := range tok[5:] {
+			k, v, _ := strings.Cut(h, "=")
+			rc.Headers.Add(k, val(v))
+		}
+		return NewEntry(val(tok[0]), rc, true), nil
+	}
+	listener := func(ns, forwardTo string) FlushListener {
+		return func(entries []DirtyEntry) error {
+			fmt.Fprintf(&out, "  flush %s (%d)\n", ns, len(entries))
+			for _, d := range entries {
+				fmt.Fprintf(&out, "    %s -> %s %s\n", str(d.Key), str(d.NewValue), ctxString(d.Entry))
+				if forwardTo != "" {
+					rc := d.Entry.Context()
+					if err := c.Put(forwardTo, d.Key, NewEntry(d.NewValue, rc, true)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+	}
+	iterate := func(it *Iterator) {
+		var parts []string
+		for it.HasNext() {
+			k, e := it.Next()
+			parts = append(parts, str(k)+"="+str(e.Value()))
+		}
+		fmt.Fprintf(&out, "= [%s]\n", strings.Join(parts, ", "))
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		t := strings.Split(line, " ")
+		fmt.Fprintf(&out, "> %s\n", line)
+		var err error
+		switch t[0] {
+		case "max":
+			n, _ := strconv.ParseInt(t[1], 10, 64)
+			c = New(n)
+		case "listener":
+			c.AddDirtyEntryFlushListener(t[1], listener(t[1], ""))
+		case "forward":
+			c.AddDirtyEntryFlushListener(t[1], listener(t[1], t[2]))
+		case "put":
+			var e *Entry
+			if e, err = dirty(t[3:]); err == nil {
+				err = c.Put(t[1], []byte(t[2]), e)
+			}
+		case "clean":
+			err = c.Put(t[1], []byte(t[2]), NewCleanEntry(val(t[3])))
+		case "putifabsent":
+			var e, old *Entry
+			if e, err = dirty(t[3:]); err == nil {
+				old, err = c.PutIfAbsent(t[1], []byte(t[2]), e)
+				fmt.Fprintf(&out, "= %s\n", entry(old))
+			}
+		case "get":
+			fmt.Fprintf(&out, "= %s\n", entry(c.Get(t[1], []byte(t[2]))))
+		case "delete":
+			fmt.Fprintf(&out, "= %s\n", entry(c.Delete(t[1], []byte(t[2]))))
+		case "flush":
+			err = c.Flush(t[1])
+		case "clear":
+			c.Clear(t[1])
+		case "close":
+			c.Close(t[1])
+		case "resize":
+			n, _ := strconv.ParseInt(t[1], 10, 64)
+			err = c.Resize(n)
+		case "range":
+			iterate(c.Range(t[1], bound(t[2]), bound(t[3])))
+		case "rangex":
+			iterate(c.RangeInclusive(t[1], bound(t[2]), bound(t[3]), false))
+		case "rrange":
+			iterate(c.ReverseRange(t[1], bound(t[2]), bound(t[3])))
+		case "all":
+			iterate(c.All(t[1]))
+		case "rall":
+			iterate(c.ReverseAll(t[1]))
+		default:
+			return "", fmt.Errorf("unknown op %q", t[0])
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", line, err)
+		}
+		fmt.Fprintf(&out, "  size=%d entries=%d evicts=%d puts=%d gets=%d flushes=%d\n", c.SizeBytes(), c.Size(), c.Evicts(),
+			c.Puts(), c.Gets(), c.Flushes())
+	}
+	return out.String(), sc.Err()
+}
+
+// The size of an entry follows Java's LRUCacheEntry/ProcessorRecordContext/LRUNode accounting:
+// key + 24 + 1 + value + 8 + 8 + topic (UTF-16 units) + 4 + headers (key UTF-16 units + value bytes).
+// The expected numbers are those Java printed in testdata/basic.out.
+func TestEntrySizeAccounting(t *testing.T) {
+	var h serde.Headers
+	h.Add("h1", []byte("x")).Add("hé", []byte("ü"))
+	e := NewEntry([]byte("value-two"), processor.RecordContext{Timestamp: 11, Offset: 1, Topic: "topic-in", Headers: h}, true)
+	// Java: "k2 -> value-two ... size=" is not printed before the overwrite; the node grew the
+	// cache from 57 to 128 bytes: 71 = len("k2") + 24 + entry size.
+	if got := int64(len("k2")) + 24 + e.Size(); got != 128-57 {
+		t.Fatalf("node size = %d, want %d", got, 128-57)
+	}
+	// "k4 -> v4 ts=14 off=4 part=0 topic=tópic ... size=28": ó is one UTF-16 unit (two UTF-8 bytes).
+	if got := NewEntry([]byte("v4"), processor.RecordContext{Topic: "tópic"}, true).Size(); got != 28 {
+		t.Fatalf("entry size = %d, want 28", got)
+	}
+	// "k5 -> null ... topic=- ... size=21": a tombstone without topic.
+	if got := NewEntry(nil, processor.RecordContext{}, true).Size(); got != 21 {
+		t.Fatalf("tombstone size = %d, want 21", got)
+	}
+	// Supplementary characters count two UTF-16 units, as Java's toCharArray.
+	if got := utf16Len("a😀"); got != 3 {
+		t.Fatalf("utf16Len = %d, want 3", got)
+	}
+}
+
+func TestFlushWithoutListener(t *testing.T) {
+	c := New(1000)
+	if err := c.Put("0_0-x", []byte("k"), NewEntry([]byte("v"), processor.RecordContext{}, true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush("0_0-x"); err == nil || !strings.Contains(err.Error(), "0_0-x") {
+		t.Fatalf("flush without listener: err = %v, want ErrNoListener", err)
+	}
+	if err := c.Put("0_0-x", []byte("k"), NewCleanEntry([]byte("v"))); err == nil {
+		t.Fatal("a clean entry over a dirty one must be refused")
+	}
+}
+
+func TestListenerErrorStopsPut(t *testing.T) {
+	c := New(0)
+	boom := fmt.Errorf("boom")
+	c.AddDirtyEntryFlushListener("0_0-x", func([]DirtyEntry) error { return boom })
+	if err := c.Put("0_0-x", []byte("k"), NewEntry([]byte("v"), processor.RecordContext{}, true)); err != boom {
+		t.Fatalf("err = %v, want the listener's", err)
+	}
+}

@@ -1,0 +1,111 @@
+package cache
+
+// keyIndex keeps the keys of one named cache in ascending unsigned byte order (Go's string
+// order, which is Java's Bytes order), for range scans. It is a skip list with levels drawn
+// from a deterministic xorshift generator.
+type keyIndex struct {
+	head  *indexNode
+	level int
+	rnd   uint64
+}
+
+const indexMaxLevel = 24
+
+type indexNode struct {
+	key  string
+	next []*indexNode
+}
+
+func newKeyIndex() *keyIndex {
+	return &keyIndex{head: &indexNode{next: make([]*indexNode, indexMaxLevel)}, level: 1, rnd: 0x2545F4914F6CDD1D}
+}
+
+func (x *keyIndex) randomLevel() int {
+	lvl := 1
+	for lvl < indexMaxLevel {
+		x.rnd ^= x.rnd << 13
+		x.rnd ^= x.rnd >> 7
+		x.rnd ^= x.rnd << 17
+		if x.rnd&3 != 0 {
+			break
+		}
+		lvl++
+	}
+	return lvl
+}
+
+// seek returns the first node whose key is >= k and fills prev, when non-nil, with the last
+// node before that position on every level.
+func (x *keyIndex) seek(k string, prev []*indexNode) *indexNode {
+	n := x.head
+	for i := x.level - 1; i >= 0; i-- {
+		for n.next[i] != nil && n.next[i].key < k {
+			n = n.next[i]
+		}
+		if prev != nil {
+			prev[i] = n
+		}
+	}
+	return n.next[0]
+}
+
+// add inserts k; callers only add keys that are absent.
+func (x *keyIndex) add(k string) {
+	var prev [indexMaxLevel]*indexNode
+	if n := x.seek(k, prev[:]); n != nil && n.key == k {
+		return
+	}
+	lvl := x.randomLevel()
+	if lvl > x.level {
+		for i := x.level; i < lvl; i++ {
+			prev[i] = x.head
+		}
+		x.level = lvl
+	}
+	nn := &indexNode{key: k, next: make([]*indexNode, lvl)}
+	for i := range lvl {
+		nn.next[i] = prev[i].next[i]
+		prev[i].next[i] = nn
+	}
+}
+
+// remove deletes k if present.
+func (x *keyIndex) remove(k string) {
+	var prev [indexMaxLevel]*indexNode
+	n := x.seek(k, prev[:])
+	if n == nil || n.key != k {
+		return
+	}
+	for i := range n.next {
+		if prev[i].next[i] == n {
+			prev[i].next[i] = n.next[i]
+		}
+	}
+	for x.level > 1 && x.head.next[x.level-1] == nil {
+		x.level--
+	}
+}
+
+// between returns, ascending, the keys k with from <= k and k <= to (k < to when
+// !toInclusive); a nil bound is unbounded.
+func (x *keyIndex) between(from, to *string, toInclusive bool) []string {
+	var n *indexNode
+	if from == nil {
+		n = x.head.next[0]
+	} else {
+		n = x.seek(*from, nil)
+	}
+	var out []string
+	for ; n != nil; n = n.next[0] {
+		if to != nil && (n.key > *to || (n.key == *to && !toInclusive)) {
+			break
+		}
+		out = append(out, n.key)
+	}
+	return out
+}
+
+// clear drops every key.
+func (x *keyIndex) clear() {
+	*x = *newKeyIndex()
+}

@@ -1,0 +1,595 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// CacheContext is implemented by the StateStoreContext of an engine that runs a record cache
+// (the task engine in internal/task, used by the test driver and the runtime). A caching store
+// layer looks for it at Init; with a context that does not implement it, or whose Cache is nil
+// (caching switched off for the instance: statestore.cache.max.bytes=0), the layer passes every
+// operation straight to the store below and [CachedStateStore.SetFlushListener] reports false.
+// The caching layer sets a cached entry's record context (see [RecordContextAccess]) while it
+// writes the entry below and calls the flush listener, then restores the previous one.
+// Java counterpart: InternalProcessorContext.cache(), recordContext() and setRecordContext().
+type CacheContext interface {
+	RecordContextAccess
+	// Cache returns the record cache shared by the tasks of the stream thread (of the test
+	// driver), or nil when caching is off.
+	Cache() *cache.ThreadCache
+}
+
+// CacheFlushRecord is what a cache flush listener receives for one flushed entry: the entry's
+// key, its new value and (when old values are sent) the value the store below the cache held
+// before the flush, with the timestamp, headers and origin of the write that put the entry in
+// the cache. Java counterpart: the Record<K, Change<V>> handed to a CacheFlushListener, with the
+// ProcessorRecordContext the caching store restores while calling it.
+type CacheFlushRecord[K, V any] struct {
+	// Key is the entry's key.
+	Key K
+	// NewValue is the flushed value; the zero V (nil for pointer types) when HasNewValue is
+	// false, i.e. the entry is a delete (Java: a null newValue).
+	NewValue V
+	// HasNewValue reports whether NewValue is present.
+	HasNewValue bool
+	// OldValue is the value the store below the cache held for Key before this flush; the zero V
+	// when HasOldValue is false: the key was absent, or old values are not sent (Java: null).
+	OldValue V
+	// HasOldValue reports whether OldValue is present.
+	HasOldValue bool
+	// Timestamp is the timestamp (ms) of the record being processed when the entry was written.
+	Timestamp int64
+	// Headers are the headers of that record.
+	Headers serde.Headers
+	// Topic, Partition and Offset are the origin of that record ("", -1, -1 when it was written
+	// in a punctuator).
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+// CacheFlushListener is called for every entry a caching store flushes (on commit) or evicts
+// while it is dirty, after the entry was written to the store below the cache (and so to the
+// changelog). It runs with the engine's record context set to the entry's (see
+// [CacheFlushRecord]); a returned error aborts the flush and is returned by the operation that
+// caused it (Put, Get, Flush, ...). Java counterpart:
+// org.apache.kafka.streams.state.internals.CacheFlushListener.
+type CacheFlushListener[K, V any] func(rec CacheFlushRecord[K, V]) error
+
+// CachedStateStore is implemented by stores that can have a record cache layer: the typed
+// [MeteredKeyValueStore] (over any bytes store) and [CachingKeyValueStore] itself (K and V
+// []byte). Java counterpart: org.apache.kafka.streams.state.internals.CachedStateStore.
+type CachedStateStore[K, V any] interface {
+	// SetFlushListener makes l receive the entries the cache flushes and reports whether the
+	// store has an active cache. When it reports false, l is never called: the caller must
+	// forward its updates itself (Java's TimestampedTupleForwarder). With sendOldValues the
+	// listener also gets the old value read from the store below the cache.
+	SetFlushListener(l CacheFlushListener[K, V], sendOldValues bool) bool
+	// FlushCache flushes the cache only (dirty entries are written below and handed to the
+	// listener), not the store below. Java: flushCache().
+	FlushCache() error
+	// ClearCache drops the cached entries without flushing them. Java: clearCache().
+	ClearCache() error
+}
+
+// AdaptFlushListener turns a typed listener into a bytes-level one for the store below a typed
+// layer: keys and present values are decoded with key and value (nil bytes are never decoded:
+// they leave the zero value and a false Has flag). A decoding error is returned from the flush.
+func AdaptFlushListener[K, V any](l CacheFlushListener[K, V], key func([]byte) (K, error), value func([]byte) (V, error)) CacheFlushListener[[]byte, []byte] {
+	return func(r CacheFlushRecord[[]byte, []byte]) error {
+		out := CacheFlushRecord[K, V]{HasNewValue: r.HasNewValue, HasOldValue: r.HasOldValue, Timestamp: r.Timestamp,
+			Headers: r.Headers, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+		var err error
+		if out.Key, err = key(r.Key); err != nil {
+			return err
+		}
+		if r.HasNewValue {
+			if out.NewValue, err = value(r.NewValue); err != nil {
+				return err
+			}
+		}
+		if r.HasOldValue {
+			if out.OldValue, err = value(r.OldValue); err != nil {
+				return err
+			}
+		}
+		return l(out)
+	}
+}
+
+// CachingKeyValueStore is the record-cache layer of a key-value store, between the typed
+// (metered) layer and the change-logging layer, as in Java. Writes go to the thread's record
+// cache as dirty entries (a delete is a cached tombstone); reads are served from the cache, and a
+// value read from below is cached as a clean entry (which counts towards the budget and may
+// evict); ranges merge the cache with the store below. When the cache flushes (commit, Flush,
+// FlushCache, Close) or evicts a dirty entry, the dirty entries are written below (and so logged)
+// in the order of their last write, and handed to the flush listener, each with the record
+// context of its write restored. Without a cache (see [CacheContext]) every operation passes
+// straight through. It is not safe for concurrent use.
+// Java counterpart: org.apache.kafka.streams.state.internals.CachingKeyValueStore.
+type CachingKeyValueStore struct {
+	inner         KeyValueBytesStore
+	ctx           CacheContext
+	cache         *cache.ThreadCache
+	namespace     string
+	listener      CacheFlushListener[[]byte, []byte]
+	sendOldValues bool
+}
+
+var (
+	_ KeyValueBytesStore                      = (*CachingKeyValueStore)(nil)
+	_ CachedStateStore[[]byte, []byte]        = (*CachingKeyValueStore)(nil)
+	_ CachedStateStore[string, int32]         = (*MeteredKeyValueStore[string, int32])(nil)
+	_ interface{ Inner() KeyValueBytesStore } = (*CachingKeyValueStore)(nil)
+)
+
+// NewCachingKeyValueStore wraps inner (the change-logging layer, or the engine) with a record
+// cache. Builders add it when caching is enabled (WithCachingEnabled).
+func NewCachingKeyValueStore(inner KeyValueBytesStore) *CachingKeyValueStore {
+	return &CachingKeyValueStore{inner: inner}
+}
+
+// Inner returns the wrapped store.
+func (c *CachingKeyValueStore) Inner() KeyValueBytesStore { return c.inner }
+
+// Name returns the store name.
+func (c *CachingKeyValueStore) Name() string { return c.inner.Name() }
+
+// Persistent reports whether the engine below is persistent.
+func (c *CachingKeyValueStore) Persistent() bool { return c.inner.Persistent() }
+
+// IsOpen reports whether the store is open.
+func (c *CachingKeyValueStore) IsOpen() bool { return c.inner.IsOpen() }
+
+// Caching reports whether the layer has an active cache (false before Init and when the
+// context provides none).
+func (c *CachingKeyValueStore) Caching() bool { return c.cache != nil }
+
+// Init picks up the context's cache, if any, registers this store's named cache
+// "<task id>-<store name>" with its flush handler, then initialises the store below with root.
+func (c *CachingKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+	if cc, ok := ctx.(CacheContext); ok && cc.Cache() != nil {
+		c.ctx, c.cache = cc, cc.Cache()
+		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
+		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
+	}
+	return c.inner.Init(ctx, root)
+}
+
+// SetFlushListener sets the bytes-level flush listener; it reports whether the store has an
+// active cache (false: the listener will never be called).
+func (c *CachingKeyValueStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
+	c.listener, c.sendOldValues = l, sendOldValues
+	return c.cache != nil
+}
+
+// flushEntries writes flushed entries below and hands them to the listener (Java:
+// CachingKeyValueStore.putAndMaybeForward for each entry).
+func (c *CachingKeyValueStore) flushEntries(entries []cache.DirtyEntry) error {
+	for _, e := range entries {
+		if err := c.flushEntry(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *CachingKeyValueStore) flushEntry(e cache.DirtyEntry) error {
+	rc := e.Entry.Context()
+	if c.listener == nil {
+		restore := c.ctx.SetRecordContext(rc)
+		defer restore()
+		return c.inner.Put(e.Key, e.NewValue)
+	}
+	var old []byte
+	if e.NewValue == nil || c.sendOldValues {
+		var err error
+		if old, _, err = c.inner.Get(e.Key); err != nil {
+			return err
+		}
+	}
+	// A delete of a key absent below writes and forwards nothing (Java's optimisation).
+	if e.NewValue == nil && old == nil {
+		return nil
+	}
+	restore := c.ctx.SetRecordContext(rc)
+	defer restore()
+	if err := c.inner.Put(e.Key, e.NewValue); err != nil {
+		return err
+	}
+	rec := CacheFlushRecord[[]byte, []byte]{Key: e.Key, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
+		Timestamp: rc.Timestamp, Headers: rc.Headers, Topic: rc.Topic, Partition: rc.Partition, Offset: rc.Offset}
+	if c.sendOldValues && old != nil {
+		rec.OldValue, rec.HasOldValue = old, true
+	}
+	return c.listener(rec)
+}
+
+// entry returns a dirty cache entry for value written in the current record context.
+func (c *CachingKeyValueStore) entry(value []byte) *cache.Entry {
+	rc := c.ctx.CurrentRecordContext()
+	rc.Headers = rc.Headers.Clone()
+	return cache.NewEntry(bytes.Clone(value), rc, true)
+}
+
+func (c *CachingKeyValueStore) put(key, value []byte) error {
+	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, bytes.Clone(key), c.entry(value)))
+}
+
+// get reads key from the cache, or from below (caching a present value as a clean entry).
+func (c *CachingKeyValueStore) get(key []byte) ([]byte, error) {
+	if e := c.cache.Get(c.namespace, key); e != nil {
+		return e.Value(), nil
+	}
+	v, _, err := c.inner.Get(key)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return v, storeErr(c.Name(), "get", c.cache.Put(c.namespace, bytes.Clone(key), cache.NewCleanEntry(v)))
+}
+
+// Get returns the value of key from the cache or from below.
+func (c *CachingKeyValueStore) Get(key []byte) ([]byte, bool, error) {
+	if key == nil {
+		return nil, false, storeErr(c.Name(), "get", ErrNullKey)
+	}
+	if c.cache == nil {
+		return c.inner.Get(key)
+	}
+	if !c.IsOpen() {
+		return nil, false, storeErr(c.Name(), "get", ErrStoreClosed)
+	}
+	v, err := c.get(key)
+	return v, v != nil, err
+}
+
+// Put caches value (nil: a tombstone) as a dirty entry.
+func (c *CachingKeyValueStore) Put(key, value []byte) error {
+	if key == nil {
+		return storeErr(c.Name(), "put", ErrNullKey)
+	}
+	if c.cache == nil {
+		return c.inner.Put(key, value)
+	}
+	if !c.IsOpen() {
+		return storeErr(c.Name(), "put", ErrStoreClosed)
+	}
+	return c.put(key, value)
+}
+
+// PutIfAbsent caches value when key has no value (in the cache or below) and returns the
+// existing value otherwise.
+func (c *CachingKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+	if key == nil {
+		return nil, false, storeErr(c.Name(), "putIfAbsent", ErrNullKey)
+	}
+	if c.cache == nil {
+		return c.inner.PutIfAbsent(key, value)
+	}
+	if !c.IsOpen() {
+		return nil, false, storeErr(c.Name(), "putIfAbsent", ErrStoreClosed)
+	}
+	old, err := c.get(key)
+	if err != nil {
+		return nil, false, err
+	}
+	if old != nil {
+		return old, true, nil
+	}
+	return nil, false, c.put(key, value)
+}
+
+// PutAll caches each entry in order.
+func (c *CachingKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+	if c.cache == nil {
+		return c.inner.PutAll(entries)
+	}
+	for _, e := range entries {
+		if err := c.Put(e.Key, e.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete caches a tombstone for key and returns its old value (from the cache or below).
+func (c *CachingKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
+	if key == nil {
+		return nil, false, storeErr(c.Name(), "delete", ErrNullKey)
+	}
+	if c.cache == nil {
+		return c.inner.Delete(key)
+	}
+	if !c.IsOpen() {
+		return nil, false, storeErr(c.Name(), "delete", ErrStoreClosed)
+	}
+	old, err := c.get(key)
+	if err != nil {
+		return nil, false, err
+	}
+	return old, old != nil, c.put(key, nil)
+}
+
+func (c *CachingKeyValueStore) merged(storeIt KeyValueIterator[[]byte, []byte], cacheIt *cache.Iterator, forward bool) KeyValueIterator[[]byte, []byte] {
+	return &mergedCacheIterator{cache: cacheIt, store: &peekingIterator{it: storeIt}, forward: forward}
+}
+
+func (c *CachingKeyValueStore) rangeOf(from, to []byte, reverse bool) KeyValueIterator[[]byte, []byte] {
+	if c.cache == nil {
+		if reverse {
+			return c.inner.ReverseRange(from, to)
+		}
+		return c.inner.Range(from, to)
+	}
+	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
+		return EmptyIterator[[]byte, []byte]()
+	}
+	if !c.IsOpen() {
+		return ErrorIterator[[]byte, []byte](storeErr(c.Name(), "range", ErrStoreClosed))
+	}
+	if reverse {
+		return c.merged(c.inner.ReverseRange(from, to), c.cache.ReverseRange(c.namespace, from, to), false)
+	}
+	return c.merged(c.inner.Range(from, to), c.cache.Range(c.namespace, from, to), true)
+}
+
+// Range iterates from <= key <= to ascending, merging cached entries (which win over the store's
+// and hide its deleted keys) with the store below.
+func (c *CachingKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	return c.rangeOf(from, to, false)
+}
+
+// ReverseRange is Range in descending order.
+func (c *CachingKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	return c.rangeOf(from, to, true)
+}
+
+// All iterates every entry ascending (cache merged with the store below).
+func (c *CachingKeyValueStore) All() KeyValueIterator[[]byte, []byte] {
+	if c.cache == nil {
+		return c.inner.All()
+	}
+	if !c.IsOpen() {
+		return ErrorIterator[[]byte, []byte](storeErr(c.Name(), "all", ErrStoreClosed))
+	}
+	return c.merged(c.inner.All(), c.cache.All(c.namespace), true)
+}
+
+// ReverseAll iterates every entry descending.
+func (c *CachingKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
+	if c.cache == nil {
+		return c.inner.ReverseAll()
+	}
+	if !c.IsOpen() {
+		return ErrorIterator[[]byte, []byte](storeErr(c.Name(), "reverseAll", ErrStoreClosed))
+	}
+	return c.merged(c.inner.ReverseAll(), c.cache.ReverseAll(c.namespace), false)
+}
+
+// PrefixScan iterates the entries whose key starts with prefix, ascending, merging the cached
+// keys in [prefix, prefix+1) with the store's. (Java fails with an IndexOutOfBoundsException when
+// prefix+1 overflows, i.e. for an empty prefix or one of only 0xFF bytes; here every cached key
+// from prefix on is taken, which is exactly the keys with that prefix.)
+func (c *CachingKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
+	if c.cache == nil {
+		return c.inner.PrefixScan(prefix)
+	}
+	if !c.IsOpen() {
+		return ErrorIterator[[]byte, []byte](storeErr(c.Name(), "prefixScan", ErrStoreClosed))
+	}
+	storeIt := c.inner.PrefixScan(prefix)
+	from := prefix
+	if from == nil {
+		from = []byte{}
+	}
+	return c.merged(storeIt, c.cache.RangeInclusive(c.namespace, from, increment(from), false), true)
+}
+
+// increment returns b plus one as an unsigned big-endian number of the same length, or nil when
+// that overflows (Java: Bytes.increment, which throws then).
+func increment(b []byte) []byte {
+	out := bytes.Clone(b)
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i] != 0xFF {
+			out[i]++
+			return out
+		}
+		out[i] = 0
+	}
+	return nil
+}
+
+// ApproximateNumEntries returns the estimate of the store below (cached entries not counted, as
+// in Java).
+func (c *CachingKeyValueStore) ApproximateNumEntries() int64 { return c.inner.ApproximateNumEntries() }
+
+// FlushCache flushes the cache (dirty entries written below and handed to the listener).
+func (c *CachingKeyValueStore) FlushCache() error {
+	if c.cache == nil {
+		return nil
+	}
+	return c.cache.Flush(c.namespace)
+}
+
+// ClearCache drops this store's cached entries without flushing them.
+func (c *CachingKeyValueStore) ClearCache() error {
+	if c.cache != nil {
+		c.cache.Clear(c.namespace)
+	}
+	return nil
+}
+
+// Flush flushes the cache, then the store below.
+func (c *CachingKeyValueStore) Flush() error {
+	if err := c.FlushCache(); err != nil {
+		return err
+	}
+	return c.inner.Flush()
+}
+
+// Close flushes the cache, drops this store's named cache and closes the store below; every
+// step runs and their errors are returned joined (Java: executeAll of the three).
+func (c *CachingKeyValueStore) Close() error {
+	var errs []error
+	if c.cache != nil {
+		errs = append(errs, c.cache.Flush(c.namespace))
+		c.cache.Close(c.namespace)
+	}
+	errs = append(errs, c.inner.Close())
+	return errors.Join(errs...)
+}
+
+// peekingIterator adds a one-entry look-ahead to a KeyValueIterator.
+type peekingIterator struct {
+	it       KeyValueIterator[[]byte, []byte]
+	peeked   bool
+	has      bool
+	key, val []byte
+}
+
+func (p *peekingIterator) hasNext() bool {
+	if !p.peeked {
+		p.has = p.it.Next()
+		if p.has {
+			p.key, p.val = p.it.Key(), p.it.Value()
+		}
+		p.peeked = true
+	}
+	return p.has
+}
+
+func (p *peekingIterator) next() ([]byte, []byte) {
+	p.hasNext()
+	p.peeked = false
+	return p.key, p.val
+}
+
+// mergedCacheIterator merges a cache iterator with the store's, both in the same direction:
+// on equal keys the cache wins and the store's entry is skipped; cached tombstones hide the
+// store's entry of the same key and are not returned. Java counterpart:
+// MergedSortedCacheKeyValueBytesStoreIterator (AbstractMergedSortedCacheStoreIterator).
+type mergedCacheIterator struct {
+	cache    *cache.Iterator
+	store    *peekingIterator
+	forward  bool
+	key, val []byte
+	closed   bool
+	err      error
+}
+
+func (m *mergedCacheIterator) hasNext() bool {
+	for m.cache.HasNext() && m.cache.PeekNext().Value() == nil {
+		if m.store.hasNext() && bytes.Equal(m.cache.PeekNextKey(), m.store.key) {
+			m.store.next()
+		}
+		m.cache.Next()
+	}
+	return m.cache.HasNext() || m.store.hasNext()
+}
+
+func (m *mergedCacheIterator) fromCache() {
+	k, e := m.cache.Next()
+	m.key, m.val = k, e.Value()
+}
+
+func (m *mergedCacheIterator) fromStore() {
+	m.key, m.val = m.store.next()
+}
+
+// Next advances to the next merged entry.
+func (m *mergedCacheIterator) Next() bool {
+	m.key, m.val = nil, nil
+	if m.closed {
+		if m.err == nil {
+			m.err = ErrIteratorClosed
+		}
+		return false
+	}
+	if m.err != nil || !m.hasNext() {
+		return false
+	}
+	switch {
+	case !m.cache.HasNext():
+		m.fromStore()
+	case !m.store.hasNext():
+		m.fromCache()
+	default:
+		cmp := bytes.Compare(m.cache.PeekNextKey(), m.store.key)
+		if !m.forward {
+			cmp = -cmp
+		}
+		switch {
+		case cmp > 0:
+			m.fromStore()
+		case cmp < 0:
+			m.fromCache()
+		default:
+			m.store.next()
+			m.fromCache()
+		}
+	}
+	return true
+}
+
+// Key returns the current key.
+func (m *mergedCacheIterator) Key() []byte { return m.key }
+
+// Value returns the current value.
+func (m *mergedCacheIterator) Value() []byte { return m.val }
+
+// Err returns the first error of the store's iterator, or ErrIteratorClosed after use past Close.
+func (m *mergedCacheIterator) Err() error {
+	if m.err != nil {
+		return m.err
+	}
+	return m.store.it.Err()
+}
+
+// Close closes the store's iterator.
+func (m *mergedCacheIterator) Close() error {
+	m.closed = true
+	return m.store.it.Close()
+}
+
+// SetFlushListener registers l (typed: keys and values deserialized with the store's serdes) on
+// the caching layer below, if there is one, and reports whether that layer has an active cache.
+// Java: MeteredKeyValueStore.setFlushListener.
+func (m *MeteredKeyValueStore[K, V]) SetFlushListener(l CacheFlushListener[K, V], sendOldValues bool) bool {
+	cs, ok := m.inner.(CachedStateStore[[]byte, []byte])
+	if !ok {
+		return false
+	}
+	return cs.SetFlushListener(AdaptFlushListener(l,
+		func(b []byte) (K, error) {
+			k, err := m.keySerde.Deserialize(m.topic, &serde.Headers{}, b)
+			if err != nil {
+				return k, storeErr(m.Name(), "flush: deserialize key", err)
+			}
+			return k, nil
+		},
+		func(b []byte) (V, error) {
+			v, _, err := m.value("flush", b)
+			return v, err
+		}), sendOldValues)
+}
+
+// FlushCache flushes the caching layer below, if any. Java: flushCache().
+func (m *MeteredKeyValueStore[K, V]) FlushCache() error {
+	if cs, ok := m.inner.(CachedStateStore[[]byte, []byte]); ok {
+		return cs.FlushCache()
+	}
+	return nil
+}
+
+// ClearCache clears the caching layer below, if any, without flushing. Java: clearCache().
+func (m *MeteredKeyValueStore[K, V]) ClearCache() error {
+	if cs, ok := m.inner.(CachedStateStore[[]byte, []byte]); ok {
+		return cs.ClearCache()
+	}
+	return nil
+}
