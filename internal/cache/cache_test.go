@@ -15,7 +15,7 @@ import (
 
 // TestTracesMatchJava runs every testdata/*.trace script against this package and compares the
 // transcript with the one Java's own ThreadCache (kafka-streams 4.4.0) wrote for the same script
-// (testdata/*.out, from testdata/CacheTrace.java): sizes in bytes after every operation, entry
+// (testdata/*.transcript, from testdata/CacheTrace.java): sizes in bytes after every operation, entry
 // and eviction counts, every flush-listener call with its entries in order, read results and
 // range contents.
 func TestTracesMatchJava(t *testing.T) {
@@ -25,7 +25,7 @@ func TestTracesMatchJava(t *testing.T) {
 	}
 	for _, tr := range traces {
 		t.Run(filepath.Base(tr), func(t *testing.T) {
-			want, err := os.ReadFile(strings.TrimSuffix(tr, ".trace") + ".out")
+			want, err := os.ReadFile(strings.TrimSuffix(tr, ".trace") + ".transcript")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,7 +202,7 @@ func runTrace(path string) (string, error) {
 
 // The size of an entry follows Java's LRUCacheEntry/ProcessorRecordContext/LRUNode accounting:
 // key + 24 + 1 + value + 8 + 8 + topic (UTF-16 units) + 4 + headers (key UTF-16 units + value bytes).
-// The expected numbers are those Java printed in testdata/basic.out.
+// The expected numbers are those Java printed in testdata/basic.transcript.
 func TestEntrySizeAccounting(t *testing.T) {
 	var h serde.Headers
 	h.Add("h1", []byte("x")).Add("hé", []byte("ü"))

@@ -3,7 +3,7 @@
 // size in bytes, entry count and eviction count after each operation. cache_test.go runs the
 // same scripts against internal/cache and compares with the *.out files this writes.
 //
-// Usage (see README.md): java -cp "$CP" CacheTrace.java a.trace b.trace ...  (writes a.out, b.out)
+// Usage (see README.md): java -cp "$CP" CacheTrace.java a.trace b.trace ...  (writes a.transcript, b.transcript)
 //
 // Script lines (tokens separated by spaces, '#' starts a comment line; "null" is a null value,
 // "-" a null bound or topic):
@@ -71,7 +71,7 @@ public class CacheTrace {
 
         for (String file : args) {
             Path in = Path.of(file);
-            Path outPath = Path.of(file.replaceAll("\\.trace$", "") + ".out");
+            Path outPath = Path.of(file.replaceAll("\\.trace$", "") + ".transcript");
             try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(outPath, StandardCharsets.UTF_8))) {
                 out = w;
                 for (String line : Files.readAllLines(in, StandardCharsets.UTF_8)) {
