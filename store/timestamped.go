@@ -1,0 +1,296 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"maps"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// ValueAndTimestamp is a value with the timestamp (ms) of its last update, as the DSL's
+// timestamped stores keep it. Java counterpart: org.apache.kafka.streams.state.ValueAndTimestamp.
+type ValueAndTimestamp[V any] struct {
+	// Value is the stored value (never null: a null value is a missing entry).
+	Value V
+	// Timestamp is the record timestamp in ms.
+	Timestamp int64
+}
+
+// MakeValueAndTimestamp returns &ValueAndTimestamp{value, timestamp}, or nil when value is
+// null (nil, or a nil pointer, slice or map). Java: ValueAndTimestamp.make.
+func MakeValueAndTimestamp[V any](value V, timestamp int64) *ValueAndTimestamp[V] {
+	if isNil(value) {
+		return nil
+	}
+	return &ValueAndTimestamp[V]{Value: value, Timestamp: timestamp}
+}
+
+// TimestampedKeyValueStore is a key-value store whose values carry a timestamp; a nil
+// *ValueAndTimestamp is null (Put with nil deletes, Get of a missing key returns nil). The DSL's
+// aggregations and materialized tables use it. Java counterpart:
+// org.apache.kafka.streams.state.TimestampedKeyValueStore (KeyValueStore<K, ValueAndTimestamp<V>>).
+type TimestampedKeyValueStore[K, V any] = KeyValueStore[K, *ValueAndTimestamp[V]]
+
+// ValueAndTimestampSerde returns the serde of timestamped store values: an 8-byte big-endian
+// timestamp followed by inner's bytes of the value; nil <-> nil bytes. Deserializing fewer than
+// 8 bytes fails with ErrShortTimestampedValue. A nil inner resolves to the store context's
+// default value serde at Init when the serde is used by a [TimestampedKeyValueStoreBuilder]
+// store. Java counterpart: ValueAndTimestampSerde.
+func ValueAndTimestampSerde[V any](inner serde.Serde[V]) serde.Serde[*ValueAndTimestamp[V]] {
+	return &vatSerde[V]{inner: inner}
+}
+
+// ErrShortTimestampedValue is returned when timestamped value bytes are shorter than the 8-byte
+// timestamp.
+var ErrShortTimestampedValue = errors.New("timestamped value shorter than 8 bytes")
+
+type vatSerde[V any] struct{ inner serde.Serde[V] }
+
+func (s *vatSerde[V]) Serialize(topic string, h *serde.Headers, v *ValueAndTimestamp[V]) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if s.inner == nil {
+		return nil, ErrNoSerde
+	}
+	raw, err := s.inner.Serialize(topic, h, v.Value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 8+len(raw))
+	binary.BigEndian.PutUint64(out, uint64(v.Timestamp))
+	copy(out[8:], raw)
+	return out, nil
+}
+
+func (s *vatSerde[V]) Deserialize(topic string, h *serde.Headers, b []byte) (*ValueAndTimestamp[V], error) {
+	if b == nil {
+		return nil, nil
+	}
+	if len(b) < 8 {
+		return nil, ErrShortTimestampedValue
+	}
+	if s.inner == nil {
+		return nil, ErrNoSerde
+	}
+	v, err := s.inner.Deserialize(topic, h, b[8:])
+	if err != nil {
+		return nil, err
+	}
+	return &ValueAndTimestamp[V]{Value: v, Timestamp: int64(binary.BigEndian.Uint64(b))}, nil
+}
+
+func (s *vatSerde[V]) String() string { return "ValueAndTimestampSerde(" + serde.Name(s.inner) + ")" }
+
+// RawValue returns the value part of timestamped value bytes (nil for nil or short input).
+// Java: ValueAndTimestampDeserializer.rawValue.
+func RawValue(b []byte) []byte {
+	if len(b) < 8 {
+		return nil
+	}
+	return b[8:]
+}
+
+// TimestampOf returns the timestamp part of timestamped value bytes (0 for nil or short input).
+func TimestampOf(b []byte) int64 {
+	if len(b) < 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(b))
+}
+
+// ChangeLoggingTimestampedKeyValueBytesStore is the change-logging layer of timestamped stores:
+// the changelog record's value is the raw value (without the 8-byte timestamp) and its
+// timestamp is the stored one; a delete (or a nil put) logs a tombstone with the timestamp of the
+// record being processed. Java counterpart: ChangeLoggingTimestampedKeyValueBytesStore.
+type ChangeLoggingTimestampedKeyValueBytesStore struct {
+	KeyValueBytesStore
+	logger ChangelogContext
+}
+
+// NewChangeLoggingTimestampedKeyValueBytesStore wraps inner (holding ts ‖ value bytes).
+func NewChangeLoggingTimestampedKeyValueBytesStore(inner KeyValueBytesStore) *ChangeLoggingTimestampedKeyValueBytesStore {
+	return &ChangeLoggingTimestampedKeyValueBytesStore{KeyValueBytesStore: inner}
+}
+
+// Inner returns the wrapped store.
+func (c *ChangeLoggingTimestampedKeyValueBytesStore) Inner() KeyValueBytesStore {
+	return c.KeyValueBytesStore
+}
+
+// Init initialises the inner store and picks up the context's changelog writer, if any.
+func (c *ChangeLoggingTimestampedKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+	if l, ok := ctx.(ChangelogContext); ok {
+		c.logger = l
+	}
+	return c.KeyValueBytesStore.Init(ctx, root)
+}
+
+func (c *ChangeLoggingTimestampedKeyValueBytesStore) log(key, value []byte) error {
+	if c.logger == nil {
+		return nil
+	}
+	ts := c.logger.RecordTimestamp()
+	var raw []byte
+	if value != nil {
+		raw, ts = RawValue(value), TimestampOf(value)
+		if raw == nil {
+			raw = []byte{}
+		}
+	}
+	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), key, raw, ts))
+}
+
+// Put writes to the inner store, then logs the change.
+func (c *ChangeLoggingTimestampedKeyValueBytesStore) Put(key, value []byte) error {
+	if err := c.KeyValueBytesStore.Put(key, value); err != nil {
+		return err
+	}
+	return c.log(key, value)
+}
+
+// PutIfAbsent writes when absent and logs only what was written.
+func (c *ChangeLoggingTimestampedKeyValueBytesStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+	old, found, err := c.KeyValueBytesStore.PutIfAbsent(key, value)
+	if err != nil {
+		return nil, false, err
+	}
+	if !found {
+		if err := c.log(key, value); err != nil {
+			return nil, false, err
+		}
+	}
+	return old, found, nil
+}
+
+// PutAll writes all entries, then logs each.
+func (c *ChangeLoggingTimestampedKeyValueBytesStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+	if err := c.KeyValueBytesStore.PutAll(entries); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := c.log(e.Key, e.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes key and logs a tombstone.
+func (c *ChangeLoggingTimestampedKeyValueBytesStore) Delete(key []byte) ([]byte, bool, error) {
+	old, found, err := c.KeyValueBytesStore.Delete(key)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := c.log(key, nil); err != nil {
+		return nil, false, err
+	}
+	return old, found, nil
+}
+
+// TimestampedKeyValueStoreBuilder builds [TimestampedKeyValueStore] stores: an engine from the
+// supplier holding ts ‖ value bytes, wrapped (inside out) in timestamped change logging (when
+// enabled, the default) and the typed metered layer. Nil serdes resolve to the context's
+// default serdes at Init. Caching is off by default (the flag is kept for the record-cache
+// layer). It satisfies processor.StoreBuilder. Java counterpart: TimestampedKeyValueStoreBuilder.
+type TimestampedKeyValueStoreBuilder[K, V any] struct {
+	supplier   KeyValueBytesStoreSupplier
+	keySerde   serde.Serde[K]
+	valueSerde serde.Serde[V]
+	logging    bool
+	logConfig  map[string]string
+	caching    bool
+}
+
+var _ processor.StoreBuilder = (*TimestampedKeyValueStoreBuilder[string, int32])(nil)
+
+// TimestampedKeyValueStoreBuilder returns a builder of timestamped key-value stores over
+// supplier's engines. Java: Stores.timestampedKeyValueStoreBuilder(supplier, keySerde, valueSerde).
+func (StoresFactory) TimestampedKeyValueStoreBuilder[K, V any](supplier KeyValueBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *TimestampedKeyValueStoreBuilder[K, V] {
+	return &TimestampedKeyValueStoreBuilder[K, V]{supplier: supplier, keySerde: keySerde, valueSerde: valueSerde, logging: true}
+}
+
+// Name returns the store name (the supplier's). Java: name().
+func (b *TimestampedKeyValueStoreBuilder[K, V]) Name() string { return b.supplier.Name() }
+
+// WithLoggingEnabled enables the changelog topic "<application.id>-<name>-changelog" with the
+// given extra topic configs (copied; nil for none). Java: withLoggingEnabled(Map).
+func (b *TimestampedKeyValueStoreBuilder[K, V]) WithLoggingEnabled(config map[string]string) *TimestampedKeyValueStoreBuilder[K, V] {
+	b.logging = true
+	b.logConfig = maps.Clone(config)
+	return b
+}
+
+// WithLoggingDisabled disables the changelog topic. Java: withLoggingDisabled().
+func (b *TimestampedKeyValueStoreBuilder[K, V]) WithLoggingDisabled() *TimestampedKeyValueStoreBuilder[K, V] {
+	b.logging = false
+	b.logConfig = nil
+	return b
+}
+
+// WithCachingEnabled asks for a record cache in front of the store. Java: withCachingEnabled().
+func (b *TimestampedKeyValueStoreBuilder[K, V]) WithCachingEnabled() *TimestampedKeyValueStoreBuilder[K, V] {
+	b.caching = true
+	return b
+}
+
+// WithCachingDisabled removes the record cache. Java: withCachingDisabled().
+func (b *TimestampedKeyValueStoreBuilder[K, V]) WithCachingDisabled() *TimestampedKeyValueStoreBuilder[K, V] {
+	b.caching = false
+	return b
+}
+
+// LoggingEnabled reports whether the store has a changelog. Java: loggingEnabled().
+func (b *TimestampedKeyValueStoreBuilder[K, V]) LoggingEnabled() bool { return b.logging }
+
+// LogConfig returns a copy of the changelog topic configs (empty map when logging is enabled
+// without configs, nil when disabled). Java: logConfig().
+func (b *TimestampedKeyValueStoreBuilder[K, V]) LogConfig() map[string]string {
+	if !b.logging {
+		return nil
+	}
+	if b.logConfig == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(b.logConfig)
+}
+
+// CachingEnabled reports whether WithCachingEnabled was called.
+func (b *TimestampedKeyValueStoreBuilder[K, V]) CachingEnabled() bool { return b.caching }
+
+// Build returns a new store (a TimestampedKeyValueStore[K, V]); it satisfies
+// processor.StoreBuilder. Java: build().
+func (b *TimestampedKeyValueStoreBuilder[K, V]) Build() (processor.StateStore, error) {
+	return b.BuildTimestampedKeyValueStore(), nil
+}
+
+// BuildTimestampedKeyValueStore returns a new typed store (not initialised).
+func (b *TimestampedKeyValueStoreBuilder[K, V]) BuildTimestampedKeyValueStore() TimestampedKeyValueStore[K, V] {
+	var inner KeyValueBytesStore = b.supplier.Get()
+	if b.logging {
+		inner = NewChangeLoggingTimestampedKeyValueBytesStore(inner)
+	}
+	vs := &vatSerde[V]{inner: b.valueSerde}
+	return &timestampedStore[K, V]{MeteredKeyValueStore: NewMeteredKeyValueStore(inner, b.keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
+}
+
+// timestampedStore is the metered layer of a timestamped store; it resolves a nil value serde
+// to the context default at Init.
+type timestampedStore[K, V any] struct {
+	*MeteredKeyValueStore[K, *ValueAndTimestamp[V]]
+	vs *vatSerde[V]
+}
+
+// Init resolves default serdes and initialises the layers below.
+func (t *timestampedStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+	if t.vs.inner == nil && ctx != nil {
+		s, err := defaultSerde[V](ctx.ValueSerde())
+		if err != nil {
+			return storeErr(t.Name(), "init: value serde", err)
+		}
+		t.vs.inner = s
+	}
+	return t.MeteredKeyValueStore.Init(ctx, root)
+}
