@@ -1,0 +1,308 @@
+// Package kstream is the KStream/KTable DSL of kstreams-go, the counterpart of Java's
+// org.apache.kafka.streams.kstream and StreamsBuilder: a [StreamsBuilder] creates streams and
+// tables from topics; typed operators ([KStream], [KTable], [KGroupedStream], [KGroupedTable],
+// [BranchedKStream], [CogroupedKStream]) build a graph that [StreamsBuilder.Build] turns into a
+// *processor.Topology with Java's generated names, internal topics and Describe text.
+//
+//	b := kstream.NewStreamsBuilder()
+//	lines := kstream.Stream(b, "streams-plaintext-input", kstream.ConsumedWith(serde.String(), serde.String()))
+//	counts := lines.FlatMapValues(strings.Fields).
+//		GroupBy(func(_, w string) string { return w }, kstream.GroupedWith(serde.String(), serde.String())).
+//		Count(kstream.MaterializedAs[string, int64]("counts-store"))
+//	counts.ToStream().To("streams-wordcount-output", kstream.ProducedWith(serde.String(), serde.Int64()))
+//	topology, err := b.Build()
+//
+// Type-changing operators are generic methods (Go 1.27). Records travel untyped through the
+// engine (nil is Java's null); user functions get typed values, with null turned into the zero
+// value of non-nillable types (use pointer types, e.g. serde.Nullable, to see nulls).
+//
+// Errors: operators do not return errors; misuse (an invalid or duplicate name, a Materialized of
+// the wrong types, a topic read twice, ...) is recorded in the builder and returned by Build,
+// the first one wrapped with what it concerns (Java throws at the call or at build()). Every
+// such error matches [ErrInvalidTopology] and a more specific sentinel.
+package kstream
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// Errors of DSL construction returned by Build, matched with errors.Is. All also match
+// [ErrInvalidTopology]; topology errors of the Processor API (processor.ErrDuplicateName,
+// processor.ErrTopicAlreadyRegistered, processor.ErrDuplicateStore, ...) come through wrapped.
+var (
+	// ErrInvalidTopology is processor.ErrInvalidTopology (Java: TopologyException).
+	ErrInvalidTopology = processor.ErrInvalidTopology
+	// ErrInvalidName: a Named, Consumed/Produced/Grouped/Repartitioned/Branched name or store
+	// name is empty, longer than 249 characters or has a character other than ASCII letters,
+	// digits, '.', '_' and '-'. Java: "Name ... is illegal" (TopologyException).
+	ErrInvalidName = errors.New("invalid name")
+	// ErrOptionType: a Materialized of other key/value types than the operator's result. (No
+	// Java counterpart: Java's generics reject it at compile time.)
+	ErrOptionType = errors.New("option of the wrong type")
+	// ErrNilFunction: a nil function (predicate, mapper, aggregator, ...). Java: NullPointerException.
+	ErrNilFunction = errors.New("function must not be nil")
+	// ErrNoTopics: a stream or table with no topic. Java: "topics cannot be empty".
+	ErrNoTopics = processor.ErrNoTopics
+	// ErrUnsupportedConfig: a topology.optimization value other than "none" (not implemented yet).
+	ErrUnsupportedConfig = errors.New("unsupported topology config")
+	// ErrForeignBuilder: combining streams/tables of different builders. Java: IllegalArgumentException.
+	ErrForeignBuilder = errors.New("stream or table of another StreamsBuilder")
+)
+
+// dslError is the typed error Build returns for DSL misuse; it matches its kind and
+// ErrInvalidTopology.
+type dslError struct {
+	kind error
+	msg  string
+}
+
+func (e *dslError) Error() string   { return "invalid topology: " + e.msg }
+func (e *dslError) Unwrap() []error { return []error{e.kind, ErrInvalidTopology} }
+
+func dslErr(kind error, format string, args ...any) error {
+	return &dslError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// TopologyOptimizationConfig is the Java property selecting topology optimizations; only its
+// default "none" is supported (Java: StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG).
+const TopologyOptimizationConfig = "topology.optimization"
+
+// StreamsBuilder builds a topology with the DSL. It numbers generated processor and store names
+// with one counter, as Java's InternalStreamsBuilder does, so the same program gets the same
+// names (KSTREAM-SOURCE-0000000000, KSTREAM-AGGREGATE-STATE-STORE-0000000003, ...). The zero
+// value is not usable; use [NewStreamsBuilder]. Not safe for concurrent use. Java counterpart:
+// org.apache.kafka.streams.StreamsBuilder.
+type StreamsBuilder struct {
+	index int
+	nodes []*graphNode
+	err   error
+}
+
+// NewStreamsBuilder returns an empty builder. Java: new StreamsBuilder().
+func NewStreamsBuilder() *StreamsBuilder { return &StreamsBuilder{} }
+
+// graphNode is one operator of the DSL graph (Java: GraphNode). name is the topology node
+// children attach to; write adds the operator's nodes to the topology, given the names of the
+// parents.
+type graphNode struct {
+	name    string
+	parents []*graphNode
+	write   func(t *processor.Topology, parents []string) error
+}
+
+// addNode appends n with its parents; nodes are written to the topology in this order (Java's
+// build priority).
+func (b *StreamsBuilder) addNode(n *graphNode, parents ...*graphNode) *graphNode {
+	n.parents = append(n.parents, parents...)
+	b.nodes = append(b.nodes, n)
+	return n
+}
+
+// fail records the first construction error.
+func (b *StreamsBuilder) fail(err error) {
+	if b.err == nil && err != nil {
+		b.err = err
+	}
+}
+
+// newProcessorName returns prefix + the next counter value (10 digits). Java: newProcessorName.
+func (b *StreamsBuilder) newProcessorName(prefix string) string {
+	n := fmt.Sprintf("%s%010d", prefix, b.index)
+	b.index++
+	return n
+}
+
+// newStoreName returns prefix + "STATE-STORE-" + the next counter value. Java: newStoreName.
+func (b *StreamsBuilder) newStoreName(prefix string) string {
+	n := fmt.Sprintf("%sSTATE-STORE-%010d", prefix, b.index)
+	b.index++
+	return n
+}
+
+var legalName = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+
+// checkName validates a user-given name as Java's Named.validate.
+func (b *StreamsBuilder) checkName(name string) {
+	switch {
+	case len(name) > 249:
+		b.fail(dslErr(ErrInvalidName, "name %q is illegal, it can't be longer than 249 characters", name))
+	case !legalName.MatchString(name):
+		b.fail(dslErr(ErrInvalidName, "name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name))
+	}
+}
+
+// orElseGenerate returns name (validated) or a generated one; a given name still uses up a
+// counter value, as Java's NamedInternal.orElseGenerateWithPrefix.
+func (b *StreamsBuilder) orElseGenerate(name, prefix string) string {
+	gen := b.newProcessorName(prefix)
+	if name != "" {
+		b.checkName(name)
+		return name
+	}
+	return gen
+}
+
+// suffixOrElseGenerate returns name+suffix or a generated name (a counter value is used either
+// way). Java: NamedInternal.suffixWithOrElseGet(suffix, provider, prefix).
+func (b *StreamsBuilder) suffixOrElseGenerate(name, suffix, prefix string) string {
+	gen := b.newProcessorName(prefix)
+	if name != "" {
+		b.checkName(name + suffix)
+		return name + suffix
+	}
+	return gen
+}
+
+// Build returns the topology with the default configuration (no optimization). Java: build().
+// Errors: the first DSL construction error (see the package doc), or a topology error.
+func (b *StreamsBuilder) Build() (*processor.Topology, error) { return b.BuildWithConfig(nil) }
+
+// BuildWithConfig returns the topology for the given Java properties; it reads
+// topology.optimization ("none", the default; other values fail with ErrUnsupportedConfig).
+// The builder can be built more than once. Java: build(Properties).
+func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.Topology, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	if o, ok := props[TopologyOptimizationConfig]; ok && o != "none" {
+		return nil, dslErr(ErrUnsupportedConfig, "%s=%s is not supported yet; use \"none\" (the default)", TopologyOptimizationConfig, o)
+	}
+	t := processor.NewTopology()
+	for _, n := range b.nodes {
+		parents := make([]string, len(n.parents))
+		for i, p := range n.parents {
+			parents[i] = p.name
+		}
+		if err := n.write(t, parents); err != nil {
+			return nil, fmt.Errorf("build %s: %w", n.name, err)
+		}
+	}
+	return t, nil
+}
+
+// AddStateStore adds a store that Process/ProcessValues processors can use by name. Java:
+// StreamsBuilder.addStateStore.
+func (b *StreamsBuilder) AddStateStore(builder processor.StoreBuilder) *StreamsBuilder {
+	b.addNode(&graphNode{name: builder.Name(), write: func(t *processor.Topology, _ []string) error {
+		return t.AddStateStore(builder)
+	}})
+	return b
+}
+
+// materializedInternal is a Materialized with resolved name and untyped serdes (Java:
+// MaterializedInternal).
+type materializedInternal struct {
+	storeName  string
+	queryable  bool
+	keySerde   serde.Serde[any]
+	valueSerde serde.Serde[any]
+	supplier   store.KeyValueBytesStoreSupplier
+	caching    bool
+	logging    bool
+	logConfig  map[string]string
+	builder    processor.StoreBuilder
+}
+
+// materialize resolves m (nil: Materialized with nothing set); without a store name one is
+// generated with prefix (using a counter value). Java: new MaterializedInternal(m, builder, prefix).
+func materialize[K, V any](b *StreamsBuilder, m *Materialized[K, V], prefix string) *materializedInternal {
+	mi := &materializedInternal{caching: true, logging: true}
+	if m != nil {
+		mi.storeName, mi.keySerde, mi.valueSerde, mi.supplier = m.storeName, untyped(m.keySerde), untyped(m.valueSerde), m.supplier
+		mi.caching, mi.logging, mi.logConfig = !m.noCaching, !m.noLogging, m.logConfig
+	}
+	if mi.storeName != "" {
+		mi.queryable = true
+		b.checkName(mi.storeName)
+	} else {
+		mi.storeName = b.newStoreName(prefix)
+	}
+	return mi
+}
+
+// queryableName is the store name if the user named it, else "".
+func (m *materializedInternal) queryableName() string {
+	if m.queryable {
+		return m.storeName
+	}
+	return ""
+}
+
+// storeBuilder returns the (one) timestamped store builder of m. Java: KeyValueStoreMaterializer
+// (the default engine here is in-memory until the persistent engine lands).
+func (m *materializedInternal) storeBuilder() processor.StoreBuilder {
+	if m.builder != nil {
+		return m.builder
+	}
+	sup := m.supplier
+	if sup == nil {
+		sup = store.Stores.InMemoryKeyValueStore(m.storeName)
+	}
+	sb := store.Stores.TimestampedKeyValueStoreBuilder[any, any](sup, m.keySerde, m.valueSerde)
+	if m.logging {
+		sb.WithLoggingEnabled(m.logConfig)
+	} else {
+		sb.WithLoggingDisabled()
+	}
+	if m.caching {
+		sb.WithCachingEnabled()
+	} else {
+		sb.WithCachingDisabled()
+	}
+	m.builder = sb
+	return sb
+}
+
+// typeName names T for messages.
+func typeName[T any]() string { return reflect.TypeFor[T]().String() }
+
+// box turns a typed value into an engine value: nil pointers, slices, maps, funcs,
+// interfaces and channels become untyped nil (null).
+func box[T any](v T) any {
+	a := any(v)
+	if a == nil {
+		return nil
+	}
+	rv := reflect.ValueOf(a)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Func, reflect.Interface, reflect.Chan:
+		if rv.IsNil() {
+			return nil
+		}
+	}
+	return a
+}
+
+// ErrRecordType is returned (at run time) when a record's key or value does not have the type
+// an operator's function expects (e.g. a default serde of another type). Java: ClassCastException.
+var ErrRecordType = processor.ErrRecordTypeMismatch
+
+// cast turns an engine value into T: nil becomes the zero value.
+func cast[T any](what string, v any) (T, error) {
+	var zero T
+	if v == nil {
+		return zero, nil
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, fmt.Errorf("%w: %s has type %T, the function expects %s", ErrRecordType, what, v, typeName[T]())
+	}
+	return t, nil
+}
+
+func cast2[K, V any](key, value any) (K, V, error) {
+	k, err := cast[K]("key", key)
+	if err != nil {
+		var v V
+		return k, v, err
+	}
+	v, err := cast[V]("value", value)
+	return k, v, err
+}

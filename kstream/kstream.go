@@ -1,0 +1,472 @@
+package kstream
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/kstreams-go/kstreams/ktable"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// KeyValue is a key and a value, as returned by FlatMap's function. Java: KeyValue.
+type KeyValue[K, V any] = store.KeyValue[K, V]
+
+// Pair returns KeyValue{Key: k, Value: v}. Java: KeyValue.pair.
+func Pair[K, V any](k K, v V) KeyValue[K, V] { return store.Pair(k, v) }
+
+// streamImpl is the untyped state of a KStream (Java: KStreamImpl's fields).
+type streamImpl struct {
+	b                   *StreamsBuilder
+	name                string
+	node                *graphNode
+	keySerde            serde.Serde[any]
+	valueSerde          serde.Serde[any]
+	repartitionRequired bool
+	// repartitionNode is the repartition a join created for this stream (Java:
+	// KStreamImpl.repartitionNode), reused when the same stream is joined again.
+	repartitionNode *graphNode
+}
+
+// KStream is a record stream of keys K and values V. Operators return new streams; the value is
+// a small handle and can be copied. The zero value is not usable: streams come from [Stream],
+// [StreamTopics], [StreamPattern] and operators. Java counterpart:
+// org.apache.kafka.streams.kstream.KStream.
+type KStream[K, V any] struct{ s *streamImpl }
+
+func (s KStream[K, V]) derive(name string, node *graphNode, keySerde, valueSerde serde.Serde[any], repartition bool) *streamImpl {
+	return &streamImpl{b: s.s.b, name: name, node: node, keySerde: keySerde, valueSerde: valueSerde, repartitionRequired: repartition}
+}
+
+func (s KStream[K, V]) stateless(name string, f procFunc) *graphNode {
+	return s.s.b.addNode(processorNode(name, funcSupplier{f: f}, nil, nil), s.s.node)
+}
+
+// Stream returns a stream reading topic with the optional Consumed (the last one given wins;
+// without one, default serdes and extractor). Java: StreamsBuilder.stream(topic[, consumed]).
+func Stream[K, V any](b *StreamsBuilder, topic string, consumed ...Consumed[K, V]) KStream[K, V] {
+	return StreamTopics(b, []string{topic}, consumed...)
+}
+
+// StreamTopics returns a stream reading all of topics (in one source node). Java:
+// StreamsBuilder.stream(Collection<String>[, consumed]).
+// Errors (at Build): ErrNoTopics, processor.ErrTopicAlreadyRegistered.
+func StreamTopics[K, V any](b *StreamsBuilder, topics []string, consumed ...Consumed[K, V]) KStream[K, V] {
+	c := lastConsumed(consumed)
+	name := b.orElseGenerate(c.name, sourceName)
+	topics = append([]string(nil), topics...)
+	n := b.addNode(&graphNode{name: name, write: func(t *processor.Topology, _ []string) error {
+		return t.AddSource(name, topics, c.sourceOptions()...)
+	}})
+	if len(topics) == 0 {
+		b.fail(dslErr(ErrNoTopics, "stream %s: topics cannot be empty; give at least one topic", name))
+	}
+	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde)}}
+}
+
+// StreamPattern returns a stream reading every topic whose whole name matches pattern (Go RE2
+// syntax). Java: StreamsBuilder.stream(Pattern[, consumed]).
+func StreamPattern[K, V any](b *StreamsBuilder, pattern string, consumed ...Consumed[K, V]) KStream[K, V] {
+	c := lastConsumed(consumed)
+	name := b.orElseGenerate(c.name, sourceName)
+	n := b.addNode(&graphNode{name: name, write: func(t *processor.Topology, _ []string) error {
+		return t.AddSourcePattern(name, pattern, c.sourceOptions()...)
+	}})
+	if _, err := regexp.Compile(pattern); err != nil {
+		b.fail(fmt.Errorf("%w: stream %s: %v", processor.ErrInvalidPattern, name, err))
+	}
+	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde)}}
+}
+
+// Name returns the name of the processor node that produces this stream.
+func (s KStream[K, V]) Name() string { return s.s.name }
+
+// Filter keeps the records for which pred returns true. Java: filter.
+func (s KStream[K, V]) Filter(pred func(K, V) bool, named ...Named) KStream[K, V] {
+	return s.filter(pred, false, named)
+}
+
+// FilterNot drops the records for which pred returns true. Java: filterNot.
+func (s KStream[K, V]) FilterNot(pred func(K, V) bool, named ...Named) KStream[K, V] {
+	return s.filter(pred, true, named)
+}
+
+func (s KStream[K, V]) filter(pred func(K, V) bool, not bool, named []Named) KStream[K, V] {
+	name := s.s.b.orElseGenerate(lastNamed(named), filterName)
+	s.checkFunc(name, pred == nil)
+	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		k, v, err := cast2[K, V](r.Key, r.Value)
+		if err != nil {
+			return err
+		}
+		if pred(k, v) != not {
+			return ctx.Forward(r)
+		}
+		return nil
+	})
+	return KStream[K, V]{s: s.derive(name, n, s.s.keySerde, s.s.valueSerde, s.s.repartitionRequired)}
+}
+
+func (s KStream[K, V]) checkFunc(name string, isNil bool) {
+	if isNil {
+		s.s.b.fail(dslErr(ErrNilFunction, "%s: function must not be nil", name))
+	}
+}
+
+// SelectKey gives every record the key f returns (the value is kept). The stream is marked for
+// repartitioning: a later grouping or join reads it through a repartition topic. Java: selectKey.
+func (s KStream[K, V]) SelectKey[KR any](f func(K, V) KR, named ...Named) KStream[KR, V] {
+	name := s.s.b.orElseGenerate(lastNamed(named), keySelectName)
+	s.checkFunc(name, f == nil)
+	n := s.stateless(name, selectKeyFunc(f))
+	return KStream[KR, V]{s: s.derive(name, n, nil, s.s.valueSerde, true)}
+}
+
+func selectKeyFunc[K, V, KR any](f func(K, V) KR) procFunc {
+	return func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		k, v, err := cast2[K, V](r.Key, r.Value)
+		if err != nil {
+			return err
+		}
+		r.Key = box(f(k, v))
+		return ctx.Forward(r)
+	}
+}
+
+// Map replaces every record's key and value with what f returns; the stream is marked for
+// repartitioning. Java: map.
+func (s KStream[K, V]) Map[KR, VR any](f func(K, V) (KR, VR), named ...Named) KStream[KR, VR] {
+	name := s.s.b.orElseGenerate(lastNamed(named), mapName)
+	s.checkFunc(name, f == nil)
+	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		k, v, err := cast2[K, V](r.Key, r.Value)
+		if err != nil {
+			return err
+		}
+		nk, nv := f(k, v)
+		r.Key, r.Value = box(nk), box(nv)
+		return ctx.Forward(r)
+	})
+	return KStream[KR, VR]{s: s.derive(name, n, nil, nil, true)}
+}
+
+// MapValues replaces every record's value with f(value). Java: mapValues(ValueMapper).
+func (s KStream[K, V]) MapValues[VR any](f func(V) VR, named ...Named) KStream[K, VR] {
+	var g func(K, V) VR
+	if f != nil {
+		g = func(_ K, v V) VR { return f(v) }
+	}
+	return mapValuesWithKey(s, g, named)
+}
+
+// MapValuesWithKey replaces every record's value with f(key, value). Java:
+// mapValues(ValueMapperWithKey).
+func (s KStream[K, V]) MapValuesWithKey[VR any](f func(K, V) VR, named ...Named) KStream[K, VR] {
+	return mapValuesWithKey(s, f, named)
+}
+
+func mapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) VR, named []Named) KStream[K, VR] {
+	name := s.s.b.orElseGenerate(lastNamed(named), mapValuesName)
+	s.checkFunc(name, f == nil)
+	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		k, v, err := cast2[K, V](r.Key, r.Value)
+		if err != nil {
+			return err
+		}
+		r.Value = box(f(k, v))
+		return ctx.Forward(r)
+	})
+	return KStream[K, VR]{s: s.derive(name, n, s.s.keySerde, nil, s.s.repartitionRequired)}
+}
+
+// FlatMap replaces every record with the records f returns (none, one or more, in order); the
+// stream is marked for repartitioning. Java: flatMap.
+func (s KStream[K, V]) FlatMap[KR, VR any](f func(K, V) []KeyValue[KR, VR], named ...Named) KStream[KR, VR] {
+	name := s.s.b.orElseGenerate(lastNamed(named), flatMapName)
+	s.checkFunc(name, f == nil)
+	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		k, v, err := cast2[K, V](r.Key, r.Value)
+		if err != nil {
+			return err
+		}
+		for _, kv := range f(k, v) {
+			out := r
+			out.Key, out.Value = box(kv.Key), box(kv.Value)
+			if err := ctx.Forward(out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return KStream[KR, VR]{s: s.derive(name, n, nil, nil, true)}
+}
+
+// FlatMapValues replaces every record with one record per value f returns (same key). Java:
+// flatMapValues(ValueMapper).
+func (s KStream[K, V]) FlatMapValues[VR any](f func(V) []VR, named ...Named) KStream[K, VR] {
+	var g func(K, V) []VR
+	if f != nil {
+		g = func(_ K, v V) []VR { return f(v) }
+	}
+	return flatMapValuesWithKey(s, g, named)
+}
+
+// FlatMapValuesWithKey is FlatMapValues with a function of key and value. Java:
+// flatMapValues(ValueMapperWithKey).
+func (s KStream[K, V]) FlatMapValuesWithKey[VR any](f func(K, V) []VR, named ...Named) KStream[K, VR] {
+	return flatMapValuesWithKey(s, f, named)
+}
+
+func flatMapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) []VR, named []Named) KStream[K, VR] {
+	name := s.s.b.orElseGenerate(lastNamed(named), flatMapValuesName)
+	s.checkFunc(name, f == nil)
+	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		k, v, err := cast2[K, V](r.Key, r.Value)
+		if err != nil {
+			return err
+		}
+		for _, vr := range f(k, v) {
+			out := r
+			out.Value = box(vr)
+			if err := ctx.Forward(out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return KStream[K, VR]{s: s.derive(name, n, s.s.keySerde, nil, s.s.repartitionRequired)}
+}
+
+// Peek calls f for every record and forwards it unchanged. Java: peek.
+func (s KStream[K, V]) Peek(f func(K, V), named ...Named) KStream[K, V] {
+	name := s.s.b.orElseGenerate(lastNamed(named), peekName)
+	s.checkFunc(name, f == nil)
+	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		k, v, err := cast2[K, V](r.Key, r.Value)
+		if err != nil {
+			return err
+		}
+		f(k, v)
+		return ctx.Forward(r)
+	})
+	return KStream[K, V]{s: s.derive(name, n, s.s.keySerde, s.s.valueSerde, s.s.repartitionRequired)}
+}
+
+// Foreach calls f for every record (a terminal operation). Java: foreach.
+func (s KStream[K, V]) Foreach(f func(K, V), named ...Named) {
+	name := s.s.b.orElseGenerate(lastNamed(named), foreachName)
+	s.checkFunc(name, f == nil)
+	s.stateless(name, func(_ processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		k, v, err := cast2[K, V](r.Key, r.Value)
+		if err != nil {
+			return err
+		}
+		f(k, v)
+		return nil
+	})
+}
+
+// Merge returns a stream of the records of both streams (in processing order). Java: merge.
+// Errors (at Build): ErrForeignBuilder.
+func (s KStream[K, V]) Merge(other KStream[K, V], named ...Named) KStream[K, V] {
+	name := s.s.b.orElseGenerate(lastNamed(named), mergeName)
+	if other.s == nil || other.s.b != s.s.b {
+		s.s.b.fail(dslErr(ErrForeignBuilder, "merge %s: the other stream belongs to another StreamsBuilder", name))
+		return s
+	}
+	n := s.s.b.addNode(processorNode(name, funcSupplier{f: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		return ctx.Forward(r)
+	}}, nil, nil), s.s.node, other.s.node)
+	return KStream[K, V]{s: s.derive(name, n, nil, nil, s.s.repartitionRequired || other.s.repartitionRequired)}
+}
+
+// Repartition writes the stream to a repartition topic ("<name>-repartition", or a generated
+// "KSTREAM-REPARTITION-<n>-repartition") and reads it back, always (Java: repartition). Keys
+// then go to partitions by the (new) key, or by the Repartitioned partitioner.
+func (s KStream[K, V]) Repartition(repartitioned ...Repartitioned[K, V]) KStream[K, V] {
+	var r Repartitioned[K, V]
+	if len(repartitioned) > 0 {
+		r = repartitioned[len(repartitioned)-1]
+	}
+	name := r.name
+	if name == "" {
+		name = s.s.b.newProcessorName(repartitionName)
+	} else {
+		s.s.b.checkName(name)
+	}
+	keySerde, valueSerde := untyped(r.keySerde), untyped(r.valueSerde)
+	if valueSerde == nil {
+		valueSerde = s.s.valueSerde
+	}
+	var part processor.StreamPartitioner[any, any]
+	if r.partitioner != nil {
+		part = processor.UntypedStreamPartitioner(r.partitioner)
+	}
+	rp := s.s.b.newRepartition(name, keySerde, valueSerde, part)
+	rp.partitions = r.numPartitions
+	n := s.s.b.addNode(rp.node(), s.s.node)
+	outKey := keySerde
+	if outKey == nil {
+		outKey = s.s.keySerde
+	}
+	return KStream[K, V]{s: s.derive(rp.source, n, outKey, valueSerde, false)}
+}
+
+// To writes the stream to topic, with the Produced's serdes (default: the stream's known serdes,
+// else the configured defaults) and partitioner. Java: to(topic[, produced]).
+func (s KStream[K, V]) To(topic string, produced ...Produced[K, V]) {
+	s.to(topic, nil, produced)
+}
+
+// ToExtractor writes each record to the topic extractor returns for it. Java:
+// to(TopicNameExtractor[, produced]).
+func (s KStream[K, V]) ToExtractor(extractor processor.TopicNameExtractor[K, V], produced ...Produced[K, V]) {
+	if extractor == nil {
+		s.s.b.fail(dslErr(ErrNilFunction, "to: topic name extractor must not be nil"))
+		return
+	}
+	s.to("", extractor, produced)
+}
+
+func (s KStream[K, V]) to(topic string, extractor processor.TopicNameExtractor[K, V], produced []Produced[K, V]) {
+	var p Produced[K, V]
+	if len(produced) > 0 {
+		p = produced[len(produced)-1]
+	}
+	keySerde, valueSerde := untyped(p.keySerde), untyped(p.valueSerde)
+	if keySerde == nil {
+		keySerde = s.s.keySerde
+	}
+	if valueSerde == nil {
+		valueSerde = s.s.valueSerde
+	}
+	var part processor.StreamPartitioner[any, any]
+	if p.partitioner != nil {
+		part = processor.UntypedStreamPartitioner(p.partitioner)
+	}
+	name := s.s.b.orElseGenerate(p.name, sinkName)
+	s.s.b.addNode(&graphNode{name: name, write: func(t *processor.Topology, parents []string) error {
+		opts := sinkOpts(keySerde, valueSerde, part)
+		if extractor != nil {
+			return t.AddDynamicSink(name, extractor, parents, opts...)
+		}
+		return t.AddSink(name, topic, parents, opts...)
+	}}, s.s.node)
+}
+
+// Process runs a Processor API processor on the stream, connected to the named stores (added
+// with StreamsBuilder.AddStateStore, or provided by the supplier through
+// processor.ConnectedStoreProvider). named names the processor (the zero Named generates
+// "KSTREAM-PROCESSOR-<n>"). The result may have any keys, so it is marked for repartitioning.
+// Java: process(supplier, [named,] stateStoreNames...).
+func (s KStream[K, V]) Process[KR, VR any](supplier processor.ProcessorSupplier[K, V, KR, VR], named Named, stateStoreNames ...string) KStream[KR, VR] {
+	name := named.name
+	if name == "" {
+		name = s.s.b.newProcessorName(processorName)
+	} else {
+		s.s.b.checkName(name)
+	}
+	s.checkFunc(name, supplier == nil)
+	stores := append([]string(nil), stateStoreNames...)
+	n := s.s.b.addNode(&graphNode{name: name, write: func(t *processor.Topology, parents []string) error {
+		if err := t.AddProcessor(name, supplier, parents...); err != nil {
+			return err
+		}
+		if len(stores) > 0 {
+			return t.ConnectProcessorAndStateStores(name, stores...)
+		}
+		return nil
+	}}, s.s.node)
+	return KStream[KR, VR]{s: s.derive(name, n, nil, nil, true)}
+}
+
+// ProcessValues runs a fixed-key processor (it cannot change keys) on the stream; otherwise as
+// Process ("KSTREAM-PROCESSVALUES-<n>"). Java: processValues.
+func (s KStream[K, V]) ProcessValues[VR any](supplier processor.FixedKeyProcessorSupplier[K, V, VR], named Named, stateStoreNames ...string) KStream[K, VR] {
+	name := named.name
+	if name == "" {
+		name = s.s.b.newProcessorName(processValuesName)
+	} else {
+		s.s.b.checkName(name)
+	}
+	s.checkFunc(name, supplier == nil)
+	stores := append([]string(nil), stateStoreNames...)
+	n := s.s.b.addNode(&graphNode{name: name, write: func(t *processor.Topology, parents []string) error {
+		if err := t.AddFixedKeyProcessor(name, supplier, parents...); err != nil {
+			return err
+		}
+		if len(stores) > 0 {
+			return t.ConnectProcessorAndStateStores(name, stores...)
+		}
+		return nil
+	}}, s.s.node)
+	return KStream[K, VR]{s: s.derive(name, n, s.s.keySerde, nil, s.s.repartitionRequired)}
+}
+
+// ToTable turns the stream into a table (each record an upsert, a null value a delete),
+// repartitioning first if the stream was re-keyed. Options: Named, Materialized[K, V]. Java:
+// toTable.
+func (s KStream[K, V]) ToTable(opts ...TableOption) KTable[K, V] {
+	b := s.s.b
+	named, mat := splitTableOptions[K, V](b, "ToTable", opts)
+	name := b.orElseGenerate(named, toTableName)
+	mi := materialize(b, mat, toTableName)
+	keySerde, valueSerde := mi.keySerde, mi.valueSerde
+	if keySerde == nil {
+		keySerde = s.s.keySerde
+	}
+	if valueSerde == nil {
+		valueSerde = s.s.valueSerde
+	}
+	parent := s.s.node
+	if s.s.repartitionRequired {
+		rp := b.newRepartition(name, keySerde, valueSerde, nil)
+		parent = b.addNode(rp.node(), parent)
+	}
+	src := ktable.NewSource(mi.storeName, mi.queryable)
+	n := b.addNode(processorNode(name, src, nil, func() processor.StoreBuilder {
+		if src.Materialized() {
+			return mi.storeBuilder()
+		}
+		return nil
+	}), parent)
+	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: src, queryableName: mi.queryableName()}}
+}
+
+// GroupByKey groups the records by their key for an aggregation. Without a Grouped the stream's
+// serdes are used for a repartition topic (needed when the stream was re-keyed); a Grouped gives
+// them (nil: defaults) and the repartition topic name. Java: groupByKey([grouped]).
+func (s KStream[K, V]) GroupByKey(grouped ...Grouped[K, V]) KGroupedStream[K, V] {
+	g := groupedStreamImpl{b: s.s.b, name: s.s.name, node: s.s.node, repartitionRequired: s.s.repartitionRequired,
+		keySerde: s.s.keySerde, valueSerde: s.s.valueSerde}
+	if len(grouped) > 0 {
+		gr := grouped[len(grouped)-1]
+		g.keySerde, g.valueSerde, g.userName = untyped(gr.keySerde), untyped(gr.valueSerde), gr.name
+		if gr.name != "" {
+			s.s.b.checkName(gr.name)
+		}
+	}
+	return KGroupedStream[K, V]{g: &g}
+}
+
+// GroupBy groups the records by the key f selects (a "KSTREAM-KEY-SELECT-<n>" processor, or the
+// Grouped name); the aggregation reads them through a repartition topic. Without a Grouped the
+// key serde is the default and the value serde the stream's. Java: groupBy(selector[, grouped]).
+func (s KStream[K, V]) GroupBy[KR any](f func(K, V) KR, grouped ...Grouped[KR, V]) KGroupedStream[KR, V] {
+	var gr Grouped[KR, V]
+	if len(grouped) > 0 {
+		gr = grouped[len(grouped)-1]
+	} else {
+		gr.valueSerde = nil
+	}
+	name := s.s.b.orElseGenerate(gr.name, keySelectName)
+	s.checkFunc(name, f == nil)
+	n := s.stateless(name, selectKeyFunc(f))
+	g := groupedStreamImpl{b: s.s.b, name: name, node: n, repartitionRequired: true,
+		keySerde: untyped(gr.keySerde), valueSerde: untyped(gr.valueSerde), userName: gr.name}
+	if len(grouped) == 0 {
+		g.valueSerde = s.s.valueSerde
+	}
+	return KGroupedStream[KR, V]{g: &g}
+}

@@ -1,0 +1,389 @@
+package kstream
+
+import (
+	"github.com/kstreams-go/kstreams/ktable"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// tableImpl is the untyped state of a KTable (Java: KTableImpl's fields).
+type tableImpl struct {
+	b          *StreamsBuilder
+	name       string
+	node       *graphNode
+	keySerde   serde.Serde[any]
+	valueSerde serde.Serde[any]
+	// supplier is the operator producing the table: it gives value getters and old values.
+	supplier ktable.Supplier
+	// queryableName is the store name when the table is materialized under a user name.
+	queryableName string
+}
+
+// KTable is a changelog stream seen as a table: the latest value per key, updated by upserts
+// and deleted by tombstones. Operators forward Changes (new and, when a downstream operator
+// asks for them, old values) between table processors. The zero value is not usable. Java
+// counterpart: org.apache.kafka.streams.kstream.KTable.
+type KTable[K, V any] struct{ t *tableImpl }
+
+// Name returns the name of the processor node that produces this table.
+func (t KTable[K, V]) Name() string { return t.t.name }
+
+// QueryableStoreName returns the store name if the table is materialized under a user-given
+// name, else "". Java: queryableStoreName().
+func (t KTable[K, V]) QueryableStoreName() string { return t.t.queryableName }
+
+// Table returns a table reading topic as a changelog (null keys are dropped, null values delete
+// rows). Options: Consumed[K, V] (serdes, extractor, reset, name: the source becomes
+// "<name>-source" and the table processor "<name>"), Materialized[K, V] (the store; without a
+// name the store "<topic>-STATE-STORE-<n>" exists only if a later operator needs it). A
+// Consumed's serdes override the Materialized's. The store's changelog is
+// "<application.id>-<store>-changelog" (reusing the source topic is an optimization not
+// implemented yet). Java: StreamsBuilder.table.
+func Table[K, V any](b *StreamsBuilder, topic string, opts ...TableOption) KTable[K, V] {
+	c, mat := tableSourceOptions[K, V](b, "Table", opts)
+	if c == nil {
+		c = &Consumed[K, V]{}
+		if mat != nil {
+			c.keySerde, c.valueSerde = mat.keySerde, mat.valueSerde
+		}
+	} else if mat != nil {
+		mat.keySerde, mat.valueSerde = c.keySerde, c.valueSerde
+	} else {
+		mat = &Materialized[K, V]{keySerde: c.keySerde, valueSerde: c.valueSerde}
+	}
+	mi := materialize(b, mat, topic+"-")
+	srcName := b.suffixOrElseGenerate(c.name, "-source", sourceName)
+	tblName := b.orElseGenerate(c.name, tableSourceName)
+	src := ktable.NewSource(mi.storeName, mi.queryable)
+	opt := c.sourceOptions()
+	n := b.addNode(&graphNode{name: tblName, write: func(t *processor.Topology, _ []string) error {
+		if err := t.AddSource(srcName, []string{topic}, opt...); err != nil {
+			return err
+		}
+		if err := t.AddProcessor(tblName, processor.ProcessorSupplier[any, any, any, any](src), srcName); err != nil {
+			return err
+		}
+		if src.Materialized() {
+			return t.AddStateStore(mi.storeBuilder(), tblName)
+		}
+		return nil
+	}})
+	if topic == "" {
+		b.fail(dslErr(ErrNoTopics, "table %s: a topic is needed", tblName))
+	}
+	return KTable[K, V]{t: &tableImpl{b: b, name: tblName, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde),
+		supplier: src, queryableName: mi.queryableName()}}
+}
+
+// GlobalKTable is a table fully replicated to every instance, read by stream-globalTable
+// joins. Its store is always materialized (named "<topic>-STATE-STORE-<n>" unless a
+// Materialized names it) and has no changelog: the topic is restored directly. Java
+// counterpart: org.apache.kafka.streams.kstream.GlobalKTable.
+type GlobalKTable[K, V any] struct {
+	getter        ktable.ValueGetterSupplier
+	queryableName string
+}
+
+// QueryableStoreName returns the store name if the user named it, else "". Java: queryableStoreName().
+func (g GlobalKTable[K, V]) QueryableStoreName() string { return g.queryableName }
+
+// ValueGetterSupplier returns the getter supplier joins use to read the global table.
+func (g GlobalKTable[K, V]) ValueGetterSupplier() ktable.ValueGetterSupplier { return g.getter }
+
+// GlobalTable returns a global table reading topic. Options: Consumed[K, V] (source name
+// "<name>-source", processor "<name>"), Materialized[K, V]. Java: StreamsBuilder.globalTable.
+func GlobalTable[K, V any](b *StreamsBuilder, topic string, opts ...TableOption) GlobalKTable[K, V] {
+	c, mat := tableSourceOptions[K, V](b, "GlobalTable", opts)
+	if c == nil {
+		c = &Consumed[K, V]{}
+		if mat != nil {
+			c.keySerde, c.valueSerde = mat.keySerde, mat.valueSerde
+		}
+	} else if mat != nil {
+		mat.keySerde, mat.valueSerde = c.keySerde, c.valueSerde
+	} else {
+		mat = &Materialized[K, V]{keySerde: c.keySerde, valueSerde: c.valueSerde}
+	}
+	mi := materialize(b, mat, topic+"-")
+	mi.logging, mi.logConfig = false, nil
+	srcName := b.suffixOrElseGenerate(c.name, "-source", sourceName)
+	procName := b.orElseGenerate(c.name, tableSourceName)
+	src := ktable.NewSource(mi.storeName, true)
+	keyDeser, valueDeser := untyped(c.keySerde), untyped(c.valueSerde)
+	b.addNode(&graphNode{name: procName, write: func(t *processor.Topology, _ []string) error {
+		var kd, vd, ex any
+		if keyDeser != nil {
+			kd = keyDeser
+		}
+		if valueDeser != nil {
+			vd = valueDeser
+		}
+		if c.extractor != nil {
+			ex = c.extractor
+		}
+		return t.Internal().AddGlobalStore(mi.storeBuilder(), srcName, ex, kd, vd, topic, procName,
+			processor.ProcessorSupplier[any, any, any, any](src), false)
+	}})
+	return GlobalKTable[K, V]{getter: ktable.StoreValueGetterSupplier(mi.storeName), queryableName: mi.queryableName()}
+}
+
+// tableSourceOptions picks the Consumed[K, V] and Materialized[K, V] out of opts.
+func tableSourceOptions[K, V any](b *StreamsBuilder, op string, opts []TableOption) (*Consumed[K, V], *Materialized[K, V]) {
+	var c *Consumed[K, V]
+	var rest []TableOption
+	for _, o := range opts {
+		if cc, ok := o.(Consumed[K, V]); ok {
+			c = &cc
+			continue
+		}
+		if _, ok := o.(Named); ok {
+			b.fail(dslErr(ErrOptionType, "%s: name the source with Consumed.WithName, not Named", op))
+			continue
+		}
+		rest = append(rest, o)
+	}
+	_, mat := splitTableOptions[K, V](b, op, rest)
+	return c, mat
+}
+
+func (Consumed[K, V]) tableOption() {}
+
+// Filter keeps the rows whose value passes pred; other rows become deletes (tombstones
+// downstream). pred only sees non-null values. Options: Named, Materialized[K, V] (a named
+// store materializes the result). Java: KTable.filter.
+func (t KTable[K, V]) Filter(pred func(K, V) bool, opts ...TableOption) KTable[K, V] {
+	return t.filter(pred, false, opts)
+}
+
+// FilterNot keeps the rows whose value fails pred. Java: KTable.filterNot.
+func (t KTable[K, V]) FilterNot(pred func(K, V) bool, opts ...TableOption) KTable[K, V] {
+	return t.filter(pred, true, opts)
+}
+
+func predicateOf[K, V any](f func(K, V) bool) ktable.Predicate {
+	return func(key, value any) (bool, error) {
+		k, v, err := cast2[K, V](key, value)
+		if err != nil {
+			return false, err
+		}
+		return f(k, v), nil
+	}
+}
+
+func (t KTable[K, V]) filter(pred func(K, V) bool, not bool, opts []TableOption) KTable[K, V] {
+	b := t.t.b
+	named, mat := splitTableOptions[K, V](b, "Filter", opts)
+	keySerde, valueSerde := t.t.keySerde, t.t.valueSerde
+	var storeName string
+	var mi *materializedInternal
+	if mat != nil {
+		mi = materializeNoGen(b, mat, tableFilterName)
+		if mi.keySerde != nil {
+			keySerde = mi.keySerde
+		}
+		if mi.valueSerde != nil {
+			valueSerde = mi.valueSerde
+		}
+		storeName = mi.queryableName()
+	}
+	name := b.orElseGenerate(named, tableFilterName)
+	if pred == nil {
+		b.fail(dslErr(ErrNilFunction, "%s: predicate must not be nil", name))
+	}
+	sup := ktable.NewFilter(t.t.supplier, predicateOf(pred), not, storeName)
+	n := b.addNode(processorNode(name, sup, nil, storeBuilderIf(storeName, mi)), t.t.node)
+	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: sup, queryableName: storeName}}
+}
+
+// materializeNoGen resolves a Materialized given to a table operator: without a store name it
+// only uses up a counter value (Java: doFilter/doMapValues call newStoreName and discard it) and
+// the result is not materialized.
+func materializeNoGen[K, V any](b *StreamsBuilder, m *Materialized[K, V], prefix string) *materializedInternal {
+	if m.storeName == "" {
+		b.newStoreName(prefix)
+		return &materializedInternal{keySerde: untyped(m.keySerde), valueSerde: untyped(m.valueSerde)}
+	}
+	return materialize(b, m, prefix)
+}
+
+func storeBuilderIf(storeName string, mi *materializedInternal) func() processor.StoreBuilder {
+	if storeName == "" {
+		return nil
+	}
+	return mi.storeBuilder
+}
+
+// MapValues maps every row's value (f sees only non-null values; deletes stay deletes).
+// Options: Named, Materialized[K, VR]. Java: KTable.mapValues(ValueMapper).
+func (t KTable[K, V]) MapValues[VR any](f func(V) VR, opts ...TableOption) KTable[K, VR] {
+	var g func(K, V) VR
+	if f != nil {
+		g = func(_ K, v V) VR { return f(v) }
+	}
+	return tableMapValues(t, g, opts)
+}
+
+// MapValuesWithKey maps every row's value with a function of key and value. Java:
+// KTable.mapValues(ValueMapperWithKey).
+func (t KTable[K, V]) MapValuesWithKey[VR any](f func(K, V) VR, opts ...TableOption) KTable[K, VR] {
+	return tableMapValues(t, f, opts)
+}
+
+func tableMapValues[K, V, VR any](t KTable[K, V], f func(K, V) VR, opts []TableOption) KTable[K, VR] {
+	b := t.t.b
+	named, mat := splitTableOptions[K, VR](b, "MapValues", opts)
+	keySerde := t.t.keySerde
+	var valueSerde serde.Serde[any]
+	var storeName string
+	var mi *materializedInternal
+	if mat != nil {
+		mi = materializeNoGen(b, mat, tableMapValuesName)
+		if mi.keySerde != nil {
+			keySerde = mi.keySerde
+		}
+		valueSerde = mi.valueSerde
+		storeName = mi.queryableName()
+	}
+	name := b.orElseGenerate(named, tableMapValuesName)
+	if f == nil {
+		b.fail(dslErr(ErrNilFunction, "%s: mapper must not be nil", name))
+	}
+	mapper := func(key, value any) (any, error) {
+		k, v, err := cast2[K, V](key, value)
+		if err != nil {
+			return nil, err
+		}
+		return box(f(k, v)), nil
+	}
+	sup := ktable.NewMapValues(t.t.supplier, mapper, storeName)
+	n := b.addNode(processorNode(name, sup, nil, storeBuilderIf(storeName, mi)), t.t.node)
+	return KTable[K, VR]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: sup, queryableName: storeName}}
+}
+
+// ToStream returns the stream of the table's updates (deletes as null values). Java: toStream.
+func (t KTable[K, V]) ToStream(named ...Named) KStream[K, V] {
+	b := t.t.b
+	name := b.orElseGenerate(lastNamed(named), tableToStreamName)
+	n := b.addNode(processorNode(name, funcSupplier{f: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		r.Value = r.Value.(ktable.Change).New
+		return ctx.Forward(r)
+	}}, nil, nil), t.t.node)
+	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: t.t.keySerde, valueSerde: t.t.valueSerde}}
+}
+
+// GroupBy re-keys the table's rows with f (which returns the new key and value) for an
+// aggregation; updates are sent as a subtraction of the old row and an addition of the new one
+// through the repartition topic "<store or Grouped name>-repartition". Without a Grouped the
+// serdes are the defaults. The table is asked for old values (materializing a source table).
+// Java: KTable.groupBy.
+func (t KTable[K, V]) GroupBy[KR, VR any](f func(K, V) (KR, VR), grouped ...Grouped[KR, VR]) KGroupedTable[KR, VR] {
+	b := t.t.b
+	var gr Grouped[KR, VR]
+	if len(grouped) > 0 {
+		gr = grouped[len(grouped)-1]
+	}
+	name := b.orElseGenerate(gr.name, tableSelectName)
+	if f == nil {
+		b.fail(dslErr(ErrNilFunction, "%s: selector must not be nil", name))
+	}
+	mapper := func(key, value any) (any, any, error) {
+		k, v, err := cast2[K, V](key, value)
+		if err != nil {
+			return nil, nil, err
+		}
+		nk, nv := f(k, v)
+		return box(nk), box(nv), nil
+	}
+	sup := ktable.NewRepartitionMap(t.t.supplier, mapper)
+	n := b.addNode(processorNode(name, sup, nil, nil), t.t.node)
+	t.t.supplier.EnableSendingOldValues(true)
+	return KGroupedTable[KR, VR]{g: &groupedTableImpl{b: b, node: n, keySerde: untyped(gr.keySerde), valueSerde: untyped(gr.valueSerde), userName: gr.name}}
+}
+
+// groupedTableImpl is the untyped state of a KGroupedTable (Java: KGroupedTableImpl).
+type groupedTableImpl struct {
+	b          *StreamsBuilder
+	node       *graphNode
+	keySerde   serde.Serde[any]
+	valueSerde serde.Serde[any]
+	userName   string
+	repNode    *graphNode
+}
+
+// KGroupedTable is a re-keyed table ready for an aggregation with adder and subtractor. Java
+// counterpart: KGroupedTable.
+type KGroupedTable[K, V any] struct{ g *groupedTableImpl }
+
+func (g *groupedTableImpl) aggregate(named, prefix string, mi *materializedInternal, sup ktable.Supplier) *tableImpl {
+	b := g.b
+	sink := b.suffixOrElseGenerate(named, "-sink", sinkName)
+	source := b.suffixOrElseGenerate(named, "-source", sourceName)
+	funcName := b.orElseGenerate(named, prefix)
+	topicPrefix := g.userName
+	if topicPrefix == "" {
+		topicPrefix = mi.storeName
+	}
+	if g.repNode == nil || g.userName == "" {
+		g.repNode = b.addNode(tableRepartitionNode(topicPrefix+repartitionSuffix, sink, source, g.keySerde, g.valueSerde), g.node)
+	} else {
+		b.addNode(g.repNode, g.node)
+	}
+	n := b.addNode(processorNode(funcName, sup, nil, mi.storeBuilder), g.repNode)
+	return &tableImpl{b: b, name: funcName, node: n, keySerde: mi.keySerde, valueSerde: mi.valueSerde, supplier: sup, queryableName: mi.queryableName()}
+}
+
+// Count counts the rows per key (adder +1, subtractor -1); store serdes default to the
+// grouping's key serde and serde.Long(). Options: Named, Materialized[K, int64]. Java:
+// KGroupedTable.count.
+func (g KGroupedTable[K, V]) Count(opts ...TableOption) KTable[K, int64] {
+	b := g.g.b
+	named, mat := splitTableOptions[K, int64](b, "Count", opts)
+	mi := materialize(b, mat, tableAggName)
+	if mi.keySerde == nil {
+		mi.keySerde = g.g.keySerde
+	}
+	if mi.valueSerde == nil {
+		mi.valueSerde = untyped(serde.Long())
+	}
+	sup := ktable.NewTableAggregate(mi.storeName, func() (any, error) { return int64(0), nil },
+		func(_, _, agg any) (any, error) { return agg.(int64) + 1, nil },
+		func(_, _, agg any) (any, error) { return agg.(int64) - 1, nil })
+	return KTable[K, int64]{t: g.g.aggregate(named, tableAggName, mi, sup)}
+}
+
+// Reduce combines values per key: adder adds a new value, subtractor removes an old one. Store
+// serdes default to the grouping's. Options: Named, Materialized[K, V]. Java: KGroupedTable.reduce.
+func (g KGroupedTable[K, V]) Reduce(adder, subtractor func(agg, value V) V, opts ...TableOption) KTable[K, V] {
+	b := g.g.b
+	named, mat := splitTableOptions[K, V](b, "Reduce", opts)
+	mi := materialize(b, mat, tableReduceName)
+	if mi.keySerde == nil {
+		mi.keySerde = g.g.keySerde
+	}
+	if mi.valueSerde == nil {
+		mi.valueSerde = g.g.valueSerde
+	}
+	if adder == nil || subtractor == nil {
+		b.fail(dslErr(ErrNilFunction, "reduce: adder and subtractor must not be nil"))
+	}
+	sup := ktable.NewTableReduce(mi.storeName, reducerOf(adder), reducerOf(subtractor))
+	return KTable[K, V]{t: g.g.aggregate(named, tableReduceName, mi, sup)}
+}
+
+// Aggregate folds values per key: initializer gives the first aggregate, adder adds a new
+// value, subtractor removes an old one. The store's key serde defaults to the grouping's, its
+// value serde to default.value.serde. Options: Named, Materialized[K, VR]. Java:
+// KGroupedTable.aggregate.
+func (g KGroupedTable[K, V]) Aggregate[VR any](initializer func() VR, adder, subtractor func(key K, value V, agg VR) VR, opts ...TableOption) KTable[K, VR] {
+	b := g.g.b
+	named, mat := splitTableOptions[K, VR](b, "Aggregate", opts)
+	mi := materialize(b, mat, tableAggName)
+	if mi.keySerde == nil {
+		mi.keySerde = g.g.keySerde
+	}
+	if initializer == nil || adder == nil || subtractor == nil {
+		b.fail(dslErr(ErrNilFunction, "aggregate: initializer, adder and subtractor must not be nil"))
+	}
+	sup := ktable.NewTableAggregate(mi.storeName, initializerOf(initializer), aggregatorOf(adder), aggregatorOf(subtractor))
+	return KTable[K, VR]{t: g.g.aggregate(named, tableAggName, mi, sup)}
+}
