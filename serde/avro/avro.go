@@ -45,7 +45,8 @@
 //     (days or epoch ms/µs); time-millis, time-micros: time.Duration or an integer.
 //   - array: a slice or array; map: a map with string keys.
 //
-// T = any gives the generic form above, and T = map[string]any passes records through.
+// T = any gives the generic form above (a struct or pointer given to it is mapped as for
+// New), and T = map[string]any passes records through.
 //
 // # Nulls
 //
@@ -391,7 +392,8 @@ func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, data T) ([]byte, er
 		return nil, e
 	}
 	var native any = data
-	if !s.native {
+	if !s.native || v.Kind() == reflect.Interface && (v.Elem().Kind() == reflect.Struct || v.Elem().Kind() == reflect.Pointer) {
+		// Typed values, and structs handed to the generic serde, are mapped onto the schema.
 		if native, err = toNative(c.typ, v, ""); err != nil {
 			e.Err = err
 			return nil, e

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"reflect"
 	"strings"
@@ -510,6 +511,61 @@ func TestDecimalLimits(t *testing.T) {
 	} {
 		if _, err := s.Serialize("d", nil, bad); !errors.Is(err, avro.ErrSchemaMismatch) {
 			t.Errorf("Serialize(%v, %v) err = %v; want ErrSchemaMismatch", bad.Amount, bad.Price, err)
+		}
+	}
+}
+
+func TestGenericAcceptsStructs(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	g, _ := avro.NewGeneric(r.Client(), userSchema)
+	type U struct {
+		Name string
+		Age  int
+	}
+	b1, err := g.Serialize("u", nil, U{Name: "x", Age: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := g.Serialize("u", nil, &U{Name: "x", Age: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b3, _ := g.Serialize("u", nil, map[string]any{"name": "x", "age": int32(3)})
+	if !bytes.Equal(b1, b3) || !bytes.Equal(b2, b3) {
+		t.Fatalf("struct % x, pointer % x, map % x", b1, b2, b3)
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	type U struct {
+		Name string
+		Age  int32
+	}
+	s, _ := avro.New[U](r.Client(), userSchema)
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := int32(0); i < 50; i++ {
+				b, err := s.Serialize(fmt.Sprintf("t%d", i%5), nil, U{Name: "n", Age: i})
+				if err == nil {
+					var v U
+					v, err = s.Deserialize("t", nil, b)
+					if err == nil && v.Age != i {
+						err = fmt.Errorf("age %d, want %d", v.Age, i)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
