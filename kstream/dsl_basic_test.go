@@ -81,3 +81,7 @@ func wordCountCase(configs ...string) dslCase {
 }
 
 func TestConformanceWordCount(t *testing.T) { runDSLConformance(t, wordCountCase()) }
+
+func TestConformanceWordCountCaching(t *testing.T) {
+	runDSLConformance(t, wordCountCase(cachingOnConfig))
+}

@@ -2,12 +2,24 @@ package ktable
 
 import (
 	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/store"
 )
 
-// setFlushListener registers the forwarding flush listener on st when st has an active record
-// cache and reports whether it did (see /work/notes/cache-api.md). Until the caching layer
-// lands, stores have no cache and this reports false.
+// setFlushListener registers, when st has an active record cache, a flush listener that
+// forwards each flushed entry as a Change (new value, and old value when sendOldValues) with the
+// new value's timestamp (the entry's record timestamp for a delete), and reports whether it did.
+// Java counterpart: TimestampedCacheFlushListener (see /work/notes/cache-api.md).
 func setFlushListener(ctx processor.ProcessorContext[any, any], st Store, sendOldValues bool) bool {
-	_, _, _ = ctx, st, sendOldValues
-	return false
+	cs, ok := st.(store.CachedStateStore[any, *ValueAndTimestamp])
+	if !ok {
+		return false
+	}
+	return cs.SetFlushListener(func(r store.CacheFlushRecord[any, *ValueAndTimestamp]) error {
+		ts := r.Timestamp
+		if r.NewValue != nil {
+			ts = r.NewValue.Timestamp
+		}
+		return ctx.Forward(processor.Record[any, any]{Key: r.Key, Value: Change{New: valueOf(r.NewValue), Old: valueOf(r.OldValue)},
+			Timestamp: ts, Headers: r.Headers})
+	}, sendOldValues)
 }

@@ -192,9 +192,9 @@ func (c *ChangeLoggingTimestampedKeyValueBytesStore) Delete(key []byte) ([]byte,
 
 // TimestampedKeyValueStoreBuilder builds [TimestampedKeyValueStore] stores: an engine from the
 // supplier holding ts ‖ value bytes, wrapped (inside out) in timestamped change logging (when
-// enabled, the default) and the typed metered layer. Nil serdes resolve to the context's
-// default serdes at Init. Caching is off by default (the flag is kept for the record-cache
-// layer). It satisfies processor.StoreBuilder. Java counterpart: TimestampedKeyValueStoreBuilder.
+// enabled, the default), the record cache (when enabled) and the typed metered layer (which
+// implements CachedStateStore[K, *ValueAndTimestamp[V]]). Nil serdes resolve to the context's
+// default serdes at Init. Caching is off by default. It satisfies processor.StoreBuilder. Java counterpart: TimestampedKeyValueStoreBuilder.
 type TimestampedKeyValueStoreBuilder[K, V any] struct {
 	supplier   KeyValueBytesStoreSupplier
 	keySerde   serde.Serde[K]
@@ -271,6 +271,9 @@ func (b *TimestampedKeyValueStoreBuilder[K, V]) BuildTimestampedKeyValueStore() 
 	var inner KeyValueBytesStore = b.supplier.Get()
 	if b.logging {
 		inner = NewChangeLoggingTimestampedKeyValueBytesStore(inner)
+	}
+	if b.caching {
+		inner = NewCachingKeyValueStore(inner)
 	}
 	vs := &vatSerde[V]{inner: b.valueSerde}
 	return &timestampedStore[K, V]{MeteredKeyValueStore: NewMeteredKeyValueStore(inner, b.keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
