@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/serde/avro"
@@ -266,5 +268,78 @@ func TestTopologyTestDriverBadAvro(t *testing.T) {
 	out := testdriver.CreateOutputTopic(d, "out", serde.ByteArray(), serde.ByteArray())
 	if !out.IsEmpty() {
 		t.Fatalf("%d records reached the sink", out.QueueSize())
+	}
+}
+
+type Category struct {
+	Name string `avro:"name"`
+}
+
+// TestDSLRoundTrip runs a DSL topology with Avro serdes everywhere: the source, a
+// repartition (GroupBy on a new key), the aggregation store and its changelog, and the sink.
+func TestDSLRoundTrip(t *testing.T) {
+	reg := avrotest.NewRegistry(t)
+	c := reg.Client()
+	keySerde := must[*avro.Serde[OrderKey]](t)(avro.New[OrderKey](c, orderKeySchema, avro.AsKey()))
+	orderSerde := must[*avro.Serde[*Order]](t)(avro.New[*Order](c, orderSchema))
+	catSerde := must[*avro.Serde[Category]](t)(avro.New[Category](c,
+		`{"type":"record","name":"Category","namespace":"shop","fields":[{"name":"name","type":"string"}]}`, avro.AsKey()))
+	totalSerde := must[*avro.Serde[*Total]](t)(avro.New[*Total](c, totalSchema))
+
+	b := kstream.NewStreamsBuilder()
+	kstream.Stream(b, "orders", kstream.ConsumedWith[OrderKey, *Order](keySerde, orderSerde)).
+		GroupBy(func(_ OrderKey, o *Order) Category {
+			if o.Amount.Sign() < 0 {
+				return Category{"refund"}
+			}
+			return Category{"sale"}
+		}, kstream.GroupedWith[Category, *Order](catSerde, orderSerde)).
+		Aggregate(func() *Total { return &Total{Sum: new(big.Rat)} },
+			func(k Category, o *Order, agg *Total) *Total {
+				return &Total{Customer: k.Name, Count: agg.Count + 1, Sum: new(big.Rat).Add(agg.Sum, o.Amount), LastAt: o.At}
+			}, kstream.MaterializedWith[Category, *Total](catSerde, totalSerde)).
+		ToStream().To("by-category", kstream.ProducedWith[Category, *Total](catSerde, totalSerde))
+	top, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := testdriver.New(top, map[string]string{testdriver.ApplicationIDConfig: "shop", "statestore.cache.max.bytes": "0"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := testdriver.CreateInputTopic(d, "orders", serde.Serializer[OrderKey](keySerde), serde.Serializer[*Order](orderSerde))
+	out := testdriver.CreateOutputTopic(d, "by-category", serde.Deserializer[Category](catSerde), serde.Deserializer[*Total](totalSerde))
+	for i, amt := range []*big.Rat{big.NewRat(5, 1), big.NewRat(-2, 1), big.NewRat(125, 100)} {
+		o := &Order{ID: int64(i), Amount: amt, At: time.UnixMilli(int64(1000 * (i + 1))).UTC()}
+		if err := in.PipeKeyValueAt(OrderKey{"ann"}, o, int64(1000*(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := must[[]testdriver.TestRecord[Category, *Total]](t)(out.ReadRecordsToList())
+	want := []struct {
+		cat   string
+		count int32
+		sum   *big.Rat
+		ts    int64
+	}{{"sale", 1, big.NewRat(5, 1), 1000}, {"refund", 1, big.NewRat(-2, 1), 2000}, {"sale", 2, big.NewRat(625, 100), 3000}}
+	if len(recs) != len(want) {
+		t.Fatalf("%d output records; want %d: %+v", len(recs), len(want), recs)
+	}
+	for i, r := range recs {
+		w := want[i]
+		if r.Key.Name != w.cat || r.Value.Count != w.count || r.Value.Sum.Cmp(w.sum) != 0 || r.Timestamp != w.ts {
+			t.Errorf("record %d = %v %+v @%d; want %s count %d sum %v @%d", i, r.Key, r.Value, r.Timestamp, w.cat, w.count, w.sum, w.ts)
+		}
+	}
+	// Every topic the records crossed registered its subjects, repartition and changelog too.
+	subjects := must[[]string](t)(c.Subjects(context.Background()))
+	var repartition, changelog bool
+	for _, s := range subjects {
+		repartition = repartition || strings.HasSuffix(s, "-repartition-value")
+		changelog = changelog || strings.HasSuffix(s, "-changelog-value")
+	}
+	if !repartition || !changelog {
+		t.Fatalf("subjects %v lack the repartition or changelog topic's", subjects)
 	}
 }
