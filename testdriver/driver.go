@@ -341,12 +341,18 @@ func (d *TopologyTestDriver) AllStateStores() map[string]processor.StateStore {
 }
 
 // KeyValueStore returns the key-value store name as a KeyValueStore[K, V] (the store's own
-// typed view; writes go through its change logging). Errors wrap ErrNoStore when there is no
-// such store or it is not a KeyValueStore[K, V]. Java: getKeyValueStore(name) (null there).
+// typed view; writes go through its caching and change logging). For a timestamped store (the
+// DSL's aggregations and tables) it returns, as Java's driver, a facade that reads the plain
+// values and writes them with timestamp -1. Errors wrap ErrNoStore when there is no such store
+// or it is neither a KeyValueStore[K, V] nor a TimestampedKeyValueStore[K, V].
+// Java: getKeyValueStore(name) (null there).
 func KeyValueStore[K, V any](d *TopologyTestDriver, name string) (store.KeyValueStore[K, V], error) {
 	s, err := d.StateStore(name)
 	if err != nil {
 		return nil, err
+	}
+	if ts, ok := s.(store.TimestampedKeyValueStore[K, V]); ok {
+		return keyValueStoreFacade[K, V]{inner: ts}, nil
 	}
 	kv, ok := s.(store.KeyValueStore[K, V])
 	if !ok {
