@@ -65,9 +65,13 @@ type TopologyTestDriver struct {
 	task      *task.Task
 	global    *task.Task
 	offsets   map[string]int64
-	pending   []task.OutRecord
-	outputs   map[string][]task.OutRecord
-	closed    bool
+	// patterns are the pattern sources: topics they match share one offset sequence, keyed by
+	// the pattern text, as in Java's driver (which subscribes the pattern as a placeholder
+	// partition "<pattern>-0").
+	patterns []*topology.Node
+	pending  []task.OutRecord
+	outputs  map[string][]task.OutRecord
+	closed   bool
 }
 
 type collector struct{ d *TopologyTestDriver }
@@ -130,6 +134,11 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 	deserHandler, procHandler, err := exceptionHandlers(props)
 	if err != nil {
 		return nil, err
+	}
+	for _, n := range b.Nodes() {
+		if n.Kind == topology.SourceNode && n.Pattern != nil {
+			d.patterns = append(d.patterns, n)
+		}
 	}
 	recordCache, err := newRecordCache(props)
 	if err != nil {
@@ -201,9 +210,18 @@ func (d *TopologyTestDriver) pipeRecord(topic string, ts int64, key, value []byt
 	return nil
 }
 
+// nextOffset returns the next offset of topic's partition 0 (the pattern's shared sequence for
+// a topic read through a pattern source).
 func (d *TopologyTestDriver) nextOffset(topic string) int64 {
-	off := d.offsets[topic]
-	d.offsets[topic] = off + 1
+	key := topic
+	for _, n := range d.patterns {
+		if topology.MatchesPattern(n, topic) { // the builder refuses a topic both named and matched
+			key = "pattern:" + n.PatternText
+			break
+		}
+	}
+	off := d.offsets[key]
+	d.offsets[key] = off + 1
 	return off
 }
 

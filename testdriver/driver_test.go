@@ -406,3 +406,40 @@ func (p *storeWriter) Process(r processor.Record[string, string]) error {
 	return p.kv.Put(r.Key, r.Value)
 }
 func (p *storeWriter) Close() error { return nil }
+
+// offsetEcho forwards the offset of each record as its value.
+type offsetEcho struct {
+	ctx processor.ProcessorContext[string, string]
+}
+
+func (p *offsetEcho) Init(ctx processor.ProcessorContext[string, string]) error {
+	p.ctx = ctx
+	return nil
+}
+func (p *offsetEcho) Process(r processor.Record[string, string]) error {
+	md, _ := p.ctx.RecordMetadata()
+	return p.ctx.Forward(r.WithValue(fmt.Sprintf("%s@%d", md.Topic, md.Offset)))
+}
+func (p *offsetEcho) Close() error { return nil }
+
+// Topics read through one pattern source share one offset sequence in Java's driver (the pattern
+// is subscribed as a single placeholder partition); named topics count on their own. Java 4.4.0
+// prints [orders-eu@0, orders-us@1, other@0, orders-eu@2] for this topology and input.
+func TestPatternSourceOffsets(t *testing.T) {
+	topo := processor.NewTopology()
+	must(t, topo.AddSourcePattern("pat", "orders-.*"))
+	must(t, topo.AddSource("named", []string{"other"}))
+	must(t, topo.AddProcessor("echo", processor.ProcessorSupplierFunc[string, string, string, string](
+		func() processor.Processor[string, string, string, string] { return &offsetEcho{} }), "pat", "named"))
+	must(t, topo.AddSink("sink", "out", []string{"echo"}))
+	d, err := New(topo, stringProps, 0)
+	must(t, err)
+	for _, topic := range []string{"orders-eu", "orders-us", "other", "orders-eu"} {
+		must(t, CreateInputTopic(d, topic, serde.String(), serde.String(), WithStartTimestamp(0)).PipeKeyValue("k", "v"))
+	}
+	vals, err := CreateOutputTopic(d, "out", serde.String(), serde.String()).ReadValuesToList()
+	must(t, err)
+	if !slices.Equal(vals, []string{"orders-eu@0", "orders-us@1", "other@0", "orders-eu@2"}) {
+		t.Fatalf("offsets %v", vals)
+	}
+}
