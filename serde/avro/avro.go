@@ -32,9 +32,13 @@
 //     else the field whose name equals the Avro name, else one equal ignoring case.
 //     `avro:"-"` skips a Go field. When encoding, an Avro field without a Go field is
 //     written with its schema default (an error if it has none); Go fields the schema
-//     does not name are ignored. When decoding, writer fields the struct lacks are
-//     skipped and struct fields the writer lacks keep their zero value (there is no
-//     reader-schema resolution beyond this match by name). A map[string]V also works.
+//     does not name are ignored. When decoding, data written with another schema is
+//     first resolved to the serde's own schema by Avro's schema-resolution rules, as
+//     Java's specific reader does: reader fields the writer lacks take their schema
+//     default, writer fields the reader lacks are dropped, int/long/float promote, an
+//     unknown enum symbol takes the enum's default; resolution failures are
+//     ErrSchemaMismatch. Struct fields no schema field names keep their zero value. A
+//     map[string]V also works.
 //   - union ["null", X]: a pointer (or a nil slice/map/interface) for null, else X's form.
 //     Other unions: a field of the branch's form (the first branch that accepts the Go
 //     value is written), or an interface field, which decodes to the branch value.
@@ -128,6 +132,7 @@ type options struct {
 	isKey        bool
 	autoRegister bool
 	useLatest    bool
+	latestStrict bool
 	normalize    bool
 	strategy     SubjectNameStrategy
 	ctx          func() context.Context
@@ -152,6 +157,13 @@ func WithAutoRegister(on bool) Option { return func(o *options) { o.autoRegister
 // auto.register.schemas=false.
 func WithUseLatestVersion(on bool) Option { return func(o *options) { o.useLatest = on } }
 
+// WithLatestCompatibilityStrict turns on (the default) or off the check that, under
+// WithUseLatestVersion with a schema of the serde's own, the latest registered schema can
+// read data written with the serde's schema (Avro schema resolution); when it cannot,
+// serializing fails with ErrLatestIncompatible. Java: latest.compatibility.strict (default
+// true).
+func WithLatestCompatibilityStrict(on bool) Option { return func(o *options) { o.latestStrict = on } }
+
 // WithSubjectNameStrategy sets the subject name strategy (default TopicNameStrategy).
 // Java: key.subject.name.strategy / value.subject.name.strategy.
 func WithSubjectNameStrategy(s SubjectNameStrategy) Option {
@@ -168,7 +180,7 @@ func WithNormalize(on bool) Option { return func(o *options) { o.normalize = on 
 func WithContext(f func() context.Context) Option { return func(o *options) { o.ctx = f } }
 
 // OptionsFromProperties maps the Java serializer properties to options: auto.register.schemas,
-// use.latest.version, normalize.schemas (true/false), and key.subject.name.strategy (when
+// use.latest.version, latest.compatibility.strict, normalize.schemas (true/false), and key.subject.name.strategy (when
 // isKey) or value.subject.name.strategy, whose values are the Java class names
 // io.confluent.kafka.serializers.subject.TopicNameStrategy, RecordNameStrategy or
 // TopicRecordNameStrategy (or just those simple names). isKey also adds AsKey. Other
@@ -183,7 +195,8 @@ func OptionsFromProperties(props map[string]string, isKey bool) ([]Option, error
 	for _, p := range []struct {
 		name string
 		opt  func(bool) Option
-	}{{"auto.register.schemas", WithAutoRegister}, {"use.latest.version", WithUseLatestVersion}, {"normalize.schemas", WithNormalize}} {
+	}{{"auto.register.schemas", WithAutoRegister}, {"use.latest.version", WithUseLatestVersion},
+		{"latest.compatibility.strict", WithLatestCompatibilityStrict}, {"normalize.schemas", WithNormalize}} {
 		v, ok := props[p.name]
 		if !ok {
 			continue
@@ -274,7 +287,7 @@ var _ serde.Serde[any] = (*Serde[any])(nil)
 // package documentation says how T maps onto the schema. It returns an error wrapping
 // ErrInvalidSchema for a schema that does not parse, and ErrNoSchema when there is none.
 func New[T any](reg registry.API, schemaText string, opts ...Option) (*Serde[T], error) {
-	o := options{autoRegister: true, strategy: TopicNameStrategy, ctx: context.Background}
+	o := options{autoRegister: true, latestStrict: true, strategy: TopicNameStrategy, ctx: context.Background}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -361,7 +374,16 @@ func (s *Serde[T]) writer(topic string, e *Error) (int, *compiled, error) {
 		}
 		e.SchemaID = latest.ID
 		c, err := s.compiled(latest.Schema)
-		return latest.ID, c, err
+		if err != nil {
+			return 0, nil, err
+		}
+		if s.own != nil && s.opts.latestStrict && s.own.text != c.text {
+			if msgs := schema.CanRead(c.typ, s.own.typ); len(msgs) > 0 {
+				return 0, nil, fmt.Errorf("%w: the latest schema (id %d, version %d) cannot read data of the serde's schema: %s",
+					ErrLatestIncompatible, latest.ID, latest.Version, strings.Join(msgs, "; "))
+			}
+		}
+		return latest.ID, c, nil
 	case s.opts.autoRegister:
 		id, err := s.reg.Register(ctx, subject, registry.Schema{Schema: s.own.text}, s.opts.normalize)
 		e.SchemaID = id
@@ -467,8 +489,18 @@ func (s *Serde[T]) Deserialize(topic string, _ *serde.Headers, data []byte) (T, 
 		}
 		return v, nil
 	}
+	readerType := c.typ
+	if s.own != nil && s.own.text != found.Schema {
+		// Resolve the writer's data to the serde's own (reader) schema, as Java's
+		// SpecificDatumReader does with the specific class's schema.
+		readerType = s.own.typ
+		if native, err = resolve(readerType, c.typ, native, ""); err != nil {
+			e.Err = err
+			return zero, e
+		}
+	}
 	var out T
-	if err := fromNative(c.typ, native, reflect.ValueOf(&out).Elem(), ""); err != nil {
+	if err := fromNative(readerType, native, reflect.ValueOf(&out).Elem(), ""); err != nil {
 		e.Err = err
 		return zero, e
 	}

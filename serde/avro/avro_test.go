@@ -569,3 +569,72 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+func TestReaderSchemaResolution(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	writer := `{"type":"record","name":"Ev","namespace":"x","fields":[
+	  {"name":"id","type":"int"},
+	  {"name":"kind","type":{"type":"enum","name":"Kind","symbols":["A","B","C"]}},
+	  {"name":"score","type":"float"},
+	  {"name":"gone","type":"string"},
+	  {"name":"tags","type":{"type":"array","items":"int"}}]}`
+	reader := `{"type":"record","name":"Ev","namespace":"x","fields":[
+	  {"name":"id","type":"long"},
+	  {"name":"kind","type":{"type":"enum","name":"Kind","symbols":["A","B"],"default":"A"}},
+	  {"name":"score","type":"double"},
+	  {"name":"tags","type":{"type":"array","items":"double"}},
+	  {"name":"added","type":"string","default":"dflt"},
+	  {"name":"when","type":{"type":"long","logicalType":"timestamp-millis"},"default":1500},
+	  {"name":"maybe","type":["null","int"],"default":null},
+	  {"name":"blob","type":"bytes","default":"\u00ff\u0001"}]}`
+	w, _ := avro.NewGeneric(r.Client(), writer)
+	b, err := w.Serialize("ev", nil, map[string]any{"id": int32(7), "kind": "C", "score": float32(0.5), "gone": "x", "tags": []any{int32(1), int32(2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type Ev struct {
+		ID    int64
+		Kind  string
+		Score float64
+		Tags  []float64
+		Added string
+		When  time.Time
+		Maybe *int32
+		Blob  []byte
+		Gone  string // not in the reader schema: stays empty
+	}
+	rd, err := avro.New[Ev](r.Client(), reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := rd.Deserialize("ev", nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Ev{ID: 7, Kind: "A", Score: 0.5, Tags: []float64{1, 2}, Added: "dflt", When: time.UnixMilli(1500).UTC(), Blob: []byte{0xff, 1}}
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("resolved\n %+v\nwant\n %+v", v, want)
+	}
+	// A reader field without a default that the writer lacks cannot be resolved.
+	strict, _ := avro.New[Ev](r.Client(), `{"type":"record","name":"Ev","namespace":"x","fields":[{"name":"id","type":"int"},{"name":"other","type":"string"}]}`)
+	if _, err := strict.Deserialize("ev", nil, b); !errors.Is(err, avro.ErrSchemaMismatch) || !strings.Contains(err.Error(), "other") {
+		t.Fatalf("err = %v; want ErrSchemaMismatch naming field other", err)
+	}
+}
+
+func TestLatestCompatibilityStrict(t *testing.T) {
+	r := avrotest.NewRegistry(t)
+	if _, err := r.Register("users-value", `{"type":"record","name":"User","namespace":"com.example","fields":[{"name":"name","type":"string"},{"name":"age","type":"int"},{"name":"email","type":"string"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	// The latest schema has a field (email) without default that userSchema's data lacks.
+	s, _ := avro.NewGeneric(r.Client(), userSchema, avro.WithUseLatestVersion(true))
+	rec := map[string]any{"name": "a", "age": int32(1), "email": "e"}
+	if _, err := s.Serialize("users", nil, rec); !errors.Is(err, avro.ErrLatestIncompatible) {
+		t.Fatalf("err = %v; want ErrLatestIncompatible", err)
+	}
+	lax, _ := avro.NewGeneric(r.Client(), userSchema, avro.WithUseLatestVersion(true), avro.WithLatestCompatibilityStrict(false))
+	if _, err := lax.Serialize("users", nil, rec); err != nil {
+		t.Fatalf("with the check off: %v", err)
+	}
+}

@@ -32,6 +32,10 @@ var (
 	// subject of a schema that is not a named type (Java: SerializationException from the
 	// record name strategies for primitive schemas).
 	ErrNoRecordName = errors.New("schema has no record name for the subject name strategy")
+	// ErrLatestIncompatible: under use.latest.version, the latest registered schema cannot
+	// read data written with the serde's own schema (Java: SerializationException from
+	// the latest.compatibility.strict check).
+	ErrLatestIncompatible = errors.New("latest registered schema is incompatible with the serde's schema")
 	// ErrNoSchema: the serializer has no schema to write with: none was given and
 	// use.latest.version is off.
 	ErrNoSchema = errors.New("no avro schema configured")

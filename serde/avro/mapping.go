@@ -431,6 +431,10 @@ func fromNative(t *schema.Type, native any, dst reflect.Value, path string) erro
 			dst.SetFloat(float64(n))
 		case dt == timeType:
 			switch t.Logical {
+			case "timestamp-millis":
+				dst.Set(reflect.ValueOf(time.UnixMilli(n).UTC()))
+			case "timestamp-micros":
+				dst.Set(reflect.ValueOf(time.UnixMicro(n).UTC()))
 			case "local-timestamp-millis":
 				dst.Set(reflect.ValueOf(time.UnixMilli(n).UTC()))
 			case "local-timestamp-micros":
