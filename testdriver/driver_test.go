@@ -424,7 +424,8 @@ func (p *offsetEcho) Close() error { return nil }
 
 // Topics read through one pattern source share one offset sequence in Java's driver (the pattern
 // is subscribed as a single placeholder partition); named topics count on their own. Java 4.4.0
-// prints [orders-eu@0, orders-us@1, other@0, orders-eu@2] for this topology and input.
+// prints [orders-eu@0, orders-us@1, other@0, orders-eu@2] for this topology and input
+// (testdata/PatternOffsets.java).
 func TestPatternSourceOffsets(t *testing.T) {
 	topo := processor.NewTopology()
 	must(t, topo.AddSourcePattern("pat", "orders-.*"))
