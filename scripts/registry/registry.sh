@@ -84,20 +84,23 @@ up() {
 		die "a registry started by this script is already running (pid $pid, $(cat "$run/url")); run '$0 down' first"
 	fi
 	fetch
-	rm -rf "$run"
 	mkdir -p "$run"
+	rm -f "$run/pid" "$run/url" "$run/registry.log"
 	local port url jar
 	port=$(free_port)
 	url="http://127.0.0.1:$port$api_path"
 	jar=$(ls "$dist"/apicurio-registry-app-*-runner.jar | head -n 1)
 	echo "registry.sh: starting Apicurio Registry $version on 127.0.0.1:$port (log: $run/registry.log)" >&2
-	(cd "$run" && nohup java -Xms128m -Xmx512m -Djava.awt.headless=true \
+	# Apicurio's in-memory H2 database needs no files; run it from $run all the same.
+	local pid
+	pushd "$run" >/dev/null
+	nohup java -Xms128m -Xmx512m -Djava.awt.headless=true \
 		-Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
 		-Dquarkus.log.console.color=false \
 		-jar "$jar" >"$run/registry.log" 2>&1 </dev/null &
-		echo $! >"$run/pid")
-	local pid
-	pid=$(cat "$run/pid")
+	pid=$!
+	popd >/dev/null
+	echo "$pid" >"$run/pid"
 	local deadline=$((SECONDS + ready_timeout))
 	while :; do
 		if ! kill -0 "$pid" 2>/dev/null; then
