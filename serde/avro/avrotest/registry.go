@@ -13,6 +13,14 @@
 // unauthorized, 50001 (HTTP 500) while SetUnavailable is on. Only Avro schemas are
 // accepted; schema references are stored but not resolved.
 //
+// Typical use in a TopologyTestDriver test, with the same serdes in the topology and in the
+// test topics:
+//
+//	reg := avrotest.NewRegistry(t)                   // closed when the test ends
+//	orders, err := avro.New[Order](reg.Client(), orderSchemaJSON)
+//	...
+//	in := testdriver.CreateInputTopic(d, "orders", serde.String(), serde.Serializer[Order](orders))
+//
 // Java counterpart: io.confluent.kafka.schemaregistry.client.MockSchemaRegistryClient (used
 // with the "mock://" URL scheme), which works in-process rather than over HTTP.
 package avrotest
