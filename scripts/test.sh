@@ -4,6 +4,7 @@
 #   2. go test ./... (unit, test-driver and embedded-broker tests; no JVM, no broker);
 #   3. the integration tests (TestIntegration...) against a real Apache Kafka broker that this
 #      script starts on loopback and stops at the end, also when a step fails;
+#      The schema-registry integration tests run against an Apicurio Registry started likewise.
 #   4. the conformance suite: the packages whose tests use the Java Kafka Streams reference
 #      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set.
 # A missing prerequisite stops it with one line saying what is missing.
@@ -14,11 +15,12 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 
 die() { echo "make test: $*" >&2; exit 1; }
 step() { echo; echo "== $*"; }
-for tool in go java mvn; do
+for tool in go java mvn node npm; do
 	case $tool in
 	go) hint="install Go (any recent version; it fetches the go1.27.3 toolchain itself)" ;;
 	java) hint="install a Java 17 (or newer) JDK; the broker and the conformance harness run on it" ;;
 	mvn) hint="install Maven 3.8 or newer; it fetches Apache Kafka and Kafka Streams from Maven Central" ;;
+	node | npm) hint="install Node.js 20+ with npm; serde/avro cross-checks against Confluent's JavaScript Avro serde" ;;
 	esac
 	command -v "$tool" >/dev/null 2>&1 || die "$tool not found on PATH: $hint"
 done
@@ -29,13 +31,28 @@ unformatted=$("$gofmt_bin" -l $(git ls-files '*.go' 2>/dev/null || find . -name 
 [ -z "$unformatted" ] || die "gofmt wants these files reformatted: $unformatted"
 go vet ./...
 
+mkdir -p .build
+step "Confluent's JavaScript Avro serde for the serde/avro cross-check (npm ci)"
+if ! npm ci --prefix serde/avro/testdata/js --no-audit --no-fund >.build/npm-avro.log 2>&1; then
+	tail -n 20 .build/npm-avro.log >&2
+	die "npm ci in serde/avro/testdata/js failed (log: .build/npm-avro.log)"
+fi
+
 step "go test ./... (unit, test-driver and embedded-broker tests)"
 go test ./...
 
 step "starting Apache Kafka (scripts/kafka/kafka.sh up)"
 started=
+registry_started=
 on_exit() {
 	status=$?
+	if [ -n "$registry_started" ]; then
+		if [ "$status" -ne 0 ]; then
+			echo "== a step failed; the last lines of the registry log:" >&2
+			scripts/registry/registry.sh log 40 >&2 || true
+		fi
+		scripts/registry/registry.sh down || true
+	fi
 	if [ -n "$started" ]; then
 		if [ "$status" -ne 0 ]; then
 			echo "== a step failed; the last lines of the broker log (.build/kafka/logs/server.log):" >&2
@@ -50,10 +67,14 @@ addr=$(scripts/kafka/kafka.sh up)
 started=1
 export KAFKA_BOOTSTRAP_SERVERS=$addr
 
+step "starting Apicurio Registry (scripts/registry/registry.sh up)"
+SCHEMA_REGISTRY_URL=$(scripts/registry/registry.sh up)
+registry_started=1
+export SCHEMA_REGISTRY_URL
+
 step "integration tests against Apache Kafka at $addr"
 go test -count=1 -run Integration ./...
 
-mkdir -p .build
 step "conformance suite against Java Kafka Streams (conformance/java)"
 if ! mvn -B -q -Dstyle.color=never -f conformance/java/pom.xml package >.build/mvn-conformance.log 2>&1; then
 	tail -n 30 .build/mvn-conformance.log >&2
