@@ -1,0 +1,438 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// Layout of a store's Pebble database. Every key starts with a namespace byte:
+//
+//	0x00 ‖ name                       metadata (the committed changelog offset, int64 big-endian)
+//	0x01 ‖ key                        key-value stores
+//	0x02 ‖ int64 segmentId ‖ key      segmented (window, session) stores; the segment id is
+//	                                  big-endian with the sign bit flipped, so ids sort numerically
+const (
+	nsMeta    byte = 0x00
+	nsKV      byte = 0x01
+	nsSegment byte = 0x02
+)
+
+var metaOffsetKey = []byte{nsMeta, 'c', 'h', 'a', 'n', 'g', 'e', 'l', 'o', 'g', '-', 'o', 'f', 'f', 's', 'e', 't'}
+
+// ProcessingGuaranteeConfig is the Java property naming the processing guarantee
+// ("processing.guarantee"); the Pebble stores read it from StateStoreContext.AppConfigs to
+// decide whether writes are transactional.
+const ProcessingGuaranteeConfig = "processing.guarantee"
+
+// IsExactlyOnce reports whether a processing.guarantee value means exactly-once
+// ("exactly_once_v2", or the removed "exactly_once" / "exactly_once_beta").
+func IsExactlyOnce(guarantee string) bool {
+	switch guarantee {
+	case "exactly_once_v2", "exactly_once", "exactly_once_beta":
+		return true
+	}
+	return false
+}
+
+// PebbleDirName is the directory, under the task's state directory, that holds the Pebble
+// databases of the task's stores: <state.dir>/<application.id>/<task>/pebble/<store>.
+// Java keeps RocksDB key-value stores under "rocksdb/<store>" and segmented stores under
+// "<store>/<store>.<segment start>"; the layouts differ anyway (Pebble is not RocksDB).
+const PebbleDirName = "pebble"
+
+// pebbleDB is the Pebble database of one store of one task, shared by the namespaces (spaces)
+// the store writes. Under exactly-once, writes go to an indexed batch (the open transaction)
+// that reads see and CommitTransaction applies together with the changelog offset.
+type pebbleDB struct {
+	name  string
+	env   *PebbleEnv
+	fs    vfs.FS
+	dir   string
+	log   *slog.Logger
+	wo    *pebble.WriteOptions
+	eos   bool
+	mu    sync.RWMutex
+	db    *pebble.DB
+	txn   *pebble.Batch
+	wiped bool
+}
+
+func openPebbleDB(ctx processor.StateStoreContext, name string) (*pebbleDB, error) {
+	env := DefaultPebbleEnv()
+	var stateDir string
+	eos := false
+	if ctx != nil {
+		if p, ok := ctx.(PebbleEnvProvider); ok && p.PebbleEnv() != nil {
+			env = p.PebbleEnv()
+		}
+		stateDir = ctx.StateDir()
+		eos = IsExactlyOnce(ctx.AppConfigs()[ProcessingGuaranteeConfig])
+	}
+	fs := env.opts.FS
+	dir := filepath.Join(stateDir, PebbleDirName, name)
+	if stateDir == "" {
+		fs = vfs.NewMem()
+	}
+	p := &pebbleDB{name: name, env: env, fs: fs, dir: dir, log: env.opts.Logger, eos: eos, wo: pebble.NoSync}
+	if env.opts.SyncWrites {
+		p.wo = pebble.Sync
+	}
+	if err := p.open(); err != nil {
+		if !errors.Is(err, pebble.ErrCorruption) {
+			return nil, err
+		}
+		p.log.Warn("state store is corrupt: wiping its local state; it will be restored from its changelog",
+			"store", name, "dir", dir, "error", err)
+		if err := p.fs.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("wipe corrupt store: %w", err)
+		}
+		if err := p.open(); err != nil {
+			return nil, err
+		}
+		p.wiped = true
+	}
+	return p, nil
+}
+
+func (p *pebbleDB) open() error {
+	if err := p.fs.MkdirAll(p.dir, 0o755); err != nil {
+		return err
+	}
+	db, err := pebble.Open(p.dir, p.env.pebbleOptions(p.fs))
+	if err != nil {
+		p.env.release()
+		return err
+	}
+	p.db = db
+	if p.eos {
+		p.txn = db.NewIndexedBatch()
+	}
+	return nil
+}
+
+func (p *pebbleDB) close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.db == nil {
+		return nil
+	}
+	if p.txn != nil {
+		// An open transaction that was not committed is dropped, as Kafka aborts it.
+		_ = p.txn.Close()
+		p.txn = nil
+	}
+	err := p.db.Close()
+	p.db = nil
+	p.env.release()
+	return err
+}
+
+// wipe closes the database, deletes its directory and opens it empty.
+func (p *pebbleDB) wipe() error {
+	if err := p.close(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.fs.RemoveAll(p.dir); err != nil {
+		return err
+	}
+	p.wiped = true
+	return p.open()
+}
+
+func (p *pebbleDB) flush() error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.db == nil {
+		return ErrStoreClosed
+	}
+	if p.txn != nil {
+		// Under exactly-once, data reaches the database only with CommitTransaction.
+		return nil
+	}
+	return p.db.LogData(nil, pebble.Sync)
+}
+
+// reader returns what reads go to: the open transaction (which reads through to the database)
+// or the database. Call with p.mu held.
+func (p *pebbleDB) reader() pebble.Reader {
+	if p.txn != nil {
+		return p.txn
+	}
+	return p.db
+}
+
+// writer returns what writes go to. Call with p.mu held for writing.
+func (p *pebbleDB) writer() pebble.Writer {
+	if p.txn != nil {
+		return p.txn
+	}
+	return p.db
+}
+
+// committedOffset returns the changelog offset stored with the data, if any.
+func (p *pebbleDB) committedOffset() (int64, bool, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.db == nil {
+		return 0, false, ErrStoreClosed
+	}
+	v, c, err := p.db.Get(metaOffsetKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer c.Close()
+	if len(v) != 8 {
+		return 0, false, fmt.Errorf("%w: changelog offset of %d bytes", pebble.ErrCorruption, len(v))
+	}
+	return int64(binary.BigEndian.Uint64(v)), true, nil
+}
+
+func offsetBytes(off int64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(off))
+	return b[:]
+}
+
+// commitTransaction applies the open transaction and, when offset >= 0, the changelog offset,
+// in one atomic write; then opens a new transaction. Without a transaction (at-least-once) it
+// records the offset only.
+func (p *pebbleDB) commitTransaction(offset int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.db == nil {
+		return ErrStoreClosed
+	}
+	b := p.txn
+	if b == nil {
+		b = p.db.NewBatch()
+	}
+	if offset >= 0 {
+		if err := b.Set(metaOffsetKey, offsetBytes(offset), nil); err != nil {
+			return err
+		}
+	}
+	err := p.db.Apply(b, p.wo)
+	_ = b.Close()
+	if p.txn != nil {
+		p.txn = p.db.NewIndexedBatch()
+	}
+	return err
+}
+
+// abortTransaction drops the writes of the open transaction.
+func (p *pebbleDB) abortTransaction() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.db == nil {
+		return ErrStoreClosed
+	}
+	if p.txn != nil {
+		_ = p.txn.Close()
+		p.txn = p.db.NewIndexedBatch()
+	}
+	return nil
+}
+
+// space is a key namespace of a pebbleDB: every key is stored as prefix ‖ key.
+type space struct {
+	p      *pebbleDB
+	prefix []byte
+}
+
+func (s space) key(k []byte) []byte {
+	out := make([]byte, len(s.prefix)+len(k))
+	copy(out, s.prefix)
+	copy(out[len(s.prefix):], k)
+	return out
+}
+
+func (s space) get(key []byte) ([]byte, bool, error) {
+	s.p.mu.RLock()
+	defer s.p.mu.RUnlock()
+	if s.p.db == nil {
+		return nil, false, ErrStoreClosed
+	}
+	v, c, err := s.p.reader().Get(s.key(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := bytes.Clone(v)
+	if out == nil {
+		out = []byte{}
+	}
+	c.Close()
+	return out, true, nil
+}
+
+func (s space) put(key, value []byte) error {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	if s.p.db == nil {
+		return ErrStoreClosed
+	}
+	return s.putLocked(s.p.writer(), key, value)
+}
+
+func (s space) putLocked(w pebble.Writer, key, value []byte) error {
+	if value == nil {
+		return w.Delete(s.key(key), s.p.wo)
+	}
+	return w.Set(s.key(key), value, s.p.wo)
+}
+
+// end returns the smallest key greater than every key starting with prefix, or nil when there
+// is none (prefix is all 0xff).
+func prefixEnd(prefix []byte) []byte {
+	end := bytes.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// iter iterates from <= key <= to (nil = unbounded) of the space, forward or backward.
+func (s space) iter(from, to []byte, forward bool) KeyValueIterator[[]byte, []byte] {
+	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
+		return EmptyIterator[[]byte, []byte]()
+	}
+	lower := s.prefix
+	if from != nil {
+		lower = s.key(from)
+	}
+	var upper []byte
+	if to != nil {
+		upper = append(s.key(to), 0x00) // inclusive upper bound: its immediate successor
+	} else {
+		upper = prefixEnd(s.prefix)
+	}
+	return s.newIter(lower, upper, forward)
+}
+
+// prefixIter iterates the keys of the space starting with prefix, ascending.
+func (s space) prefixIter(prefix []byte) KeyValueIterator[[]byte, []byte] {
+	lower := s.key(prefix)
+	upper := prefixEnd(lower)
+	if upper == nil {
+		upper = prefixEnd(s.prefix)
+	}
+	return s.newIter(lower, upper, true)
+}
+
+func (s space) newIter(lower, upper []byte, forward bool) KeyValueIterator[[]byte, []byte] {
+	s.p.mu.RLock()
+	defer s.p.mu.RUnlock()
+	if s.p.db == nil {
+		return ErrorIterator[[]byte, []byte](storeErr(s.p.name, "range", ErrStoreClosed))
+	}
+	it, err := s.p.reader().NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return ErrorIterator[[]byte, []byte](storeErr(s.p.name, "range", err))
+	}
+	return &pebbleIterator{it: it, forward: forward, strip: len(s.prefix), name: s.p.name}
+}
+
+// deleteRange deletes the keys of the space in [from, to) (nil to = end of the space).
+func (s space) deleteRange(from, to []byte) error {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	if s.p.db == nil {
+		return ErrStoreClosed
+	}
+	lower := s.key(from)
+	upper := prefixEnd(s.prefix)
+	if to != nil {
+		upper = s.key(to)
+	}
+	if upper == nil {
+		upper = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	}
+	return s.p.writer().DeleteRange(lower, upper, s.p.wo)
+}
+
+// pebbleIterator adapts a Pebble iterator; keys and values are copied (they stay valid after
+// Next) and the space prefix is stripped from keys.
+type pebbleIterator struct {
+	it      *pebble.Iterator
+	forward bool
+	started bool
+	strip   int
+	name    string
+	key     []byte
+	value   []byte
+	err     error
+	closed  bool
+}
+
+func (i *pebbleIterator) Next() bool {
+	if i.closed {
+		if i.err == nil {
+			i.err = ErrIteratorClosed
+		}
+		return false
+	}
+	if i.err != nil {
+		return false
+	}
+	var ok bool
+	switch {
+	case !i.started && i.forward:
+		ok = i.it.First()
+	case !i.started:
+		ok = i.it.Last()
+	case i.forward:
+		ok = i.it.Next()
+	default:
+		ok = i.it.Prev()
+	}
+	i.started = true
+	if !ok {
+		if err := i.it.Error(); err != nil {
+			i.err = storeErr(i.name, "iterate", err)
+		}
+		i.key, i.value = nil, nil
+		return false
+	}
+	v, err := i.it.ValueAndErr()
+	if err != nil {
+		i.err = storeErr(i.name, "iterate", err)
+		return false
+	}
+	k := i.it.Key()[i.strip:]
+	buf := make([]byte, len(k)+len(v))
+	copy(buf, k)
+	copy(buf[len(k):], v)
+	i.key, i.value = buf[:len(k):len(k)], buf[len(k):]
+	return true
+}
+
+func (i *pebbleIterator) Key() []byte   { return i.key }
+func (i *pebbleIterator) Value() []byte { return i.value }
+func (i *pebbleIterator) Err() error    { return i.err }
+func (i *pebbleIterator) Close() error {
+	if i.closed {
+		return nil
+	}
+	i.closed = true
+	return i.it.Close()
+}

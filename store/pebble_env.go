@@ -1,0 +1,192 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Defaults of [PebbleOptions].
+const (
+	// DefaultBlockCacheBytes is the default size of the block cache shared by all Pebble stores
+	// of an application instance: 64 MiB.
+	DefaultBlockCacheBytes int64 = 64 << 20
+	// DefaultMemTableBudgetBytes is the default total memtable budget of an application
+	// instance: 64 MiB, divided among the open Pebble stores.
+	DefaultMemTableBudgetBytes int64 = 64 << 20
+	// DefaultMaxMemTableBytes is the default upper bound of one store's memtable: 16 MiB.
+	DefaultMaxMemTableBytes int64 = 16 << 20
+	// MinMemTableBytes is the smallest memtable a store is given, whatever the budget: 1 MiB.
+	MinMemTableBytes int64 = 1 << 20
+)
+
+// ErrInvalidPebbleOptions is returned (wrapped) by [PebbleOptions.Validate] and [NewPebbleEnv].
+var ErrInvalidPebbleOptions = errors.New("store: invalid pebble options")
+
+// PebbleOptions configures the Pebble engine of an application instance. The zero value is
+// usable: [PebbleOptions.EnsureDefaults] fills every unset field. There is no single Java
+// counterpart: Java gives each RocksDB store its own block cache and write buffers unless a
+// rocksdb.config.setter shares them (the "bounded memory" recipe); here sharing is the default.
+type PebbleOptions struct {
+	// BlockCacheBytes is the size of the one block cache shared by every Pebble store of the
+	// instance, in bytes. Default [DefaultBlockCacheBytes]. Must be >= 0 after defaults (0 is
+	// replaced by the default).
+	BlockCacheBytes int64
+	// MemTableBudgetBytes is the total memtable budget of the instance, in bytes. A store opened
+	// while n stores are open gets budget/n bytes (clamped to [MinMemTableBytes,
+	// MaxMemTableBytes]); Pebble may hold up to two memtables per store while one flushes.
+	// Default [DefaultMemTableBudgetBytes].
+	MemTableBudgetBytes int64
+	// MaxMemTableBytes caps the memtable of one store, in bytes. Default [DefaultMaxMemTableBytes].
+	MaxMemTableBytes int64
+	// SyncWrites makes every commit of a store (Flush, an exactly-once transaction commit, a
+	// restore batch) wait for the write-ahead log to reach the disk. Default false: the changelog
+	// topic, not the local disk, is the durable copy (Java disables RocksDB's WAL altogether).
+	SyncWrites bool
+	// FS is the file system the stores live in; nil means the operating system's. Stores whose
+	// task has no state directory always use an in-memory file system.
+	FS vfs.FS
+	// Logger receives store events (wipes, segment drops); nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills unset (zero) fields with their defaults and returns o.
+func (o *PebbleOptions) EnsureDefaults() *PebbleOptions {
+	if o.BlockCacheBytes == 0 {
+		o.BlockCacheBytes = DefaultBlockCacheBytes
+	}
+	if o.MemTableBudgetBytes == 0 {
+		o.MemTableBudgetBytes = DefaultMemTableBudgetBytes
+	}
+	if o.MaxMemTableBytes == 0 {
+		o.MaxMemTableBytes = DefaultMaxMemTableBytes
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Validate reports negative sizes or a per-store cap below [MinMemTableBytes], wrapping
+// [ErrInvalidPebbleOptions]. Call it after EnsureDefaults.
+func (o *PebbleOptions) Validate() error {
+	switch {
+	case o.BlockCacheBytes < 0:
+		return fmt.Errorf("%w: BlockCacheBytes %d < 0", ErrInvalidPebbleOptions, o.BlockCacheBytes)
+	case o.MemTableBudgetBytes < 0:
+		return fmt.Errorf("%w: MemTableBudgetBytes %d < 0", ErrInvalidPebbleOptions, o.MemTableBudgetBytes)
+	case o.MaxMemTableBytes < MinMemTableBytes:
+		return fmt.Errorf("%w: MaxMemTableBytes %d < %d", ErrInvalidPebbleOptions, o.MaxMemTableBytes, MinMemTableBytes)
+	case o.MaxMemTableBytes > 1<<30:
+		return fmt.Errorf("%w: MaxMemTableBytes %d > 1 GiB", ErrInvalidPebbleOptions, o.MaxMemTableBytes)
+	}
+	return nil
+}
+
+// PebbleEnv is the Pebble environment of one application instance: the shared block cache and
+// memtable budget every Pebble store of every task opens with. Create one with [NewPebbleEnv],
+// hand it to the stores through a StateStoreContext implementing [PebbleEnvProvider], and
+// Close it after every store is closed. It is safe for concurrent use.
+type PebbleEnv struct {
+	opts   PebbleOptions
+	cache  *pebble.Cache
+	mu     sync.Mutex
+	open   int
+	closed bool
+}
+
+// PebbleEnvProvider is implemented by a StateStoreContext that hands Pebble stores the
+// instance's shared environment. Without it, stores use [DefaultPebbleEnv].
+type PebbleEnvProvider interface {
+	// PebbleEnv returns the environment of the application instance.
+	PebbleEnv() *PebbleEnv
+}
+
+// NewPebbleEnv applies defaults to opts, validates them and creates the shared block cache.
+// Errors: [ErrInvalidPebbleOptions].
+func NewPebbleEnv(opts PebbleOptions) (*PebbleEnv, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	c := pebble.NewCache(opts.BlockCacheBytes)
+	return &PebbleEnv{opts: opts, cache: c}, nil
+}
+
+var (
+	defaultEnvOnce sync.Once
+	defaultEnv     *PebbleEnv
+)
+
+// DefaultPebbleEnv returns the process-wide environment with default options, used by stores
+// whose context does not provide one. It is never closed.
+func DefaultPebbleEnv() *PebbleEnv {
+	defaultEnvOnce.Do(func() {
+		defaultEnv, _ = NewPebbleEnv(PebbleOptions{})
+	})
+	return defaultEnv
+}
+
+// Options returns the effective options (defaults applied).
+func (e *PebbleEnv) Options() PebbleOptions { return e.opts }
+
+// OpenStores returns the number of Pebble databases currently open in this environment.
+func (e *PebbleEnv) OpenStores() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.open
+}
+
+// Close releases the environment's reference to the block cache; databases still open keep
+// theirs until they close. Stores must not be opened in a closed environment.
+func (e *PebbleEnv) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.closed {
+		e.cache.Unref()
+		e.closed = true
+	}
+	return nil
+}
+
+// pebbleOptions returns the Pebble options of one more database in fs and counts it as open.
+func (e *PebbleEnv) pebbleOptions(fs vfs.FS) *pebble.Options {
+	e.mu.Lock()
+	e.open++
+	n := int64(e.open)
+	e.mu.Unlock()
+	mem := e.opts.MemTableBudgetBytes / n
+	mem = max(MinMemTableBytes, min(mem, e.opts.MaxMemTableBytes))
+	o := &pebble.Options{
+		Cache:                       e.cache,
+		MemTableSize:                uint64(mem),
+		MemTableStopWritesThreshold: 4,
+		FS:                          fs,
+		Logger:                      quietPebbleLogger{},
+	}
+	o.EnsureDefaults()
+	return o
+}
+
+func (e *PebbleEnv) release() {
+	e.mu.Lock()
+	e.open--
+	e.mu.Unlock()
+}
+
+// quietPebbleLogger drops Pebble's informational output and keeps fatal errors as panics,
+// which pebble requires of a Logger.
+type quietPebbleLogger struct{}
+
+func (quietPebbleLogger) Infof(string, ...any)  {}
+func (quietPebbleLogger) Errorf(string, ...any) {}
+func (quietPebbleLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,309 @@
+package store
+
+import (
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// TransactionalStore is implemented by the Pebble engines (and reached through the layers
+// above them with [FindTransactional]). Under exactly-once (processing.guarantee
+// exactly_once_v2 in the context's AppConfigs at Init) the writes of the open transaction are
+// kept in a Pebble batch that reads see; CommitTransaction applies them together with the
+// changelog offset in one atomic write after the Kafka transaction committed, and
+// AbortTransaction drops them. A crash therefore leaves the store at the state of its last
+// committed offset, and restore replays the changelog from there: no wipe is needed.
+// Under at-least-once, writes go straight to the database and CommitTransaction only records the
+// offset. There is no Java counterpart (Java 4.x wipes the store after an unclean shutdown
+// under exactly-once).
+type TransactionalStore interface {
+	// CommitTransaction applies the transaction's writes and records changelogOffset (the
+	// offset of the last changelog record of the store written so far; negative = keep the
+	// recorded one) atomically. Errors: ErrStoreClosed, Pebble write errors.
+	CommitTransaction(changelogOffset int64) error
+	// AbortTransaction drops the writes of the open transaction (nothing under at-least-once).
+	AbortTransaction() error
+	// CommittedOffset returns the changelog offset recorded with the data, and false when none
+	// was ever recorded.
+	CommittedOffset() (int64, bool, error)
+	// Transactional reports whether writes are held in a transaction (exactly-once).
+	Transactional() bool
+}
+
+// WipeableStore is implemented by persistent engines whose local state can be dropped and
+// restored from the changelog (Java wipes the task directory for a corrupted task).
+type WipeableStore interface {
+	// Wipe deletes the local state and reopens the store empty.
+	Wipe() error
+	// WipedOnOpen reports whether the store was found corrupt at Init and wiped (it must then
+	// be restored from the beginning of its changelog, whatever the checkpoint says).
+	WipedOnOpen() bool
+	// IsEmpty reports whether the store holds no data.
+	IsEmpty() (bool, error)
+}
+
+// PebbleKeyValueStore is the persistent bytes-level key-value engine: one Pebble database per
+// store per task, at <task state dir>/pebble/<name>, opened with the application instance's
+// shared [PebbleEnv]. Keys keep Java's unsigned lexicographic order. Iterators read a
+// consistent snapshot taken when they are created. A corrupt database found at Init is wiped
+// (with a warning log) and restored from the changelog.
+// Java counterpart: org.apache.kafka.streams.state.internals.RocksDBStore.
+type PebbleKeyValueStore struct {
+	name string
+	mu   sync.Mutex
+	db   *pebbleDB
+	kv   space
+}
+
+var (
+	_ KeyValueBytesStore = (*PebbleKeyValueStore)(nil)
+	_ TransactionalStore = (*PebbleKeyValueStore)(nil)
+	_ WipeableStore      = (*PebbleKeyValueStore)(nil)
+)
+
+// NewPebbleKeyValueStore returns a closed Pebble store named name; Init opens it. Most users get
+// one through Stores.PersistentKeyValueStore(name).Get().
+func NewPebbleKeyValueStore(name string) *PebbleKeyValueStore {
+	return &PebbleKeyValueStore{name: name}
+}
+
+// Name returns the store name.
+func (s *PebbleKeyValueStore) Name() string { return s.name }
+
+// Init opens the database in ctx's state directory (an in-memory file system when ctx is nil
+// or has no state directory) and registers root with a restore callback that writes each batch
+// of changelog records, and the offset of its last record, in one Pebble batch.
+func (s *PebbleKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+	db, err := openPebbleDB(ctx, s.name)
+	if err != nil {
+		return storeErr(s.name, "init", err)
+	}
+	s.mu.Lock()
+	s.db, s.kv = db, space{p: db, prefix: []byte{nsKV}}
+	s.mu.Unlock()
+	if ctx != nil {
+		if err := ctx.Register(root, s.restoreBatch); err != nil {
+			_ = db.close()
+			return storeErr(s.name, "init", err)
+		}
+	}
+	return nil
+}
+
+// restoreBatch writes a batch of changelog records straight into the database.
+func (s *PebbleKeyValueStore) restoreBatch(batch []processor.RestoreRecord) error {
+	return restoreInto(s.db, batch, func(w pebble.Writer, r processor.RestoreRecord) error {
+		return s.kv.putLocked(w, r.Key, r.Value)
+	})
+}
+
+// restoreInto applies batch to p in one Pebble batch with the offset of its last record.
+func restoreInto(p *pebbleDB, batch []processor.RestoreRecord, apply func(pebble.Writer, processor.RestoreRecord) error) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.db == nil {
+		return ErrStoreClosed
+	}
+	b := p.db.NewBatch()
+	defer b.Close()
+	for _, r := range batch {
+		if err := apply(b, r); err != nil {
+			return err
+		}
+	}
+	if err := b.Set(metaOffsetKey, offsetBytes(batch[len(batch)-1].Offset), nil); err != nil {
+		return err
+	}
+	return p.db.Apply(b, p.wo)
+}
+
+// Flush makes the written data durable (a WAL sync); under exactly-once it does nothing, as
+// data only reaches the database with CommitTransaction.
+func (s *PebbleKeyValueStore) Flush() error {
+	if s.db == nil {
+		return storeErr(s.name, "flush", ErrStoreClosed)
+	}
+	return storeErr(s.name, "flush", s.db.flush())
+}
+
+// Close closes the database (an open transaction is dropped). Calling it twice is allowed.
+func (s *PebbleKeyValueStore) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	return storeErr(s.name, "close", s.db.close())
+}
+
+// Persistent reports true.
+func (s *PebbleKeyValueStore) Persistent() bool { return true }
+
+// IsOpen reports whether Init was called and Close was not.
+func (s *PebbleKeyValueStore) IsOpen() bool {
+	if s.db == nil {
+		return false
+	}
+	s.db.mu.RLock()
+	defer s.db.mu.RUnlock()
+	return s.db.db != nil
+}
+
+// Get returns a copy of key's value, or (nil, false, nil) when absent.
+func (s *PebbleKeyValueStore) Get(key []byte) ([]byte, bool, error) {
+	if s.db == nil {
+		return nil, false, storeErr(s.name, "get", ErrStoreClosed)
+	}
+	v, ok, err := s.kv.get(key)
+	return v, ok, storeErr(s.name, "get", err)
+}
+
+// Put stores value under key; a nil value deletes key.
+func (s *PebbleKeyValueStore) Put(key, value []byte) error {
+	if s.db == nil {
+		return storeErr(s.name, "put", ErrStoreClosed)
+	}
+	return storeErr(s.name, "put", s.kv.put(key, value))
+}
+
+// PutIfAbsent stores value when key is absent; otherwise returns the current value and true.
+func (s *PebbleKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+	old, ok, err := s.Get(key)
+	if err != nil || ok {
+		return old, ok, err
+	}
+	return nil, false, s.Put(key, value)
+}
+
+// PutAll writes all entries in one Pebble batch (within the open transaction under
+// exactly-once).
+func (s *PebbleKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+	if s.db == nil {
+		return storeErr(s.name, "putAll", ErrStoreClosed)
+	}
+	p := s.db
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.db == nil {
+		return storeErr(s.name, "putAll", ErrStoreClosed)
+	}
+	var w pebble.Writer = p.txn
+	var b *pebble.Batch
+	if p.txn == nil {
+		b = p.db.NewBatch()
+		defer b.Close()
+		w = b
+	}
+	for _, e := range entries {
+		if err := s.kv.putLocked(w, e.Key, e.Value); err != nil {
+			return storeErr(s.name, "putAll", err)
+		}
+	}
+	if b != nil {
+		return storeErr(s.name, "putAll", p.db.Apply(b, p.wo))
+	}
+	return nil
+}
+
+// Delete removes key and returns its old value.
+func (s *PebbleKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
+	old, ok, err := s.Get(key)
+	if err != nil {
+		return nil, false, err
+	}
+	return old, ok, s.Put(key, nil)
+}
+
+// Range iterates from <= key <= to ascending; nil bounds are unbounded; from > to is empty.
+func (s *PebbleKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	if s.db == nil {
+		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
+	}
+	return s.kv.iter(from, to, true)
+}
+
+// ReverseRange iterates from <= key <= to descending.
+func (s *PebbleKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	if s.db == nil {
+		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
+	}
+	return s.kv.iter(from, to, false)
+}
+
+// All iterates all entries ascending.
+func (s *PebbleKeyValueStore) All() KeyValueIterator[[]byte, []byte] { return s.Range(nil, nil) }
+
+// ReverseAll iterates all entries descending.
+func (s *PebbleKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
+	return s.ReverseRange(nil, nil)
+}
+
+// PrefixScan iterates the keys that start with prefix, ascending.
+func (s *PebbleKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
+	if s.db == nil {
+		return ErrorIterator[[]byte, []byte](storeErr(s.name, "prefixScan", ErrStoreClosed))
+	}
+	return s.kv.prefixIter(prefix)
+}
+
+// ApproximateNumEntries counts the entries (an exact count, by a scan: O(n)). Java's RocksDB
+// store returns RocksDB's estimate instead. It returns 0 when the store is closed.
+func (s *PebbleKeyValueStore) ApproximateNumEntries() int64 {
+	it := s.All()
+	defer it.Close()
+	var n int64
+	for it.Next() {
+		n++
+	}
+	return n
+}
+
+// CommitTransaction implements [TransactionalStore].
+func (s *PebbleKeyValueStore) CommitTransaction(changelogOffset int64) error {
+	if s.db == nil {
+		return storeErr(s.name, "commit", ErrStoreClosed)
+	}
+	return storeErr(s.name, "commit", s.db.commitTransaction(changelogOffset))
+}
+
+// AbortTransaction implements [TransactionalStore].
+func (s *PebbleKeyValueStore) AbortTransaction() error {
+	if s.db == nil {
+		return storeErr(s.name, "abort", ErrStoreClosed)
+	}
+	return storeErr(s.name, "abort", s.db.abortTransaction())
+}
+
+// CommittedOffset implements [TransactionalStore].
+func (s *PebbleKeyValueStore) CommittedOffset() (int64, bool, error) {
+	if s.db == nil {
+		return 0, false, storeErr(s.name, "offset", ErrStoreClosed)
+	}
+	o, ok, err := s.db.committedOffset()
+	return o, ok, storeErr(s.name, "offset", err)
+}
+
+// Transactional implements [TransactionalStore].
+func (s *PebbleKeyValueStore) Transactional() bool { return s.db != nil && s.db.eos }
+
+// Wipe implements [WipeableStore].
+func (s *PebbleKeyValueStore) Wipe() error {
+	if s.db == nil {
+		return storeErr(s.name, "wipe", ErrStoreClosed)
+	}
+	return storeErr(s.name, "wipe", s.db.wipe())
+}
+
+// WipedOnOpen implements [WipeableStore].
+func (s *PebbleKeyValueStore) WipedOnOpen() bool { return s.db != nil && s.db.wiped }
+
+// IsEmpty implements [WipeableStore].
+func (s *PebbleKeyValueStore) IsEmpty() (bool, error) {
+	it := s.All()
+	defer it.Close()
+	has := it.Next()
+	return !has, it.Err()
+}

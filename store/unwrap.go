@@ -1,0 +1,96 @@
+package store
+
+import (
+	"reflect"
+
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// Layers returns st followed by the stores it wraps, outermost first: each layer that has an
+// Inner() method returning a state store (the metered, caching and change-logging layers) leads
+// to the next, and the last element is the engine. Java counterpart: WrappedStateStore.wrapped().
+func Layers(st processor.StateStore) []processor.StateStore {
+	var out []processor.StateStore
+	for st != nil && len(out) < 16 {
+		out = append(out, st)
+		m := reflect.ValueOf(st).MethodByName("Inner")
+		if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+			break
+		}
+		res := m.Call(nil)[0]
+		if !res.IsValid() || (res.Kind() == reflect.Interface || res.Kind() == reflect.Pointer) && res.IsNil() {
+			break
+		}
+		next, ok := res.Interface().(processor.StateStore)
+		if !ok {
+			break
+		}
+		st = next
+	}
+	return out
+}
+
+// Engine returns the innermost store of st's layers (see [Layers]).
+func Engine(st processor.StateStore) processor.StateStore {
+	l := Layers(st)
+	if len(l) == 0 {
+		return nil
+	}
+	return l[len(l)-1]
+}
+
+// FindTransactional returns the [TransactionalStore] among st's layers, if any.
+func FindTransactional(st processor.StateStore) (TransactionalStore, bool) {
+	for _, l := range Layers(st) {
+		if t, ok := l.(TransactionalStore); ok {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// FindWipeable returns the [WipeableStore] among st's layers, if any.
+func FindWipeable(st processor.StateStore) (WipeableStore, bool) {
+	for _, l := range Layers(st) {
+		if t, ok := l.(WipeableStore); ok {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// TimestampedBytesStore marks the layers of stores whose engine holds timestamped values
+// (int64 ts ‖ value) while the changelog holds the raw value with the timestamp as record
+// timestamp. Restore converts changelog records for such stores. Java counterpart:
+// org.apache.kafka.streams.state.TimestampedBytesStore.
+type TimestampedBytesStore interface {
+	// TimestampedBytes is a marker method.
+	TimestampedBytes()
+}
+
+// TimestampedBytes marks the timestamped change-logging layer (see [TimestampedBytesStore]).
+func (c *ChangeLoggingTimestampedKeyValueBytesStore) TimestampedBytes() {}
+
+// IsTimestamped reports whether one of st's layers is a [TimestampedBytesStore], i.e. whether
+// changelog records must be converted to ts ‖ value on restore. Java: WrappedStateStore.isTimestamped.
+func IsTimestamped(st processor.StateStore) bool {
+	for _, l := range Layers(st) {
+		if _, ok := l.(TimestampedBytesStore); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ToTimestampedValue converts a changelog value of a timestamped store to its stored form:
+// the 8-byte big-endian timestamp, then the raw value; nil (a tombstone) stays nil.
+// Java: StateSerdes / RecordConverters.rawValueToTimestampedValue.
+func ToTimestampedValue(raw []byte, timestamp int64) []byte {
+	if raw == nil {
+		return nil
+	}
+	out := make([]byte, 8+len(raw))
+	copy(out, offsetBytes(timestamp))
+	copy(out[8:], raw)
+	return out
+}
