@@ -198,3 +198,20 @@ func (g *partitionGroup) next() (*stampedRecord, *node, error) {
 	}
 	return rec, q.src, err
 }
+
+// clear drops every buffered record; partition times and stream time are kept.
+func (g *partitionGroup) clear() {
+	for _, q := range g.list {
+		q.fifo = nil
+		q.head = nil
+	}
+	g.nonEmpty.q = nil
+}
+
+// queueSize returns the number of records buffered for one partition.
+func (g *partitionGroup) queueSize(tp topicPartition) int {
+	if q, ok := g.queues[tp]; ok {
+		return q.size()
+	}
+	return 0
+}

@@ -602,3 +602,15 @@ func isNil(v any) bool {
 	}
 	return false
 }
+
+// ClearQueues drops every buffered, unprocessed record (the runtime refetches them from the
+// committed offsets after a rebalance); stream time and partition times are kept, as Java's
+// PartitionGroup.clear on suspension.
+func (t *Task) ClearQueues() { t.group.clear() }
+
+// QueueSize returns the number of records buffered for topic and partition (Java:
+// PartitionGroup.numBuffered(TopicPartition)); the runtime pauses fetching a partition whose
+// queue is full (buffered.records.per.partition).
+func (t *Task) QueueSize(topic string, partition int32) int {
+	return t.group.queueSize(topicPartition{topic, partition})
+}
