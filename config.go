@@ -1,0 +1,520 @@
+package kstreams
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/testdriver"
+)
+
+// ProcessingGuarantee is processing.guarantee. Java: StreamsConfig.AT_LEAST_ONCE /
+// EXACTLY_ONCE_V2.
+type ProcessingGuarantee string
+
+const (
+	// AtLeastOnce is "at_least_once" (the default): offsets are committed after the output is
+	// acknowledged; a failure may reprocess records.
+	AtLeastOnce ProcessingGuarantee = "at_least_once"
+	// ExactlyOnceV2 is "exactly_once_v2" (KIP-447): output, changelog writes and input offsets
+	// of a commit interval land atomically in one transaction per stream thread.
+	ExactlyOnceV2 ProcessingGuarantee = "exactly_once_v2"
+)
+
+// Java property names understood by [ConfigFromProperties].
+const (
+	ApplicationIDConfig                   = "application.id"
+	BootstrapServersConfig                = "bootstrap.servers"
+	ClientIDConfig                        = "client.id"
+	NumStreamThreadsConfig                = "num.stream.threads"
+	ProcessingGuaranteeConfig             = "processing.guarantee"
+	CommitIntervalMsConfig                = "commit.interval.ms"
+	StateDirConfig                        = "state.dir"
+	NumStandbyReplicasConfig              = "num.standby.replicas"
+	StateStoreCacheMaxBytesConfig         = "statestore.cache.max.bytes"
+	MaxTaskIdleMsConfig                   = "max.task.idle.ms"
+	BufferedRecordsPerPartitionConfig     = "buffered.records.per.partition"
+	DefaultKeySerdeConfig                 = "default.key.serde"
+	DefaultValueSerdeConfig               = "default.value.serde"
+	DefaultTimestampExtractorConfig       = "default.timestamp.extractor"
+	ApplicationServerConfig               = "application.server"
+	ReplicationFactorConfig               = "replication.factor"
+	DeserializationExceptionHandlerConfig = "deserialization.exception.handler"
+	ProcessingExceptionHandlerConfig      = "processing.exception.handler"
+	ProductionExceptionHandlerConfig      = "production.exception.handler"
+	DeadLetterQueueTopicConfig            = "errors.dead.letter.queue.topic.name"
+	SecurityProtocolConfig                = "security.protocol"
+	SASLMechanismConfig                   = "sasl.mechanism"
+	SASLJAASConfig                        = "sasl.jaas.config"
+	SSLTruststoreTypeConfig               = "ssl.truststore.type"
+	SSLTruststoreLocationConfig           = "ssl.truststore.location"
+	SSLTruststoreCertificatesConfig       = "ssl.truststore.certificates"
+	SSLKeystoreTypeConfig                 = "ssl.keystore.type"
+	SSLKeystoreCertificateChainConfig     = "ssl.keystore.certificate.chain"
+	SSLKeystoreKeyConfig                  = "ssl.keystore.key"
+	SSLEndpointIdentificationConfig       = "ssl.endpoint.identification.algorithm"
+)
+
+// Defaults of the configuration, as Java's StreamsConfig.
+const (
+	// DefaultCommitInterval is commit.interval.ms's default under at-least-once (30 000 ms).
+	DefaultCommitInterval = 30 * time.Second
+	// DefaultEOSCommitInterval is commit.interval.ms's default under exactly-once (100 ms).
+	DefaultEOSCommitInterval = 100 * time.Millisecond
+	// DefaultCacheMaxBytes is statestore.cache.max.bytes's default (10 MiB).
+	DefaultCacheMaxBytes int64 = 10 * 1024 * 1024
+	// DefaultBufferedRecordsPerPartition is buffered.records.per.partition's default (1000).
+	DefaultBufferedRecordsPerPartition = 1000
+)
+
+// ConfigError is an invalid configuration value; Property is the Java property name.
+// Java: ConfigException.
+type ConfigError struct {
+	// Property is the Java property name, e.g. "application.id".
+	Property string
+	// Value is the offending value as text ("" when missing).
+	Value string
+	// Reason says what is wrong.
+	Reason string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("kstreams: invalid configuration %s: %s", e.Property, e.Reason)
+	}
+	return fmt.Sprintf("kstreams: invalid value %q for configuration %s: %s", e.Value, e.Property, e.Reason)
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// ErrInvalidConfig is wrapped by every *ConfigError.
+var ErrInvalidConfig = errors.New("kstreams: invalid configuration")
+
+// DeserializationHandler decides about an input record whose key or value fails to
+// deserialize: Continue skips it (and sends it to the dead-letter topic when one is set), Fail
+// stops the thread. Java: DeserializationExceptionHandler.
+type DeserializationHandler func(topic string, partition int32, offset int64, err error) HandlerResponse
+
+// ProcessingHandler decides about an error returned (or a panic raised) by a processor or
+// punctuator at node: Continue drops the record there, Fail stops the thread.
+// Java: ProcessingExceptionHandler (KIP-1033).
+type ProcessingHandler func(node string, err error) HandlerResponse
+
+// ProductionHandler decides about a record the producer could not send (after sarama's
+// retries): Continue drops it, Fail stops the thread. Under exactly-once a failed send always
+// aborts the transaction. Java: ProductionExceptionHandler.
+type ProductionHandler func(topic string, err error) HandlerResponse
+
+// HandlerResponse is an exception handler's answer.
+type HandlerResponse int
+
+const (
+	// Fail stops processing with the error (Java: FAIL).
+	Fail HandlerResponse = iota
+	// Continue skips the record and goes on (Java: CONTINUE).
+	Continue
+)
+
+// LogAndContinue is a handler response function usable as any of the three handlers' logic:
+// it always continues. Java: LogAndContinueExceptionHandler and friends.
+func LogAndContinue() HandlerResponse { return Continue }
+
+// Config configures an application instance. Zero values mean the Java default given per
+// field. Java: StreamsConfig.
+type Config struct {
+	// ApplicationID is application.id: the consumer group id, the prefix of internal topics
+	// and of transactional ids. Required; letters, digits, '.', '_' and '-'.
+	ApplicationID string
+	// BootstrapServers is bootstrap.servers: host:port pairs. Required.
+	BootstrapServers []string
+	// ClientID is client.id, the prefix of the clients' ids; default "<application.id>-<process id>".
+	ClientID string
+	// NumStreamThreads is num.stream.threads; default 1.
+	NumStreamThreads int
+	// ProcessingGuarantee is processing.guarantee; default AtLeastOnce.
+	ProcessingGuarantee ProcessingGuarantee
+	// CommitInterval is commit.interval.ms; default 30 s, 100 ms under exactly-once. Must not
+	// be negative.
+	CommitInterval time.Duration
+	// StateDir is state.dir; default "<os.TempDir()>/kafka-streams".
+	StateDir string
+	// NumStandbyReplicas is num.standby.replicas; default 0. Standby tasks are not placed yet:
+	// a positive value is accepted and logged.
+	NumStandbyReplicas int
+	// StateStoreCacheMaxBytes is statestore.cache.max.bytes in bytes; nil means 10 MiB.
+	StateStoreCacheMaxBytes *int64
+	// MaxTaskIdle is max.task.idle.ms; default 0 (process what is buffered).
+	MaxTaskIdle time.Duration
+	// BufferedRecordsPerPartition is buffered.records.per.partition; default 1000. Fetching a
+	// partition pauses while this many of its records are buffered.
+	BufferedRecordsPerPartition int
+	// DefaultKeySerde and DefaultValueSerde are default.key.serde / default.value.serde, used
+	// by sources, sinks and stores without their own serde; nil means none (an error when needed).
+	DefaultKeySerde, DefaultValueSerde serde.Serde[any]
+	// DefaultTimestampExtractor is default.timestamp.extractor; nil means
+	// processor.FailOnInvalidTimestamp.
+	DefaultTimestampExtractor processor.TimestampExtractor
+	// ApplicationServer is application.server ("host:port") for interactive-query routing;
+	// default "".
+	ApplicationServer string
+	// ReplicationFactor is replication.factor of internal topics; default -1 (broker default).
+	ReplicationFactor int16
+	// DeserializationHandler is deserialization.exception.handler; nil fails
+	// (LogAndFailExceptionHandler).
+	DeserializationHandler DeserializationHandler
+	// ProcessingHandler is processing.exception.handler; nil fails.
+	ProcessingHandler ProcessingHandler
+	// ProductionHandler is production.exception.handler; nil fails
+	// (DefaultProductionExceptionHandler).
+	ProductionHandler ProductionHandler
+	// DeadLetterQueueTopic is errors.dead.letter.queue.topic.name (KIP-1034): records skipped
+	// by a handler that continues are written there (raw key and value, with headers
+	// __streams.errors.* naming the cause); default "" (none).
+	DeadLetterQueueTopic string
+
+	// Security: security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL); default PLAINTEXT.
+	SecurityProtocol string
+	// SASLMechanism is sasl.mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; default PLAIN.
+	SASLMechanism string
+	// SASLUsername and SASLPassword are the credentials (from sasl.jaas.config's username and
+	// password options).
+	SASLUsername, SASLPassword string
+	// TLS is the TLS configuration for SSL and SASL_SSL; nil means system roots (built from the
+	// ssl.* PEM properties by ConfigFromProperties).
+	TLS *tls.Config
+
+	// Properties are all Java properties (including unknown ones), handed to processors as
+	// their AppConfigs.
+	Properties map[string]string
+	// Logger receives the instance's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Registry receives the Prometheus metrics; nil means they are not registered.
+	Registry prometheus.Registerer
+	// Sarama, when set, adjusts each sarama configuration the instance creates (after all
+	// settings above are applied).
+	Sarama func(*sarama.Config)
+}
+
+// Int64 returns a pointer to v, for optional fields such as StateStoreCacheMaxBytes.
+func Int64(v int64) *int64 { return &v }
+
+var appIDPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+
+// Validate checks the configuration and returns the first problem as a *ConfigError naming
+// the Java property.
+func (c *Config) Validate() error {
+	switch {
+	case c.ApplicationID == "":
+		return &ConfigError{Property: ApplicationIDConfig, Reason: "missing; it is required"}
+	case !appIDPattern.MatchString(c.ApplicationID):
+		return &ConfigError{Property: ApplicationIDConfig, Value: c.ApplicationID, Reason: "only letters, digits, '.', '_' and '-' are allowed"}
+	case len(c.BootstrapServers) == 0:
+		return &ConfigError{Property: BootstrapServersConfig, Reason: "missing; it is required"}
+	case c.NumStreamThreads < 0:
+		return &ConfigError{Property: NumStreamThreadsConfig, Value: strconv.Itoa(c.NumStreamThreads), Reason: "must be at least 1"}
+	case c.CommitInterval < 0:
+		return &ConfigError{Property: CommitIntervalMsConfig, Value: fmt.Sprint(c.CommitInterval.Milliseconds()), Reason: "must not be negative"}
+	case c.NumStandbyReplicas < 0:
+		return &ConfigError{Property: NumStandbyReplicasConfig, Value: strconv.Itoa(c.NumStandbyReplicas), Reason: "must not be negative"}
+	case c.StateStoreCacheMaxBytes != nil && *c.StateStoreCacheMaxBytes < 0:
+		return &ConfigError{Property: StateStoreCacheMaxBytesConfig, Value: fmt.Sprint(*c.StateStoreCacheMaxBytes), Reason: "must not be negative"}
+	case c.BufferedRecordsPerPartition < 0:
+		return &ConfigError{Property: BufferedRecordsPerPartitionConfig, Value: strconv.Itoa(c.BufferedRecordsPerPartition), Reason: "must be at least 1"}
+	case c.ReplicationFactor == 0 || c.ReplicationFactor < -1:
+		if c.ReplicationFactor != 0 {
+			return &ConfigError{Property: ReplicationFactorConfig, Value: fmt.Sprint(c.ReplicationFactor), Reason: "must be -1 or at least 1"}
+		}
+	}
+	switch c.ProcessingGuarantee {
+	case "", AtLeastOnce, ExactlyOnceV2:
+	default:
+		return &ConfigError{Property: ProcessingGuaranteeConfig, Value: string(c.ProcessingGuarantee), Reason: "must be at_least_once or exactly_once_v2"}
+	}
+	for _, s := range c.BootstrapServers {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			return &ConfigError{Property: BootstrapServersConfig, Value: s, Reason: "must be host:port"}
+		}
+	}
+	if c.ApplicationServer != "" {
+		if _, port, err := net.SplitHostPort(c.ApplicationServer); err != nil || port == "" {
+			return &ConfigError{Property: ApplicationServerConfig, Value: c.ApplicationServer, Reason: "must be host:port"}
+		}
+	}
+	switch strings.ToUpper(c.SecurityProtocol) {
+	case "", "PLAINTEXT", "SSL":
+	case "SASL_PLAINTEXT", "SASL_SSL":
+		switch strings.ToUpper(c.SASLMechanism) {
+		case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		default:
+			return &ConfigError{Property: SASLMechanismConfig, Value: c.SASLMechanism, Reason: "supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"}
+		}
+		if c.SASLUsername == "" {
+			return &ConfigError{Property: SASLJAASConfig, Reason: "SASL needs a username and password"}
+		}
+	default:
+		return &ConfigError{Property: SecurityProtocolConfig, Value: c.SecurityProtocol, Reason: "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"}
+	}
+	return nil
+}
+
+// withDefaults returns a copy with Java's defaults filled in.
+func (c Config) withDefaults() Config {
+	if c.NumStreamThreads == 0 {
+		c.NumStreamThreads = 1
+	}
+	if c.ProcessingGuarantee == "" {
+		c.ProcessingGuarantee = AtLeastOnce
+	}
+	if c.CommitInterval == 0 {
+		c.CommitInterval = DefaultCommitInterval
+		if c.ProcessingGuarantee == ExactlyOnceV2 {
+			c.CommitInterval = DefaultEOSCommitInterval
+		}
+	}
+	if c.StateDir == "" {
+		c.StateDir = os.TempDir() + string(os.PathSeparator) + "kafka-streams"
+	}
+	if c.StateStoreCacheMaxBytes == nil {
+		c.StateStoreCacheMaxBytes = Int64(DefaultCacheMaxBytes)
+	}
+	if c.BufferedRecordsPerPartition == 0 {
+		c.BufferedRecordsPerPartition = DefaultBufferedRecordsPerPartition
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = -1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// saramaConfig builds the base sarama configuration: Kafka 4.0 protocol, security, fast
+// fetch waits, group timeouts.
+func (c *Config) saramaConfig() *sarama.Config {
+	sc := sarama.NewConfig()
+	sc.Version = sarama.V4_0_0_0
+	sc.Consumer.MaxWaitTime = 100 * time.Millisecond
+	sc.Consumer.Group.Session.Timeout = 45 * time.Second
+	sc.Consumer.Group.Heartbeat.Interval = 2 * time.Second
+	sc.Consumer.Group.Rebalance.Timeout = 60 * time.Second
+	sc.Metadata.Retry.Max = 10
+	sc.Metadata.Retry.Backoff = 250 * time.Millisecond
+	proto := strings.ToUpper(c.SecurityProtocol)
+	if proto == "SSL" || proto == "SASL_SSL" {
+		sc.Net.TLS.Enable = true
+		sc.Net.TLS.Config = c.TLS
+	}
+	if proto == "SASL_PLAINTEXT" || proto == "SASL_SSL" {
+		sc.Net.SASL.Enable = true
+		sc.Net.SASL.User = c.SASLUsername
+		sc.Net.SASL.Password = c.SASLPassword
+		switch strings.ToUpper(c.SASLMechanism) {
+		case "SCRAM-SHA-256":
+			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
+			sc.Net.SASL.SCRAMClientGeneratorFunc = scramSHA256
+		case "SCRAM-SHA-512":
+			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+			sc.Net.SASL.SCRAMClientGeneratorFunc = scramSHA512
+		default:
+			sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+		}
+	}
+	if c.Sarama != nil {
+		c.Sarama(sc)
+	}
+	return sc
+}
+
+var jaasOption = regexp.MustCompile(`(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"`)
+
+// ConfigFromProperties builds a Config from Java properties (see the *Config constants).
+// Java class names are accepted for serdes (Serdes$StringSerde, ...), timestamp extractors
+// and the LogAndContinue / LogAndFail handlers. Unknown properties are kept in Properties.
+// Errors: *ConfigError naming the property. The result is not validated: New does that.
+func ConfigFromProperties(props map[string]string) (Config, error) {
+	c := Config{Properties: map[string]string{}}
+	for k, v := range props {
+		c.Properties[k] = v
+	}
+	get := func(k string) (string, bool) {
+		v, ok := props[k]
+		return strings.TrimSpace(v), ok && strings.TrimSpace(v) != ""
+	}
+	atoi := func(k string) (int64, bool, error) {
+		v, ok := get(k)
+		if !ok {
+			return 0, false, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false, &ConfigError{Property: k, Value: v, Reason: "not an integer"}
+		}
+		return n, true, nil
+	}
+	c.ApplicationID, _ = get(ApplicationIDConfig)
+	if v, ok := get(BootstrapServersConfig); ok {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				c.BootstrapServers = append(c.BootstrapServers, s)
+			}
+		}
+	}
+	c.ClientID, _ = get(ClientIDConfig)
+	if v, ok := get(ProcessingGuaranteeConfig); ok {
+		c.ProcessingGuarantee = ProcessingGuarantee(v)
+	}
+	c.StateDir, _ = get(StateDirConfig)
+	c.ApplicationServer, _ = get(ApplicationServerConfig)
+	c.DeadLetterQueueTopic, _ = get(DeadLetterQueueTopicConfig)
+	for _, f := range []struct {
+		k   string
+		set func(int64)
+	}{
+		{NumStreamThreadsConfig, func(n int64) { c.NumStreamThreads = int(n) }},
+		{CommitIntervalMsConfig, func(n int64) { c.CommitInterval = time.Duration(n) * time.Millisecond }},
+		{NumStandbyReplicasConfig, func(n int64) { c.NumStandbyReplicas = int(n) }},
+		{StateStoreCacheMaxBytesConfig, func(n int64) { c.StateStoreCacheMaxBytes = Int64(n) }},
+		{MaxTaskIdleMsConfig, func(n int64) { c.MaxTaskIdle = time.Duration(n) * time.Millisecond }},
+		{BufferedRecordsPerPartitionConfig, func(n int64) { c.BufferedRecordsPerPartition = int(n) }},
+		{ReplicationFactorConfig, func(n int64) { c.ReplicationFactor = int16(n) }},
+	} {
+		n, ok, err := atoi(f.k)
+		if err != nil {
+			return c, err
+		}
+		if ok {
+			if f.k == NumStreamThreadsConfig && n < 1 {
+				return c, &ConfigError{Property: f.k, Value: strconv.FormatInt(n, 10), Reason: "must be at least 1"}
+			}
+			if f.k == CommitIntervalMsConfig && n == 0 {
+				// commit as often as possible
+				c.CommitInterval = time.Nanosecond
+				continue
+			}
+			f.set(n)
+		}
+	}
+	var err error
+	if v, ok := get(DefaultKeySerdeConfig); ok {
+		if c.DefaultKeySerde, err = testdriver.JavaSerde(v); err != nil {
+			return c, &ConfigError{Property: DefaultKeySerdeConfig, Value: v, Reason: err.Error()}
+		}
+	}
+	if v, ok := get(DefaultValueSerdeConfig); ok {
+		if c.DefaultValueSerde, err = testdriver.JavaSerde(v); err != nil {
+			return c, &ConfigError{Property: DefaultValueSerdeConfig, Value: v, Reason: err.Error()}
+		}
+	}
+	if v, ok := get(DefaultTimestampExtractorConfig); ok {
+		if c.DefaultTimestampExtractor, err = testdriver.JavaTimestampExtractor(v); err != nil {
+			return c, &ConfigError{Property: DefaultTimestampExtractorConfig, Value: v, Reason: err.Error()}
+		}
+	}
+	const errs = "org.apache.kafka.streams.errors."
+	if v, ok := get(DeserializationExceptionHandlerConfig); ok {
+		switch v {
+		case errs + "LogAndFailExceptionHandler":
+		case errs + "LogAndContinueExceptionHandler":
+			c.DeserializationHandler = func(string, int32, int64, error) HandlerResponse { return Continue }
+		default:
+			return c, &ConfigError{Property: DeserializationExceptionHandlerConfig, Value: v, Reason: "unknown handler class"}
+		}
+	}
+	if v, ok := get(ProcessingExceptionHandlerConfig); ok {
+		switch v {
+		case errs + "LogAndFailProcessingExceptionHandler":
+		case errs + "LogAndContinueProcessingExceptionHandler":
+			c.ProcessingHandler = func(string, error) HandlerResponse { return Continue }
+		default:
+			return c, &ConfigError{Property: ProcessingExceptionHandlerConfig, Value: v, Reason: "unknown handler class"}
+		}
+	}
+	if v, ok := get(ProductionExceptionHandlerConfig); ok {
+		switch v {
+		case errs + "DefaultProductionExceptionHandler":
+		default:
+			return c, &ConfigError{Property: ProductionExceptionHandlerConfig, Value: v, Reason: "unknown handler class"}
+		}
+	}
+	c.SecurityProtocol, _ = get(SecurityProtocolConfig)
+	c.SASLMechanism, _ = get(SASLMechanismConfig)
+	if v, ok := get(SASLJAASConfig); ok {
+		for _, m := range jaasOption.FindAllStringSubmatch(v, -1) {
+			val := strings.ReplaceAll(m[2], `\"`, `"`)
+			switch m[1] {
+			case "username":
+				c.SASLUsername = val
+			case "password":
+				c.SASLPassword = val
+			}
+		}
+		if c.SASLUsername == "" {
+			return c, &ConfigError{Property: SASLJAASConfig, Value: "(hidden)", Reason: `no username="..." option`}
+		}
+	}
+	if p := strings.ToUpper(c.SecurityProtocol); p == "SSL" || p == "SASL_SSL" {
+		if c.TLS, err = tlsFromProperties(get); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// tlsFromProperties builds a tls.Config from PEM properties (ssl.truststore.type=PEM with
+// ssl.truststore.location or ssl.truststore.certificates; ssl.keystore.type=PEM with
+// ssl.keystore.certificate.chain and ssl.keystore.key). JKS/PKCS12 stores are not supported.
+func tlsFromProperties(get func(string) (string, bool)) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if v, ok := get(SSLEndpointIdentificationConfig); ok && v == "" {
+		cfg.InsecureSkipVerify = true
+	}
+	if t, ok := get(SSLTruststoreTypeConfig); ok && !strings.EqualFold(t, "PEM") {
+		return nil, &ConfigError{Property: SSLTruststoreTypeConfig, Value: t, Reason: "only PEM is supported"}
+	}
+	var pem []byte
+	if v, ok := get(SSLTruststoreCertificatesConfig); ok {
+		pem = []byte(v)
+	} else if v, ok := get(SSLTruststoreLocationConfig); ok {
+		b, err := os.ReadFile(v)
+		if err != nil {
+			return nil, &ConfigError{Property: SSLTruststoreLocationConfig, Value: v, Reason: err.Error()}
+		}
+		pem = b
+	}
+	if pem != nil {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, &ConfigError{Property: SSLTruststoreCertificatesConfig, Value: "(pem)", Reason: "no certificate found"}
+		}
+		cfg.RootCAs = pool
+	}
+	if t, ok := get(SSLKeystoreTypeConfig); ok && !strings.EqualFold(t, "PEM") {
+		return nil, &ConfigError{Property: SSLKeystoreTypeConfig, Value: t, Reason: "only PEM is supported"}
+	}
+	chain, okc := get(SSLKeystoreCertificateChainConfig)
+	key, okk := get(SSLKeystoreKeyConfig)
+	if okc || okk {
+		cert, err := tls.X509KeyPair([]byte(chain), []byte(key))
+		if err != nil {
+			return nil, &ConfigError{Property: SSLKeystoreKeyConfig, Value: "(pem)", Reason: err.Error()}
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}

@@ -1,0 +1,157 @@
+package kstreams
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+func TestConfigValidate(t *testing.T) {
+	ok := Config{ApplicationID: "app", BootstrapServers: []string{"localhost:9092"}}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		prop string
+	}{
+		{"no app id", func(c *Config) { c.ApplicationID = "" }, ApplicationIDConfig},
+		{"bad app id", func(c *Config) { c.ApplicationID = "a b" }, ApplicationIDConfig},
+		{"no servers", func(c *Config) { c.BootstrapServers = nil }, BootstrapServersConfig},
+		{"bad server", func(c *Config) { c.BootstrapServers = []string{"localhost"} }, BootstrapServersConfig},
+		{"threads", func(c *Config) { c.NumStreamThreads = -1 }, NumStreamThreadsConfig},
+		{"guarantee", func(c *Config) { c.ProcessingGuarantee = "exactly_once" }, ProcessingGuaranteeConfig},
+		{"commit", func(c *Config) { c.CommitInterval = -time.Second }, CommitIntervalMsConfig},
+		{"standby", func(c *Config) { c.NumStandbyReplicas = -1 }, NumStandbyReplicasConfig},
+		{"cache", func(c *Config) { c.StateStoreCacheMaxBytes = Int64(-1) }, StateStoreCacheMaxBytesConfig},
+		{"server", func(c *Config) { c.ApplicationServer = "host" }, ApplicationServerConfig},
+		{"protocol", func(c *Config) { c.SecurityProtocol = "TLS" }, SecurityProtocolConfig},
+		{"mechanism", func(c *Config) { c.SecurityProtocol = "SASL_SSL"; c.SASLMechanism = "GSSAPI" }, SASLMechanismConfig},
+		{"sasl user", func(c *Config) { c.SecurityProtocol = "SASL_PLAINTEXT" }, SASLJAASConfig},
+		{"rf", func(c *Config) { c.ReplicationFactor = -2 }, ReplicationFactorConfig},
+	} {
+		c := ok
+		tc.mod(&c)
+		err := c.Validate()
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Property != tc.prop || !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%s: got %v, want a ConfigError for %s", tc.name, err, tc.prop)
+		}
+	}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := ok.withDefaults()
+	if d.NumStreamThreads != 1 || d.CommitInterval != 30*time.Second || *d.StateStoreCacheMaxBytes != 10<<20 ||
+		d.ProcessingGuarantee != AtLeastOnce || d.ReplicationFactor != -1 || d.BufferedRecordsPerPartition != 1000 {
+		t.Fatalf("defaults: %+v", d)
+	}
+	ok.ProcessingGuarantee = ExactlyOnceV2
+	if d := ok.withDefaults(); d.CommitInterval != 100*time.Millisecond {
+		t.Fatalf("EOS commit interval %v, want 100ms", d.CommitInterval)
+	}
+}
+
+func TestConfigFromProperties(t *testing.T) {
+	c, err := ConfigFromProperties(map[string]string{
+		"application.id":                    "wc",
+		"bootstrap.servers":                 "a:1, b:2",
+		"num.stream.threads":                "3",
+		"processing.guarantee":              "exactly_once_v2",
+		"commit.interval.ms":                "250",
+		"state.dir":                         "/tmp/x",
+		"num.standby.replicas":              "1",
+		"statestore.cache.max.bytes":        "0",
+		"max.task.idle.ms":                  "20",
+		"default.key.serde":                 "org.apache.kafka.common.serialization.Serdes$StringSerde",
+		"default.value.serde":               "org.apache.kafka.common.serialization.Serdes$LongSerde",
+		"application.server":                "localhost:8080",
+		"deserialization.exception.handler": "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler",
+		"security.protocol":                 "SASL_PLAINTEXT",
+		"sasl.mechanism":                    "SCRAM-SHA-512",
+		"sasl.jaas.config":                  `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s\"ecret";`,
+		"my.custom":                         "x",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ApplicationID != "wc" || len(c.BootstrapServers) != 2 || c.BootstrapServers[1] != "b:2" || c.NumStreamThreads != 3 ||
+		c.ProcessingGuarantee != ExactlyOnceV2 || c.CommitInterval != 250*time.Millisecond || c.StateDir != "/tmp/x" ||
+		c.NumStandbyReplicas != 1 || c.StateStoreCacheMaxBytes == nil || *c.StateStoreCacheMaxBytes != 0 ||
+		c.MaxTaskIdle != 20*time.Millisecond || c.DefaultKeySerde == nil || c.DefaultValueSerde == nil ||
+		c.ApplicationServer != "localhost:8080" || c.DeserializationHandler == nil || c.SASLUsername != "alice" ||
+		c.SASLPassword != `s"ecret` || c.Properties["my.custom"] != "x" {
+		t.Fatalf("config: %+v", c)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	sc := c.saramaConfig()
+	if !sc.Net.SASL.Enable || sc.Net.SASL.Mechanism != "SCRAM-SHA-512" || sc.Net.SASL.SCRAMClientGeneratorFunc == nil {
+		t.Fatalf("sarama SASL: %+v", sc.Net.SASL)
+	}
+	for prop, v := range map[string]string{
+		"num.stream.threads":  "0",
+		"commit.interval.ms":  "soon",
+		"default.key.serde":   "com.example.MySerde",
+		"sasl.jaas.config":    "nothing",
+		"ssl.truststore.type": "JKS",
+	} {
+		props := map[string]string{prop: v}
+		if prop == "ssl.truststore.type" {
+			props["security.protocol"] = "SSL"
+		}
+		_, err := ConfigFromProperties(props)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Property != prop {
+			t.Errorf("%s=%s: got %v", prop, v, err)
+		}
+	}
+}
+
+func TestNewAndStates(t *testing.T) {
+	if _, err := New(nil, Config{}); !errors.Is(err, ErrNilTopology) {
+		t.Fatalf("nil topology: %v", err)
+	}
+	topo := processor.NewTopology()
+	if _, err := New(topo, Config{ApplicationID: "x"}); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("missing servers: %v", err)
+	}
+	app, err := New(topo, Config{ApplicationID: "x", BootstrapServers: []string{"127.0.0.1:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app.State() != Created || app.State().String() != "CREATED" {
+		t.Fatalf("state %v", app.State())
+	}
+	if err := app.Close(t.Context()); err != nil || app.State() != NotRunning {
+		t.Fatalf("close: %v %v", err, app.State())
+	}
+	if err := app.Start(); !errors.Is(err, ErrIllegalState) {
+		t.Fatalf("start after close: %v", err)
+	}
+}
+
+func TestScramClient(t *testing.T) {
+	// RFC 7677 section 3 test vector (SCRAM-SHA-256).
+	c := &scramClient{}
+	*c = *scramSHA256().(*scramClient)
+	if err := c.Begin("user", "pencil", ""); err != nil {
+		t.Fatal(err)
+	}
+	c.nonce = "rOprNGfwEbeRWgbNEkqO"
+	first, _ := c.Step("")
+	if first != "n,,n=user,r=rOprNGfwEbeRWgbNEkqO" {
+		t.Fatalf("first %q", first)
+	}
+	final, err := c.Step("r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final != "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=" {
+		t.Fatalf("final %q", final)
+	}
+	if _, err := c.Step("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="); err != nil || !c.Done() {
+		t.Fatalf("server final: %v", err)
+	}
+}

@@ -1,0 +1,273 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// AssignorName is the name of the partition assignment strategy the stream threads announce
+// in JoinGroup (Java's StreamsPartitionAssignor also calls itself "stream").
+const AssignorName = "stream"
+
+// subscription is the user data a member sends with JoinGroup: who it is, where interactive
+// queries reach it, and which tasks it owns now (for stickiness). Java: SubscriptionInfo (its
+// binary layout is not reproduced: a group mixes only kstreams-go instances).
+type subscription struct {
+	Version   int      `json:"v"`
+	ProcessID string   `json:"pid"`
+	Thread    int      `json:"thread"`
+	Host      string   `json:"host,omitempty"`
+	Owned     []string `json:"owned,omitempty"`
+}
+
+// assignmentInfo is the user data of a member's assignment: its active tasks and, for
+// interactive queries, which application.server hosts which tasks. Java: AssignmentInfo.
+type assignmentInfo struct {
+	Version int                 `json:"v"`
+	Active  []string            `json:"active"`
+	Hosts   map[string][]string `json:"hosts,omitempty"`
+	// Error is set when the leader could not assign (e.g. a missing source topic).
+	Error string `json:"error,omitempty"`
+}
+
+// subtopologySources are the source topics of one sub-topology (names as at run time).
+type subtopologySources struct {
+	ID     int
+	Topics []string
+}
+
+// assignor is the sarama BalanceStrategy of a stream thread: it groups partitions into tasks
+// (sub-topology x partition; the partitions with the same number of the topics one
+// sub-topology reads form one task, which keeps co-partitioned topics together) and spreads
+// the tasks evenly over the members, keeping each member's current tasks where the balance
+// allows (sticky). One assignor per thread; the group leader's computes the plan.
+type assignor struct {
+	subs []subtopologySources
+	self subscription
+
+	mu        sync.Mutex
+	owned     []processor.TaskID
+	plan      map[string]assignmentInfo
+	onAssign  func(assignmentInfo)
+	planError error
+}
+
+var _ sarama.SubscriptionUserDataBalanceStrategy = (*assignor)(nil)
+var _ sarama.OnAssignmentBalanceStrategy = (*assignor)(nil)
+
+// Name implements sarama.BalanceStrategy.
+func (a *assignor) Name() string { return AssignorName }
+
+// setOwned records the tasks this member owns, announced in its next subscription.
+func (a *assignor) setOwned(ids []processor.TaskID) {
+	a.mu.Lock()
+	a.owned = slices.Clone(ids)
+	a.mu.Unlock()
+}
+
+// SubscriptionUserData implements sarama.SubscriptionUserDataBalanceStrategy.
+func (a *assignor) SubscriptionUserData([]string) ([]byte, error) {
+	a.mu.Lock()
+	s := a.self
+	s.Version = 1
+	for _, id := range a.owned {
+		s.Owned = append(s.Owned, id.String())
+	}
+	a.mu.Unlock()
+	return json.Marshal(s)
+}
+
+// OnAssignment implements sarama.OnAssignmentBalanceStrategy.
+func (a *assignor) OnAssignment(assignment *sarama.ConsumerGroupMemberAssignment, _ int32) {
+	var info assignmentInfo
+	if assignment != nil && len(assignment.UserData) > 0 {
+		_ = json.Unmarshal(assignment.UserData, &info)
+	}
+	if a.onAssign != nil {
+		a.onAssign(info)
+	}
+}
+
+// tasksFor returns the tasks of the given topic metadata and, per task, its partitions.
+func tasksFor(subs []subtopologySources, topics map[string][]int32) ([]processor.TaskID, map[processor.TaskID]map[string][]int32) {
+	parts := map[processor.TaskID]map[string][]int32{}
+	var ids []processor.TaskID
+	for _, s := range subs {
+		for _, t := range s.Topics {
+			for _, p := range topics[t] {
+				id := processor.TaskID{Subtopology: s.ID, Partition: int(p)}
+				if parts[id] == nil {
+					parts[id] = map[string][]int32{}
+					ids = append(ids, id)
+				}
+				parts[id][t] = append(parts[id][t], p)
+			}
+		}
+	}
+	sortTasks(ids)
+	return ids, parts
+}
+
+func sortTasks(ids []processor.TaskID) {
+	sort.Slice(ids, func(i, j int) bool {
+		if ids[i].Subtopology != ids[j].Subtopology {
+			return ids[i].Subtopology < ids[j].Subtopology
+		}
+		return ids[i].Partition < ids[j].Partition
+	})
+}
+
+// parseTaskID parses "<subtopology>_<partition>".
+func parseTaskID(s string) (processor.TaskID, bool) {
+	var id processor.TaskID
+	a, b, ok := strings.Cut(s, "_")
+	if !ok {
+		return id, false
+	}
+	if _, err := fmt.Sscanf(a+" "+b, "%d %d", &id.Subtopology, &id.Partition); err != nil {
+		return id, false
+	}
+	return id, true
+}
+
+// Plan implements sarama.BalanceStrategy: it runs on the group leader.
+func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, topics map[string][]int32) (sarama.BalanceStrategyPlan, error) {
+	type member struct {
+		id    string
+		sub   subscription
+		tasks []processor.TaskID
+	}
+	ms := make([]*member, 0, len(members))
+	for id, md := range members {
+		m := &member{id: id}
+		if len(md.UserData) > 0 {
+			_ = json.Unmarshal(md.UserData, &m.sub)
+		}
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		if ms[i].sub.ProcessID != ms[j].sub.ProcessID {
+			return ms[i].sub.ProcessID < ms[j].sub.ProcessID
+		}
+		if ms[i].sub.Thread != ms[j].sub.Thread {
+			return ms[i].sub.Thread < ms[j].sub.Thread
+		}
+		return ms[i].id < ms[j].id
+	})
+	ids, parts := tasksFor(a.subs, topics)
+	assignTasks := func() {
+		if len(ms) == 0 {
+			return
+		}
+		base, extra := len(ids)/len(ms), len(ids)%len(ms)
+		taken := map[processor.TaskID]bool{}
+		exists := map[processor.TaskID]bool{}
+		for _, id := range ids {
+			exists[id] = true
+		}
+		// Sticky: each member keeps up to base of its owned tasks, then up to `extra` members
+		// keep one more.
+		owned := make([][]processor.TaskID, len(ms))
+		for i, m := range ms {
+			for _, s := range m.sub.Owned {
+				if id, ok := parseTaskID(s); ok && exists[id] {
+					owned[i] = append(owned[i], id)
+				}
+			}
+		}
+		for i, m := range ms {
+			for _, id := range owned[i] {
+				if len(m.tasks) < base && !taken[id] {
+					taken[id] = true
+					m.tasks = append(m.tasks, id)
+				}
+			}
+		}
+		for i, m := range ms {
+			if extra == 0 {
+				break
+			}
+			for _, id := range owned[i] {
+				if !taken[id] && len(m.tasks) == base {
+					taken[id] = true
+					m.tasks = append(m.tasks, id)
+					extra--
+					break
+				}
+			}
+		}
+		// The rest go to the least loaded member, preferring one that does not yet run a task
+		// of the same sub-topology.
+		for _, id := range ids {
+			if taken[id] {
+				continue
+			}
+			var best *member
+			bestScore := 0
+			for _, m := range ms {
+				score := len(m.tasks) * 2
+				for _, t := range m.tasks {
+					if t.Subtopology == id.Subtopology {
+						score++
+						break
+					}
+				}
+				if best == nil || score < bestScore {
+					best, bestScore = m, score
+				}
+			}
+			taken[id] = true
+			best.tasks = append(best.tasks, id)
+		}
+	}
+	assignTasks()
+	hosts := map[string][]string{}
+	for _, m := range ms {
+		sortTasks(m.tasks)
+		if m.sub.Host != "" {
+			for _, t := range m.tasks {
+				hosts[m.sub.Host] = append(hosts[m.sub.Host], t.String())
+			}
+		}
+	}
+	plan := sarama.BalanceStrategyPlan{}
+	infos := map[string]assignmentInfo{}
+	for _, m := range ms {
+		info := assignmentInfo{Version: 1, Active: []string{}, Hosts: hosts}
+		for _, t := range m.tasks {
+			info.Active = append(info.Active, t.String())
+			for topic, ps := range parts[t] {
+				for _, p := range ps {
+					plan.Add(m.id, topic, p)
+				}
+			}
+		}
+		if _, ok := plan[m.id]; !ok {
+			plan[m.id] = map[string][]int32{}
+		}
+		infos[m.id] = info
+	}
+	a.mu.Lock()
+	a.plan = infos
+	a.mu.Unlock()
+	return plan, nil
+}
+
+// AssignmentData implements sarama.BalanceStrategy: the leader's plan for memberID.
+func (a *assignor) AssignmentData(memberID string, _ map[string][]int32, _ int32) ([]byte, error) {
+	a.mu.Lock()
+	info, ok := a.plan[memberID]
+	a.mu.Unlock()
+	if !ok {
+		info = assignmentInfo{Version: 1, Active: []string{}}
+	}
+	return json.Marshal(info)
+}

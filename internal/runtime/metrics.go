@@ -1,0 +1,41 @@
+package runtime
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the Prometheus metrics of a runtime, labelled by thread (Java's thread-level
+// and task-level metric groups, named in Prometheus style).
+type Metrics struct {
+	processed     *prometheus.CounterVec
+	processTime   *prometheus.HistogramVec
+	commitLatency *prometheus.HistogramVec
+	restored      *prometheus.CounterVec
+	tasks         *prometheus.GaugeVec
+}
+
+// NewMetrics creates the metrics and registers them with reg (nil: not registered).
+// Errors: the registry's (e.g. already registered).
+func NewMetrics(reg prometheus.Registerer, appID string) (*Metrics, error) {
+	cl := prometheus.Labels{"application_id": appID}
+	m := &Metrics{
+		processed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kstreams_records_processed_total",
+			Help: "Records processed (Java: process-total).", ConstLabels: cl}, []string{"thread"}),
+		processTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kstreams_process_batch_seconds",
+			Help: "Time to process one batch of records across the thread's tasks.", ConstLabels: cl}, []string{"thread"}),
+		commitLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kstreams_commit_latency_seconds",
+			Help: "Commit latency (Java: commit-latency).", ConstLabels: cl}, []string{"thread"}),
+		restored: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kstreams_restored_records_total",
+			Help: "Changelog records restored into stores (Java: restore-total).", ConstLabels: cl}, []string{"thread"}),
+		tasks: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kstreams_active_tasks",
+			Help: "Active tasks owned by the thread.", ConstLabels: cl}, []string{"thread"}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.processed, m.processTime, m.commitLatency, m.restored, m.tasks} {
+			if err := reg.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}

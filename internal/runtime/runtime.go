@@ -1,0 +1,318 @@
+// Package runtime runs a topology against Kafka: stream threads (each a sarama consumer-group
+// member with the "stream" assignor and a producer), their tasks (internal/task engines), the
+// internal topic manager, restore from changelogs, and the at-least-once and exactly-once (v2)
+// commit protocols. The root package kstreams configures and drives it.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/internal/topology"
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// ThreadState is the state of a stream thread. Java: StreamThread.State.
+type ThreadState int
+
+const (
+	// ThreadCreated is a thread not started yet (Java: CREATED).
+	ThreadCreated ThreadState = iota
+	// ThreadStarting is a thread joining the group for the first time (Java: STARTING).
+	ThreadStarting
+	// ThreadRebalancing is a thread between sessions: tasks suspended, rejoining the group
+	// (Java: PARTITIONS_REVOKED / PARTITIONS_ASSIGNED).
+	ThreadRebalancing
+	// ThreadRunning is a thread processing its assigned tasks (Java: RUNNING).
+	ThreadRunning
+	// ThreadPendingShutdown is a thread asked to stop (Java: PENDING_SHUTDOWN).
+	ThreadPendingShutdown
+	// ThreadDead is a stopped thread (Java: DEAD).
+	ThreadDead
+)
+
+// ThreadAction is what the uncaught-error handler decides for a thread that failed.
+// Java: StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.
+type ThreadAction int
+
+const (
+	// ShutdownClient stops every thread of this instance (Java: SHUTDOWN_CLIENT).
+	ShutdownClient ThreadAction = iota
+	// ReplaceThread restarts the failed thread: its tasks are closed dirty and rejoin
+	// (Java: REPLACE_THREAD).
+	ReplaceThread
+	// ShutdownApplication stops this instance; other instances are not signalled yet
+	// (Java: SHUTDOWN_APPLICATION).
+	ShutdownApplication
+)
+
+// ProductionHandler decides about a record the producer could not send: Continue drops it,
+// Fail fails the thread. Java: ProductionExceptionHandler.
+type ProductionHandler func(rec task.OutRecord, err error) task.HandlerResponse
+
+// Config is the resolved configuration of a Runtime.
+type Config struct {
+	// ApplicationID is application.id: the consumer group and the prefix of internal topics.
+	ApplicationID string
+	// ProcessID identifies this instance (a random UUID).
+	ProcessID string
+	// ClientID prefixes the client ids of the threads' clients.
+	ClientID string
+	// Topology is the untyped graph.
+	Topology *topology.Builder
+	// Brokers are the bootstrap servers.
+	Brokers []string
+	// Sarama returns a fresh base sarama configuration (version, security, timeouts).
+	Sarama func() *sarama.Config
+	// Threads is num.stream.threads.
+	Threads int
+	// ExactlyOnce is processing.guarantee=exactly_once_v2.
+	ExactlyOnce bool
+	// CommitInterval is commit.interval.ms.
+	CommitInterval time.Duration
+	// MaxBufferedPerPartition is buffered.records.per.partition (fetching a partition pauses
+	// when this many records are buffered).
+	MaxBufferedPerPartition int
+	// ApplicationServer is application.server (host:port) or "".
+	ApplicationServer string
+	// StateDir is state.dir.
+	StateDir string
+	// ReplicationFactor is replication.factor of internal topics (-1: broker default).
+	ReplicationFactor int16
+	// Task is the template of every task's engine configuration (serdes, extractor, handlers,
+	// app configs); Collector, StateDir and Logger are set per task.
+	Task task.Config
+	// Production decides about records that cannot be sent; nil fails.
+	Production ProductionHandler
+	// DeadLetterTopic, when set, receives the raw records dropped by a handler that continues.
+	DeadLetterTopic string
+	// Logger logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Metrics records metrics; nil records none.
+	Metrics *Metrics
+	// OnState is called on every thread state change.
+	OnState func(thread int, st ThreadState)
+	// OnError is called with a thread's fatal error and returns what to do; nil means
+	// ShutdownClient.
+	OnError func(thread int, err error) ThreadAction
+	// PrepareTimeout bounds internal topic preparation in Start; 0 means 60 s.
+	PrepareTimeout time.Duration
+}
+
+// Runtime is a running application instance: its stream threads.
+type Runtime struct {
+	cfg    Config
+	log    *slog.Logger
+	layout *Layout
+	subOf  map[string]int
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	threads []*thread
+	hosts   map[string][]processor.TaskID
+	fatal   error
+	closed  bool
+	dlq     sarama.SyncProducer
+}
+
+// New returns a Runtime for cfg; nothing connects before Start.
+func New(cfg Config) *Runtime {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxBufferedPerPartition <= 0 {
+		cfg.MaxBufferedPerPartition = 1000
+	}
+	if cfg.PrepareTimeout <= 0 {
+		cfg.PrepareTimeout = 60 * time.Second
+	}
+	return &Runtime{cfg: cfg, log: cfg.Logger}
+}
+
+// Start prepares the internal topics and starts the stream threads. Errors: those of
+// PrepareTopics (missing source topics, wrong partition counts), connection errors.
+func (r *Runtime) Start(ctx context.Context) error {
+	sc := r.cfg.Sarama()
+	client, err := sarama.NewClient(r.cfg.Brokers, sc)
+	if err != nil {
+		return fmt.Errorf("connect to %v: %w", r.cfg.Brokers, err)
+	}
+	defer client.Close()
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		return fmt.Errorf("admin client: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, r.cfg.PrepareTimeout)
+	defer cancel()
+	l, err := PrepareTopics(pctx, admin, client, r.cfg.Topology, r.cfg.ApplicationID, r.cfg.ReplicationFactor)
+	if err != nil {
+		return err
+	}
+	r.layout = l
+	r.subOf = map[string]int{}
+	for _, s := range l.Subtopologies {
+		for _, t := range s.Topics {
+			r.subOf[t] = s.ID
+		}
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	for i := 0; i < r.cfg.Threads; i++ {
+		th, err := newThread(r, i)
+		if err != nil {
+			r.cancel()
+			for _, t := range r.threads {
+				t.shutdown()
+			}
+			return err
+		}
+		r.threads = append(r.threads, th)
+	}
+	for _, th := range r.threads {
+		go th.run()
+	}
+	return nil
+}
+
+// Layout returns the topic layout computed by Start (nil before).
+func (r *Runtime) Layout() *Layout { return r.layout }
+
+// Close stops the threads: each commits, closes its tasks and leaves the group. It returns
+// when all threads are done or ctx ends (then with ctx's error; threads finish in the
+// background).
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	threads := slices.Clone(r.threads)
+	r.mu.Unlock()
+	if r.cancel != nil {
+		r.cancel()
+	}
+	for _, th := range threads {
+		select {
+		case <-th.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	r.mu.Lock()
+	if r.dlq != nil {
+		r.dlq.Close()
+		r.dlq = nil
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// Fatal returns the error that stopped the instance, if any.
+func (r *Runtime) Fatal() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fatal
+}
+
+// threadFailed applies the uncaught-error handler to a thread's fatal error. It returns true
+// when the thread should restart.
+func (r *Runtime) threadFailed(idx int, err error) bool {
+	action := ShutdownClient
+	if r.cfg.OnError != nil {
+		action = r.cfg.OnError(idx, err)
+	}
+	if action == ReplaceThread {
+		r.log.Warn("replacing stream thread after error", "thread", idx, "error", err)
+		return true
+	}
+	r.mu.Lock()
+	if r.fatal == nil {
+		r.fatal = err
+	}
+	r.mu.Unlock()
+	r.log.Error("stream thread failed; shutting down", "thread", idx, "error", err)
+	if r.cancel != nil {
+		r.cancel()
+	}
+	return false
+}
+
+func (r *Runtime) setHosts(info assignmentInfo) {
+	hosts := map[string][]processor.TaskID{}
+	for h, ids := range info.Hosts {
+		for _, s := range ids {
+			if id, ok := parseTaskID(s); ok {
+				hosts[h] = append(hosts[h], id)
+			}
+		}
+	}
+	r.mu.Lock()
+	r.hosts = hosts
+	r.mu.Unlock()
+}
+
+// Hosts returns, per application.server, the active tasks it holds (from the last
+// assignment this instance received).
+func (r *Runtime) Hosts() map[string][]processor.TaskID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string][]processor.TaskID{}
+	for h, ids := range r.hosts {
+		out[h] = slices.Clone(ids)
+	}
+	return out
+}
+
+// SubtopologyOf returns the sub-topology reading topic.
+func (r *Runtime) SubtopologyOf(topic string) (int, bool) {
+	id, ok := r.subOf[topic]
+	return id, ok
+}
+
+// Stores returns the store named name of every local active task that is running, by task.
+func (r *Runtime) Stores(name string) map[processor.TaskID]processor.StateStore {
+	out := map[processor.TaskID]processor.StateStore{}
+	r.mu.Lock()
+	threads := slices.Clone(r.threads)
+	r.mu.Unlock()
+	for _, th := range threads {
+		th.mu.Lock()
+		for id, ts := range th.running {
+			if s := ts.Store(name); s != nil {
+				out[id] = s
+			}
+		}
+		th.mu.Unlock()
+	}
+	return out
+}
+
+// taskDir is <state.dir>/<application.id>/<task id>.
+func (r *Runtime) taskDir(id processor.TaskID) string {
+	if r.cfg.StateDir == "" {
+		return ""
+	}
+	return filepath.Join(r.cfg.StateDir, r.cfg.ApplicationID, id.String())
+}
+
+// isMigration reports errors that mean this thread lost its tasks to another member (or its
+// producer was fenced): the tasks are closed dirty and the thread rejoins. Java:
+// TaskMigratedException.
+func isMigration(err error) bool {
+	for _, k := range []sarama.KError{sarama.ErrProducerFenced, sarama.ErrInvalidProducerEpoch, sarama.ErrInvalidTxnState,
+		sarama.ErrIllegalGeneration, sarama.ErrUnknownMemberId, sarama.ErrRebalanceInProgress, sarama.ErrFencedInstancedId,
+		sarama.ErrTransactionCoordinatorFenced, sarama.ErrInvalidProducerIDMapping} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return errors.Is(err, sarama.ErrTransitionNotAllowed) || errors.Is(err, sarama.ErrTransactionNotReady) ||
+		errors.Is(err, sarama.ErrNonTransactedProducer)
+}

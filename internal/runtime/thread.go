@@ -1,0 +1,652 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// maxOutBuffer is the number of produced records buffered before they are sent mid-interval.
+const maxOutBuffer = 2000
+
+// partBuf is the bounded hand-over of one assigned partition from its claim goroutine to the
+// processing loop. When it is full the claim goroutine blocks, sarama's fetch channel fills
+// and fetching that partition pauses.
+type partBuf struct {
+	id processor.TaskID
+	ch chan *sarama.ConsumerMessage
+}
+
+// thread is a stream thread: one consumer-group member, one producer, its active tasks.
+// Java: StreamThread with its TaskManager.
+type thread struct {
+	rt   *Runtime
+	idx  int
+	name string
+	log  *slog.Logger
+
+	client   sarama.Client
+	group    sarama.ConsumerGroup
+	producer sarama.SyncProducer
+	assignor *assignor
+	topics   []string
+
+	ctx  context.Context
+	done chan struct{}
+
+	// tasks are the active tasks, running or suspended between sessions.
+	tasks map[processor.TaskID]*task.Task
+	// running are the tasks of the current session, readable by interactive queries.
+	mu      sync.Mutex
+	running map[processor.TaskID]*task.Task
+
+	parts    map[string]map[int32]*partBuf
+	wake     chan struct{}
+	out      []*sarama.ProducerMessage
+	outRecs  []task.OutRecord
+	txnOpen  bool
+	discard  bool
+	fatalErr error
+	migrated bool
+	endSess  context.CancelFunc
+	loopDone chan error
+}
+
+func newThread(r *Runtime, idx int) (*thread, error) {
+	th := &thread{rt: r, idx: idx, name: fmt.Sprintf("%s-StreamThread-%d", r.cfg.ClientID, idx+1),
+		ctx: r.ctx, done: make(chan struct{}), tasks: map[processor.TaskID]*task.Task{},
+		running: map[processor.TaskID]*task.Task{}, wake: make(chan struct{}, 1)}
+	th.log = r.log.With("thread", th.name)
+	for _, s := range r.layout.Subtopologies {
+		th.topics = append(th.topics, s.Topics...)
+	}
+	th.assignor = &assignor{subs: r.layout.Subtopologies,
+		self:     subscription{ProcessID: r.cfg.ProcessID, Thread: idx, Host: r.cfg.ApplicationServer},
+		onAssign: r.setHosts}
+	sc := r.cfg.Sarama()
+	sc.ClientID = th.name
+	sc.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{th.assignor}
+	sc.Consumer.Offsets.AutoCommit.Enable = false
+	sc.Consumer.Offsets.Initial = sarama.OffsetOldest
+	sc.Consumer.Return.Errors = true
+	sc.Consumer.Fetch.Default = 1 << 20
+	if r.cfg.ExactlyOnce {
+		sc.Consumer.IsolationLevel = sarama.ReadCommitted
+	}
+	var err error
+	if th.client, err = sarama.NewClient(r.cfg.Brokers, sc); err != nil {
+		return nil, fmt.Errorf("%s: client: %w", th.name, err)
+	}
+	if th.group, err = sarama.NewConsumerGroupFromClient(r.cfg.ApplicationID, th.client); err != nil {
+		th.client.Close()
+		return nil, fmt.Errorf("%s: consumer group: %w", th.name, err)
+	}
+	if err := th.newProducer(); err != nil {
+		th.group.Close()
+		th.client.Close()
+		return nil, err
+	}
+	go func() {
+		for err := range th.group.Errors() {
+			th.log.Warn("consumer group error", "error", err)
+		}
+	}()
+	return th, nil
+}
+
+// newProducer creates the thread's producer: idempotent, acks=all, Java's partitioner; under
+// exactly-once transactional with transactional.id <application.id>-<process id>-<thread index>.
+func (th *thread) newProducer() error {
+	r := th.rt
+	pc := r.cfg.Sarama()
+	pc.ClientID = th.name + "-producer"
+	pc.Producer.Partitioner = newJavaPartitioner
+	pc.Producer.Return.Successes = true
+	pc.Producer.Return.Errors = true
+	pc.Producer.RequiredAcks = sarama.WaitForAll
+	pc.Producer.Idempotent = true
+	pc.Net.MaxOpenRequests = 1
+	pc.Producer.Retry.Max = 60
+	pc.Producer.Retry.Backoff = 500 * time.Millisecond
+	if r.cfg.ExactlyOnce {
+		pc.Producer.Transaction.ID = fmt.Sprintf("%s-%s-%d", r.cfg.ApplicationID, r.cfg.ProcessID, th.idx+1)
+		pc.Producer.Transaction.Retry.Max = 60
+		pc.Producer.Transaction.Retry.Backoff = 500 * time.Millisecond
+	}
+	p, err := sarama.NewSyncProducer(r.cfg.Brokers, pc)
+	if err != nil {
+		return fmt.Errorf("%s: producer: %w", th.name, err)
+	}
+	th.producer = p
+	th.txnOpen = false
+	return nil
+}
+
+func (th *thread) setState(st ThreadState) {
+	if th.rt.cfg.OnState != nil {
+		th.rt.cfg.OnState(th.idx, st)
+	}
+}
+
+// run is the thread's main loop: sessions of the consumer group until the runtime stops.
+func (th *thread) run() {
+	defer close(th.done)
+	th.setState(ThreadStarting)
+	backoff := 100 * time.Millisecond
+	for th.ctx.Err() == nil {
+		cctx, cancel := context.WithCancel(th.ctx)
+		th.endSess = cancel
+		err := th.group.Consume(cctx, th.topics, th)
+		cancel()
+		if th.fatalErr != nil {
+			ferr := th.fatalErr
+			th.fatalErr = nil
+			th.closeTasks(false)
+			th.resetProducer()
+			if !th.rt.threadFailed(th.idx, ferr) {
+				break
+			}
+			continue
+		}
+		if th.migrated {
+			th.migrated = false
+			th.log.Info("tasks migrated; closing them dirty and rejoining")
+			th.closeTasks(false)
+			th.resetProducer()
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, sarama.ErrClosedConsumerGroup) {
+				break
+			}
+			th.log.Warn("consumer group session failed; retrying", "error", err, "backoff", backoff)
+			select {
+			case <-th.ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		if th.ctx.Err() == nil {
+			th.setState(ThreadRebalancing)
+		}
+	}
+	th.setState(ThreadPendingShutdown)
+	th.shutdown()
+	th.setState(ThreadDead)
+}
+
+// shutdown closes the tasks (committed by the last session's cleanup), leaves the group and
+// closes the clients.
+func (th *thread) shutdown() {
+	th.closeTasks(true)
+	if th.group != nil {
+		th.group.Close()
+	}
+	if th.producer != nil {
+		if th.rt.cfg.ExactlyOnce && th.txnOpen {
+			_ = th.producer.AbortTxn()
+		}
+		th.producer.Close()
+	}
+	if th.client != nil {
+		th.client.Close()
+	}
+}
+
+func (th *thread) resetProducer() {
+	if th.producer != nil {
+		if th.txnOpen {
+			_ = th.producer.AbortTxn()
+		}
+		th.producer.Close()
+		th.producer = nil
+	}
+	for th.ctx.Err() == nil {
+		err := th.newProducer()
+		if err == nil {
+			return
+		}
+		th.log.Warn("cannot create producer; retrying", "error", err)
+		select {
+		case <-th.ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// closeTasks closes every task; a dirty close drops what they produce while closing.
+func (th *thread) closeTasks(clean bool) {
+	th.mu.Lock()
+	th.running = map[processor.TaskID]*task.Task{}
+	th.mu.Unlock()
+	th.discard = !clean
+	for id, t := range th.tasks {
+		if err := t.Close(); err != nil {
+			th.log.Warn("closing task", "task", id.String(), "error", err)
+		}
+		delete(th.tasks, id)
+	}
+	th.discard = false
+	th.out, th.outRecs = nil, nil
+	th.assignor.setOwned(nil)
+	th.reportTasks()
+}
+
+func (th *thread) reportTasks() {
+	if m := th.rt.cfg.Metrics; m != nil {
+		m.tasks.WithLabelValues(th.name).Set(float64(len(th.tasks)))
+	}
+}
+
+// Setup implements sarama.ConsumerGroupHandler: it closes suspended tasks that were not
+// reassigned, creates and restores new ones, and starts the processing loop.
+func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
+	th.setState(ThreadRebalancing)
+	assigned := map[processor.TaskID]bool{}
+	th.parts = map[string]map[int32]*partBuf{}
+	for topic, ps := range sess.Claims() {
+		sub, ok := th.rt.SubtopologyOf(topic)
+		if !ok {
+			continue
+		}
+		th.parts[topic] = map[int32]*partBuf{}
+		for _, p := range ps {
+			id := processor.TaskID{Subtopology: sub, Partition: int(p)}
+			assigned[id] = true
+			th.parts[topic][p] = &partBuf{id: id, ch: make(chan *sarama.ConsumerMessage, th.rt.cfg.MaxBufferedPerPartition)}
+		}
+	}
+	for id, t := range th.tasks {
+		if !assigned[id] {
+			if err := t.Close(); err != nil {
+				th.log.Warn("closing revoked task", "task", id.String(), "error", err)
+			}
+			delete(th.tasks, id)
+		} else {
+			t.ClearQueues()
+		}
+	}
+	ids := make([]processor.TaskID, 0, len(assigned))
+	for id := range assigned {
+		ids = append(ids, id)
+		if th.tasks[id] != nil {
+			continue
+		}
+		t, err := th.createTask(sess.Context(), id)
+		if err != nil {
+			if sess.Context().Err() != nil {
+				return err
+			}
+			th.fatalErr = err
+			th.endSess()
+			return err
+		}
+		th.tasks[id] = t
+	}
+	sortTasks(ids)
+	th.assignor.setOwned(ids)
+	th.reportTasks()
+	th.mu.Lock()
+	th.running = map[processor.TaskID]*task.Task{}
+	for id, t := range th.tasks {
+		th.running[id] = t
+	}
+	th.mu.Unlock()
+	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(ids), "generation", sess.GenerationID())
+	th.loopDone = make(chan error, 1)
+	go func() { th.loopDone <- th.loop(sess) }()
+	th.setState(ThreadRunning)
+	return nil
+}
+
+// createTask builds a task of the sub-topology, initialises it and restores its stores from
+// their changelogs (to the end offset; read_committed under exactly-once).
+func (th *thread) createTask(ctx context.Context, id processor.TaskID) (*task.Task, error) {
+	r := th.rt
+	spec, err := task.SpecFromTopology(r.cfg.Topology, r.cfg.ApplicationID, []int{id.Subtopology})
+	if err != nil {
+		return nil, err
+	}
+	cfg := r.cfg.Task
+	cfg.Collector = collector{th}
+	cfg.StateDir = r.taskDir(id)
+	cfg.Logger = th.log
+	t, err := task.New(id, spec, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Init(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	for name, topic := range t.ChangelogTopics() {
+		n, err := restorePartition(ctx, th.client, topic, int32(id.Partition), r.cfg.ExactlyOnce,
+			func(b []processor.RestoreRecord) error { return t.Restore(name, b) })
+		if err != nil {
+			t.Close()
+			return nil, fmt.Errorf("task %s: restore store %q from %s: %w", id, name, topic, err)
+		}
+		if m := r.cfg.Metrics; m != nil {
+			m.restored.WithLabelValues(th.name).Add(float64(n))
+		}
+		th.log.Debug("restored store", "task", id.String(), "store", name, "records", n, "took", time.Since(start))
+	}
+	return t, nil
+}
+
+// Cleanup implements sarama.ConsumerGroupHandler: it waits for the processing loop, which
+// commits on its way out.
+func (th *thread) Cleanup(sarama.ConsumerGroupSession) error {
+	if th.loopDone != nil {
+		err := <-th.loopDone
+		th.loopDone = nil
+		return err
+	}
+	return nil
+}
+
+// ConsumeClaim implements sarama.ConsumerGroupHandler: it hands the partition's records to
+// the processing loop through the partition's bounded buffer.
+func (th *thread) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
+	pb := th.parts[claim.Topic()][claim.Partition()]
+	if pb == nil {
+		<-sess.Context().Done()
+		return nil
+	}
+	for {
+		select {
+		case m, ok := <-claim.Messages():
+			if !ok {
+				return nil
+			}
+			select {
+			case pb.ch <- m:
+			case <-sess.Context().Done():
+				return nil
+			}
+			select {
+			case th.wake <- struct{}{}:
+			default:
+			}
+		case <-sess.Context().Done():
+			return nil
+		}
+	}
+}
+
+// loop processes the session's tasks until the session ends, committing every commit
+// interval and once more on the way out.
+func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
+	ctx := sess.Context()
+	lastCommit := time.Now()
+	interval := th.rt.cfg.CommitInterval
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if ctx.Err() != nil {
+			return th.commit(sess)
+		}
+		th.fill()
+		n, err := th.processOnce()
+		if err == nil {
+			err = th.punctuateWallClock()
+		}
+		if err == nil && len(th.out) >= maxOutBuffer {
+			err = th.flush()
+		}
+		if err == nil && (time.Since(lastCommit) >= interval || th.commitRequested()) {
+			start := time.Now()
+			err = th.commit(sess)
+			lastCommit = time.Now()
+			if m := th.rt.cfg.Metrics; m != nil && err == nil {
+				m.commitLatency.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
+			}
+		}
+		if err != nil {
+			th.handleLoopError(err)
+			return nil
+		}
+		if n == 0 {
+			wait := interval - time.Since(lastCommit)
+			wait = max(min(wait, 50*time.Millisecond), time.Millisecond)
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+			case <-th.wake:
+			case <-timer.C:
+			}
+		}
+	}
+}
+
+// handleLoopError ends the session after a failure: a migration (fenced producer, stale
+// generation) rejoins with the tasks closed dirty; anything else is fatal for the thread.
+func (th *thread) handleLoopError(err error) {
+	if isMigration(err) {
+		th.migrated = true
+	} else {
+		th.fatalErr = err
+	}
+	th.endSess()
+}
+
+// fill moves buffered records into their tasks while the task's queue of that partition has
+// room.
+func (th *thread) fill() {
+	max := th.rt.cfg.MaxBufferedPerPartition
+	for topic, ps := range th.parts {
+		for p, pb := range ps {
+			t := th.tasks[pb.id]
+			if t == nil {
+				continue
+			}
+			for room := max - t.QueueSize(topic, p); room > 0; room-- {
+				select {
+				case m := <-pb.ch:
+					rec := task.RawRecord{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset,
+						Timestamp: m.Timestamp.UnixMilli(), Key: m.Key, Value: m.Value}
+					for _, h := range m.Headers {
+						if h != nil {
+							rec.Headers.Add(string(h.Key), h.Value)
+						}
+					}
+					if err := t.AddRecord(rec); err != nil {
+						// Deserialization errors surface again when the record is processed.
+						th.log.Debug("add record", "error", err)
+					}
+				default:
+					room = 0
+				}
+			}
+		}
+	}
+}
+
+// processOnce processes up to a batch of records per task, with stream-time punctuation
+// after each record. It returns the number of records processed.
+func (th *thread) processOnce() (int, error) {
+	const batch = 100
+	total := 0
+	now := time.Now().UnixMilli()
+	start := time.Now()
+	for _, t := range th.tasks {
+		for i := 0; i < batch && t.HasRecordsQueued(); i++ {
+			ok, err := t.Process(now)
+			if err != nil {
+				return total, err
+			}
+			if !ok {
+				break
+			}
+			total++
+			if _, err := t.MaybePunctuateStreamTime(); err != nil {
+				return total, err
+			}
+		}
+	}
+	if m := th.rt.cfg.Metrics; m != nil && total > 0 {
+		m.processed.WithLabelValues(th.name).Add(float64(total))
+		m.processTime.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
+	}
+	return total, nil
+}
+
+func (th *thread) punctuateWallClock() error {
+	now := time.Now().UnixMilli()
+	for _, t := range th.tasks {
+		if _, err := t.MaybePunctuateSystemTime(now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (th *thread) commitRequested() bool {
+	for _, t := range th.tasks {
+		if t.CommitRequested() {
+			return true
+		}
+	}
+	return false
+}
+
+// flush sends the buffered records; under exactly-once inside the open transaction (begun
+// here if needed). Failed records go through the production handler.
+func (th *thread) flush() error {
+	if len(th.out) == 0 {
+		return nil
+	}
+	if th.rt.cfg.ExactlyOnce && !th.txnOpen {
+		if err := th.producer.BeginTxn(); err != nil {
+			return fmt.Errorf("begin transaction: %w", err)
+		}
+		th.txnOpen = true
+	}
+	msgs, recs := th.out, th.outRecs
+	th.out, th.outRecs = nil, nil
+	err := th.producer.SendMessages(msgs)
+	if err == nil {
+		return nil
+	}
+	var perrs sarama.ProducerErrors
+	if !errors.As(err, &perrs) || th.rt.cfg.ExactlyOnce {
+		return fmt.Errorf("send: %w", err)
+	}
+	idx := map[*sarama.ProducerMessage]int{}
+	for i, m := range msgs {
+		idx[m] = i
+	}
+	for _, pe := range perrs {
+		rec := recs[idx[pe.Msg]]
+		if th.rt.cfg.Production != nil && th.rt.cfg.Production(rec, pe.Err) == task.Continue {
+			th.log.Warn("dropping record the producer could not send", "topic", rec.Topic, "error", pe.Err)
+			continue
+		}
+		return fmt.Errorf("error sending record to topic %s: %w", rec.Topic, pe.Err)
+	}
+	return nil
+}
+
+// commit commits the session's tasks: stores flushed, records sent, then offsets committed
+// (at-least-once) or sent in the transaction, which is committed (exactly-once v2).
+func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
+	needed := len(th.out) > 0 || th.txnOpen
+	for _, t := range th.tasks {
+		if t.CommitNeeded() {
+			needed = true
+			if err := t.Commit(); err != nil {
+				return err
+			}
+		}
+	}
+	if !needed {
+		return nil
+	}
+	if err := th.flush(); err != nil {
+		return err
+	}
+	offsets := map[string][]*sarama.PartitionOffsetMetadata{}
+	for _, t := range th.tasks {
+		for topic, ps := range t.ConsumedOffsets() {
+			for p, off := range ps {
+				offsets[topic] = append(offsets[topic], &sarama.PartitionOffsetMetadata{Partition: p, Offset: off + 1, LeaderEpoch: -1})
+			}
+		}
+	}
+	if !th.rt.cfg.ExactlyOnce {
+		for topic, ps := range offsets {
+			for _, p := range ps {
+				sess.MarkOffset(topic, p.Partition, p.Offset, "")
+			}
+		}
+		sess.Commit()
+		return nil
+	}
+	if !th.txnOpen {
+		if len(offsets) == 0 {
+			return nil
+		}
+		if err := th.producer.BeginTxn(); err != nil {
+			return fmt.Errorf("begin transaction: %w", err)
+		}
+		th.txnOpen = true
+	}
+	if len(offsets) > 0 {
+		meta := sarama.NewConsumerGroupMetadataFromSession(sess, th.rt.cfg.ApplicationID, nil)
+		if err := th.producer.AddOffsetsToTxnWithGroupMetadata(offsets, meta); err != nil {
+			return fmt.Errorf("send offsets to transaction: %w", err)
+		}
+	}
+	if err := th.producer.CommitTxn(); err != nil {
+		return fmt.Errorf("commit transaction: %w", err)
+	}
+	th.txnOpen = false
+	return nil
+}
+
+// collector hands a task's records to the thread's producer buffer.
+type collector struct{ th *thread }
+
+// Send implements task.Collector.
+func (c collector) Send(rec task.OutRecord) error {
+	th := c.th
+	if th.discard {
+		return nil
+	}
+	m := &sarama.ProducerMessage{Topic: rec.Topic, Timestamp: time.UnixMilli(rec.Timestamp), Partition: -1}
+	if rec.Key != nil {
+		m.Key = sarama.ByteEncoder(rec.Key)
+	}
+	if rec.Value != nil {
+		m.Value = sarama.ByteEncoder(rec.Value)
+	}
+	if rec.Partition >= 0 {
+		m.Partition = rec.Partition
+		m.Metadata = explicitPartition{}
+	}
+	for h := range rec.Headers.All() {
+		m.Headers = append(m.Headers, sarama.RecordHeader{Key: []byte(h.Key), Value: h.Value})
+	}
+	th.out = append(th.out, m)
+	th.outRecs = append(th.outRecs, rec)
+	return nil
+}
+
+// PartitionsFor implements task.Collector.
+func (c collector) PartitionsFor(topic string) (int32, error) {
+	ps, err := c.th.client.Partitions(topic)
+	if err != nil {
+		return 0, err
+	}
+	return int32(len(ps)), nil
+}

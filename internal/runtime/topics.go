@@ -1,0 +1,329 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/topology"
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// Errors of the internal topic manager.
+var (
+	// ErrMissingSourceTopics is wrapped by *MissingSourceTopicsError.
+	ErrMissingSourceTopics = errors.New("missing source topics")
+	// ErrWrongPartitionCount is wrapped by *PartitionCountError.
+	ErrWrongPartitionCount = errors.New("internal topic has the wrong number of partitions")
+	// ErrCopartition is wrapped by *CopartitionError.
+	ErrCopartition = errors.New("co-partitioned topics have different numbers of partitions")
+)
+
+// MissingSourceTopicsError says which source topics do not exist. Java: MissingSourceTopicException.
+type MissingSourceTopicsError struct {
+	// Topics are the missing topics, sorted.
+	Topics []string
+}
+
+// Error implements error.
+func (e *MissingSourceTopicsError) Error() string {
+	return fmt.Sprintf("source topics %s are missing; create them before starting the application", strings.Join(e.Topics, ", "))
+}
+
+// Unwrap returns ErrMissingSourceTopics.
+func (e *MissingSourceTopicsError) Unwrap() error { return ErrMissingSourceTopics }
+
+// PartitionCountError is an existing internal topic whose partition count differs from the one
+// the topology needs. Java: the StreamsException "Existing internal topic ... has invalid
+// partitions: expected: ...; actual: ...".
+type PartitionCountError struct {
+	// Topic is the internal topic.
+	Topic string
+	// Expected and Actual are the partition counts.
+	Expected, Actual int32
+}
+
+// Error implements error.
+func (e *PartitionCountError) Error() string {
+	return fmt.Sprintf("existing internal topic %s has invalid partitions: expected: %d; actual: %d. "+
+		"Use 'kafka-streams-application-reset' to reset the application and delete the topic",
+		e.Topic, e.Expected, e.Actual)
+}
+
+// Unwrap returns ErrWrongPartitionCount.
+func (e *PartitionCountError) Unwrap() error { return ErrWrongPartitionCount }
+
+// CopartitionError says that topics which must be co-partitioned (joined) have different
+// partition counts. Java: TopologyException "Topics not co-partitioned: [...]".
+type CopartitionError struct {
+	// Topics are the co-partitioned topics with their partition counts.
+	Topics map[string]int32
+}
+
+// Error implements error.
+func (e *CopartitionError) Error() string {
+	names := slices.Sorted(maps.Keys(e.Topics))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s=%d", n, e.Topics[n])
+	}
+	return "topics not co-partitioned: [" + strings.Join(parts, ", ") + "]"
+}
+
+// Unwrap returns ErrCopartition.
+func (e *CopartitionError) Unwrap() error { return ErrCopartition }
+
+// InternalTopic is an internal topic the application needs.
+type InternalTopic struct {
+	// Name is the topic name.
+	Name string
+	// Partitions is the number of partitions.
+	Partitions int32
+	// Configs are the topic configs set on creation.
+	Configs map[string]string
+	// Changelog is true for a store changelog, false for a repartition topic.
+	Changelog bool
+}
+
+// Layout is what the application's topics look like at run time: partition counts of every
+// source topic, tasks per sub-topology, and the internal topics.
+type Layout struct {
+	// Partitions are the partition counts of all source and internal topics.
+	Partitions map[string]int32
+	// Tasks is the number of tasks of each sub-topology.
+	Tasks map[int]int32
+	// Internal are the internal topics, sorted by name.
+	Internal []InternalTopic
+	// Subtopologies lists the source topics of every sub-topology.
+	Subtopologies []subtopologySources
+}
+
+// RepartitionTopicDefaults are the configs Java sets on repartition topics
+// (RepartitionTopicConfig): delete policy, infinite retention (records are purged after
+// commit), 50 MiB segments, CreateTime timestamps.
+var RepartitionTopicDefaults = map[string]string{
+	"cleanup.policy":         "delete",
+	"retention.ms":           "-1",
+	"segment.bytes":          "52428800",
+	"message.timestamp.type": "CreateTime",
+}
+
+// ChangelogTopicDefaults are the configs Java sets on key-value store changelogs
+// (UnwindowedUnversionedChangelogTopicConfig): compaction and CreateTime timestamps.
+var ChangelogTopicDefaults = map[string]string{
+	"cleanup.policy":         "compact",
+	"message.timestamp.type": "CreateTime",
+}
+
+// WindowedChangelogAdditionalRetentionMs is windowstore.changelog.additional.retention.ms's
+// default (24 h), added to a window store's retention for its changelog's retention.ms.
+const WindowedChangelogAdditionalRetentionMs = 24 * 60 * 60 * 1000
+
+// RetentionStoreBuilder is implemented by builders of window and session stores; their
+// changelogs get cleanup.policy=compact,delete and retention.ms = retention + 24 h, as Java's
+// WindowedChangelogTopicConfig.
+type RetentionStoreBuilder interface {
+	// RetentionPeriodMs returns the store's retention in ms.
+	RetentionPeriodMs() int64
+}
+
+// ComputeLayout works out partition counts: user source topics from the cluster
+// (existing), repartition topics from their upstream sub-topologies (or their fixed count),
+// co-partition groups made equal, tasks per sub-topology, and changelog partition counts.
+// Errors: *MissingSourceTopicsError, *CopartitionError.
+func ComputeLayout(b *topology.Builder, appID string, existing map[string]int32) (*Layout, error) {
+	groups := b.TopicGroups(appID)
+	l := &Layout{Partitions: map[string]int32{}, Tasks: map[int]int32{}}
+	repart := map[string]topology.InternalTopicProperties{}
+	var missing []string
+	for _, g := range groups {
+		l.Subtopologies = append(l.Subtopologies, subtopologySources{ID: g.Subtopology, Topics: slices.Clone(g.SourceTopics)})
+		for _, t := range g.SourceTopics {
+			if p, ok := g.RepartitionSourceTopics[t]; ok {
+				repart[t] = p
+				if p.NumberOfPartitions > 0 {
+					l.Partitions[t] = p.NumberOfPartitions
+				}
+				continue
+			}
+			n, ok := existing[t]
+			if !ok {
+				if !slices.Contains(missing, t) {
+					missing = append(missing, t)
+				}
+				continue
+			}
+			l.Partitions[t] = n
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, &MissingSourceTopicsError{Topics: missing}
+	}
+	// Repartition topics take the largest partition count among the source topics of the
+	// sub-topologies writing to them (Java: setRepartitionTopicMetadataNumberOfPartitions).
+	for changed := true; changed; {
+		changed = false
+		for t := range repart {
+			if _, ok := l.Partitions[t]; ok {
+				continue
+			}
+			var n int32
+			for _, g := range groups {
+				if !slices.Contains(g.SinkTopics, t) {
+					continue
+				}
+				for _, s := range g.SourceTopics {
+					n = max(n, l.Partitions[s])
+				}
+			}
+			if n > 0 {
+				l.Partitions[t] = n
+				changed = true
+			}
+		}
+	}
+	for t := range repart {
+		if _, ok := l.Partitions[t]; !ok {
+			return nil, fmt.Errorf("cannot determine the number of partitions of repartition topic %s", t)
+		}
+	}
+	// Co-partition groups: user topics must agree; repartition topics follow them.
+	for _, cg := range b.CopartitionGroups(appID) {
+		var want int32
+		counts := map[string]int32{}
+		for _, t := range cg {
+			counts[t] = l.Partitions[t]
+			if _, internal := repart[t]; !internal || repart[t].NumberOfPartitions > 0 {
+				if want != 0 && l.Partitions[t] != want {
+					return nil, &CopartitionError{Topics: counts}
+				}
+				want = l.Partitions[t]
+			}
+		}
+		if want == 0 {
+			for _, t := range cg {
+				want = max(want, l.Partitions[t])
+			}
+		}
+		for _, t := range cg {
+			if _, internal := repart[t]; internal && repart[t].NumberOfPartitions == 0 {
+				l.Partitions[t] = want
+			}
+		}
+		for _, t := range cg {
+			counts[t] = l.Partitions[t]
+			if counts[t] != want {
+				return nil, &CopartitionError{Topics: counts}
+			}
+		}
+	}
+	for _, g := range groups {
+		var n int32
+		for _, t := range g.SourceTopics {
+			n = max(n, l.Partitions[t])
+		}
+		l.Tasks[g.Subtopology] = n
+		for topic, storeName := range g.ChangelogTopics {
+			if slices.Contains(g.SourceTopics, topic) || b.Store(storeName) == nil {
+				continue
+			}
+			cfg := maps.Clone(ChangelogTopicDefaults)
+			sb, _ := b.Store(storeName).Builder.(processor.StoreBuilder)
+			if rb, ok := sb.(RetentionStoreBuilder); ok {
+				cfg["cleanup.policy"] = "compact,delete"
+				cfg["retention.ms"] = fmt.Sprint(rb.RetentionPeriodMs() + WindowedChangelogAdditionalRetentionMs)
+			}
+			if sb != nil {
+				maps.Copy(cfg, sb.LogConfig())
+			}
+			l.Internal = append(l.Internal, InternalTopic{Name: topic, Partitions: n, Configs: cfg, Changelog: true})
+			l.Partitions[topic] = n
+		}
+	}
+	for t := range repart {
+		l.Internal = append(l.Internal, InternalTopic{Name: t, Partitions: l.Partitions[t], Configs: maps.Clone(RepartitionTopicDefaults)})
+	}
+	sort.Slice(l.Internal, func(i, j int) bool { return l.Internal[i].Name < l.Internal[j].Name })
+	return l, nil
+}
+
+// PrepareTopics reads the cluster's topics, computes the layout, creates missing internal
+// topics (replication factor rf; -1 is the broker default) and checks existing ones. It waits
+// (until ctx ends) for created topics to appear in the client's metadata.
+// Errors: *MissingSourceTopicsError, *PartitionCountError, *CopartitionError, admin errors.
+func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama.Client, b *topology.Builder, appID string, rf int16) (*Layout, error) {
+	existing, err := listTopics(admin)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ComputeLayout(b, appID, existing)
+	if err != nil {
+		return nil, err
+	}
+	var created []string
+	for _, it := range l.Internal {
+		if n, ok := existing[it.Name]; ok {
+			if n != it.Partitions {
+				return nil, &PartitionCountError{Topic: it.Name, Expected: it.Partitions, Actual: n}
+			}
+			continue
+		}
+		entries := map[string]*string{}
+		for k, v := range it.Configs {
+			entries[k] = &v
+		}
+		err := admin.CreateTopic(it.Name, &sarama.TopicDetail{NumPartitions: it.Partitions, ReplicationFactor: rf, ConfigEntries: entries}, false)
+		if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+			var te *sarama.TopicError
+			if !errors.As(err, &te) || te.Err != sarama.ErrTopicAlreadyExists {
+				return nil, fmt.Errorf("create internal topic %s: %w", it.Name, err)
+			}
+		}
+		created = append(created, it.Name)
+	}
+	// Wait until the created topics (or ones another instance created concurrently) are
+	// visible, and check their partition counts.
+	for len(created) > 0 {
+		_ = client.RefreshMetadata(created...)
+		var pending []string
+		for _, t := range created {
+			ps, err := client.Partitions(t)
+			switch {
+			case err != nil || len(ps) == 0:
+				pending = append(pending, t)
+			case int32(len(ps)) != l.Partitions[t]:
+				return nil, &PartitionCountError{Topic: t, Expected: l.Partitions[t], Actual: int32(len(ps))}
+			}
+		}
+		created = pending
+		if len(created) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for internal topics %v: %w", created, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return l, nil
+}
+
+func listTopics(admin sarama.ClusterAdmin) (map[string]int32, error) {
+	ts, err := admin.ListTopics()
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	out := make(map[string]int32, len(ts))
+	for n, d := range ts {
+		out[n] = d.NumPartitions
+	}
+	return out, nil
+}

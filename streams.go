@@ -1,0 +1,413 @@
+// Package kstreams runs Kafka Streams topologies against Kafka: an application instance
+// (Java's KafkaStreams) with stream threads, tasks, internal topics, at-least-once and
+// exactly-once (v2) processing, exception handlers, interactive queries and metrics.
+//
+//	app, err := kstreams.New(topology, kstreams.Config{ApplicationID: "wordcount", BootstrapServers: []string{"localhost:9092"}})
+//	if err != nil { ... }
+//	err = app.Run(ctx) // start, block until ctx ends or a fatal error, close
+package kstreams
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/kstreams-go/kstreams/internal/runtime"
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// State is the state of an application instance. Java: KafkaStreams.State.
+type State int
+
+const (
+	// Created: built, not started (Java: CREATED).
+	Created State = iota
+	// Rebalancing: a thread is joining the group or restoring (Java: REBALANCING).
+	Rebalancing
+	// Running: every thread processes its tasks (Java: RUNNING).
+	Running
+	// PendingShutdown: Close was called (Java: PENDING_SHUTDOWN).
+	PendingShutdown
+	// NotRunning: closed cleanly (Java: NOT_RUNNING).
+	NotRunning
+	// PendingError: a fatal error is shutting the instance down (Java: PENDING_ERROR).
+	PendingError
+	// Error: stopped by a fatal error, see Err (Java: ERROR).
+	Error
+)
+
+// String returns Java's name of the state (e.g. "RUNNING").
+func (s State) String() string {
+	switch s {
+	case Created:
+		return "CREATED"
+	case Rebalancing:
+		return "REBALANCING"
+	case Running:
+		return "RUNNING"
+	case PendingShutdown:
+		return "PENDING_SHUTDOWN"
+	case NotRunning:
+		return "NOT_RUNNING"
+	case PendingError:
+		return "PENDING_ERROR"
+	case Error:
+		return "ERROR"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// ThreadResponse is the uncaught-error handler's decision. Java:
+// StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.
+type ThreadResponse int
+
+const (
+	// ShutdownClient stops this instance; it ends in Error (Java: SHUTDOWN_CLIENT, the default).
+	ShutdownClient ThreadResponse = iota
+	// ReplaceThread restarts the failed thread: its tasks are closed without commit and
+	// rejoin the group (Java: REPLACE_THREAD).
+	ReplaceThread
+	// ShutdownApplication stops this instance (other instances are not signalled yet)
+	// (Java: SHUTDOWN_APPLICATION).
+	ShutdownApplication
+)
+
+// Errors of the application instance. Failures of Start are typed errors wrapping these.
+var (
+	// ErrIllegalState is returned by Start on an instance that is not Created.
+	// Java: IllegalStateException.
+	ErrIllegalState = errors.New("kstreams: illegal state")
+	// ErrMissingSourceTopics: a source topic does not exist (*runtime.MissingSourceTopicsError
+	// with the topics). Java: MissingSourceTopicException.
+	ErrMissingSourceTopics = runtime.ErrMissingSourceTopics
+	// ErrWrongPartitionCount: an existing internal topic has another partition count than the
+	// topology needs (*runtime.PartitionCountError names it).
+	ErrWrongPartitionCount = runtime.ErrWrongPartitionCount
+	// ErrCopartition: co-partitioned topics have different partition counts.
+	ErrCopartition = runtime.ErrCopartition
+	// ErrNilTopology is returned by New for a nil topology.
+	ErrNilTopology = errors.New("kstreams: nil topology")
+)
+
+// MissingSourceTopicsError lists the source topics that do not exist.
+type MissingSourceTopicsError = runtime.MissingSourceTopicsError
+
+// PartitionCountError names an internal topic with the wrong partition count.
+type PartitionCountError = runtime.PartitionCountError
+
+// KafkaStreams is an application instance running a topology. Java: KafkaStreams.
+// Its methods are safe for concurrent use.
+type KafkaStreams struct {
+	cfg       Config
+	topology  *processor.Topology
+	log       *slog.Logger
+	processID string
+	rt        *runtime.Runtime
+
+	mu         sync.Mutex
+	state      State
+	listener   func(newState, oldState State)
+	errHandler func(err error) ThreadResponse
+	threads    map[int]runtime.ThreadState
+	err        error
+	done       chan struct{}
+	closeOnce  sync.Once
+}
+
+// New validates cfg and returns an instance of topology in state Created; nothing connects
+// before Start. Errors: ErrNilTopology, *ConfigError (wrapping ErrInvalidConfig).
+// Java: new KafkaStreams(topology, props).
+func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
+	if topology == nil {
+		return nil, ErrNilTopology
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	pid := newUUID()
+	if cfg.ClientID == "" {
+		cfg.ClientID = cfg.ApplicationID + "-" + pid
+	}
+	if cfg.NumStandbyReplicas > 0 {
+		cfg.Logger.Warn("num.standby.replicas > 0: standby tasks are not placed yet; fail-over restores from the changelog",
+			"num.standby.replicas", cfg.NumStandbyReplicas)
+	}
+	return &KafkaStreams{cfg: cfg, topology: topology, log: cfg.Logger, processID: pid, threads: map[int]runtime.ThreadState{},
+		done: make(chan struct{})}, nil
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// ProcessID returns the instance's process id (a random UUID), part of its transactional ids.
+func (k *KafkaStreams) ProcessID() string { return k.processID }
+
+// SetStateListener sets the function called on every state change (from the goroutine that
+// changed it; keep it short). Java: setStateListener. Must be called before Start.
+func (k *KafkaStreams) SetStateListener(f func(newState, oldState State)) {
+	k.mu.Lock()
+	k.listener = f
+	k.mu.Unlock()
+}
+
+// SetUncaughtExceptionHandler sets the handler of a stream thread's fatal error; without one
+// the instance shuts down (ShutdownClient) and ends in Error. Java: setUncaughtExceptionHandler.
+func (k *KafkaStreams) SetUncaughtExceptionHandler(f func(err error) ThreadResponse) {
+	k.mu.Lock()
+	k.errHandler = f
+	k.mu.Unlock()
+}
+
+// State returns the current state. Java: state().
+func (k *KafkaStreams) State() State {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.state
+}
+
+// Err returns the fatal error that moved the instance to Error, or nil.
+func (k *KafkaStreams) Err() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
+}
+
+// setStateLocked changes the state (Java's transition rules: nothing leaves NotRunning or
+// Error; PendingShutdown only goes to NotRunning; PendingError only to Error).
+func (k *KafkaStreams) setStateLocked(s State) func() {
+	old := k.state
+	if old == s {
+		return func() {}
+	}
+	switch old {
+	case NotRunning, Error:
+		return func() {}
+	case PendingShutdown:
+		if s != NotRunning {
+			return func() {}
+		}
+	case PendingError:
+		if s != Error {
+			return func() {}
+		}
+	}
+	k.state = s
+	l := k.listener
+	k.log.Info("state transition", "from", old.String(), "to", s.String())
+	return func() {
+		if l != nil {
+			l(s, old)
+		}
+	}
+}
+
+func (k *KafkaStreams) setState(s State) {
+	k.mu.Lock()
+	notify := k.setStateLocked(s)
+	k.mu.Unlock()
+	notify()
+}
+
+// onThreadState aggregates thread states: Running when every live thread runs, else
+// Rebalancing.
+func (k *KafkaStreams) onThreadState(idx int, st runtime.ThreadState) {
+	k.mu.Lock()
+	k.threads[idx] = st
+	if k.state != Running && k.state != Rebalancing {
+		k.mu.Unlock()
+		return
+	}
+	all := true
+	for _, s := range k.threads {
+		if s != runtime.ThreadRunning && s != runtime.ThreadDead {
+			all = false
+		}
+	}
+	next := Rebalancing
+	if all {
+		next = Running
+	}
+	notify := k.setStateLocked(next)
+	k.mu.Unlock()
+	notify()
+}
+
+func (k *KafkaStreams) onThreadError(idx int, err error) runtime.ThreadAction {
+	k.mu.Lock()
+	h := k.errHandler
+	k.mu.Unlock()
+	resp := ShutdownClient
+	if h != nil {
+		resp = h(err)
+	}
+	if resp == ReplaceThread {
+		return runtime.ReplaceThread
+	}
+	k.mu.Lock()
+	if k.err == nil {
+		k.err = err
+	}
+	notify := k.setStateLocked(PendingError)
+	k.mu.Unlock()
+	notify()
+	go k.finish()
+	return runtime.ShutdownClient
+}
+
+// finish waits for the runtime to stop after a fatal error and moves to Error.
+func (k *KafkaStreams) finish() {
+	_ = k.rt.Close(context.Background())
+	k.setState(Error)
+	k.closeOnce.Do(func() { close(k.done) })
+}
+
+// Start prepares the internal topics (creating missing changelog and repartition topics),
+// then starts the stream threads and returns; the instance moves to Rebalancing and, once every
+// thread has its tasks restored, to Running. Errors: ErrIllegalState when not Created,
+// *MissingSourceTopicsError, *PartitionCountError, ErrCopartition, connection errors (the
+// instance then is in Error). Java: start().
+func (k *KafkaStreams) Start() error {
+	k.mu.Lock()
+	if k.state != Created {
+		st := k.state
+		k.mu.Unlock()
+		return fmt.Errorf("%w: Start called in state %s", ErrIllegalState, st)
+	}
+	notify := k.setStateLocked(Rebalancing)
+	k.mu.Unlock()
+	notify()
+	if err := k.start(); err != nil {
+		k.mu.Lock()
+		k.err = err
+		n1 := k.setStateLocked(PendingError)
+		k.mu.Unlock()
+		n1()
+		k.setState(Error)
+		k.closeOnce.Do(func() { close(k.done) })
+		return err
+	}
+	return nil
+}
+
+func (k *KafkaStreams) start() error {
+	c := k.cfg
+	metrics, err := runtime.NewMetrics(c.Registry, c.ApplicationID)
+	if err != nil {
+		return fmt.Errorf("kstreams: register metrics: %w", err)
+	}
+	tc := task.Config{
+		ApplicationID: c.ApplicationID, AppConfigs: c.Properties, DefaultKeySerde: c.DefaultKeySerde,
+		DefaultValueSerde: c.DefaultValueSerde, DefaultTimestampExtractor: c.DefaultTimestampExtractor,
+	}
+	rcfg := runtime.Config{
+		ApplicationID: c.ApplicationID, ProcessID: k.processID, ClientID: c.ClientID, Topology: k.topology.Internal(),
+		Brokers: c.BootstrapServers, Sarama: c.saramaConfig, Threads: c.NumStreamThreads,
+		ExactlyOnce: c.ProcessingGuarantee == ExactlyOnceV2, CommitInterval: c.CommitInterval,
+		MaxBufferedPerPartition: c.BufferedRecordsPerPartition, ApplicationServer: c.ApplicationServer,
+		StateDir: c.StateDir, ReplicationFactor: c.ReplicationFactor, Logger: c.Logger, Metrics: metrics,
+		DeadLetterTopic: c.DeadLetterQueueTopic, OnState: k.onThreadState, OnError: k.onThreadError,
+	}
+	k.installHandlers(&tc, &rcfg)
+	rcfg.Task = tc
+	k.rt = runtime.New(rcfg)
+	return k.rt.Start(context.Background())
+}
+
+// installHandlers wires the exception handlers (and the dead-letter topic) into the engine.
+func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
+	c := k.cfg
+	if c.DeserializationHandler != nil {
+		h := c.DeserializationHandler
+		tc.DeserializationHandler = func(rec task.RawRecord, err error) task.HandlerResponse {
+			if h(rec.Topic, rec.Partition, rec.Offset, err) == Continue {
+				k.deadLetter(rec, err)
+				return task.Continue
+			}
+			return task.Fail
+		}
+	}
+	if c.ProcessingHandler != nil {
+		h := c.ProcessingHandler
+		tc.ProcessingHandler = func(node string, _ processor.Record[any, any], err error) task.HandlerResponse {
+			if h(node, err) == Continue {
+				return task.Continue
+			}
+			return task.Fail
+		}
+	}
+	if c.ProductionHandler != nil {
+		h := c.ProductionHandler
+		rc.Production = func(rec task.OutRecord, err error) task.HandlerResponse {
+			if h(rec.Topic, err) == Continue {
+				return task.Continue
+			}
+			return task.Fail
+		}
+	}
+}
+
+// deadLetter queues a skipped input record for the dead-letter topic (KIP-1034 headers).
+func (k *KafkaStreams) deadLetter(rec task.RawRecord, err error) {
+	if k.cfg.DeadLetterQueueTopic == "" || k.rt == nil {
+		return
+	}
+	k.rt.DeadLetter(rec, err)
+}
+
+// Close stops the instance: threads commit, close their tasks and leave the group. It
+// returns when done or when ctx ends (ctx's error; the threads finish in the background).
+// The instance ends in NotRunning (or stays in Error). Java: close(Duration).
+func (k *KafkaStreams) Close(ctx context.Context) error {
+	k.mu.Lock()
+	st := k.state
+	if st == Created {
+		notify := k.setStateLocked(NotRunning)
+		k.mu.Unlock()
+		notify()
+		k.closeOnce.Do(func() { close(k.done) })
+		return nil
+	}
+	notify := k.setStateLocked(PendingShutdown)
+	k.mu.Unlock()
+	notify()
+	if k.rt != nil {
+		if err := k.rt.Close(ctx); err != nil {
+			return err
+		}
+	}
+	k.setState(NotRunning)
+	k.closeOnce.Do(func() { close(k.done) })
+	return nil
+}
+
+// Run starts the instance, blocks until ctx ends or a fatal error stops it, closes it (with
+// a 30 s deadline) and returns the fatal error, or nil after a clean stop.
+func (k *KafkaStreams) Run(ctx context.Context) error {
+	if err := k.Start(); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case <-k.done:
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := k.Close(cctx); err != nil {
+		return err
+	}
+	return k.Err()
+}
+
+// Done returns a channel closed when the instance has stopped (NotRunning or Error).
+func (k *KafkaStreams) Done() <-chan struct{} { return k.done }

@@ -1,0 +1,329 @@
+package kstreams_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams"
+	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/internal/topology"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// splitProcessor forwards every word of a line as (word, word).
+type splitProcessor struct {
+	ctx processor.ProcessorContext[string, string]
+}
+
+func (p *splitProcessor) Init(ctx processor.ProcessorContext[string, string]) error {
+	p.ctx = ctx
+	return nil
+}
+func (p *splitProcessor) Process(r processor.Record[string, string]) error {
+	for _, w := range strings.Fields(r.Value) {
+		if err := p.ctx.Forward(processor.NewRecord(w, w, r.Timestamp)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (p *splitProcessor) Close() error { return nil }
+
+// countProcessor counts words in the "Counts" store and forwards (word, count) per update.
+type countProcessor struct {
+	ctx processor.ProcessorContext[string, int64]
+	kv  store.KeyValueStore[string, int64]
+}
+
+func (p *countProcessor) Init(ctx processor.ProcessorContext[string, int64]) error {
+	p.ctx = ctx
+	kv, err := processor.GetStateStore[store.KeyValueStore[string, int64]](ctx, "Counts")
+	p.kv = kv
+	return err
+}
+func (p *countProcessor) Process(r processor.Record[string, string]) error {
+	old, _, err := p.kv.Get(r.Key)
+	if err != nil {
+		return err
+	}
+	if err := p.kv.Put(r.Key, old+1); err != nil {
+		return err
+	}
+	return p.ctx.Forward(processor.NewRecord(r.Key, old+1, r.Timestamp))
+}
+func (p *countProcessor) Close() error { return nil }
+
+// wordCountTopology is a Processor API word count in two sub-topologies joined by the
+// internal topic "words-repartition" (so the run creates a repartition and a changelog topic).
+func wordCountTopology(t testing.TB, input, output string) *processor.Topology {
+	t.Helper()
+	topo := processor.NewTopology()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(topo.AddSource("Source", []string{input},
+		processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.String())))
+	must(topo.AddProcessor("Split", processor.ProcessorSupplierFunc[string, string, string, string](
+		func() processor.Processor[string, string, string, string] { return &splitProcessor{} }), "Source"))
+	topo.Internal().AddInternalTopic("words-repartition", topology.InternalTopicProperties{})
+	must(topo.AddSink("RepartitionSink", "words-repartition", []string{"Split"},
+		processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.String())))
+	must(topo.AddSource("RepartitionSource", []string{"words-repartition"},
+		processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.String())))
+	must(topo.AddProcessor("Count", processor.ProcessorSupplierFunc[string, string, string, int64](
+		func() processor.Processor[string, string, string, int64] { return &countProcessor{} }), "RepartitionSource"))
+	must(topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("Counts"), serde.String(), serde.Long()), "Count"))
+	must(topo.AddSink("Sink", output, []string{"Count"},
+		processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.Long())))
+	return topo
+}
+
+// fastSarama shortens group and fetch timings for tests.
+func fastSarama(sc *sarama.Config) {
+	sc.Consumer.MaxWaitTime = 20 * time.Millisecond
+	sc.Consumer.Group.Session.Timeout = 6 * time.Second
+	sc.Consumer.Group.Heartbeat.Interval = 300 * time.Millisecond
+	sc.Consumer.Group.Rebalance.Timeout = 10 * time.Second
+	sc.Metadata.Retry.Backoff = 100 * time.Millisecond
+}
+
+func createTopics(t testing.TB, b kafkatest.Broker, partitions int32, topics ...string) {
+	t.Helper()
+	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for _, tp := range topics {
+		if err := admin.CreateTopic(tp, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
+			t.Fatalf("create %s: %v", tp, err)
+		}
+	}
+}
+
+// produceLines writes n random lines over a vocabulary and returns the expected counts.
+func produceLines(t testing.TB, b kafkatest.Broker, topic string, n int, seed uint64) map[string]int64 {
+	t.Helper()
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r := rand.New(rand.NewPCG(seed, 7))
+	want := map[string]int64{}
+	var batch []*sarama.ProducerMessage
+	for i := 0; i < n; i++ {
+		var words []string
+		for j := 0; j < 1+r.IntN(5); j++ {
+			w := fmt.Sprintf("w%02d", r.IntN(40))
+			words = append(words, w)
+			want[w]++
+		}
+		batch = append(batch, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(fmt.Sprint(i)),
+			Value: sarama.StringEncoder(strings.Join(words, " ")), Timestamp: time.UnixMilli(int64(1_000_000 + i))})
+		if len(batch) == 500 || i == n-1 {
+			if err := p.SendMessages(batch); err != nil {
+				t.Fatal(err)
+			}
+			batch = nil
+		}
+	}
+	return want
+}
+
+// outputReader reads every partition of a topic from the beginning.
+type outputReader struct {
+	mu   sync.Mutex
+	seqs map[string][]int64
+	stop func()
+	wg   sync.WaitGroup
+}
+
+func readOutput(t testing.TB, b kafkatest.Broker, topic string, iso sarama.IsolationLevel) *outputReader {
+	t.Helper()
+	cfg := kafkatest.SaramaConfig()
+	cfg.Consumer.IsolationLevel = iso
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	c, err := sarama.NewConsumer(b.Addrs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := c.Partitions(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &outputReader{seqs: map[string][]int64{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, p := range ps {
+		pc, err := c.ConsumePartition(topic, p, sarama.OffsetOldest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			defer pc.Close()
+			for {
+				select {
+				case m := <-pc.Messages():
+					o.mu.Lock()
+					o.seqs[string(m.Key)] = append(o.seqs[string(m.Key)], int64(binary.BigEndian.Uint64(m.Value)))
+					o.mu.Unlock()
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	o.stop = func() { cancel(); o.wg.Wait(); c.Close() }
+	t.Cleanup(o.stop)
+	return o
+}
+
+// waitFinal polls until the last value of every word equals want, or fails at the deadline.
+func (o *outputReader) waitFinal(t testing.TB, want map[string]int64, timeout time.Duration, alive func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		o.mu.Lock()
+		ok, diff := true, ""
+		for w, n := range want {
+			s := o.seqs[w]
+			if len(s) == 0 || s[len(s)-1] != n {
+				ok = false
+				last := int64(-1)
+				if len(s) > 0 {
+					last = s[len(s)-1]
+				}
+				diff = fmt.Sprintf("word %s: last %d, want %d", w, last, n)
+			}
+		}
+		o.mu.Unlock()
+		if ok {
+			return
+		}
+		if alive != nil {
+			if err := alive(); err != nil {
+				t.Fatalf("application failed: %v", err)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("final counts not reached within %v: %s", timeout, diff)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+}
+
+// checkExactSequences checks that every word's updates are exactly 1, 2, ..., n (no
+// duplicates, no gaps): what exactly-once promises to a read_committed reader.
+func (o *outputReader) checkExactSequences(t testing.TB, want map[string]int64) {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for w, n := range want {
+		s := o.seqs[w]
+		if int64(len(s)) != n {
+			t.Errorf("word %s: %d updates, want %d", w, len(s), n)
+			continue
+		}
+		for i, v := range s {
+			if v != int64(i+1) {
+				t.Errorf("word %s: update %d is %d, want %d", w, i, v, i+1)
+				break
+			}
+		}
+	}
+}
+
+func newApp(t testing.TB, b kafkatest.Broker, topo *processor.Topology, appID string, guarantee kstreams.ProcessingGuarantee, threads int) *kstreams.KafkaStreams {
+	t.Helper()
+	app, err := kstreams.New(topo, kstreams.Config{
+		ApplicationID: appID, BootstrapServers: b.Addrs, NumStreamThreads: threads,
+		ProcessingGuarantee: guarantee, CommitInterval: 200 * time.Millisecond, StateDir: t.TempDir(), Sarama: fastSarama,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+func runWordCount(t *testing.T, b kafkatest.Broker, guarantee kstreams.ProcessingGuarantee) {
+	input, output := kafkatest.Name(t, "lines"), kafkatest.Name(t, "counts")
+	appID := kafkatest.Name(t, "wc")
+	createTopics(t, b, 3, input, output)
+	want := produceLines(t, b, input, 3000, 1)
+	app := newApp(t, b, wordCountTopology(t, input, output), appID, guarantee, 2)
+	var states []string
+	var smu sync.Mutex
+	app.SetStateListener(func(n, o kstreams.State) { smu.Lock(); states = append(states, n.String()); smu.Unlock() })
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	iso := sarama.ReadUncommitted
+	if guarantee == kstreams.ExactlyOnceV2 {
+		iso = sarama.ReadCommitted
+	}
+	out := readOutput(t, b, output, iso)
+	out.waitFinal(t, want, 2*time.Minute, app.Err)
+	if guarantee == kstreams.ExactlyOnceV2 {
+		out.checkExactSequences(t, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if app.State() != kstreams.NotRunning {
+		t.Fatalf("state after Close: %s", app.State())
+	}
+	smu.Lock()
+	defer smu.Unlock()
+	if len(states) < 3 || states[0] != "REBALANCING" || states[len(states)-1] != "NOT_RUNNING" {
+		t.Fatalf("state transitions %v", states)
+	}
+	// Internal topics were created with Java's names and the input's partition count.
+	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	md, err := admin.DescribeTopics([]string{appID + "-words-repartition", appID + "-Counts-changelog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range md {
+		if !errors.Is(m.Err, sarama.ErrNoError) || len(m.Partitions) != 3 {
+			t.Errorf("internal topic %s: err %v, %d partitions, want 3", m.Name, m.Err, len(m.Partitions))
+		}
+	}
+}
+
+func TestIntegrationWordCountAtLeastOnce(t *testing.T) {
+	runWordCount(t, kafkatest.Real(t), kstreams.AtLeastOnce)
+}
+
+func TestIntegrationWordCountExactlyOnce(t *testing.T) {
+	runWordCount(t, kafkatest.Real(t), kstreams.ExactlyOnceV2)
+}
+
+func TestEmbeddedWordCountAtLeastOnce(t *testing.T) {
+	runWordCount(t, kafkatest.Embedded(t), kstreams.AtLeastOnce)
+}
+
+func TestEmbeddedWordCountExactlyOnce(t *testing.T) {
+	runWordCount(t, kafkatest.Embedded(t), kstreams.ExactlyOnceV2)
+}
