@@ -99,6 +99,8 @@ func NewMockProcessorContext[KForward, VForward any](props map[string]string, op
 // CapturedPunctuator is a punctuator a processor scheduled on a MockProcessorContext.
 // Java: MockProcessorContext.CapturedPunctuator.
 type CapturedPunctuator struct {
+	// StartTime is the start given to ScheduleAt (zero for Schedule). Java: getStartTime().
+	StartTime time.Time
 	// Interval is the scheduled interval.
 	Interval time.Duration
 	// Type is the punctuation type.
@@ -222,6 +224,14 @@ func (m *MockProcessorContext[KForward, VForward]) StateStore(name string) (proc
 // marks it cancelled. Intervals are not validated, as in Java's mock. Java: schedule(...).
 func (m *MockProcessorContext[KForward, VForward]) Schedule(interval time.Duration, typ processor.PunctuationType, p processor.Punctuator) (processor.Cancellable, error) {
 	c := &CapturedPunctuator{Interval: interval, Type: typ, Punctuator: p}
+	m.punctuators = append(m.punctuators, c)
+	return c, nil
+}
+
+// ScheduleAt captures the punctuator with its start time (it never fires by itself).
+// Java 4.4: schedule(Instant, Duration, PunctuationType, Punctuator).
+func (m *MockProcessorContext[KForward, VForward]) ScheduleAt(start time.Time, interval time.Duration, typ processor.PunctuationType, p processor.Punctuator) (processor.Cancellable, error) {
+	c := &CapturedPunctuator{StartTime: start, Interval: interval, Type: typ, Punctuator: p}
 	m.punctuators = append(m.punctuators, c)
 	return c, nil
 }

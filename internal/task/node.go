@@ -250,6 +250,37 @@ func (c *nodeContext) Schedule(interval time.Duration, typ processor.Punctuation
 	return nil, fmt.Errorf("node %s: schedule: unknown punctuation type %v", c.n.spec.Name, typ)
 }
 
+// ScheduleAt schedules a punctuator of this node first due at start (ms precision) and then
+// every interval; a start in the past (before the current stream time for StreamTime, before
+// the wall-clock time for WallClockTime) moves to the first start + k*interval after it.
+// Errors: interval below 1 ms (processor.ErrInvalidInterval), start before the epoch.
+// Java 4.4: schedule(Instant startTime, Duration interval, PunctuationType, Punctuator).
+func (c *nodeContext) ScheduleAt(start time.Time, interval time.Duration, typ processor.PunctuationType, p processor.Punctuator) (processor.Cancellable, error) {
+	ms := interval.Milliseconds()
+	if ms < 1 {
+		return nil, fmt.Errorf("node %s: schedule %v: %w", c.n.spec.Name, interval, processor.ErrInvalidInterval)
+	}
+	startMs := start.UnixMilli()
+	if startMs < 0 {
+		return nil, fmt.Errorf("node %s: schedule at %v: %w: the minimum supported start time is the epoch", c.n.spec.Name, start, ErrInvalidStartTime)
+	}
+	if p == nil {
+		return nil, fmt.Errorf("node %s: schedule: nil punctuator", c.n.spec.Name)
+	}
+	t := c.n.task
+	switch typ {
+	case processor.StreamTime:
+		return t.streamPunct.scheduleAnchored(c.n, startMs, ms, t.group.streamTime, p), nil
+	case processor.WallClockTime:
+		return t.wallPunct.scheduleAnchored(c.n, startMs, ms, t.cfg.Clock(), p), nil
+	}
+	return nil, fmt.Errorf("node %s: schedule: unknown punctuation type %v", c.n.spec.Name, typ)
+}
+
+// ErrInvalidStartTime is returned by ScheduleAt for a start before the epoch.
+// Java: IllegalArgumentException "The minimum supported start time is Instant.EPOCH.".
+var ErrInvalidStartTime = errors.New("invalid punctuation start time")
+
 // Commit requests a commit.
 func (c *nodeContext) Commit() { c.n.task.commitRequested = true }
 

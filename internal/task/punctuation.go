@@ -45,6 +45,22 @@ func (q *punctuationQueue) schedule(n *node, start, interval int64, p processor.
 	return c
 }
 
+// scheduleAnchored adds a schedule first due at start; a start before now (the current stream
+// or wall-clock time) moves to the first point of the start + k*interval grid after now
+// (Java 4.4: StreamTask.getInitialSchedule with an anchored start).
+func (q *punctuationQueue) scheduleAnchored(n *node, start, interval, now int64, p processor.Punctuator) processor.Cancellable {
+	if q.h.cmp == nil {
+		q.h.cmp = func(a, b *schedule) int { return cmpInt64(a.time, b.time) }
+	}
+	c := &cancelState{}
+	s := &schedule{n: n, time: start, interval: interval, p: p, cancel: c}
+	if start < now {
+		s = s.next(now)
+	}
+	q.h.offer(s)
+	return c
+}
+
 func (q *punctuationQueue) clear() { q.h.clear() }
 
 // maybePunctuate fires every schedule due at ts (time <= ts) once, passing ts, and re-queues

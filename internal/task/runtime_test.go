@@ -1,6 +1,9 @@
 package task
 
 import (
+	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,5 +45,48 @@ func TestRuntimeHelpers(t *testing.T) {
 	canc.Cancel()
 	if tk.CanPunctuateSystemTime(5000) {
 		t.Fatal("cancelled schedule still due")
+	}
+}
+
+// TestScheduleAtAnchored: Java 4.4.0 prints "st60,wc1250,wc1350" for the same schedules and inputs
+// (testdriver/testdata/AnchoredPunct.java).
+func TestScheduleAtAnchored(t *testing.T) {
+	clock := int64(1000)
+	var fired []string
+	var ctxSeen *nodeContext
+	p := &funcProc{init: func(ctx processor.ProcessorContext[any, any]) error {
+		ctxSeen = ctx.(*nodeContext)
+		// Wall clock: anchored at 1250 (in the future): first at 1250, then every 100 ms.
+		_, err := ctxSeen.ScheduleAt(time.UnixMilli(1250), 100*time.Millisecond, processor.WallClockTime, func(ts int64) error {
+			fired = append(fired, "wc"+strconv.FormatInt(ts, 10))
+			return nil
+		})
+		return err
+	}}
+	tk, _ := newTask(t, pipeline(p), &clock)
+	_ = tk.AddRecord(raw("in", 0, 57, "k", "v"))
+	drain(t, tk, 0)
+	// Stream time is 57: a start of 10 (in the past) moves onto the grid, 10 + 5*10 = 60.
+	if _, err := ctxSeen.ScheduleAt(time.UnixMilli(10), 10*time.Millisecond, processor.StreamTime, func(ts int64) error {
+		fired = append(fired, "st"+strconv.FormatInt(ts, 10))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = tk.AddRecord(raw("in", 1, 59, "k", "v"))
+	drain(t, tk, 0)
+	_ = tk.AddRecord(raw("in", 2, 60, "k", "v"))
+	drain(t, tk, 0)
+	for _, now := range []int64{1249, 1250, 1349, 1350} {
+		_, _ = tk.MaybePunctuateSystemTime(now)
+	}
+	if strings.Join(fired, ",") != "st60,wc1250,wc1350" {
+		t.Fatalf("fired %v", fired)
+	}
+	if _, err := ctxSeen.ScheduleAt(time.UnixMilli(-1), time.Second, processor.StreamTime, func(int64) error { return nil }); !errors.Is(err, ErrInvalidStartTime) {
+		t.Fatalf("start before epoch: %v", err)
+	}
+	if _, err := ctxSeen.ScheduleAt(time.UnixMilli(0), 0, processor.StreamTime, func(int64) error { return nil }); !errors.Is(err, processor.ErrInvalidInterval) {
+		t.Fatalf("zero interval: %v", err)
 	}
 }
