@@ -444,3 +444,15 @@ func TestPatternSourceOffsets(t *testing.T) {
 		t.Fatalf("offsets %v", vals)
 	}
 }
+
+func TestNilSerdesAreErrors(t *testing.T) {
+	d, err := newDriver(pipeGraph(t), stringProps, 0)
+	must(t, err)
+	if err := CreateInputTopic[string, string](d, "in", nil, serde.String()).PipeInput("x"); !errors.Is(err, ErrNilSerde) {
+		t.Fatalf("nil serializer: %v", err)
+	}
+	must(t, CreateInputTopic(d, "in", serde.String(), serde.String()).PipeInput("x"))
+	if _, err := CreateOutputTopic[string, string](d, "out", serde.String(), nil).ReadValue(); !errors.Is(err, ErrNilSerde) {
+		t.Fatalf("nil deserializer: %v", err)
+	}
+}

@@ -37,7 +37,8 @@ func WithStartTimestamp(ms int64) InputOption { return func(o *inputOptions) { o
 func WithAutoAdvance(d time.Duration) InputOption { return func(o *inputOptions) { o.advance = d } }
 
 // CreateInputTopic returns an input topic of d for topic, serializing keys and values with the
-// given serializers (a serde.Serde works). Java: createInputTopic(topic, keySer, valueSer[,
+// given serializers (a serde.Serde works). A nil serializer makes every pipe call fail with
+// ErrNilSerde (Java: NullPointerException at creation). Java: createInputTopic(topic, keySer, valueSer[,
 // startTimestamp, autoAdvance]).
 func CreateInputTopic[K, V any](d *TopologyTestDriver, topic string, keySerializer serde.Serializer[K], valueSerializer serde.Serializer[V], opts ...InputOption) *TestInputTopic[K, V] {
 	var o inputOptions
@@ -50,8 +51,13 @@ func CreateInputTopic[K, V any](d *TopologyTestDriver, topic string, keySerializ
 	} else {
 		t.currentMs = time.Now().UnixMilli()
 	}
-	if o.advance < 0 {
+	switch {
+	case o.advance < 0:
 		t.err = fmt.Errorf("%w: auto advance %v", ErrNegativeDuration, o.advance)
+	case isNil(keySerializer) || isNil(valueSerializer):
+		t.err = fmt.Errorf("%w: input topic %s", ErrNilSerde, topic)
+	case d == nil:
+		t.err = fmt.Errorf("%w: input topic %s has no driver", ErrClosed, topic)
 	}
 	return t
 }

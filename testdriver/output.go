@@ -18,7 +18,7 @@ type TestOutputTopic[K, V any] struct {
 }
 
 // CreateOutputTopic returns an output topic of d for topic with the given deserializers (a
-// serde.Serde works). Java: createOutputTopic(topic, keyDeser, valueDeser).
+// serde.Serde works). A nil deserializer makes every read fail with ErrNilSerde. Java: createOutputTopic(topic, keyDeser, valueDeser).
 func CreateOutputTopic[K, V any](d *TopologyTestDriver, topic string, keyDeserializer serde.Deserializer[K], valueDeserializer serde.Deserializer[V]) *TestOutputTopic[K, V] {
 	return &TestOutputTopic[K, V]{d: d, topic: topic, keyDeser: keyDeserializer, valueDeser: valueDeserializer}
 }
@@ -30,6 +30,9 @@ func (o *TestOutputTopic[K, V]) Topic() string { return o.topic }
 // the topic), ErrEmptyTopic (all read), deserialization errors. Java: readRecord().
 func (o *TestOutputTopic[K, V]) ReadRecord() (TestRecord[K, V], error) {
 	var zero TestRecord[K, V]
+	if isNil(o.keyDeser) || isNil(o.valueDeser) {
+		return zero, fmt.Errorf("%w: output topic %s", ErrNilSerde, o.topic)
+	}
 	r, err := o.d.readRaw(o.topic)
 	if err != nil {
 		return zero, err
