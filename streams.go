@@ -10,9 +10,12 @@ package kstreams
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -130,7 +133,10 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	pid := newUUID()
+	pid, err := processID(cfg.StateDir, cfg.ApplicationID)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.ClientID == "" {
 		cfg.ClientID = cfg.ApplicationID + "-" + pid
 	}
@@ -141,6 +147,53 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 	return &KafkaStreams{cfg: cfg, topology: topology, log: cfg.Logger, processID: pid, threads: map[int]runtime.ThreadState{},
 		done: make(chan struct{})}, nil
 }
+
+// processMetadata is Java's kafka-streams-process-metadata file (StateDirectory): the process
+// id survives restarts, so an instance restarted on the same state directory reuses its
+// transactional ids and fences (aborts) the transactions its previous run left open.
+type processMetadata struct {
+	Version   int    `json:"version"`
+	ProcessID string `json:"processId"`
+}
+
+// processID reads or creates <state.dir>/<application.id>/kafka-streams-process-metadata.
+// Errors: *StateDirError.
+func processID(stateDir, appID string) (string, error) {
+	dir := filepath.Join(stateDir, appID)
+	file := filepath.Join(dir, "kafka-streams-process-metadata")
+	if b, err := os.ReadFile(file); err == nil {
+		var m processMetadata
+		if err := json.Unmarshal(b, &m); err == nil && m.ProcessID != "" {
+			return m.ProcessID, nil
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", &StateDirError{Path: dir, Err: err}
+	}
+	m := processMetadata{Version: 0, ProcessID: newUUID()}
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return "", &StateDirError{Path: file, Err: err}
+	}
+	return m.ProcessID, nil
+}
+
+// StateDirError is a state directory (state.dir) that cannot be used.
+// Java: ProcessorStateException.
+type StateDirError struct {
+	// Path is the directory or file.
+	Path string
+	// Err is the cause.
+	Err error
+}
+
+// Error implements error.
+func (e *StateDirError) Error() string {
+	return fmt.Sprintf("kstreams: state directory %s (state.dir): %v", e.Path, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *StateDirError) Unwrap() error { return e.Err }
 
 func newUUID() string {
 	var b [16]byte

@@ -175,6 +175,8 @@ func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, t
 		}
 		// Sticky: each member keeps up to base of its owned tasks, then up to `extra` members
 		// keep one more.
+		// Owned tasks are kept partition by partition across sub-topologies, so that a member
+		// giving tasks away keeps a share of every sub-topology (and of its stores).
 		owned := make([][]processor.TaskID, len(ms))
 		for i, m := range ms {
 			for _, s := range m.sub.Owned {
@@ -182,6 +184,13 @@ func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, t
 					owned[i] = append(owned[i], id)
 				}
 			}
+			sort.Slice(owned[i], func(a, b int) bool {
+				x, y := owned[i][a], owned[i][b]
+				if x.Partition != y.Partition {
+					return x.Partition < y.Partition
+				}
+				return x.Subtopology < y.Subtopology
+			})
 		}
 		for i, m := range ms {
 			for _, id := range owned[i] {

@@ -316,3 +316,22 @@ func isMigration(err error) bool {
 	return errors.Is(err, sarama.ErrTransitionNotAllowed) || errors.Is(err, sarama.ErrTransactionNotReady) ||
 		errors.Is(err, sarama.ErrNonTransactedProducer)
 }
+
+// LocalTasks returns, per thread name, the thread's running active tasks, sorted.
+func (r *Runtime) LocalTasks() map[string][]processor.TaskID {
+	r.mu.Lock()
+	threads := slices.Clone(r.threads)
+	r.mu.Unlock()
+	out := map[string][]processor.TaskID{}
+	for _, th := range threads {
+		th.mu.Lock()
+		ids := make([]processor.TaskID, 0, len(th.running))
+		for id := range th.running {
+			ids = append(ids, id)
+		}
+		th.mu.Unlock()
+		sortTasks(ids)
+		out[th.name] = ids
+	}
+	return out
+}

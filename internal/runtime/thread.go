@@ -118,6 +118,9 @@ func (th *thread) newProducer() error {
 	pc.Producer.Retry.Backoff = 500 * time.Millisecond
 	if r.cfg.ExactlyOnce {
 		pc.Producer.Transaction.ID = fmt.Sprintf("%s-%s-%d", r.cfg.ApplicationID, r.cfg.ProcessID, th.idx+1)
+		// Java Kafka Streams sets transaction.timeout.ms=10000 under exactly-once: a transaction
+		// left open by a crashed instance blocks read_committed readers for at most that long.
+		pc.Producer.Transaction.Timeout = 10 * time.Second
 		pc.Producer.Transaction.Retry.Max = 60
 		pc.Producer.Transaction.Retry.Backoff = 500 * time.Millisecond
 	}

@@ -1,0 +1,179 @@
+package kstreams_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams"
+	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// doubleProcessor forwards (key, 2*value).
+type doubleProcessor struct {
+	ctx processor.ProcessorContext[string, int64]
+}
+
+func (p *doubleProcessor) Init(ctx processor.ProcessorContext[string, int64]) error { p.ctx = ctx; return nil }
+func (p *doubleProcessor) Process(r processor.Record[string, int64]) error {
+	return p.ctx.Forward(processor.NewRecord(r.Key, 2*r.Value, r.Timestamp))
+}
+func (p *doubleProcessor) Close() error { return nil }
+
+func doubleTopology(t testing.TB, input, output string) *processor.Topology {
+	topo := processor.NewTopology()
+	for _, err := range []error{
+		topo.AddSource("Source", []string{input}, processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.Long())),
+		topo.AddProcessor("Double", processor.ProcessorSupplierFunc[string, int64, string, int64](
+			func() processor.Processor[string, int64, string, int64] { return &doubleProcessor{} }), "Source"),
+		topo.AddSink("Sink", output, []string{"Double"}, processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.Long())),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return topo
+}
+
+// producePoisoned writes n good records (key k<i>, 8-byte value i) to partition 0 with a
+// 3-byte value (not a Long) at position poisonAt.
+func producePoisoned(t testing.TB, b kafkatest.Broker, topic string, n, poisonAt int) {
+	cfg := kafkatest.SaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var msgs []*sarama.ProducerMessage
+	for i := 0; i < n; i++ {
+		v := make([]byte, 8)
+		binary.BigEndian.PutUint64(v, uint64(i))
+		if i == poisonAt {
+			v = []byte{1, 2, 3}
+		}
+		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: 0, Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)),
+			Value: sarama.ByteEncoder(v), Timestamp: time.UnixMilli(int64(1000 + i))})
+	}
+	if err := p.SendMessages(msgs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkPoisonRecord(t *testing.T, b kafkatest.Broker) {
+	input, output, dlq := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "dlq")
+	createTopics(t, b, 1, input, output, dlq)
+	const n, poison = 200, 77
+	producePoisoned(t, b, input, n, poison)
+
+	// Continue + dead-letter topic: every good record is processed, the poison one lands in
+	// the dead-letter topic with KIP-1034 headers.
+	app, err := kstreams.New(doubleTopology(t, input, output), kstreams.Config{
+		ApplicationID: kafkatest.Name(t, "poison"), BootstrapServers: b.Addrs, CommitInterval: 100 * time.Millisecond,
+		StateDir: t.TempDir(), Sarama: fastSarama, DeadLetterQueueTopic: dlq,
+		DeserializationHandler: func(topic string, partition int32, offset int64, err error) kstreams.HandlerResponse {
+			return kstreams.Continue
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := readOutput(t, b, output, sarama.ReadUncommitted)
+	want := map[string]int64{}
+	for i := 0; i < n; i++ {
+		if i != poison {
+			want[fmt.Sprintf("k%d", i)] = int64(2 * i)
+		}
+	}
+	out.waitFinal(t, want, time.Minute, app.Err)
+	dl := readRaw(t, b, dlq, 1, time.Minute)
+	m := dl[0]
+	if string(m.Key) != fmt.Sprintf("k%d", poison) || string(m.Value) != "\x01\x02\x03" {
+		t.Fatalf("dead letter %q=%q", m.Key, m.Value)
+	}
+	hdr := map[string]string{}
+	for _, h := range m.Headers {
+		hdr[string(h.Key)] = string(h.Value)
+	}
+	if hdr["__streams.errors.topic"] != input || hdr["__streams.errors.partition"] != "0" ||
+		hdr["__streams.errors.offset"] != fmt.Sprint(poison) || hdr["__streams.errors.message"] == "" {
+		t.Fatalf("dead-letter headers %v", hdr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Default handler (fail): the instance moves to ERROR with the deserialization error.
+	app, err = kstreams.New(doubleTopology(t, input, output+"-x"), kstreams.Config{
+		ApplicationID: kafkatest.Name(t, "poison-fail"), BootstrapServers: b.Addrs, StateDir: t.TempDir(), Sarama: fastSarama,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTopics(t, b, 1, output+"-x")
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-app.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("instance did not stop on the poison record")
+	}
+	var de *task.DeserializationError
+	if app.State() != kstreams.Error || !errors.As(app.Err(), &de) || de.Offset != poison {
+		t.Fatalf("state %s, err %v", app.State(), app.Err())
+	}
+}
+
+// readRaw reads n records of a topic (all partitions) or fails at the deadline.
+func readRaw(t testing.TB, b kafkatest.Broker, topic string, n int, timeout time.Duration) []*sarama.ConsumerMessage {
+	c, err := sarama.NewConsumer(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ps, err := c.Partitions(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *sarama.ConsumerMessage, 100)
+	for _, p := range ps {
+		pc, err := c.ConsumePartition(topic, p, sarama.OffsetOldest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Close()
+		go func() {
+			for m := range pc.Messages() {
+				ch <- m
+			}
+		}()
+	}
+	var out []*sarama.ConsumerMessage
+	deadline := time.After(timeout)
+	for len(out) < n {
+		select {
+		case m := <-ch:
+			out = append(out, m)
+		case <-deadline:
+			t.Fatalf("read %d of %d records from %s", len(out), n, topic)
+		}
+	}
+	return out
+}
+
+func TestIntegrationPoisonRecord(t *testing.T) { checkPoisonRecord(t, kafkatest.Real(t)) }
+func TestEmbeddedPoisonRecord(t *testing.T)    { checkPoisonRecord(t, kafkatest.Embedded(t)) }

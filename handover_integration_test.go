@@ -1,0 +1,110 @@
+package kstreams_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams"
+	"github.com/kstreams-go/kstreams/internal/kafkatest"
+)
+
+func localTaskCount(app *kstreams.KafkaStreams) int {
+	n := 0
+	for _, th := range app.MetadataForLocalThreads() {
+		n += len(th.ActiveTasks)
+	}
+	return n
+}
+
+// waitTasks polls until every app runs and owns the given number of tasks.
+func waitTasks(t *testing.T, timeout time.Duration, apps []*kstreams.KafkaStreams, counts []int) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok := true
+		for i, a := range apps {
+			if err := a.Err(); err != nil {
+				t.Fatalf("app %d failed: %v", i, err)
+			}
+			if a.State() != kstreams.Running || localTaskCount(a) != counts[i] {
+				ok = false
+			}
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			for i, a := range apps {
+				t.Logf("app %d: %s, %d tasks", i, a.State(), localTaskCount(a))
+			}
+			t.Fatalf("task counts %v not reached within %v", counts, timeout)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+}
+
+func merge(dst, src map[string]int64) {
+	for k, v := range src {
+		dst[k] += v
+	}
+}
+
+func checkTwoInstances(t *testing.T, b kafkatest.Broker) {
+	input, output, appID := kafkatest.Name(t, "lines"), kafkatest.Name(t, "counts"), kafkatest.Name(t, "wc2")
+	createTopics(t, b, 3, input, output)
+	want := produceLines(t, b, input, 2000, 2)
+	app1 := newApp(t, b, wordCountTopology(t, input, output), appID, kstreams.ExactlyOnceV2, 1)
+	if err := app1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := readOutput(t, b, output, sarama.ReadCommitted)
+	out.waitFinal(t, want, 2*time.Minute, app1.Err)
+	waitTasks(t, time.Minute, []*kstreams.KafkaStreams{app1}, []int{6})
+
+	// A second instance joins and takes half of the 6 tasks, restoring their stores.
+	app2 := newApp(t, b, wordCountTopology(t, input, output), appID, kstreams.ExactlyOnceV2, 1)
+	if err := app2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitTasks(t, time.Minute, []*kstreams.KafkaStreams{app1, app2}, []int{3, 3})
+	merge(want, produceLines(t, b, input, 2000, 3))
+	out.waitFinal(t, want, 2*time.Minute, app2.Err)
+
+	// Interactive queries: each word is in exactly one instance's local store, with its count.
+	waitTasks(t, time.Minute, []*kstreams.KafkaStreams{app1, app2}, []int{3, 3})
+	kv1, err1 := kstreams.KeyValueStore[string, int64](app1, "Counts")
+	kv2, err2 := kstreams.KeyValueStore[string, int64](app2, "Counts")
+	if err1 != nil || err2 != nil {
+		t.Fatalf("stores: %v %v", err1, err2)
+	}
+	for w, n := range want {
+		v1, ok1, err1 := kv1.Get(w)
+		v2, ok2, err2 := kv2.Get(w)
+		if err1 != nil || err2 != nil || ok1 == ok2 || max(v1, v2) != n {
+			t.Fatalf("word %s: app1 %d %v %v, app2 %d %v %v, want %d", w, v1, ok1, err1, v2, ok2, err2, n)
+		}
+	}
+	if kv1.ApproximateNumEntries()+kv2.ApproximateNumEntries() != int64(len(want)) {
+		t.Fatalf("entries %d + %d, want %d", kv1.ApproximateNumEntries(), kv2.ApproximateNumEntries(), len(want))
+	}
+
+	// The first instance stops; the second takes everything over.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitTasks(t, time.Minute, []*kstreams.KafkaStreams{app2}, []int{6})
+	merge(want, produceLines(t, b, input, 2000, 4))
+	out.waitFinal(t, want, 2*time.Minute, app2.Err)
+	out.checkExactSequences(t, want)
+	if err := app2.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIntegrationTwoInstancesHandOver(t *testing.T) { checkTwoInstances(t, kafkatest.Real(t)) }
+func TestEmbeddedTwoInstancesHandOver(t *testing.T)    { checkTwoInstances(t, kafkatest.Embedded(t)) }
