@@ -22,7 +22,10 @@ type doubleProcessor struct {
 	ctx processor.ProcessorContext[string, int64]
 }
 
-func (p *doubleProcessor) Init(ctx processor.ProcessorContext[string, int64]) error { p.ctx = ctx; return nil }
+func (p *doubleProcessor) Init(ctx processor.ProcessorContext[string, int64]) error {
+	p.ctx = ctx
+	return nil
+}
 func (p *doubleProcessor) Process(r processor.Record[string, int64]) error {
 	return p.ctx.Forward(processor.NewRecord(r.Key, 2*r.Value, r.Timestamp))
 }

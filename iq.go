@@ -193,7 +193,9 @@ func (c *compositeKV[K, V]) Range(from, to K) store.KeyValueIterator[K, V] {
 
 // ReverseRange implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) ReverseRange(from, to K) store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.ReverseRange(from, to) })
+	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] {
+		return s.ReverseRange(from, to)
+	})
 }
 
 // All implements store.ReadOnlyKeyValueStore.
