@@ -471,7 +471,8 @@ func (p *peekingIterator) next() ([]byte, []byte) {
 
 // mergedCacheIterator merges a cache iterator with the store's, both in the same direction:
 // on equal keys the cache wins and the store's entry is skipped; cached tombstones hide the
-// store's entry of the same key and are not returned. Java counterpart:
+// store's entry of the same key and are not returned (but see hasNext for Java's reverse-order
+// quirk). Java counterpart:
 // MergedSortedCacheKeyValueBytesStoreIterator (AbstractMergedSortedCacheStoreIterator).
 type mergedCacheIterator struct {
 	cache    *cache.Iterator
@@ -482,12 +483,28 @@ type mergedCacheIterator struct {
 	err      error
 }
 
+// hasNext skips cached tombstones as Java 4.4's AbstractMergedSortedCacheStoreIterator.hasNext
+// does: a tombstone whose key equals the store's next key hides that entry (both are skipped);
+// one that sorts before the store's next key is skipped alone; one that sorts after it stays, so
+// the store's smaller entries come out first and the tombstone is met again later. The
+// comparison ignores the direction, exactly as Java's: in a reverse iteration a tombstone that
+// sorts after the store's next key is therefore returned as an entry with a nil value, as Java
+// returns it with a null value.
 func (m *mergedCacheIterator) hasNext() bool {
 	for m.cache.HasNext() && m.cache.PeekNext().Value() == nil {
-		if m.store.hasNext() && bytes.Equal(m.cache.PeekNextKey(), m.store.key) {
-			m.store.next()
+		if !m.store.hasNext() {
+			m.cache.Next()
+			continue
 		}
-		m.cache.Next()
+		switch cmp := bytes.Compare(m.cache.PeekNextKey(), m.store.key); {
+		case cmp == 0:
+			m.store.next()
+			m.cache.Next()
+		case cmp < 0:
+			m.cache.Next()
+		default:
+			return true
+		}
 	}
 	return m.cache.HasNext() || m.store.hasNext()
 }

@@ -220,7 +220,10 @@ func TestCachingRangeMerge(t *testing.T) {
 		want string
 	}{
 		{"all", s.All(), "a=store-a,b=cache-b,d=cache-d,e=store-e"},
-		{"reverseAll", s.ReverseAll(), "e=store-e,d=cache-d,b=cache-b,a=store-a"},
+		// Java 4.4's merged iterator compares keys without regard to the direction when it skips
+		// tombstones: in reverse order a tombstone sorting after the store's next key comes out
+		// as an entry with a null value (f here; checked against Java by papi-cache's "<").
+		{"reverseAll", s.ReverseAll(), "f=,e=store-e,d=cache-d,b=cache-b,a=store-a"},
 		{"range b..d", s.Range([]byte("b"), []byte("d")), "b=cache-b,d=cache-d"},
 		{"range c..c", s.Range([]byte("c"), []byte("c")), ""},
 		{"reverseRange a..c", s.ReverseRange([]byte("a"), []byte("c")), "b=cache-b,a=store-a"},

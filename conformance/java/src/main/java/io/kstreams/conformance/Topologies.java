@@ -26,6 +26,7 @@ public final class Topologies {
         register(new PapiTopologies.Multi());
         register(new PapiTopologies.Global());
         register(new PapiTopologies.Sinks());
+        register(new CacheTopologies.PapiCache());
     }
 
     private Topologies() {

@@ -1,0 +1,215 @@
+package io.kstreams.conformance;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.internals.Change;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.processor.internals.InternalProcessorContext;
+import org.apache.kafka.streams.processor.internals.ProcessorNode;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.internals.CacheFlushListener;
+import org.apache.kafka.streams.state.internals.CachedStateStore;
+
+/**
+ * Reference topologies for the record cache (statestore.cache.max.bytes). They use Kafka
+ * Streams' internal flush-listener hook (CachedStateStore.setFlushListener, as the DSL's
+ * TimestampedTupleForwarder does) from Processor API processors, so the cache's flush and
+ * eviction behaviour is observable without the DSL. Described in conformance/README.md.
+ */
+final class CacheTopologies {
+
+    private CacheTopologies() {
+    }
+
+    /**
+     * "new|old|origin" where origin is topic@partition/offset of the current record, or "-" when
+     * there is none (in a punctuation Java's recordMetadata() holds a null topic and -1/-1).
+     */
+    static String describe(final Object newValue, final Object oldValue, final ProcessorContext<?, ?> ctx) {
+        final String origin = ctx.recordMetadata()
+            .filter((RecordMetadata m) -> m.topic() != null)
+            .map((RecordMetadata m) -> m.topic() + "@" + m.partition() + "/" + m.offset())
+            .orElse("-");
+        return newValue + "|" + oldValue + "|" + origin;
+    }
+
+    /**
+     * Registers a listener on store that forwards every flushed entry as (prefix + key,
+     * describe(new, old)) with the entry's timestamp and headers, from the processor's own node
+     * (as TimestampedCacheFlushListener does). Returns whether the store has a cache.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static <V> boolean forwardOnFlush(final Object store, final ProcessorContext<String, String> ctx, final String prefix,
+                                      final boolean sendOldValues) {
+        final InternalProcessorContext<String, String> ic = (InternalProcessorContext<String, String>) ctx;
+        final ProcessorNode myNode = ic.currentNode();
+        final CacheFlushListener<String, V> listener = record -> {
+            final ProcessorNode prev = ic.currentNode();
+            ic.setCurrentNode(myNode);
+            try {
+                final Change<V> change = record.value();
+                ctx.forward(new Record<>(prefix + record.key(), describe(change.newValue, change.oldValue, ctx),
+                    record.timestamp(), record.headers()));
+            } finally {
+                ic.setCurrentNode(prev);
+            }
+        };
+        return ((CachedStateStore<String, V>) store).setFlushListener(listener, sendOldValues);
+    }
+
+    /**
+     * papi-cache: processors "Count" (word counts in the cached store "Counts", old values sent)
+     * and "Last" (last value per key in the cached store "Last", old values not sent), both
+     * children of source "Input" and parents of sink "Output".
+     */
+    static final class PapiCache implements RefTopology {
+        @Override
+        public String name() {
+            return "papi-cache";
+        }
+
+        @Override
+        public String applicationId() {
+            return "papi-cache";
+        }
+
+        @Override
+        public Properties defaults() {
+            return Topologies.stringDefaultSerdes();
+        }
+
+        @Override
+        public Topology build(final Properties props) {
+            final Topology t = new Topology();
+            t.addSource("Input", new StringDeserializer(), new StringDeserializer(), "papi-cache-input");
+            t.addProcessor("Count", CountProc::new, "Input");
+            t.addProcessor("Last", LastProc::new, "Input");
+            t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("Counts"), Serdes.String(), Serdes.Long())
+                .withCachingEnabled(), "Count");
+            t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("Last"), Serdes.String(), Serdes.String())
+                .withCachingEnabled(), "Last");
+            t.addSink("Output", "papi-cache-output", new StringSerializer(), new StringSerializer(), "Count", "Last");
+            return t;
+        }
+
+        @Override
+        public Map<String, TopicTypes> topicTypes() {
+            final Map<String, TopicTypes> m = new LinkedHashMap<>();
+            m.put("papi-cache-Counts-changelog", new TopicTypes(ValueType.STRING, ValueType.LONG));
+            m.put("papi-cache-Last-changelog", new TopicTypes(ValueType.STRING, ValueType.STRING));
+            m.put("papi-cache-output", new TopicTypes(ValueType.STRING, ValueType.STRING));
+            return m;
+        }
+    }
+
+    /**
+     * Splits the value on single spaces; each token: "-w" deletes w, "?w" reads w, "*" forwards
+     * ("*", "k=v,k=v,...") of Counts.all() at once, "<" forwards ("<", ...) of Counts.reverseAll()
+     * (the value printed as Java's string concatenation does: "null" for null), anything else
+     * increments the count of that
+     * word. Without a cache every write is forwarded at once as (w, describe(new, old)). A
+     * wall-clock punctuator every 10 s increments "tick". Null values are ignored.
+     */
+    static final class CountProc implements Processor<String, String, String, String> {
+        private ProcessorContext<String, String> ctx;
+        private KeyValueStore<String, Long> counts;
+        private boolean caching;
+
+        @Override
+        public void init(final ProcessorContext<String, String> context) {
+            ctx = context;
+            counts = context.getStateStore("Counts");
+            caching = forwardOnFlush(counts, context, "", true);
+            context.schedule(Duration.ofSeconds(10), PunctuationType.WALL_CLOCK_TIME, ts -> increment("tick", ts));
+        }
+
+        private void increment(final String word, final long ts) {
+            final Long old = counts.get(word);
+            final long now = old == null ? 1 : old + 1;
+            counts.put(word, now);
+            if (!caching) {
+                ctx.forward(new Record<>(word, describe(now, old, ctx), ts));
+            }
+        }
+
+        @Override
+        public void process(final Record<String, String> record) {
+            if (record.value() == null) {
+                return;
+            }
+            for (final String token : record.value().split(" ")) {
+                if (token.startsWith("-")) {
+                    final String w = token.substring(1);
+                    final Long old = counts.delete(w);
+                    if (!caching) {
+                        ctx.forward(record.withKey(w).withValue(describe(null, old, ctx)));
+                    }
+                } else if (token.startsWith("?")) {
+                    counts.get(token.substring(1));
+                } else if (token.equals("*") || token.equals("<")) {
+                    final StringBuilder sb = new StringBuilder();
+                    try (KeyValueIterator<String, Long> it = token.equals("*") ? counts.all() : counts.reverseAll()) {
+                        while (it.hasNext()) {
+                            final KeyValue<String, Long> kv = it.next();
+                            sb.append(sb.length() == 0 ? "" : ",").append(kv.key).append("=").append(kv.value);
+                        }
+                    }
+                    ctx.forward(record.withKey(token).withValue(sb.toString()));
+                } else {
+                    final Long old = counts.get(token);
+                    final long now = old == null ? 1 : old + 1;
+                    counts.put(token, now);
+                    if (!caching) {
+                        ctx.forward(record.withKey(token).withValue(describe(now, old, ctx)));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Keeps the last value per key in "Last" (a null value deletes); flushed entries are
+     * forwarded as ("L:" + key, describe(new, null)) since old values are not sent; without a
+     * cache each write is forwarded at once the same way.
+     */
+    static final class LastProc implements Processor<String, String, String, String> {
+        private ProcessorContext<String, String> ctx;
+        private KeyValueStore<String, String> last;
+        private boolean caching;
+
+        @Override
+        public void init(final ProcessorContext<String, String> context) {
+            ctx = context;
+            last = context.getStateStore("Last");
+            caching = forwardOnFlush(last, context, "L:", false);
+        }
+
+        @Override
+        public void process(final Record<String, String> record) {
+            if (record.key() == null) {
+                return;
+            }
+            if (record.value() == null) {
+                last.delete(record.key());
+            } else {
+                last.put(record.key(), record.value());
+            }
+            if (!caching) {
+                ctx.forward(record.withKey("L:" + record.key()).withValue(describe(record.value(), null, ctx)));
+            }
+        }
+    }
+}

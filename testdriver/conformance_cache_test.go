@@ -1,0 +1,292 @@
+package testdriver
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstreams-go/kstreams/conformance"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// Port of the papi-cache reference topology (conformance/README.md): Processor API processors
+// whose stores have caching enabled and that forward from the record cache's flush listener,
+// run with several cache sizes against Java's TopologyTestDriver.
+
+// cacheDescribe renders "new|old|origin" as the Java topology does: origin is
+// topic@partition/offset of the current record, "-" when there is none (punctuation).
+func cacheDescribe(newValue, oldValue any, ctx processor.ProcessingContext) string {
+	origin := "-"
+	if md, ok := ctx.RecordMetadata(); ok && md.Topic != "" {
+		origin = fmt.Sprintf("%s@%d/%d", md.Topic, md.Partition, md.Offset)
+	}
+	return javaString(newValue) + "|" + javaString(oldValue) + "|" + origin
+}
+
+// javaSplit is Java's String.split(" "): trailing empty strings are dropped.
+func javaSplit(s string) []string {
+	parts := strings.Split(s, " ")
+	if len(parts) > 1 {
+		for len(parts) > 0 && parts[len(parts)-1] == "" {
+			parts = parts[:len(parts)-1]
+		}
+	}
+	return parts
+}
+
+// forwardOnFlush registers a flush listener on st that forwards every flushed entry as
+// (prefix+key, cacheDescribe(new, old)) with the entry's timestamp and headers, and reports
+// whether the store has a cache (Java: TimestampedTupleForwarder + TimestampedCacheFlushListener).
+func forwardOnFlush[V any](st store.CachedStateStore[string, V], ctx processor.ProcessorContext[any, any], prefix string, sendOldValues bool) bool {
+	return st.SetFlushListener(func(r store.CacheFlushRecord[string, V]) error {
+		var nv, ov any
+		if r.HasNewValue {
+			nv = deref(r.NewValue)
+		}
+		if r.HasOldValue {
+			ov = deref(r.OldValue)
+		}
+		return ctx.Forward(processor.Record[any, any]{Key: prefix + r.Key, Value: cacheDescribe(nv, ov, ctx),
+			Timestamp: r.Timestamp, Headers: r.Headers})
+	}, sendOldValues)
+}
+
+// deref turns a *int64 into its value (nil stays nil); other values are returned as they are.
+func deref(v any) any {
+	if p, ok := v.(*int64); ok {
+		if p == nil {
+			return nil
+		}
+		return *p
+	}
+	return v
+}
+
+// cacheCountProc counts with a nullable Long store (*int64: nil is Java's null) so that the
+// null values Java's iterators can return print as "null".
+type cacheCountProc struct {
+	ctx     processor.ProcessorContext[any, any]
+	counts  store.KeyValueStore[string, *int64]
+	caching bool
+}
+
+func (p *cacheCountProc) Init(ctx processor.ProcessorContext[any, any]) error {
+	p.ctx = ctx
+	var err error
+	if p.counts, err = processor.GetStateStore[store.KeyValueStore[string, *int64]](ctx, "Counts"); err != nil {
+		return err
+	}
+	p.caching = forwardOnFlush(p.counts.(store.CachedStateStore[string, *int64]), ctx, "", true)
+	_, err = ctx.Schedule(10*time.Second, processor.WallClockTime, func(ts int64) error {
+		return p.increment("tick", processor.Record[any, any]{Timestamp: ts})
+	})
+	return err
+}
+
+// increment adds one to word's count; without a cache it forwards at once, as rec.
+func (p *cacheCountProc) increment(word string, rec processor.Record[any, any]) error {
+	old, _, err := p.counts.Get(word)
+	if err != nil {
+		return err
+	}
+	now := int64(1)
+	if old != nil {
+		now = *old + 1
+	}
+	if err := p.counts.Put(word, &now); err != nil {
+		return err
+	}
+	if p.caching {
+		return nil
+	}
+	rec.Key, rec.Value = word, cacheDescribe(now, deref(old), p.ctx)
+	return p.ctx.Forward(rec)
+}
+
+func (p *cacheCountProc) Process(r processor.Record[any, any]) error {
+	if r.Value == nil {
+		return nil
+	}
+	for _, token := range javaSplit(r.Value.(string)) {
+		switch {
+		case strings.HasPrefix(token, "-"):
+			w := token[1:]
+			old, _, err := p.counts.Delete(w)
+			if err != nil {
+				return err
+			}
+			if !p.caching {
+				if err := p.ctx.Forward(r.WithKey(any(w)).WithValue(any(cacheDescribe(nil, deref(old), p.ctx)))); err != nil {
+					return err
+				}
+			}
+		case strings.HasPrefix(token, "?"):
+			if _, _, err := p.counts.Get(token[1:]); err != nil {
+				return err
+			}
+		case token == "*" || token == "<":
+			it := p.counts.All()
+			if token == "<" {
+				it = p.counts.ReverseAll()
+			}
+			all, err := store.Collect(it)
+			if err != nil {
+				return err
+			}
+			var parts []string
+			for _, kv := range all {
+				parts = append(parts, kv.Key+"="+javaString(deref(kv.Value)))
+			}
+			if err := p.ctx.Forward(r.WithKey(any(token)).WithValue(any(strings.Join(parts, ",")))); err != nil {
+				return err
+			}
+		default:
+			if err := p.increment(token, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *cacheCountProc) Close() error { return nil }
+
+type cacheLastProc struct {
+	ctx     processor.ProcessorContext[any, any]
+	last    store.KeyValueStore[string, string]
+	caching bool
+}
+
+func (p *cacheLastProc) Init(ctx processor.ProcessorContext[any, any]) error {
+	p.ctx = ctx
+	var err error
+	if p.last, err = processor.GetStateStore[store.KeyValueStore[string, string]](ctx, "Last"); err != nil {
+		return err
+	}
+	p.caching = forwardOnFlush(p.last.(store.CachedStateStore[string, string]), ctx, "L:", false)
+	return nil
+}
+
+func (p *cacheLastProc) Process(r processor.Record[any, any]) error {
+	if r.Key == nil {
+		return nil
+	}
+	key := r.Key.(string)
+	if r.Value == nil {
+		if _, _, err := p.last.Delete(key); err != nil {
+			return err
+		}
+	} else {
+		if err := p.last.Put(key, r.Value.(string)); err != nil {
+			return err
+		}
+	}
+	if p.caching {
+		return nil
+	}
+	return p.ctx.Forward(r.WithKey(any("L:" + key)).WithValue(any(cacheDescribe(r.Value, nil, p.ctx))))
+}
+
+func (p *cacheLastProc) Close() error { return nil }
+
+func papiCacheTopology(t *testing.T) *processor.Topology {
+	topo := processor.NewTopology()
+	str := serde.String()
+	must(t, topo.AddSource("Input", []string{"papi-cache-input"}, processor.WithKeyDeserializer[string](str), processor.WithValueDeserializer[string](str)))
+	must(t, topo.AddProcessor("Count", untypedSupplier(func() processor.Processor[any, any, any, any] { return &cacheCountProc{} }), "Input"))
+	must(t, topo.AddProcessor("Last", untypedSupplier(func() processor.Processor[any, any, any, any] { return &cacheLastProc{} }), "Input"))
+	must(t, topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("Counts"), serde.String(), serde.Nullable(serde.Long())).WithCachingEnabled(), "Count"))
+	must(t, topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("Last"), serde.String(), serde.String()).WithCachingEnabled(), "Last"))
+	must(t, topo.AddSink("Output", "papi-cache-output", []string{"Count", "Last"}, processor.WithKeySerializer[string](str), processor.WithValueSerializer[string](str)))
+	return topo
+}
+
+func papiCacheCase(configs ...string) conformanceCase {
+	props := withProps(stringDefaults, ApplicationIDConfig, "papi-cache")
+	for _, c := range configs {
+		k, v, _ := strings.Cut(c, "=")
+		props[k] = v
+	}
+	return conformanceCase{
+		name:  "papi-cache",
+		props: props,
+		build: papiCacheTopology,
+		types: typesOf(map[string][2]conformance.Kind{
+			"papi-cache-Counts-changelog": {conformance.KindString, conformance.KindLong},
+			"papi-cache-Last-changelog":   {conformance.KindString, conformance.KindString},
+			"papi-cache-output":           {conformance.KindString, conformance.KindString},
+		}, nil),
+	}
+}
+
+// cacheConfigs are the cache settings papi-cache runs with: the default 10 MiB; 0 (caching
+// layers stripped: one output per write); sizes that force evictions at different points
+// (including evictions caused by reads that load clean entries); and the deprecated
+// cache.max.bytes.buffering, which the 4.4 driver only uses to decide whether caching is on.
+var cacheConfigs = [][]string{
+	nil,
+	{"statestore.cache.max.bytes=0"},
+	{"statestore.cache.max.bytes=1"},
+	{"statestore.cache.max.bytes=150"},
+	{"statestore.cache.max.bytes=200"},
+	{"statestore.cache.max.bytes=300"},
+	{"statestore.cache.max.bytes=450"},
+	{"statestore.cache.max.bytes=700"},
+	{"statestore.cache.max.bytes=1000"},
+	{"statestore.cache.max.bytes=1500"},
+	{"cache.max.bytes.buffering=0"},
+	{"cache.max.bytes.buffering=200"},
+	{"cache.max.bytes.buffering=0", "statestore.cache.max.bytes=300"},
+	{"cache.max.bytes.buffering=300", "statestore.cache.max.bytes=0"},
+}
+
+// TestConformancePapiCache runs papi-cache with every cache setting in our driver and in Java's
+// TopologyTestDriver (with the same --config) and requires identical output: sink records in
+// the order the flush listeners and direct forwards produce them, changelog writes (collapsed
+// per key between commits, written on flush or eviction), timestamps and headers of the writes
+// that put the entries in the cache, and the restored record origin seen by the listener.
+func TestConformancePapiCache(t *testing.T) {
+	vector := filepath.Join("..", "conformance", "vectors", "papi-cache.jsonl")
+	events, err := conformance.ReadEventsFile(vector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range cacheConfigs {
+		name := strings.Join(cfg, ",")
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name, func(t *testing.T) {
+			c := papiCacheCase(cfg...)
+			got := runGo(t, c, events)
+			want, describe := conformance.RunJava(t, c.name, vector, cfg...)
+			if diff := conformance.DiffOutputs(want, got); diff != "" {
+				t.Fatalf("output differs from Java (%d Java records, %d Go records):\n%s", len(want), len(got), diff)
+			}
+			if gd := c.build(t).Describe().String(); gd != describe {
+				t.Fatalf("describe differs:\n--- java\n%s\n--- go\n%s", describe, gd)
+			}
+		})
+	}
+}
+
+// TestGoldenPapiCache checks the default-cache run against the committed Java golden file, so
+// the check runs without a JVM too.
+func TestGoldenPapiCache(t *testing.T) {
+	c := papiCacheCase()
+	events, err := conformance.ReadEventsFile(filepath.Join("..", "conformance", "vectors", c.name+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := conformance.ReadOutputsFile(filepath.Join("..", "conformance", "golden", c.name+".out.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := conformance.DiffOutputs(want, runGo(t, c, events)); diff != "" {
+		t.Fatalf("output differs from the Java golden file:\n%s", diff)
+	}
+}
