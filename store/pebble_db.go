@@ -87,8 +87,13 @@ func openPebbleDB(ctx processor.StateStoreContext, name string) (*pebbleDB, erro
 	if env.opts.SyncWrites {
 		p.wo = pebble.Sync
 	}
+	if _, err := fs.Stat(dir); err != nil {
+		// No local state at all (first start, or the state directory was deleted): the store
+		// must be restored from the beginning of its changelog whatever a checkpoint says.
+		p.wiped = true
+	}
 	if err := p.open(); err != nil {
-		if !errors.Is(err, pebble.ErrCorruption) {
+		if !pebble.IsCorruptionError(err) && !errors.Is(err, pebble.ErrCorruption) {
 			return nil, err
 		}
 		p.log.Warn("state store is corrupt: wiping its local state; it will be restored from its changelog",

@@ -37,8 +37,9 @@ type TransactionalStore interface {
 type WipeableStore interface {
 	// Wipe deletes the local state and reopens the store empty.
 	Wipe() error
-	// WipedOnOpen reports whether the store was found corrupt at Init and wiped (it must then
-	// be restored from the beginning of its changelog, whatever the checkpoint says).
+	// WipedOnOpen reports whether the store had no local state at Init, or was found corrupt
+	// and wiped, or was wiped since: it must be restored from the beginning of its changelog,
+	// whatever the checkpoint says.
 	WipedOnOpen() bool
 	// IsEmpty reports whether the store holds no data.
 	IsEmpty() (bool, error)

@@ -1,0 +1,401 @@
+package changelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// Task is what restore needs of a task; *internal/task.Task implements it.
+type Task interface {
+	// ID returns the task id; its partition is the changelog partition of every store.
+	ID() processor.TaskID
+	// Store returns the (outermost) store named name, or nil.
+	Store(name string) processor.StateStore
+	// ChangelogTopics returns the changelog topic of every logged store, by store name.
+	ChangelogTopics() map[string]string
+	// Restore hands a batch of changelog records to the restore callback store name registered.
+	Restore(name string, batch []processor.RestoreRecord) error
+}
+
+// RestoreListener is told about restore progress; the methods are called on the restoring
+// goroutine and must not block for long. Java counterpart:
+// org.apache.kafka.streams.processor.StateRestoreListener.
+type RestoreListener interface {
+	// OnRestoreStart is called before the first batch of a store; startOffset is the first
+	// offset read, endOffset the (exclusive) offset restore stops at. Java: onRestoreStart.
+	OnRestoreStart(tp TopicPartition, storeName string, startOffset, endOffset int64)
+	// OnBatchRestored is called after each batch; batchEndOffset is the offset of the batch's
+	// last record. Java: onBatchRestored.
+	OnBatchRestored(tp TopicPartition, storeName string, batchEndOffset, numRestored int64)
+	// OnRestoreEnd is called when the store is restored. Java: onRestoreEnd.
+	OnRestoreEnd(tp TopicPartition, storeName string, totalRestored int64)
+}
+
+// TaskStateConfig configures a [TaskState].
+type TaskStateConfig struct {
+	// TaskDir is the task's state directory (<state.dir>/<application.id>/<task id>), where
+	// the .checkpoint file lives; "" means no checkpoint (in-memory only).
+	TaskDir string
+	// ExactlyOnce is true under processing.guarantee=exactly_once_v2: the checkpoint file is
+	// deleted once loaded (Java does the same) and a persistent store with neither a checkpoint
+	// nor an offset committed with its data is wiped and restored from the beginning.
+	ExactlyOnce bool
+	// Reader reads the changelogs. Required for Restore.
+	Reader Reader
+	// Listener, if set, is told about restore progress.
+	Listener RestoreListener
+	// Logger receives progress and wipe logs; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxBatchRecords caps the records handed to a store's restore callback at once; default
+	// 1000 (Java: the restore consumer's max.poll.records).
+	MaxBatchRecords int
+	// ProgressInterval is how often a long restore logs its progress; default 10 s.
+	ProgressInterval time.Duration
+}
+
+// TaskState manages the changelog offsets of one task's stores: it restores them from their
+// changelogs (from the checkpointed offset to the end offset), tracks the offsets written
+// while processing, writes the checkpoint file, and commits exactly-once transactions of the
+// Pebble stores together with their offsets. Java counterpart: ProcessorStateManager plus the
+// per-task part of StoreChangelogReader. Not safe for concurrent use.
+type TaskState struct {
+	cfg     TaskStateConfig
+	task    Task
+	log     *slog.Logger
+	offsets map[string]int64 // store -> offset of the last record the store holds; absent = unknown
+	tps     map[string]TopicPartition
+}
+
+// ErrChangelogRestore is wrapped by the errors of Restore, with the store and partition.
+var ErrChangelogRestore = errors.New("changelog: restore failed")
+
+// NewTaskState returns the state manager of task, whose stores must be initialised (Init)
+// before Restore is called.
+func NewTaskState(cfg TaskStateConfig, task Task) *TaskState {
+	if cfg.MaxBatchRecords <= 0 {
+		cfg.MaxBatchRecords = 1000
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = 10 * time.Second
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	s := &TaskState{cfg: cfg, task: task, log: lg.With("task", task.ID().String()),
+		offsets: map[string]int64{}, tps: map[string]TopicPartition{}}
+	for name, topic := range task.ChangelogTopics() {
+		s.tps[name] = TopicPartition{Topic: topic, Partition: int32(task.ID().Partition)}
+	}
+	return s
+}
+
+// CheckpointPath returns the path of the task's checkpoint file ("" without a task directory).
+func (s *TaskState) CheckpointPath() string {
+	if s.cfg.TaskDir == "" {
+		return ""
+	}
+	return filepath.Join(s.cfg.TaskDir, CheckpointFileName)
+}
+
+// Partitions returns the changelog partition of every logged store, by store name.
+func (s *TaskState) Partitions() map[string]TopicPartition { return maps.Clone(s.tps) }
+
+// Offsets returns the offset of the last changelog record each store holds, by changelog
+// partition (only known offsets).
+func (s *TaskState) Offsets() map[TopicPartition]int64 {
+	out := map[TopicPartition]int64{}
+	for name, off := range s.offsets {
+		out[s.tps[name]] = off
+	}
+	return out
+}
+
+// RecordWritten records that the record at offset of changelog partition tp was written (the
+// producer acknowledged it); Checkpoint and CommitTransaction use the highest offset per
+// partition. Java: ProcessorStateManager.updateChangelogOffsets.
+func (s *TaskState) RecordWritten(tp TopicPartition, offset int64) {
+	for name, p := range s.tps {
+		if p == tp {
+			if cur, ok := s.offsets[name]; !ok || offset > cur {
+				s.offsets[name] = offset
+			}
+		}
+	}
+}
+
+// startOffset decides where restore of store name begins: the offset of the last record the
+// store already holds, or -1 for "from the beginning" (after a wipe when needed).
+func (s *TaskState) startOffset(name string, st processor.StateStore, checkpoint map[TopicPartition]int64) (int64, error) {
+	tp := s.tps[name]
+	if !st.Persistent() {
+		s.log.Info("in-memory state store is restored from the beginning of its changelog", "store", name, "changelog", tp.String())
+		return -1, nil
+	}
+	if w, ok := store.FindWipeable(st); ok && w.WipedOnOpen() {
+		return -1, nil
+	}
+	if t, ok := store.FindTransactional(st); ok && t.Transactional() {
+		off, found, err := t.CommittedOffset()
+		if err != nil {
+			return 0, err
+		}
+		if found {
+			s.log.Info("state store initialized from the changelog offset committed with its data (exactly-once)",
+				"store", name, "changelog", tp.String(), "offset", off)
+			return off, nil
+		}
+	}
+	if off, ok := checkpoint[tp]; ok && off != OffsetUnknown {
+		s.log.Info("state store initialized from checkpoint", "store", name, "changelog", tp.String(), "offset", off)
+		return off, nil
+	}
+	if s.cfg.ExactlyOnce {
+		if w, ok := store.FindWipeable(st); ok {
+			empty, err := w.IsEmpty()
+			if err != nil {
+				return 0, err
+			}
+			if !empty {
+				s.log.Warn("state store has no checkpoint offset and is not empty: under exactly-once it may hold "+
+					"uncommitted data, so its local state is wiped and restored from the changelog",
+					"store", name, "changelog", tp.String())
+				if err := w.Wipe(); err != nil {
+					return 0, err
+				}
+			}
+		}
+		return -1, nil
+	}
+	s.log.Info("state store has no checkpoint offset: restoring from the beginning of its changelog", "store", name, "changelog", tp.String())
+	return -1, nil
+}
+
+// Restore restores every logged store of the task from its changelog, from the offset after
+// the one it holds (checkpoint file, or the offset committed with a Pebble store's data under
+// exactly-once) to the end offset, in batches of at most MaxBatchRecords records that the
+// store writes straight into its engine; nothing beyond one fetch is held in memory. Under
+// exactly-once the checkpoint file is deleted afterwards, as Java does. A checkpointed offset
+// outside the log (the changelog was truncated or recreated) wipes the store and restores it
+// from the beginning, with a warning.
+// Errors wrap ErrChangelogRestore with the store and partition (reader, store or ctx errors).
+func (s *TaskState) Restore(ctx context.Context) error {
+	if s.cfg.Reader == nil {
+		return fmt.Errorf("%w: no changelog reader", ErrChangelogRestore)
+	}
+	checkpoint := map[TopicPartition]int64{}
+	if p := s.CheckpointPath(); p != "" {
+		cp, err := ReadCheckpoint(p)
+		if err != nil {
+			// Java treats an unreadable checkpoint as a corrupted task: wipe and restore.
+			s.log.Warn("checkpoint file is unreadable: every persistent store of the task is wiped and restored", "file", p, "error", err)
+			for name := range s.tps {
+				if st := s.task.Store(name); st != nil {
+					if w, ok := store.FindWipeable(st); ok {
+						if err := w.Wipe(); err != nil {
+							return fmt.Errorf("%w: store %q: wipe: %v", ErrChangelogRestore, name, err)
+						}
+					}
+				}
+			}
+		} else {
+			checkpoint = cp
+		}
+	}
+	names := slices.Sorted(maps.Keys(s.tps))
+	for _, name := range names {
+		st := s.task.Store(name)
+		if st == nil {
+			continue
+		}
+		start, err := s.startOffset(name, st, checkpoint)
+		if err != nil {
+			return fmt.Errorf("%w: store %q (%s): %v", ErrChangelogRestore, name, s.tps[name], err)
+		}
+		if err := s.restoreStore(ctx, name, st, start); err != nil {
+			return fmt.Errorf("%w: store %q (%s): %w", ErrChangelogRestore, name, s.tps[name], err)
+		}
+	}
+	if s.cfg.ExactlyOnce {
+		if p := s.CheckpointPath(); p != "" {
+			if err := WriteCheckpoint(p, nil); err != nil {
+				return fmt.Errorf("%w: delete checkpoint: %v", ErrChangelogRestore, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.StateStore, held int64) error {
+	tp := s.tps[name]
+	r := s.cfg.Reader
+	end, err := r.EndOffset(ctx, tp)
+	if err != nil {
+		return err
+	}
+	begin, err := r.BeginningOffset(ctx, tp)
+	if err != nil {
+		return err
+	}
+	pos := held + 1
+	if held >= 0 && (pos < begin || pos > end) {
+		s.log.Warn("checkpointed offset is outside the changelog: wiping the store and restoring from the beginning",
+			"store", name, "changelog", tp.String(), "offset", held, "logStart", begin, "logEnd", end)
+		if w, ok := store.FindWipeable(st); ok {
+			if err := w.Wipe(); err != nil {
+				return err
+			}
+		}
+		held, pos = -1, begin
+	}
+	if held < 0 {
+		pos = begin
+		delete(s.offsets, name)
+	} else {
+		s.offsets[name] = held
+	}
+	if pos >= end {
+		s.log.Debug("state store is up to date with its changelog", "store", name, "changelog", tp.String(), "end", end)
+		return nil
+	}
+	timestamped := store.IsTimestamped(st)
+	if s.cfg.Listener != nil {
+		s.cfg.Listener.OnRestoreStart(tp, name, pos, end)
+	}
+	s.log.Info("restoring state store from changelog", "store", name, "changelog", tp.String(), "from", pos, "to", end)
+	started := time.Now()
+	lastLog := started
+	var total int64
+	batch := make([]processor.RestoreRecord, 0, s.cfg.MaxBatchRecords)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := s.task.Restore(name, batch); err != nil {
+			return err
+		}
+		last := batch[len(batch)-1].Offset
+		s.offsets[name] = last
+		total += int64(len(batch))
+		if s.cfg.Listener != nil {
+			s.cfg.Listener.OnBatchRestored(tp, name, last, int64(len(batch)))
+		}
+		clear(batch)
+		batch = batch[:0]
+		return nil
+	}
+	for pos < end {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		recs, next, err := r.Fetch(ctx, tp, pos)
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			if rec.Offset >= end {
+				break
+			}
+			v := rec.Value
+			if timestamped {
+				v = store.ToTimestampedValue(v, rec.Timestamp)
+			}
+			batch = append(batch, processor.RestoreRecord{Key: rec.Key, Value: v, Timestamp: rec.Timestamp,
+				Partition: tp.Partition, Offset: rec.Offset, Headers: rec.Headers})
+			if len(batch) == s.cfg.MaxBatchRecords {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if next > pos {
+			pos = next
+		}
+		if now := time.Now(); now.Sub(lastLog) >= s.cfg.ProgressInterval {
+			lastLog = now
+			s.log.Info("restore progress", "store", name, "changelog", tp.String(), "restored", total, "position", pos, "end", end)
+		}
+	}
+	if s.cfg.Listener != nil {
+		s.cfg.Listener.OnRestoreEnd(tp, name, total)
+	}
+	s.log.Info("finished restoring state store", "store", name, "changelog", tp.String(), "restored", total,
+		"duration", time.Since(started).Round(time.Millisecond).String())
+	return nil
+}
+
+// Checkpoint writes the task's checkpoint file: for every logged persistent store, the offset
+// of the last changelog record it holds (OffsetUnknown when not known), as Java's
+// ProcessorStateManager.checkpoint does. Call it after the stores were flushed and the producer
+// flushed (at-least-once: on every commit; exactly-once: only on a clean close, as Java).
+// Without a task directory it does nothing.
+func (s *TaskState) Checkpoint() error {
+	p := s.CheckpointPath()
+	if p == "" {
+		return nil
+	}
+	offsets := map[TopicPartition]int64{}
+	for name, tp := range s.tps {
+		st := s.task.Store(name)
+		if st == nil || !st.Persistent() {
+			continue
+		}
+		if off, ok := s.offsets[name]; ok {
+			offsets[tp] = off
+		} else {
+			offsets[tp] = OffsetUnknown
+		}
+	}
+	return WriteCheckpoint(p, offsets)
+}
+
+// CommitTransaction is called after the Kafka transaction committed (exactly-once): every
+// Pebble store of the task applies the writes it kept in its transaction batch together with
+// the offset of the last changelog record written for it, in one atomic Pebble write. Under
+// at-least-once it records the offsets with the data (harmless; restore uses the checkpoint).
+func (s *TaskState) CommitTransaction() error {
+	for name := range s.tps {
+		st := s.task.Store(name)
+		if st == nil {
+			continue
+		}
+		if t, ok := store.FindTransactional(st); ok {
+			off, known := s.offsets[name]
+			if !known {
+				off = -1
+			}
+			if err := t.CommitTransaction(off); err != nil {
+				return fmt.Errorf("changelog: commit store %q: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// AbortTransaction drops the transaction batches of the task's Pebble stores (after the Kafka
+// transaction was aborted). The task must then be closed and revived, as Java does, because
+// its in-memory state (offsets written, caches) is no longer valid.
+func (s *TaskState) AbortTransaction() error {
+	for name := range s.tps {
+		if st := s.task.Store(name); st != nil {
+			if t, ok := store.FindTransactional(st); ok {
+				if err := t.AbortTransaction(); err != nil {
+					return fmt.Errorf("changelog: abort store %q: %w", name, err)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,389 @@
+package changelog
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// logCollector appends the task's changelog writes to a log and tells the TaskState.
+type logCollector struct {
+	log     *MemoryLog
+	ts      *TaskState
+	discard bool // drop writes (an aborted transaction: read_committed never sees them)
+}
+
+func (c *logCollector) Send(r task.OutRecord) error {
+	if c.discard {
+		return nil
+	}
+	tp := TopicPartition{r.Topic, r.Partition}
+	off := c.log.Append(tp, Record{Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: r.Headers})
+	if c.ts != nil {
+		c.ts.RecordWritten(tp, off)
+	}
+	return nil
+}
+func (c *logCollector) PartitionsFor(string) (int32, error) { return 1, nil }
+
+// countingListener records restore callbacks.
+type countingListener struct {
+	starts   map[string][2]int64
+	batches  map[string]int
+	restored map[string]int64
+}
+
+func newListener() *countingListener {
+	return &countingListener{starts: map[string][2]int64{}, batches: map[string]int{}, restored: map[string]int64{}}
+}
+func (l *countingListener) OnRestoreStart(_ TopicPartition, s string, from, to int64) {
+	l.starts[s] = [2]int64{from, to}
+}
+func (l *countingListener) OnBatchRestored(_ TopicPartition, s string, _, n int64) { l.batches[s]++ }
+func (l *countingListener) OnRestoreEnd(_ TopicPartition, s string, total int64) {
+	l.restored[s] = total
+}
+
+func builders(t *testing.T) []processor.StoreBuilder {
+	t.Helper()
+	ws, err := store.Stores.PersistentWindowStore("win", 10*time.Minute, time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := store.Stores.PersistentSessionStore("sess", 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []processor.StoreBuilder{
+		store.Stores.KeyValueStoreBuilder(store.Stores.PersistentKeyValueStore("kv"), serde.String(), serde.String()),
+		store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("mem"), serde.String(), serde.String()),
+		store.Stores.TimestampedKeyValueStoreBuilder(store.Stores.PersistentTimestampedKeyValueStore("ts"), serde.String(), serde.Long()),
+		store.Stores.WindowStoreBuilder(ws, serde.String(), serde.Long()),
+		store.Stores.SessionStoreBuilder(ss, serde.String(), serde.Long()),
+	}
+}
+
+type harness struct {
+	t    *testing.T
+	dir  string
+	log  *MemoryLog
+	eos  bool
+	buf  *bytes.Buffer
+	task *task.Task
+	ts   *TaskState
+	coll *logCollector
+	lis  *countingListener
+}
+
+func (h *harness) open() {
+	h.t.Helper()
+	h.coll = &logCollector{log: h.log}
+	cfg := task.Config{ApplicationID: "app", StateDir: h.dir, Collector: h.coll, AppConfigs: map[string]string{}}
+	if h.eos {
+		cfg.AppConfigs[store.ProcessingGuaranteeConfig] = "exactly_once_v2"
+	}
+	var specs []task.StoreSpec
+	for _, b := range builders(h.t) {
+		specs = append(specs, task.StoreSpec{Builder: b})
+	}
+	tk, err := task.New(processor.TaskID{Subtopology: 0, Partition: 0}, task.Spec{Stores: specs}, cfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := tk.Init(); err != nil {
+		h.t.Fatal(err)
+	}
+	h.buf = &bytes.Buffer{}
+	h.lis = newListener()
+	h.task = tk
+	h.ts = NewTaskState(TaskStateConfig{TaskDir: h.dir, ExactlyOnce: h.eos, Reader: h.log, Listener: h.lis,
+		Logger: slog.New(slog.NewTextHandler(h.buf, nil)), MaxBatchRecords: 7}, tk)
+	h.coll.ts = h.ts
+	if err := h.ts.Restore(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) kv() store.KeyValueStore[string, string] {
+	return h.task.Store("kv").(store.KeyValueStore[string, string])
+}
+func (h *harness) mem() store.KeyValueStore[string, string] {
+	return h.task.Store("mem").(store.KeyValueStore[string, string])
+}
+func (h *harness) tsStore() store.TimestampedKeyValueStore[string, int64] {
+	return h.task.Store("ts").(store.TimestampedKeyValueStore[string, int64])
+}
+func (h *harness) win() store.WindowStore[string, int64] {
+	return h.task.Store("win").(store.WindowStore[string, int64])
+}
+func (h *harness) sess() store.SessionStore[string, int64] {
+	return h.task.Store("sess").(store.SessionStore[string, int64])
+}
+
+// fill writes n updates to every store, starting at key index from.
+func (h *harness) fill(from, n int) {
+	h.t.Helper()
+	for i := from; i < from+n; i++ {
+		k := fmt.Sprintf("k%03d", i%40)
+		must(h.t, h.kv().Put(k, fmt.Sprint("v", i)))
+		must(h.t, h.mem().Put(k, fmt.Sprint("m", i)))
+		must(h.t, h.tsStore().Put(k, store.MakeValueAndTimestamp(int64(i), int64(1000+i))))
+		must(h.t, h.win().Put(k, int64(i), int64(i%5)*1000))
+		must(h.t, h.sess().Put(serde.Windowed[string]{Key: k, Window: serde.Window{Start: int64(i), End: int64(i + 10)}}, int64(i)))
+		if i%7 == 3 {
+			_, _, err := h.kv().Delete(fmt.Sprintf("k%03d", (i+1)%40))
+			must(h.t, err)
+			_, _, err = h.mem().Delete(fmt.Sprintf("k%03d", (i+1)%40))
+			must(h.t, err)
+			must(h.t, h.tsStore().Put(fmt.Sprintf("k%03d", (i+2)%40), nil))
+			must(h.t, h.sess().Remove(serde.Windowed[string]{Key: k, Window: serde.Window{Start: int64(i), End: int64(i + 10)}}))
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dump lists the contents of every store.
+func (h *harness) dump() map[string][]string {
+	out := map[string][]string{}
+	for name, st := range map[string]store.KeyValueStore[string, string]{"kv": h.kv(), "mem": h.mem()} {
+		for k, v := range store.All(st.All()) {
+			out[name] = append(out[name], k+"="+v)
+		}
+	}
+	for k, v := range store.All(h.tsStore().All()) {
+		out["ts"] = append(out["ts"], fmt.Sprintf("%s=%d@%d", k, v.Value, v.Timestamp))
+	}
+	for k, v := range store.All(h.win().All()) {
+		out["win"] = append(out["win"], fmt.Sprintf("%s=%d", k, v))
+	}
+	for k, v := range store.All(h.sess().FetchRange("", "\xff")) {
+		out["sess"] = append(out["sess"], fmt.Sprintf("%s=%d", k, v))
+	}
+	return out
+}
+
+func equalDumps(t *testing.T, got, want map[string][]string) {
+	t.Helper()
+	for _, name := range []string{"kv", "mem", "ts", "win", "sess"} {
+		if len(want[name]) == 0 {
+			t.Fatalf("%s: empty reference dump", name)
+		}
+		if !slices.Equal(got[name], want[name]) {
+			t.Errorf("%s: restored contents differ\n got %q\nwant %q", name, got[name], want[name])
+		}
+	}
+}
+
+func TestRestoreFromScratchAndFromCheckpoint(t *testing.T) {
+	h := &harness{t: t, dir: t.TempDir(), log: NewMemoryLog()}
+	h.open()
+	h.fill(0, 100)
+	must(t, h.task.Commit())
+	must(t, h.ts.Checkpoint())
+	want := h.dump()
+	must(t, h.task.Close())
+
+	cp, err := ReadCheckpoint(filepath.Join(h.dir, CheckpointFileName))
+	must(t, err)
+	// Persistent logged stores only; the offset is the last record's.
+	if len(cp) != 4 || cp[TopicPartition{"app-kv-changelog", 0}] != int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0})))-1 {
+		t.Fatalf("checkpoint = %v", cp)
+	}
+	if _, ok := cp[TopicPartition{"app-mem-changelog", 0}]; ok {
+		t.Fatal("in-memory store was checkpointed")
+	}
+
+	// Delete the local state: everything is restored from the changelogs.
+	must(t, os.RemoveAll(filepath.Join(h.dir, store.PebbleDirName)))
+	h.open()
+	equalDumps(t, h.dump(), want)
+	for _, s := range []string{"kv", "ts", "win", "sess"} {
+		n := int64(len(h.log.Records(TopicPartition{"app-" + s + "-changelog", 0})))
+		if h.lis.restored[s] != n || h.lis.starts[s] != [2]int64{0, n} {
+			t.Errorf("%s: restored %d records from %v, want all %d", s, h.lis.restored[s], h.lis.starts[s], n)
+		}
+	}
+	if h.lis.batches["kv"] < 2 {
+		t.Errorf("kv restored in %d batches, want several of at most 7 records", h.lis.batches["kv"])
+	}
+
+	// Keep the local state; write a tail after the checkpoint and stop without checkpointing.
+	must(t, h.ts.Checkpoint())
+	before := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0})))
+	h.fill(100, 6)
+	want = h.dump()
+	must(t, h.task.Close())
+	h.open()
+	equalDumps(t, h.dump(), want)
+	after := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0})))
+	if h.lis.restored["kv"] != after-before || h.lis.starts["kv"] != [2]int64{before, after} {
+		t.Fatalf("kv: restored %d from %v, want only the tail %d..%d", h.lis.restored["kv"], h.lis.starts["kv"], before, after)
+	}
+	// The in-memory store always restores everything.
+	if n := int64(len(h.log.Records(TopicPartition{"app-mem-changelog", 0}))); h.lis.restored["mem"] != n {
+		t.Fatalf("mem: restored %d, want %d", h.lis.restored["mem"], n)
+	}
+	must(t, h.task.Close())
+}
+
+func TestTimestampedChangelogFormat(t *testing.T) {
+	h := &harness{t: t, dir: t.TempDir(), log: NewMemoryLog()}
+	h.open()
+	must(t, h.tsStore().Put("a", store.MakeValueAndTimestamp(int64(7), 1234)))
+	recs := h.log.Records(TopicPartition{"app-ts-changelog", 0})
+	if len(recs) != 1 || !bytes.Equal(recs[0].Value, []byte{0, 0, 0, 0, 0, 0, 0, 7}) || recs[0].Timestamp != 1234 {
+		t.Fatalf("changelog record = %+v, want the raw long 7 with timestamp 1234", recs)
+	}
+	must(t, h.win().Put("a", 5, 3000))
+	recs = h.log.Records(TopicPartition{"app-win-changelog", 0})
+	if want := store.WindowStoreKey([]byte("a"), 3000, 0); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
+		t.Fatalf("window changelog key = %x, want %x", recs[0].Key, want)
+	}
+	must(t, h.sess().Put(serde.Windowed[string]{Key: "a", Window: serde.Window{Start: 10, End: 20}}, 1))
+	recs = h.log.Records(TopicPartition{"app-sess-changelog", 0})
+	if want := store.SessionStoreKey([]byte("a"), 10, 20); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
+		t.Fatalf("session changelog key = %x, want %x", recs[0].Key, want)
+	}
+	must(t, h.task.Close())
+}
+
+func TestExactlyOnceKeepsTransactionsInABatch(t *testing.T) {
+	h := &harness{t: t, dir: t.TempDir(), log: NewMemoryLog(), eos: true}
+	h.open()
+	h.fill(0, 20)
+	must(t, h.ts.CommitTransaction()) // the Kafka transaction committed
+	committed := h.dump()
+	// An open transaction whose writes reach the store but never the (committed) log: the
+	// process dies before committing.
+	h.coll.discard = true
+	h.fill(20, 5)
+	if got := h.dump(); slices.Equal(got["kv"], committed["kv"]) {
+		t.Fatal("writes of the open transaction are not visible to reads")
+	}
+	must(t, h.task.Close()) // no CommitTransaction: the batch is dropped
+	h.open()
+	if strings.Contains(h.buf.String(), "wiped") {
+		t.Fatalf("store was wiped:\n%s", h.buf.String())
+	}
+	for _, s := range []string{"kv", "ts", "win", "sess"} {
+		if h.lis.restored[s] != 0 {
+			t.Errorf("%s: restored %d records, want none (offset committed with the data)", s, h.lis.restored[s])
+		}
+	}
+	got := h.dump()
+	for _, s := range []string{"kv", "ts", "win", "sess"} {
+		if !slices.Equal(got[s], committed[s]) {
+			t.Errorf("%s after crash = %q, want the committed state %q", s, got[s], committed[s])
+		}
+	}
+
+	// The Kafka transaction commits but the process dies before the batch is applied: restore
+	// replays only that transaction's records.
+	before := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0})))
+	h.fill(25, 4)
+	want := h.dump()
+	must(t, h.task.Close())
+	h.open()
+	equalDumps(t, h.dump(), want)
+	if n := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0}))) - before; h.lis.restored["kv"] != n {
+		t.Fatalf("kv: restored %d, want the %d records of the last transaction", h.lis.restored["kv"], n)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, CheckpointFileName)); !os.IsNotExist(err) {
+		t.Fatalf("checkpoint file kept under exactly-once: %v", err)
+	}
+	must(t, h.task.Close())
+}
+
+func TestExactlyOnceWithoutCheckpointWipes(t *testing.T) {
+	// Stores not in transactional mode (e.g. written by an at-least-once run) under a task
+	// that now runs exactly-once without a checkpoint: Java's rule, wipe and restore.
+	h := &harness{t: t, dir: t.TempDir(), log: NewMemoryLog()}
+	h.open()
+	h.fill(0, 30)
+	want := h.dump()
+	must(t, h.task.Close())
+	// A stray write the changelog never got (uncommitted data).
+	h.open()
+	h.coll.discard = true
+	must(t, h.kv().Put("stray", "x"))
+	must(t, h.task.Close())
+	_ = os.Remove(filepath.Join(h.dir, CheckpointFileName))
+	h.eos = false
+	h.coll = nil
+	hh := &harness{t: t, dir: h.dir, log: h.log}
+	hh.openWith(true)
+	if !strings.Contains(hh.buf.String(), "wiped") {
+		t.Fatalf("no wipe log:\n%s", hh.buf.String())
+	}
+	equalDumps(t, hh.dump(), want)
+	must(t, hh.task.Close())
+}
+
+// openWith opens the task with stores in at-least-once mode but the TaskState in exactly-once
+// mode when eosState is set.
+func (h *harness) openWith(eosState bool) {
+	h.t.Helper()
+	h.eos = false
+	h.coll = &logCollector{log: h.log}
+	cfg := task.Config{ApplicationID: "app", StateDir: h.dir, Collector: h.coll, AppConfigs: map[string]string{}}
+	var specs []task.StoreSpec
+	for _, b := range builders(h.t) {
+		specs = append(specs, task.StoreSpec{Builder: b})
+	}
+	tk, err := task.New(processor.TaskID{}, task.Spec{Stores: specs}, cfg)
+	must(h.t, err)
+	must(h.t, tk.Init())
+	h.buf, h.lis, h.task = &bytes.Buffer{}, newListener(), tk
+	h.ts = NewTaskState(TaskStateConfig{TaskDir: h.dir, ExactlyOnce: eosState, Reader: h.log, Listener: h.lis,
+		Logger: slog.New(slog.NewTextHandler(h.buf, nil))}, tk)
+	h.coll.ts = h.ts
+	must(h.t, h.ts.Restore(context.Background()))
+}
+
+func TestCorruptStoreIsWipedAndRestored(t *testing.T) {
+	h := &harness{t: t, dir: t.TempDir(), log: NewMemoryLog()}
+	h.open()
+	h.fill(0, 30)
+	must(t, h.task.Commit())
+	must(t, h.ts.Checkpoint())
+	want := h.dump()
+	must(t, h.task.Close())
+	// Corrupt the key-value store's manifest.
+	kvDir := filepath.Join(h.dir, store.PebbleDirName, "kv")
+	entries, err := os.ReadDir(kvDir)
+	must(t, err)
+	corrupted := false
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "MANIFEST-") {
+			must(t, os.WriteFile(filepath.Join(kvDir, e.Name()), bytes.Repeat([]byte{0xde, 0xad}, 100), 0o644))
+			corrupted = true
+		}
+	}
+	if !corrupted {
+		t.Fatalf("no manifest in %s", kvDir)
+	}
+	h.open() // the corrupt database is wiped at open (a warning on the store environment's logger)
+	equalDumps(t, h.dump(), want)
+	if n := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0}))); h.lis.restored["kv"] != n {
+		t.Fatalf("kv restored %d records, want all %d", h.lis.restored["kv"], n)
+	}
+	must(t, h.task.Close())
+}

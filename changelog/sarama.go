@@ -1,0 +1,223 @@
+package changelog
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// SaramaReader reads changelogs with plain Fetch and ListOffsets requests to the partition
+// leader, through a sarama.Client. It does not use sarama's partition consumer, because
+// restore must know the fetch position after transaction markers (DESIGN.md section 10: on a
+// transactional changelog the last offset is a commit marker, so the last record offset + 1
+// never reaches the end offset) and sarama's client.GetOffset cannot ask for the last stable
+// offset. Java counterpart: the restore consumer of StoreChangelogReader.
+type SaramaReader struct {
+	client        sarama.Client
+	readCommitted bool
+	// MaxWait is the broker wait of a Fetch with no data; default 100 ms.
+	MaxWait time.Duration
+	// MaxBytes is the fetch size per request; default 8 MiB (Java's restore consumer default
+	// fetch.max.bytes is 50 MiB, max.partition.fetch.bytes 1 MiB).
+	MaxBytes int32
+}
+
+var _ Reader = (*SaramaReader)(nil)
+
+// NewSaramaReader returns a reader using client; with readCommitted (exactly-once) only
+// committed records are returned and EndOffset is the last stable offset.
+func NewSaramaReader(client sarama.Client, readCommitted bool) *SaramaReader {
+	return &SaramaReader{client: client, readCommitted: readCommitted, MaxWait: 100 * time.Millisecond, MaxBytes: 8 << 20}
+}
+
+func (r *SaramaReader) isolation() sarama.IsolationLevel {
+	if r.readCommitted {
+		return sarama.ReadCommitted
+	}
+	return sarama.ReadUncommitted
+}
+
+func (r *SaramaReader) listOffset(tp TopicPartition, ts int64) (int64, error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		b, err := r.client.Leader(tp.Topic, tp.Partition)
+		if err != nil {
+			lastErr = err
+			_ = r.client.RefreshMetadata(tp.Topic)
+			continue
+		}
+		req := sarama.NewOffsetRequest(r.client.Config().Version)
+		if req.Version < 2 {
+			req.Version = 2 // isolation level
+		}
+		req.IsolationLevel = r.isolation()
+		req.AddBlock(tp.Topic, tp.Partition, ts, 1)
+		resp, err := b.GetAvailableOffsets(req)
+		if err != nil {
+			lastErr = err
+			_ = r.client.RefreshMetadata(tp.Topic)
+			continue
+		}
+		blk := resp.GetBlock(tp.Topic, tp.Partition)
+		if blk == nil {
+			return 0, fmt.Errorf("changelog: list offsets %s: %w", tp, sarama.ErrIncompleteResponse)
+		}
+		if blk.Err != sarama.ErrNoError {
+			lastErr = blk.Err
+			_ = r.client.RefreshMetadata(tp.Topic)
+			continue
+		}
+		if len(blk.Offsets) > 0 && req.Version == 0 {
+			return blk.Offsets[0], nil
+		}
+		return blk.Offset, nil
+	}
+	return 0, fmt.Errorf("changelog: list offsets %s: %w", tp, lastErr)
+}
+
+// EndOffset implements Reader: the last stable offset with readCommitted, else the high-water mark.
+func (r *SaramaReader) EndOffset(_ context.Context, tp TopicPartition) (int64, error) {
+	return r.listOffset(tp, sarama.OffsetNewest)
+}
+
+// BeginningOffset implements Reader.
+func (r *SaramaReader) BeginningOffset(_ context.Context, tp TopicPartition) (int64, error) {
+	return r.listOffset(tp, sarama.OffsetOldest)
+}
+
+// Fetch implements Reader with one Fetch request (version 11) to the leader.
+func (r *SaramaReader) Fetch(ctx context.Context, tp TopicPartition, from int64) ([]Record, int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, from, err
+	}
+	b, err := r.client.Leader(tp.Topic, tp.Partition)
+	if err != nil {
+		_ = r.client.RefreshMetadata(tp.Topic)
+		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
+	}
+	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: int32(r.MaxWait.Milliseconds()), MinBytes: 1,
+		MaxBytes: r.MaxBytes, Isolation: r.isolation()}
+	req.AddBlock(tp.Topic, tp.Partition, from, r.MaxBytes, -1)
+	resp, err := b.Fetch(req)
+	if err != nil {
+		_ = r.client.RefreshMetadata(tp.Topic)
+		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
+	}
+	blk := resp.GetBlock(tp.Topic, tp.Partition)
+	if blk == nil {
+		return nil, from, nil
+	}
+	switch blk.Err {
+	case sarama.ErrNoError:
+	case sarama.ErrOffsetOutOfRange:
+		return nil, from, fmt.Errorf("%w: %s offset %d", ErrOffsetOutOfRange, tp, from)
+	case sarama.ErrNotLeaderForPartition, sarama.ErrLeaderNotAvailable, sarama.ErrUnknownTopicOrPartition:
+		_ = r.client.RefreshMetadata(tp.Topic)
+		return nil, from, nil
+	default:
+		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, blk.Err)
+	}
+	return decodeBlock(blk, from, r.readCommitted)
+}
+
+// decodeBlock turns a fetch response block into records at offsets >= from, dropping control
+// batches and, with readCommitted, batches of aborted transactions (the algorithm of Kafka's
+// consumer: aborted producer ids become active at their first offset and end at their abort
+// marker).
+func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool) ([]Record, int64, error) {
+	aborted := slices.Clone(blk.AbortedTransactions)
+	slices.SortFunc(aborted, func(a, b *sarama.AbortedTransaction) int {
+		switch {
+		case a.FirstOffset < b.FirstOffset:
+			return -1
+		case a.FirstOffset > b.FirstOffset:
+			return 1
+		}
+		return 0
+	})
+	active := map[int64]bool{}
+	next := from
+	var out []Record
+	for _, rs := range blk.RecordsSet {
+		if rs == nil {
+			continue
+		}
+		if rs.MsgSet != nil {
+			for _, mb := range rs.MsgSet.Messages {
+				if mb.Offset < from {
+					continue
+				}
+				var v []byte
+				if mb.Msg != nil {
+					v = mb.Msg.Value
+				}
+				rec := Record{Offset: mb.Offset, Value: v}
+				if mb.Msg != nil {
+					rec.Key, rec.Timestamp = mb.Msg.Key, mb.Msg.Timestamp.UnixMilli()
+				}
+				out = append(out, rec)
+				next = mb.Offset + 1
+			}
+			continue
+		}
+		batch := rs.RecordBatch
+		if batch == nil {
+			continue
+		}
+		last := batch.FirstOffset + int64(batch.LastOffsetDelta)
+		if batch.PartialTrailingRecord {
+			// Only whole records are used; the next fetch starts after the last complete one.
+			if n := len(batch.Records); n > 0 {
+				last = batch.FirstOffset + batch.Records[n-1].OffsetDelta
+			} else {
+				continue
+			}
+		}
+		if readCommitted {
+			for len(aborted) > 0 && aborted[0].FirstOffset <= last {
+				active[aborted[0].ProducerID] = true
+				aborted = aborted[1:]
+			}
+		}
+		if batch.Control {
+			if readCommitted && len(batch.Records) > 0 && isAbortMarker(batch.Records[0].Key) {
+				delete(active, batch.ProducerID)
+			}
+			next = max(next, last+1)
+			continue
+		}
+		if readCommitted && batch.IsTransactional && active[batch.ProducerID] {
+			next = max(next, last+1)
+			continue
+		}
+		for _, rec := range batch.Records {
+			off := batch.FirstOffset + rec.OffsetDelta
+			if off < from {
+				continue
+			}
+			ts := batch.FirstTimestamp.Add(rec.TimestampDelta)
+			if batch.LogAppendTime {
+				ts = batch.MaxTimestamp
+			}
+			r := Record{Offset: off, Key: rec.Key, Value: rec.Value, Timestamp: ts.UnixMilli()}
+			if len(rec.Headers) > 0 {
+				for _, h := range rec.Headers {
+					r.Headers.Add(string(h.Key), h.Value)
+				}
+			}
+			out = append(out, r)
+		}
+		next = max(next, last+1)
+	}
+	return out, next, nil
+}
+
+// isAbortMarker reports whether a control record key (int16 version, int16 type) is an abort
+// marker (type 0).
+func isAbortMarker(key []byte) bool {
+	return len(key) >= 4 && binary.BigEndian.Uint16(key[2:4]) == 0
+}
