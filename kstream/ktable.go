@@ -33,24 +33,15 @@ func (t KTable[K, V]) Name() string { return t.t.name }
 func (t KTable[K, V]) QueryableStoreName() string { return t.t.queryableName }
 
 // Table returns a table reading topic as a changelog (null keys are dropped, null values delete
-// rows). Options: Consumed[K, V] (serdes, extractor, reset, name: the source becomes
-// "<name>-source" and the table processor "<name>"), Materialized[K, V] (the store; without a
-// name the store "<topic>-STATE-STORE-<n>" exists only if a later operator needs it). A
-// Consumed's serdes override the Materialized's. The store's changelog is
+// rows). consumed gives serdes, extractor, reset and name (the source becomes "<name>-source"
+// and the table processor "<name>"); its zero value means the defaults. The optional
+// Materialized describes the store; without a name the store "<topic>-STATE-STORE-<n>" exists
+// only if a later operator needs it. The Consumed's serdes, when set, override the
+// Materialized's (else the Materialized's are used to read the topic too). The store's changelog is
 // "<application.id>-<store>-changelog" (reusing the source topic is an optimization not
 // implemented yet). Java: StreamsBuilder.table.
-func Table[K, V any](b *StreamsBuilder, topic string, opts ...TableOption) KTable[K, V] {
-	c, mat := tableSourceOptions[K, V](b, "Table", opts)
-	if c == nil {
-		c = &Consumed[K, V]{}
-		if mat != nil {
-			c.keySerde, c.valueSerde = mat.keySerde, mat.valueSerde
-		}
-	} else if mat != nil {
-		mat.keySerde, mat.valueSerde = c.keySerde, c.valueSerde
-	} else {
-		mat = &Materialized[K, V]{keySerde: c.keySerde, valueSerde: c.valueSerde}
-	}
+func Table[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K, V], materialized ...Materialized[K, V]) KTable[K, V] {
+	c, mat := tableSourceOptions(consumed, materialized)
 	mi := materialize(b, mat, topic+"-")
 	srcName := b.suffixOrElseGenerate(c.name, "-source", sourceName)
 	tblName := b.orElseGenerate(c.name, tableSourceName)
@@ -90,20 +81,10 @@ func (g GlobalKTable[K, V]) QueryableStoreName() string { return g.queryableName
 // ValueGetterSupplier returns the getter supplier joins use to read the global table.
 func (g GlobalKTable[K, V]) ValueGetterSupplier() ktable.ValueGetterSupplier { return g.getter }
 
-// GlobalTable returns a global table reading topic. Options: Consumed[K, V] (source name
-// "<name>-source", processor "<name>"), Materialized[K, V]. Java: StreamsBuilder.globalTable.
-func GlobalTable[K, V any](b *StreamsBuilder, topic string, opts ...TableOption) GlobalKTable[K, V] {
-	c, mat := tableSourceOptions[K, V](b, "GlobalTable", opts)
-	if c == nil {
-		c = &Consumed[K, V]{}
-		if mat != nil {
-			c.keySerde, c.valueSerde = mat.keySerde, mat.valueSerde
-		}
-	} else if mat != nil {
-		mat.keySerde, mat.valueSerde = c.keySerde, c.valueSerde
-	} else {
-		mat = &Materialized[K, V]{keySerde: c.keySerde, valueSerde: c.valueSerde}
-	}
+// GlobalTable returns a global table reading topic, with consumed and materialized as for
+// [Table] (source name "<name>-source", processor "<name>"). Java: StreamsBuilder.globalTable.
+func GlobalTable[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K, V], materialized ...Materialized[K, V]) GlobalKTable[K, V] {
+	c, mat := tableSourceOptions(consumed, materialized)
 	mi := materialize(b, mat, topic+"-")
 	mi.logging, mi.logConfig = false, nil
 	srcName := b.suffixOrElseGenerate(c.name, "-source", sourceName)
@@ -127,26 +108,22 @@ func GlobalTable[K, V any](b *StreamsBuilder, topic string, opts ...TableOption)
 	return GlobalKTable[K, V]{getter: ktable.StoreValueGetterSupplier(mi.storeName), queryableName: mi.queryableName()}
 }
 
-// tableSourceOptions picks the Consumed[K, V] and Materialized[K, V] out of opts.
-func tableSourceOptions[K, V any](b *StreamsBuilder, op string, opts []TableOption) (*Consumed[K, V], *Materialized[K, V]) {
-	var c *Consumed[K, V]
-	var rest []TableOption
-	for _, o := range opts {
-		if cc, ok := o.(Consumed[K, V]); ok {
-			c = &cc
-			continue
+// tableSourceOptions combines the Consumed and the (last) Materialized of a table source: the
+// Consumed's serdes win when it has any (Java: table(topic, consumed, materialized) overrides
+// the Materialized's serdes), else the Materialized's are used for reading too.
+func tableSourceOptions[K, V any](c Consumed[K, V], materialized []Materialized[K, V]) (*Consumed[K, V], *Materialized[K, V]) {
+	var mat Materialized[K, V]
+	if len(materialized) > 0 {
+		mat = materialized[len(materialized)-1]
+		if c.keySerde == nil && c.valueSerde == nil {
+			c.keySerde, c.valueSerde = mat.keySerde, mat.valueSerde
 		}
-		if _, ok := o.(Named); ok {
-			b.fail(dslErr(ErrOptionType, "%s: name the source with Consumed.WithName, not Named", op))
-			continue
-		}
-		rest = append(rest, o)
 	}
-	_, mat := splitTableOptions[K, V](b, op, rest)
-	return c, mat
+	mat.keySerde, mat.valueSerde = c.keySerde, c.valueSerde
+	return &c, &mat
 }
 
-func (Consumed[K, V]) tableOption() {}
+
 
 // Filter keeps the rows whose value passes pred; other rows become deletes (tombstones
 // downstream). pred only sees non-null values. Options: Named, Materialized[K, V] (a named
@@ -356,7 +333,7 @@ func (g KGroupedTable[K, V]) Count(opts ...TableOption) KTable[K, int64] {
 func (g KGroupedTable[K, V]) Reduce(adder, subtractor func(agg, value V) V, opts ...TableOption) KTable[K, V] {
 	b := g.g.b
 	named, mat := splitTableOptions[K, V](b, "Reduce", opts)
-	mi := materialize(b, mat, tableReduceName)
+	mi := materialize(b, mat, tableAggName) // Java names the store KTABLE-AGGREGATE-STATE-STORE-<n> for reduce too
 	if mi.keySerde == nil {
 		mi.keySerde = g.g.keySerde
 	}

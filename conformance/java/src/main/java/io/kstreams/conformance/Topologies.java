@@ -27,6 +27,7 @@ public final class Topologies {
         register(new PapiTopologies.Global());
         register(new PapiTopologies.Sinks());
         register(new CacheTopologies.PapiCache());
+        DslTopologies.all().forEach(Topologies::register);
     }
 
     private Topologies() {
