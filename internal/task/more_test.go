@@ -132,3 +132,34 @@ func TestSpecFromTopology(t *testing.T) {
 		t.Fatalf("bad payload: %v", err)
 	}
 }
+
+func TestSiblingsDoNotShareHeaderStorage(t *testing.T) {
+	clock := int64(0)
+	var seen []string
+	adder := func(tag string) *funcProc {
+		return &funcProc{process: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+			r.Headers.Add("by", []byte(tag))
+			var hs []string
+			for h := range r.Headers.All() {
+				hs = append(hs, h.Key+"="+string(h.Value))
+			}
+			seen = append(seen, tag+":"+strings.Join(hs, ","))
+			return nil
+		}}
+	}
+	a, b := adder("a"), adder("b")
+	spec := Spec{Nodes: []NodeSpec{
+		{Name: "src", Kind: SourceNode, Topics: []string{"in"}, Children: []string{"a", "b"}},
+		{Name: "a", Kind: ProcessorNode, NewProcessor: func() (UntypedProcessor, error) { return a, nil }},
+		{Name: "b", Kind: ProcessorNode, NewProcessor: func() (UntypedProcessor, error) { return b, nil }},
+	}}
+	tk, _ := newTask(t, spec, &clock)
+	r := raw("in", 0, 1, "k", "v")
+	h := serde.NewHeaders(serde.Header{Key: "h", Value: []byte("1")})
+	r.Headers = h.Clone()
+	_ = tk.AddRecord(r)
+	drain(t, tk, 0)
+	if strings.Join(seen, " ") != "a:h=1,by=a b:h=1,by=b" {
+		t.Fatalf("seen %v", seen)
+	}
+}

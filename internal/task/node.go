@@ -112,8 +112,14 @@ func (n *node) forward(rec processor.Record[any, any], targets []*node) error {
 	t.rc = recordContext{timestamp: rec.Timestamp, offset: prev.offset, partition: prev.partition, topic: prev.topic,
 		headers: rec.Headers, hasMetadata: prev.hasMetadata}
 	defer func() { t.rc = prev }()
-	for _, c := range targets {
-		if err := c.process(rec); err != nil {
+	for i, c := range targets {
+		r := rec
+		if len(targets) > 1 && i > 0 && rec.Headers.Len() > 0 {
+			// Each further child gets its own copy of the headers, so that a child adding to
+			// them cannot write into the backing array another child holds.
+			r.Headers = rec.Headers.Clone()
+		}
+		if err := c.process(r); err != nil {
 			return err
 		}
 	}
