@@ -18,9 +18,25 @@ import (
 	"github.com/kstreams-go/kstreams/store"
 )
 
+// testLog is a changelog tests can write and read: MemoryLog, or Kafka in kafka_test.go.
+type testLog interface {
+	Reader
+	Append(tp TopicPartition, r Record) int64
+}
+
+// count returns the number of offsets of tp (records, plus markers on a transactional log).
+func count(t *testing.T, l testLog, tp TopicPartition) int64 {
+	t.Helper()
+	end, err := l.EndOffset(context.Background(), tp)
+	must(t, err)
+	begin, err := l.BeginningOffset(context.Background(), tp)
+	must(t, err)
+	return end - begin
+}
+
 // logCollector appends the task's changelog writes to a log and tells the TaskState.
 type logCollector struct {
-	log     *MemoryLog
+	log     testLog
 	ts      *TaskState
 	discard bool // drop writes (an aborted transaction: read_committed never sees them)
 }
@@ -78,7 +94,8 @@ func builders(t *testing.T) []processor.StoreBuilder {
 type harness struct {
 	t    *testing.T
 	dir  string
-	log  *MemoryLog
+	log  testLog
+	app  string
 	eos  bool
 	buf  *bytes.Buffer
 	task *task.Task
@@ -90,7 +107,10 @@ type harness struct {
 func (h *harness) open() {
 	h.t.Helper()
 	h.coll = &logCollector{log: h.log}
-	cfg := task.Config{ApplicationID: "app", StateDir: h.dir, Collector: h.coll, AppConfigs: map[string]string{}}
+	if h.app == "" {
+		h.app = "app"
+	}
+	cfg := task.Config{ApplicationID: h.app, StateDir: h.dir, Collector: h.coll, AppConfigs: map[string]string{}}
 	if h.eos {
 		cfg.AppConfigs[store.ProcessingGuaranteeConfig] = "exactly_once_v2"
 	}
@@ -193,7 +213,18 @@ func equalDumps(t *testing.T, got, want map[string][]string) {
 }
 
 func TestRestoreFromScratchAndFromCheckpoint(t *testing.T) {
-	h := &harness{t: t, dir: t.TempDir(), log: NewMemoryLog()}
+	restoreScenario(t, NewMemoryLog(), "app")
+}
+
+// restoreScenario fills every store kind, deletes the local state and restores it, then keeps
+// the local state and restores only the tail after the checkpoint.
+func restoreScenario(t *testing.T, log testLog, app string) {
+	h := &harness{t: t, dir: t.TempDir(), log: log, app: app}
+	if c, ok := log.(interface{ ensureTopic(string) }); ok {
+		for _, s := range []string{"kv", "mem", "ts", "win", "sess"} {
+			c.ensureTopic(app + "-" + s + "-changelog") // the runtime's internal topic manager does this
+		}
+	}
 	h.open()
 	h.fill(0, 100)
 	must(t, h.task.Commit())
@@ -204,10 +235,10 @@ func TestRestoreFromScratchAndFromCheckpoint(t *testing.T) {
 	cp, err := ReadCheckpoint(filepath.Join(h.dir, CheckpointFileName))
 	must(t, err)
 	// Persistent logged stores only; the offset is the last record's.
-	if len(cp) != 4 || cp[TopicPartition{"app-kv-changelog", 0}] != int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0})))-1 {
+	if len(cp) != 4 || cp[TopicPartition{h.app + "-kv-changelog", 0}] != count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0})-1 {
 		t.Fatalf("checkpoint = %v", cp)
 	}
-	if _, ok := cp[TopicPartition{"app-mem-changelog", 0}]; ok {
+	if _, ok := cp[TopicPartition{h.app + "-mem-changelog", 0}]; ok {
 		t.Fatal("in-memory store was checkpointed")
 	}
 
@@ -216,7 +247,7 @@ func TestRestoreFromScratchAndFromCheckpoint(t *testing.T) {
 	h.open()
 	equalDumps(t, h.dump(), want)
 	for _, s := range []string{"kv", "ts", "win", "sess"} {
-		n := int64(len(h.log.Records(TopicPartition{"app-" + s + "-changelog", 0})))
+		n := count(t, h.log, TopicPartition{h.app + "-" + s + "-changelog", 0})
 		if h.lis.restored[s] != n || h.lis.starts[s] != [2]int64{0, n} {
 			t.Errorf("%s: restored %d records from %v, want all %d", s, h.lis.restored[s], h.lis.starts[s], n)
 		}
@@ -227,18 +258,18 @@ func TestRestoreFromScratchAndFromCheckpoint(t *testing.T) {
 
 	// Keep the local state; write a tail after the checkpoint and stop without checkpointing.
 	must(t, h.ts.Checkpoint())
-	before := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0})))
+	before := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0})
 	h.fill(100, 6)
 	want = h.dump()
 	must(t, h.task.Close())
 	h.open()
 	equalDumps(t, h.dump(), want)
-	after := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0})))
+	after := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0})
 	if h.lis.restored["kv"] != after-before || h.lis.starts["kv"] != [2]int64{before, after} {
 		t.Fatalf("kv: restored %d from %v, want only the tail %d..%d", h.lis.restored["kv"], h.lis.starts["kv"], before, after)
 	}
 	// The in-memory store always restores everything.
-	if n := int64(len(h.log.Records(TopicPartition{"app-mem-changelog", 0}))); h.lis.restored["mem"] != n {
+	if n := count(t, h.log, TopicPartition{h.app + "-mem-changelog", 0}); h.lis.restored["mem"] != n {
 		t.Fatalf("mem: restored %d, want %d", h.lis.restored["mem"], n)
 	}
 	must(t, h.task.Close())
@@ -248,17 +279,18 @@ func TestTimestampedChangelogFormat(t *testing.T) {
 	h := &harness{t: t, dir: t.TempDir(), log: NewMemoryLog()}
 	h.open()
 	must(t, h.tsStore().Put("a", store.MakeValueAndTimestamp(int64(7), 1234)))
-	recs := h.log.Records(TopicPartition{"app-ts-changelog", 0})
+	ml := h.log.(*MemoryLog)
+	recs := ml.Records(TopicPartition{"app-ts-changelog", 0})
 	if len(recs) != 1 || !bytes.Equal(recs[0].Value, []byte{0, 0, 0, 0, 0, 0, 0, 7}) || recs[0].Timestamp != 1234 {
 		t.Fatalf("changelog record = %+v, want the raw long 7 with timestamp 1234", recs)
 	}
 	must(t, h.win().Put("a", 5, 3000))
-	recs = h.log.Records(TopicPartition{"app-win-changelog", 0})
+	recs = ml.Records(TopicPartition{"app-win-changelog", 0})
 	if want := store.WindowStoreKey([]byte("a"), 3000, 0); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
 		t.Fatalf("window changelog key = %x, want %x", recs[0].Key, want)
 	}
 	must(t, h.sess().Put(serde.Windowed[string]{Key: "a", Window: serde.Window{Start: 10, End: 20}}, 1))
-	recs = h.log.Records(TopicPartition{"app-sess-changelog", 0})
+	recs = ml.Records(TopicPartition{"app-sess-changelog", 0})
 	if want := store.SessionStoreKey([]byte("a"), 10, 20); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
 		t.Fatalf("session changelog key = %x, want %x", recs[0].Key, want)
 	}
@@ -297,13 +329,13 @@ func TestExactlyOnceKeepsTransactionsInABatch(t *testing.T) {
 
 	// The Kafka transaction commits but the process dies before the batch is applied: restore
 	// replays only that transaction's records.
-	before := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0})))
+	before := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0})
 	h.fill(25, 4)
 	want := h.dump()
 	must(t, h.task.Close())
 	h.open()
 	equalDumps(t, h.dump(), want)
-	if n := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0}))) - before; h.lis.restored["kv"] != n {
+	if n := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0}) - before; h.lis.restored["kv"] != n {
 		t.Fatalf("kv: restored %d, want the %d records of the last transaction", h.lis.restored["kv"], n)
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, CheckpointFileName)); !os.IsNotExist(err) {
@@ -343,7 +375,10 @@ func (h *harness) openWith(eosState bool) {
 	h.t.Helper()
 	h.eos = false
 	h.coll = &logCollector{log: h.log}
-	cfg := task.Config{ApplicationID: "app", StateDir: h.dir, Collector: h.coll, AppConfigs: map[string]string{}}
+	if h.app == "" {
+		h.app = "app"
+	}
+	cfg := task.Config{ApplicationID: h.app, StateDir: h.dir, Collector: h.coll, AppConfigs: map[string]string{}}
 	var specs []task.StoreSpec
 	for _, b := range builders(h.t) {
 		specs = append(specs, task.StoreSpec{Builder: b})
@@ -382,7 +417,7 @@ func TestCorruptStoreIsWipedAndRestored(t *testing.T) {
 	}
 	h.open() // the corrupt database is wiped at open (a warning on the store environment's logger)
 	equalDumps(t, h.dump(), want)
-	if n := int64(len(h.log.Records(TopicPartition{"app-kv-changelog", 0}))); h.lis.restored["kv"] != n {
+	if n := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0}); h.lis.restored["kv"] != n {
 		t.Fatalf("kv restored %d records, want all %d", h.lis.restored["kv"], n)
 	}
 	must(t, h.task.Close())

@@ -1,0 +1,186 @@
+package changelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// kafkaLog writes changelog records to Kafka with a synchronous producer and reads them back
+// with a SaramaReader.
+type kafkaLog struct {
+	*SaramaReader
+	t       *testing.T
+	client  sarama.Client
+	admin   sarama.ClusterAdmin
+	prod    sarama.SyncProducer
+	mu      sync.Mutex
+	created map[string]bool
+}
+
+func newKafkaLog(t *testing.T, b kafkatest.Broker, readCommitted bool) *kafkaLog {
+	t.Helper()
+	cfg := kafkatest.SaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	client, err := sarama.NewClient(b.Addrs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, err := sarama.NewSyncProducerFromClient(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = prod.Close() })
+	return &kafkaLog{SaramaReader: NewSaramaReader(client, readCommitted), t: t, client: client, admin: admin, prod: prod, created: map[string]bool{}}
+}
+
+func (k *kafkaLog) ensureTopic(topic string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.created[topic] {
+		return
+	}
+	compact := "compact"
+	err := k.admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1,
+		ConfigEntries: map[string]*string{"cleanup.policy": &compact}}, false)
+	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+		k.t.Fatalf("create topic %s: %v", topic, err)
+	}
+	// Wait for the leader to be known.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_ = k.client.RefreshMetadata(topic)
+		if _, err := k.client.Leader(topic, 0); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			k.t.Fatalf("topic %s has no leader", topic)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	k.created[topic] = true
+}
+
+func kafkaMessage(tp TopicPartition, r Record) *sarama.ProducerMessage {
+	m := &sarama.ProducerMessage{Topic: tp.Topic, Partition: tp.Partition, Timestamp: time.UnixMilli(max(r.Timestamp, 0))}
+	if r.Key != nil {
+		m.Key = sarama.ByteEncoder(r.Key)
+	}
+	if r.Value != nil {
+		m.Value = sarama.ByteEncoder(r.Value)
+	}
+	return m
+}
+
+// Append produces r to tp and returns its offset.
+func (k *kafkaLog) Append(tp TopicPartition, r Record) int64 {
+	k.ensureTopic(tp.Topic)
+	_, off, err := k.prod.SendMessage(kafkaMessage(tp, r))
+	if err != nil {
+		k.t.Fatalf("produce to %s: %v", tp, err)
+	}
+	return off
+}
+
+func TestRestoreKfake(t *testing.T) {
+	b := kafkatest.Embedded(t)
+	restoreScenario(t, newKafkaLog(t, b, false), kafkatest.Name(t, "app"))
+}
+
+func TestIntegrationRestore(t *testing.T) {
+	b := kafkatest.Real(t)
+	restoreScenario(t, newKafkaLog(t, b, false), kafkatest.Name(t, "app"))
+}
+
+func TestTransactionalRestoreKfake(t *testing.T) {
+	transactionalRestore(t, kafkatest.Embedded(t))
+}
+
+func TestIntegrationTransactionalRestore(t *testing.T) {
+	transactionalRestore(t, kafkatest.Real(t))
+}
+
+// transactionalRestore writes a changelog in transactions (committed, aborted, committed) and
+// restores it read_committed: the aborted records are skipped and restore ends although the
+// last offset of the log is a commit marker.
+func transactionalRestore(t *testing.T, b kafkatest.Broker) {
+	app := kafkatest.Name(t, "app")
+	log := newKafkaLog(t, b, true)
+	tp := TopicPartition{app + "-kv-changelog", 0}
+	log.ensureTopic(tp.Topic)
+
+	cfg := kafkatest.SaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.Idempotent = true
+	cfg.Producer.Transaction.ID = kafkatest.Name(t, "txn")
+	cfg.Net.MaxOpenRequests = 1
+	prod, err := sarama.NewAsyncProducer(b.Addrs, cfg)
+	must(t, err)
+	defer prod.Close()
+	go func() {
+		for range prod.Successes() {
+		}
+	}()
+	go func() {
+		for range prod.Errors() {
+		}
+	}()
+	want := map[string]string{}
+	committed := 0
+	txn := func(commit bool, from, n int) {
+		t.Helper()
+		must(t, prod.BeginTxn())
+		pending := map[string]string{}
+		for i := from; i < from+n; i++ {
+			k, v := fmt.Sprintf("k%02d", i%8), fmt.Sprint("v", i)
+			prod.Input() <- kafkaMessage(tp, Record{Key: []byte(k), Value: []byte(v)})
+			pending[k] = v
+		}
+		if commit {
+			must(t, prod.CommitTxn())
+			maps.Copy(want, pending)
+			committed += n
+		} else {
+			must(t, prod.AbortTxn())
+		}
+	}
+	txn(true, 0, 10)
+	txn(false, 10, 5)
+	txn(true, 15, 3)
+
+	for _, s := range []string{"mem", "ts", "win", "sess"} {
+		log.ensureTopic(app + "-" + s + "-changelog")
+	}
+	h := &harness{t: t, dir: t.TempDir(), log: log, app: app, eos: true}
+	h.open() // restores read_committed up to the last stable offset
+	got := map[string]string{}
+	for k, v := range store.All(h.kv().All()) {
+		got[k] = v
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("restored %v, want the committed records only %v", got, want)
+	}
+	if h.lis.restored["kv"] != int64(committed) {
+		t.Fatalf("restored %d records, want %d (aborted ones skipped)", h.lis.restored["kv"], committed)
+	}
+	end, err := log.EndOffset(context.Background(), tp)
+	must(t, err)
+	if end != 10+1+5+1+3+1 {
+		t.Fatalf("last stable offset %d, want 21 (18 records and 3 markers)", end)
+	}
+	must(t, h.task.Close())
+}
