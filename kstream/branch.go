@@ -81,7 +81,8 @@ func (bs *BranchedKStream[K, V]) create(branched []Branched[K, V], index int) {
 		return ctx.Forward(r)
 	}}, nil, nil), bs.node)
 	s := bs.src.s
-	branch := KStream[K, V]{s: &streamImpl{b: b, name: child, node: n, keySerde: s.keySerde, valueSerde: s.valueSerde, repartitionRequired: s.repartitionRequired}}
+	branch := KStream[K, V]{s: &streamImpl{b: b, name: child, node: n, keySerde: s.keySerde, valueSerde: s.valueSerde, repartitionRequired: s.repartitionRequired,
+		sourceNodes: s.sourceNodes}}
 	switch {
 	case br.function != nil:
 		if r := br.function(branch); r.s != nil {

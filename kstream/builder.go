@@ -80,9 +80,10 @@ const TopologyOptimizationConfig = "topology.optimization"
 // value is not usable; use [NewStreamsBuilder]. Not safe for concurrent use. Java counterpart:
 // org.apache.kafka.streams.StreamsBuilder.
 type StreamsBuilder struct {
-	index int
-	nodes []*graphNode
-	err   error
+	index        int
+	nodes        []*graphNode
+	err          error
+	copartitions [][]string
 }
 
 // NewStreamsBuilder returns an empty builder. Java: new StreamsBuilder().
@@ -184,6 +185,7 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 			return nil, fmt.Errorf("build %s: %w", n.name, err)
 		}
 	}
+	b.applyCopartitions(t)
 	return t, nil
 }
 

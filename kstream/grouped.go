@@ -16,6 +16,7 @@ type groupedStreamImpl struct {
 	repartitionRequired bool
 	userName            string
 	repartitionNode     *graphNode
+	sourceNodes         []string
 }
 
 // KGroupedStream is a stream grouped by key, ready for an aggregation that produces a
@@ -27,7 +28,7 @@ type KGroupedStream[K, V any] struct{ g *groupedStreamImpl }
 // GroupedStreamAggregateBuilder.build.
 func (g *groupedStreamImpl) aggregate(name string, mi *materializedInternal, sup ktable.Supplier) *tableImpl {
 	b := g.b
-	parent := g.node
+	parent, sources := g.node, g.sourceNodes
 	if g.repartitionRequired {
 		prefix := g.userName
 		if prefix == "" {
@@ -38,11 +39,11 @@ func (g *groupedStreamImpl) aggregate(name string, mi *materializedInternal, sup
 			g.repartitionNode = rp.node()
 			b.addNode(g.repartitionNode, g.node)
 		}
-		parent = g.repartitionNode
+		parent, sources = g.repartitionNode, []string{rp.source}
 	}
 	n := b.addNode(processorNode(name, sup, nil, mi.storeBuilder), parent)
 	return &tableImpl{b: b, name: name, node: n, keySerde: mi.keySerde, valueSerde: mi.valueSerde, supplier: sup,
-		queryableName: mi.queryableName()}
+		queryableName: mi.queryableName(), sourceNodes: sources}
 }
 
 // Count counts the records per key (records with a null key or value are dropped). The store
@@ -223,7 +224,7 @@ func (c CogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, opts ...Ta
 	pass := ktable.NewPassThrough(sups, mi.storeName)
 	n := b.addNode(processorNode(mergeName, pass, nil, nil), aggNodes...)
 	return KTable[K, VOut]{t: &tableImpl{b: b, name: mergeName, node: n, keySerde: mi.keySerde, valueSerde: mi.valueSerde,
-		supplier: pass, queryableName: mi.queryableName()}}
+		supplier: pass, queryableName: mi.queryableName(), sourceNodes: []string{mergeName}}}
 }
 
 func itoa(i int) string {

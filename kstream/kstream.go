@@ -24,6 +24,9 @@ type streamImpl struct {
 	keySerde            serde.Serde[any]
 	valueSerde          serde.Serde[any]
 	repartitionRequired bool
+	// sourceNodes are the source nodes of the sub-topology this stream comes from (Java:
+	// subTopologySourceNodes); joins co-partition their topics.
+	sourceNodes []string
 	// repartitionNode is the repartition a join created for this stream (Java:
 	// KStreamImpl.repartitionNode), reused when the same stream is joined again.
 	repartitionNode *graphNode
@@ -36,7 +39,8 @@ type streamImpl struct {
 type KStream[K, V any] struct{ s *streamImpl }
 
 func (s KStream[K, V]) derive(name string, node *graphNode, keySerde, valueSerde serde.Serde[any], repartition bool) *streamImpl {
-	return &streamImpl{b: s.s.b, name: name, node: node, keySerde: keySerde, valueSerde: valueSerde, repartitionRequired: repartition}
+	return &streamImpl{b: s.s.b, name: name, node: node, keySerde: keySerde, valueSerde: valueSerde, repartitionRequired: repartition,
+		sourceNodes: s.s.sourceNodes}
 }
 
 func (s KStream[K, V]) stateless(name string, f procFunc) *graphNode {
@@ -62,7 +66,8 @@ func StreamTopics[K, V any](b *StreamsBuilder, topics []string, consumed ...Cons
 	if len(topics) == 0 {
 		b.fail(dslErr(ErrNoTopics, "stream %s: topics cannot be empty; give at least one topic", name))
 	}
-	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde)}}
+	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde),
+		sourceNodes: []string{name}}}
 }
 
 // StreamPattern returns a stream reading every topic whose whole name matches pattern (Go RE2
@@ -76,7 +81,8 @@ func StreamPattern[K, V any](b *StreamsBuilder, pattern string, consumed ...Cons
 	if _, err := regexp.Compile(pattern); err != nil {
 		b.fail(fmt.Errorf("%w: stream %s: %v", processor.ErrInvalidPattern, name, err))
 	}
-	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde)}}
+	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde),
+		sourceNodes: []string{name}}}
 }
 
 // Name returns the name of the processor node that produces this stream.
@@ -278,7 +284,9 @@ func (s KStream[K, V]) Merge(other KStream[K, V], named ...Named) KStream[K, V] 
 	n := s.s.b.addNode(processorNode(name, funcSupplier{f: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		return ctx.Forward(r)
 	}}, nil, nil), s.s.node, other.s.node)
-	return KStream[K, V]{s: s.derive(name, n, nil, nil, s.s.repartitionRequired || other.s.repartitionRequired)}
+	out := s.derive(name, n, nil, nil, s.s.repartitionRequired || other.s.repartitionRequired)
+	out.sourceNodes = append(append([]string(nil), s.s.sourceNodes...), other.s.sourceNodes...)
+	return KStream[K, V]{s: out}
 }
 
 // Repartition writes the stream to a repartition topic ("<name>-repartition", or a generated
@@ -310,7 +318,9 @@ func (s KStream[K, V]) Repartition(repartitioned ...Repartitioned[K, V]) KStream
 	if outKey == nil {
 		outKey = s.s.keySerde
 	}
-	return KStream[K, V]{s: s.derive(rp.source, n, outKey, valueSerde, false)}
+	out := s.derive(rp.source, n, outKey, valueSerde, false)
+	out.sourceNodes = []string{rp.source}
+	return KStream[K, V]{s: out}
 }
 
 // To writes the stream to topic, with the Produced's serdes (default: the stream's known serdes,
@@ -419,10 +429,10 @@ func (s KStream[K, V]) ToTable(opts ...TableOption) KTable[K, V] {
 	if valueSerde == nil {
 		valueSerde = s.s.valueSerde
 	}
-	parent := s.s.node
+	parent, sources := s.s.node, s.s.sourceNodes
 	if s.s.repartitionRequired {
 		rp := b.newRepartition(name, keySerde, valueSerde, nil)
-		parent = b.addNode(rp.node(), parent)
+		parent, sources = b.addNode(rp.node(), parent), []string{rp.source}
 	}
 	src := ktable.NewSource(mi.storeName, mi.queryable)
 	n := b.addNode(processorNode(name, src, nil, func() processor.StoreBuilder {
@@ -431,14 +441,15 @@ func (s KStream[K, V]) ToTable(opts ...TableOption) KTable[K, V] {
 		}
 		return nil
 	}), parent)
-	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: src, queryableName: mi.queryableName()}}
+	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: src, queryableName: mi.queryableName(),
+		sourceNodes: sources}}
 }
 
 // GroupByKey groups the records by their key for an aggregation. Without a Grouped the stream's
 // serdes are used for a repartition topic (needed when the stream was re-keyed); a Grouped gives
 // them (nil: defaults) and the repartition topic name. Java: groupByKey([grouped]).
 func (s KStream[K, V]) GroupByKey(grouped ...Grouped[K, V]) KGroupedStream[K, V] {
-	g := groupedStreamImpl{b: s.s.b, name: s.s.name, node: s.s.node, repartitionRequired: s.s.repartitionRequired,
+	g := groupedStreamImpl{b: s.s.b, name: s.s.name, node: s.s.node, repartitionRequired: s.s.repartitionRequired, sourceNodes: s.s.sourceNodes,
 		keySerde: s.s.keySerde, valueSerde: s.s.valueSerde}
 	if len(grouped) > 0 {
 		gr := grouped[len(grouped)-1]
@@ -463,7 +474,7 @@ func (s KStream[K, V]) GroupBy[KR any](f func(K, V) KR, grouped ...Grouped[KR, V
 	name := s.s.b.orElseGenerate(gr.name, keySelectName)
 	s.checkFunc(name, f == nil)
 	n := s.stateless(name, selectKeyFunc(f))
-	g := groupedStreamImpl{b: s.s.b, name: name, node: n, repartitionRequired: true,
+	g := groupedStreamImpl{b: s.s.b, name: name, node: n, repartitionRequired: true, sourceNodes: s.s.sourceNodes,
 		keySerde: untyped(gr.keySerde), valueSerde: untyped(gr.valueSerde), userName: gr.name}
 	if len(grouped) == 0 {
 		g.valueSerde = s.s.valueSerde

@@ -17,6 +17,8 @@ type tableImpl struct {
 	supplier ktable.Supplier
 	// queryableName is the store name when the table is materialized under a user name.
 	queryableName string
+	// sourceNodes: see streamImpl.sourceNodes.
+	sourceNodes []string
 }
 
 // KTable is a changelog stream seen as a table: the latest value per key, updated by upserts
@@ -63,7 +65,7 @@ func Table[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K, V], m
 		b.fail(dslErr(ErrNoTopics, "table %s: a topic is needed", tblName))
 	}
 	return KTable[K, V]{t: &tableImpl{b: b, name: tblName, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde),
-		supplier: src, queryableName: mi.queryableName()}}
+		supplier: src, queryableName: mi.queryableName(), sourceNodes: []string{srcName}}}
 }
 
 // GlobalKTable is a table fully replicated to every instance, read by stream-globalTable
@@ -169,7 +171,8 @@ func (t KTable[K, V]) filter(pred func(K, V) bool, not bool, opts []TableOption)
 	}
 	sup := ktable.NewFilter(t.t.supplier, predicateOf(pred), not, storeName)
 	n := b.addNode(processorNode(name, sup, nil, storeBuilderIf(storeName, mi)), t.t.node)
-	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: sup, queryableName: storeName}}
+	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: sup, queryableName: storeName,
+		sourceNodes: t.t.sourceNodes}}
 }
 
 // materializeNoGen resolves a Materialized given to a table operator: without a store name it
@@ -234,7 +237,8 @@ func tableMapValues[K, V, VR any](t KTable[K, V], f func(K, V) VR, opts []TableO
 	}
 	sup := ktable.NewMapValues(t.t.supplier, mapper, storeName)
 	n := b.addNode(processorNode(name, sup, nil, storeBuilderIf(storeName, mi)), t.t.node)
-	return KTable[K, VR]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: sup, queryableName: storeName}}
+	return KTable[K, VR]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: sup, queryableName: storeName,
+		sourceNodes: t.t.sourceNodes}}
 }
 
 // ToStream returns the stream of the table's updates (deletes as null values). Java: toStream.
@@ -245,7 +249,7 @@ func (t KTable[K, V]) ToStream(named ...Named) KStream[K, V] {
 		r.Value = r.Value.(ktable.Change).New
 		return ctx.Forward(r)
 	}}, nil, nil), t.t.node)
-	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: t.t.keySerde, valueSerde: t.t.valueSerde}}
+	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: t.t.keySerde, valueSerde: t.t.valueSerde, sourceNodes: t.t.sourceNodes}}
 }
 
 // GroupBy re-keys the table's rows with f (which returns the new key and value) for an
@@ -306,7 +310,8 @@ func (g *groupedTableImpl) aggregate(named, prefix string, mi *materializedInter
 		b.addNode(g.repNode, g.node)
 	}
 	n := b.addNode(processorNode(funcName, sup, nil, mi.storeBuilder), g.repNode)
-	return &tableImpl{b: b, name: funcName, node: n, keySerde: mi.keySerde, valueSerde: mi.valueSerde, supplier: sup, queryableName: mi.queryableName()}
+	return &tableImpl{b: b, name: funcName, node: n, keySerde: mi.keySerde, valueSerde: mi.valueSerde, supplier: sup, queryableName: mi.queryableName(),
+		sourceNodes: []string{source}}
 }
 
 // Count counts the rows per key (adder +1, subtractor -1); store serdes default to the
