@@ -290,7 +290,13 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 			if sess.Context().Err() != nil {
 				return err
 			}
-			th.fatalErr = err
+			var ke *KafkaError
+			if errors.As(err, &ke) {
+				th.log.Warn("restore failed; rejoining", "task", id.String(), "error", err)
+				th.migrated = true
+			} else {
+				th.fatalErr = err
+			}
 			th.endSess()
 			return err
 		}
@@ -337,7 +343,7 @@ func (th *thread) createTask(ctx context.Context, id processor.TaskID) (*task.Ta
 			func(b []processor.RestoreRecord) error { return t.Restore(name, b) })
 		if err != nil {
 			t.Close()
-			return nil, fmt.Errorf("task %s: restore store %q from %s: %w", id, name, topic, err)
+			return nil, kafkaErr(fmt.Sprintf("task %s: restore store %q from %s", id, name, topic), err)
 		}
 		if m := r.cfg.Metrics; m != nil {
 			m.restored.WithLabelValues(th.name).Add(float64(n))
@@ -397,7 +403,12 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 	defer timer.Stop()
 	for {
 		if ctx.Err() != nil {
-			return th.commit(sess)
+			// The session ends (rebalance or shutdown): commit what was processed. If that
+			// fails, the tasks hold uncommitted state and must not be reused.
+			if err := th.commit(sess); err != nil {
+				th.handleLoopError(err)
+			}
+			return nil
 		}
 		th.fill()
 		n, err := th.processOnce()
@@ -435,7 +446,9 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 // handleLoopError ends the session after a failure: a migration (fenced producer, stale
 // generation) rejoins with the tasks closed dirty; anything else is fatal for the thread.
 func (th *thread) handleLoopError(err error) {
-	if isMigration(err) {
+	var ke *KafkaError
+	if isMigration(err) || errors.As(err, &ke) {
+		th.log.Warn("tasks corrupted or migrated; closing them dirty and rejoining", "error", err)
 		th.migrated = true
 	} else {
 		th.fatalErr = err
@@ -531,7 +544,7 @@ func (th *thread) flush() error {
 	}
 	if th.rt.cfg.ExactlyOnce && !th.txnOpen {
 		if err := th.producer.BeginTxn(); err != nil {
-			return fmt.Errorf("begin transaction: %w", err)
+			return kafkaErr("begin transaction", err)
 		}
 		th.txnOpen = true
 	}
@@ -543,7 +556,7 @@ func (th *thread) flush() error {
 	}
 	var perrs sarama.ProducerErrors
 	if !errors.As(err, &perrs) || th.rt.cfg.ExactlyOnce {
-		return fmt.Errorf("send: %w", err)
+		return kafkaErr("send", err)
 	}
 	idx := map[*sarama.ProducerMessage]int{}
 	for i, m := range msgs {
@@ -551,6 +564,9 @@ func (th *thread) flush() error {
 	}
 	for _, pe := range perrs {
 		rec := recs[idx[pe.Msg]]
+		if retriable(pe.Err) {
+			return kafkaErr("send to topic "+rec.Topic, pe.Err)
+		}
 		if th.rt.cfg.Production != nil && th.rt.cfg.Production(rec, pe.Err) == task.Continue {
 			th.log.Warn("dropping record the producer could not send", "topic", rec.Topic, "error", pe.Err)
 			continue
@@ -600,18 +616,18 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 			return nil
 		}
 		if err := th.producer.BeginTxn(); err != nil {
-			return fmt.Errorf("begin transaction: %w", err)
+			return kafkaErr("begin transaction", err)
 		}
 		th.txnOpen = true
 	}
 	if len(offsets) > 0 {
 		meta := sarama.NewConsumerGroupMetadataFromSession(sess, th.rt.cfg.ApplicationID, nil)
 		if err := th.producer.AddOffsetsToTxnWithGroupMetadata(offsets, meta); err != nil {
-			return fmt.Errorf("send offsets to transaction: %w", err)
+			return kafkaErr("send offsets to transaction", err)
 		}
 	}
 	if err := th.producer.CommitTxn(); err != nil {
-		return fmt.Errorf("commit transaction: %w", err)
+		return kafkaErr("commit transaction", err)
 	}
 	th.txnOpen = false
 	return nil
@@ -652,4 +668,39 @@ func (c collector) PartitionsFor(topic string) (int32, error) {
 		return 0, err
 	}
 	return int32(len(ps)), nil
+}
+
+// KafkaError is a failure talking to Kafka (producer, transaction, restore) after the
+// client's own retries. The thread does not die of it: its tasks are closed dirty (under
+// exactly-once the transaction is aborted) and it rejoins the group, reprocessing from the
+// last commit. Java: TaskCorruptedException / TaskMigratedException handling.
+type KafkaError struct {
+	// Op is what failed.
+	Op string
+	// Err is the client's error.
+	Err error
+}
+
+// Error implements error.
+func (e *KafkaError) Error() string { return e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns the client's error.
+func (e *KafkaError) Unwrap() error { return e.Err }
+
+func kafkaErr(op string, err error) error { return &KafkaError{Op: op, Err: err} }
+
+// retriable reports errors a later attempt may not see: network errors, missing leaders,
+// timeouts, and Kafka's retriable error codes.
+func retriable(err error) bool {
+	var ke sarama.KError
+	if errors.As(err, &ke) {
+		switch ke {
+		case sarama.ErrMessageSizeTooLarge, sarama.ErrInvalidMessage, sarama.ErrInvalidMessageSize,
+			sarama.ErrTopicAuthorizationFailed, sarama.ErrClusterAuthorizationFailed, sarama.ErrInvalidTopic,
+			sarama.ErrInvalidRecord, sarama.ErrUnsupportedVersion:
+			return false
+		}
+		return true
+	}
+	return true
 }
