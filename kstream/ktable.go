@@ -125,8 +125,6 @@ func tableSourceOptions[K, V any](c Consumed[K, V], materialized []Materialized[
 	return &c, &mat
 }
 
-
-
 // Filter keeps the rows whose value passes pred; other rows become deletes (tombstones
 // downstream). pred only sees non-null values. Options: Named, Materialized[K, V] (a named
 // store materializes the result). Java: KTable.filter.
