@@ -172,5 +172,7 @@ func checkNothingToReprocess(t *testing.T, b kafkatest.Broker, appID, input stri
 	}
 }
 
-func TestIntegrationExactlyOnceCrashes(t *testing.T) { checkCrashes(t, kafkatest.Real(t), 4, crashLines()) }
-func TestEmbeddedExactlyOnceCrashes(t *testing.T)    { checkCrashes(t, kafkatest.Embedded(t), 3, 20_000) }
+func TestIntegrationExactlyOnceCrashes(t *testing.T) {
+	checkCrashes(t, kafkatest.Real(t), 4, crashLines())
+}
+func TestEmbeddedExactlyOnceCrashes(t *testing.T) { checkCrashes(t, kafkatest.Embedded(t), 3, 20_000) }
