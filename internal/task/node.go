@@ -8,6 +8,7 @@ import (
 
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
 )
 
 // node is one instantiated node of the task.
@@ -330,9 +331,13 @@ func (s *storeContext) RecordMetadata() (processor.RecordMetadata, bool) {
 	}
 	return processor.RecordMetadata{Topic: rc.topic, Partition: rc.partition, Offset: rc.offset}, true
 }
-func (s *storeContext) KeySerde() serde.Serde[any]    { return s.t.cfg.DefaultKeySerde }
-func (s *storeContext) ValueSerde() serde.Serde[any]  { return s.t.cfg.DefaultValueSerde }
-func (s *storeContext) StateDir() string              { return s.t.cfg.StateDir }
+func (s *storeContext) KeySerde() serde.Serde[any]   { return s.t.cfg.DefaultKeySerde }
+func (s *storeContext) ValueSerde() serde.Serde[any] { return s.t.cfg.DefaultValueSerde }
+func (s *storeContext) StateDir() string             { return s.t.cfg.StateDir }
+
+// PebbleEnv implements store.PebbleEnvProvider: the instance's Pebble environment (nil: the
+// stores' default).
+func (s *storeContext) PebbleEnv() *store.PebbleEnv   { return s.t.cfg.PebbleEnv }
 func (s *storeContext) AppConfigs() map[string]string { return s.t.appConfigs() }
 
 // Register records the store (by name) for flush, close and restore.

@@ -13,6 +13,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/cache"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
 )
 
 // UnknownTime is the stream time / partition time before any record: -1, Java's RecordQueue.UNKNOWN.
@@ -96,6 +97,10 @@ type Config struct {
 	// the caching store layers of its tasks; nil means caching is off (Java strips the caching
 	// layers when statestore.cache.max.bytes is 0), so those layers pass writes straight through.
 	Cache *cache.ThreadCache
+	// PebbleEnv is the application instance's shared Pebble environment (block cache and
+	// memtable budget), handed to Pebble stores through their StateStoreContext
+	// (store.PebbleEnvProvider); nil means the stores use store.DefaultPebbleEnv().
+	PebbleEnv *store.PebbleEnv
 }
 
 // HandlerResponse is the answer of an exception handler.
