@@ -1,7 +1,6 @@
 package kstream
 
 import (
-	"fmt"
 	"maps"
 	"time"
 
@@ -346,8 +345,8 @@ func splitTableOptions[K, V any](b *StreamsBuilder, op string, opts []TableOptio
 			m := o
 			mat = &m
 		default:
-			b.fail(fmt.Errorf("%w: %s got %T; it needs Materialized[%s, %s] (the key and value types of its result) or Named",
-				ErrOptionType, op, o, typeName[K](), typeName[V]()))
+			b.fail(dslErr(ErrOptionType, "%s got %T; it needs Materialized[%s, %s] (the key and value types of its result) or Named",
+				op, o, typeName[K](), typeName[V]()))
 		}
 	}
 	return name, mat

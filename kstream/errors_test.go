@@ -1,0 +1,123 @@
+package kstream_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kstreams-go/kstreams/kstream"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/testdriver"
+)
+
+// Build-time misuse: every case fails Build with an error matching ErrInvalidTopology and a
+// specific sentinel, and a message that says what to do.
+func TestBuildErrors(t *testing.T) {
+	str := kstream.ConsumedWith(serde.String(), serde.String())
+	pass := func(string, string) bool { return true }
+	cases := []struct {
+		name  string
+		build func(b *kstream.StreamsBuilder)
+		props map[string]string
+		want  error
+		msg   string
+	}{
+		{"illegal character in a name", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).Filter(pass, kstream.NamedAs("bad name!")).To("out")
+		}, nil, kstream.ErrInvalidName, `name "bad name!" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`},
+		{"name too long", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).Filter(pass, kstream.NamedAs(strings.Repeat("n", 250))).To("out")
+		}, nil, kstream.ErrInvalidName, "can't be longer than 249 characters"},
+		{"illegal store name", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).GroupByKey().Count(kstream.MaterializedAs[string, int64]("my store"))
+		}, nil, kstream.ErrInvalidName, `name "my store" is illegal`},
+		{"processor name used twice", func(b *kstream.StreamsBuilder) {
+			s := kstream.Stream(b, "in", str)
+			s.Filter(pass, kstream.NamedAs("same")).To("a")
+			s.Filter(pass, kstream.NamedAs("same")).To("b")
+		}, nil, processor.ErrDuplicateName, "processor same is already added; node names must be unique"},
+		{"topic read twice", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).To("a")
+			kstream.Stream(b, "in", str).To("b")
+		}, nil, processor.ErrTopicAlreadyRegistered, "topic in has already been registered by another source"},
+		{"store name used twice", func(b *kstream.StreamsBuilder) {
+			s := kstream.Stream(b, "in", str)
+			s.GroupByKey().Count(kstream.MaterializedAs[string, int64]("counts"))
+			s.GroupByKey().Count(kstream.MaterializedAs[string, int64]("counts"))
+		}, nil, processor.ErrDuplicateStore, "a different state store has already been added with the name counts"},
+		{"materialized of the wrong types", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).GroupByKey().Count(kstream.MaterializedAs[string, string]("counts"))
+		}, nil, kstream.ErrOptionType, "Count got kstream.Materialized[string,string]; it needs Materialized[string, int64]"},
+		{"nil function", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).Filter(nil).To("out")
+		}, nil, kstream.ErrNilFunction, "KSTREAM-FILTER-0000000001: function must not be nil"},
+		{"no topics", func(b *kstream.StreamsBuilder) {
+			kstream.StreamTopics(b, nil, str).To("out")
+		}, nil, kstream.ErrNoTopics, "topics cannot be empty; give at least one topic"},
+		{"bad pattern", func(b *kstream.StreamsBuilder) {
+			kstream.StreamPattern(b, "in-(", str).To("out")
+		}, nil, processor.ErrInvalidPattern, "missing closing )"},
+		{"merge across builders", func(b *kstream.StreamsBuilder) {
+			other := kstream.Stream(kstream.NewStreamsBuilder(), "other", str)
+			kstream.Stream(b, "in", str).Merge(other).To("out")
+		}, nil, kstream.ErrForeignBuilder, "the other stream belongs to another StreamsBuilder"},
+		{"optimization not supported", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).To("out")
+		}, map[string]string{kstream.TopologyOptimizationConfig: "all"}, kstream.ErrUnsupportedConfig, `topology.optimization=all is not supported yet; use "none"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := kstream.NewStreamsBuilder()
+			c.build(b)
+			topo, err := b.BuildWithConfig(c.props)
+			if err == nil {
+				t.Fatalf("Build succeeded:\n%s", topo.Describe())
+			}
+			if !errors.Is(err, c.want) || !errors.Is(err, kstream.ErrInvalidTopology) && !errors.Is(err, processor.ErrInvalidPattern) {
+				t.Fatalf("error %v: want errors.Is %v and ErrInvalidTopology", err, c.want)
+			}
+			if !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("error %q does not say %q", err, c.msg)
+			}
+		})
+	}
+}
+
+// Serdes: as in Java, a nil serde means the configured default (default.key.serde /
+// default.value.serde). Without a default the driver refuses the topology, naming the node; a
+// default of the wrong type fails the record, naming the serde and the types.
+func TestSerdeDefaults(t *testing.T) {
+	b := kstream.NewStreamsBuilder()
+	kstream.Stream[string, string](b, "in").
+		GroupBy(func(_, v string) string { return v }).
+		Count().ToStream().To("out", kstream.ProducedWith(serde.String(), serde.Long()))
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = testdriver.New(topo, map[string]string{"application.id": "no-defaults"}, 0)
+	if err == nil || !strings.Contains(err.Error(), `store "KSTREAM-AGGREGATE-STATE-STORE-0000000002"`) || !strings.Contains(err.Error(), "no serde configured") {
+		t.Fatalf("want a missing-serde error naming the store, got %v", err)
+	}
+
+	// The default value serde is String but the count is int64: after MapValues (which, as in
+	// Java, forgets Count's Long serde) writing it with the default fails with serde.ErrWrongType.
+	b = kstream.NewStreamsBuilder()
+	kstream.Stream[string, string](b, "in").GroupByKey().Count().ToStream().
+		MapValues(func(v int64) int64 { return v }).To("out")
+	topo, err = b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := testdriver.New(topo, stringDefaults("wrong-default"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := testdriver.CreateInputTopic(d, "in", serde.String(), serde.String())
+	err = in.PipeKeyValue("k", "v")
+	if !errors.Is(err, serde.ErrWrongType) || !strings.Contains(err.Error(), "got int64, want string") {
+		t.Fatalf("want serde.ErrWrongType for an int64 count written with the String default, got %v", err)
+	}
+}
