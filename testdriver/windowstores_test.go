@@ -1,0 +1,50 @@
+package testdriver
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+type windowWriter struct {
+	ws store.WindowStore[string, string]
+}
+
+func (p *windowWriter) Init(ctx processor.ProcessorContext[string, string]) error {
+	var err error
+	p.ws, err = processor.GetStateStore[store.WindowStore[string, string]](ctx, "win")
+	return err
+}
+func (p *windowWriter) Process(r processor.Record[string, string]) error {
+	return p.ws.Put(r.Key, r.Value, r.Timestamp/1000*1000)
+}
+func (p *windowWriter) Close() error { return nil }
+
+func TestWindowAndSessionStoreAccess(t *testing.T) {
+	sup, err := store.Stores.InMemoryWindowStore("win", time.Hour, time.Second, false)
+	must(t, err)
+	topo := processor.NewTopology()
+	must(t, topo.AddSource("src", []string{"in"}))
+	must(t, topo.AddProcessor("w", processor.ProcessorSupplierFunc[string, string, string, string](
+		func() processor.Processor[string, string, string, string] { return &windowWriter{} }), "src"))
+	must(t, topo.AddStateStore(store.Stores.WindowStoreBuilder(sup, serde.String(), serde.String()), "w"))
+	d, err := New(topo, stringProps, 0)
+	must(t, err)
+	defer d.Close()
+	must(t, CreateInputTopic(d, "in", serde.String(), serde.String()).PipeKeyValueAt("k", "v", 2500))
+	ws, err := WindowStore[string, string](d, "win")
+	must(t, err)
+	if v, ok, err := ws.Fetch("k", 2000); err != nil || !ok || v != "v" {
+		t.Fatalf("fetch = %q %v %v", v, ok, err)
+	}
+	if _, err := SessionStore[string, string](d, "win"); !errors.Is(err, ErrNoStore) {
+		t.Fatalf("session accessor on a window store: %v", err)
+	}
+	if _, err := WindowStore[string, int64](d, "win"); !errors.Is(err, ErrNoStore) {
+		t.Fatalf("wrong value type: %v", err)
+	}
+}
