@@ -1,20 +1,39 @@
 // Package store holds the state stores of kstreams-go, the Go counterpart of Java's
 // org.apache.kafka.streams.state package (Kafka Streams 4.x).
 //
-// Layers, from the outside in, as in Java: the typed [MeteredKeyValueStore] (serdes),
-// then [ChangeLoggingKeyValueBytesStore] (changelog writes, when logging is enabled), then an
-// engine implementing [KeyValueBytesStore] ([InMemoryKeyValueStore]; the Pebble engine comes
-// later). Stores are built per task by builders obtained from the [Stores] factory:
+// Store kinds: key-value ([KeyValueStore], [TimestampedKeyValueStore]), window
+// ([WindowStore]) and session ([SessionStore]) stores, with read-only views
+// ([ReadOnlyKeyValueStore], [ReadOnlyWindowStore], [ReadOnlySessionStore]).
+//
+// Layers, from the outside in, as in Java: the typed metered layer ([MeteredKeyValueStore]:
+// serdes, with the changelog topic as serde topic), the record cache ([CachingKeyValueStore],
+// when caching is enabled), change logging ([ChangeLoggingKeyValueBytesStore] and its
+// timestamped and window variants, when logging is enabled, the default), then a bytes-level
+// engine: in memory ([InMemoryKeyValueStore], an ordered skip list; [LRUKeyValueStore]) or
+// persistent (Pebble, under the task's state directory). Stores are built per task by
+// builders obtained from the [Stores] factory, which mirrors Java's Stores:
 //
 //	b := store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("Counts"), serde.String(), serde.Integer())
 //	topology.AddStateStore(b, "Process")
 //
+// Suppliers: InMemoryKeyValueStore, PersistentKeyValueStore, PersistentTimestampedKeyValueStore,
+// LruMap, InMemoryWindowStore, PersistentWindowStore, InMemorySessionStore,
+// PersistentSessionStore. Builders: KeyValueStoreBuilder, TimestampedKeyValueStoreBuilder,
+// WindowStoreBuilder, TimestampedWindowStoreBuilder, SessionStoreBuilder, each with Java's
+// WithLoggingEnabled(config) / WithLoggingDisabled / WithCachingEnabled / WithCachingDisabled.
+//
 // Ordering: keys are ordered by their serialized bytes in unsigned lexicographic order (Java's
-// Bytes comparator), so ranges of a typed store follow the serialized order.
+// Bytes comparator), so ranges of a typed store follow the serialized order, not Go's order of
+// the key type. A range whose from sorts after its to is empty.
 //
 // Null: putting a nil value deletes the key (Java's put(key, null)); Get reports absence with a
-// false second result instead of Java's null.
+// false second result instead of Java's null; nil bytes are never handed to a deserializer and
+// a nil value is never serialized.
 //
 // Iterators: [KeyValueIterator] is pull-style (Next/Key/Value/Err/Close), like Java's closeable
-// iterator; [All] adapts one to a range-over-func iter.Seq2.
+// iterator, and must be closed; [All] adapts one to a range-over-func iter.Seq2 and [Collect]
+// drains one into a slice. Errors met while iterating are reported by Err.
+//
+// Errors are values: [ErrStoreClosed], [ErrNullKey], [ErrNoSerde] and others, wrapped in
+// [*StoreError] with the store name and operation.
 package store
