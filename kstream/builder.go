@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -52,6 +53,10 @@ var (
 	ErrNoTopics = processor.ErrNoTopics
 	// ErrUnsupportedConfig: a topology.optimization value other than "none" (not implemented yet).
 	ErrUnsupportedConfig = errors.New("unsupported topology config")
+	// ErrOverlappingSources: two streams read overlapping but not equal topic lists (streams of
+	// exactly the same topics share one source node). Java: "Two source nodes are subscribed to
+	// overlapping but not equal input topics".
+	ErrOverlappingSources = errors.New("overlapping source topics")
 	// ErrForeignBuilder: combining streams/tables of different builders. Java: IllegalArgumentException.
 	ErrForeignBuilder = errors.New("stream or table of another StreamsBuilder")
 )
@@ -96,6 +101,11 @@ type graphNode struct {
 	name    string
 	parents []*graphNode
 	write   func(t *processor.Topology, parents []string) error
+	// source marks a stream source node: its topics (as given) or its pattern; duplicate
+	// sources are merged at Build (Java: mergeDuplicateSourceNodes).
+	source        bool
+	sourceTopics  []string
+	sourcePattern string
 }
 
 // addNode appends n with its parents; nodes are written to the topology in this order (Java's
@@ -175,10 +185,20 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 	if o, ok := props[TopologyOptimizationConfig]; ok && o != "none" {
 		return nil, dslErr(ErrUnsupportedConfig, "%s=%s is not supported yet; use \"none\" (the default)", TopologyOptimizationConfig, o)
 	}
+	merged, err := b.mergeDuplicateSources()
+	if err != nil {
+		return nil, err
+	}
 	t := processor.NewTopology()
 	for _, n := range b.nodes {
+		if merged[n] != nil {
+			continue
+		}
 		parents := make([]string, len(n.parents))
 		for i, p := range n.parents {
+			if m := merged[p]; m != nil {
+				p = m
+			}
 			parents[i] = p.name
 		}
 		if err := n.write(t, parents); err != nil {
@@ -307,4 +327,41 @@ func cast2[K, V any](key, value any) (K, V, error) {
 	}
 	v, err := cast[V]("value", value)
 	return k, v, err
+}
+
+// mergeDuplicateSources maps every stream source node that reads exactly the topics (or the
+// pattern) of an earlier one to that earlier node: the later node is not written and its
+// children hang off the earlier one, whose serdes and name are kept. Sources whose topics
+// overlap without being equal fail with ErrOverlappingSources. Java:
+// InternalStreamsBuilder.mergeDuplicateSourceNodes.
+func (b *StreamsBuilder) mergeDuplicateSources() (map[*graphNode]*graphNode, error) {
+	merged := map[*graphNode]*graphNode{}
+	byTopic := map[string]*graphNode{}
+	byPattern := map[string]*graphNode{}
+	for _, n := range b.nodes {
+		if !n.source {
+			continue
+		}
+		if n.sourcePattern != "" {
+			if m := byPattern[n.sourcePattern]; m != nil {
+				merged[n] = m
+			} else {
+				byPattern[n.sourcePattern] = n
+			}
+			continue
+		}
+		for _, topic := range n.sourceTopics {
+			m := byTopic[topic]
+			if m == nil {
+				byTopic[topic] = n
+				continue
+			}
+			if !slices.Equal(m.sourceTopics, n.sourceTopics) {
+				return nil, dslErr(ErrOverlappingSources, "sources %s %v and %s %v are subscribed to overlapping but not equal input topics; "+
+					"read each topic in one Stream call (or in streams with exactly the same topics)", m.name, m.sourceTopics, n.name, n.sourceTopics)
+			}
+			merged[n] = m
+		}
+	}
+	return merged, nil
 }

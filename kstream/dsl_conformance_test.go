@@ -232,6 +232,12 @@ var dslTopologies = []dslTopology{
 			Filter(func(k, _ string) bool { return len(k) > 1 }).
 			ToStream().To("dsl-totable-out-b")
 	}},
+	{name: "dsl-dupsrc", types: kinds{"a": {kS, kS}, "b": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
+		kstream.Stream(b, "dsl-dupsrc-input", kstream.ConsumedWith(S, S)).
+			Filter(func(_, v string) bool { return strings.HasPrefix(v, "a") }).To("dsl-dupsrc-a")
+		kstream.Stream(b, "dsl-dupsrc-input", kstream.ConsumedWith(S, S)).
+			MapValues(strings.ToUpper).To("dsl-dupsrc-b")
+	}},
 	{name: "dsl-named", caching: true, types: kinds{"output": {kS, kL}, "regroup-repartition": {kS, kS}, "count-store-changelog": {kS, kL}}, build: func(b *kstream.StreamsBuilder) {
 		kstream.Stream(b, "dsl-named-input", kstream.ConsumedAs[string, *string]("input").WithKeySerde(S).WithValueSerde(NS)).
 			Filter(func(_ string, v *string) bool { return v != nil }, kstream.NamedAs("keep")).

@@ -37,10 +37,14 @@ func TestBuildErrors(t *testing.T) {
 			s.Filter(pass, kstream.NamedAs("same")).To("a")
 			s.Filter(pass, kstream.NamedAs("same")).To("b")
 		}, nil, processor.ErrDuplicateName, "processor same is already added; node names must be unique"},
-		{"topic read twice", func(b *kstream.StreamsBuilder) {
+		{"topic read by a stream and a table", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).To("a")
-			kstream.Stream(b, "in", str).To("b")
+			kstream.Table(b, "in", str).ToStream().To("b")
 		}, nil, processor.ErrTopicAlreadyRegistered, "topic in has already been registered by another source"},
+		{"overlapping stream topics", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).To("a")
+			kstream.StreamTopics(b, []string{"in", "in2"}, str).To("b")
+		}, nil, kstream.ErrOverlappingSources, "are subscribed to overlapping but not equal input topics"},
 		{"store name used twice", func(b *kstream.StreamsBuilder) {
 			s := kstream.Stream(b, "in", str)
 			s.GroupByKey().Count(kstream.MaterializedAs[string, int64]("counts"))

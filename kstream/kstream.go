@@ -53,14 +53,16 @@ func Stream[K, V any](b *StreamsBuilder, topic string, consumed ...Consumed[K, V
 	return StreamTopics(b, []string{topic}, consumed...)
 }
 
-// StreamTopics returns a stream reading all of topics (in one source node). Java:
-// StreamsBuilder.stream(Collection<String>[, consumed]).
-// Errors (at Build): ErrNoTopics, processor.ErrTopicAlreadyRegistered.
+// StreamTopics returns a stream reading all of topics (in one source node). Streams of exactly
+// the same topics (or the same pattern) share the first one's source node, serdes and name, as
+// in Java. Java: StreamsBuilder.stream(Collection<String>[, consumed]).
+// Errors (at Build): ErrNoTopics, ErrOverlappingSources, processor.ErrTopicAlreadyRegistered
+// (a topic also read by a table).
 func StreamTopics[K, V any](b *StreamsBuilder, topics []string, consumed ...Consumed[K, V]) KStream[K, V] {
 	c := lastConsumed(consumed)
 	name := b.orElseGenerate(c.name, sourceName)
 	topics = append([]string(nil), topics...)
-	n := b.addNode(&graphNode{name: name, write: func(t *processor.Topology, _ []string) error {
+	n := b.addNode(&graphNode{name: name, source: true, sourceTopics: topics, write: func(t *processor.Topology, _ []string) error {
 		return t.AddSource(name, topics, c.sourceOptions()...)
 	}})
 	if len(topics) == 0 {
@@ -75,7 +77,7 @@ func StreamTopics[K, V any](b *StreamsBuilder, topics []string, consumed ...Cons
 func StreamPattern[K, V any](b *StreamsBuilder, pattern string, consumed ...Consumed[K, V]) KStream[K, V] {
 	c := lastConsumed(consumed)
 	name := b.orElseGenerate(c.name, sourceName)
-	n := b.addNode(&graphNode{name: name, write: func(t *processor.Topology, _ []string) error {
+	n := b.addNode(&graphNode{name: name, source: true, sourcePattern: pattern, write: func(t *processor.Topology, _ []string) error {
 		return t.AddSourcePattern(name, pattern, c.sourceOptions()...)
 	}})
 	if _, err := regexp.Compile(pattern); err != nil {

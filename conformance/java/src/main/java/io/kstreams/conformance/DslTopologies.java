@@ -291,6 +291,11 @@ final class DslTopologies {
                     .filter((k, v) -> k.length() > 1)
                     .toStream().to("dsl-totable-out-b");
             }, "out-a", SS, "out-b", SS, "tt-store-changelog", SS, "KSTREAM-TOTABLE-0000000006-repartition", SS),
+            // two streams of the same topic share one source node (mergeDuplicateSourceNodes).
+            new Dsl("dsl-dupsrc", b -> {
+                b.stream("dsl-dupsrc-input", Consumed.with(S, S)).filter((k, v) -> v.startsWith("a")).to("dsl-dupsrc-a");
+                b.stream("dsl-dupsrc-input", Consumed.with(S, S)).mapValues(v -> v.toUpperCase(Locale.ROOT)).to("dsl-dupsrc-b");
+            }, "a", SS, "b", SS),
             // everything named: Consumed.as, Named, Grouped.as, Materialized.as, Produced.as.
             new Dsl("dsl-named", b -> {
                 b.stream("dsl-named-input", Consumed.<String, String>as("input").withKeySerde(S).withValueSerde(S))
