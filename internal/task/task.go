@@ -521,7 +521,7 @@ func (t *Task) CommitNeeded() bool { return t.commitNeeded || t.commitRequested 
 func (t *Task) CommitRequested() bool { return t.commitRequested }
 
 // ConsumedOffsets returns, per topic and partition, the offset of the last processed record
-// (commit offset - 1), as a map keyed "topic/partition"-free: topic -> partition -> offset.
+// (the offset to commit minus one), as topic -> partition -> offset. See CommittableOffsets.
 func (t *Task) ConsumedOffsets() map[string]map[int32]int64 {
 	out := map[string]map[int32]int64{}
 	for tp, off := range t.consumedOffsets {
