@@ -119,6 +119,11 @@ type repartitionSpec struct {
 	keySerde, valueSerde        serde.Serde[any]
 	partitioner                 processor.StreamPartitioner[any, any]
 	partitions                  int32
+	// keepNullKeys lets null-key records through the filter. Java 4.4 replaces the pass-all
+	// filter of every repartition with "key != null" unless a join that relaxes the null-key
+	// requirement (KIP-962: stream-table left join, stream-stream left/outer join) is
+	// downstream (InternalStreamsBuilder.rewriteRepartitionNodes); joins set this flag.
+	keepNullKeys bool
 }
 
 // newRepartition names a repartition: three counter values are always used (sink, filter,
@@ -144,12 +149,10 @@ func (b *StreamsBuilder) newRepartition(prefix string, keySerde, valueSerde serd
 // Its name (what children attach to) is the source. Java: OptimizableRepartitionNode /
 // UnoptimizableRepartitionNode.writeToTopology.
 func (r *repartitionSpec) node() *graphNode {
-	// Records with a null key never reach a repartition topic: Java 4.4's TopologyTestDriver
-	// shows none there (checked with the dsl-reduce and dsl-repartition vectors), although its
-	// filter predicate passes everything; dropping them here gives the same observable output
-	// (the aggregations behind the topic drop null keys anyway).
+	// Records with a null key are dropped (see keepNullKeys; checked with the dsl-reduce and
+	// dsl-repartition vectors against Java).
 	pass := funcSupplier{f: func(ctx processor.ProcessorContext[any, any], rec processor.Record[any, any]) error {
-		if rec.Key == nil {
+		if rec.Key == nil && !r.keepNullKeys {
 			return nil
 		}
 		return ctx.Forward(rec)
