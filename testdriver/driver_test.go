@@ -456,3 +456,22 @@ func TestNilSerdesAreErrors(t *testing.T) {
 		t.Fatalf("nil deserializer: %v", err)
 	}
 }
+
+func TestTestRecordEqual(t *testing.T) {
+	h := *serde.NewHeaders(serde.Header{Key: "a", Value: []byte("1")})
+	a := NewTestRecordAt("k", []byte("v"), 5).WithHeaders(h)
+	b := NewTestRecordAt("k", []byte("v"), 5).WithHeaders(h)
+	if !a.Equal(b) {
+		t.Fatal("equal records differ")
+	}
+	for _, o := range []TestRecord[string, []byte]{
+		NewTestRecordAt("k", []byte("v"), 6).WithHeaders(h),
+		NewTestRecordAt("k", []byte("w"), 5).WithHeaders(h),
+		NewTestRecordAt("k", []byte("v"), 5),
+		NewTestRecord("k", []byte("v")).WithHeaders(h),
+	} {
+		if a.Equal(o) {
+			t.Fatalf("%v equals %v", a, o)
+		}
+	}
+}

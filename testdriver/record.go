@@ -3,6 +3,7 @@ package testdriver
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -47,6 +48,16 @@ func NewTestRecordAt[K, V any](key K, value V, timestampMs int64) TestRecord[K, 
 func (r TestRecord[K, V]) WithHeaders(headers serde.Headers) TestRecord[K, V] {
 	r.Headers = headers.Clone()
 	return r
+}
+
+// Equal reports whether r and o have equal keys and values (reflect.DeepEqual), equal headers
+// (same keys and values in the same order) and the same timestamp (or both none).
+// Java: TestRecord.equals.
+func (r TestRecord[K, V]) Equal(o TestRecord[K, V]) bool {
+	if r.HasTimestamp != o.HasTimestamp || (r.HasTimestamp && r.Timestamp != o.Timestamp) {
+		return false
+	}
+	return reflect.DeepEqual(r.Key, o.Key) && reflect.DeepEqual(r.Value, o.Value) && r.Headers.Equal(&o.Headers)
 }
 
 // String formats the record as Java's TestRecord.toString does:
