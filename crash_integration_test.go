@@ -13,15 +13,18 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/store"
 )
 
 // Environment of the crash child process.
 const (
 	envCrashChild = "KSTREAMS_CRASH_CHILD"
-	envCrashArgs  = "KSTREAMS_CRASH_ARGS" // bootstrap|input|output|appID|stateDir
+	envCrashArgs  = "KSTREAMS_CRASH_ARGS" // bootstrap|input|output|appID|stateDir|pebble or memory
 )
 
 // TestHelperCrashChild is not a test: run by checkCrashes as a child process, it runs the
@@ -31,7 +34,7 @@ func TestHelperCrashChild(t *testing.T) {
 		t.Skip("helper process for the crash tests")
 	}
 	a := strings.Split(os.Getenv(envCrashArgs), "|")
-	app, err := kstreams.New(wordCountTopology(t, a[1], a[2]), kstreams.Config{
+	app, err := kstreams.New(crashTopology(t, a[1], a[2], a[5] == "pebble"), kstreams.Config{
 		ApplicationID: a[3], BootstrapServers: strings.Split(a[0], ","), ProcessingGuarantee: kstreams.ExactlyOnceV2,
 		CommitInterval: 100 * time.Millisecond, StateDir: a[4], Sarama: fastSarama, NumStreamThreads: 2,
 	})
@@ -65,7 +68,19 @@ func (o *outputReader) total() int {
 	return n
 }
 
-func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int) {
+// crashTopology is the word count with a Pebble or an in-memory store.
+func crashTopology(t testing.TB, input, output string, pebble bool) *processor.Topology {
+	if pebble {
+		return wordCountTopologyWith(t, input, output, store.Stores.PersistentKeyValueStore("Counts"))
+	}
+	return wordCountTopology(t, input, output)
+}
+
+func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int, pebble bool) {
+	kind := "memory"
+	if pebble {
+		kind = "pebble"
+	}
 	input, output, appID := kafkatest.Name(t, "lines"), kafkatest.Name(t, "counts"), kafkatest.Name(t, "crash")
 	stateDir := t.TempDir()
 	createTopics(t, b, 3, input, output)
@@ -78,7 +93,7 @@ func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int) {
 	for k := 1; k <= kills; k++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashChild$", "-test.v")
 		cmd.Env = append(os.Environ(), envCrashChild+"=1",
-			envCrashArgs+"="+strings.Join([]string{strings.Join(b.Addrs, ","), input, output, appID, stateDir}, "|"))
+			envCrashArgs+"="+strings.Join([]string{strings.Join(b.Addrs, ","), input, output, appID, stateDir, kind}, "|"))
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -117,9 +132,11 @@ func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int) {
 		t.Logf("killed child %d at %d of %d committed updates", k, out.total(), total)
 	}
 	// A final clean run finishes the work.
-	app, err := kstreams.New(wordCountTopology(t, input, output), kstreams.Config{
+	reg := prometheus.NewRegistry()
+	app, err := kstreams.New(crashTopology(t, input, output, pebble), kstreams.Config{
 		ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
 		CommitInterval: 100 * time.Millisecond, StateDir: stateDir, Sarama: fastSarama, NumStreamThreads: 2,
+		Registry: reg,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +146,7 @@ func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int) {
 	}
 	out.waitFinal(t, want, 3*time.Minute, app.Err)
 	out.checkExactSequences(t, want)
+	t.Logf("final run restored %v changelog records (%s stores)", counterValue(t, reg, "kstreams_restored_records_total"), kind)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := app.Close(ctx); err != nil {
@@ -173,6 +191,36 @@ func checkNothingToReprocess(t *testing.T, b kafkatest.Broker, appID, input stri
 }
 
 func TestIntegrationExactlyOnceCrashes(t *testing.T) {
-	checkCrashes(t, kafkatest.Real(t), 4, crashLines())
+	checkCrashes(t, kafkatest.Real(t), 4, crashLines(), true)
 }
-func TestEmbeddedExactlyOnceCrashes(t *testing.T) { checkCrashes(t, kafkatest.Embedded(t), 3, 20_000) }
+func TestEmbeddedExactlyOnceCrashes(t *testing.T) {
+	checkCrashes(t, kafkatest.Embedded(t), 3, 20_000, false)
+}
+
+// TestEmbeddedExactlyOnceCrashesPebble is the crash test with Pebble stores on kfake.
+func TestEmbeddedExactlyOnceCrashesPebble(t *testing.T) {
+	checkCrashes(t, kafkatest.Embedded(t), 3, 20_000, true)
+}
+
+// TestIntegrationExactlyOnceCrashesInMemory is the crash test with in-memory stores (full
+// restores) on the real broker.
+func TestIntegrationExactlyOnceCrashesInMemory(t *testing.T) {
+	checkCrashes(t, kafkatest.Real(t), 2, 50_000, false)
+}
+
+// counterValue sums the samples of a counter family in reg.
+func counterValue(t testing.TB, reg *prometheus.Registry, name string) float64 {
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v float64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				v += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return v
+}

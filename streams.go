@@ -14,8 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -359,8 +362,19 @@ func (k *KafkaStreams) start() error {
 	if err != nil {
 		return fmt.Errorf("kstreams: register metrics: %w", err)
 	}
+	appConfigs := maps.Clone(c.Properties)
+	if appConfigs == nil {
+		appConfigs = map[string]string{}
+	}
+	appConfigs[ApplicationIDConfig] = c.ApplicationID
+	appConfigs[BootstrapServersConfig] = strings.Join(c.BootstrapServers, ",")
+	appConfigs[ProcessingGuaranteeConfig] = string(c.ProcessingGuarantee)
+	appConfigs[NumStreamThreadsConfig] = strconv.Itoa(c.NumStreamThreads)
+	appConfigs[CommitIntervalMsConfig] = strconv.FormatInt(c.CommitInterval.Milliseconds(), 10)
+	appConfigs[StateDirConfig] = c.StateDir
+	appConfigs[StateStoreCacheMaxBytesConfig] = strconv.FormatInt(*c.StateStoreCacheMaxBytes, 10)
 	tc := task.Config{
-		ApplicationID: c.ApplicationID, AppConfigs: c.Properties, DefaultKeySerde: c.DefaultKeySerde,
+		ApplicationID: c.ApplicationID, AppConfigs: appConfigs, DefaultKeySerde: c.DefaultKeySerde,
 		DefaultValueSerde: c.DefaultValueSerde, DefaultTimestampExtractor: c.DefaultTimestampExtractor,
 	}
 	rcfg := runtime.Config{
@@ -369,6 +383,7 @@ func (k *KafkaStreams) start() error {
 		ExactlyOnce: c.ProcessingGuarantee == ExactlyOnceV2, CommitInterval: c.CommitInterval,
 		MaxBufferedPerPartition: c.BufferedRecordsPerPartition, ApplicationServer: c.ApplicationServer,
 		StateDir: c.StateDir, ReplicationFactor: c.ReplicationFactor, Logger: c.Logger, Metrics: metrics,
+		CacheMaxBytes:   *c.StateStoreCacheMaxBytes,
 		DeadLetterTopic: c.DeadLetterQueueTopic, OnState: k.onThreadState, OnError: k.onThreadError,
 	}
 	k.installHandlers(&tc, &rcfg)

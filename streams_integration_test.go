@@ -67,6 +67,11 @@ func (p *countProcessor) Close() error { return nil }
 // wordCountTopology is a Processor API word count in two sub-topologies joined by the
 // internal topic "words-repartition" (so the run creates a repartition and a changelog topic).
 func wordCountTopology(t testing.TB, input, output string) *processor.Topology {
+	return wordCountTopologyWith(t, input, output, store.Stores.InMemoryKeyValueStore("Counts"))
+}
+
+// wordCountTopologyWith is wordCountTopology with the given store supplier (e.g. Pebble).
+func wordCountTopologyWith(t testing.TB, input, output string, supplier store.KeyValueBytesStoreSupplier) *processor.Topology {
 	t.Helper()
 	topo := processor.NewTopology()
 	must := func(err error) {
@@ -86,7 +91,7 @@ func wordCountTopology(t testing.TB, input, output string) *processor.Topology {
 		processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.String())))
 	must(topo.AddProcessor("Count", processor.ProcessorSupplierFunc[string, string, string, int64](
 		func() processor.Processor[string, string, string, int64] { return &countProcessor{} }), "RepartitionSource"))
-	must(topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("Counts"), serde.String(), serde.Long()), "Count"))
+	must(topo.AddStateStore(store.Stores.KeyValueStoreBuilder(supplier, serde.String(), serde.Long()), "Count"))
 	must(topo.AddSink("Sink", output, []string{"Count"},
 		processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.Long())))
 	return topo

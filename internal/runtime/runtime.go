@@ -19,6 +19,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/store"
 )
 
 // ThreadState is the state of a stream thread. Java: StreamThread.State.
@@ -88,6 +89,11 @@ type Config struct {
 	StateDir string
 	// ReplicationFactor is replication.factor of internal topics (-1: broker default).
 	ReplicationFactor int16
+	// CacheMaxBytes is statestore.cache.max.bytes, split evenly over the threads; 0 turns
+	// the record caches off.
+	CacheMaxBytes int64
+	// Pebble configures the instance's shared Pebble environment.
+	Pebble store.PebbleOptions
 	// Task is the template of every task's engine configuration (serdes, extractor, handlers,
 	// app configs); Collector, StateDir and Logger are set per task.
 	Task task.Config
@@ -124,6 +130,7 @@ type Runtime struct {
 	fatal   error
 	closed  bool
 	dlq     sarama.SyncProducer
+	pebble  *store.PebbleEnv
 }
 
 // New returns a Runtime for cfg; nothing connects before Start.
@@ -165,6 +172,12 @@ func (r *Runtime) Start(ctx context.Context) error {
 		for _, t := range s.Topics {
 			r.subOf[t] = s.ID
 		}
+	}
+	if r.cfg.Pebble.Logger == nil {
+		r.cfg.Pebble.Logger = r.log
+	}
+	if r.pebble, err = store.NewPebbleEnv(r.cfg.Pebble); err != nil {
+		return err
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	for i := 0; i < r.cfg.Threads; i++ {
@@ -209,6 +222,12 @@ func (r *Runtime) Close(ctx context.Context) error {
 	if r.dlq != nil {
 		r.dlq.Close()
 		r.dlq = nil
+	}
+	if r.pebble != nil {
+		if err := r.pebble.Close(); err != nil {
+			r.log.Warn("closing the Pebble environment", "error", err)
+		}
+		r.pebble = nil
 	}
 	r.mu.Unlock()
 	return nil

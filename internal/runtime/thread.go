@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
 
+	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/cache"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -42,8 +45,14 @@ type thread struct {
 	ctx  context.Context
 	done chan struct{}
 
-	// tasks are the active tasks, running or suspended between sessions.
-	tasks map[processor.TaskID]*task.Task
+	// tasks are the active tasks, running or suspended between sessions, with their changelog
+	// state (restore, checkpoints, exactly-once store transactions).
+	tasks  map[processor.TaskID]*task.Task
+	states map[processor.TaskID]*changelog.TaskState
+	// changelogOwner maps a changelog partition to the task writing it.
+	changelogOwner map[changelog.TopicPartition]processor.TaskID
+	reader         changelog.Reader
+	cache          *cache.ThreadCache
 	// running are the tasks of the current session, readable by interactive queries.
 	mu      sync.Mutex
 	running map[processor.TaskID]*task.Task
@@ -63,6 +72,7 @@ type thread struct {
 func newThread(r *Runtime, idx int) (*thread, error) {
 	th := &thread{rt: r, idx: idx, name: fmt.Sprintf("%s-StreamThread-%d", r.cfg.ClientID, idx+1),
 		ctx: r.ctx, done: make(chan struct{}), tasks: map[processor.TaskID]*task.Task{},
+		states: map[processor.TaskID]*changelog.TaskState{}, changelogOwner: map[changelog.TopicPartition]processor.TaskID{},
 		running: map[processor.TaskID]*task.Task{}, wake: make(chan struct{}, 1)}
 	th.log = r.log.With("thread", th.name)
 	for _, s := range r.layout.Subtopologies {
@@ -88,6 +98,10 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	if th.group, err = sarama.NewConsumerGroupFromClient(r.cfg.ApplicationID, th.client); err != nil {
 		th.client.Close()
 		return nil, fmt.Errorf("%s: consumer group: %w", th.name, err)
+	}
+	th.reader = changelog.NewSaramaReader(th.client, r.cfg.ExactlyOnce)
+	if r.cfg.CacheMaxBytes > 0 {
+		th.cache = cache.New(r.cfg.CacheMaxBytes / int64(max(r.cfg.Threads, 1)))
 	}
 	if err := th.newProducer(); err != nil {
 		th.group.Close()
@@ -233,11 +247,8 @@ func (th *thread) closeTasks(clean bool) {
 	th.running = map[processor.TaskID]*task.Task{}
 	th.mu.Unlock()
 	th.discard = !clean
-	for id, t := range th.tasks {
-		if err := t.Close(); err != nil {
-			th.log.Warn("closing task", "task", id.String(), "error", err)
-		}
-		delete(th.tasks, id)
+	for id := range th.tasks {
+		th.closeTask(id, clean)
 	}
 	th.discard = false
 	th.out, th.outRecs = nil, nil
@@ -271,10 +282,8 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 	}
 	for id, t := range th.tasks {
 		if !assigned[id] {
-			if err := t.Close(); err != nil {
-				th.log.Warn("closing revoked task", "task", id.String(), "error", err)
-			}
-			delete(th.tasks, id)
+			// Revoked: committed at the end of the last session; checkpoint and close.
+			th.closeTask(id, true)
 		} else {
 			t.ClearQueues()
 		}
@@ -330,27 +339,77 @@ func (th *thread) createTask(ctx context.Context, id processor.TaskID) (*task.Ta
 	cfg.Collector = collector{th}
 	cfg.StateDir = r.taskDir(id)
 	cfg.Logger = th.log
+	cfg.Cache = th.cache
+	cfg.PebbleEnv = r.pebble
+	if cfg.StateDir != "" {
+		if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+			return nil, fmt.Errorf("task %s: state directory: %w", id, err)
+		}
+	}
 	t, err := task.New(id, spec, cfg)
 	if err != nil {
 		return nil, err
 	}
 	if err := t.Init(); err != nil {
+		t.Close()
 		return nil, err
 	}
-	start := time.Now()
-	for name, topic := range t.ChangelogTopics() {
-		n, err := restorePartition(ctx, th.client, topic, int32(id.Partition), r.cfg.ExactlyOnce,
-			func(b []processor.RestoreRecord) error { return t.Restore(name, b) })
-		if err != nil {
-			t.Close()
-			return nil, kafkaErr(fmt.Sprintf("task %s: restore store %q from %s", id, name, topic), err)
-		}
-		if m := r.cfg.Metrics; m != nil {
-			m.restored.WithLabelValues(th.name).Add(float64(n))
-		}
-		th.log.Debug("restored store", "task", id.String(), "store", name, "records", n, "took", time.Since(start))
+	ts := changelog.NewTaskState(changelog.TaskStateConfig{TaskDir: cfg.StateDir, ExactlyOnce: r.cfg.ExactlyOnce,
+		Reader: th.reader, Listener: restoreCounter{th}, Logger: th.log}, t)
+	if err := ts.Restore(ctx); err != nil {
+		t.Close()
+		return nil, kafkaErr(fmt.Sprintf("task %s: restore", id), err)
+	}
+	th.states[id] = ts
+	for _, tp := range ts.Partitions() {
+		th.changelogOwner[tp] = id
 	}
 	return t, nil
+}
+
+// closeTask closes a task. A clean close checkpoints its stores (the task was committed);
+// a dirty close aborts the stores' open exactly-once transaction and writes no checkpoint, so
+// the next owner restores from the last committed state.
+func (th *thread) closeTask(id processor.TaskID, clean bool) {
+	t, ts := th.tasks[id], th.states[id]
+	if ts != nil {
+		var err error
+		if clean {
+			err = ts.Checkpoint()
+		} else if th.rt.cfg.ExactlyOnce {
+			err = ts.AbortTransaction()
+		}
+		if err != nil {
+			th.log.Warn("closing task: changelog state", "task", id.String(), "error", err)
+		}
+		for tp, owner := range th.changelogOwner {
+			if owner == id {
+				delete(th.changelogOwner, tp)
+			}
+		}
+	}
+	if t != nil {
+		if err := t.Close(); err != nil {
+			th.log.Warn("closing task", "task", id.String(), "error", err)
+		}
+	}
+	delete(th.tasks, id)
+	delete(th.states, id)
+}
+
+// restoreCounter counts restored records in the metrics.
+type restoreCounter struct{ th *thread }
+
+func (r restoreCounter) OnRestoreStart(tp changelog.TopicPartition, store string, start, end int64) {
+	r.th.log.Debug("restoring", "store", store, "changelog", tp.String(), "from", start, "to", end)
+}
+func (r restoreCounter) OnBatchRestored(_ changelog.TopicPartition, _ string, _, n int64) {
+	if m := r.th.rt.cfg.Metrics; m != nil {
+		m.restored.WithLabelValues(r.th.name).Add(float64(n))
+	}
+}
+func (r restoreCounter) OnRestoreEnd(tp changelog.TopicPartition, store string, total int64) {
+	r.th.log.Debug("restored", "store", store, "changelog", tp.String(), "records", total)
 }
 
 // Cleanup implements sarama.ConsumerGroupHandler: it waits for the processing loop, which
@@ -551,10 +610,26 @@ func (th *thread) flush() error {
 	msgs, recs := th.out, th.outRecs
 	th.out, th.outRecs = nil, nil
 	err := th.producer.SendMessages(msgs)
+	failed := map[*sarama.ProducerMessage]bool{}
+	var perrs sarama.ProducerErrors
+	if errors.As(err, &perrs) {
+		for _, pe := range perrs {
+			failed[pe.Msg] = true
+		}
+	}
+	if err == nil || len(failed) > 0 {
+		for i, m := range msgs {
+			if recs[i].Changelog && !failed[m] {
+				tp := changelog.TopicPartition{Topic: m.Topic, Partition: m.Partition}
+				if id, ok := th.changelogOwner[tp]; ok && th.states[id] != nil {
+					th.states[id].RecordWritten(tp, m.Offset)
+				}
+			}
+		}
+	}
 	if err == nil {
 		return nil
 	}
-	var perrs sarama.ProducerErrors
 	if !errors.As(err, &perrs) || th.rt.cfg.ExactlyOnce {
 		return kafkaErr("send", err)
 	}
@@ -603,6 +678,11 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 		}
 	}
 	if !th.rt.cfg.ExactlyOnce {
+		for id, ts := range th.states {
+			if err := ts.Checkpoint(); err != nil {
+				th.log.Warn("checkpoint", "task", id.String(), "error", err)
+			}
+		}
 		for topic, ps := range offsets {
 			for _, p := range ps {
 				sess.MarkOffset(topic, p.Partition, p.Offset, "")
@@ -630,6 +710,12 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 		return kafkaErr("commit transaction", err)
 	}
 	th.txnOpen = false
+	// The Kafka transaction is committed: the stores' pending batches land with their offsets.
+	for id, ts := range th.states {
+		if err := ts.CommitTransaction(); err != nil {
+			return fmt.Errorf("task %s: commit store transaction: %w", id, err)
+		}
+	}
 	return nil
 }
 

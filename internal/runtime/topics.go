@@ -130,8 +130,9 @@ const WindowedChangelogAdditionalRetentionMs = 24 * 60 * 60 * 1000
 // changelogs get cleanup.policy=compact,delete and retention.ms = retention + 24 h, as Java's
 // WindowedChangelogTopicConfig.
 type RetentionStoreBuilder interface {
-	// RetentionPeriodMs returns the store's retention in ms.
-	RetentionPeriodMs() int64
+	// RetentionPeriod returns the store's retention in ms (store.WindowStoreBuilder and
+	// store.SessionStoreBuilder implement it).
+	RetentionPeriod() int64
 }
 
 // ComputeLayout works out partition counts: user source topics from the cluster
@@ -239,7 +240,7 @@ func ComputeLayout(b *topology.Builder, appID string, existing map[string]int32)
 			sb, _ := b.Store(storeName).Builder.(processor.StoreBuilder)
 			if rb, ok := sb.(RetentionStoreBuilder); ok {
 				cfg["cleanup.policy"] = "compact,delete"
-				cfg["retention.ms"] = fmt.Sprint(rb.RetentionPeriodMs() + WindowedChangelogAdditionalRetentionMs)
+				cfg["retention.ms"] = fmt.Sprint(rb.RetentionPeriod() + WindowedChangelogAdditionalRetentionMs)
 			}
 			if sb != nil {
 				maps.Copy(cfg, sb.LogConfig())
