@@ -47,6 +47,20 @@ func (s KStream[K, V]) stateless(name string, f procFunc) *graphNode {
 	return s.s.b.addNode(processorNode(name, funcSupplier{f: f}, nil, nil), s.s.node)
 }
 
+// keyChanging adds a key-changing stateless node (Java: keyChangingOperation(true)).
+func (s KStream[K, V]) keyChanging(name string, f procFunc) *graphNode {
+	n := processorNode(name, funcSupplier{f: f}, nil, nil)
+	n.keyChanging = true
+	return s.s.b.addNode(n, s.s.node)
+}
+
+// valueChanging adds a value-changing stateless node (Java: setValueChangingOperation(true)).
+func (s KStream[K, V]) valueChanging(name string, f procFunc) *graphNode {
+	n := processorNode(name, funcSupplier{f: f}, nil, nil)
+	n.valueChanging = true
+	return s.s.b.addNode(n, s.s.node)
+}
+
 // Stream returns a stream reading topic with the optional Consumed (the last one given wins;
 // without one, default serdes and extractor). Java: StreamsBuilder.stream(topic[, consumed]).
 func Stream[K, V any](b *StreamsBuilder, topic string, consumed ...Consumed[K, V]) KStream[K, V] {
@@ -127,7 +141,7 @@ func (s KStream[K, V]) checkFunc(name string, isNil bool) {
 func (s KStream[K, V]) SelectKey[KR any](f func(K, V) KR, named ...Named) KStream[KR, V] {
 	name := s.s.b.orElseGenerate(lastNamed(named), keySelectName)
 	s.checkFunc(name, f == nil)
-	n := s.stateless(name, selectKeyFunc(f))
+	n := s.keyChanging(name, selectKeyFunc(f))
 	return KStream[KR, V]{s: s.derive(name, n, nil, s.s.valueSerde, true)}
 }
 
@@ -147,7 +161,7 @@ func selectKeyFunc[K, V, KR any](f func(K, V) KR) procFunc {
 func (s KStream[K, V]) Map[KR, VR any](f func(K, V) (KR, VR), named ...Named) KStream[KR, VR] {
 	name := s.s.b.orElseGenerate(lastNamed(named), mapName)
 	s.checkFunc(name, f == nil)
-	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+	n := s.keyChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -177,7 +191,7 @@ func (s KStream[K, V]) MapValuesWithKey[VR any](f func(K, V) VR, named ...Named)
 func mapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) VR, named []Named) KStream[K, VR] {
 	name := s.s.b.orElseGenerate(lastNamed(named), mapValuesName)
 	s.checkFunc(name, f == nil)
-	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+	n := s.valueChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -193,7 +207,7 @@ func mapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) VR, named []Na
 func (s KStream[K, V]) FlatMap[KR, VR any](f func(K, V) []KeyValue[KR, VR], named ...Named) KStream[KR, VR] {
 	name := s.s.b.orElseGenerate(lastNamed(named), flatMapName)
 	s.checkFunc(name, f == nil)
-	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+	n := s.keyChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -229,7 +243,7 @@ func (s KStream[K, V]) FlatMapValuesWithKey[VR any](f func(K, V) []VR, named ...
 func flatMapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) []VR, named []Named) KStream[K, VR] {
 	name := s.s.b.orElseGenerate(lastNamed(named), flatMapValuesName)
 	s.checkFunc(name, f == nil)
-	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+	n := s.valueChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -283,9 +297,11 @@ func (s KStream[K, V]) Merge(other KStream[K, V], named ...Named) KStream[K, V] 
 		s.s.b.fail(dslErr(ErrForeignBuilder, "merge %s: the other stream belongs to another StreamsBuilder", name))
 		return s
 	}
-	n := s.s.b.addNode(processorNode(name, funcSupplier{f: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+	mn := processorNode(name, funcSupplier{f: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		return ctx.Forward(r)
-	}}, nil, nil), s.s.node, other.s.node)
+	}}, nil, nil)
+	mn.merge = true
+	n := s.s.b.addNode(mn, s.s.node, other.s.node)
 	out := s.derive(name, n, nil, nil, s.s.repartitionRequired || other.s.repartitionRequired)
 	out.sourceNodes = append(append([]string(nil), s.s.sourceNodes...), other.s.sourceNodes...)
 	return KStream[K, V]{s: out}
@@ -315,7 +331,9 @@ func (s KStream[K, V]) Repartition(repartitioned ...Repartitioned[K, V]) KStream
 	}
 	rp := s.s.b.newRepartition(name, keySerde, valueSerde, part)
 	rp.partitions = r.numPartitions
-	n := s.s.b.addNode(rp.node(), s.s.node)
+	rn := rp.node()
+	rn.optimizable = nil // Java: UnoptimizableRepartitionNode
+	n := s.s.b.addNode(rn, s.s.node)
 	outKey := keySerde
 	if outKey == nil {
 		outKey = s.s.keySerde
@@ -356,6 +374,8 @@ func (s KStream[K, V]) to(topic string, extractor processor.TopicNameExtractor[K
 	var part processor.StreamPartitioner[any, any]
 	if p.partitioner != nil {
 		part = processor.UntypedStreamPartitioner(p.partitioner)
+	} else {
+		part = windowedPartitioner(keySerde) // windowed keys partition by the base key (Java: WindowedStreamPartitioner)
 	}
 	name := s.s.b.orElseGenerate(p.name, sinkName)
 	s.s.b.addNode(&graphNode{name: name, write: func(t *processor.Topology, parents []string) error {
@@ -475,7 +495,7 @@ func (s KStream[K, V]) GroupBy[KR any](f func(K, V) KR, grouped ...Grouped[KR, V
 	}
 	name := s.s.b.orElseGenerate(gr.name, keySelectName)
 	s.checkFunc(name, f == nil)
-	n := s.stateless(name, selectKeyFunc(f))
+	n := s.keyChanging(name, selectKeyFunc(f))
 	g := groupedStreamImpl{b: s.s.b, name: name, node: n, repartitionRequired: true, sourceNodes: s.s.sourceNodes,
 		keySerde: untyped(gr.keySerde), valueSerde: untyped(gr.valueSerde), userName: gr.name}
 	if len(grouped) == 0 {

@@ -1,0 +1,429 @@
+package kstream
+
+import (
+	"time"
+
+	"github.com/kstreams-go/kstreams/ktable"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// Name prefixes of windowed aggregations (Java: KGroupedStreamImpl / CogroupedKStreamImpl).
+const lateSinkSuffix = "-late-records"
+
+// LateRecordTopic makes a windowed aggregation send every record it drops for a closed window
+// to topic, unchanged (key, value, timestamp, headers) plus headers naming the window that
+// rejected it and why (ktable.LateHeaderWindow, LateHeaderReason, LateHeaderStreamTime,
+// LateHeaderCloseTime, LateHeaderProcessor), so nothing is lost silently. The records go through
+// the nodes "<aggregation>-late-records-filter" and "<aggregation>-late-records" (a sink). Key
+// and value serdes default to the grouping's serdes, else the default serdes. Records dropped
+// for a null key are not sent (they are only counted). No Java counterpart (Java only counts
+// and logs them).
+type LateRecordTopic struct {
+	topic                string
+	keySerde, valueSerde serde.Serde[any]
+}
+
+func (LateRecordTopic) tableOption() {}
+
+// LateRecordsTo returns the option sending late records to topic with the grouping's serdes.
+func LateRecordsTo(topic string) LateRecordTopic { return LateRecordTopic{topic: topic} }
+
+// LateRecordsToWith returns the option sending late records to topic with the given serdes
+// (K and V are the grouped stream's key and value types).
+func LateRecordsToWith[K, V any](topic string, keySerde serde.Serde[K], valueSerde serde.Serde[V]) LateRecordTopic {
+	return LateRecordTopic{topic: topic, keySerde: untyped(keySerde), valueSerde: untyped(valueSerde)}
+}
+
+// windowKind tells the three window types apart.
+type windowKind int
+
+const (
+	timeWindowKind windowKind = iota
+	slidingWindowKind
+	sessionWindowKind
+)
+
+// TimeWindowedKStream is a grouped stream windowed by TimeWindows or SlidingWindows, ready for
+// a windowed aggregation whose result is a KTable[Windowed[K], V]. Java counterpart:
+// org.apache.kafka.streams.kstream.TimeWindowedKStream.
+type TimeWindowedKStream[K, V any] struct {
+	g       *groupedStreamImpl
+	kind    windowKind
+	time    TimeWindows
+	sliding SlidingWindows
+	emit    EmitStrategy
+}
+
+// SessionWindowedKStream is a grouped stream windowed by SessionWindows. Java counterpart:
+// org.apache.kafka.streams.kstream.SessionWindowedKStream.
+type SessionWindowedKStream[K, V any] struct {
+	g       *groupedStreamImpl
+	session SessionWindows
+	emit    EmitStrategy
+}
+
+// WindowedBy windows the grouped stream by tumbling or hopping time windows. An invalid
+// specification makes Build fail with ErrInvalidWindows. (A function, not a method: a method of
+// KGroupedStream[K, V] returning tables keyed by Windowed[K] would make Go's generic
+// instantiation cycle.) Java: KGroupedStream.windowedBy(Windows).
+func WindowedBy[K, V any](g KGroupedStream[K, V], w TimeWindows) TimeWindowedKStream[K, V] {
+	if w.err != nil {
+		g.g.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+	}
+	return TimeWindowedKStream[K, V]{g: g.g, kind: timeWindowKind, time: w}
+}
+
+// WindowedBySliding windows the grouped stream by sliding windows (KIP-450). Java:
+// KGroupedStream.windowedBy(SlidingWindows).
+func WindowedBySliding[K, V any](g KGroupedStream[K, V], w SlidingWindows) TimeWindowedKStream[K, V] {
+	if w.err != nil {
+		g.g.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+	}
+	return TimeWindowedKStream[K, V]{g: g.g, kind: slidingWindowKind, sliding: w}
+}
+
+// WindowedBySession windows the grouped stream by session windows. Java:
+// KGroupedStream.windowedBy(SessionWindows).
+func WindowedBySession[K, V any](g KGroupedStream[K, V], w SessionWindows) SessionWindowedKStream[K, V] {
+	if w.err != nil {
+		g.g.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+	}
+	return SessionWindowedKStream[K, V]{g: g.g, session: w}
+}
+
+// EmitStrategy returns a copy emitting with e (default: on every update). Java: emitStrategy(e).
+func (w TimeWindowedKStream[K, V]) EmitStrategy(e EmitStrategy) TimeWindowedKStream[K, V] {
+	w.emit = e
+	return w
+}
+
+// EmitStrategy returns a copy emitting with e (default: on every update). Java: emitStrategy(e).
+func (w SessionWindowedKStream[K, V]) EmitStrategy(e EmitStrategy) SessionWindowedKStream[K, V] {
+	w.emit = e
+	return w
+}
+
+// windowOptions picks Named, Materialized[K, VR] and LateRecordTopic out of opts.
+func windowOptions[K, VR any](b *StreamsBuilder, op string, opts []TableOption) (string, *Materialized[K, VR], *LateRecordTopic) {
+	var rest []TableOption
+	var late *LateRecordTopic
+	for _, o := range opts {
+		if l, ok := o.(LateRecordTopic); ok {
+			l := l
+			late = &l
+			continue
+		}
+		rest = append(rest, o)
+	}
+	named, mat := splitTableOptions[K, VR](b, op, rest)
+	return named, mat, late
+}
+
+// windowedResult is what a windowed aggregation needs to write its nodes.
+type windowedResult struct {
+	name      string
+	mi        *materializedInternal
+	storeB    processor.StoreBuilder
+	sup       ktable.Supplier
+	late      *LateRecordTopic
+	keySerde  serde.Serde[any] // of the result table (windowed serde) or nil
+	valueSerd serde.Serde[any]
+}
+
+// build adds the repartition (if needed), the aggregation with its store and the late-record
+// nodes, and returns the result table.
+func (g *groupedStreamImpl) buildWindowed(r windowedResult) *tableImpl {
+	b := g.b
+	parent := g.node
+	if g.repartitionRequired {
+		prefix := g.userName
+		if prefix == "" {
+			prefix = r.mi.storeName
+		}
+		rp := b.newRepartition(prefix, g.keySerde, g.valueSerde, nil)
+		if g.repartitionNode == nil || g.userName == "" {
+			g.repartitionNode = rp.node()
+			b.addNode(g.repartitionNode, g.node)
+		}
+		parent = g.repartitionNode
+	}
+	n := b.addNode(processorNode(r.name, r.sup, nil, func() processor.StoreBuilder { return r.storeB }), parent)
+	if r.late != nil {
+		filter, sink := r.name+lateSinkSuffix+"-filter", r.name+lateSinkSuffix
+		ks, vs := r.late.keySerde, r.late.valueSerde
+		if ks == nil {
+			ks = g.keySerde
+		}
+		if vs == nil {
+			vs = g.valueSerde
+		}
+		topic := r.late.topic
+		b.addNode(&graphNode{name: sink, write: func(t *processor.Topology, parents []string) error {
+			if err := t.AddProcessor(filter, processor.ProcessorSupplier[any, any, any, any](ktable.LateRecordFilter{}), parents...); err != nil {
+				return err
+			}
+			return t.AddSink(sink, topic, []string{filter}, sinkOpts(ks, vs, nil)...)
+		}}, n)
+	}
+	return &tableImpl{b: b, name: r.name, node: n, keySerde: r.keySerde, valueSerde: r.valueSerd, supplier: r.sup,
+		queryableName: r.mi.queryableName()}
+}
+
+// windowedKeyFuncs returns the functions building and splitting typed Windowed[K] keys.
+func windowedKeyFuncs[K any]() (func(any, serde.Window) any, func(any) (any, serde.Window, bool)) {
+	mk := func(key any, w serde.Window) any {
+		k, _ := cast[K]("key", key)
+		return Windowed[K]{Key: k, Window: w}
+	}
+	split := func(k any) (any, serde.Window, bool) {
+		w, ok := k.(Windowed[K])
+		if !ok {
+			return nil, serde.Window{}, false
+		}
+		return box(w.Key), w.Window, true
+	}
+	return mk, split
+}
+
+// windowParams returns size/grace/retention of the time or sliding windows (ms).
+func (w TimeWindowedKStream[K, V]) params() (size, grace, minRetention int64) {
+	if w.kind == slidingWindowKind {
+		d := w.sliding.diffMs
+		return d, w.sliding.graceMs, 2*d + w.sliding.graceMs
+	}
+	return w.time.sizeMs, w.time.graceMs, w.time.sizeMs + w.time.graceMs
+}
+
+// aggregate builds a time or sliding windowed aggregation. prefix is the processor/store
+// prefix; defaultValue is the store value serde when none is given.
+func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix string, opts []TableOption, burnIfUnnamed bool,
+	defaultValue serde.Serde[any], init ktable.Initializer, agg ktable.Aggregator) KTable[Windowed[K], VR] {
+	b := w.g.b
+	named, mat, late := windowOptions[K, VR](b, op, opts)
+	if burnIfUnnamed && mat != nil && mat.storeName == "" {
+		b.newStoreName(prefix) // Java burns a name for count(Materialized) (topology compatibility)
+	}
+	mi := materialize(b, mat, prefix)
+	if mi.keySerde == nil {
+		mi.keySerde = w.g.keySerde
+	}
+	if mi.valueSerde == nil {
+		mi.valueSerde = defaultValue
+	}
+	name := b.orElseGenerate(named, prefix)
+	size, grace, minRet := w.params()
+	retention := minRet
+	if mat != nil && mat.retentionOK {
+		retention = mat.retention.Milliseconds()
+	}
+	if size+grace > retention || (w.kind == slidingWindowKind && minRet > retention) {
+		b.fail(dslErr(ErrInvalidWindows, "the retention period of the window store %s must be no smaller than its window size plus the grace period. Got size=[%d], grace=[%d], retention=[%d]",
+			mi.storeName, size, grace, retention))
+	}
+	if w.emit.onClose && w.kind != timeWindowKind && w.kind != slidingWindowKind {
+		b.fail(dslErr(ErrInvalidWindows, "ON_WINDOW_CLOSE strategy is only supported for TimeWindows and SlidingWindows"))
+	}
+	mk, split := windowedKeyFuncs[K]()
+	wo := ktable.WindowOptions{StoreName: mi.storeName, GraceMs: grace, EmitOnClose: w.emit.onClose, KeySerde: mi.keySerde,
+		WindowedKey: mk, BaseKey: split, ProcessorName: name}
+	if late != nil {
+		wo.LateNode = name + lateSinkSuffix + "-filter"
+	}
+	var sup ktable.Supplier
+	if w.kind == slidingWindowKind {
+		sup = ktable.NewSlidingWindowAggregate(wo, size, init, agg)
+	} else {
+		sup = ktable.NewWindowAggregate(wo, w.time, init, agg)
+	}
+	sb := windowStoreBuilder(mi, retention, size)
+	var keySerde serde.Serde[any]
+	if mi.keySerde != nil {
+		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), size))
+	}
+	t := w.g.buildWindowed(windowedResult{name: name, mi: mi, storeB: sb, sup: sup, late: late, keySerde: keySerde, valueSerd: mi.valueSerde})
+	return KTable[Windowed[K], VR]{t: t}
+}
+
+// windowStoreBuilder returns the timestamped window store of a windowed aggregation (in-memory
+// engine; Java's default is RocksDB, whose iteration order the in-memory engine reproduces).
+// Java: WindowStoreMaterializer / SlidingWindowStoreMaterializer.
+func windowStoreBuilder(mi *materializedInternal, retention, size int64) processor.StoreBuilder {
+	sup, err := store.Stores.InMemoryWindowStore(mi.storeName, msDuration(retention), msDuration(size), false)
+	if err != nil {
+		return nil
+	}
+	sb := store.Stores.TimestampedWindowStoreBuilder[any, any](sup, mi.keySerde, mi.valueSerde)
+	if mi.logging {
+		sb.WithLoggingEnabled(mi.logConfig)
+	} else {
+		sb.WithLoggingDisabled()
+	}
+	if mi.caching {
+		sb.WithCachingEnabled()
+	}
+	return sb
+}
+
+// Count counts the records of each key per window. Store "KSTREAM-AGGREGATE-STATE-STORE-<n>"
+// unless a Materialized[K, int64] names it (an unnamed Materialized uses up one more counter
+// value, as Java); store value serde defaults to serde.Long(). Options: Named,
+// Materialized[K, int64] (WithRetention: default size + grace; sliding: 2 x difference +
+// grace; smaller fails Build with ErrInvalidWindows), LateRecordTopic. Records with a null key
+// are dropped. Java: TimeWindowedKStream.count.
+func (w TimeWindowedKStream[K, V]) Count(opts ...TableOption) KTable[Windowed[K], int64] {
+	return timeWindowedAggregate[K, V, int64](w, "Count", streamAggName, opts, true, untyped(serde.Long()),
+		func() (any, error) { return int64(0), nil },
+		func(_, _, agg any) (any, error) {
+			n, _ := agg.(int64)
+			return n + 1, nil
+		})
+}
+
+// Reduce combines the values of each key per window with reducer (the first value is the
+// window's initial aggregate). Store serdes default to the grouping's. Options as Count, with
+// Materialized[K, V]. Java: TimeWindowedKStream.reduce.
+func (w TimeWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption) KTable[Windowed[K], V] {
+	if reducer == nil {
+		w.g.b.fail(dslErr(ErrNilFunction, "windowed reduce: reducer must not be nil"))
+	}
+	red := reducerOf(reducer)
+	return timeWindowedAggregate[K, V, V](w, "Reduce", streamReduceName, opts, false, w.g.valueSerde,
+		func() (any, error) { return nil, nil },
+		func(_, value, agg any) (any, error) {
+			if agg == nil {
+				return value, nil
+			}
+			return red(agg, value)
+		})
+}
+
+// Aggregate folds the values of each key per window: initializer gives a window's first
+// aggregate, aggregator adds a value. The store's key serde defaults to the grouping's, its
+// value serde to default.value.serde. Options as Count, with Materialized[K, VR]. Java:
+// TimeWindowedKStream.aggregate.
+func (w TimeWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, opts ...TableOption) KTable[Windowed[K], VR] {
+	if initializer == nil || aggregator == nil {
+		w.g.b.fail(dslErr(ErrNilFunction, "windowed aggregate: initializer and aggregator must not be nil"))
+	}
+	return timeWindowedAggregate[K, V, VR](w, "Aggregate", streamAggName, opts, false, nil, initializerOf(initializer), aggregatorOf(aggregator))
+}
+
+// sessionAggregate builds a session-windowed aggregation.
+func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix string, opts []TableOption, burnIfUnnamed bool,
+	defaultValue serde.Serde[any], init ktable.Initializer, agg ktable.Aggregator, merger ktable.Merger) KTable[Windowed[K], VR] {
+	b := w.g.b
+	named, mat, late := windowOptions[K, VR](b, op, opts)
+	if burnIfUnnamed && mat != nil && mat.storeName == "" {
+		b.newStoreName(prefix)
+	}
+	mi := materialize(b, mat, prefix)
+	if mi.keySerde == nil {
+		mi.keySerde = w.g.keySerde
+	}
+	if mi.valueSerde == nil {
+		mi.valueSerde = defaultValue
+	}
+	name := b.orElseGenerate(named, prefix)
+	gap, grace := w.session.gapMs, w.session.graceMs
+	retention := gap + grace
+	if mat != nil && mat.retentionOK {
+		retention = mat.retention.Milliseconds()
+	}
+	if gap+grace > retention {
+		b.fail(dslErr(ErrInvalidWindows, "the retention period of the session store %s must be no smaller than the session inactivity gap plus the grace period. Got gap=[%d], grace=[%d], retention=[%d]",
+			mi.storeName, gap, grace, retention))
+	}
+	mk, split := windowedKeyFuncs[K]()
+	wo := ktable.WindowOptions{StoreName: mi.storeName, GraceMs: grace, EmitOnClose: w.emit.onClose, KeySerde: mi.keySerde,
+		WindowedKey: mk, BaseKey: split, ProcessorName: name}
+	if late != nil {
+		wo.LateNode = name + lateSinkSuffix + "-filter"
+	}
+	sup := ktable.NewSessionWindowAggregate(wo, gap, init, agg, merger)
+	ssup, err := store.Stores.InMemorySessionStore(mi.storeName, msDuration(retention))
+	if err != nil {
+		b.fail(dslErr(ErrInvalidWindows, "session store %s: %v", mi.storeName, err))
+	}
+	var sb processor.StoreBuilder
+	if ssup != nil {
+		ssb := store.Stores.SessionStoreBuilder[any, any](ssup, mi.keySerde, mi.valueSerde)
+		if mi.logging {
+			ssb.WithLoggingEnabled(mi.logConfig)
+		} else {
+			ssb.WithLoggingDisabled()
+		}
+		if mi.caching {
+			ssb.WithCachingEnabled()
+		}
+		sb = ssb
+	}
+	var keySerde serde.Serde[any]
+	if mi.keySerde != nil {
+		keySerde = serde.Untyped(serde.SessionWindowed(serde.Typed[K](mi.keySerde)))
+	}
+	t := w.g.buildWindowed(windowedResult{name: name, mi: mi, storeB: sb, sup: sup, late: late, keySerde: keySerde, valueSerd: mi.valueSerde})
+	return KTable[Windowed[K], VR]{t: t}
+}
+
+// Count counts the records of each key per session. Options: Named, Materialized[K, int64]
+// (retention default gap + grace), LateRecordTopic. Java: SessionWindowedKStream.count.
+func (w SessionWindowedKStream[K, V]) Count(opts ...TableOption) KTable[Windowed[K], int64] {
+	return sessionAggregate[K, V, int64](w, "Count", streamAggName, opts, true, untyped(serde.Long()),
+		func() (any, error) { return int64(0), nil },
+		func(_, _, agg any) (any, error) {
+			n, _ := agg.(int64)
+			return n + 1, nil
+		},
+		func(_, a, b any) (any, error) {
+			x, _ := a.(int64)
+			y, _ := b.(int64)
+			return x + y, nil
+		})
+}
+
+// Reduce combines the values of each key per session with reducer; merging sessions reduces
+// their aggregates. Options as Count, with Materialized[K, V]. Java: SessionWindowedKStream.reduce.
+func (w SessionWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption) KTable[Windowed[K], V] {
+	if reducer == nil {
+		w.g.b.fail(dslErr(ErrNilFunction, "session reduce: reducer must not be nil"))
+	}
+	red := reducerOf(reducer)
+	agg := func(_, value, a any) (any, error) {
+		if a == nil {
+			return value, nil
+		}
+		return red(a, value)
+	}
+	return sessionAggregate[K, V, V](w, "Reduce", streamReduceName, opts, false, w.g.valueSerde,
+		func() (any, error) { return nil, nil }, agg,
+		func(key, a1, a2 any) (any, error) { return agg(key, a2, a1) })
+}
+
+// Aggregate folds the values of each key per session: initializer gives a session's first
+// aggregate, aggregator adds a value, merger combines the aggregates of two sessions a record
+// joins. Options as Count, with Materialized[K, VR]. Java: SessionWindowedKStream.aggregate.
+func (w SessionWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, merger func(key K, agg1, agg2 VR) VR, opts ...TableOption) KTable[Windowed[K], VR] {
+	if initializer == nil || aggregator == nil || merger == nil {
+		w.g.b.fail(dslErr(ErrNilFunction, "session aggregate: initializer, aggregator and merger must not be nil"))
+	}
+	m := func(key, a1, a2 any) (any, error) {
+		k, err := cast[K]("key", key)
+		if err != nil {
+			return nil, err
+		}
+		x, err := cast[VR]("aggregate", a1)
+		if err != nil {
+			return nil, err
+		}
+		y, err := cast[VR]("aggregate", a2)
+		if err != nil {
+			return nil, err
+		}
+		return box(merger(k, x, y)), nil
+	}
+	return sessionAggregate[K, V, VR](w, "Aggregate", streamAggName, opts, false, nil, initializerOf(initializer), aggregatorOf(aggregator), m)
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
