@@ -1,14 +1,23 @@
 package io.kstreams.conformance;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KGroupedStream;
+import org.apache.kafka.streams.kstream.KTable;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.internals.Change;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -112,6 +121,70 @@ final class CacheTopologies {
             m.put("papi-cache-Last-changelog", new TopicTypes(ValueType.STRING, ValueType.STRING));
             m.put("papi-cache-output", new TopicTypes(ValueType.STRING, ValueType.STRING));
             return m;
+        }
+    }
+
+    /**
+     * dsl-cache: DSL aggregations whose cached stores see several updates per input record
+     * (flatMapValues keeps the key, so one record updates one key many times between two
+     * commits) and values that grow past small cache budgets, plus a cached table source feeding a
+     * table aggregation with adder and subtractor.
+     */
+    static final class DslCache implements RefTopology {
+        @Override
+        public String name() {
+            return "dsl-cache";
+        }
+
+        @Override
+        public String applicationId() {
+            return "dsl-cache";
+        }
+
+        @Override
+        public Properties defaults() {
+            return Topologies.stringDefaultSerdes();
+        }
+
+        @Override
+        public Topology build(final Properties props) {
+            final StreamsBuilder b = new StreamsBuilder();
+            final KGroupedStream<String, String> tokens = b.stream("dsl-cache-input", Consumed.with(Serdes.String(), Serdes.String()))
+                .flatMapValues(v -> Arrays.asList(v.split(" ")))
+                .groupByKey();
+            tokens.count(Materialized.as("token-counts"))
+                .toStream().to("dsl-cache-counts", Produced.with(Serdes.String(), Serdes.Long()));
+            tokens.reduce((a, v) -> a + "+" + v, Materialized.as("token-concat"))
+                .toStream().to("dsl-cache-concat", Produced.with(Serdes.String(), Serdes.String()));
+            final KTable<String, String> table = b.table("dsl-cache-table", Consumed.with(Serdes.String(), Serdes.String()),
+                Materialized.as("table-store"));
+            table.groupBy((k, v) -> KeyValue.pair(v.isEmpty() ? "" : v.substring(0, 1), k), Grouped.with(Serdes.String(), Serdes.String()))
+                .aggregate(() -> "", (k, v, agg) -> agg + "+" + v, (k, v, agg) -> agg + "-" + v,
+                    Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("by-initial").withValueSerde(Serdes.String()))
+                .toStream().to("dsl-cache-initials", Produced.with(Serdes.String(), Serdes.String()));
+            return b.build(props);
+        }
+
+        @Override
+        public Map<String, TopicTypes> topicTypes() {
+            final Map<String, TopicTypes> m = new LinkedHashMap<>();
+            final TopicTypes ss = new TopicTypes(ValueType.STRING, ValueType.STRING);
+            m.put("dsl-cache-token-counts-changelog", new TopicTypes(ValueType.STRING, ValueType.LONG));
+            m.put("dsl-cache-token-concat-changelog", ss);
+            m.put("dsl-cache-table-store-changelog", ss);
+            m.put("dsl-cache-by-initial-changelog", ss);
+            m.put("dsl-cache-counts", new TopicTypes(ValueType.STRING, ValueType.LONG));
+            m.put("dsl-cache-concat", ss);
+            m.put("dsl-cache-initials", ss);
+            return m;
+        }
+
+        @Override
+        public TopicTypes typesFor(final String topic) {
+            if (topic.endsWith("-repartition")) {
+                return new TopicTypes(ValueType.STRING, ValueType.BYTES);
+            }
+            return RefTopology.super.typesFor(topic);
         }
     }
 

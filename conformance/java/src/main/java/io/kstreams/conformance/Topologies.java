@@ -27,6 +27,7 @@ public final class Topologies {
         register(new PapiTopologies.Global());
         register(new PapiTopologies.Sinks());
         register(new CacheTopologies.PapiCache());
+        register(new CacheTopologies.DslCache());
         DslTopologies.all().forEach(Topologies::register);
     }
 
