@@ -113,3 +113,53 @@ const javaPunctMix = "P1 a@0 0|P2 a 0|P1-st 0/0 0|P2-st 0#1 0|--|P1 b@3 3|P2 b 3
 	"P1 d@31 31|P2 d 31|P2-new 31 31|P2-st 31#2 31|P1-st 31/31 31|--|P1 late@31 29|P2 late 29|--|P1-wc 1028/1028 1028|--|" +
 	"P1 e@45 45|P2 e 45|P2-new 45 45|P1-st 45/45 45|P2-st 45#3 45|--|P1 f@46 46|P2 f 46|--|--|" +
 	"P1 g@61 61|P2 g 61|P1-st 61/61 61|P2-new 61 61|--"
+
+type failingTicker struct {
+	ctx processor.ProcessorContext[string, string]
+	n   int
+	log *[]string
+}
+
+func (p *failingTicker) Init(c processor.ProcessorContext[string, string]) error {
+	p.ctx = c
+	_, err := c.Schedule(10*time.Millisecond, processor.WallClockTime, func(ts int64) error {
+		p.n++
+		*p.log = append(*p.log, fmt.Sprintf("fire%d@%d", p.n, ts))
+		if p.n == 2 {
+			return fmt.Errorf("boom")
+		}
+		return c.Forward(processor.NewRecord("p", fmt.Sprintf("fired%d", p.n), ts))
+	})
+	return err
+}
+func (p *failingTicker) Process(r processor.Record[string, string]) error { return p.ctx.Forward(r) }
+func (p *failingTicker) Close() error                                     { return nil }
+
+// A punctuator that fails is reported by AdvanceWallClockTime and is not scheduled again; the
+// driver keeps working. Java 4.4.0 prints
+// "fire1@10,ok,fire2@20,error:StreamsException,ok,ok,[fired1, v]" (testdata/PunctFail.java).
+func TestFailingPunctuatorMatchesJava(t *testing.T) {
+	var log []string
+	topo := processor.NewTopology()
+	must(t, topo.AddSource("in", []string{"in"}))
+	must(t, topo.AddProcessor("p", processor.ProcessorSupplierFunc[string, string, string, string](
+		func() processor.Processor[string, string, string, string] { return &failingTicker{log: &log} }), "in"))
+	must(t, topo.AddSink("out", "out", []string{"p"}))
+	d, err := New(topo, stringProps, 0)
+	must(t, err)
+	defer d.Close()
+	for range 4 {
+		if err := d.AdvanceWallClockTime(10 * time.Millisecond); err != nil {
+			log = append(log, "error")
+		} else {
+			log = append(log, "ok")
+		}
+	}
+	must(t, CreateInputTopic(d, "in", serde.String(), serde.String()).PipeKeyValueAt("k", "v", 1))
+	vals, err := CreateOutputTopic(d, "out", serde.String(), serde.String()).ReadValuesToList()
+	must(t, err)
+	log = append(log, "["+strings.Join(vals, ", ")+"]")
+	if got := strings.Join(log, ","); got != "fire1@10,ok,fire2@20,error,ok,ok,[fired1, v]" {
+		t.Fatalf("got %s", got)
+	}
+}
