@@ -113,6 +113,14 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 	if _, ok := props["bootstrap.servers"]; !ok {
 		props["bootstrap.servers"] = "dummy-bootstrap-host:0"
 	}
+	// Java's TopologyTestDriver sets both internal emit-throttle intervals to 0 unless given, so
+	// left/outer stream-stream joins and windowed aggregations emit on every record, not once per
+	// wall-clock second.
+	for _, k := range []string{"__emit.interval.ms.kstreams.outer.join.spurious.results.fix__", "__emit.interval.ms.kstreams.windowed.aggregation__"} {
+		if _, ok := props[k]; !ok {
+			props[k] = "0"
+		}
+	}
 	var err error
 	if o.keySerde == nil && props[DefaultKeySerdeConfig] != "" {
 		if o.keySerde, err = JavaSerde(props[DefaultKeySerdeConfig]); err != nil {
