@@ -378,15 +378,17 @@ func (s space) deleteRange(from, to []byte) error {
 // pebbleIterator adapts a Pebble iterator; keys and values are copied (they stay valid after
 // Next) and the space prefix is stripped from keys.
 type pebbleIterator struct {
-	it      *pebble.Iterator
-	forward bool
-	started bool
-	strip   int
-	name    string
-	key     []byte
-	value   []byte
-	err     error
-	closed  bool
+	it       *pebble.Iterator
+	forward  bool
+	started  bool
+	strip    int
+	name     string
+	key      []byte
+	value    []byte
+	slab     []byte
+	slabSize int
+	err      error
+	closed   bool
 }
 
 func (i *pebbleIterator) Next() bool {
@@ -424,10 +426,19 @@ func (i *pebbleIterator) Next() bool {
 		return false
 	}
 	k := i.it.Key()[i.strip:]
-	buf := make([]byte, len(k)+len(v))
-	copy(buf, k)
-	copy(buf[len(k):], v)
-	i.key, i.value = buf[:len(k):len(k)], buf[len(k):]
+	// Copies are carved from a slab shared by consecutive entries (slabs double from 512 B to
+	// 64 KiB: few allocations for long scans, little waste for short ones); slices handed out
+	// are never overwritten.
+	need := len(k) + len(v)
+	if cap(i.slab)-len(i.slab) < need {
+		i.slabSize = min(max(512, 2*i.slabSize), 64<<10)
+		i.slab = make([]byte, 0, max(i.slabSize, need))
+	}
+	off := len(i.slab)
+	i.slab = append(i.slab, k...)
+	i.slab = append(i.slab, v...)
+	i.key = i.slab[off : off+len(k) : off+len(k)]
+	i.value = i.slab[off+len(k) : off+need : off+need]
 	return true
 }
 

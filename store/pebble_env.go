@@ -156,12 +156,26 @@ func (e *PebbleEnv) Close() error {
 	return nil
 }
 
+// RawOptions returns the Pebble options a store opened now would get (the shared block cache,
+// its share of the memtable budget, the file system) without counting a store as open. It is
+// for benchmarks and tools that open a raw Pebble database to compare with the stores.
+func (e *PebbleEnv) RawOptions() *pebble.Options {
+	e.mu.Lock()
+	n := int64(e.open) + 1
+	e.mu.Unlock()
+	return e.optionsFor(e.opts.FS, n)
+}
+
 // pebbleOptions returns the Pebble options of one more database in fs and counts it as open.
 func (e *PebbleEnv) pebbleOptions(fs vfs.FS) *pebble.Options {
 	e.mu.Lock()
 	e.open++
 	n := int64(e.open)
 	e.mu.Unlock()
+	return e.optionsFor(fs, n)
+}
+
+func (e *PebbleEnv) optionsFor(fs vfs.FS, n int64) *pebble.Options {
 	mem := e.opts.MemTableBudgetBytes / n
 	mem = max(MinMemTableBytes, min(mem, e.opts.MaxMemTableBytes))
 	o := &pebble.Options{

@@ -1,0 +1,16 @@
+// Package bench holds the benchmarks of kstreams-go (Go benchmarks, not timed tests). Each
+// prints a ratio against a baseline measured in the same run:
+//
+//   - BenchmarkPebbleKeyValueStore: Put, Get and a 100-key Range of store.PebbleKeyValueStore
+//     against raw Pebble opened with the same options (store.PebbleEnv.RawOptions). The metric
+//     "ours/raw" is the time ratio (1.15 = 15% overhead).
+//   - BenchmarkRestore: restore of a changelog of -restore.records records (default 200 000;
+//     the figure is 5 000 000) into a Pebble store through changelog.TaskState and
+//     changelog.SaramaReader, against reading the same topic with a bare sarama partition
+//     consumer. Metrics: "rate-ratio" (ours/raw records per second), and the peak Go heap and
+//     RSS growth during restore for a quarter of the records and for all of them (flat means
+//     memory does not grow with the changelog). It uses the broker in KAFKA_BOOTSTRAP_SERVERS,
+//     or an in-process kfake broker (whose log is then in the same process's memory).
+//
+// Run: go test -run '^$' -bench . -benchtime 1x ./bench/ [-args -restore.records 5000000]
+package bench
