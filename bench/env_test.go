@@ -12,13 +12,15 @@ type storeCtx struct {
 	env *store.PebbleEnv
 }
 
-func (c storeCtx) ApplicationID() string                            { return "bench" }
-func (c storeCtx) TaskID() processor.TaskID                         { return processor.TaskID{} }
-func (c storeCtx) RecordMetadata() (processor.RecordMetadata, bool) { return processor.RecordMetadata{}, false }
-func (c storeCtx) KeySerde() serde.Serde[any]                       { return nil }
-func (c storeCtx) ValueSerde() serde.Serde[any]                     { return nil }
-func (c storeCtx) StateDir() string                                 { return c.dir }
-func (c storeCtx) AppConfigs() map[string]string                    { return map[string]string{} }
+func (c storeCtx) ApplicationID() string    { return "bench" }
+func (c storeCtx) TaskID() processor.TaskID { return processor.TaskID{} }
+func (c storeCtx) RecordMetadata() (processor.RecordMetadata, bool) {
+	return processor.RecordMetadata{}, false
+}
+func (c storeCtx) KeySerde() serde.Serde[any]    { return nil }
+func (c storeCtx) ValueSerde() serde.Serde[any]  { return nil }
+func (c storeCtx) StateDir() string              { return c.dir }
+func (c storeCtx) AppConfigs() map[string]string { return map[string]string{} }
 func (c storeCtx) Register(processor.StateStore, processor.StateRestoreCallback) error {
 	return nil
 }

@@ -174,4 +174,3 @@ func BenchmarkPebbleKeyValueStore(b *testing.B) {
 		_ = sink
 	})
 }
-
