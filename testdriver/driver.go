@@ -58,7 +58,9 @@ var (
 //     AdvanceWallClockTime, which fires due wall-clock punctuators.
 //
 // Errors from processing are returned by the call that triggered the processing (PipeInput,
-// AdvanceWallClockTime, ...), never panics. A driver is not safe for concurrent use.
+// AdvanceWallClockTime, ...), never panics. As in Java, what the failing record produced before
+// the error is captured by the next call (it is not readable right after the error), and the
+// driver goes on with the next input. A driver is not safe for concurrent use.
 type TopologyTestDriver struct {
 	appID     string
 	wallClock int64
@@ -267,13 +269,13 @@ func (d *TopologyTestDriver) completeAllProcessableWork() error {
 	for d.task.HasRecordsQueued() {
 		processed, err := d.task.Process(d.wallClock)
 		if err != nil {
-			return errors.Join(err, d.captureOutputs())
+			return err // outputs stay pending until the next call, as in Java
 		}
 		if !processed {
 			return nil
 		}
 		if _, err := d.task.MaybePunctuateStreamTime(); err != nil {
-			return errors.Join(err, d.captureOutputs())
+			return err // outputs stay pending until the next call, as in Java
 		}
 		if err := d.task.Commit(); err != nil {
 			return err
@@ -320,7 +322,7 @@ func (d *TopologyTestDriver) AdvanceWallClockTime(advance time.Duration) error {
 	d.wallClock += advance.Milliseconds()
 	if d.task != nil {
 		if _, err := d.task.MaybePunctuateSystemTime(d.wallClock); err != nil {
-			return errors.Join(err, d.captureOutputs())
+			return err // outputs stay pending until the next call, as in Java
 		}
 		if err := d.task.Commit(); err != nil {
 			return err

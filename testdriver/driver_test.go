@@ -475,3 +475,47 @@ func TestTestRecordEqual(t *testing.T) {
 		}
 	}
 }
+
+type failOnBad struct {
+	ctx processor.ProcessorContext[string, string]
+}
+
+func (p *failOnBad) Init(c processor.ProcessorContext[string, string]) error { p.ctx = c; return nil }
+func (p *failOnBad) Process(r processor.Record[string, string]) error {
+	if err := p.ctx.Forward(r.WithValue("before-" + r.Value)); err != nil {
+		return err
+	}
+	if r.Value == "bad" {
+		return errors.New("boom")
+	}
+	return p.ctx.Forward(r.WithValue("after-" + r.Value))
+}
+func (p *failOnBad) Close() error { return nil }
+
+// What a failing record produced before the error becomes readable only after the next call.
+// Java 4.4.0 prints "ok,[before-a, after-a],error,[],ok,[before-bad, before-c, after-c]"
+// (testdata/ProcFail.java).
+func TestOutputsOfAFailedRecordMatchJava(t *testing.T) {
+	topo := processor.NewTopology()
+	must(t, topo.AddSource("in", []string{"in"}))
+	must(t, topo.AddProcessor("p", processor.ProcessorSupplierFunc[string, string, string, string](
+		func() processor.Processor[string, string, string, string] { return &failOnBad{} }), "in"))
+	must(t, topo.AddSink("out", "out", []string{"p"}))
+	d, err := New(topo, stringProps, 0)
+	must(t, err)
+	in := CreateInputTopic(d, "in", serde.String(), serde.String())
+	out := CreateOutputTopic(d, "out", serde.String(), serde.String())
+	var log []string
+	for _, v := range []string{"a", "bad", "c"} {
+		if err := in.PipeKeyValueAt("k", v, 1); err != nil {
+			log = append(log, "error")
+		} else {
+			log = append(log, "ok")
+		}
+		vals, _ := out.ReadValuesToList()
+		log = append(log, "["+strings.Join(vals, ", ")+"]")
+	}
+	if got := strings.Join(log, ","); got != "ok,[before-a, after-a],error,[],ok,[before-bad, before-c, after-c]" {
+		t.Fatalf("got %s", got)
+	}
+}
