@@ -28,7 +28,7 @@ func firstChar(_ string, v string) string {
 	return v[:1]
 }
 
-var ms = time.Millisecond
+var jms = time.Millisecond
 
 var joinTopologies = []dslTopology{
 	{name: "join-st-inner", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
@@ -56,40 +56,40 @@ var joinTopologies = []dslTopology{
 	{name: "join-ss-inner", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Stream(b, "join-ss-inner-left", kstream.ConsumedWith(S, S))
 		r := kstream.Stream(b, "join-ss-inner-right", kstream.ConsumedWith(S, S))
-		l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(100*ms), kstream.StreamJoinedWith(S, S, S)).
+		l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(100*jms), kstream.StreamJoinedWith(S, S, S)).
 			To("join-ss-inner-output", kstream.ProducedWith(S, S))
 	}},
 	{name: "join-ss-left", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Stream(b, "join-ss-left-left", kstream.ConsumedWith(S, S))
 		r := kstream.Stream(b, "join-ss-left-right", kstream.ConsumedWith(S, S))
-		l.LeftJoinStream(r, joinVals, kstream.OfTimeDifferenceAndGrace(100*ms, 50*ms), kstream.StreamJoinedWith(S, S, S)).
+		l.LeftJoinStream(r, joinVals, kstream.OfTimeDifferenceAndGrace(100*jms, 50*jms), kstream.StreamJoinedWith(S, S, S)).
 			To("join-ss-left-output", kstream.ProducedWith(S, S))
 	}},
 	{name: "join-ss-outer", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Stream(b, "join-ss-outer-left", kstream.ConsumedWith(S, S))
 		r := kstream.Stream(b, "join-ss-outer-right", kstream.ConsumedWith(S, S))
-		l.OuterJoinStream(r, joinVals, kstream.OfTimeDifferenceAndGrace(100*ms, 20*ms),
+		l.OuterJoinStream(r, joinVals, kstream.OfTimeDifferenceAndGrace(100*jms, 20*jms),
 			kstream.StreamJoinedWith(S, S, S).WithName("oj").WithStoreName("ojs")).
 			To("join-ss-outer-output", kstream.ProducedWith(S, S))
 	}},
 	{name: "join-ss-asym", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Stream(b, "join-ss-asym-left", kstream.ConsumedWith(S, S))
 		r := kstream.Stream(b, "join-ss-asym-right", kstream.ConsumedWith(S, S))
-		l.OuterJoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(30*ms).Before(10*ms).After(50*ms),
+		l.OuterJoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(30*jms).Before(10*jms).After(50*jms),
 			kstream.StreamJoinedWith(S, S, S).WithLoggingDisabled()).
 			To("join-ss-asym-output", kstream.ProducedWith(S, S))
 	}},
 	{name: "join-ss-rekey", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Stream(b, "join-ss-rekey-left", kstream.ConsumedWith(S, S)).SelectKey(firstChar)
 		r := kstream.Stream(b, "join-ss-rekey-right", kstream.ConsumedWith(S, S)).SelectKey(firstChar)
-		l.LeftJoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(50*ms), kstream.StreamJoinedWith(S, S, S)).
+		l.LeftJoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(50*jms), kstream.StreamJoinedWith(S, S, S)).
 			To("join-ss-rekey-output", kstream.ProducedWith(S, S))
 	}},
 	{name: "join-chain", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Stream(b, "join-chain-left", kstream.ConsumedWith(S, S))
 		r := kstream.Stream(b, "join-chain-right", kstream.ConsumedWith(S, S))
 		t := kstream.Table(b, "join-chain-table", kstream.ConsumedWith(S, S))
-		l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(100*ms)).
+		l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(100*jms)).
 			LeftJoin(t, joinVals).
 			To("join-chain-output", kstream.ProducedWith(S, S))
 	}},

@@ -18,7 +18,7 @@ func TestJoinBuildErrors(t *testing.T) {
 		{"repartition counts differ", func(b *kstream.StreamsBuilder) {
 			l := kstream.Stream(b, "l", kstream.ConsumedWith(S, S)).Repartition(kstream.RepartitionedAs[string, string]("l").WithNumberOfPartitions(2))
 			r := kstream.Stream(b, "r", kstream.ConsumedWith(S, S)).Repartition(kstream.RepartitionedAs[string, string]("r").WithNumberOfPartitions(3))
-			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*ms)).To("out")
+			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*jms)).To("out")
 		}, kstream.ErrNotCopartitioned},
 		{"stream-table repartition counts differ", func(b *kstream.StreamsBuilder) {
 			tb := kstream.Stream(b, "t", kstream.ConsumedWith(S, S)).Repartition(kstream.RepartitionedAs[string, string]("t").WithNumberOfPartitions(4)).ToTable()
@@ -28,30 +28,30 @@ func TestJoinBuildErrors(t *testing.T) {
 		{"negative time difference", func(b *kstream.StreamsBuilder) {
 			l := kstream.Stream(b, "l", kstream.ConsumedWith(S, S))
 			r := kstream.Stream(b, "r", kstream.ConsumedWith(S, S))
-			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(-ms)).To("out")
+			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(-jms)).To("out")
 		}, kstream.ErrInvalidJoinWindows},
 		{"before+after negative", func(b *kstream.StreamsBuilder) {
 			l := kstream.Stream(b, "l", kstream.ConsumedWith(S, S))
 			r := kstream.Stream(b, "r", kstream.ConsumedWith(S, S))
-			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*ms).Before(-20*ms)).To("out")
+			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*jms).Before(-20*jms)).To("out")
 		}, kstream.ErrInvalidJoinWindows},
 		{"other builder", func(b *kstream.StreamsBuilder) {
 			other := kstream.NewStreamsBuilder()
 			r := kstream.Stream(other, "r", kstream.ConsumedWith(S, S))
-			kstream.Stream(b, "l", kstream.ConsumedWith(S, S)).JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(ms))
+			kstream.Stream(b, "l", kstream.ConsumedWith(S, S)).JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(jms))
 		}, kstream.ErrForeignBuilder},
 		{"nil joiner", func(b *kstream.StreamsBuilder) {
 			tb := kstream.Table(b, "t", kstream.ConsumedWith(S, S))
 			kstream.Stream(b, "s", kstream.ConsumedWith(S, S)).Join(tb, (func(string, string) string)(nil))
 		}, kstream.ErrNilFunction},
 		{"same store supplier names", func(b *kstream.StreamsBuilder) {
-			sup, err := store.Stores.InMemoryWindowStore("same", 20*ms, 20*ms, true)
+			sup, err := store.Stores.InMemoryWindowStore("same", 20*jms, 20*jms, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			l := kstream.Stream(b, "l", kstream.ConsumedWith(S, S))
 			r := kstream.Stream(b, "r", kstream.ConsumedWith(S, S))
-			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*ms), kstream.StreamJoinedWithStoreSuppliers[string, string, string](sup, sup))
+			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*jms), kstream.StreamJoinedWithStoreSuppliers[string, string, string](sup, sup))
 		}, kstream.ErrJoinStoreSupplier},
 	}
 	for _, c := range cases {
@@ -76,7 +76,7 @@ func TestJoinMissingSerdes(t *testing.T) {
 	b := kstream.NewStreamsBuilder()
 	l := kstream.Stream(b, "l", kstream.ConsumedWith(S, S))
 	r := kstream.Stream(b, "r", kstream.ConsumedWith(S, S))
-	l.LeftJoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*ms)).To("out", kstream.ProducedWith(S, S))
+	l.LeftJoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*jms)).To("out", kstream.ProducedWith(S, S))
 	topo, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
