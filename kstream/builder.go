@@ -51,7 +51,7 @@ var (
 	ErrNilFunction = errors.New("function must not be nil")
 	// ErrNoTopics: a stream or table with no topic. Java: "topics cannot be empty".
 	ErrNoTopics = processor.ErrNoTopics
-	// ErrUnsupportedConfig: a topology.optimization value other than "none" (not implemented yet).
+	// ErrUnsupportedConfig: an invalid topology.optimization value. Java: ConfigException.
 	ErrUnsupportedConfig = errors.New("unsupported topology config")
 	// ErrOverlappingSources: two streams read overlapping but not equal topic lists (streams of
 	// exactly the same topics share one source node). Java: "Two source nodes are subscribed to
@@ -75,8 +75,9 @@ func dslErr(kind error, format string, args ...any) error {
 	return &dslError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
-// TopologyOptimizationConfig is the Java property selecting topology optimizations; only its
-// default "none" is supported (Java: StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG).
+// TopologyOptimizationConfig is the Java property selecting topology optimizations: "none"
+// (the default), "all", or a comma-separated list of [ReuseKTableSourceTopics],
+// [MergeRepartitionTopics], [SingleStoreSelfJoin]. Java: StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG.
 const TopologyOptimizationConfig = "topology.optimization"
 
 // StreamsBuilder builds a topology with the DSL. It numbers generated processor and store names
@@ -89,10 +90,18 @@ type StreamsBuilder struct {
 	nodes        []*graphNode
 	err          error
 	copartitions [][]string
+	// build priorities and optimizer metadata (see optimize.go)
+	priority        int
+	keyChangers     map[*graphNode][]*graphNode
+	keyChangerOrder []*graphNode
+	mergeNodes      []*graphNode
+	reuseSources    bool
 }
 
 // NewStreamsBuilder returns an empty builder. Java: new StreamsBuilder().
-func NewStreamsBuilder() *StreamsBuilder { return &StreamsBuilder{} }
+func NewStreamsBuilder() *StreamsBuilder {
+	return &StreamsBuilder{keyChangers: map[*graphNode][]*graphNode{}}
+}
 
 // graphNode is one operator of the DSL graph (Java: GraphNode). name is the topology node
 // children attach to; write adds the operator's nodes to the topology, given the names of the
@@ -106,14 +115,62 @@ type graphNode struct {
 	source        bool
 	sourceTopics  []string
 	sourcePattern string
+
+	// children, in the order they were linked (Java: GraphNode.childNodes).
+	children []*graphNode
+	// priority is the build priority: the order nodes were added (Java: buildPriority).
+	priority int
+	// keyChanging, valueChanging and merge are the optimizer's marks (Java:
+	// isKeyChangingOperation, isValueChangingOperation, isMergeNode).
+	keyChanging, valueChanging, merge bool
+	// optimizable is the repartition of an OptimizableRepartitionNode (nil otherwise).
+	optimizable *repartitionSpec
+	removed bool
 }
 
-// addNode appends n with its parents; nodes are written to the topology in this order (Java's
-// build priority).
+// addNode links n under parents and gives it the next build priority (adding a node again
+// re-links it and renews its priority, as Java's addGraphNode does); nodes are written to the
+// topology in build-priority order. It records what the optimizer needs. Java:
+// InternalStreamsBuilder.addGraphNode + maybeAddNodeForOptimizationMetadata.
 func (b *StreamsBuilder) addNode(n *graphNode, parents ...*graphNode) *graphNode {
-	n.parents = append(n.parents, parents...)
-	b.nodes = append(b.nodes, n)
+	if !slices.Contains(b.nodes, n) {
+		b.nodes = append(b.nodes, n)
+	}
+	for _, p := range parents {
+		p.addChild(n)
+	}
+	n.priority = b.priority
+	b.priority++
+	switch {
+	case n.keyChanging:
+		if _, ok := b.keyChangers[n]; !ok {
+			b.keyChangerOrder = append(b.keyChangerOrder, n)
+		}
+		b.keyChangers[n] = nil
+	case n.optimizable != nil:
+		if kc := keyChangingParent(n); kc != nil {
+			if !slices.Contains(b.keyChangers[kc], n) {
+				b.keyChangers[kc] = append(b.keyChangers[kc], n)
+			}
+		}
+	case n.merge:
+		b.mergeNodes = append(b.mergeNodes, n)
+	}
 	return n
+}
+
+func (n *graphNode) addChild(c *graphNode) {
+	if !slices.Contains(n.children, c) {
+		n.children = append(n.children, c)
+	}
+	if !slices.Contains(c.parents, n) {
+		c.parents = append(c.parents, n)
+	}
+}
+
+func (n *graphNode) removeChild(c *graphNode) {
+	n.children = slices.DeleteFunc(n.children, func(x *graphNode) bool { return x == c })
+	c.parents = slices.DeleteFunc(c.parents, func(x *graphNode) bool { return x == n })
 }
 
 // fail records the first construction error.
@@ -176,34 +233,29 @@ func (b *StreamsBuilder) suffixOrElseGenerate(name, suffix, prefix string) strin
 func (b *StreamsBuilder) Build() (*processor.Topology, error) { return b.BuildWithConfig(nil) }
 
 // BuildWithConfig returns the topology for the given Java properties; it reads
-// topology.optimization ("none", the default; other values fail with ErrUnsupportedConfig).
-// The builder can be built more than once. Java: build(Properties).
+// topology.optimization (see [TopologyOptimizationConfig]; an invalid value fails with
+// ErrUnsupportedConfig). Optimizations rewrite the builder's graph, as in Java, so build a
+// builder once. Java: build(Properties).
 func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.Topology, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	if o, ok := props[TopologyOptimizationConfig]; ok && o != "none" {
-		return nil, dslErr(ErrUnsupportedConfig, "%s=%s is not supported yet; use \"none\" (the default)", TopologyOptimizationConfig, o)
-	}
-	merged, err := b.mergeDuplicateSources()
+	opts, err := parseOptimizations(props[TopologyOptimizationConfig])
 	if err != nil {
 		return nil, err
 	}
+	if err := b.mergeDuplicateSources(); err != nil {
+		return nil, err
+	}
+	b.reuseSources = opts[ReuseKTableSourceTopics]
+	if opts[MergeRepartitionTopics] {
+		if err := b.mergeRepartitionTopics(); err != nil {
+			return nil, err
+		}
+	}
 	t := processor.NewTopology()
-	for _, n := range b.nodes {
-		if merged[n] != nil {
-			continue
-		}
-		parents := make([]string, len(n.parents))
-		for i, p := range n.parents {
-			if m := merged[p]; m != nil {
-				p = m
-			}
-			parents[i] = p.name
-		}
-		if err := n.write(t, parents); err != nil {
-			return nil, fmt.Errorf("build %s: %w", n.name, err)
-		}
+	if err := b.writeInPriorityOrder(t); err != nil {
+		return nil, err
 	}
 	b.applyCopartitions(t)
 	return t, nil
@@ -329,22 +381,28 @@ func cast2[K, V any](key, value any) (K, V, error) {
 	return k, v, err
 }
 
-// mergeDuplicateSources maps every stream source node that reads exactly the topics (or the
-// pattern) of an earlier one to that earlier node: the later node is not written and its
+// mergeDuplicateSources merges every stream source node that reads exactly the topics (or the
+// pattern) of an earlier one into that earlier node: the later node is removed and its
 // children hang off the earlier one, whose serdes and name are kept. Sources whose topics
 // overlap without being equal fail with ErrOverlappingSources. Java:
 // InternalStreamsBuilder.mergeDuplicateSourceNodes.
-func (b *StreamsBuilder) mergeDuplicateSources() (map[*graphNode]*graphNode, error) {
-	merged := map[*graphNode]*graphNode{}
+func (b *StreamsBuilder) mergeDuplicateSources() error {
 	byTopic := map[string]*graphNode{}
 	byPattern := map[string]*graphNode{}
+	mergeInto := func(main, n *graphNode) {
+		for _, c := range slices.Clone(n.children) {
+			n.removeChild(c)
+			main.addChild(c)
+		}
+		n.removed = true
+	}
 	for _, n := range b.nodes {
-		if !n.source {
+		if !n.source || n.removed {
 			continue
 		}
 		if n.sourcePattern != "" {
 			if m := byPattern[n.sourcePattern]; m != nil {
-				merged[n] = m
+				mergeInto(m, n)
 			} else {
 				byPattern[n.sourcePattern] = n
 			}
@@ -357,11 +415,46 @@ func (b *StreamsBuilder) mergeDuplicateSources() (map[*graphNode]*graphNode, err
 				continue
 			}
 			if !slices.Equal(m.sourceTopics, n.sourceTopics) {
-				return nil, dslErr(ErrOverlappingSources, "sources %s %v and %s %v are subscribed to overlapping but not equal input topics; "+
+				return dslErr(ErrOverlappingSources, "sources %s %v and %s %v are subscribed to overlapping but not equal input topics; "+
 					"read each topic in one Stream call (or in streams with exactly the same topics)", m.name, m.sourceTopics, n.name, n.sourceTopics)
 			}
-			merged[n] = m
+			mergeInto(m, n)
+			break
 		}
 	}
-	return merged, nil
+	return nil
+}
+
+// writeInPriorityOrder writes the graph as Java does: a priority queue (by build priority)
+// starting from the parentless nodes; a popped node is written once all its parents are, and
+// its children are queued. Java: buildAndOptimizeTopology.
+func (b *StreamsBuilder) writeInPriorityOrder(t *processor.Topology) error {
+	written := map[*graphNode]bool{}
+	q := &nodeQueue{}
+	for _, n := range b.nodes {
+		if len(n.parents) == 0 && !n.removed {
+			q.push(n)
+		}
+	}
+	for q.len() > 0 {
+		n := q.pop()
+		all := true
+		for _, p := range n.parents {
+			all = all && written[p]
+		}
+		if all && !written[n] {
+			parents := make([]string, len(n.parents))
+			for i, p := range n.parents {
+				parents[i] = p.name
+			}
+			if err := n.write(t, parents); err != nil {
+				return fmt.Errorf("build %s: %w", n.name, err)
+			}
+			written[n] = true
+		}
+		for _, c := range n.children {
+			q.push(c)
+		}
+	}
+	return nil
 }

@@ -68,7 +68,7 @@ func wordCountCase(configs ...string) dslCase {
 				GroupBy(func(_, word string) string { return word }, kstream.GroupedWith(serde.String(), serde.String())).
 				Count()
 			counts.ToStream().To("streams-wordcount-output", kstream.ProducedWith(serde.String(), serde.Long()))
-			topo, err := b.Build()
+			topo, err := b.BuildWithConfig(configMap(configs))
 			return must(t, topo, err)
 		},
 		types: map[string][2]conformance.Kind{
@@ -84,4 +84,13 @@ func TestConformanceWordCount(t *testing.T) { runDSLConformance(t, wordCountCase
 
 func TestConformanceWordCountCaching(t *testing.T) {
 	runDSLConformance(t, wordCountCase(cachingOnConfig))
+}
+
+// With topology.optimization=all Java renames the repartition nodes after the repartition topic
+// (KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition-filter/-sink/-source).
+func TestConformanceWordCountOptimized(t *testing.T) {
+	if !javaAvailable() {
+		t.Skip("needs Java (" + conformance.ClasspathEnv + ")")
+	}
+	runDSLConformance(t, wordCountCase(optimizeAllConfig))
 }

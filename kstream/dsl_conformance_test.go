@@ -310,7 +310,7 @@ func (d dslTopology) testCase(configs ...string) dslCase {
 		build: func(t *testing.T) *processor.Topology {
 			b := kstream.NewStreamsBuilder()
 			d.build(b)
-			topo, err := b.Build()
+			topo, err := b.BuildWithConfig(configMap(configs))
 			return must(t, topo, err)
 		},
 		types:   prefixed(d.name, d.types),
@@ -321,6 +321,12 @@ func (d dslTopology) testCase(configs ...string) dslCase {
 func TestConformanceDSL(t *testing.T) {
 	for _, d := range dslTopologies {
 		t.Run(d.name, func(t *testing.T) { runDSLConformance(t, d.testCase()) })
+		t.Run(d.name+"/optimized", func(t *testing.T) {
+			if !javaAvailable() {
+				t.Skip("needs Java (" + conformance.ClasspathEnv + ") for the topology.optimization=all expectation")
+			}
+			runDSLConformance(t, d.testCase(optimizeAllConfig))
+		})
 		if d.caching {
 			t.Run(d.name+"/caching", func(t *testing.T) {
 				if !javaAvailable() {
@@ -330,4 +336,16 @@ func TestConformanceDSL(t *testing.T) {
 			})
 		}
 	}
+}
+
+const optimizeAllConfig = "topology.optimization=all"
+
+// configMap turns "key=value" configs into the props BuildWithConfig reads.
+func configMap(configs []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range configs {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
 }

@@ -66,9 +66,9 @@ func TestBuildErrors(t *testing.T) {
 			other := kstream.Stream(kstream.NewStreamsBuilder(), "other", str)
 			kstream.Stream(b, "in", str).Merge(other).To("out")
 		}, nil, kstream.ErrForeignBuilder, "the other stream belongs to another StreamsBuilder"},
-		{"optimization not supported", func(b *kstream.StreamsBuilder) {
+		{"unknown optimization", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).To("out")
-		}, map[string]string{kstream.TopologyOptimizationConfig: "all"}, kstream.ErrUnsupportedConfig, `topology.optimization=all is not supported yet; use "none"`},
+		}, map[string]string{kstream.TopologyOptimizationConfig: "fast"}, kstream.ErrUnsupportedConfig, `"fast" is not a valid optimization; use "none", "all", or a comma-separated list of`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"github.com/kstreams-go/kstreams/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
 )
 
 // tableImpl is the untyped state of a KTable (Java: KTableImpl's fields).
@@ -56,8 +57,26 @@ func Table[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K, V], m
 		if err := t.AddProcessor(tblName, processor.ProcessorSupplier[any, any, any, any](src), srcName); err != nil {
 			return err
 		}
-		if src.Materialized() {
-			return t.AddStateStore(mi.storeBuilder(), tblName)
+		if !src.Materialized() {
+			return nil
+		}
+		if b.reuseSources {
+			// reuse.ktable.source.topics: the topic is the store's changelog (Java:
+			// TableSourceNode with shouldReuseSourceTopicForChangelog).
+			mi.logging, mi.logConfig = false, nil
+			if sb, ok := mi.storeBuilder().(interface{ LoggingEnabled() bool }); ok && sb.LoggingEnabled() {
+				if d, ok := sb.(interface {
+					WithLoggingDisabled() *store.TimestampedKeyValueStoreBuilder[any, any]
+				}); ok {
+					d.WithLoggingDisabled()
+				}
+			}
+		}
+		if err := t.AddStateStore(mi.storeBuilder(), tblName); err != nil {
+			return err
+		}
+		if b.reuseSources {
+			return t.Internal().ConnectSourceStoreAndTopic(mi.storeName, topic)
 		}
 		return nil
 	}})

@@ -157,7 +157,7 @@ func (r *repartitionSpec) node() *graphNode {
 		}
 		return ctx.Forward(rec)
 	}}
-	return &graphNode{name: r.source, write: func(t *processor.Topology, parents []string) error {
+	return &graphNode{name: r.source, optimizable: r, write: func(t *processor.Topology, parents []string) error {
 		t.Internal().AddInternalTopic(r.topic, topology.InternalTopicProperties{NumberOfPartitions: r.partitions})
 		if err := t.AddProcessor(r.filter, processor.ProcessorSupplier[any, any, any, any](pass), parents...); err != nil {
 			return err
