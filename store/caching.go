@@ -610,3 +610,112 @@ func (m *MeteredKeyValueStore[K, V]) ClearCache() error {
 	}
 	return nil
 }
+
+// ErrReadOnly is returned by write operations of a read-only query view.
+// Java counterpart: the UnsupportedOperationException of ReadOnlyKeyValueStoreFacade writes.
+var ErrReadOnly = errors.New("store: read-only view")
+
+// QueryView returns a read-only view of the store for goroutines other than the one running the
+// task (interactive queries). Reads are served from the cache (which, as in Java, makes the
+// entry the most recently used) or from the store below; unlike the task's own reads, a value
+// read from below is not put into the cache, so a query never evicts or flushes anything (Java
+// only caches reads made by the stream thread). Without a cache it is the store below.
+func (c *CachingKeyValueStore) QueryView() ReadOnlyKeyValueStore[[]byte, []byte] {
+	if c.cache == nil {
+		return c.inner
+	}
+	return cachingQueryView{c}
+}
+
+// cachingQueryView is CachingKeyValueStore.QueryView.
+type cachingQueryView struct{ c *CachingKeyValueStore }
+
+func (q cachingQueryView) Get(key []byte) ([]byte, bool, error) {
+	if key == nil {
+		return nil, false, storeErr(q.c.Name(), "get", ErrNullKey)
+	}
+	if !q.c.IsOpen() {
+		return nil, false, storeErr(q.c.Name(), "get", ErrStoreClosed)
+	}
+	if e := q.c.cache.Get(q.c.namespace, key); e != nil {
+		return e.Value(), e.Value() != nil, nil
+	}
+	return q.c.inner.Get(key)
+}
+
+// The iterators of the caching store only read the cache (recency updates), so they are shared.
+func (q cachingQueryView) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	return q.c.Range(from, to)
+}
+func (q cachingQueryView) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	return q.c.ReverseRange(from, to)
+}
+func (q cachingQueryView) All() KeyValueIterator[[]byte, []byte]        { return q.c.All() }
+func (q cachingQueryView) ReverseAll() KeyValueIterator[[]byte, []byte] { return q.c.ReverseAll() }
+func (q cachingQueryView) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
+	return q.c.PrefixScan(prefix)
+}
+func (q cachingQueryView) ApproximateNumEntries() int64 { return q.c.ApproximateNumEntries() }
+
+// readOnlyBytes adapts a read-only bytes view to KeyValueBytesStore for the typed layer: reads
+// go to the view, writes fail with ErrReadOnly, lifecycle methods reach base.
+type readOnlyBytes struct {
+	KeyValueBytesStore
+	view ReadOnlyKeyValueStore[[]byte, []byte]
+}
+
+func (r readOnlyBytes) Get(key []byte) ([]byte, bool, error) { return r.view.Get(key) }
+func (r readOnlyBytes) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	return r.view.Range(from, to)
+}
+func (r readOnlyBytes) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	return r.view.ReverseRange(from, to)
+}
+func (r readOnlyBytes) All() KeyValueIterator[[]byte, []byte]        { return r.view.All() }
+func (r readOnlyBytes) ReverseAll() KeyValueIterator[[]byte, []byte] { return r.view.ReverseAll() }
+func (r readOnlyBytes) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
+	return r.view.PrefixScan(prefix)
+}
+func (r readOnlyBytes) ApproximateNumEntries() int64 { return r.view.ApproximateNumEntries() }
+func (r readOnlyBytes) Put([]byte, []byte) error     { return storeErr(r.Name(), "put", ErrReadOnly) }
+func (r readOnlyBytes) PutIfAbsent([]byte, []byte) ([]byte, bool, error) {
+	return nil, false, storeErr(r.Name(), "putIfAbsent", ErrReadOnly)
+}
+func (r readOnlyBytes) PutAll([]KeyValue[[]byte, []byte]) error {
+	return storeErr(r.Name(), "putAll", ErrReadOnly)
+}
+func (r readOnlyBytes) Delete([]byte) ([]byte, bool, error) {
+	return nil, false, storeErr(r.Name(), "delete", ErrReadOnly)
+}
+func (r readOnlyBytes) Flush() error { return nil }
+func (r readOnlyBytes) Close() error { return nil }
+
+// QueryView returns a typed read-only view of the store for goroutines other than the task's
+// (interactive queries): with a caching layer below, reads do not populate the cache (see
+// CachingKeyValueStore.QueryView); otherwise it reads the same store.
+func (m *MeteredKeyValueStore[K, V]) QueryView() ReadOnlyKeyValueStore[K, V] {
+	q, ok := m.inner.(interface {
+		QueryView() ReadOnlyKeyValueStore[[]byte, []byte]
+	})
+	if !ok {
+		return m
+	}
+	view := *m
+	view.inner = readOnlyBytes{KeyValueBytesStore: m.inner, view: q.QueryView()}
+	return &view
+}
+
+// QueryView returns the read-only view of st for interactive queries from goroutines other than
+// the one running st's task: st's own QueryView when it has one (typed stores: reads never fill
+// the record cache, so they cannot evict or flush), else st itself. ok is false when st is not a
+// ReadOnlyKeyValueStore[K, V]. Java counterpart: the stores handed out by KafkaStreams.store
+// (reads from non-stream threads do not populate the cache).
+func QueryView[K, V any](st processor.StateStore) (ReadOnlyKeyValueStore[K, V], bool) {
+	if q, ok := st.(interface {
+		QueryView() ReadOnlyKeyValueStore[K, V]
+	}); ok {
+		return q.QueryView(), true
+	}
+	ro, ok := st.(ReadOnlyKeyValueStore[K, V])
+	return ro, ok
+}

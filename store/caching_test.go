@@ -397,3 +397,62 @@ func TestCachingTypedStoreFlushListener(t *testing.T) {
 		t.Fatal("a store without caching layer reported a cache")
 	}
 }
+
+// A query view reads the cache and the store below but never caches what it reads, so a query
+// cannot evict or flush; it can run while the task writes (run with -race).
+func TestCachingQueryView(t *testing.T) {
+	bld := Stores.KeyValueStoreBuilder(Stores.InMemoryKeyValueStore("Q"), serde.String(), serde.Long()).WithCachingEnabled()
+	kv := bld.BuildKeyValueStore()
+	ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, cache: cache.New(10 << 20), rc: rcOf("in", 0, 0)}
+	if err := kv.Init(ctx, kv); err != nil {
+		t.Fatal(err)
+	}
+	view, ok := QueryView[string, int64](kv)
+	if !ok {
+		t.Fatal("no query view")
+	}
+	if err := kv.Put("a", 1); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := view.Get("a"); err != nil || !ok || v != 1 {
+		t.Fatalf("view.Get(a) = %d %v %v, want the cached 1", v, ok, err)
+	}
+	if err := kv.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	kv.(CachedStateStore[string, int64]).ClearCache()
+	before := ctx.cache.Size()
+	if v, ok, err := view.Get("a"); err != nil || !ok || v != 1 {
+		t.Fatalf("view.Get(a) from below = %d %v %v", v, ok, err)
+	}
+	if ctx.cache.Size() != before {
+		t.Fatal("a query read filled the cache")
+	}
+	if _, ok := view.(KeyValueStore[string, int64]); ok {
+		if err := view.(KeyValueStore[string, int64]).Put("x", 1); !errors.Is(err, ErrReadOnly) {
+			t.Fatalf("write through the view = %v, want ErrReadOnly", err)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 500 {
+			view.Get("k3")
+			if _, err := Collect(view.All()); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := range 500 {
+		if err := kv.Put(fmt.Sprintf("k%d", i%10), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			if err := kv.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	<-done
+}

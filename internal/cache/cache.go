@@ -7,9 +7,10 @@
 // of their last write, and the evicted entry flushed first together with every other dirty entry
 // of its named cache.
 //
-// A ThreadCache is not safe for concurrent use: the goroutine running the tasks owns it (Java
-// synchronises for interactive queries from other threads; the runtime must serialise such
-// access itself).
+// Concurrency: one goroutine (the stream thread) writes; other goroutines (interactive queries)
+// may read (Get and iterators, which only reorder the recency list, as Java's do) at the same
+// time. A mutex guards every operation; it is released while a flush listener runs, so a
+// listener may use the cache again (Java's locks are re-entrant).
 package cache
 
 import (
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf16"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -113,6 +115,7 @@ func NameSpace(taskID, storeName string) string { return taskID + "-" + storeNam
 // per task and caching store) whose sizes add up to at most MaxBytes after every operation that
 // can evict. Java counterpart: org.apache.kafka.streams.state.internals.ThreadCache.
 type ThreadCache struct {
+	mu        sync.Mutex
 	maxBytes  int64
 	sizeBytes int64
 	caches    map[string]*namedCache
@@ -129,13 +132,27 @@ func New(maxBytes int64) *ThreadCache {
 }
 
 // MaxBytes returns the budget in bytes.
-func (t *ThreadCache) MaxBytes() int64 { return t.maxBytes }
+func (t *ThreadCache) MaxBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.maxBytes
+}
 
 // SizeBytes returns the accounted size of all named caches in bytes.
-func (t *ThreadCache) SizeBytes() int64 { return t.sizeBytes }
+func (t *ThreadCache) SizeBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sizeBytes
+}
 
 // Size returns the number of entries in all named caches. Java: size().
 func (t *ThreadCache) Size() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.size()
+}
+
+func (t *ThreadCache) size() int64 {
 	n := int64(0)
 	for _, c := range t.caches {
 		n += int64(c.len())
@@ -144,19 +161,37 @@ func (t *ThreadCache) Size() int64 {
 }
 
 // Puts, Gets, Evicts and Flushes return the operation counters (Java's internal stats).
-func (t *ThreadCache) Puts() int64 { return t.puts }
+func (t *ThreadCache) Puts() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.puts
+}
 
 // Gets returns the number of Get calls.
-func (t *ThreadCache) Gets() int64 { return t.gets }
+func (t *ThreadCache) Gets() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.gets
+}
 
 // Evicts returns the number of entries evicted.
-func (t *ThreadCache) Evicts() int64 { return t.evicts }
+func (t *ThreadCache) Evicts() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.evicts
+}
 
 // Flushes returns the number of Flush calls.
-func (t *ThreadCache) Flushes() int64 { return t.flushes }
+func (t *ThreadCache) Flushes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.flushes
+}
 
 // NamedCacheSizeBytes returns the accounted size in bytes of one named cache (0 if absent).
 func (t *ThreadCache) NamedCacheSizeBytes(namespace string) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if c := t.caches[namespace]; c != nil {
 		return c.sizeBytes
 	}
@@ -165,6 +200,12 @@ func (t *ThreadCache) NamedCacheSizeBytes(namespace string) int64 {
 
 // Namespaces returns the names of the named caches, sorted.
 func (t *ThreadCache) Namespaces() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.namespaces()
+}
+
+func (t *ThreadCache) namespaces() []string {
 	out := make([]string, 0, len(t.caches))
 	for n := range t.caches {
 		out = append(out, n)
@@ -176,7 +217,7 @@ func (t *ThreadCache) Namespaces() []string {
 func (t *ThreadCache) getOrCreate(namespace string) *namedCache {
 	c := t.caches[namespace]
 	if c == nil {
-		c = newNamedCache(namespace)
+		c = newNamedCache(namespace, &t.mu)
 		t.caches[namespace] = c
 	}
 	return c
@@ -185,12 +226,16 @@ func (t *ThreadCache) getOrCreate(namespace string) *namedCache {
 // AddDirtyEntryFlushListener sets the flush listener of a named cache, creating the named cache
 // if needed (the caching store calls it at Init). Java: addDirtyEntryFlushListener.
 func (t *ThreadCache) AddDirtyEntryFlushListener(namespace string, l FlushListener) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.getOrCreate(namespace).listener = l
 }
 
 // Flush hands every dirty entry of the named cache to its listener (in the order of their last
 // write), marks them clean and drops the tombstones. Java: flush(namespace).
 func (t *ThreadCache) Flush(namespace string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.flushes++
 	c := t.caches[namespace]
 	if c == nil {
@@ -205,6 +250,8 @@ func (t *ThreadCache) Flush(namespace string) error {
 // Get returns the cached entry of key, or nil, and makes it the most recently used.
 // Java: get(namespace, key).
 func (t *ThreadCache) Get(namespace string, key []byte) *Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.gets++
 	if key == nil {
 		return nil
@@ -221,6 +268,8 @@ func (t *ThreadCache) Get(namespace string, key []byte) *Entry {
 // cache is over budget; evicting a dirty entry flushes the named cache (see FlushListener).
 // The key slice is kept: callers must not modify it afterwards. Java: put(namespace, key, value).
 func (t *ThreadCache) Put(namespace string, key []byte, entry *Entry) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.puts++
 	c := t.getOrCreate(namespace)
 	old := c.sizeBytes
@@ -234,6 +283,8 @@ func (t *ThreadCache) Put(namespace string, key []byte, entry *Entry) error {
 // PutIfAbsent caches entry only if key has no entry and returns the existing entry, or nil.
 // Java: putIfAbsent(namespace, key, value).
 func (t *ThreadCache) PutIfAbsent(namespace string, key []byte, entry *Entry) (*Entry, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	c := t.getOrCreate(namespace)
 	old := c.sizeBytes
 	existing := c.get(string(key))
@@ -256,6 +307,8 @@ func (t *ThreadCache) PutIfAbsent(namespace string, key []byte, entry *Entry) (*
 // Delete removes key from the named cache without flushing it and returns its entry, or nil.
 // Java: delete(namespace, key).
 func (t *ThreadCache) Delete(namespace string, key []byte) *Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	c := t.caches[namespace]
 	if c == nil {
 		return nil
@@ -288,13 +341,15 @@ func (t *ThreadCache) maybeEvict(c *namedCache) error {
 // (one entry per named cache per round, names in sorted order; Java walks its hash map) until
 // the cache fits. Java: resize(newCacheSizeBytes).
 func (t *ThreadCache) Resize(maxBytes int64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	shrink := maxBytes < t.maxBytes
 	t.maxBytes = max(maxBytes, 0)
 	if !shrink {
 		return nil
 	}
-	names := t.Namespaces()
-	for i := 0; t.sizeBytes > t.maxBytes && t.Size() > 0; i++ {
+	names := t.namespaces()
+	for i := 0; t.sizeBytes > t.maxBytes && t.size() > 0; i++ {
 		c := t.caches[names[i%len(names)]]
 		old := c.sizeBytes
 		err := c.evict()
@@ -310,6 +365,8 @@ func (t *ThreadCache) Resize(maxBytes int64) error {
 // Close drops a named cache and its listener without flushing (the caching store flushes first).
 // Java: close(namespace).
 func (t *ThreadCache) Close(namespace string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	c := t.caches[namespace]
 	if c == nil {
 		return
@@ -323,6 +380,8 @@ func (t *ThreadCache) Close(namespace string) {
 // Clear drops every entry of a named cache without flushing, keeping its listener.
 // Java: clear(namespace).
 func (t *ThreadCache) Clear(namespace string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	c := t.caches[namespace]
 	if c == nil {
 		return
@@ -340,6 +399,8 @@ func (t *ThreadCache) Range(namespace string, from, to []byte) *Iterator {
 // RangeInclusive is Range with a choice of an inclusive or exclusive upper bound (the exclusive
 // form serves prefix scans). Java: range(namespace, from, to, toInclusive).
 func (t *ThreadCache) RangeInclusive(namespace string, from, to []byte, toInclusive bool) *Iterator {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	c := t.caches[namespace]
 	if c == nil {
 		return &Iterator{}
@@ -379,7 +440,10 @@ func (it *Iterator) HasNext() bool {
 	for it.next == nil && it.pos < len(it.keys) {
 		k := it.keys[it.pos]
 		it.pos++
-		if e := it.c.get(k); e != nil {
+		it.c.mu.Lock()
+		e := it.c.get(k)
+		it.c.mu.Unlock()
+		if e != nil {
 			it.next, it.key = e, []byte(k)
 		}
 	}
@@ -425,6 +489,7 @@ func (n *lruNode) size() int64 { return int64(len(n.key)) + 24 + n.entry.size }
 
 // namedCache is the cache of one store in one task. Java counterpart: NamedCache.
 type namedCache struct {
+	mu        *sync.Mutex // the ThreadCache's; held by every caller except around the listener
 	name      string
 	nodes     map[string]*lruNode
 	index     *keyIndex
@@ -438,8 +503,8 @@ type namedCache struct {
 	hits, misses, overwrites, flushes int64
 }
 
-func newNamedCache(name string) *namedCache {
-	return &namedCache{name: name, nodes: map[string]*lruNode{}, index: newKeyIndex(), dirty: list.New(),
+func newNamedCache(name string, mu *sync.Mutex) *namedCache {
+	return &namedCache{mu: mu, name: name, nodes: map[string]*lruNode{}, index: newKeyIndex(), dirty: list.New(),
 		dirtyPos: map[string]*list.Element{}}
 }
 
@@ -597,7 +662,11 @@ func (c *namedCache) flush(evicted *lruNode) error {
 	}
 	c.dirty.Init()
 	clear(c.dirtyPos)
-	if err := c.listener(entries); err != nil {
+	listener := c.listener
+	c.mu.Unlock()
+	err := listener(entries)
+	c.mu.Lock()
+	if err != nil {
 		return err
 	}
 	for _, k := range deleted {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -245,5 +246,57 @@ func TestListenerErrorStopsPut(t *testing.T) {
 	c.AddDirtyEntryFlushListener("0_0-x", func([]DirtyEntry) error { return boom })
 	if err := c.Put("0_0-x", []byte("k"), NewEntry([]byte("v"), processor.RecordContext{}, true)); err != boom {
 		t.Fatalf("err = %v, want the listener's", err)
+	}
+}
+
+// One writer (with a listener that writes into another named cache) and concurrent readers:
+// run with -race. Readers only reorder the recency lists, so the accounting stays consistent.
+func TestConcurrentReaders(t *testing.T) {
+	c := New(2000)
+	c.AddDirtyEntryFlushListener("0_0-b", func([]DirtyEntry) error { return nil })
+	c.AddDirtyEntryFlushListener("0_0-a", func(entries []DirtyEntry) error {
+		for _, d := range entries {
+			if err := c.Put("0_0-b", d.Key, NewEntry(d.NewValue, d.Entry.Context(), true)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				c.Get("0_0-a", []byte("k7"))
+				it := c.All("0_0-b")
+				for it.HasNext() {
+					it.Next()
+				}
+				_ = c.SizeBytes()
+			}
+		}()
+	}
+	for i := range 2000 {
+		k := []byte(fmt.Sprintf("k%d", i%50))
+		if err := c.Put("0_0-a", k, NewEntry([]byte(strings.Repeat("v", i%30)), processor.RecordContext{Topic: "t"}, true)); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 {
+			if err := c.Flush("0_0-a"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(done)
+	readers.Wait()
+	if got := c.NamedCacheSizeBytes("0_0-a") + c.NamedCacheSizeBytes("0_0-b"); got != c.SizeBytes() {
+		t.Fatalf("named caches hold %d bytes, the thread cache counts %d", got, c.SizeBytes())
 	}
 }
