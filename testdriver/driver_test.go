@@ -3,6 +3,7 @@ package testdriver
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -517,5 +518,40 @@ func TestOutputsOfAFailedRecordMatchJava(t *testing.T) {
 	}
 	if got := strings.Join(log, ","); got != "ok,[before-a, after-a],error,[],ok,[before-bad, before-c, after-c]" {
 		t.Fatalf("got %s", got)
+	}
+}
+
+// Negative input timestamps per extractor. Java 4.4.0 (pipeInput with an Instant) prints
+// "ok,error,ok,error,v5@5,v7@7,|,ok,ok,ok,ok,v5@5,v7@7,|,ok,ok,ok,ok,v5@5,v-1@5,v7@7,v-3@7,|"
+// (testdata/NegTs.java).
+func TestNegativeInputTimestampsMatchJava(t *testing.T) {
+	var log []string
+	for _, extractor := range []string{"", "org.apache.kafka.streams.processor.LogAndSkipOnInvalidTimestamp",
+		"org.apache.kafka.streams.processor.UsePartitionTimeOnInvalidTimestamp"} {
+		props := withProps(stringProps)
+		if extractor != "" {
+			props[DefaultTimestampExtractorConfig] = extractor
+		}
+		d, err := newDriver(pipeGraph(t), props, 0, WithLogger(slog.New(slog.DiscardHandler)))
+		must(t, err)
+		in := CreateInputTopic(d, "in", serde.String(), serde.String())
+		for _, ts := range []int64{5, -1, 7, -3} {
+			if err := in.PipeKeyValueAt("k", fmt.Sprintf("v%d", ts), ts); err != nil {
+				log = append(log, "error")
+			} else {
+				log = append(log, "ok")
+			}
+		}
+		recs, err := CreateOutputTopic(d, "out", serde.String(), serde.String()).ReadRecordsToList()
+		must(t, err)
+		for _, r := range recs {
+			log = append(log, fmt.Sprintf("%s@%d", r.Value, r.Timestamp))
+		}
+		log = append(log, "|")
+		must(t, d.Close())
+	}
+	want := "ok,error,ok,error,v5@5,v7@7,|,ok,ok,ok,ok,v5@5,v7@7,|,ok,ok,ok,ok,v5@5,v-1@5,v7@7,v-3@7,|"
+	if got := strings.Join(log, ","); got != want {
+		t.Fatalf("got  %s\njava %s", got, want)
 	}
 }

@@ -120,7 +120,10 @@ func (t *TestInputTopic[K, V]) PipeKeyValue(key K, value V) error {
 	return t.PipeRecord(NewTestRecord(key, value))
 }
 
-// PipeKeyValueAt pipes key and value at timestampMs. Java: pipeInput(K, V, long).
+// PipeKeyValueAt pipes key and value at timestampMs. A negative timestamp is piped as is and
+// handled by the timestamp extractor (an error with the default FailOnInvalidTimestamp), as
+// Java's Instant-based pipeInput(K, V, Instant) does (Java's long-based variant refuses it).
+// Java: pipeInput(K, V, long) / pipeInput(K, V, Instant).
 func (t *TestInputTopic[K, V]) PipeKeyValueAt(key K, value V, timestampMs int64) error {
 	return t.PipeRecord(NewTestRecordAt(key, value, timestampMs))
 }
