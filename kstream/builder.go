@@ -125,7 +125,7 @@ type graphNode struct {
 	keyChanging, valueChanging, merge bool
 	// optimizable is the repartition of an OptimizableRepartitionNode (nil otherwise).
 	optimizable *repartitionSpec
-	removed bool
+	removed     bool
 }
 
 // addNode links n under parents and gives it the next build priority (adding a node again
