@@ -96,6 +96,9 @@ type StreamsBuilder struct {
 	keyChangerOrder []*graphNode
 	mergeNodes      []*graphNode
 	reuseSources    bool
+	// optimizations are the topology.optimization values of the Build in progress (keys:
+	// ReuseKTableSourceTopics, MergeRepartitionTopics, SingleStoreSelfJoin).
+	optimizations map[string]bool
 }
 
 // NewStreamsBuilder returns an empty builder. Java: new StreamsBuilder().
@@ -247,6 +250,7 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 	if err := b.mergeDuplicateSources(); err != nil {
 		return nil, err
 	}
+	b.optimizations = opts
 	b.reuseSources = opts[ReuseKTableSourceTopics]
 	if opts[MergeRepartitionTopics] {
 		if err := b.mergeRepartitionTopics(); err != nil {

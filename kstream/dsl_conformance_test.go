@@ -232,6 +232,16 @@ var dslTopologies = []dslTopology{
 			Filter(func(k, _ string) bool { return len(k) > 1 }).
 			ToStream().To("dsl-totable-out-b")
 	}},
+	{name: "dsl-table-chain", caching: true, types: kinds{"output": {kS, kL}, "chain-store-changelog": {kS, kL},
+		"dsl-table-chain-input-STATE-STORE-0000000000-changelog": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
+		kstream.Table(b, "dsl-table-chain-input", kstream.ConsumedWith(S, S)).
+			Filter(func(_, v string) bool { return !strings.HasPrefix(v, "x") }).
+			MapValues(func(v string) int64 { return int64(len(v)) }).
+			GroupBy(func(k string, v int64) (string, int64) { return k[:1], v }, kstream.GroupedWith(S, L)).
+			Reduce(func(a, v int64) int64 { return a + v }, func(a, v int64) int64 { return a - v },
+				kstream.MaterializedAs[string, int64]("chain-store")).
+			ToStream().To("dsl-table-chain-output", kstream.ProducedWith(S, L))
+	}},
 	{name: "dsl-dupsrc", types: kinds{"a": {kS, kS}, "b": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		kstream.Stream(b, "dsl-dupsrc-input", kstream.ConsumedWith(S, S)).
 			Filter(func(_, v string) bool { return strings.HasPrefix(v, "a") }).To("dsl-dupsrc-a")

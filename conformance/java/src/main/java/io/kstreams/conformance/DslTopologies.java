@@ -291,6 +291,16 @@ final class DslTopologies {
                     .filter((k, v) -> k.length() > 1)
                     .toStream().to("dsl-totable-out-b");
             }, "out-a", SS, "out-b", SS, "tt-store-changelog", SS, "KSTREAM-TOTABLE-0000000006-repartition", SS),
+            // table -> filter -> mapValues (neither materialized) -> groupBy -> reduce: old values are
+            // computed through the unmaterialized filter and mapValues (the source gets a store).
+            new Dsl("dsl-table-chain", b -> {
+                b.table("dsl-table-chain-input", Consumed.with(S, S))
+                    .filter((k, v) -> !v.startsWith("x"))
+                    .mapValues(v -> (long) v.length())
+                    .groupBy((k, v) -> KeyValue.pair(k.substring(0, 1), v), Grouped.with(S, L))
+                    .reduce((a, v) -> a + v, (a, v) -> a - v, Materialized.as("chain-store"))
+                    .toStream().to("dsl-table-chain-output", Produced.with(S, L));
+            }, "output", SL, "chain-store-changelog", SL, "dsl-table-chain-input-STATE-STORE-0000000000-changelog", SS),
             // two streams of the same topic share one source node (mergeDuplicateSourceNodes).
             new Dsl("dsl-dupsrc", b -> {
                 b.stream("dsl-dupsrc-input", Consumed.with(S, S)).filter((k, v) -> v.startsWith("a")).to("dsl-dupsrc-a");
