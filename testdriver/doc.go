@@ -28,7 +28,14 @@
 // returned, never thrown: processing errors come back from the call that caused the
 // processing (PipeInput, AdvanceWallClockTime, ...).
 //
-// Not supported yet: record caches (statestore.cache.max.bytes is ignored, which behaves as
-// Java with a cache of 0 bytes), max.task.idle.ms, exception handler configs, timestamped,
-// window, session and versioned store accessors, metrics.
+// Configuration read from the properties: application.id, default.key.serde,
+// default.value.serde, default.timestamp.extractor, deserialization.exception.handler,
+// processing.exception.handler, statestore.cache.max.bytes (and the deprecated
+// cache.max.bytes.buffering), as Java's driver does; Go values can be given with options
+// (WithDefaultSerdes, WithTimestampExtractor, WithLogger).
+//
+// Store access: StateStore, AllStateStores, KeyValueStore and WindowStore (which, as Java, give a
+// plain view of timestamped stores), TimestampedKeyValueStore, TimestampedWindowStore,
+// SessionStore. Not supported yet: max.task.idle.ms (records are always processed at once, as
+// with Java's default of 0), versioned stores, metrics.
 package testdriver
