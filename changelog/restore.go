@@ -293,14 +293,23 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		batch = batch[:0]
 		return nil
 	}
+	// One fetch runs ahead of the one being applied (as a Kafka consumer prefetches), so the
+	// broker round trip overlaps the Pebble writes; at most two fetch responses are held.
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fetched := make(chan fetchResult, 1)
+	go prefetch(fctx, r, tp, pos, end, fetched)
 	for pos < end {
-		if err := ctx.Err(); err != nil {
-			return err
+		var f fetchResult
+		select {
+		case f = <-fetched:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		recs, next, err := r.Fetch(ctx, tp, pos)
-		if err != nil {
-			return err
+		if f.err != nil {
+			return f.err
 		}
+		recs, next := f.recs, f.next
 		for _, rec := range recs {
 			if rec.Offset >= end {
 				break
@@ -334,6 +343,30 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	s.log.Info("finished restoring state store", "store", name, "changelog", tp.String(), "restored", total,
 		"duration", time.Since(started).Round(time.Millisecond).String())
 	return nil
+}
+
+type fetchResult struct {
+	recs []Record
+	next int64
+	err  error
+}
+
+// prefetch fetches from pos until end (or an error, or ctx ends), sending each result to out.
+func prefetch(ctx context.Context, r Reader, tp TopicPartition, pos, end int64, out chan<- fetchResult) {
+	for pos < end {
+		recs, next, err := r.Fetch(ctx, tp, pos)
+		select {
+		case out <- fetchResult{recs: recs, next: next, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+		if next > pos {
+			pos = next
+		}
+	}
 }
 
 // Checkpoint writes the task's checkpoint file: for every logged persistent store, the offset

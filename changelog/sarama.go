@@ -21,8 +21,9 @@ type SaramaReader struct {
 	readCommitted bool
 	// MaxWait is the broker wait of a Fetch with no data; default 100 ms.
 	MaxWait time.Duration
-	// MaxBytes is the fetch size per request; default 8 MiB (Java's restore consumer default
-	// fetch.max.bytes is 50 MiB, max.partition.fetch.bytes 1 MiB).
+	// MaxBytes is the fetch size per request, in bytes; default 1 MiB (Java's restore consumer
+	// reads at most max.partition.fetch.bytes = 1 MiB per partition and fetch). Restore holds
+	// at most two fetch responses (one applied, one prefetched).
 	MaxBytes int32
 }
 
@@ -31,7 +32,7 @@ var _ Reader = (*SaramaReader)(nil)
 // NewSaramaReader returns a reader using client; with readCommitted (exactly-once) only
 // committed records are returned and EndOffset is the last stable offset.
 func NewSaramaReader(client sarama.Client, readCommitted bool) *SaramaReader {
-	return &SaramaReader{client: client, readCommitted: readCommitted, MaxWait: 100 * time.Millisecond, MaxBytes: 8 << 20}
+	return &SaramaReader{client: client, readCommitted: readCommitted, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20}
 }
 
 func (r *SaramaReader) isolation() sarama.IsolationLevel {

@@ -113,7 +113,13 @@ func (p *pebbleDB) open() error {
 	if err := p.fs.MkdirAll(p.dir, 0o755); err != nil {
 		return err
 	}
-	db, err := pebble.Open(p.dir, p.env.pebbleOptions(p.fs))
+	opts := p.env.pebbleOptions(p.fs)
+	// At-least-once: no write-ahead log, as Java disables RocksDB's; Flush (every commit,
+	// before the checkpoint) flushes the memtables instead. Exactly-once: the WAL keeps
+	// committed transactions across a process crash, so restore replays only what the last
+	// CommitTransaction did not cover.
+	opts.DisableWAL = !p.eos
+	db, err := pebble.Open(p.dir, opts)
 	if err != nil {
 		p.env.release()
 		return err
@@ -166,7 +172,9 @@ func (p *pebbleDB) flush() error {
 		// Under exactly-once, data reaches the database only with CommitTransaction.
 		return nil
 	}
-	return p.db.LogData(nil, pebble.Sync)
+	// The write-ahead log is disabled (as Java disables RocksDB's): flushing the memtables
+	// makes everything written so far durable before the checkpoint is written.
+	return p.db.Flush()
 }
 
 // reader returns what reads go to: the open transaction (which reads through to the database)

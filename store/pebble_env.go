@@ -43,9 +43,10 @@ type PebbleOptions struct {
 	MemTableBudgetBytes int64
 	// MaxMemTableBytes caps the memtable of one store, in bytes. Default [DefaultMaxMemTableBytes].
 	MaxMemTableBytes int64
-	// SyncWrites makes every commit of a store (Flush, an exactly-once transaction commit, a
-	// restore batch) wait for the write-ahead log to reach the disk. Default false: the changelog
-	// topic, not the local disk, is the durable copy (Java disables RocksDB's WAL altogether).
+	// SyncWrites makes every exactly-once transaction commit and restore batch wait for the
+	// write-ahead log to reach the disk (surviving power loss, not only a process crash).
+	// Default false. Under at-least-once the stores run without a write-ahead log, as Java's
+	// RocksDB stores do, and Flush (before each checkpoint) flushes the memtables instead.
 	SyncWrites bool
 	// FS is the file system the stores live in; nil means the operating system's. Stores whose
 	// task has no state directory always use an in-memory file system.
@@ -159,11 +160,14 @@ func (e *PebbleEnv) Close() error {
 // RawOptions returns the Pebble options a store opened now would get (the shared block cache,
 // its share of the memtable budget, the file system) without counting a store as open. It is
 // for benchmarks and tools that open a raw Pebble database to compare with the stores.
+// The write-ahead log is disabled, as in an at-least-once store.
 func (e *PebbleEnv) RawOptions() *pebble.Options {
 	e.mu.Lock()
 	n := int64(e.open) + 1
 	e.mu.Unlock()
-	return e.optionsFor(e.opts.FS, n)
+	o := e.optionsFor(e.opts.FS, n)
+	o.DisableWAL = true
+	return o
 }
 
 // pebbleOptions returns the Pebble options of one more database in fs and counts it as open.
