@@ -422,3 +422,38 @@ func TestCorruptStoreIsWipedAndRestored(t *testing.T) {
 	}
 	must(t, h.task.Close())
 }
+
+func TestTimestampedWindowRestore(t *testing.T) {
+	ws, err := store.Stores.PersistentTimestampedWindowStore("tw", time.Hour, 10*time.Second, false)
+	must(t, err)
+	log := NewMemoryLog()
+	dir := t.TempDir()
+	open := func() (*task.Task, *TaskState) {
+		coll := &logCollector{log: log}
+		b := store.Stores.TimestampedWindowStoreBuilder(ws, serde.String(), serde.Long())
+		tk, err := task.New(processor.TaskID{}, task.Spec{Stores: []task.StoreSpec{{Builder: b}}},
+			task.Config{ApplicationID: "app", StateDir: dir, Collector: coll})
+		must(t, err)
+		must(t, tk.Init())
+		ts := NewTaskState(TaskStateConfig{TaskDir: dir, Reader: log}, tk)
+		coll.ts = ts
+		must(t, ts.Restore(context.Background()))
+		return tk, ts
+	}
+	tk, _ := open()
+	st := tk.Store("tw").(store.TimestampedWindowStore[string, int64])
+	must(t, st.Put("a", store.MakeValueAndTimestamp(int64(5), 12_345), 10_000))
+	recs := log.Records(TopicPartition{"app-tw-changelog", 0})
+	if len(recs) != 1 || !bytes.Equal(recs[0].Value, []byte{0, 0, 0, 0, 0, 0, 0, 5}) || recs[0].Timestamp != 12_345 {
+		t.Fatalf("changelog = %+v, want the raw value with the timestamp as record timestamp", recs)
+	}
+	must(t, tk.Close())
+	must(t, os.RemoveAll(filepath.Join(dir, store.PebbleDirName)))
+	tk, _ = open()
+	defer tk.Close()
+	st = tk.Store("tw").(store.TimestampedWindowStore[string, int64])
+	v, ok, err := st.Fetch("a", 10_000)
+	if err != nil || !ok || v.Value != 5 || v.Timestamp != 12_345 {
+		t.Fatalf("restored %+v %v %v, want 5 @ 12345", v, ok, err)
+	}
+}
