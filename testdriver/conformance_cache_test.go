@@ -2,6 +2,7 @@ package testdriver
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -278,6 +279,193 @@ func TestConformancePapiCache(t *testing.T) {
 // the check runs without a JVM too.
 func TestGoldenPapiCache(t *testing.T) {
 	c := papiCacheCase()
+	events, err := conformance.ReadEventsFile(filepath.Join("..", "conformance", "vectors", c.name+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := conformance.ReadOutputsFile(filepath.Join("..", "conformance", "golden", c.name+".out.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := conformance.DiffOutputs(want, runGo(t, c, events)); diff != "" {
+		t.Fatalf("output differs from the Java golden file:\n%s", diff)
+	}
+}
+
+// --- papi-window-cache ---
+
+// cachedWindowStoreBuilder builds Metered(Caching(ChangeLogging(engine))) window stores, as
+// Java's WindowStoreBuilder with caching and logging enabled does.
+type cachedWindowStoreBuilder struct {
+	sup store.WindowBytesStoreSupplier
+}
+
+func (b cachedWindowStoreBuilder) Name() string                 { return b.sup.Name() }
+func (b cachedWindowStoreBuilder) LoggingEnabled() bool         { return true }
+func (b cachedWindowStoreBuilder) LogConfig() map[string]string { return map[string]string{} }
+func (b cachedWindowStoreBuilder) Build() (processor.StateStore, error) {
+	var inner store.WindowBytesStore = store.NewChangeLoggingWindowBytesStore(b.sup.Get(), b.sup.RetainDuplicates())
+	inner = store.NewCachingWindowStore(inner, b.sup.WindowSize(), b.sup.SegmentIntervalMs())
+	return store.NewMeteredWindowStore(inner, serde.String(), serde.Nullable(serde.Long())), nil
+}
+
+type cacheWinProc struct {
+	ctx     processor.ProcessorContext[any, any]
+	windows *store.MeteredWindowStore[string, *int64]
+	caching bool
+}
+
+func (p *cacheWinProc) Init(ctx processor.ProcessorContext[any, any]) error {
+	p.ctx = ctx
+	var err error
+	if p.windows, err = processor.GetStateStore[*store.MeteredWindowStore[string, *int64]](ctx, "Windows"); err != nil {
+		return err
+	}
+	p.caching = p.windows.SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[string], *int64]) error {
+		return ctx.Forward(processor.Record[any, any]{Key: fmt.Sprintf("%s@%d", r.Key.Key, r.Key.Window.Start),
+			Value: cacheDescribe(deref(r.NewValue), deref(r.OldValue), ctx), Timestamp: r.Timestamp, Headers: r.Headers})
+	}, true)
+	return nil
+}
+
+func (p *cacheWinProc) Process(r processor.Record[any, any]) error {
+	if r.Value == nil {
+		return nil
+	}
+	base := r.Timestamp / 10000 * 10000
+	fwd := func(key string, value string) error {
+		return p.ctx.Forward(r.WithKey(any(key)).WithValue(any(value)))
+	}
+	for _, token := range javaSplit(r.Value.(string)) {
+		switch {
+		case strings.HasPrefix(token, "-"):
+			w := token[1:]
+			old, _, err := p.windows.Fetch(w, base)
+			if err != nil {
+				return err
+			}
+			if err := p.windows.Put(w, nil, base); err != nil {
+				return err
+			}
+			if !p.caching {
+				if err := fwd(fmt.Sprintf("%s@%d", w, base), cacheDescribe(nil, deref(old), p.ctx)); err != nil {
+					return err
+				}
+			}
+		case strings.HasPrefix(token, "?"):
+			if _, _, err := p.windows.Fetch(token[1:], base); err != nil {
+				return err
+			}
+		case token == "*":
+			all, err := store.Collect(p.windows.FetchAll(0, math.MaxInt64))
+			if err != nil {
+				return err
+			}
+			var parts []string
+			for _, kv := range all {
+				parts = append(parts, fmt.Sprintf("%s@%d=%s", kv.Key.Key, kv.Key.Window.Start, javaString(deref(kv.Value))))
+			}
+			if err := fwd("*", strings.Join(parts, ",")); err != nil {
+				return err
+			}
+		case strings.HasPrefix(token, "<"):
+			all, err := store.Collect(p.windows.BackwardFetchTimeRange(token[1:], 0, math.MaxInt64))
+			if err != nil {
+				return err
+			}
+			var parts []string
+			for _, kv := range all {
+				parts = append(parts, fmt.Sprintf("%d=%s", kv.Key, javaString(deref(kv.Value))))
+			}
+			if err := fwd(token, strings.Join(parts, ",")); err != nil {
+				return err
+			}
+		default:
+			for start := base; start >= max(0, base-10000); start -= 10000 {
+				old, _, err := p.windows.Fetch(token, start)
+				if err != nil {
+					return err
+				}
+				now := int64(1)
+				if old != nil {
+					now = *old + 1
+				}
+				if err := p.windows.Put(token, &now, start); err != nil {
+					return err
+				}
+				if !p.caching {
+					if err := fwd(fmt.Sprintf("%s@%d", token, start), cacheDescribe(now, deref(old), p.ctx)); err != nil {
+						return err
+					}
+				}
+				if start == 0 {
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (p *cacheWinProc) Close() error { return nil }
+
+func papiWindowCacheTopology(t *testing.T) *processor.Topology {
+	topo := processor.NewTopology()
+	str := serde.String()
+	sup, err := store.Stores.PersistentWindowStore("Windows", time.Hour, 10*time.Second, false)
+	must(t, err)
+	must(t, topo.AddSource("Input", []string{"papi-window-cache-input"}, processor.WithKeyDeserializer[string](str), processor.WithValueDeserializer[string](str)))
+	must(t, topo.AddProcessor("Win", untypedSupplier(func() processor.Processor[any, any, any, any] { return &cacheWinProc{} }), "Input"))
+	must(t, topo.AddStateStore(cachedWindowStoreBuilder{sup: sup}, "Win"))
+	must(t, topo.AddSink("Output", "papi-window-cache-output", []string{"Win"}, processor.WithKeySerializer[string](str), processor.WithValueSerializer[string](str)))
+	return topo
+}
+
+func papiWindowCacheCase(configs ...string) conformanceCase {
+	c := papiCacheCase(configs...)
+	c.name = "papi-window-cache"
+	c.props[ApplicationIDConfig] = "papi-window-cache"
+	c.build = papiWindowCacheTopology
+	c.types = typesOf(map[string][2]conformance.Kind{
+		"papi-window-cache-output":            {conformance.KindString, conformance.KindString},
+		"papi-window-cache-Windows-changelog": {conformance.KindBytes, conformance.KindLong},
+	}, nil)
+	return c
+}
+
+// TestConformancePapiWindowCache runs a Processor API topology over a cached persistent window
+// store (Pebble here, RocksDB in Java) with a flush listener against Java with several cache
+// sizes: collapsed window updates, window tombstones, point fetches, fetchAll and backward
+// fetch merges (including Java's reverse-order tombstone quirk) and evictions.
+func TestConformancePapiWindowCache(t *testing.T) {
+	vector := filepath.Join("..", "conformance", "vectors", "papi-window-cache.jsonl")
+	events, err := conformance.ReadEventsFile(vector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range [][]string{nil, {"statestore.cache.max.bytes=0"}, {"statestore.cache.max.bytes=1"},
+		{"statestore.cache.max.bytes=200"}, {"statestore.cache.max.bytes=500"}} {
+		name := strings.Join(cfg, ",")
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name, func(t *testing.T) {
+			c := papiWindowCacheCase(cfg...)
+			got := runGo(t, c, events)
+			want, describe := conformance.RunJava(t, c.name, vector, cfg...)
+			if diff := conformance.DiffOutputs(want, got); diff != "" {
+				t.Fatalf("output differs from Java (%d Java records, %d Go records):\n%s", len(want), len(got), diff)
+			}
+			if gd := c.build(t).Describe().String(); gd != describe {
+				t.Fatalf("describe differs:\n--- java\n%s\n--- go\n%s", describe, gd)
+			}
+		})
+	}
+}
+
+// TestGoldenPapiWindowCache checks the default-cache run against the committed Java golden file.
+func TestGoldenPapiWindowCache(t *testing.T) {
+	c := papiWindowCacheCase()
 	events, err := conformance.ReadEventsFile(filepath.Join("..", "conformance", "vectors", c.name+".jsonl"))
 	if err != nil {
 		t.Fatal(err)

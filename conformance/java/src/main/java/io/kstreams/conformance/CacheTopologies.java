@@ -18,6 +18,7 @@ import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.kstream.internals.Change;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -28,6 +29,8 @@ import org.apache.kafka.streams.processor.internals.InternalProcessorContext;
 import org.apache.kafka.streams.processor.internals.ProcessorNode;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
+import org.apache.kafka.streams.state.WindowStoreIterator;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.internals.CacheFlushListener;
 import org.apache.kafka.streams.state.internals.CachedStateStore;
@@ -121,6 +124,129 @@ final class CacheTopologies {
             m.put("papi-cache-Last-changelog", new TopicTypes(ValueType.STRING, ValueType.STRING));
             m.put("papi-cache-output", new TopicTypes(ValueType.STRING, ValueType.STRING));
             return m;
+        }
+    }
+
+    /**
+     * papi-window-cache: processor "Win" counts tokens per 10 s window (the record's tumbling
+     * window and the one before it) in the cached persistent window store "Windows" and forwards
+     * from the store's flush listener (old values sent) as ("token@start", describe(new, old)).
+     */
+    static final class PapiWindowCache implements RefTopology {
+        @Override
+        public String name() {
+            return "papi-window-cache";
+        }
+
+        @Override
+        public String applicationId() {
+            return "papi-window-cache";
+        }
+
+        @Override
+        public Properties defaults() {
+            return Topologies.stringDefaultSerdes();
+        }
+
+        @Override
+        public Topology build(final Properties props) {
+            final Topology t = new Topology();
+            t.addSource("Input", new StringDeserializer(), new StringDeserializer(), "papi-window-cache-input");
+            t.addProcessor("Win", WinProc::new, "Input");
+            t.addStateStore(Stores.windowStoreBuilder(
+                Stores.persistentWindowStore("Windows", Duration.ofHours(1), Duration.ofSeconds(10), false),
+                Serdes.String(), Serdes.Long()).withCachingEnabled(), "Win");
+            t.addSink("Output", "papi-window-cache-output", new StringSerializer(), new StringSerializer(), "Win");
+            return t;
+        }
+
+        @Override
+        public Map<String, TopicTypes> topicTypes() {
+            final Map<String, TopicTypes> m = new LinkedHashMap<>();
+            m.put("papi-window-cache-Windows-changelog", new TopicTypes(ValueType.BYTES, ValueType.LONG));
+            m.put("papi-window-cache-output", new TopicTypes(ValueType.STRING, ValueType.STRING));
+            return m;
+        }
+    }
+
+    /**
+     * Tokens of the value (split(" ")), with base = the record's 10 s window start: "-w" deletes
+     * w's window at base; "?w" reads it; "*" forwards ("*", "k@start=v,...") of
+     * fetchAll(0, Long.MAX_VALUE); "<w" forwards ("<w", "start=v,...") of backwardFetch(w, 0,
+     * Long.MAX_VALUE); anything else increments the token's count in the windows starting at base
+     * and base - 10000 (when >= 0). Without a cache each write is forwarded at once.
+     */
+    static final class WinProc implements Processor<String, String, String, String> {
+        private ProcessorContext<String, String> ctx;
+        private WindowStore<String, Long> windows;
+        private boolean caching;
+
+        @Override
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        public void init(final ProcessorContext<String, String> context) {
+            ctx = context;
+            windows = context.getStateStore("Windows");
+            final InternalProcessorContext<String, String> ic = (InternalProcessorContext<String, String>) context;
+            final ProcessorNode myNode = ic.currentNode();
+            final CacheFlushListener<Windowed<String>, Long> listener = record -> {
+                final ProcessorNode prev = ic.currentNode();
+                ic.setCurrentNode(myNode);
+                try {
+                    ctx.forward(new Record<>(record.key().key() + "@" + record.key().window().start(),
+                        describe(record.value().newValue, record.value().oldValue, ctx), record.timestamp(), record.headers()));
+                } finally {
+                    ic.setCurrentNode(prev);
+                }
+            };
+            caching = ((CachedStateStore<Windowed<String>, Long>) windows).setFlushListener(listener, true);
+        }
+
+        @Override
+        public void process(final Record<String, String> record) {
+            if (record.value() == null) {
+                return;
+            }
+            final long base = record.timestamp() / 10000 * 10000;
+            for (final String token : record.value().split(" ")) {
+                if (token.startsWith("-")) {
+                    final String w = token.substring(1);
+                    final Long old = windows.fetch(w, base);
+                    windows.put(w, null, base);
+                    if (!caching) {
+                        ctx.forward(record.withKey(w + "@" + base).withValue(describe(null, old, ctx)));
+                    }
+                } else if (token.startsWith("?")) {
+                    windows.fetch(token.substring(1), base);
+                } else if (token.equals("*")) {
+                    final StringBuilder sb = new StringBuilder();
+                    try (KeyValueIterator<Windowed<String>, Long> it = windows.fetchAll(0L, Long.MAX_VALUE)) {
+                        while (it.hasNext()) {
+                            final KeyValue<Windowed<String>, Long> kv = it.next();
+                            sb.append(sb.length() == 0 ? "" : ",").append(kv.key.key()).append("@")
+                                .append(kv.key.window().start()).append("=").append(kv.value);
+                        }
+                    }
+                    ctx.forward(record.withKey("*").withValue(sb.toString()));
+                } else if (token.startsWith("<")) {
+                    final StringBuilder sb = new StringBuilder();
+                    try (WindowStoreIterator<Long> it = windows.backwardFetch(token.substring(1), 0L, Long.MAX_VALUE)) {
+                        while (it.hasNext()) {
+                            final KeyValue<Long, Long> kv = it.next();
+                            sb.append(sb.length() == 0 ? "" : ",").append(kv.key).append("=").append(kv.value);
+                        }
+                    }
+                    ctx.forward(record.withKey(token).withValue(sb.toString()));
+                } else {
+                    for (long start = base; start >= Math.max(0, base - 10000); start -= 10000) {
+                        final Long old = windows.fetch(token, start);
+                        final long now = old == null ? 1 : old + 1;
+                        windows.put(token, now, start);
+                        if (!caching) {
+                            ctx.forward(record.withKey(token + "@" + start).withValue(describe(now, old, ctx)));
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -28,6 +28,7 @@ public final class Topologies {
         register(new PapiTopologies.Sinks());
         register(new CacheTopologies.PapiCache());
         register(new CacheTopologies.DslCache());
+        register(new CacheTopologies.PapiWindowCache());
         DslTopologies.all().forEach(Topologies::register);
     }
 
