@@ -213,8 +213,8 @@ var dslTopologies = []dslTopology{
 	}},
 	{name: "dsl-table-aggregate", caching: true, types: kinds{"output": {kS, kS}, "agg-store-changelog": {kS, kS},
 		"dsl-table-aggregate-input-STATE-STORE-0000000000-changelog": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
-		kstream.Table(b, "dsl-table-aggregate-input", kstream.ConsumedWith(S, S)).
-			GroupBy(func(k, v string) (string, string) { return v, k }, kstream.GroupedWith(S, S)).
+		kstream.Table(b, "dsl-table-aggregate-input", kstream.Consumed[string, string]{}).
+			GroupBy(func(k, v string) (string, string) { return v, k }).
 			Aggregate(func() string { return "" },
 				func(_ string, v string, agg string) string { return agg + "+" + v },
 				func(_ string, v string, agg string) string { return agg + "-" + v },

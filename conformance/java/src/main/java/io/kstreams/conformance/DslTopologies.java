@@ -275,10 +275,11 @@ final class DslTopologies {
                     .toStream().to("dsl-table-reduce-output", Produced.with(S, L));
             }, "output", SL, "dsl-table-reduce-input-STATE-STORE-0000000000-changelog", SL,
                 "KTABLE-AGGREGATE-STATE-STORE-0000000004-changelog", SL),
-            // table.groupBy(swap).aggregate(adder, subtractor), named.
+            // table.groupBy(swap).aggregate(adder, subtractor), named; default serdes everywhere
+            // (the Change serde of the repartition topic wraps default.value.serde).
             new Dsl("dsl-table-aggregate", b -> {
-                b.table("dsl-table-aggregate-input", Consumed.with(S, S))
-                    .groupBy((k, v) -> KeyValue.pair(v, k), Grouped.with(S, S))
+                b.<String, String>table("dsl-table-aggregate-input")
+                    .groupBy((k, v) -> KeyValue.<String, String>pair(v, k))
                     .aggregate(() -> "", (k, v, agg) -> agg + "+" + v, (k, v, agg) -> agg + "-" + v,
                         Named.as("agg"), Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("agg-store").withValueSerde(S))
                     .toStream().to("dsl-table-aggregate-output");
