@@ -30,6 +30,7 @@ public final class Topologies {
         register(new CacheTopologies.DslCache());
         register(new CacheTopologies.PapiWindowCache());
         DslTopologies.all().forEach(Topologies::register);
+        JoinTopologies.all().forEach(Topologies::register);
     }
 
     private Topologies() {
