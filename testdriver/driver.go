@@ -181,6 +181,9 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 			return nil, err
 		}
 		if err := d.task.Init(); err != nil {
+			if d.global != nil {
+				err = errors.Join(err, d.global.Close())
+			}
 			return nil, err
 		}
 	}

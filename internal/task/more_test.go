@@ -163,3 +163,28 @@ func TestSiblingsDoNotShareHeaderStorage(t *testing.T) {
 		t.Fatalf("seen %v", seen)
 	}
 }
+
+func TestFailedInitClosesWhatWasOpened(t *testing.T) {
+	clock := int64(0)
+	first := &funcProc{}
+	failing := &funcProc{init: func(processor.ProcessorContext[any, any]) error { return errors.New("cannot start") }}
+	spec := Spec{Nodes: []NodeSpec{
+		{Name: "src", Kind: SourceNode, Topics: []string{"in"}, Children: []string{"a", "b"}},
+		{Name: "a", Kind: ProcessorNode, Stores: []string{"kv"}, NewProcessor: func() (UntypedProcessor, error) { return first, nil }},
+		{Name: "b", Kind: ProcessorNode, NewProcessor: func() (UntypedProcessor, error) { return failing, nil }},
+	}, Stores: []StoreSpec{{Builder: store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("kv"), serde.String(), serde.String())}}}
+	tk, err := New(processor.TaskID{}, spec, Config{ApplicationID: "app", Collector: &capture{}, DefaultKeySerde: str, DefaultValueSerde: str,
+		Clock: func() int64 { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Init(); err == nil || !strings.Contains(err.Error(), "cannot start") {
+		t.Fatalf("init: %v", err)
+	}
+	if !first.closed || failing.closed || tk.Store("kv").IsOpen() {
+		t.Fatalf("after failed init: first closed %v, failing closed %v, store open %v", first.closed, failing.closed, tk.Store("kv").IsOpen())
+	}
+	if err := tk.Init(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second init: %v", err)
+	}
+}

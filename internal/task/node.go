@@ -19,6 +19,7 @@ type node struct {
 	childByName map[string]*node
 	ctx         *nodeContext
 	proc        UntypedProcessor
+	initDone    bool
 
 	keyDeser, valueDeser serde.Deserializer[any]
 	keySer, valueSer     serde.Serializer[any]
@@ -68,6 +69,7 @@ func (n *node) init() error {
 		if err != nil {
 			return fmt.Errorf("task %s: init processor %q: %w", t.id, n.spec.Name, err)
 		}
+		n.initDone = true
 	}
 	return nil
 }

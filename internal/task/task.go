@@ -322,6 +322,17 @@ func (t *Task) Init() error {
 	if t.initialized {
 		return nil
 	}
+	if err := t.init(); err != nil {
+		// Release what was opened (stores may hold files): the task is closed dirty, as Java's
+		// task manager closes a task whose initialisation failed.
+		return errors.Join(err, t.closeDirty())
+	}
+	t.initialized = true
+	t.rc = recordContext{timestamp: UnknownTime, offset: -1, partition: -1}
+	return nil
+}
+
+func (t *Task) init() error {
 	sctx := &storeContext{t: t}
 	for _, ss := range t.storeSpecs {
 		st, err := ss.Builder.Build()
@@ -330,6 +341,9 @@ func (t *Task) Init() error {
 		}
 		sctx.building = st
 		if err := st.Init(sctx, st); err != nil {
+			if st.IsOpen() {
+				_ = st.Close()
+			}
 			return fmt.Errorf("task %s: init store %q: %w", t.id, ss.Builder.Name(), err)
 		}
 		if _, ok := t.stores[st.Name()]; !ok {
@@ -343,9 +357,31 @@ func (t *Task) Init() error {
 			return err
 		}
 	}
-	t.initialized = true
-	t.rc = recordContext{timestamp: UnknownTime, offset: -1, partition: -1}
 	return nil
+}
+
+// closeDirty closes the processors initialised so far and the open stores, without flushing,
+// and marks the task closed.
+func (t *Task) closeDirty() error {
+	var errs []error
+	for _, n := range t.nodes {
+		if n.proc != nil && n.initDone {
+			if err := callGuarded(n.proc.Close); err != nil {
+				errs = append(errs, fmt.Errorf("task %s: close processor %q: %w", t.id, n.spec.Name, err))
+			}
+		}
+	}
+	for _, s := range t.storeOrder {
+		if s.IsOpen() {
+			if err := s.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("task %s: close store %q: %w", t.id, s.Name(), err))
+			}
+		}
+	}
+	t.streamPunct.clear()
+	t.wallPunct.clear()
+	t.closed = true
+	return errors.Join(errs...)
 }
 
 // Store returns the store named name, or nil.
