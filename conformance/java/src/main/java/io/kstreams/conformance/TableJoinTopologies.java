@@ -1,0 +1,65 @@
+package io.kstreams.conformance;
+
+import java.util.List;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KTable;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Named;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.ValueJoiner;
+
+/**
+ * Table-table and foreign-key join reference topologies (issue 4 item 6); the Go port rebuilds
+ * each in kstream/join_table_conformance_test.go. Same conventions as {@link DslTopologies}
+ * (application id = name, String default serdes, caching off unless --config says otherwise).
+ * Joiners print a null side as "-".
+ */
+final class TableJoinTopologies {
+
+    private TableJoinTopologies() {
+    }
+
+    static final Serde<String> S = Serdes.String();
+
+    static String d(final String s) {
+        return s == null ? "-" : s;
+    }
+
+    static final ValueJoiner<String, String, String> J = (a, b) -> d(a) + "|" + d(b);
+
+    static List<RefTopology> all() {
+        return List.of(
+            // inner join of a filtered (not materialized) table with a source table.
+            new DslTopologies.Dsl("tt-inner", b -> {
+                final KTable<String, String> l = b.table("tt-inner-left", Consumed.with(S, S))
+                    .filter((k, v) -> !v.startsWith("x"));
+                final KTable<String, String> r = b.table("tt-inner-right", Consumed.with(S, S));
+                l.join(r, J).toStream().to("tt-inner-output", Produced.with(S, S));
+            }, "output", DslTopologies.SS),
+            // named, materialized left join, then a table aggregation over the result (old values).
+            new DslTopologies.Dsl("tt-left", b -> {
+                final KTable<String, String> l = b.table("tt-left-left", Consumed.with(S, S), Materialized.as("tt-left-l"));
+                final KTable<String, String> r = b.table("tt-left-right", Consumed.with(S, S));
+                final KTable<String, String> j = l.leftJoin(r, J, Named.as("lj"),
+                    Materialized.<String, String, org.apache.kafka.streams.state.KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]>>as("tt-left-store")
+                        .withKeySerde(S).withValueSerde(S));
+                j.toStream().to("tt-left-output", Produced.with(S, S));
+                j.groupBy((k, v) -> KeyValue.pair(v.substring(v.indexOf('|') + 1), k), Grouped.with(S, S))
+                    .count().toStream().to("tt-left-count", Produced.with(S, Serdes.Long()));
+            }, "output", DslTopologies.SS, "count", DslTopologies.SL),
+            // outer join materialized without a name (generated store), a chained join on the result.
+            new DslTopologies.Dsl("tt-outer", b -> {
+                final KTable<String, String> l = b.table("tt-outer-left", Consumed.with(S, S));
+                final KTable<String, String> r = b.table("tt-outer-right", Consumed.with(S, S));
+                final KTable<String, String> t3 = b.table("tt-outer-third", Consumed.with(S, S));
+                final KTable<String, String> o = l.outerJoin(r, J, Materialized.with(S, S));
+                o.toStream().to("tt-outer-output", Produced.with(S, S));
+                o.leftJoin(t3, J).toStream().to("tt-outer-chain", Produced.with(S, S));
+            }, "output", DslTopologies.SS, "chain", DslTopologies.SS)
+        );
+    }
+}
