@@ -18,7 +18,7 @@ import (
 //
 // Stores: build them (e.g. with logging disabled), call Init with StateStoreContext() (which
 // registers them here), or register them with AddStateStore. A store with logging enabled
-// works too: this context writes no changelog (Java's mock throws instead).
+// works too: this context writes no changelog (as Java 4.4's mock, whose logChange does nothing).
 type MockProcessorContext[KForward, VForward any] struct {
 	appID      string
 	taskID     processor.TaskID
