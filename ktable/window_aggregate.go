@@ -122,6 +122,7 @@ type windowBase struct {
 	log           *slog.Logger
 	name          string
 	keySerde      serde.Serde[any]
+	cachingOn     bool
 }
 
 func (w *windowBase) init(ctx processor.ProcessorContext[any, any], opts *WindowOptions, sendOld bool) {
@@ -196,7 +197,7 @@ func (w *windowBase) shouldEmitFinal(closeTime int64) bool {
 
 // forwardUpdate forwards an update unless emitting on close.
 func (w *windowBase) forwardUpdate(r processor.Record[any, any], key any, win serde.Window, oldAgg, newAgg any, ts int64) error {
-	if w.opts.EmitOnClose {
+	if w.opts.EmitOnClose || w.cachingOn {
 		return nil
 	}
 	c := Change{New: newAgg}
@@ -375,7 +376,7 @@ func (p *windowAggProc) maybeEmitFinal(r processor.Record[any, any], closeTime i
 		}
 	}
 	var entries []emitEntry
-	it := p.st.FetchAll(lower, upper)
+	it := fetchAllRetained(p.st, lower, upper)
 	for it.Next() {
 		v := it.Value()
 		if v == nil {
@@ -426,3 +427,12 @@ func (g *windowGetter) Get(key any) (*ValueAndTimestamp, error) {
 }
 
 func (g *windowGetter) Close() {}
+
+// fetchAllRetained reads the windows with start in [lower, upper] as Java's time-ordered store
+// does (no read-side retention filter) when the store supports it.
+func fetchAllRetained(st WindowStore, lower, upper int64) store.KeyValueIterator[serde.Windowed[any], *ValueAndTimestamp] {
+	if f, ok := st.(store.RetainedFetcher[any, any]); ok {
+		return f.FetchAllRetained(lower, upper)
+	}
+	return st.FetchAll(lower, upper)
+}

@@ -3,6 +3,7 @@ package ktable
 import (
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
 )
 
 // SessionWindowAggregate is the supplier of session-windowed aggregate/count/reduce: a record
@@ -51,8 +52,26 @@ type sessionProc struct {
 func (p *sessionProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.init(ctx, &p.a.opts, p.a.sendOldValues)
 	var err error
-	p.st, err = processor.GetStateStore[SessionStore](ctx, p.a.opts.StoreName)
-	return err
+	if p.st, err = processor.GetStateStore[SessionStore](ctx, p.a.opts.StoreName); err != nil {
+		return err
+	}
+	// Java: TimestampedTupleForwarder with a SessionCacheFlushListener (not for on-close emission).
+	if cs, ok := p.st.(interface {
+		SetFlushListener(store.CacheFlushListener[serde.Windowed[any], any], bool) bool
+	}); ok && !p.opts.EmitOnClose {
+		p.cachingOn = cs.SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[any], any]) error {
+			c := Change{}
+			if r.HasNewValue {
+				c.New = r.NewValue
+			}
+			if r.HasOldValue {
+				c.Old = r.OldValue
+			}
+			return ctx.Forward(processor.Record[any, any]{Key: p.opts.windowed(r.Key.Key, r.Key.Window), Value: c,
+				Timestamp: r.Key.Window.End, Headers: r.Headers})
+		}, p.sendOldValues)
+	}
+	return nil
 }
 
 func (p *sessionProc) Close() error { return nil }

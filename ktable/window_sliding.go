@@ -289,7 +289,7 @@ func (p *slidingProc) maybeEmitFinal(r processor.Record[any, any], closeTime int
 		lower = max(0, p.lastEmitClose-d)
 	}
 	var entries []emitEntry
-	it := p.st.FetchAll(lower, upper)
+	it := fetchAllRetained(p.st, lower, upper)
 	for it.Next() {
 		if v := it.Value(); v != nil {
 			entries = append(entries, emitEntry{key: it.Key(), value: v.Value, ts: v.Timestamp})

@@ -340,6 +340,9 @@ func (b *SessionStoreBuilder[K, V]) BuildSessionStore() SessionStore[K, V] {
 	if b.opts.logging {
 		inner = NewChangeLoggingSessionBytesStore(inner)
 	}
+	if b.opts.caching {
+		inner = NewCachingSessionStore(inner, b.supplier.SegmentIntervalMs())
+	}
 	return NewMeteredSessionStore(inner, b.keySerde, b.valueSerde)
 }
 

@@ -172,3 +172,49 @@ func (b *SessionStoreBuilder[K, V]) RetentionPeriodMs() int64 { return b.supplie
 // RetentionPeriodMs returns the supplier's retention period in ms (see
 // TimestampedWindowStoreBuilder.RetentionPeriodMs).
 func (b *WindowStoreBuilder[K, V]) RetentionPeriodMs() int64 { return b.supplier.RetentionPeriod() }
+
+// fetchAllRetained is FetchAll with the read-side retention bound of Java's time-ordered
+// window store (used by emit-on-close aggregations): the lower bound is raised to observed
+// stream time - retention (not + 1 as the key-first store does).
+func (w *windowBytesStore) fetchAllRetained(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	w.seg.mu.Lock()
+	timeFrom = max(timeFrom, w.seg.observed-w.seg.retention)
+	w.seg.mu.Unlock()
+	if timeTo < timeFrom {
+		return EmptyIterator[serde.Windowed[[]byte], []byte]()
+	}
+	it := w.seg.fetch(timeFrom, timeTo, nil, nil, true, func(sk []byte) bool {
+		_, ts, _, err := SplitWindowStoreKey(sk)
+		return err == nil && ts >= timeFrom && ts <= timeTo
+	})
+	return &mapKeyIterator[serde.Windowed[[]byte]]{it: it, conv: func(sk []byte) (serde.Windowed[[]byte], error) {
+		k, ts, _, err := SplitWindowStoreKey(sk)
+		return serde.Windowed[[]byte]{Key: k, Window: serde.Window{Start: ts, End: windowEnd(ts, w.windowSize)}}, err
+	}}
+}
+
+// RetainedFetcher is implemented by the timestamped window stores TimestampedWindowStoreBuilder
+// builds over the in-memory and Pebble engines.
+type RetainedFetcher[K, V any] interface {
+	// FetchAllRetained iterates every window with max(timeFrom, observed stream time -
+	// retention) <= start <= timeTo (ms, inclusive). Java: the fetchAll of the time-ordered
+	// window store that emit-on-close aggregations use.
+	FetchAllRetained(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], *ValueAndTimestamp[V]]
+}
+
+// FetchAllRetained implements RetainedFetcher.
+func (t *timestampedWindowStore[K, V]) FetchAllRetained(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], *ValueAndTimestamp[V]] {
+	var inner WindowBytesStore = t.MeteredWindowStore.inner
+	for {
+		switch s := inner.(type) {
+		case interface {
+			fetchAllRetained(int64, int64) KeyValueIterator[serde.Windowed[[]byte], []byte]
+		}:
+			return t.MeteredWindowStore.s.windowed(s.fetchAllRetained(timeFrom, timeTo))
+		case interface{ Inner() WindowBytesStore }:
+			inner = s.Inner()
+		default:
+			return t.MeteredWindowStore.FetchAll(timeFrom, timeTo)
+		}
+	}
+}

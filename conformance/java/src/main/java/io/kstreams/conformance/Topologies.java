@@ -27,6 +27,7 @@ public final class Topologies {
         register(new PapiTopologies.Global());
         register(new PapiTopologies.Sinks());
         register(new CacheTopologies.PapiCache());
+        WindowTopologies.all().forEach(Topologies::register);
         register(new CacheTopologies.DslCache());
         register(new CacheTopologies.PapiWindowCache());
         DslTopologies.all().forEach(Topologies::register);
