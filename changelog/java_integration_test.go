@@ -25,7 +25,7 @@ import (
 )
 
 // The Java side is conformance/java's io.kstreams.conformance.changelog.ChangelogApp: a Java
-// Kafka Streams 4.4 application with a key-value ("kv"), a window ("win": retention 1 h, size
+// Kafka Streams 4.4 application with a key-value ("kv"), a timestamped key-value ("tskv"), a window ("win": retention 1 h, size
 // 10 s) and a session ("sess": retention 1 h) store, all persistent and logged.
 
 const javaChangelogApp = "io.kstreams.conformance.changelog.ChangelogApp"
@@ -60,6 +60,7 @@ func crossStores(t *testing.T) []processor.StoreBuilder {
 	must(t, err)
 	return []processor.StoreBuilder{
 		store.Stores.KeyValueStoreBuilder(store.Stores.PersistentKeyValueStore("kv"), serde.String(), serde.String()),
+		store.Stores.TimestampedKeyValueStoreBuilder(store.Stores.PersistentTimestampedKeyValueStore("tskv"), serde.String(), serde.String()),
 		store.Stores.WindowStoreBuilder(ws, serde.String(), serde.Long()),
 		store.Stores.SessionStoreBuilder(ss, serde.String(), serde.Long()),
 	}
@@ -68,6 +69,7 @@ func crossStores(t *testing.T) []processor.StoreBuilder {
 // crossWrite applies the Java app's Writer logic to the Go stores.
 func crossWrite(t *testing.T, tk *task.Task, in crossInput) {
 	kv := tk.Store("kv").(store.KeyValueStore[string, string])
+	tskv := tk.Store("tskv").(store.TimestampedKeyValueStore[string, string])
 	win := tk.Store("win").(store.WindowStore[string, int64])
 	sess := tk.Store("sess").(store.SessionStore[string, int64])
 	del := in.value == "del"
@@ -78,8 +80,11 @@ func crossWrite(t *testing.T, tk *task.Task, in crossInput) {
 	if del {
 		_, _, err := kv.Delete(in.key)
 		must(t, err)
+		_, _, err = tskv.Delete(in.key)
+		must(t, err)
 	} else {
 		must(t, kv.Put(in.key, in.value))
+		must(t, tskv.Put(in.key, store.MakeValueAndTimestamp(in.value, in.ts)))
 	}
 	must(t, win.Put(in.key, n, in.ts-in.ts%10_000))
 	s := serde.Windowed[string]{Key: in.key, Window: serde.Window{Start: in.ts, End: in.ts + 1000}}
@@ -94,6 +99,13 @@ type kvLine struct {
 	Store string `json:"store"`
 	Key   string `json:"key"`
 	Value string `json:"value"`
+}
+
+type tsLine struct {
+	Store     string `json:"store"`
+	Key       string `json:"key"`
+	Value     string `json:"value"`
+	Timestamp int64  `json:"timestamp"`
 }
 
 type windowedLine struct {
@@ -114,6 +126,9 @@ func goDump(t *testing.T, tk *task.Task) []string {
 	}
 	for k, v := range store.All(tk.Store("kv").(store.KeyValueStore[string, string]).All()) {
 		add(kvLine{"kv", k, v})
+	}
+	for k, v := range store.All(tk.Store("tskv").(store.TimestampedKeyValueStore[string, string]).All()) {
+		add(tsLine{"tskv", k, v.Value, v.Timestamp})
 	}
 	for k, v := range store.All(tk.Store("win").(store.WindowStore[string, int64]).All()) {
 		add(windowedLine{"win", k.Key, k.Window.Start, k.Window.End, v})
@@ -143,7 +158,7 @@ func runJavaChangelogApp(t *testing.T, args ...string) {
 // hasAllStores fails t unless lines has entries of every store.
 func hasAllStores(t *testing.T, lines []string) {
 	t.Helper()
-	for _, s := range []string{"kv", "win", "sess"} {
+	for _, s := range []string{"kv", "tskv", "win", "sess"} {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, `{"store":"`+s+`"`) }) {
 			t.Fatalf("no %s entries in %q", s, lines)
 		}
@@ -176,7 +191,7 @@ func createTopics(t *testing.T, b kafkatest.Broker, topics ...string) {
 // openCrossTask opens a Go task with the cross stores of application app, writing its
 // changelog to log, and restores it from the changelogs.
 func openCrossTask(t *testing.T, app string, log *kafkaLog, dir string) (*task.Task, *TaskState, *countingListener) {
-	for _, s := range []string{"kv", "win", "sess"} {
+	for _, s := range []string{"kv", "tskv", "win", "sess"} {
 		log.ensureTopic(app + "-" + s + "-changelog")
 	}
 	coll := &logCollector{log: log}
@@ -222,7 +237,7 @@ func TestIntegrationJavaChangelogToGo(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("Go stores restored from Java's changelogs differ from Java's own restore\n got %q\nwant %q", got, want)
 	}
-	for _, s := range []string{"kv", "win", "sess"} {
+	for _, s := range []string{"kv", "tskv", "win", "sess"} {
 		if lis.restored[s] == 0 {
 			t.Errorf("%s: nothing restored", s)
 		}

@@ -33,6 +33,8 @@ import org.apache.kafka.streams.state.ReadOnlySessionStore;
 import org.apache.kafka.streams.state.ReadOnlyWindowStore;
 import org.apache.kafka.streams.state.SessionStore;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.TimestampedKeyValueStore;
+import org.apache.kafka.streams.state.ValueAndTimestamp;
 import org.apache.kafka.streams.state.WindowStore;
 
 /**
@@ -43,6 +45,7 @@ import org.apache.kafka.streams.state.WindowStore;
  * logged stores with the Processor API, for every record (key k, value v, timestamp ts):
  * <ul>
  *   <li>"kv" (key-value, String/String): put(k, v), or delete(k) when v is "del";</li>
+ *   <li>"tskv" (timestamped key-value, String/String): put(k, (v, ts)), or delete(k) when v is "del";</li>
  *   <li>"win" (window, retention 1 h, size 10 s, String/Long): put(k, n, ts - ts % 10000);</li>
  *   <li>"sess" (session, retention 1 h, String/Long): put([k@ts/ts+1000], n), or remove it when v is "del";</li>
  * </ul>
@@ -55,6 +58,7 @@ import org.apache.kafka.streams.state.WindowStore;
  *     starts (restoring the stores from their changelogs), waits until RUNNING, writes every
  *     entry of the three stores (interactive queries) as JSON lines, closes and exits:
  *     {"store":"kv","key":K,"value":V}
+ *     {"store":"tskv","key":K,"value":V,"timestamp":TS}
  *     {"store":"win","key":K,"start":S,"end":E,"value":N}
  *     {"store":"sess","key":K,"start":S,"end":E,"value":N}
  * </pre>
@@ -124,6 +128,8 @@ public final class ChangelogApp {
         t.addSource("source", Serdes.String().deserializer(), Serdes.String().deserializer(), input);
         t.addProcessor("writer", () -> new Writer(processed), "source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore("kv"), Serdes.String(), Serdes.String()), "writer");
+        t.addStateStore(Stores.timestampedKeyValueStoreBuilder(Stores.persistentTimestampedKeyValueStore("tskv"),
+            Serdes.String(), Serdes.String()), "writer");
         t.addStateStore(Stores.windowStoreBuilder(
             Stores.persistentWindowStore("win", Duration.ofHours(1), Duration.ofMillis(WINDOW_SIZE), false),
             Serdes.String(), Serdes.Long()), "writer");
@@ -136,6 +142,7 @@ public final class ChangelogApp {
     static final class Writer implements Processor<String, String, Void, Void> {
         private final AtomicLong processed;
         private KeyValueStore<String, String> kv;
+        private TimestampedKeyValueStore<String, String> tskv;
         private WindowStore<String, Long> win;
         private SessionStore<String, Long> sess;
 
@@ -146,6 +153,7 @@ public final class ChangelogApp {
         @Override
         public void init(final ProcessorContext<Void, Void> context) {
             kv = context.getStateStore("kv");
+            tskv = context.getStateStore("tskv");
             win = context.getStateStore("win");
             sess = context.getStateStore("sess");
         }
@@ -157,8 +165,10 @@ public final class ChangelogApp {
             final long ts = r.timestamp();
             if (del) {
                 kv.delete(r.key());
+                tskv.delete(r.key());
             } else {
                 kv.put(r.key(), r.value());
+                tskv.put(r.key(), ValueAndTimestamp.make(r.value(), ts));
             }
             win.put(r.key(), n, ts - ts % WINDOW_SIZE);
             final Windowed<String> session = new Windowed<>(r.key(), new SessionWindow(ts, ts + SESSION_LENGTH));
@@ -229,6 +239,8 @@ public final class ChangelogApp {
                 throw new IllegalStateException("not RUNNING after 120 s: " + streams.state());
             }
             final ReadOnlyKeyValueStore<String, String> kv = waitForStore(streams, "kv", QueryableStoreTypes.keyValueStore());
+            final ReadOnlyKeyValueStore<String, ValueAndTimestamp<String>> tskv =
+                waitForStore(streams, "tskv", QueryableStoreTypes.timestampedKeyValueStore());
             final ReadOnlyWindowStore<String, Long> win = waitForStore(streams, "win", QueryableStoreTypes.windowStore());
             final ReadOnlySessionStore<String, Long> sess = waitForStore(streams, "sess", QueryableStoreTypes.sessionStore());
             try (BufferedWriter w = Files.newBufferedWriter(output, StandardCharsets.UTF_8)) {
@@ -237,6 +249,15 @@ public final class ChangelogApp {
                         final KeyValue<String, String> e = it.next();
                         final ObjectNode o = JSON.createObjectNode();
                         o.put("store", "kv").put("key", e.key).put("value", e.value);
+                        w.write(JSON.writeValueAsString(o));
+                        w.newLine();
+                    }
+                }
+                try (KeyValueIterator<String, ValueAndTimestamp<String>> it = tskv.all()) {
+                    while (it.hasNext()) {
+                        final KeyValue<String, ValueAndTimestamp<String>> e = it.next();
+                        final ObjectNode o = JSON.createObjectNode();
+                        o.put("store", "tskv").put("key", e.key).put("value", e.value.value()).put("timestamp", e.value.timestamp());
                         w.write(JSON.writeValueAsString(o));
                         w.newLine();
                     }
