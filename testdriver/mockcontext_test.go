@@ -141,3 +141,19 @@ func TestGomockWordCount(t *testing.T) {
 		t.Fatalf("store error: %v", err)
 	}
 }
+
+// A store with logging enabled can be used with the mock context: nothing is logged (Java 4.4's
+// MockProcessorContext.getStateStoreContext().logChange does nothing either).
+func TestMockProcessorContextLoggedStore(t *testing.T) {
+	ctx, err := NewMockProcessorContext[string, string](nil)
+	must(t, err)
+	st, err := store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("logged"), serde.String(), serde.Long()).Build()
+	must(t, err)
+	must(t, st.Init(ctx.StateStoreContext(), st))
+	kv, err := processor.GetStateStore[store.KeyValueStore[string, int64]](ctx, "logged")
+	must(t, err)
+	must(t, kv.Put("a", 1))
+	if v, ok, _ := kv.Get("a"); !ok || v != 1 {
+		t.Fatalf("get = %v %v", v, ok)
+	}
+}
