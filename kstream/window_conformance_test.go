@@ -117,3 +117,27 @@ func TestConformanceWindows(t *testing.T) {
 }
 
 var _ = serde.String
+
+func init() {
+	windowTopologies = append(windowTopologies,
+		dslTopology{name: "win-cogroup", types: kinds{"output": {kB, kS}}, caching: true, build: func(b *kstream.StreamsBuilder) {
+			g1 := winGrouped(b, "win-cogroup")
+			g2 := kstream.Stream(b, "win-cogroup-input2", kstream.ConsumedWith(S, S)).GroupByKey()
+			c := kstream.KGroupedStream[string, string].Cogroup(g1, func(_ string, v, agg string) string { return agg + "a" + v })
+			c = kstream.CogroupedKStream[string, string].Cogroup(c, g2, func(_ string, v, agg string) string { return agg + "b" + v })
+			kstream.CogroupWindowedBy(c, kstream.TimeWindowsOfSizeAndGrace(10*wms, 2*wms).AdvanceBy(5*wms)).
+				Aggregate(func() string { return "" }, kstream.MaterializedWith(S, S)).
+				ToStream().To("win-cogroup-output")
+		}},
+		dslTopology{name: "win-cogroup-session", types: kinds{"output": {kB, kS}}, caching: true, build: func(b *kstream.StreamsBuilder) {
+			g1 := winGrouped(b, "win-cogroup-session")
+			g2 := kstream.Stream(b, "win-cogroup-session-input2", kstream.ConsumedWith(S, S)).GroupByKey()
+			c := kstream.KGroupedStream[string, string].Cogroup(g1, func(_ string, v, agg string) string { return agg + "a" + v })
+			c = kstream.CogroupedKStream[string, string].Cogroup(c, g2, func(_ string, v, agg string) string { return agg + "b" + v })
+			kstream.CogroupWindowedBySession(c, kstream.SessionWindowsOfInactivityGapWithNoGrace(5*wms)).
+				Aggregate(func() string { return "" }, func(_ string, a1, a2 string) string { return a1 + "|" + a2 },
+					kstream.NamedAs("cg"), kstream.MaterializedWith(S, S)).
+				ToStream().To("win-cogroup-session-output")
+		}},
+	)
+}

@@ -427,3 +427,183 @@ func (w SessionWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, a
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// TimeWindowedCogroupedKStream is a cogrouped stream windowed by TimeWindows or SlidingWindows.
+// Java counterpart: org.apache.kafka.streams.kstream.TimeWindowedCogroupedKStream.
+type TimeWindowedCogroupedKStream[K, VOut any] struct {
+	c       *cogroupImpl
+	kind    windowKind
+	time    TimeWindows
+	sliding SlidingWindows
+}
+
+// SessionWindowedCogroupedKStream is a cogrouped stream windowed by SessionWindows. Java
+// counterpart: org.apache.kafka.streams.kstream.SessionWindowedCogroupedKStream.
+type SessionWindowedCogroupedKStream[K, VOut any] struct {
+	c       *cogroupImpl
+	session SessionWindows
+}
+
+// CogroupWindowedBy windows a cogrouped stream by tumbling or hopping windows (a function for
+// the reason given at [WindowedBy]). Java: CogroupedKStream.windowedBy(Windows).
+func CogroupWindowedBy[K, VOut any](c CogroupedKStream[K, VOut], w TimeWindows) TimeWindowedCogroupedKStream[K, VOut] {
+	if w.err != nil {
+		c.c.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+	}
+	return TimeWindowedCogroupedKStream[K, VOut]{c: c.c, kind: timeWindowKind, time: w}
+}
+
+// CogroupWindowedBySliding windows a cogrouped stream by sliding windows. Java:
+// CogroupedKStream.windowedBy(SlidingWindows).
+func CogroupWindowedBySliding[K, VOut any](c CogroupedKStream[K, VOut], w SlidingWindows) TimeWindowedCogroupedKStream[K, VOut] {
+	if w.err != nil {
+		c.c.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+	}
+	return TimeWindowedCogroupedKStream[K, VOut]{c: c.c, kind: slidingWindowKind, sliding: w}
+}
+
+// CogroupWindowedBySession windows a cogrouped stream by session windows. Java:
+// CogroupedKStream.windowedBy(SessionWindows).
+func CogroupWindowedBySession[K, VOut any](c CogroupedKStream[K, VOut], w SessionWindows) SessionWindowedCogroupedKStream[K, VOut] {
+	if w.err != nil {
+		c.c.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+	}
+	return SessionWindowedCogroupedKStream[K, VOut]{c: c.c, session: w}
+}
+
+// cogroupWindowed writes a windowed cogrouped aggregation as Java's
+// CogroupedStreamAggregateBuilder: repartitions, one "COGROUPKSTREAM-AGGREGATE-<n>" processor per
+// stream sharing the store, and the "COGROUPKSTREAM-MERGE-<n>" pass-through.
+func cogroupWindowed(c *cogroupImpl, named string, mi *materializedInternal, sb processor.StoreBuilder,
+	sup func(agg ktable.Aggregator) ktable.Supplier, keySerde serde.Serde[any]) *tableImpl {
+	b := c.b
+	parents := make([]*graphNode, len(c.groups))
+	for i, g := range c.groups {
+		parents[i] = g.node
+		if g.repartitionRequired {
+			prefix := g.userName
+			if prefix == "" {
+				prefix = mi.storeName
+			}
+			rp := b.newRepartition(prefix, g.keySerde, g.valueSerde, nil)
+			parents[i] = b.addNode(rp.node(), g.node)
+		}
+	}
+	var sups []ktable.Supplier
+	var aggNodes []*graphNode
+	for i := range c.groups {
+		name := b.suffixOrElseGenerate(named, "-cogroup-agg-"+itoa(i), cogroupAggName)
+		s := sup(c.aggs[i])
+		sups = append(sups, s)
+		var n *graphNode
+		if i == 0 {
+			n = processorNode(name, s, nil, func() processor.StoreBuilder { return sb })
+		} else {
+			n = processorNode(name, s, []string{mi.storeName}, nil)
+		}
+		aggNodes = append(aggNodes, b.addNode(n, parents[i]))
+	}
+	mergeName := b.suffixOrElseGenerate(named, "-cogroup-merge", cogroupMergeName)
+	pass := ktable.NewWindowedPassThrough(sups, mi.storeName)
+	n := b.addNode(processorNode(mergeName, pass, nil, nil), aggNodes...)
+	return &tableImpl{b: b, name: mergeName, node: n, keySerde: keySerde, valueSerde: mi.valueSerde, supplier: pass,
+		queryableName: mi.queryableName()}
+}
+
+// Aggregate builds the windowed cogrouped aggregation: initializer gives a window's first
+// aggregate, each stream's aggregator adds its values. Store "COGROUPKSTREAM-AGGREGATE-STATE-STORE-<n>"
+// unless a Materialized[K, VOut] names it (serdes default to the default serdes; the result's key
+// serde is a time-windowed serde only when the Materialized gives a key serde, as Java). Options:
+// Named, Materialized[K, VOut]. Java: TimeWindowedCogroupedKStream.aggregate.
+func (w TimeWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, opts ...TableOption) KTable[Windowed[K], VOut] {
+	b := w.c.b
+	named, mat := splitTableOptions[K, VOut](b, "windowed cogroup Aggregate", opts)
+	mi := materialize(b, mat, cogroupAggName)
+	if initializer == nil {
+		b.fail(dslErr(ErrNilFunction, "windowed cogroup aggregate: initializer must not be nil"))
+	}
+	tw := TimeWindowedKStream[K, VOut]{kind: w.kind, time: w.time, sliding: w.sliding}
+	size, grace, minRet := tw.params()
+	retention := minRet
+	if mat != nil && mat.retentionOK {
+		retention = mat.retention.Milliseconds()
+	}
+	if size+grace > retention || minRet > retention {
+		b.fail(dslErr(ErrInvalidWindows, "the retention period of the window store %s must be no smaller than its window size plus the grace period. Got size=[%d], grace=[%d], retention=[%d]",
+			mi.storeName, size, grace, retention))
+	}
+	mk, split := windowedKeyFuncs[K]()
+	wo := ktable.WindowOptions{StoreName: mi.storeName, GraceMs: grace, KeySerde: mi.keySerde, WindowedKey: mk, BaseKey: split}
+	init := initializerOf(initializer)
+	sup := func(agg ktable.Aggregator) ktable.Supplier {
+		if w.kind == slidingWindowKind {
+			return ktable.NewSlidingWindowAggregate(wo, size, init, agg)
+		}
+		return ktable.NewWindowAggregate(wo, w.time, init, agg)
+	}
+	var keySerde serde.Serde[any]
+	if mi.keySerde != nil {
+		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), size))
+	}
+	return KTable[Windowed[K], VOut]{t: cogroupWindowed(w.c, named, mi, windowStoreBuilder(mi, retention, size), sup, keySerde)}
+}
+
+// Aggregate builds the session-windowed cogrouped aggregation; merger combines the aggregates
+// of two sessions a record joins. Options: Named, Materialized[K, VOut]. Java:
+// SessionWindowedCogroupedKStream.aggregate.
+func (w SessionWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, merger func(key K, agg1, agg2 VOut) VOut, opts ...TableOption) KTable[Windowed[K], VOut] {
+	b := w.c.b
+	named, mat := splitTableOptions[K, VOut](b, "session cogroup Aggregate", opts)
+	mi := materialize(b, mat, cogroupAggName)
+	if initializer == nil || merger == nil {
+		b.fail(dslErr(ErrNilFunction, "session cogroup aggregate: initializer and merger must not be nil"))
+	}
+	gap, grace := w.session.gapMs, w.session.graceMs
+	retention := gap + grace
+	if mat != nil && mat.retentionOK {
+		retention = mat.retention.Milliseconds()
+	}
+	if gap+grace > retention {
+		b.fail(dslErr(ErrInvalidWindows, "the retention period of the session store %s must be no smaller than the session inactivity gap plus the grace period. Got gap=[%d], grace=[%d], retention=[%d]",
+			mi.storeName, gap, grace, retention))
+	}
+	mk, split := windowedKeyFuncs[K]()
+	wo := ktable.WindowOptions{StoreName: mi.storeName, GraceMs: grace, KeySerde: mi.keySerde, WindowedKey: mk, BaseKey: split}
+	init := initializerOf(initializer)
+	m := func(key, a1, a2 any) (any, error) {
+		k, err := cast[K]("key", key)
+		if err != nil {
+			return nil, err
+		}
+		x, err := cast[VOut]("aggregate", a1)
+		if err != nil {
+			return nil, err
+		}
+		y, err := cast[VOut]("aggregate", a2)
+		if err != nil {
+			return nil, err
+		}
+		return box(merger(k, x, y)), nil
+	}
+	sup := func(agg ktable.Aggregator) ktable.Supplier {
+		return ktable.NewSessionWindowAggregate(wo, gap, init, agg, m)
+	}
+	var sb processor.StoreBuilder
+	if ssup, err := store.Stores.InMemorySessionStore(mi.storeName, msDuration(retention)); err == nil {
+		ssb := store.Stores.SessionStoreBuilder[any, any](ssup, mi.keySerde, mi.valueSerde)
+		if !mi.logging {
+			ssb.WithLoggingDisabled()
+		} else {
+			ssb.WithLoggingEnabled(mi.logConfig)
+		}
+		if mi.caching {
+			ssb.WithCachingEnabled()
+		}
+		sb = ssb
+	}
+	var keySerde serde.Serde[any]
+	if mi.keySerde != nil {
+		keySerde = serde.Untyped(serde.SessionWindowed(serde.Typed[K](mi.keySerde)))
+	}
+	return KTable[Windowed[K], VOut]{t: cogroupWindowed(w.c, named, mi, sb, sup, keySerde)}
+}

@@ -436,3 +436,28 @@ func fetchAllRetained(st WindowStore, lower, upper int64) store.KeyValueIterator
 	}
 	return st.FetchAll(lower, upper)
 }
+
+// WindowedPassThrough is the merge node of a windowed cogrouped aggregation: it forwards the
+// Changes of the per-stream windowed aggregations, which share one store, and reads that store
+// by windowed key. Java: KTablePassThrough over KStreamWindowAggregate /
+// KStreamSessionWindowAggregate / KStreamSlidingWindowAggregate.
+type WindowedPassThrough struct {
+	PassThrough
+	parents []Supplier
+}
+
+// NewWindowedPassThrough returns the supplier over the cogroup's windowed aggregate suppliers.
+func NewWindowedPassThrough(parents []Supplier, storeName string) *WindowedPassThrough {
+	return &WindowedPassThrough{PassThrough: PassThrough{parents: parents, storeName: storeName}, parents: parents}
+}
+
+// View reads the shared store through the first aggregation's view.
+func (p *WindowedPassThrough) View() ValueGetterSupplier { return p.parents[0].View() }
+
+// GraceMs returns the windows' grace (see WindowAggregate.GraceMs), for suppress.
+func (p *WindowedPassThrough) GraceMs() int64 {
+	if g, ok := p.parents[0].(interface{ GraceMs() int64 }); ok {
+		return g.GraceMs()
+	}
+	return 0
+}

@@ -208,7 +208,27 @@ final class WindowTopologies {
                 .count()
                 .suppress(Suppressed.untilWindowCloses(BufferConfig.unbounded().withLoggingDisabled()))
                 .toStream().to("win-session-suppress-output"),
-                "output", BL)
+                "output", BL),
+            // Cogrouped streams (two input topics) in hopping windows with grace.
+            new Win("win-cogroup", b -> {
+                final KGroupedStream<String, String> g1 = grouped(b, "win-cogroup");
+                final KGroupedStream<String, String> g2 = b.stream("win-cogroup-input2", Consumed.with(S, S)).groupByKey();
+                g1.<String>cogroup((k, v, agg) -> agg + "a" + v)
+                    .cogroup(g2, (k, v, agg) -> agg + "b" + v)
+                    .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(10), Duration.ofMillis(2)).advanceBy(Duration.ofMillis(5)))
+                    .aggregate(() -> "", Materialized.with(S, S))
+                    .toStream().to("win-cogroup-output");
+            }, "output", BS),
+            // Cogrouped streams in session windows (merger) with a named processor prefix.
+            new Win("win-cogroup-session", b -> {
+                final KGroupedStream<String, String> g1 = grouped(b, "win-cogroup-session");
+                final KGroupedStream<String, String> g2 = b.stream("win-cogroup-session-input2", Consumed.with(S, S)).groupByKey();
+                g1.<String>cogroup((k, v, agg) -> agg + "a" + v)
+                    .cogroup(g2, (k, v, agg) -> agg + "b" + v)
+                    .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(Duration.ofMillis(5)))
+                    .aggregate(() -> "", (k, a1, a2) -> a1 + "|" + a2, Named.as("cg"), Materialized.with(S, S))
+                    .toStream().to("win-cogroup-session-output");
+            }, "output", BS)
         );
     }
 }
