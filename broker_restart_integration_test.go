@@ -128,7 +128,7 @@ func TestIntegrationBrokerStopped(t *testing.T) {
 	ob.restart(t)
 	t.Logf("broker restarted; state %s", app.State())
 	merge(want, produceLines(t, b, input, 5_000, 9))
-	out.waitFinal(t, want, 4*time.Minute, app.Err)
+	out.waitFinal(t, want, 2*time.Minute, app.Err)
 	out.checkExactSequences(t, want)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -153,8 +153,9 @@ type Config struct {
 	CommitInterval time.Duration
 	// StateDir is state.dir; default "<os.TempDir()>/kafka-streams".
 	StateDir string
-	// NumStandbyReplicas is num.standby.replicas; default 0. Standby tasks are not placed yet:
-	// a positive value is accepted and logged.
+	// NumStandbyReplicas is num.standby.replicas; default 0. Each task gets that many standby
+	// copies on other instances (other process ids), kept current from the changelogs, so a
+	// fail-over restores only the tail.
 	NumStandbyReplicas int
 	// StateStoreCacheMaxBytes is statestore.cache.max.bytes in bytes; nil means 10 MiB.
 	StateStoreCacheMaxBytes *int64

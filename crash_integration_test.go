@@ -205,7 +205,7 @@ func TestEmbeddedExactlyOnceCrashesPebble(t *testing.T) {
 // TestIntegrationExactlyOnceCrashesInMemory is the crash test with in-memory stores (full
 // restores) on the real broker.
 func TestIntegrationExactlyOnceCrashesInMemory(t *testing.T) {
-	checkCrashes(t, kafkatest.Real(t), 2, 50_000, false)
+	checkCrashes(t, kafkatest.Real(t), 2, 20_000, false)
 }
 
 // counterValue sums the samples of a counter family in reg.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
@@ -52,11 +53,23 @@ func merge(dst, src map[string]int64) {
 	}
 }
 
-func checkTwoInstances(t *testing.T, b kafkatest.Broker) {
+func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 	input, output, appID := kafkatest.Name(t, "lines"), kafkatest.Name(t, "counts"), kafkatest.Name(t, "wc2")
 	createTopics(t, b, 3, input, output)
 	want := produceLines(t, b, input, 2000, 2)
-	app1 := newApp(t, b, wordCountTopology(t, input, output), appID, kstreams.ExactlyOnceV2, 1)
+	mk := func() (*kstreams.KafkaStreams, *prometheus.Registry) {
+		reg := prometheus.NewRegistry()
+		app, err := kstreams.New(wordCountTopology(t, input, output), kstreams.Config{
+			ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
+			CommitInterval: 200 * time.Millisecond, StateDir: t.TempDir(), Sarama: fastSarama,
+			NumStandbyReplicas: standbys, Registry: reg,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return app, reg
+	}
+	app1, _ := mk()
 	if err := app1.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +78,7 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker) {
 	waitTasks(t, time.Minute, []*kstreams.KafkaStreams{app1}, []int{6})
 
 	// A second instance joins and takes half of the 6 tasks, restoring their stores.
-	app2 := newApp(t, b, wordCountTopology(t, input, output), appID, kstreams.ExactlyOnceV2, 1)
+	app2, reg2 := mk()
 	if err := app2.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -92,12 +105,25 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker) {
 	}
 
 	// The first instance stops; the second takes everything over.
+	restoredBefore := counterValue(t, reg2, "kstreams_restored_records_total")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := app1.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitTasks(t, time.Minute, []*kstreams.KafkaStreams{app2}, []int{6})
+	failover := counterValue(t, reg2, "kstreams_restored_records_total") - restoredBefore
+	var changelog int64
+	for _, n := range want {
+		changelog += n
+	}
+	t.Logf("fail-over with %d standby replicas restored %v of %d changelog records", standbys, failover, changelog)
+	if standbys > 0 && failover > float64(changelog)/10 {
+		t.Errorf("fail-over restored %v records; with a standby only the tail (<= %d) should be", failover, changelog/10)
+	}
+	if standbys == 0 && failover <= float64(changelog)/10 {
+		t.Errorf("fail-over without standby restored only %v records (changelog %d)", failover, changelog)
+	}
 	merge(want, produceLines(t, b, input, 2000, 4))
 	out.waitFinal(t, want, 2*time.Minute, app2.Err)
 	out.checkExactSequences(t, want)
@@ -106,5 +132,8 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker) {
 	}
 }
 
-func TestIntegrationTwoInstancesHandOver(t *testing.T) { checkTwoInstances(t, kafkatest.Real(t)) }
-func TestEmbeddedTwoInstancesHandOver(t *testing.T)    { checkTwoInstances(t, kafkatest.Embedded(t)) }
+func TestIntegrationTwoInstancesHandOver(t *testing.T) { checkTwoInstances(t, kafkatest.Real(t), 0) }
+func TestEmbeddedTwoInstancesHandOver(t *testing.T)    { checkTwoInstances(t, kafkatest.Embedded(t), 0) }
+
+func TestIntegrationTwoInstancesStandby(t *testing.T) { checkTwoInstances(t, kafkatest.Real(t), 1) }
+func TestEmbeddedTwoInstancesStandby(t *testing.T)    { checkTwoInstances(t, kafkatest.Embedded(t), 1) }

@@ -143,10 +143,6 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 	if cfg.ClientID == "" {
 		cfg.ClientID = cfg.ApplicationID + "-" + pid
 	}
-	if cfg.NumStandbyReplicas > 0 {
-		cfg.Logger.Warn("num.standby.replicas > 0: standby tasks are not placed yet; fail-over restores from the changelog",
-			"num.standby.replicas", cfg.NumStandbyReplicas)
-	}
 	return &KafkaStreams{cfg: cfg, topology: topology, log: cfg.Logger, processID: pid, threads: map[int]runtime.ThreadState{},
 		done: make(chan struct{})}, nil
 }
@@ -383,7 +379,7 @@ func (k *KafkaStreams) start() error {
 		ExactlyOnce: c.ProcessingGuarantee == ExactlyOnceV2, CommitInterval: c.CommitInterval,
 		MaxBufferedPerPartition: c.BufferedRecordsPerPartition, ApplicationServer: c.ApplicationServer,
 		StateDir: c.StateDir, ReplicationFactor: c.ReplicationFactor, Logger: c.Logger, Metrics: metrics,
-		CacheMaxBytes:   *c.StateStoreCacheMaxBytes,
+		CacheMaxBytes: *c.StateStoreCacheMaxBytes, NumStandbyReplicas: c.NumStandbyReplicas,
 		DeadLetterTopic: c.DeadLetterQueueTopic, OnState: k.onThreadState, OnError: k.onThreadError,
 	}
 	k.installHandlers(&tc, &rcfg)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -227,6 +229,9 @@ func (o *outputReader) waitFinal(t testing.TB, want map[string]int64, timeout ti
 			}
 		}
 		if time.Now().After(deadline) {
+			if os.Getenv("KSTREAMS_DEBUG_STACKS") != "" {
+				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			}
 			t.Fatalf("final counts not reached within %v: %s", timeout, diff)
 		}
 		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline

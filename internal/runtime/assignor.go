@@ -26,6 +26,8 @@ type subscription struct {
 	Thread    int      `json:"thread"`
 	Host      string   `json:"host,omitempty"`
 	Owned     []string `json:"owned,omitempty"`
+	// Standby are the standby tasks the member keeps now.
+	Standby []string `json:"standby,omitempty"`
 }
 
 // assignmentInfo is the user data of a member's assignment: its active tasks and, for
@@ -33,6 +35,7 @@ type subscription struct {
 type assignmentInfo struct {
 	Version int                 `json:"v"`
 	Active  []string            `json:"active"`
+	Standby []string            `json:"standby,omitempty"`
 	Hosts   map[string][]string `json:"hosts,omitempty"`
 	// Error is set when the leader could not assign (e.g. a missing source topic).
 	Error string `json:"error,omitempty"`
@@ -52,9 +55,13 @@ type subtopologySources struct {
 type assignor struct {
 	subs []subtopologySources
 	self subscription
+	// standbys is num.standby.replicas (used when this member leads).
+	standbys int
 
 	mu        sync.Mutex
 	owned     []processor.TaskID
+	ownedSb   []processor.TaskID
+	last      assignmentInfo
 	plan      map[string]assignmentInfo
 	onAssign  func(assignmentInfo)
 	planError error
@@ -73,6 +80,20 @@ func (a *assignor) setOwned(ids []processor.TaskID) {
 	a.mu.Unlock()
 }
 
+// setOwnedStandby records the standby tasks this member keeps.
+func (a *assignor) setOwnedStandby(ids []processor.TaskID) {
+	a.mu.Lock()
+	a.ownedSb = slices.Clone(ids)
+	a.mu.Unlock()
+}
+
+// lastAssignment returns the assignment info this member received last.
+func (a *assignor) lastAssignment() assignmentInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last
+}
+
 // SubscriptionUserData implements sarama.SubscriptionUserDataBalanceStrategy.
 func (a *assignor) SubscriptionUserData([]string) ([]byte, error) {
 	a.mu.Lock()
@@ -80,6 +101,9 @@ func (a *assignor) SubscriptionUserData([]string) ([]byte, error) {
 	s.Version = 1
 	for _, id := range a.owned {
 		s.Owned = append(s.Owned, id.String())
+	}
+	for _, id := range a.ownedSb {
+		s.Standby = append(s.Standby, id.String())
 	}
 	a.mu.Unlock()
 	return json.Marshal(s)
@@ -91,6 +115,9 @@ func (a *assignor) OnAssignment(assignment *sarama.ConsumerGroupMemberAssignment
 	if assignment != nil && len(assignment.UserData) > 0 {
 		_ = json.Unmarshal(assignment.UserData, &info)
 	}
+	a.mu.Lock()
+	a.last = info
+	a.mu.Unlock()
 	if a.onAssign != nil {
 		a.onAssign(info)
 	}
@@ -141,15 +168,22 @@ func parseTaskID(s string) (processor.TaskID, bool) {
 // Plan implements sarama.BalanceStrategy: it runs on the group leader.
 func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, topics map[string][]int32) (sarama.BalanceStrategyPlan, error) {
 	type member struct {
-		id    string
-		sub   subscription
-		tasks []processor.TaskID
+		id      string
+		sub     subscription
+		tasks   []processor.TaskID
+		standby []processor.TaskID
+		hadSb   map[processor.TaskID]bool
 	}
 	ms := make([]*member, 0, len(members))
 	for id, md := range members {
-		m := &member{id: id}
+		m := &member{id: id, hadSb: map[processor.TaskID]bool{}}
 		if len(md.UserData) > 0 {
 			_ = json.Unmarshal(md.UserData, &m.sub)
+		}
+		for _, s := range m.sub.Standby {
+			if tid, ok := parseTaskID(s); ok {
+				m.hadSb[tid] = true
+			}
 		}
 		ms = append(ms, m)
 	}
@@ -222,12 +256,17 @@ func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, t
 			var best *member
 			bestScore := 0
 			for _, m := range ms {
-				score := len(m.tasks) * 2
+				// Load first; then prefer a member keeping a standby of the task (a fast
+				// fail-over), then one without a task of the same sub-topology.
+				score := len(m.tasks) * 4
 				for _, t := range m.tasks {
 					if t.Subtopology == id.Subtopology {
 						score++
 						break
 					}
+				}
+				if m.hadSb[id] {
+					score -= 2
 				}
 				if best == nil || score < bestScore {
 					best, bestScore = m, score
@@ -238,6 +277,44 @@ func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, t
 		}
 	}
 	assignTasks()
+	// Standby tasks: num.standby.replicas copies of each task on members of other processes
+	// than the active one (and than each other), least loaded first, keeping previous
+	// standbys where possible. Java: the standby part of the HighAvailabilityTaskAssignor.
+	if a.standbys > 0 {
+		activeOf := map[processor.TaskID]*member{}
+		for _, m := range ms {
+			for _, t := range m.tasks {
+				activeOf[t] = m
+			}
+		}
+		for _, id := range ids {
+			used := map[string]bool{}
+			if am := activeOf[id]; am != nil {
+				used[am.sub.ProcessID] = true
+			}
+			for r := 0; r < a.standbys; r++ {
+				var best *member
+				bestScore := 0
+				for _, m := range ms {
+					if used[m.sub.ProcessID] {
+						continue
+					}
+					score := (len(m.tasks) + len(m.standby)) * 4
+					if m.hadSb[id] {
+						score -= 3
+					}
+					if best == nil || score < bestScore {
+						best, bestScore = m, score
+					}
+				}
+				if best == nil {
+					break
+				}
+				used[best.sub.ProcessID] = true
+				best.standby = append(best.standby, id)
+			}
+		}
+	}
 	hosts := map[string][]string{}
 	for _, m := range ms {
 		sortTasks(m.tasks)
@@ -251,6 +328,10 @@ func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, t
 	infos := map[string]assignmentInfo{}
 	for _, m := range ms {
 		info := assignmentInfo{Version: 1, Active: []string{}, Hosts: hosts}
+		sortTasks(m.standby)
+		for _, t := range m.standby {
+			info.Standby = append(info.Standby, t.String())
+		}
 		for _, t := range m.tasks {
 			info.Active = append(info.Active, t.String())
 			for topic, ps := range parts[t] {

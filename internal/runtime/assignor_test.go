@@ -88,3 +88,48 @@ func TestParseTaskID(t *testing.T) {
 		t.Fatal("parsed x")
 	}
 }
+
+func TestAssignorStandbys(t *testing.T) {
+	a := &assignor{subs: []subtopologySources{{ID: 0, Topics: []string{"in"}}}, standbys: 1}
+	topics := map[string][]int32{"in": {0, 1, 2, 3}}
+	members := map[string]sarama.ConsumerGroupMemberMetadata{
+		"a1": member(t, "pA", 0), "a2": member(t, "pA", 1), "b1": member(t, "pB", 0)}
+	if _, err := a.Plan(members, topics); err != nil {
+		t.Fatal(err)
+	}
+	process := map[string]string{"a1": "pA", "a2": "pA", "b1": "pB"}
+	activeProc, standbyProc := map[string]string{}, map[string]string{}
+	for m := range members {
+		b, _ := a.AssignmentData(m, nil, 1)
+		var info assignmentInfo
+		_ = json.Unmarshal(b, &info)
+		for _, id := range info.Active {
+			activeProc[id] = process[m]
+		}
+		for _, id := range info.Standby {
+			if standbyProc[id] != "" {
+				t.Fatalf("task %s has two standbys", id)
+			}
+			standbyProc[id] = process[m]
+		}
+	}
+	if len(activeProc) != 4 || len(standbyProc) != 4 {
+		t.Fatalf("actives %v standbys %v", activeProc, standbyProc)
+	}
+	for id, p := range activeProc {
+		if standbyProc[id] == p {
+			t.Errorf("task %s: standby on the active's process %s", id, p)
+		}
+	}
+	// A single process gets no standbys.
+	a2 := &assignor{subs: a.subs, standbys: 1}
+	if _, err := a2.Plan(map[string]sarama.ConsumerGroupMemberMetadata{"a1": member(t, "pA", 0)}, topics); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := a2.AssignmentData("a1", nil, 1)
+	var info assignmentInfo
+	_ = json.Unmarshal(b, &info)
+	if len(info.Standby) != 0 || len(info.Active) != 4 {
+		t.Fatalf("single process: %+v", info)
+	}
+}

@@ -7,11 +7,12 @@ import (
 // Metrics are the Prometheus metrics of a runtime, labelled by thread (Java's thread-level
 // and task-level metric groups, named in Prometheus style).
 type Metrics struct {
-	processed     *prometheus.CounterVec
-	processTime   *prometheus.HistogramVec
-	commitLatency *prometheus.HistogramVec
-	restored      *prometheus.CounterVec
-	tasks         *prometheus.GaugeVec
+	processed      *prometheus.CounterVec
+	processTime    *prometheus.HistogramVec
+	commitLatency  *prometheus.HistogramVec
+	restored       *prometheus.CounterVec
+	tasks          *prometheus.GaugeVec
+	standbyUpdated *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
@@ -29,9 +30,11 @@ func NewMetrics(reg prometheus.Registerer, appID string) (*Metrics, error) {
 			Help: "Changelog records restored into stores (Java: restore-total).", ConstLabels: cl}, []string{"thread"}),
 		tasks: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kstreams_active_tasks",
 			Help: "Active tasks owned by the thread.", ConstLabels: cl}, []string{"thread"}),
+		standbyUpdated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kstreams_standby_records_total",
+			Help: "Changelog records applied to standby tasks (Java: update-total).", ConstLabels: cl}, []string{"thread"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.processed, m.processTime, m.commitLatency, m.restored, m.tasks} {
+		for _, c := range []prometheus.Collector{m.processed, m.processTime, m.commitLatency, m.restored, m.tasks, m.standbyUpdated} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -89,6 +89,9 @@ type Config struct {
 	StateDir string
 	// ReplicationFactor is replication.factor of internal topics (-1: broker default).
 	ReplicationFactor int16
+	// NumStandbyReplicas is num.standby.replicas: standby copies of each task kept on other
+	// instances.
+	NumStandbyReplicas int
 	// CacheMaxBytes is statestore.cache.max.bytes, split evenly over the threads; 0 turns
 	// the record caches off.
 	CacheMaxBytes int64
@@ -130,7 +133,10 @@ type Runtime struct {
 	fatal   error
 	closed  bool
 	dlq     sarama.SyncProducer
-	pebble  *store.PebbleEnv
+	// taskLocks names the thread holding each task's state directory (Java: StateDirectory
+	// locks); a thread taking over a task waits until the previous owner closed it.
+	taskLocks map[processor.TaskID]int
+	pebble    *store.PebbleEnv
 }
 
 // New returns a Runtime for cfg; nothing connects before Start.
@@ -353,4 +359,37 @@ func (r *Runtime) LocalTasks() map[string][]processor.TaskID {
 		out[th.name] = ids
 	}
 	return out
+}
+
+// lockTask waits until no other thread of this instance holds task id (a task moving between
+// two threads of the instance is closed by one while the other already creates it), then
+// takes it for thread idx. Errors: ctx's.
+func (r *Runtime) lockTask(ctx context.Context, id processor.TaskID, idx int) error {
+	for {
+		r.mu.Lock()
+		if r.taskLocks == nil {
+			r.taskLocks = map[processor.TaskID]int{}
+		}
+		owner, held := r.taskLocks[id]
+		if !held || owner == idx {
+			r.taskLocks[id] = idx
+			r.mu.Unlock()
+			return nil
+		}
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("task %s is held by stream thread %d: %w", id, owner+1, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// unlockTask releases task id if thread idx holds it.
+func (r *Runtime) unlockTask(id processor.TaskID, idx int) {
+	r.mu.Lock()
+	if owner, ok := r.taskLocks[id]; ok && owner == idx {
+		delete(r.taskLocks, id)
+	}
+	r.mu.Unlock()
 }

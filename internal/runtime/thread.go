@@ -53,6 +53,9 @@ type thread struct {
 	changelogOwner map[changelog.TopicPartition]processor.TaskID
 	reader         changelog.Reader
 	cache          *cache.ThreadCache
+	// standbys are the standby tasks (num.standby.replicas).
+	standbys    map[processor.TaskID]*standbyTask
+	lastStandby time.Time
 	// running are the tasks of the current session, readable by interactive queries.
 	mu      sync.Mutex
 	running map[processor.TaskID]*task.Task
@@ -73,14 +76,15 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	th := &thread{rt: r, idx: idx, name: fmt.Sprintf("%s-StreamThread-%d", r.cfg.ClientID, idx+1),
 		ctx: r.ctx, done: make(chan struct{}), tasks: map[processor.TaskID]*task.Task{},
 		states: map[processor.TaskID]*changelog.TaskState{}, changelogOwner: map[changelog.TopicPartition]processor.TaskID{},
-		running: map[processor.TaskID]*task.Task{}, wake: make(chan struct{}, 1)}
+		standbys: map[processor.TaskID]*standbyTask{},
+		running:  map[processor.TaskID]*task.Task{}, wake: make(chan struct{}, 1)}
 	th.log = r.log.With("thread", th.name)
 	for _, s := range r.layout.Subtopologies {
 		th.topics = append(th.topics, s.Topics...)
 	}
 	th.assignor = &assignor{subs: r.layout.Subtopologies,
 		self:     subscription{ProcessID: r.cfg.ProcessID, Thread: idx, Host: r.cfg.ApplicationServer},
-		onAssign: r.setHosts}
+		onAssign: r.setHosts, standbys: r.cfg.NumStandbyReplicas}
 	sc := r.cfg.Sarama()
 	sc.ClientID = th.name
 	sc.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{th.assignor}
@@ -206,6 +210,9 @@ func (th *thread) run() {
 // closes the clients.
 func (th *thread) shutdown() {
 	th.closeTasks(true)
+	for id := range th.standbys {
+		th.closeStandby(id, true)
+	}
 	if th.group != nil {
 		th.group.Close()
 	}
@@ -288,6 +295,36 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 			t.ClearQueues()
 		}
 	}
+	// Standby tasks: promote the ones now active here, close the ones no longer assigned,
+	// create the new ones.
+	standby := map[processor.TaskID]bool{}
+	for _, s := range th.assignor.lastAssignment().Standby {
+		if id, ok := parseTaskID(s); ok {
+			standby[id] = true
+		}
+	}
+	for id := range th.standbys {
+		if assigned[id] {
+			if err := th.promote(sess.Context(), id); err != nil {
+				th.log.Warn("promoting standby failed; restoring the task instead", "task", id.String(), "error", err)
+				th.closeStandby(id, false)
+			}
+		} else if !standby[id] {
+			th.closeStandby(id, true)
+		}
+	}
+	for id := range standby {
+		if th.standbys[id] != nil || assigned[id] {
+			continue
+		}
+		sb, err := th.createStandby(sess.Context(), id)
+		if err != nil {
+			th.log.Warn("cannot create standby task", "task", id.String(), "error", err)
+			continue
+		}
+		th.standbys[id] = sb
+	}
+	th.assignor.setOwnedStandby(th.standbyIDs())
 	ids := make([]processor.TaskID, 0, len(assigned))
 	for id := range assigned {
 		ids = append(ids, id)
@@ -327,14 +364,37 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 	return nil
 }
 
-// createTask builds a task of the sub-topology, initialises it and restores its stores from
-// their changelogs (to the end offset; read_committed under exactly-once).
+// createTask builds a task of the sub-topology, initialises it, restores its stores from
+// their changelogs and registers it as active.
 func (th *thread) createTask(ctx context.Context, id processor.TaskID) (*task.Task, error) {
-	r := th.rt
-	spec, err := task.SpecFromTopology(r.cfg.Topology, r.cfg.ApplicationID, []int{id.Subtopology})
+	t, ts, err := th.newTask(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	th.states[id] = ts
+	for _, tp := range ts.Partitions() {
+		th.changelogOwner[tp] = id
+	}
+	return t, nil
+}
+
+// newTask builds and initialises a task and restores its stores (from the checkpoint or the
+// offset stored with the data, to the end offset; read_committed under exactly-once).
+func (th *thread) newTask(ctx context.Context, id processor.TaskID) (*task.Task, *changelog.TaskState, error) {
+	r := th.rt
+	spec, err := task.SpecFromTopology(r.cfg.Topology, r.cfg.ApplicationID, []int{id.Subtopology})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.lockTask(ctx, id, th.idx); err != nil {
+		return nil, nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			r.unlockTask(id, th.idx)
+		}
+	}()
 	cfg := r.cfg.Task
 	cfg.Collector = collector{th}
 	cfg.StateDir = r.taskDir(id)
@@ -343,28 +403,25 @@ func (th *thread) createTask(ctx context.Context, id processor.TaskID) (*task.Ta
 	cfg.PebbleEnv = r.pebble
 	if cfg.StateDir != "" {
 		if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
-			return nil, fmt.Errorf("task %s: state directory: %w", id, err)
+			return nil, nil, fmt.Errorf("task %s: state directory: %w", id, err)
 		}
 	}
 	t, err := task.New(id, spec, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := t.Init(); err != nil {
 		t.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	ts := changelog.NewTaskState(changelog.TaskStateConfig{TaskDir: cfg.StateDir, ExactlyOnce: r.cfg.ExactlyOnce,
 		Reader: th.reader, Listener: restoreCounter{th}, Logger: th.log}, t)
 	if err := ts.Restore(ctx); err != nil {
 		t.Close()
-		return nil, kafkaErr(fmt.Sprintf("task %s: restore", id), err)
+		return nil, nil, kafkaErr(fmt.Sprintf("task %s: restore", id), err)
 	}
-	th.states[id] = ts
-	for _, tp := range ts.Partitions() {
-		th.changelogOwner[tp] = id
-	}
-	return t, nil
+	ok = true
+	return t, ts, nil
 }
 
 // closeTask closes a task. A clean close checkpoints its stores (the task was committed);
@@ -395,6 +452,9 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 	}
 	delete(th.tasks, id)
 	delete(th.states, id)
+	if t != nil && th.standbys[id] == nil {
+		th.rt.unlockTask(id, th.idx)
+	}
 }
 
 // restoreCounter counts restored records in the metrics.
@@ -435,6 +495,13 @@ func (th *thread) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Co
 		select {
 		case m, ok := <-claim.Messages():
 			if !ok {
+				// sarama gave up on the partition (e.g. after broker errors) while the session
+				// goes on: end the session, so the thread rejoins and fetches the partition again
+				// from the committed offset instead of leaving it unread.
+				if sess.Context().Err() == nil {
+					th.log.Warn("partition consumer stopped; rejoining", "topic", claim.Topic(), "partition", claim.Partition())
+					th.endSess()
+				}
 				return nil
 			}
 			select {
@@ -488,6 +555,10 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 		if err != nil {
 			th.handleLoopError(err)
 			return nil
+		}
+		if len(th.standbys) > 0 && time.Since(th.lastStandby) >= standbyUpdateInterval {
+			th.updateStandbys(ctx)
+			th.lastStandby = time.Now()
 		}
 		if n == 0 {
 			wait := interval - time.Since(lastCommit)

@@ -1,0 +1,185 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// standbyUpdateInterval is how often a thread applies new changelog records to its standby
+// tasks.
+const standbyUpdateInterval = 200 * time.Millisecond
+
+// standbyTask keeps a copy of an active task's stores current by reading their changelogs
+// (num.standby.replicas); when the task is assigned to this thread as active, only the tail
+// since the last update is restored. Java: StandbyTask.
+type standbyTask struct {
+	t  *task.Task
+	ts *changelog.TaskState
+	// pos is the next changelog offset to read, per store.
+	pos map[string]int64
+	tps map[string]changelog.TopicPartition
+}
+
+// createStandby builds the task's stores, brings them up to the changelogs' end and records
+// the positions.
+func (th *thread) createStandby(ctx context.Context, id processor.TaskID) (*standbyTask, error) {
+	t, ts, err := th.newTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sb := &standbyTask{t: t, ts: ts, pos: map[string]int64{}, tps: ts.Partitions()}
+	offs := ts.Offsets()
+	for name, tp := range sb.tps {
+		if off, ok := offs[tp]; ok && off >= 0 {
+			sb.pos[name] = off + 1
+			continue
+		}
+		begin, err := th.reader.BeginningOffset(ctx, tp)
+		if err != nil {
+			t.Close()
+			return nil, kafkaErr("standby "+id.String()+": beginning offset", err)
+		}
+		sb.pos[name] = begin
+	}
+	return sb, nil
+}
+
+// update applies the changelog records available now (toEnd: until the end offset, for a
+// promotion). It returns the number of records applied.
+func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *standbyTask, toEnd bool) (int64, error) {
+	var n int64
+	for _, name := range slicesSorted(sb.tps) {
+		tp := sb.tps[name]
+		st := sb.t.Store(name)
+		if st == nil {
+			continue
+		}
+		timestamped := store.IsTimestamped(st)
+		end := int64(-1)
+		if toEnd {
+			var err error
+			if end, err = th.reader.EndOffset(ctx, tp); err != nil {
+				return n, kafkaErr("standby "+id.String()+": end offset", err)
+			}
+		}
+		for {
+			if toEnd && sb.pos[name] >= end {
+				break
+			}
+			recs, next, err := th.reader.Fetch(ctx, tp, sb.pos[name])
+			if err != nil {
+				return n, kafkaErr(fmt.Sprintf("standby %s: fetch %s", id, tp), err)
+			}
+			if len(recs) > 0 {
+				batch := make([]processor.RestoreRecord, 0, len(recs))
+				for _, r := range recs {
+					v := r.Value
+					if timestamped && v != nil {
+						v = store.ToTimestampedValue(v, r.Timestamp)
+					}
+					batch = append(batch, processor.RestoreRecord{Key: r.Key, Value: v, Timestamp: r.Timestamp,
+						Partition: tp.Partition, Offset: r.Offset, Headers: r.Headers})
+				}
+				if err := sb.t.Restore(name, batch); err != nil {
+					return n, fmt.Errorf("standby %s: apply %s: %w", id, tp, err)
+				}
+				sb.ts.RecordWritten(tp, recs[len(recs)-1].Offset)
+				n += int64(len(recs))
+			}
+			if next <= sb.pos[name] && len(recs) == 0 {
+				sb.pos[name] = max(sb.pos[name], next)
+				if !toEnd {
+					break
+				}
+				if ctx.Err() != nil {
+					return n, ctx.Err()
+				}
+				continue
+			}
+			sb.pos[name] = next
+			if !toEnd {
+				break
+			}
+		}
+	}
+	if m := th.rt.cfg.Metrics; m != nil && n > 0 {
+		m.standbyUpdated.WithLabelValues(th.name).Add(float64(n))
+	}
+	return n, nil
+}
+
+// updateStandbys applies what is new in the changelogs to every standby task.
+func (th *thread) updateStandbys(ctx context.Context) {
+	for id, sb := range th.standbys {
+		if _, err := th.updateStandby(ctx, id, sb, false); err != nil {
+			th.log.Warn("standby update failed; closing the standby", "task", id.String(), "error", err)
+			th.closeStandby(id, false)
+		}
+	}
+}
+
+// promote turns a standby into the active task: it catches up to the end of the changelogs
+// (restoring only that tail) and moves into the active tasks.
+func (th *thread) promote(ctx context.Context, id processor.TaskID) error {
+	sb := th.standbys[id]
+	n, err := th.updateStandby(ctx, id, sb, true)
+	if err != nil {
+		return err
+	}
+	if m := th.rt.cfg.Metrics; m != nil {
+		m.restored.WithLabelValues(th.name).Add(float64(n))
+	}
+	th.log.Info("promoted standby task to active", "task", id.String(), "tail records", n)
+	delete(th.standbys, id)
+	th.tasks[id] = sb.t
+	th.states[id] = sb.ts
+	for _, tp := range sb.tps {
+		th.changelogOwner[tp] = id
+	}
+	return nil
+}
+
+// closeStandby closes a standby task (clean: with a checkpoint of what it applied).
+func (th *thread) closeStandby(id processor.TaskID, clean bool) {
+	sb := th.standbys[id]
+	if sb == nil {
+		return
+	}
+	if clean {
+		if err := sb.ts.Checkpoint(); err != nil {
+			th.log.Warn("standby checkpoint", "task", id.String(), "error", err)
+		}
+	}
+	if err := sb.t.Close(); err != nil {
+		th.log.Warn("closing standby task", "task", id.String(), "error", err)
+	}
+	delete(th.standbys, id)
+	if th.tasks[id] == nil {
+		th.rt.unlockTask(id, th.idx)
+	}
+}
+
+func (th *thread) standbyIDs() []processor.TaskID {
+	ids := make([]processor.TaskID, 0, len(th.standbys))
+	for id := range th.standbys {
+		ids = append(ids, id)
+	}
+	sortTasks(ids)
+	return ids
+}
+
+func slicesSorted(m map[string]changelog.TopicPartition) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
