@@ -3,6 +3,7 @@ package kstream_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstreams-go/kstreams/conformance"
 	"github.com/kstreams-go/kstreams/kstream"
@@ -81,6 +82,62 @@ func TestConformanceDSLCache(t *testing.T) {
 				t.Skip("needs Java (" + conformance.ClasspathEnv + ") for the expectation with this cache size")
 			}
 			runDSLConformance(t, dslCacheCase("statestore.cache.max.bytes="+size))
+		})
+	}
+}
+
+// The dsl-window-cache reference topology: a hopping windowed count over flatMapValues, so one
+// input record updates the same windows several times between two commits; with caching on Java
+// forwards each window once per commit.
+func dslWindowCacheTopology(t *testing.T) *processor.Topology {
+	str := serde.String()
+	b := kstream.NewStreamsBuilder()
+	kstream.WindowedBy(
+		kstream.Stream(b, "dsl-window-cache-input", kstream.ConsumedWith(str, str)).FlatMapValues(spaceSplit).GroupByKey(),
+		kstream.TimeWindowsOfSizeWithNoGrace(10*time.Second).AdvanceBy(5*time.Second)).
+		Count(kstream.MaterializedAs[string, int64]("window-counts")).
+		ToStream().To("dsl-window-cache-output")
+	topo, err := b.Build()
+	return must(t, topo, err)
+}
+
+func dslWindowCacheCase(configs ...string) dslCase {
+	return dslCase{
+		name:  "dsl-window-cache",
+		props: stringDefaults("dsl-window-cache"),
+		build: dslWindowCacheTopology,
+		types: map[string][2]conformance.Kind{
+			"dsl-window-cache-window-counts-changelog": {conformance.KindBytes, kL},
+			"dsl-window-cache-output":                  {conformance.KindBytes, kL},
+		},
+		configs: configs,
+	}
+}
+
+// windowCachePending marks the settings where Java collapses window updates in the record cache
+// and our windowed aggregation does not yet: the window cache layer exists
+// (store.CachingWindowStore, checked by testdriver's papi-window-cache) but the DSL's windowed
+// aggregations do not forward through it yet (see /work/notes/windows.md). Java's outputs for
+// them are in the golden file (default) and from RunJava.
+const windowCachePending = "windowed aggregations do not forward through the window record cache yet (store.NewCachingWindowStore + flush listener in the windowed aggregation; /work/notes/windows.md)"
+
+// TestConformanceDSLWindowCache compares dsl-window-cache with Java with caching off (0), with
+// every put evicted at once (1 byte, same output as off) and, once the windowed aggregations use
+// the window cache, with the default cache and 200 bytes.
+func TestConformanceDSLWindowCache(t *testing.T) {
+	for _, size := range []string{"default", "0", "1", "200"} {
+		t.Run("statestore.cache.max.bytes="+size, func(t *testing.T) {
+			if size == "default" || size == "200" {
+				t.Skip(windowCachePending)
+			}
+			if !javaAvailable() {
+				t.Skip("needs Java (" + conformance.ClasspathEnv + ") for the expectation with this cache size")
+			}
+			var cfg []string
+			if size != "default" {
+				cfg = []string{"statestore.cache.max.bytes=" + size}
+			}
+			runDSLConformance(t, dslWindowCacheCase(cfg...))
 		})
 	}
 }

@@ -18,6 +18,7 @@ import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.kstream.internals.Change;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -123,6 +124,47 @@ final class CacheTopologies {
             m.put("papi-cache-Counts-changelog", new TopicTypes(ValueType.STRING, ValueType.LONG));
             m.put("papi-cache-Last-changelog", new TopicTypes(ValueType.STRING, ValueType.STRING));
             m.put("papi-cache-output", new TopicTypes(ValueType.STRING, ValueType.STRING));
+            return m;
+        }
+    }
+
+    /**
+     * dsl-window-cache: a windowed count over flatMapValues (one record updates its key's
+     * windows several times between two commits), with the DSL's default caching.
+     */
+    static final class DslWindowCache implements RefTopology {
+        @Override
+        public String name() {
+            return "dsl-window-cache";
+        }
+
+        @Override
+        public String applicationId() {
+            return "dsl-window-cache";
+        }
+
+        @Override
+        public Properties defaults() {
+            return Topologies.stringDefaultSerdes();
+        }
+
+        @Override
+        public Topology build(final Properties props) {
+            final StreamsBuilder b = new StreamsBuilder();
+            b.stream("dsl-window-cache-input", Consumed.with(Serdes.String(), Serdes.String()))
+                .flatMapValues(v -> Arrays.asList(v.split(" ")))
+                .groupByKey()
+                .windowedBy(TimeWindows.ofSizeWithNoGrace(Duration.ofSeconds(10)).advanceBy(Duration.ofSeconds(5)))
+                .count(Materialized.as("window-counts"))
+                .toStream().to("dsl-window-cache-output");
+            return b.build(props);
+        }
+
+        @Override
+        public Map<String, TopicTypes> topicTypes() {
+            final Map<String, TopicTypes> m = new LinkedHashMap<>();
+            m.put("dsl-window-cache-window-counts-changelog", new TopicTypes(ValueType.BYTES, ValueType.LONG));
+            m.put("dsl-window-cache-output", new TopicTypes(ValueType.BYTES, ValueType.LONG));
             return m;
         }
     }

@@ -30,6 +30,7 @@ public final class Topologies {
         WindowTopologies.all().forEach(Topologies::register);
         register(new CacheTopologies.DslCache());
         register(new CacheTopologies.PapiWindowCache());
+        register(new CacheTopologies.DslWindowCache());
         DslTopologies.all().forEach(Topologies::register);
         JoinTopologies.all().forEach(Topologies::register);
     }
