@@ -37,6 +37,28 @@ var tableJoinTopologies = []dslTopology{
 		o.ToStream().To("tt-outer-output", kstream.ProducedWith(S, S))
 		o.LeftJoin(t3, joinVals).ToStream().To("tt-outer-chain", kstream.ProducedWith(S, S))
 	}},
+	{name: "fk-inner", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
+		l := kstream.Table(b, "fk-inner-left", kstream.ConsumedWith(S, S))
+		r := kstream.Table(b, "fk-inner-right", kstream.ConsumedWith(NS, S))
+		l.JoinFK(r, foreignKeyOf, joinVals).ToStream().To("fk-inner-output", kstream.ProducedWith(S, S))
+	}},
+	{name: "fk-left", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
+		l := kstream.Table(b, "fk-left-left", kstream.ConsumedWith(S, S))
+		r := kstream.Table(b, "fk-left-right", kstream.ConsumedWith(NS, S), kstream.MaterializedAs[*string, string]("fk-left-r"))
+		l.LeftJoinFK(r, foreignKeyOf, joinVals, kstream.TableJoinedAs[string, *string]("fkl"),
+			kstream.MaterializedAs[string, string]("fk-left-store").WithKeySerde(S).WithValueSerde(S)).
+			ToStream().To("fk-left-output", kstream.ProducedWith(S, S))
+	}},
+}
+
+// foreignKeyOf is the foreign key of a value "fk:payload": the part before ':', nil (Java
+// null) when there is no ':'.
+func foreignKeyOf(v string) *string {
+	i := strings.IndexByte(v, ':')
+	if i < 0 {
+		return nil
+	}
+	return ptr(v[:i])
 }
 
 func TestConformanceTableJoins(t *testing.T) {

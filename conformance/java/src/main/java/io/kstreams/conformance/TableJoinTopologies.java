@@ -10,6 +10,7 @@ import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.TableJoined;
 import org.apache.kafka.streams.kstream.ValueJoiner;
 
 /**
@@ -30,6 +31,12 @@ final class TableJoinTopologies {
     }
 
     static final ValueJoiner<String, String, String> J = (a, b) -> d(a) + "|" + d(b);
+
+    /** The foreign key of a value "fk:payload"; null when there is no ':'. */
+    static String fk(final String v) {
+        final int i = v.indexOf(':');
+        return i < 0 ? null : v.substring(0, i);
+    }
 
     static List<RefTopology> all() {
         return List.of(
@@ -59,7 +66,22 @@ final class TableJoinTopologies {
                 final KTable<String, String> o = l.outerJoin(r, J, Materialized.with(S, S));
                 o.toStream().to("tt-outer-output", Produced.with(S, S));
                 o.leftJoin(t3, J).toStream().to("tt-outer-chain", Produced.with(S, S));
-            }, "output", DslTopologies.SS, "chain", DslTopologies.SS)
+            }, "output", DslTopologies.SS, "chain", DslTopologies.SS),
+            // foreign-key inner join: the foreign key is the part of the value before ':' (null without ':').
+            new DslTopologies.Dsl("fk-inner", b -> {
+                final KTable<String, String> l = b.table("fk-inner-left", Consumed.with(S, S));
+                final KTable<String, String> r = b.table("fk-inner-right", Consumed.with(S, S));
+                l.join(r, TableJoinTopologies::fk, J).toStream().to("fk-inner-output", Produced.with(S, S));
+            }, "output", DslTopologies.SS),
+            // foreign-key left join, named with TableJoined, materialized result.
+            new DslTopologies.Dsl("fk-left", b -> {
+                final KTable<String, String> l = b.table("fk-left-left", Consumed.with(S, S));
+                final KTable<String, String> r = b.table("fk-left-right", Consumed.with(S, S), Materialized.as("fk-left-r"));
+                l.leftJoin(r, TableJoinTopologies::fk, J, TableJoined.as("fkl"),
+                    Materialized.<String, String, org.apache.kafka.streams.state.KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]>>as("fk-left-store")
+                        .withKeySerde(S).withValueSerde(S))
+                    .toStream().to("fk-left-output", Produced.with(S, S));
+            }, "output", DslTopologies.SS)
         );
     }
 }
