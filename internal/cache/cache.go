@@ -662,17 +662,22 @@ func (c *namedCache) flush(evicted *lruNode) error {
 	}
 	c.dirty.Init()
 	clear(c.dirtyPos)
-	listener := c.listener
-	c.mu.Unlock()
-	err := listener(entries)
-	c.mu.Lock()
-	if err != nil {
+	if err := c.callListener(entries); err != nil {
 		return err
 	}
 	for _, k := range deleted {
 		c.delete(k)
 	}
 	return nil
+}
+
+// callListener runs the listener without the lock (it may use the cache again); the lock is
+// taken back even if the listener panics, so the caller's deferred unlock stays balanced.
+func (c *namedCache) callListener(entries []DirtyEntry) error {
+	listener := c.listener
+	c.mu.Unlock()
+	defer c.mu.Lock()
+	return listener(entries)
 }
 
 func (c *namedCache) keysBetween(from, to []byte, toInclusive bool) []string {

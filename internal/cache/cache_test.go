@@ -300,3 +300,24 @@ func TestConcurrentReaders(t *testing.T) {
 		t.Fatalf("named caches hold %d bytes, the thread cache counts %d", got, c.SizeBytes())
 	}
 }
+
+// A panicking listener leaves the cache usable (the lock is balanced), so an engine that
+// recovers the panic can go on.
+func TestListenerPanicKeepsLockBalanced(t *testing.T) {
+	c := New(1000)
+	c.AddDirtyEntryFlushListener("0_0-x", func([]DirtyEntry) error { panic("boom") })
+	if err := c.Put("0_0-x", []byte("k"), NewEntry([]byte("v"), processor.RecordContext{}, true)); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("no panic")
+			}
+		}()
+		_ = c.Flush("0_0-x")
+	}()
+	if c.Get("0_0-x", []byte("k")) == nil || c.SizeBytes() <= 0 {
+		t.Fatal("cache unusable after a listener panic")
+	}
+}
