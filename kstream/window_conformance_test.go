@@ -141,3 +141,16 @@ func init() {
 		}},
 	)
 }
+
+func init() {
+	windowTopologies = append(windowTopologies,
+		dslTopology{name: "win-session-emit-close", types: kinds{"output": {kB, kL}}, build: func(b *kstream.StreamsBuilder) {
+			kstream.WindowedBySession(winGrouped(b, "win-session-emit-close"), kstream.SessionWindowsOfInactivityGapAndGrace(5*wms, 1*wms)).
+				EmitStrategy(kstream.EmitOnWindowClose()).Count().ToStream().To("win-session-emit-close-output")
+		}},
+		dslTopology{name: "win-sliding-emit-close", types: kinds{"output": {kB, kL}}, build: func(b *kstream.StreamsBuilder) {
+			kstream.WindowedBySliding(winGrouped(b, "win-sliding-emit-close"), kstream.SlidingWindowsOfTimeDifferenceAndGrace(5*wms, 2*wms)).
+				EmitStrategy(kstream.EmitOnWindowClose()).Count().ToStream().To("win-sliding-emit-close-output")
+		}},
+	)
+}

@@ -151,7 +151,14 @@ func (p *sessionProc) maybeEmitFinal(r processor.Record[any, any], closeTime int
 		return nil
 	}
 	var entries []emitEntry
-	it := p.st.FindSessionsRange(nil, nil, lower, upper)
+	var it store.KeyValueIterator[serde.Windowed[any], any]
+	if f, ok := p.st.(interface {
+		FindSessionsEndingIn(int64, int64) store.KeyValueIterator[serde.Windowed[any], any]
+	}); ok {
+		it = f.FindSessionsEndingIn(lower, upper)
+	} else {
+		it = p.st.FindSessionsRange(nil, nil, lower, upper)
+	}
 	for it.Next() {
 		k := it.Key()
 		if k.Window.End < lower || k.Window.End > upper || it.Value() == nil {

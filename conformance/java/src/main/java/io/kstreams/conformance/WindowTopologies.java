@@ -209,6 +209,20 @@ final class WindowTopologies {
                 .suppress(Suppressed.untilWindowCloses(BufferConfig.unbounded().withLoggingDisabled()))
                 .toStream().to("win-session-suppress-output"),
                 "output", BL),
+            // EmitStrategy.onWindowClose on session windows (gap 5 ms, grace 1 ms).
+            new Win("win-session-emit-close", b -> grouped(b, "win-session-emit-close")
+                .windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofMillis(5), Duration.ofMillis(1)))
+                .emitStrategy(EmitStrategy.onWindowClose())
+                .count()
+                .toStream().to("win-session-emit-close-output"),
+                "output", BL),
+            // EmitStrategy.onWindowClose on sliding windows (difference 5 ms, grace 2 ms).
+            new Win("win-sliding-emit-close", b -> grouped(b, "win-sliding-emit-close")
+                .windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(Duration.ofMillis(5), Duration.ofMillis(2)))
+                .emitStrategy(EmitStrategy.onWindowClose())
+                .count()
+                .toStream().to("win-sliding-emit-close-output"),
+                "output", BL),
             // Cogrouped streams (two input topics) in hopping windows with grace.
             new Win("win-cogroup", b -> {
                 final KGroupedStream<String, String> g1 = grouped(b, "win-cogroup");
