@@ -234,10 +234,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("create topic %s: %w", *topic, err)
 	}
 
-	topo, err := Topology(*topic)
-	if err != nil {
-		return err
-	}
 	var insts []*Instance
 	defer func() {
 		for _, in := range insts {
@@ -258,6 +254,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(stateDir)
+		// Each instance gets its own Topology, as it would in its own process.
+		topo, err := Topology(*topic)
+		if err != nil {
+			ln.Close()
+			return err
+		}
 		in := &Instance{Name: name, Addr: ln.Addr().String(), reg: prometheus.NewRegistry()}
 		in.App, err = kstreams.New(topo, kstreams.Config{
 			ApplicationID: *appID, BootstrapServers: addrs, ApplicationServer: in.Addr, StateDir: stateDir,
