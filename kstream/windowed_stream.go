@@ -237,6 +237,9 @@ func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix
 	} else {
 		sup = ktable.NewWindowAggregate(wo, w.time, init, agg)
 	}
+	if w.emit.onClose {
+		mi.caching = false // Java wraps its time-ordered store in another cache (TimeOrderedCachingWindowStore): not ported
+	}
 	sb := windowStoreBuilder(mi, retention, size)
 	var keySerde serde.Serde[any]
 	if mi.keySerde != nil {

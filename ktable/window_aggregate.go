@@ -312,8 +312,11 @@ type windowAggProc struct {
 func (p *windowAggProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.init(ctx, &p.a.opts, p.a.sendOldValues)
 	var err error
-	p.st, err = processor.GetStateStore[WindowStore](ctx, p.a.opts.StoreName)
-	return err
+	if p.st, err = processor.GetStateStore[WindowStore](ctx, p.a.opts.StoreName); err != nil {
+		return err
+	}
+	p.cachingOn = p.setWindowFlushListener(p.st)
+	return nil
 }
 
 func (p *windowAggProc) Close() error { return nil }
@@ -460,4 +463,25 @@ func (p *WindowedPassThrough) GraceMs() int64 {
 		return g.GraceMs()
 	}
 	return 0
+}
+
+// setWindowFlushListener registers, when st has an active record cache (and results are not
+// emitted on close), a listener forwarding each flushed window as a Change with the new value's
+// timestamp (the entry's record timestamp for a delete); it reports whether it did. Java:
+// TimestampedTupleForwarder with a TimestampedCacheFlushListener.
+func (w *windowBase) setWindowFlushListener(st WindowStore) bool {
+	cs, ok := st.(interface {
+		SetFlushListener(store.CacheFlushListener[serde.Windowed[any], *ValueAndTimestamp], bool) bool
+	})
+	if !ok || w.opts.EmitOnClose {
+		return false
+	}
+	return cs.SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[any], *ValueAndTimestamp]) error {
+		ts := r.Timestamp
+		if r.NewValue != nil {
+			ts = r.NewValue.Timestamp
+		}
+		return w.ctx.Forward(processor.Record[any, any]{Key: w.opts.windowed(r.Key.Key, r.Key.Window),
+			Value: Change{New: valueOf(r.NewValue), Old: valueOf(r.OldValue)}, Timestamp: ts, Headers: r.Headers})
+	}, w.sendOldValues)
 }

@@ -51,8 +51,11 @@ type slidingProc struct {
 func (p *slidingProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.init(ctx, &p.a.opts, p.a.sendOldValues)
 	var err error
-	p.st, err = processor.GetStateStore[WindowStore](ctx, p.a.opts.StoreName)
-	return err
+	if p.st, err = processor.GetStateStore[WindowStore](ctx, p.a.opts.StoreName); err != nil {
+		return err
+	}
+	p.cachingOn = p.setWindowFlushListener(p.st)
+	return nil
 }
 
 func (p *slidingProc) Close() error { return nil }

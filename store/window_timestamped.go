@@ -65,11 +65,10 @@ func (c *ChangeLoggingTimestampedWindowBytesStore) Put(key, value []byte, window
 }
 
 // TimestampedWindowStoreBuilder builds timestamped window stores: an engine from the supplier,
-// wrapped in timestamped change logging (default on) and the typed layer with the
-// ValueAndTimestamp serde of valueSerde (nil serdes resolve to the defaults at Init). The
-// caching flag is kept but no window caching layer exists yet: with Java's test driver, which
-// commits after every record, the observable output is the same. It satisfies
-// processor.StoreBuilder. Java counterpart: TimestampedWindowStoreBuilder
+// wrapped (inside out) in timestamped change logging (default on), the record cache
+// ([CachingWindowStore], when caching is enabled) and the typed layer with the
+// ValueAndTimestamp serde of valueSerde (nil serdes resolve to the defaults at Init). It
+// satisfies processor.StoreBuilder. Java counterpart: TimestampedWindowStoreBuilder
 // (Stores.timestampedWindowStoreBuilder).
 type TimestampedWindowStoreBuilder[K, V any] struct {
 	supplier   WindowBytesStoreSupplier
@@ -101,7 +100,7 @@ func (b *TimestampedWindowStoreBuilder[K, V]) WithLoggingDisabled() *Timestamped
 	return b
 }
 
-// WithCachingEnabled asks for a record cache (kept as a flag; see the type doc). Java: withCachingEnabled().
+// WithCachingEnabled asks for a record cache. Java: withCachingEnabled().
 func (b *TimestampedWindowStoreBuilder[K, V]) WithCachingEnabled() *TimestampedWindowStoreBuilder[K, V] {
 	b.opts.caching = true
 	return b
@@ -142,6 +141,9 @@ func (b *TimestampedWindowStoreBuilder[K, V]) BuildTimestampedWindowStore() Time
 	inner := b.supplier.Get()
 	if b.opts.logging {
 		inner = NewChangeLoggingTimestampedWindowBytesStore(inner, b.supplier.RetainDuplicates())
+	}
+	if b.opts.caching {
+		inner = NewCachingWindowStore(inner, b.supplier.WindowSize(), b.supplier.SegmentIntervalMs())
 	}
 	vs := &vatSerde[V]{inner: b.valueSerde}
 	return &timestampedWindowStore[K, V]{MeteredWindowStore: NewMeteredWindowStore(inner, b.keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
