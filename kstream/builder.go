@@ -28,6 +28,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -75,6 +76,20 @@ func dslErr(kind error, format string, args ...any) error {
 	return &dslError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
+// Java properties choosing the engine of DSL stores that no Materialized supplier fixes:
+// Pebble (persistent, the default, as Java's RocksDB default) or in-memory.
+const (
+	// DefaultDSLStoreConfig is "rocksDB" (default; here the persistent Pebble engine) or
+	// "in_memory". Java: StreamsConfig.DEFAULT_DSL_STORE_CONFIG (deprecated in Java 3.7).
+	DefaultDSLStoreConfig = "default.dsl.store"
+	// InMemoryDSLStore is the in_memory value of DefaultDSLStoreConfig.
+	InMemoryDSLStore = "in_memory"
+	// DSLStoreSuppliersConfig names Java's store-supplier class; a class name containing
+	// "InMemoryDslStoreSuppliers" (Java's BuiltInDslStoreSuppliers$InMemoryDslStoreSuppliers)
+	// selects in-memory stores. Java: StreamsConfig.DSL_STORE_SUPPLIERS_CLASS_CONFIG.
+	DSLStoreSuppliersConfig = "dsl.store.suppliers.class"
+)
+
 // TopologyOptimizationConfig is the Java property selecting topology optimizations: "none"
 // (the default), "all", or a comma-separated list of [ReuseKTableSourceTopics],
 // [MergeRepartitionTopics], [SingleStoreSelfJoin]. Java: StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG.
@@ -99,6 +114,9 @@ type StreamsBuilder struct {
 	// optimizations are the topology.optimization values of the Build in progress (keys:
 	// ReuseKTableSourceTopics, MergeRepartitionTopics, SingleStoreSelfJoin).
 	optimizations map[string]bool
+	// inMemoryStores: default.dsl.store=in_memory (or the in-memory dsl.store.suppliers.class)
+	// for the Build in progress.
+	inMemoryStores bool
 }
 
 // NewStreamsBuilder returns an empty builder. Java: new StreamsBuilder().
@@ -251,6 +269,8 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 		return nil, err
 	}
 	b.optimizations = opts
+	b.inMemoryStores = props[DefaultDSLStoreConfig] == InMemoryDSLStore ||
+		strings.Contains(props[DSLStoreSuppliersConfig], "InMemoryDslStoreSuppliers")
 	b.reuseSources = opts[ReuseKTableSourceTopics]
 	if opts[MergeRepartitionTopics] {
 		if err := b.mergeRepartitionTopics(); err != nil {
@@ -286,12 +306,13 @@ type materializedInternal struct {
 	logging    bool
 	logConfig  map[string]string
 	builder    processor.StoreBuilder
+	b          *StreamsBuilder
 }
 
 // materialize resolves m (nil: Materialized with nothing set); without a store name one is
 // generated with prefix (using a counter value). Java: new MaterializedInternal(m, builder, prefix).
 func materialize[K, V any](b *StreamsBuilder, m *Materialized[K, V], prefix string) *materializedInternal {
-	mi := &materializedInternal{caching: true, logging: true}
+	mi := &materializedInternal{caching: true, logging: true, b: b}
 	if m != nil {
 		mi.storeName, mi.keySerde, mi.valueSerde, mi.supplier = m.storeName, untyped(m.keySerde), untyped(m.valueSerde), m.supplier
 		mi.caching, mi.logging, mi.logConfig = !m.noCaching, !m.noLogging, m.logConfig
@@ -313,15 +334,20 @@ func (m *materializedInternal) queryableName() string {
 	return ""
 }
 
-// storeBuilder returns the (one) timestamped store builder of m. Java: KeyValueStoreMaterializer
-// (the default engine here is in-memory until the persistent engine lands).
+// storeBuilder returns the (one) timestamped store builder of m: the Materialized's supplier, else
+// a persistent (Pebble) engine, or an in-memory one with default.dsl.store=in_memory. Java:
+// KeyValueStoreMaterializer.
 func (m *materializedInternal) storeBuilder() processor.StoreBuilder {
 	if m.builder != nil {
 		return m.builder
 	}
 	sup := m.supplier
-	if sup == nil {
+	switch {
+	case sup != nil:
+	case m.b != nil && m.b.inMemoryStores:
 		sup = store.Stores.InMemoryKeyValueStore(m.storeName)
+	default:
+		sup = store.Stores.PersistentTimestampedKeyValueStore(m.storeName)
 	}
 	sb := store.Stores.TimestampedKeyValueStoreBuilder[any, any](sup, m.keySerde, m.valueSerde)
 	if m.logging {
