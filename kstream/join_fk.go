@@ -53,8 +53,8 @@ func (TableJoined[K, KO]) tableOption() {}
 //
 // Both tables are materialized (and send old values). Options: TableJoined[K, KO] (name,
 // partitioners of this table's and other's topics; a partitioner must return one partition),
-// Materialized[K, VR] (result store; key serde defaults to this table's), Named (same as a
-// TableJoined name; Java's deprecated variant). Serdes left nil are the defaults. Errors
+// Materialized[K, VR] (result store; key serde defaults to this table's); name the join with
+// TableJoinedAs (Java 4.x has no Named variant). Serdes left nil are the defaults. Errors
 // (reported by Build): ErrNilFunction (nil extractor or joiner), ErrForeignBuilder,
 // ErrOptionType. Java: KTable.join(KTable, Function, ValueJoiner[, TableJoined][, Materialized]).
 func (t KTable[K, V]) JoinFK[KO, VO, VR any](other KTable[KO, VO], foreignKey func(V) KO, joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
@@ -98,15 +98,13 @@ func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(
 	for _, o := range opts {
 		switch o := o.(type) {
 		case nil:
-		case Named:
-			tj.name = o.name
 		case TableJoined[K, KO]:
 			tj = o
 		case Materialized[K, VR]:
 			m := o
 			mat = &m
 		default:
-			b.fail(dslErr(ErrOptionType, "%s got %T; it needs TableJoined[%s, %s], Materialized[%s, %s] or Named",
+			b.fail(dslErr(ErrOptionType, "%s got %T; it needs TableJoined[%s, %s] (which also carries the name) or Materialized[%s, %s]",
 				op, o, typeName[K](), typeName[KO](), typeName[K](), typeName[VR]()))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kstreams-go/kstreams/conformance"
 	"github.com/kstreams-go/kstreams/kstream"
+	"github.com/kstreams-go/kstreams/processor"
 )
 
 // The table-table and foreign-key join reference topologies of
@@ -48,6 +49,26 @@ var tableJoinTopologies = []dslTopology{
 		l.LeftJoinFK(r, foreignKeyOf, joinVals, kstream.TableJoinedAs[string, *string]("fkl"),
 			kstream.MaterializedAs[string, string]("fk-left-store").WithKeySerde(S).WithValueSerde(S)).
 			ToStream().To("fk-left-output", kstream.ProducedWith(S, S))
+	}},
+	{name: "fk-chain", caching: true, types: kinds{"output": {kS, kS}, "chain": {kS, kS}, "count": {kS, kL}}, build: func(b *kstream.StreamsBuilder) {
+		l := kstream.Table(b, "fk-chain-left", kstream.ConsumedWith(S, S)).Filter(func(_ string, v string) bool { return !strings.HasPrefix(v, "#") })
+		r := kstream.Table(b, "fk-chain-right", kstream.ConsumedWith(NS, S))
+		j := l.JoinFKWithKey(r, func(k, v string) *string {
+			if k == "z" {
+				return nil
+			}
+			return foreignKeyOf(v)
+		}, joinVals, kstream.TableJoinedWith[string, *string](
+			processor.StreamPartitionerFunc[string, struct{}](func(_ string, _ string, _ struct{}, _ int32) ([]int32, bool, error) {
+				return []int32{0}, true, nil
+			}),
+			processor.StreamPartitionerFunc[*string, struct{}](func(_ string, _ *string, _ struct{}, n int32) ([]int32, bool, error) {
+				return []int32{n - 1}, true, nil
+			})))
+		j.ToStream().To("fk-chain-output", kstream.ProducedWith(S, S))
+		j.Join(kstream.Table(b, "fk-chain-third", kstream.ConsumedWith(S, S)), joinVals).ToStream().To("fk-chain-chain", kstream.ProducedWith(S, S))
+		j.GroupBy(func(k, v string) (string, string) { return v[strings.IndexByte(v, '|')+1:], k }, kstream.GroupedWith(S, S)).
+			Count().ToStream().To("fk-chain-count", kstream.ProducedWith(S, L))
 	}},
 }
 

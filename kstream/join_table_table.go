@@ -56,7 +56,6 @@ func tableTableJoin[K, V, VO, VR any](t KTable[K, V], other *tableImpl, joiner f
 	if joiner == nil {
 		b.fail(dslErr(ErrNilFunction, "%s %s: joiner must not be nil", op, mergeName))
 	}
-	b.copartition(t.t.sourceNodes, other.sourceNodes)
 	allSources := unionNames(t.t.sourceNodes, other.sourceNodes)
 	if leftOuter {
 		t.t.enableSendingOldValues(true)
@@ -101,6 +100,10 @@ func tableTableJoin[K, V, VO, VR any](t KTable[K, V], other *tableImpl, joiner f
 	merger := ktable.NewJoinMerger(joinThis, joinOther, storeName)
 	thisTable, otherTable := t.t.name, other.name
 	n := &graphNode{name: mergeName, write: func(tp *processor.Topology, _ []string) error {
+		// Java: ensureCopartitionWith; fixed partition counts that differ fail here
+		if err := copartition(tp, mergeName, thisTable, otherTable); err != nil {
+			return err
+		}
 		if err := tp.AddProcessor(thisName, processor.ProcessorSupplier[any, any, any, any](joinThis), thisTable); err != nil {
 			return err
 		}

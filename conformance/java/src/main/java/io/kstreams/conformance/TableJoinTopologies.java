@@ -1,6 +1,8 @@
 package io.kstreams.conformance;
 
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -81,7 +83,21 @@ final class TableJoinTopologies {
                     Materialized.<String, String, org.apache.kafka.streams.state.KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]>>as("fk-left-store")
                         .withKeySerde(S).withValueSerde(S))
                     .toStream().to("fk-left-output", Produced.with(S, S));
-            }, "output", DslTopologies.SS)
+            }, "output", DslTopologies.SS),
+            // foreign-key join of a filtered table (key-aware extractor, TableJoined partitioners),
+            // its unmaterialized result then joined with a third table (materializes it) and
+            // re-grouped (old values).
+            new DslTopologies.Dsl("fk-chain", b -> {
+                final KTable<String, String> l = b.table("fk-chain-left", Consumed.with(S, S)).filter((k, v) -> !v.startsWith("#"));
+                final KTable<String, String> r = b.table("fk-chain-right", Consumed.with(S, S));
+                final KTable<String, String> j = l.join(r, (k, v) -> k.equals("z") ? null : fk(v), J,
+                    TableJoined.<String, String>with((topic, key, value, n) -> Optional.of(Set.of(0)),
+                        (topic, key, value, n) -> Optional.of(Set.of(n - 1))));
+                j.toStream().to("fk-chain-output", Produced.with(S, S));
+                j.join(b.table("fk-chain-third", Consumed.with(S, S)), J).toStream().to("fk-chain-chain", Produced.with(S, S));
+                j.groupBy((k, v) -> KeyValue.pair(v.substring(v.indexOf('|') + 1), k), Grouped.with(S, S))
+                    .count().toStream().to("fk-chain-count", Produced.with(S, Serdes.Long()));
+            }, "output", DslTopologies.SS, "chain", DslTopologies.SS, "count", DslTopologies.SL)
         );
     }
 }
