@@ -371,8 +371,11 @@ func typeName[T any]() string { return reflect.TypeFor[T]().String() }
 // interfaces and channels become untyped nil (null).
 func box[T any](v T) any {
 	a := any(v)
-	if a == nil {
+	switch a.(type) {
+	case nil:
 		return nil
+	case string, int64, int32, int16, int, float64, float32, bool, [16]byte:
+		return a // never nil: skip reflection on the common record types
 	}
 	rv := reflect.ValueOf(a)
 	switch rv.Kind() {
