@@ -28,6 +28,7 @@ type CachingSessionStore struct {
 	namespace       string
 	listener        CacheFlushListener[[]byte, []byte]
 	sendOldValues   bool
+	minSeg, maxSeg  int64 // segment ids of cached puts (for per-segment cache scans)
 }
 
 // NewCachingSessionStore wraps inner; segmentInterval (ms) is the store's segment interval
@@ -36,7 +37,7 @@ func NewCachingSessionStore(inner SessionBytesStore, segmentInterval int64) *Cac
 	if segmentInterval <= 0 {
 		segmentInterval = MinSegmentInterval
 	}
-	return &CachingSessionStore{SessionBytesStore: inner, segmentInterval: segmentInterval}
+	return &CachingSessionStore{SessionBytesStore: inner, segmentInterval: segmentInterval, minSeg: maxTime, maxSeg: minTime}
 }
 
 // Inner returns the wrapped store.
@@ -92,10 +93,15 @@ func (c *CachingSessionStore) Close() error {
 }
 
 func (c *CachingSessionStore) cacheKey(storeKey []byte) []byte {
-	end := sessionSegTime(storeKey)
-	k := make([]byte, 8, 8+len(storeKey))
-	binary.BigEndian.PutUint64(k, uint64(SegmentID(end, c.segmentInterval)))
-	return append(k, storeKey...)
+	return append(cacheSegPrefix(SegmentID(sessionSegTime(storeKey), c.segmentInterval)), storeKey...)
+}
+
+// cacheSegPrefix is the 8-byte big-endian segment id prefixing cache keys (Java:
+// SegmentedCacheFunction.cacheKey).
+func cacheSegPrefix(id int64) []byte {
+	k := make([]byte, 8, 64)
+	binary.BigEndian.PutUint64(k, uint64(id))
+	return k
 }
 
 func (c *CachingSessionStore) flushEntries(entries []cache.DirtyEntry) error {
@@ -150,6 +156,8 @@ func (c *CachingSessionStore) flushEntry(e cache.DirtyEntry) error {
 
 func (c *CachingSessionStore) write(session serde.Windowed[[]byte], value []byte) error {
 	sk := SessionStoreKey(session.Key, session.Window.Start, session.Window.End)
+	seg := SegmentID(session.Window.End, c.segmentInterval)
+	c.minSeg, c.maxSeg = min(c.minSeg, seg), max(c.maxSeg, seg)
 	rc := c.ctx.CurrentRecordContext()
 	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, c.cacheKey(sk), cache.NewEntry(bytes.Clone(value), rc, true)))
 }
@@ -205,7 +213,33 @@ func (c *CachingSessionStore) merged(keyFrom, keyTo []byte, earliestEnd, latestS
 	if err != nil {
 		return ErrorIterator[serde.Windowed[[]byte], []byte](err)
 	}
-	it := c.cache.All(c.namespace)
+	var its []*cache.Iterator
+	if keyFrom != nil && bytes.Equal(keyFrom, keyTo) {
+		// One key: a range scan per cached segment that can hold sessions ending >= earliestEnd.
+		for seg := max(SegmentID(max(earliestEnd, 0), c.segmentInterval), c.minSeg); seg <= c.maxSeg; seg++ {
+			from := append(cacheSegPrefix(seg), SessionStoreKey(keyFrom, 0, max(earliestEnd, 0))...)
+			to := append(cacheSegPrefix(seg), SessionStoreKey(keyFrom, maxTime, maxTime)...)
+			its = append(its, c.cache.Range(c.namespace, from, to))
+		}
+	} else {
+		its = append(its, c.cache.All(c.namespace))
+	}
+	for _, it := range its {
+		c.mergeCache(m, it, keyFrom, keyTo, earliestEnd, latestStart)
+	}
+	out := make([]*sessionKV, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b *sessionKV) int { return bytes.Compare(a.order, b.order) })
+	if !forward {
+		slices.Reverse(out)
+	}
+	return &sliceSessionIterator{items: out, i: -1}
+}
+
+// mergeCache applies the cached sessions it yields (filtered) to m.
+func (c *CachingSessionStore) mergeCache(m map[string]*sessionKV, it *cache.Iterator, keyFrom, keyTo []byte, earliestEnd, latestStart int64) {
 	for it.HasNext() {
 		ck, e := it.Next()
 		sk := ck[8:]
@@ -221,15 +255,6 @@ func (c *CachingSessionStore) merged(keyFrom, keyTo []byte, earliestEnd, latestS
 		m[string(sk)] = &sessionKV{order: bytes.Clone(ck), key: serde.Windowed[[]byte]{Key: bytes.Clone(k), Window: serde.Window{Start: start, End: end}},
 			value: bytes.Clone(e.Value())}
 	}
-	out := make([]*sessionKV, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	slices.SortFunc(out, func(a, b *sessionKV) int { return bytes.Compare(a.order, b.order) })
-	if !forward {
-		slices.Reverse(out)
-	}
-	return &sliceSessionIterator{items: out, i: -1}
 }
 
 // FindSessions merges cache and store (see CachingSessionStore).
