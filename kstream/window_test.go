@@ -1,6 +1,7 @@
 package kstream_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -88,6 +89,130 @@ func TestWindowLateRecordTopic(t *testing.T) {
 		hv, ok := l.Headers.LastHeader(k)
 		if !ok || string(hv.Value) != v {
 			t.Errorf("header %s = %q (present %v), want %q", k, hv.Value, ok, v)
+		}
+	}
+}
+
+// TestWindowSpecErrors: invalid window specifications and retentions fail Build with
+// ErrInvalidWindows (Java: IllegalArgumentException).
+func TestWindowSpecErrors(t *testing.T) {
+	if err := kstream.TimeWindowsOfSizeWithNoGrace(0).Validate(); !errors.Is(err, kstream.ErrInvalidWindows) {
+		t.Errorf("size 0: %v", err)
+	}
+	if err := kstream.TimeWindowsOfSizeWithNoGrace(10 * time.Millisecond).AdvanceBy(11 * time.Millisecond).Validate(); !errors.Is(err, kstream.ErrInvalidWindows) {
+		t.Errorf("advance > size: %v", err)
+	}
+	if err := kstream.SessionWindowsOfInactivityGapAndGrace(time.Second, -time.Second).Validate(); !errors.Is(err, kstream.ErrInvalidWindows) {
+		t.Errorf("negative grace: %v", err)
+	}
+	if err := kstream.SlidingWindowsOfTimeDifferenceWithNoGrace(-time.Second).Validate(); !errors.Is(err, kstream.ErrInvalidWindows) {
+		t.Errorf("negative difference: %v", err)
+	}
+	for name, build := range map[string]func(b *kstream.StreamsBuilder, g kstream.KGroupedStream[string, string]){
+		"size 0": func(_ *kstream.StreamsBuilder, g kstream.KGroupedStream[string, string]) {
+			kstream.WindowedBy(g, kstream.TimeWindowsOfSizeWithNoGrace(0)).Count()
+		},
+		"retention below size+grace": func(_ *kstream.StreamsBuilder, g kstream.KGroupedStream[string, string]) {
+			kstream.WindowedBy(g, kstream.TimeWindowsOfSizeAndGrace(10*time.Millisecond, 5*time.Millisecond)).
+				Count(kstream.MaterializedAs[string, int64]("s").WithRetention(14 * time.Millisecond))
+		},
+		"sliding retention below 2 x difference + grace": func(_ *kstream.StreamsBuilder, g kstream.KGroupedStream[string, string]) {
+			kstream.WindowedBySliding(g, kstream.SlidingWindowsOfTimeDifferenceWithNoGrace(10*time.Millisecond)).
+				Count(kstream.MaterializedAs[string, int64]("s").WithRetention(19 * time.Millisecond))
+		},
+		"session retention below gap+grace": func(_ *kstream.StreamsBuilder, g kstream.KGroupedStream[string, string]) {
+			kstream.WindowedBySession(g, kstream.SessionWindowsOfInactivityGapAndGrace(10*time.Millisecond, 1*time.Millisecond)).
+				Count(kstream.MaterializedAs[string, int64]("s").WithRetention(10 * time.Millisecond))
+		},
+	} {
+		b := kstream.NewStreamsBuilder()
+		build(b, kstream.Stream(b, "in", kstream.ConsumedWith(serde.String(), serde.String())).GroupByKey())
+		_, err := b.Build()
+		if !errors.Is(err, kstream.ErrInvalidWindows) || !errors.Is(err, kstream.ErrInvalidTopology) {
+			t.Errorf("%s: Build error %v, want ErrInvalidWindows and ErrInvalidTopology", name, err)
+		}
+	}
+	// untilWindowCloses needs a windowed table.
+	b := kstream.NewStreamsBuilder()
+	kstream.Stream(b, "in", kstream.ConsumedWith(serde.String(), serde.String())).GroupByKey().Count().
+		Suppress(kstream.SuppressedUntilWindowCloses(kstream.BufferConfigUnbounded()))
+	if _, err := b.Build(); !errors.Is(err, kstream.ErrInvalidSuppress) {
+		t.Errorf("untilWindowCloses on a non-windowed table: %v, want ErrInvalidSuppress", err)
+	}
+}
+
+// TestSuppressShutDownWhenFull: a buffer over its bound with ShutDownWhenFull fails processing
+// with ErrSuppressBufferFull (Java: StreamsException "... buffer exceeded its max capacity").
+func TestSuppressShutDownWhenFull(t *testing.T) {
+	b := kstream.NewStreamsBuilder()
+	g := kstream.Stream(b, "in", kstream.ConsumedWith(serde.String(), serde.String())).GroupByKey(kstream.GroupedWith(serde.String(), serde.String()))
+	kstream.WindowedBy(g, kstream.TimeWindowsOfSizeWithNoGrace(100*time.Millisecond)).Count().
+		Suppress(kstream.SuppressedUntilTimeLimit(time.Second, kstream.BufferConfigMaxRecords(1).ShutDownWhenFull())).
+		ToStream().To("out")
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := testdriver.New(topo, map[string]string{"application.id": "suppress-full"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := testdriver.CreateInputTopic(d, "in", serde.String(), serde.String())
+	if err := in.PipeKeyValueAt("a", "1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.PipeKeyValueAt("a", "2", 2); err != nil { // same key: still one record
+		t.Fatal(err)
+	}
+	err = in.PipeKeyValueAt("b", "3", 3)
+	if !errors.Is(err, kstream.ErrSuppressBufferFull) {
+		t.Fatalf("second key: %v, want ErrSuppressBufferFull", err)
+	}
+}
+
+// TestSessionLateRecordTopic: a record whose merged session ends before stream time - grace -
+// gap is dropped, counted and sent to the late-record topic with the session and rule.
+func TestSessionLateRecordTopic(t *testing.T) {
+	b := kstream.NewStreamsBuilder()
+	g := kstream.Stream(b, "in", kstream.ConsumedWith(serde.String(), serde.String())).GroupByKey(kstream.GroupedWith(serde.String(), serde.String()))
+	kstream.WindowedBySession(g, kstream.SessionWindowsOfInactivityGapAndGrace(5*time.Millisecond, 2*time.Millisecond)).
+		Count(kstream.LateRecordsToWith("late", serde.String(), serde.String())).ToStream().To("out")
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := testdriver.New(topo, map[string]string{"application.id": "session-late"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := testdriver.CreateInputTopic(d, "in", serde.String(), serde.String())
+	for _, r := range []testdriver.TestRecord[string, string]{
+		testdriver.NewTestRecordAt("a", "1", 0),
+		testdriver.NewTestRecordAt("a", "2", 20), // close time 20 - 2 - 5 = 13
+		testdriver.NewTestRecordAt("b", "3", 13), // session [13,13]: 13 >= 13, accepted
+		testdriver.NewTestRecordAt("b", "4", 12), // merges with [13,13] -> [12,13], accepted
+		testdriver.NewTestRecordAt("c", "5", 12), // session [12,12]: 12 < 13, late
+	} {
+		if err := in.PipeRecord(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := d.DroppedRecords(); n != 1 {
+		t.Errorf("dropped-records = %d, want 1", n)
+	}
+	late, err := testdriver.CreateOutputTopic(d, "late", serde.String(), serde.String()).ReadRecordsToList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(late) != 1 || late[0].Key != "c" || late[0].Value != "5" || late[0].Timestamp != 12 {
+		t.Fatalf("late records %+v, want c=5@12", late)
+	}
+	for k, v := range map[string]string{ktable.LateHeaderWindow: "[12,12]",
+		ktable.LateHeaderReason: "window closed: session end < stream time - grace - gap", ktable.LateHeaderCloseTime: "13"} {
+		if h, ok := late[0].Headers.LastHeader(k); !ok || string(h.Value) != v {
+			t.Errorf("header %s = %q, want %q", k, h.Value, v)
 		}
 	}
 }
