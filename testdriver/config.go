@@ -3,6 +3,8 @@ package testdriver
 import (
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
@@ -29,7 +31,25 @@ const (
 	// org.apache.kafka.streams.errors.LogAndFailProcessingExceptionHandler (default) or
 	// LogAndContinueProcessingExceptionHandler (drop the record at the failing node).
 	ProcessingExceptionHandlerConfig = "processing.exception.handler"
+	// MaxTaskIdleMsConfig is "max.task.idle.ms": how long (ms of the mocked wall-clock time) the
+	// task waits, when one of its input topics has no buffered record, before it processes the
+	// others; default 0 (no waiting), -1 disables even that check. As in Java's driver, records
+	// then wait until records arrive on every input or AdvanceWallClockTime passes the deadline.
+	MaxTaskIdleMsConfig = "max.task.idle.ms"
 )
+
+// maxTaskIdleMs parses max.task.idle.ms (a LONG, default 0).
+func maxTaskIdleMs(props map[string]string) (int64, error) {
+	v, ok := props[MaxTaskIdleMsConfig]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q for configuration %s: not a number of type LONG", ErrInvalidConfig, v, MaxTaskIdleMsConfig)
+	}
+	return n, nil
+}
 
 // exceptionHandlers maps the handler properties to the engine's handler functions.
 func exceptionHandlers(props map[string]string) (deser func(task.RawRecord, error) task.HandlerResponse,

@@ -30,12 +30,11 @@
 //
 // Configuration read from the properties: application.id, default.key.serde,
 // default.value.serde, default.timestamp.extractor, deserialization.exception.handler,
-// processing.exception.handler, statestore.cache.max.bytes (and the deprecated
+// processing.exception.handler, max.task.idle.ms, statestore.cache.max.bytes (and the deprecated
 // cache.max.bytes.buffering), as Java's driver does; Go values can be given with options
 // (WithDefaultSerdes, WithTimestampExtractor, WithLogger).
 //
 // Store access: StateStore, AllStateStores, KeyValueStore and WindowStore (which, as Java, give a
 // plain view of timestamped stores), TimestampedKeyValueStore, TimestampedWindowStore,
-// SessionStore. Not supported yet: max.task.idle.ms (records are always processed at once, as
-// with Java's default of 0), versioned stores, metrics.
+// SessionStore. Not supported yet: versioned stores, metrics.
 package testdriver

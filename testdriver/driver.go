@@ -154,7 +154,12 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 	if err != nil {
 		return nil, err
 	}
+	maxIdle, err := maxTaskIdleMs(props)
+	if err != nil {
+		return nil, err
+	}
 	cfg := task.Config{
+		MaxTaskIdleMs: maxIdle,
 		ApplicationID: appID, AppConfigs: props, DefaultKeySerde: o.keySerde, DefaultValueSerde: o.valueSerde,
 		DefaultTimestampExtractor: o.extractor, Clock: func() int64 { return d.wallClock }, Collector: collector{d},
 		DeserializationHandler: deserHandler, ProcessingHandler: procHandler, Logger: o.logger, Cache: recordCache,
@@ -185,6 +190,9 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 				err = errors.Join(err, d.global.Close())
 			}
 			return nil, err
+		}
+		if err := d.declareInputs(b); err != nil {
+			return nil, errors.Join(err, d.Close())
 		}
 	}
 	if err := d.captureOutputs(); err != nil {
@@ -240,7 +248,43 @@ func (d *TopologyTestDriver) nextOffset(topic string) int64 {
 
 func (d *TopologyTestDriver) enqueue(topic string, ts int64, key, value []byte, headers serde.Headers) error {
 	return d.task.AddRecord(task.RawRecord{Topic: topic, Partition: 0, Offset: d.nextOffset(topic), Timestamp: ts,
-		Key: key, Value: value, Headers: headers.Clone()})
+		Key: key, Value: value, Headers: headers.Clone(), Queue: d.queueFor(topic)})
+}
+
+// queueFor returns the queue of a topic read through a pattern source: the pattern's text (Java's
+// driver subscribes the pattern as one placeholder partition), or "" for a named topic.
+func (d *TopologyTestDriver) queueFor(topic string) string {
+	for _, n := range d.patterns {
+		if topology.MatchesPattern(n, topic) {
+			return n.Pattern.String()
+		}
+	}
+	return ""
+}
+
+// declareInputs declares every input partition of the stream task (partition 0 of each named
+// source topic, one placeholder partition per pattern source) with a known lag of 0, as Java's
+// driver (whose mock consumer reports no lag), so that max.task.idle.ms applies as in Java.
+func (d *TopologyTestDriver) declareInputs(b *topology.Builder) error {
+	for _, n := range b.Nodes() {
+		if n.Kind != topology.SourceNode || n.Global || b.IsGlobalSource(n.Name) {
+			continue
+		}
+		var topics []string
+		if n.Pattern != nil {
+			topics = []string{n.Pattern.String()}
+		}
+		for _, t := range n.Topics {
+			topics = append(topics, b.DecorateTopic(d.appID, t))
+		}
+		for _, t := range topics {
+			if err := d.task.AddInputPartition(t, 0); err != nil {
+				return err
+			}
+			d.task.UpdateLag(t, 0, 0)
+		}
+	}
+	return nil
 }
 
 func (d *TopologyTestDriver) processGlobal(topic string, ts int64, key, value []byte, headers serde.Headers) error {
@@ -269,7 +313,7 @@ func (d *TopologyTestDriver) completeAllProcessableWork() error {
 	if d.task == nil {
 		return nil
 	}
-	for d.task.HasRecordsQueued() {
+	for d.task.HasRecordsQueued() && d.task.IsProcessable(d.wallClock) {
 		processed, err := d.task.Process(d.wallClock)
 		if err != nil {
 			return err // outputs stay pending until the next call, as in Java

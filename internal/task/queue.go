@@ -64,10 +64,16 @@ type partitionGroup struct {
 	nonEmpty   javaHeap[*recordQueue]
 	streamTime int64
 	dropped    int64
+	// lags are the fetched lags of the input partitions (-1 or absent: unknown); deadlines the
+	// idling deadlines of empty partitions (Java: fetchedLags, idlePartitionDeadlines).
+	lags      map[topicPartition]int64
+	deadlines map[topicPartition]int64
 }
 
 func (g *partitionGroup) init(t *Task) {
 	g.t = t
+	g.lags = map[topicPartition]int64{}
+	g.deadlines = map[topicPartition]int64{}
 	g.queues = map[topicPartition]*recordQueue{}
 	g.streamTime = UnknownTime
 	g.nonEmpty.cmp = func(a, b *recordQueue) int { return cmpInt64(a.head.timestamp, b.head.timestamp) }
@@ -76,13 +82,7 @@ func (g *partitionGroup) init(t *Task) {
 // add appends rec to its partition's queue, stamps the head if needed, and makes the queue a
 // candidate when it was empty (Java: PartitionGroup.addRawRecords).
 func (g *partitionGroup) add(src *node, rec RawRecord) error {
-	tp := topicPartition{rec.Topic, rec.Partition}
-	q, ok := g.queues[tp]
-	if !ok {
-		q = &recordQueue{tp: tp, src: src, partitionTime: UnknownTime, order: len(g.list)}
-		g.queues[tp] = q
-		g.list = append(g.list, q)
-	}
+	q := g.queue(src, topicPartition{rec.queueTopic(), rec.Partition})
 	oldSize := q.size()
 	q.fifo = append(q.fifo, rec)
 	err := g.updateHead(q)
@@ -90,6 +90,17 @@ func (g *partitionGroup) add(src *node, rec RawRecord) error {
 		g.nonEmpty.offer(q)
 	}
 	return err
+}
+
+// queue returns the queue of tp, creating it for source node src.
+func (g *partitionGroup) queue(src *node, tp topicPartition) *recordQueue {
+	q, ok := g.queues[tp]
+	if !ok {
+		q = &recordQueue{tp: tp, src: src, partitionTime: UnknownTime, order: len(g.list)}
+		g.queues[tp] = q
+		g.list = append(g.list, q)
+	}
+	return q
 }
 
 func (g *partitionGroup) buffered() int {

@@ -57,6 +57,18 @@ type RawRecord struct {
 	Key, Value []byte
 	// Headers are the record headers.
 	Headers serde.Headers
+	// Queue names the partition queue the record is buffered in when it is not Topic: Java's
+	// TopologyTestDriver buffers the records of every topic a pattern source reads in one queue
+	// named after the pattern (see Task.AddInputPartition). Empty for the runtime.
+	Queue string
+}
+
+// queueTopic returns the topic part of the record's queue key.
+func (r RawRecord) queueTopic() string {
+	if r.Queue != "" {
+		return r.Queue
+	}
+	return r.Topic
 }
 
 // Config configures a Task.
@@ -89,6 +101,11 @@ type Config struct {
 	// nil means Fail, Java's default LogAndFailProcessingExceptionHandler.
 	// Java: processing.exception.handler (KIP-1033).
 	ProcessingHandler func(node string, rec processor.Record[any, any], err error) HandlerResponse
+	// MaxTaskIdleMs is max.task.idle.ms, used by IsProcessable: how long (ms of wall-clock time)
+	// a task with an empty input partition whose lag is known to be 0 waits for data before it
+	// processes the other partitions; 0 (Java's default) does not wait, -1 never waits (not even
+	// for partitions with unknown or positive lag).
+	MaxTaskIdleMs int64
 	// GlobalStore looks up a global store by name (nil when the topology has none); global
 	// stores are readable from every processor without being connected (Java:
 	// ProcessorContextImpl.getStateStore checks global stores first).
