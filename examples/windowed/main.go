@@ -63,7 +63,9 @@ const (
 	// Retention is how long the store keeps a window. The default, size + grace (90 s), is not
 	// enough here: when stream time jumps past a window's close time by more than the window
 	// is retained (03:10 -> 04:00 for [00:02:00, 00:03:00)), the window has left the store by
-	// the time the close check looks for it, and its count is never emitted.
+	// the time the close check looks for it, and its count is never emitted. Java's
+	// on-window-close store does the same: it reads only windows starting at or after
+	// stream time - retention.
 	Retention = 10 * time.Minute
 )
 
