@@ -38,6 +38,15 @@ var tableJoinTopologies = []dslTopology{
 		o.ToStream().To("tt-outer-output", kstream.ProducedWith(S, S))
 		o.LeftJoin(t3, joinVals).ToStream().To("tt-outer-chain", kstream.ProducedWith(S, S))
 	}},
+	{name: "tt-chain", caching: true, types: kinds{"output": {kS, kS}, "outer": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
+		l := kstream.Table(b, "tt-chain-left", kstream.ConsumedWith(S, S))
+		agg := kstream.Stream(b, "tt-chain-events", kstream.ConsumedWith(S, S)).GroupByKey(kstream.GroupedWith(S, S)).
+			Reduce(func(a, v string) string { return a + "+" + v })
+		m := kstream.KTable[string, string].MapValues(l.Join(agg, joinVals), strings.ToUpper)
+		kstream.Stream(b, "tt-chain-stream", kstream.ConsumedWith(S, S)).Join(m, joinVals).To("tt-chain-output", kstream.ProducedWith(S, S))
+		m.OuterJoin(kstream.Table(b, "tt-chain-right", kstream.ConsumedWith(S, S)), joinVals, kstream.NamedAs("oj")).ToStream().
+			To("tt-chain-outer", kstream.ProducedWith(S, S))
+	}},
 	{name: "fk-inner", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Table(b, "fk-inner-left", kstream.ConsumedWith(S, S))
 		r := kstream.Table(b, "fk-inner-right", kstream.ConsumedWith(NS, S))
@@ -85,6 +94,12 @@ func foreignKeyOf(v string) *string {
 func TestConformanceTableJoins(t *testing.T) {
 	for _, d := range tableJoinTopologies {
 		t.Run(d.name, func(t *testing.T) { runDSLConformance(t, d.testCase()) })
+		t.Run(d.name+"/optimized", func(t *testing.T) {
+			if !javaAvailable() {
+				t.Skip("needs Java (" + conformance.ClasspathEnv + ") for the topology.optimization=all expectation")
+			}
+			runDSLConformance(t, d.testCase(optimizeAllConfig))
+		})
 		if d.caching {
 			t.Run(d.name+"/caching", func(t *testing.T) {
 				if !javaAvailable() {

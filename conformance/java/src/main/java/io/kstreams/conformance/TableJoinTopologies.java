@@ -69,6 +69,17 @@ final class TableJoinTopologies {
                 o.toStream().to("tt-outer-output", Produced.with(S, S));
                 o.leftJoin(t3, J).toStream().to("tt-outer-chain", Produced.with(S, S));
             }, "output", DslTopologies.SS, "chain", DslTopologies.SS),
+            // unmaterialized inner join with an aggregation, mapped, read by a stream-table join
+            // (value getters through the join) and outer-joined (named) with a source table.
+            new DslTopologies.Dsl("tt-chain", b -> {
+                final KTable<String, String> l = b.table("tt-chain-left", Consumed.with(S, S));
+                final KTable<String, String> agg = b.stream("tt-chain-events", Consumed.with(S, S))
+                    .groupByKey(Grouped.with(S, S)).reduce((a, v) -> a + "+" + v);
+                final KTable<String, String> m = l.join(agg, J).mapValues(v -> v.toUpperCase(java.util.Locale.ROOT));
+                b.stream("tt-chain-stream", Consumed.with(S, S)).join(m, J).to("tt-chain-output", Produced.with(S, S));
+                m.outerJoin(b.table("tt-chain-right", Consumed.with(S, S)), J, Named.as("oj")).toStream()
+                    .to("tt-chain-outer", Produced.with(S, S));
+            }, "output", DslTopologies.SS, "outer", DslTopologies.SS),
             // foreign-key inner join: the foreign key is the part of the value before ':' (null without ':').
             new DslTopologies.Dsl("fk-inner", b -> {
                 final KTable<String, String> l = b.table("fk-inner-left", Consumed.with(S, S));
