@@ -7,6 +7,7 @@ import (
 	"github.com/kstreams-go/kstreams/conformance"
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
 )
 
 // The table-table and foreign-key join reference topologies of
@@ -46,6 +47,13 @@ var tableJoinTopologies = []dslTopology{
 		kstream.Stream(b, "tt-chain-stream", kstream.ConsumedWith(S, S)).Join(m, joinVals).To("tt-chain-output", kstream.ProducedWith(S, S))
 		m.OuterJoin(kstream.Table(b, "tt-chain-right", kstream.ConsumedWith(S, S)), joinVals, kstream.NamedAs("oj")).ToStream().
 			To("tt-chain-outer", kstream.ProducedWith(S, S))
+	}},
+	{name: "tt-types", caching: true, types: kinds{"output": {kS, kL}, "self": {kS, kL}}, build: func(b *kstream.StreamsBuilder) {
+		l := kstream.Table(b, "tt-types-left", kstream.ConsumedWith(S, L))
+		r := kstream.Table(b, "tt-types-right", kstream.ConsumedWith(S, serde.Integer()))
+		l.OuterJoin(r, func(a int64, c int32) int64 { return a + int64(c) }, kstream.NamedAs("sum"), kstream.MaterializedWith(S, L)).
+			ToStream().To("tt-types-output", kstream.ProducedWith(S, L))
+		l.Join(l, func(a, c int64) int64 { return a * c }).ToStream().To("tt-types-self", kstream.ProducedWith(S, L))
 	}},
 	{name: "fk-inner", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Table(b, "fk-inner-left", kstream.ConsumedWith(S, S))

@@ -80,6 +80,16 @@ final class TableJoinTopologies {
                 m.outerJoin(b.table("tt-chain-right", Consumed.with(S, S)), J, Named.as("oj")).toStream()
                     .to("tt-chain-outer", Produced.with(S, S));
             }, "output", DslTopologies.SS, "outer", DslTopologies.SS),
+            // non-String values: outer join of Long and Integer tables into a Long sum (named,
+            // materialized with a Long serde), and a self-join of the Long table.
+            new DslTopologies.Dsl("tt-types", b -> {
+                final KTable<String, Long> l = b.table("tt-types-left", Consumed.with(S, Serdes.Long()));
+                final KTable<String, Integer> r = b.table("tt-types-right", Consumed.with(S, Serdes.Integer()));
+                l.outerJoin(r, (a, c) -> (a == null ? 0L : a) + (c == null ? 0 : c), Named.as("sum"),
+                    Materialized.<String, Long, org.apache.kafka.streams.state.KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]>>with(S, Serdes.Long()))
+                    .toStream().to("tt-types-output", Produced.with(S, Serdes.Long()));
+                l.join(l, (a, c) -> a * c).toStream().to("tt-types-self", Produced.with(S, Serdes.Long()));
+            }, "output", DslTopologies.SL, "self", DslTopologies.SL),
             // foreign-key inner join: the foreign key is the part of the value before ':' (null without ':').
             new DslTopologies.Dsl("fk-inner", b -> {
                 final KTable<String, String> l = b.table("fk-inner-left", Consumed.with(S, S));
