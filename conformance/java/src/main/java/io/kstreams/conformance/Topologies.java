@@ -33,6 +33,7 @@ public final class Topologies {
         register(new CacheTopologies.DslWindowCache());
         DslTopologies.all().forEach(Topologies::register);
         JoinTopologies.all().forEach(Topologies::register);
+        TableJoinTopologies.all().forEach(Topologies::register);
     }
 
     private Topologies() {
