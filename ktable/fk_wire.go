@@ -138,10 +138,11 @@ type SubscriptionResponseWrapper struct {
 	ForeignValue any
 	// Version is the wire version (0).
 	Version byte
-	// PrimaryPartition is the partition of the primary record; HasPartition false when unknown
-	// (a response read back from the topic).
+	// PrimaryPartition is the partition of the primary record (valid when HasPartition).
 	PrimaryPartition int32
-	HasPartition     bool
+	// HasPartition is false when the partition is unknown (a response read back from the
+	// topic, or a version-0 subscription).
+	HasPartition bool
 }
 
 // pseudoTopic names the serde topic of one part of a foreign-key join record, decorated with
