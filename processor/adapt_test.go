@@ -30,6 +30,9 @@ func (c *fakeContext) StateStore(string) (processor.StateStore, error) {
 func (c *fakeContext) Schedule(time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error) {
 	return nil, nil
 }
+func (c *fakeContext) ScheduleAt(time.Time, time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error) {
+	return nil, nil
+}
 func (c *fakeContext) Commit()                    {}
 func (c *fakeContext) CurrentSystemTimeMs() int64 { return 0 }
 func (c *fakeContext) CurrentStreamTimeMs() int64 { return -1 }

@@ -52,6 +52,13 @@ type ProcessingContext interface {
 	// Cancellable stops it. The error wraps [ErrInvalidInterval] for an interval below 1 ms.
 	// Java: schedule(Duration, PunctuationType, Punctuator).
 	Schedule(interval time.Duration, typ PunctuationType, punctuator Punctuator) (Cancellable, error)
+	// ScheduleAt schedules punctuator every interval (at least 1 ms), first due at start
+	// (ms precision). A start before the current stream time (StreamTime) or wall-clock time
+	// (WallClockTime) moves forward onto the first point start + k*interval after it. The
+	// error wraps [ErrInvalidInterval] for an interval below 1 ms, or [ErrInvalidStartTime]
+	// for a start before the Unix epoch. Java 4.4: schedule(Instant, Duration,
+	// PunctuationType, Punctuator).
+	ScheduleAt(start time.Time, interval time.Duration, typ PunctuationType, punctuator Punctuator) (Cancellable, error)
 	// Commit requests a commit of the task as soon as possible (after the current record).
 	// Java: commit().
 	Commit()

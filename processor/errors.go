@@ -17,6 +17,9 @@ var (
 	// ErrInvalidInterval: a punctuation interval below 1 ms. Java: IllegalArgumentException
 	// from schedule().
 	ErrInvalidInterval = errors.New("punctuation interval must be at least 1 ms")
+	// ErrInvalidStartTime: a punctuation start time before the Unix epoch. Java:
+	// IllegalArgumentException "The minimum supported start time is Instant.EPOCH.".
+	ErrInvalidStartTime = errors.New("invalid punctuation start time: the minimum supported start time is the Unix epoch")
 	// ErrUnknownChild: ForwardTo named a node that is not a child of the forwarding node.
 	// Java: StreamsException "Unknown downstream node".
 	ErrUnknownChild = errors.New("unknown downstream node")

@@ -288,7 +288,7 @@ func (c *nodeContext) ScheduleAt(start time.Time, interval time.Duration, typ pr
 
 // ErrInvalidStartTime is returned by ScheduleAt for a start before the epoch.
 // Java: IllegalArgumentException "The minimum supported start time is Instant.EPOCH.".
-var ErrInvalidStartTime = errors.New("invalid punctuation start time")
+var ErrInvalidStartTime = processor.ErrInvalidStartTime
 
 // Commit requests a commit.
 func (c *nodeContext) Commit() { c.n.task.commitRequested = true }

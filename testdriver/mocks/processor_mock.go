@@ -422,6 +422,45 @@ func (c *MockProcessorContextScheduleCall[KForward, VForward]) DoAndReturn(f fun
 	return c
 }
 
+// ScheduleAt mocks base method.
+func (m *MockProcessorContext[KForward, VForward]) ScheduleAt(start time.Time, interval time.Duration, typ processor.PunctuationType, punctuator processor.Punctuator) (processor.Cancellable, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ScheduleAt", start, interval, typ, punctuator)
+	ret0, _ := ret[0].(processor.Cancellable)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// ScheduleAt indicates an expected call of ScheduleAt.
+func (mr *MockProcessorContextMockRecorder[KForward, VForward]) ScheduleAt(start, interval, typ, punctuator any) *MockProcessorContextScheduleAtCall[KForward, VForward] {
+	mr.mock.ctrl.T.Helper()
+	call := mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ScheduleAt", reflect.TypeOf((*MockProcessorContext[KForward, VForward])(nil).ScheduleAt), start, interval, typ, punctuator)
+	return &MockProcessorContextScheduleAtCall[KForward, VForward]{Call: call}
+}
+
+// MockProcessorContextScheduleAtCall wrap *gomock.Call
+type MockProcessorContextScheduleAtCall[KForward any, VForward any] struct {
+	*gomock.Call
+}
+
+// Return rewrite *gomock.Call.Return
+func (c *MockProcessorContextScheduleAtCall[KForward, VForward]) Return(arg0 processor.Cancellable, arg1 error) *MockProcessorContextScheduleAtCall[KForward, VForward] {
+	c.Call = c.Call.Return(arg0, arg1)
+	return c
+}
+
+// Do rewrite *gomock.Call.Do
+func (c *MockProcessorContextScheduleAtCall[KForward, VForward]) Do(f func(time.Time, time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error)) *MockProcessorContextScheduleAtCall[KForward, VForward] {
+	c.Call = c.Call.Do(f)
+	return c
+}
+
+// DoAndReturn rewrite *gomock.Call.DoAndReturn
+func (c *MockProcessorContextScheduleAtCall[KForward, VForward]) DoAndReturn(f func(time.Time, time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error)) *MockProcessorContextScheduleAtCall[KForward, VForward] {
+	c.Call = c.Call.DoAndReturn(f)
+	return c
+}
+
 // StateDir mocks base method.
 func (m *MockProcessorContext[KForward, VForward]) StateDir() string {
 	m.ctrl.T.Helper()
@@ -979,6 +1018,45 @@ func (c *MockFixedKeyProcessorContextScheduleCall[KForward, VForward]) DoAndRetu
 	return c
 }
 
+// ScheduleAt mocks base method.
+func (m *MockFixedKeyProcessorContext[KForward, VForward]) ScheduleAt(start time.Time, interval time.Duration, typ processor.PunctuationType, punctuator processor.Punctuator) (processor.Cancellable, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ScheduleAt", start, interval, typ, punctuator)
+	ret0, _ := ret[0].(processor.Cancellable)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// ScheduleAt indicates an expected call of ScheduleAt.
+func (mr *MockFixedKeyProcessorContextMockRecorder[KForward, VForward]) ScheduleAt(start, interval, typ, punctuator any) *MockFixedKeyProcessorContextScheduleAtCall[KForward, VForward] {
+	mr.mock.ctrl.T.Helper()
+	call := mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ScheduleAt", reflect.TypeOf((*MockFixedKeyProcessorContext[KForward, VForward])(nil).ScheduleAt), start, interval, typ, punctuator)
+	return &MockFixedKeyProcessorContextScheduleAtCall[KForward, VForward]{Call: call}
+}
+
+// MockFixedKeyProcessorContextScheduleAtCall wrap *gomock.Call
+type MockFixedKeyProcessorContextScheduleAtCall[KForward any, VForward any] struct {
+	*gomock.Call
+}
+
+// Return rewrite *gomock.Call.Return
+func (c *MockFixedKeyProcessorContextScheduleAtCall[KForward, VForward]) Return(arg0 processor.Cancellable, arg1 error) *MockFixedKeyProcessorContextScheduleAtCall[KForward, VForward] {
+	c.Call = c.Call.Return(arg0, arg1)
+	return c
+}
+
+// Do rewrite *gomock.Call.Do
+func (c *MockFixedKeyProcessorContextScheduleAtCall[KForward, VForward]) Do(f func(time.Time, time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error)) *MockFixedKeyProcessorContextScheduleAtCall[KForward, VForward] {
+	c.Call = c.Call.Do(f)
+	return c
+}
+
+// DoAndReturn rewrite *gomock.Call.DoAndReturn
+func (c *MockFixedKeyProcessorContextScheduleAtCall[KForward, VForward]) DoAndReturn(f func(time.Time, time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error)) *MockFixedKeyProcessorContextScheduleAtCall[KForward, VForward] {
+	c.Call = c.Call.DoAndReturn(f)
+	return c
+}
+
 // StateDir mocks base method.
 func (m *MockFixedKeyProcessorContext[KForward, VForward]) StateDir() string {
 	m.ctrl.T.Helper()
@@ -1456,6 +1534,45 @@ func (c *MockProcessingContextScheduleCall) Do(f func(time.Duration, processor.P
 
 // DoAndReturn rewrite *gomock.Call.DoAndReturn
 func (c *MockProcessingContextScheduleCall) DoAndReturn(f func(time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error)) *MockProcessingContextScheduleCall {
+	c.Call = c.Call.DoAndReturn(f)
+	return c
+}
+
+// ScheduleAt mocks base method.
+func (m *MockProcessingContext) ScheduleAt(start time.Time, interval time.Duration, typ processor.PunctuationType, punctuator processor.Punctuator) (processor.Cancellable, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ScheduleAt", start, interval, typ, punctuator)
+	ret0, _ := ret[0].(processor.Cancellable)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// ScheduleAt indicates an expected call of ScheduleAt.
+func (mr *MockProcessingContextMockRecorder) ScheduleAt(start, interval, typ, punctuator any) *MockProcessingContextScheduleAtCall {
+	mr.mock.ctrl.T.Helper()
+	call := mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ScheduleAt", reflect.TypeOf((*MockProcessingContext)(nil).ScheduleAt), start, interval, typ, punctuator)
+	return &MockProcessingContextScheduleAtCall{Call: call}
+}
+
+// MockProcessingContextScheduleAtCall wrap *gomock.Call
+type MockProcessingContextScheduleAtCall struct {
+	*gomock.Call
+}
+
+// Return rewrite *gomock.Call.Return
+func (c *MockProcessingContextScheduleAtCall) Return(arg0 processor.Cancellable, arg1 error) *MockProcessingContextScheduleAtCall {
+	c.Call = c.Call.Return(arg0, arg1)
+	return c
+}
+
+// Do rewrite *gomock.Call.Do
+func (c *MockProcessingContextScheduleAtCall) Do(f func(time.Time, time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error)) *MockProcessingContextScheduleAtCall {
+	c.Call = c.Call.Do(f)
+	return c
+}
+
+// DoAndReturn rewrite *gomock.Call.DoAndReturn
+func (c *MockProcessingContextScheduleAtCall) DoAndReturn(f func(time.Time, time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error)) *MockProcessingContextScheduleAtCall {
 	c.Call = c.Call.DoAndReturn(f)
 	return c
 }
