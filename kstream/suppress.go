@@ -135,7 +135,7 @@ func (t KTable[K, V]) Suppress(s Suppressed) KTable[K, V] {
 		storeName = b.newStoreName(suppressName)
 	}
 	cfg := ktable.SuppressConfig{StoreName: storeName, WaitMs: s.waitMs, MaxRecords: s.buffer.maxRecords, MaxBytes: s.buffer.maxBytes,
-		ShutDownWhenFull: s.buffer.shutDown, KeySerde: t.t.keySerde, ValueSerde: t.t.valueSerde}
+		ShutDownWhenFull: s.buffer.shutDown, KeySerde: t.t.keySerde, ValueSerde: t.t.valueSerde, ProcessorName: name}
 	if s.buffer.maxRecords == 0 && s.buffer.maxBytes == 0 {
 		cfg.MaxRecords, cfg.MaxBytes = math.MaxInt64, math.MaxInt64
 	}

@@ -43,6 +43,8 @@ type SuppressConfig struct {
 	ShutDownWhenFull bool
 	// KeySerde and ValueSerde size the buffer entries (nil: the default serdes).
 	KeySerde, ValueSerde serde.Serde[any]
+	// ProcessorName names the suppress node in errors.
+	ProcessorName string
 }
 
 // Suppress is the supplier of KTable.suppress: updates are held per key in a time-ordered
@@ -220,6 +222,7 @@ type suppressProc struct {
 func (p *suppressProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.ctx = ctx
 	p.observed = -1
+	p.name = p.s.cfg.ProcessorName
 	var err error
 	p.buf, err = processor.GetStateStore[*SuppressBuffer](ctx, p.s.cfg.StoreName)
 	p.keySerde, p.valueSerde = p.s.cfg.KeySerde, p.s.cfg.ValueSerde
