@@ -238,7 +238,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer func() {
 		for _, in := range insts {
 			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_ = in.App.Close(cctx)
+			if err := in.App.Close(cctx); err != nil {
+				progress("instance %s: close: %v", in.Name, err)
+			}
 			cancel()
 			_ = in.srv.Close()
 		}
