@@ -56,7 +56,8 @@ func (TableJoined[K, KO]) tableOption() {}
 // Materialized[K, VR] (result store; key serde defaults to this table's); name the join with
 // TableJoinedAs (Java 4.x has no Named variant). Serdes left nil are the defaults. Errors
 // (reported by Build): ErrNilFunction (nil extractor or joiner), ErrForeignBuilder,
-// ErrOptionType. Java: KTable.join(KTable, Function, ValueJoiner[, TableJoined][, Materialized]).
+// ErrOptionType, ErrInvalidName; at processing time ErrForeignKeyPartitioner (a partitioner
+// choosing other than one partition) and the serdes' errors. Java: KTable.join(KTable, Function, ValueJoiner[, TableJoined][, Materialized]).
 func (t KTable[K, V]) JoinFK[KO, VO, VR any](other KTable[KO, VO], foreignKey func(V) KO, joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
 	var fk func(K, V) KO
 	if foreignKey != nil {

@@ -14,9 +14,11 @@ import (
 // Options: Named (processors "<name>-join-this", "<name>-join-other" and the merge processor
 // "<name>"; default KTABLE-JOINTHIS-<n>, KTABLE-JOINOTHER-<n>, KTABLE-MERGE-<n>) and
 // Materialized[K, VR] (the result gets a store, named or "KTABLE-MERGE-STATE-STORE-<n>", key
-// serde defaulting to this table's). Both tables must be co-partitioned. Errors (reported by
-// Build): ErrNilFunction for a nil joiner, ErrForeignBuilder for a table of another builder,
-// ErrOptionType for a Materialized of other types. Java: KTable.join(KTable, ValueJoiner[,
+// serde defaulting to this table's). Both tables must be co-partitioned (their source topics
+// are put in one co-partition group). Errors (reported by Build): ErrNilFunction for a nil
+// joiner, ErrForeignBuilder for a table of another builder, ErrOptionType for a Materialized of
+// other types, ErrNotCopartitioned when both sides read repartition topics with different fixed
+// partition counts. Java: KTable.join(KTable, ValueJoiner[,
 // Named][, Materialized]).
 func (t KTable[K, V]) Join[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
 	return tableTableJoin[K, V, VO, VR](t, other.t, joiner, false, false, "Join", opts)
