@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -26,7 +27,20 @@ const maxOutBuffer = 2000
 type partBuf struct {
 	id processor.TaskID
 	ch chan *sarama.ConsumerMessage
+	// next is the offset after the last record received, or -1 before the first; progress is
+	// when (unix ms) the claim last delivered a record or started. Both atomic: written by the
+	// claim goroutine, read by the stall check.
+	next     atomic.Int64
+	progress atomic.Int64
 }
+
+// Stall detection: a partition that delivered nothing for stallAfter while the broker has
+// records beyond it (or cannot be asked) counts as stuck; the thread then rebuilds its
+// consumer-group client (sarama can keep a dead broker connection after a broker restart).
+const (
+	stallAfter      = 30 * time.Second
+	stallCheckEvery = 5 * time.Second
+)
 
 // thread is a stream thread: one consumer-group member, one producer, its active tasks.
 // Java: StreamThread with its TaskManager.
@@ -60,16 +74,19 @@ type thread struct {
 	mu      sync.Mutex
 	running map[processor.TaskID]*task.Task
 
-	parts    map[string]map[int32]*partBuf
-	wake     chan struct{}
-	out      []*sarama.ProducerMessage
-	outRecs  []task.OutRecord
-	txnOpen  bool
-	discard  bool
-	fatalErr error
-	migrated bool
-	endSess  context.CancelFunc
-	loopDone chan error
+	parts          map[string]map[int32]*partBuf
+	wake           chan struct{}
+	out            []*sarama.ProducerMessage
+	outRecs        []task.OutRecord
+	txnOpen        bool
+	discard        bool
+	fatalErr       error
+	migrated       bool
+	stalled        bool
+	sconf          *sarama.Config
+	lastStallCheck time.Time
+	endSess        context.CancelFunc
+	loopDone       chan error
 }
 
 func newThread(r *Runtime, idx int) (*thread, error) {
@@ -95,6 +112,7 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	if r.cfg.ExactlyOnce {
 		sc.Consumer.IsolationLevel = sarama.ReadCommitted
 	}
+	th.sconf = sc
 	var err error
 	if th.client, err = sarama.NewClient(r.cfg.Brokers, sc); err != nil {
 		return nil, fmt.Errorf("%s: client: %w", th.name, err)
@@ -112,12 +130,70 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		th.client.Close()
 		return nil, err
 	}
+	th.drainErrors()
+	return th, nil
+}
+
+func (th *thread) drainErrors() {
+	g := th.group
 	go func() {
-		for err := range th.group.Errors() {
+		for err := range g.Errors() {
 			th.log.Warn("consumer group error", "error", err)
 		}
 	}()
-	return th, nil
+}
+
+// rebuildGroup replaces the consumer-group member and its client (and the changelog reader
+// using it) by new ones.
+func (th *thread) rebuildGroup() error {
+	th.group.Close()
+	th.client.Close()
+	client, err := sarama.NewClient(th.rt.cfg.Brokers, th.sconf)
+	if err != nil {
+		return err
+	}
+	group, err := sarama.NewConsumerGroupFromClient(th.rt.cfg.ApplicationID, client)
+	if err != nil {
+		client.Close()
+		return err
+	}
+	th.client, th.group = client, group
+	th.reader = changelog.NewSaramaReader(client, th.rt.cfg.ExactlyOnce)
+	th.drainErrors()
+	return nil
+}
+
+// checkStall looks for partitions that delivered nothing for stallAfter although the broker
+// has records beyond them; it reports whether consumption is stuck.
+func (th *thread) checkStall() bool {
+	now := time.Now()
+	if now.Sub(th.lastStallCheck) < stallCheckEvery {
+		return false
+	}
+	th.lastStallCheck = now
+	for topic, ps := range th.parts {
+		for p, pb := range ps {
+			if now.Sub(time.UnixMilli(pb.progress.Load())) < stallAfter {
+				continue
+			}
+			if len(pb.ch) > 0 {
+				continue // records are waiting here: not a fetch problem
+			}
+			next := pb.next.Load()
+			if next < 0 { // no record yet and no committed offset: the log start
+				if oldest, err := th.client.GetOffset(topic, p, sarama.OffsetOldest); err == nil {
+					next = oldest
+				}
+			}
+			end, err := th.client.GetOffset(topic, p, sarama.OffsetNewest)
+			if err != nil || end > next {
+				th.log.Warn("partition delivers nothing although the broker has records", "topic", topic,
+					"partition", p, "next", next, "end", end, "error", err)
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // newProducer creates the thread's producer: idempotent, acks=all, Java's partitioner; under
@@ -174,6 +250,21 @@ func (th *thread) run() {
 			th.resetProducer()
 			if !th.rt.threadFailed(th.idx, ferr) {
 				break
+			}
+			continue
+		}
+		if th.stalled {
+			th.stalled = false
+			th.log.Warn("partition consumption stalled; rebuilding the consumer-group client")
+			th.closeTasks(false)
+			th.resetProducer()
+			if err := th.rebuildGroup(); err != nil {
+				th.log.Warn("rebuilding the consumer-group client failed; retrying", "error", err)
+				th.stalled = true
+				select {
+				case <-th.ctx.Done():
+				case <-time.After(time.Second):
+				}
 			}
 			continue
 		}
@@ -284,7 +375,10 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 		for _, p := range ps {
 			id := processor.TaskID{Subtopology: sub, Partition: int(p)}
 			assigned[id] = true
-			th.parts[topic][p] = &partBuf{id: id, ch: make(chan *sarama.ConsumerMessage, th.rt.cfg.MaxBufferedPerPartition)}
+			pb := &partBuf{id: id, ch: make(chan *sarama.ConsumerMessage, th.rt.cfg.MaxBufferedPerPartition)}
+			pb.next.Store(-1)
+			pb.progress.Store(time.Now().UnixMilli())
+			th.parts[topic][p] = pb
 		}
 	}
 	for id, t := range th.tasks {
@@ -491,6 +585,8 @@ func (th *thread) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Co
 		<-sess.Context().Done()
 		return nil
 	}
+	pb.next.Store(claim.InitialOffset())
+	pb.progress.Store(time.Now().UnixMilli())
 	for {
 		select {
 		case m, ok := <-claim.Messages():
@@ -506,6 +602,8 @@ func (th *thread) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Co
 			}
 			select {
 			case pb.ch <- m:
+				pb.next.Store(m.Offset + 1)
+				pb.progress.Store(time.Now().UnixMilli())
 			case <-sess.Context().Done():
 				return nil
 			}
@@ -559,6 +657,15 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 		if len(th.standbys) > 0 && time.Since(th.lastStandby) >= standbyUpdateInterval {
 			th.updateStandbys(ctx)
 			th.lastStandby = time.Now()
+		}
+		if n == 0 && th.checkStall() {
+			if err := th.commit(sess); err != nil {
+				th.handleLoopError(err)
+				return nil
+			}
+			th.stalled = true
+			th.endSess()
+			return nil
 		}
 		if n == 0 {
 			wait := interval - time.Since(lastCommit)
