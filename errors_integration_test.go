@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -180,3 +182,99 @@ func readRaw(t testing.TB, b kafkatest.Broker, topic string, n int, timeout time
 
 func TestIntegrationPoisonRecord(t *testing.T) { checkPoisonRecord(t, kafkatest.Real(t)) }
 func TestEmbeddedPoisonRecord(t *testing.T)    { checkPoisonRecord(t, kafkatest.Embedded(t)) }
+
+// failOnceProcessor doubles values but fails the first time it sees failAt (a global flag),
+// and always fails on dropAt.
+type failOnceProcessor struct {
+	ctx    processor.ProcessorContext[string, int64]
+	failed *atomic.Bool
+}
+
+func (p *failOnceProcessor) Init(ctx processor.ProcessorContext[string, int64]) error {
+	p.ctx = ctx
+	return nil
+}
+func (p *failOnceProcessor) Process(r processor.Record[string, int64]) error {
+	if r.Value == 50 && p.failed.CompareAndSwap(false, true) {
+		return errors.New("transient failure at 50")
+	}
+	if r.Value == 120 {
+		panic("poison value 120")
+	}
+	return p.ctx.Forward(processor.NewRecord(r.Key, 2*r.Value, r.Timestamp))
+}
+func (p *failOnceProcessor) Close() error { return nil }
+
+// checkHandlers: the uncaught-error handler replaces the thread after a processing error (the
+// record is reprocessed and succeeds), and the processing handler drops a record whose
+// processor panics; everything else is processed exactly once (exactly-once).
+func checkHandlers(t *testing.T, b kafkatest.Broker) {
+	input, output := kafkatest.Name(t, "in"), kafkatest.Name(t, "out")
+	createTopics(t, b, 1, input, output)
+	const n = 200
+	producePoisoned(t, b, input, n, -1)
+	var failed atomic.Bool
+	topo := processor.NewTopology()
+	for _, err := range []error{
+		topo.AddSource("Source", []string{input}, processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.Long())),
+		topo.AddProcessor("P", processor.ProcessorSupplierFunc[string, int64, string, int64](
+			func() processor.Processor[string, int64, string, int64] { return &failOnceProcessor{failed: &failed} }), "Source"),
+		topo.AddSink("Sink", output, []string{"P"}, processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.Long())),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var dropped atomic.Int64
+	app, err := kstreams.New(topo, kstreams.Config{
+		ApplicationID: kafkatest.Name(t, "handlers"), BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
+		StateDir: t.TempDir(), Sarama: fastSarama,
+		ProcessingHandler: func(node string, err error) kstreams.HandlerResponse {
+			if strings.Contains(err.Error(), "poison") {
+				dropped.Add(1)
+				return kstreams.Continue
+			}
+			return kstreams.Fail
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replaced atomic.Int64
+	app.SetUncaughtExceptionHandler(func(err error) kstreams.ThreadResponse {
+		replaced.Add(1)
+		return kstreams.ReplaceThread
+	})
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := readOutput(t, b, output, sarama.ReadCommitted)
+	want := map[string]int64{}
+	for i := 0; i < n; i++ {
+		if i != 120 {
+			want[fmt.Sprintf("k%d", i)] = int64(2 * i)
+		}
+	}
+	out.waitFinal(t, want, time.Minute, app.Err)
+	out.mu.Lock()
+	for k, s := range out.seqs {
+		if len(s) != 1 {
+			t.Errorf("%s: %d outputs %v, want exactly one", k, len(s), s)
+		}
+	}
+	if _, ok := out.seqs["k120"]; ok {
+		t.Errorf("the dropped record was output")
+	}
+	out.mu.Unlock()
+	if replaced.Load() != 1 || dropped.Load() < 1 || app.State() != kstreams.Running {
+		t.Fatalf("replaced %d, dropped %d, state %s", replaced.Load(), dropped.Load(), app.State())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIntegrationExceptionHandlers(t *testing.T) { checkHandlers(t, kafkatest.Real(t)) }
+func TestEmbeddedExceptionHandlers(t *testing.T)    { checkHandlers(t, kafkatest.Embedded(t)) }
