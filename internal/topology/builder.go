@@ -496,9 +496,14 @@ func (b *Builder) IsGlobalSource(name string) bool {
 	return n != nil && n.Kind == SourceNode && len(n.Topics) == 1 && b.globalTopics[n.Topics[0]]
 }
 
+// root returns the representative of n's node group (Java: QuickUnion.root).
+//
+// It only reads the union-find links (no path compression), so a built topology can be
+// queried (NodeGroups, Describe) from several goroutines at once, e.g. by two application
+// instances sharing one Topology or by interactive-query metadata during a rebalance.
+// Topologies are small, so the unshortened walk costs nothing that matters.
 func (b *Builder) root(n string) string {
 	for b.uf[n] != n {
-		b.uf[n] = b.uf[b.uf[n]]
 		n = b.uf[n]
 	}
 	return n
