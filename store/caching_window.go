@@ -553,7 +553,7 @@ func (c *CachingWindowStore) windowedMerge(cur cacheCursor, storeIt KeyValueIter
 }
 
 func (c *CachingWindowStore) fetchRange(keyFrom, keyTo []byte, timeFrom, timeTo int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
-	if keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
+	if c.cache != nil && keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
 		return EmptyIterator[serde.Windowed[[]byte], []byte]()
 	}
 	var storeIt KeyValueIterator[serde.Windowed[[]byte], []byte]

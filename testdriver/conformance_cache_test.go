@@ -478,3 +478,197 @@ func TestGoldenPapiWindowCache(t *testing.T) {
 		t.Fatalf("output differs from the Java golden file:\n%s", diff)
 	}
 }
+
+// --- papi-session-cache ---
+
+// cachedSessionStoreBuilder builds Metered(Caching(ChangeLogging(engine))) session stores, as
+// Java's SessionStoreBuilder with caching and logging enabled does.
+type cachedSessionStoreBuilder struct {
+	sup store.SessionBytesStoreSupplier
+}
+
+func (b cachedSessionStoreBuilder) Name() string                 { return b.sup.Name() }
+func (b cachedSessionStoreBuilder) LoggingEnabled() bool         { return true }
+func (b cachedSessionStoreBuilder) LogConfig() map[string]string { return map[string]string{} }
+func (b cachedSessionStoreBuilder) Build() (processor.StateStore, error) {
+	var inner store.SessionBytesStore = store.NewChangeLoggingSessionBytesStore(b.sup.Get())
+	inner = store.NewCachingSessionStore(inner, b.sup.SegmentIntervalMs())
+	return store.NewMeteredSessionStore(inner, serde.String(), serde.Nullable(serde.Long())), nil
+}
+
+func sessionName(w serde.Windowed[string]) string {
+	return fmt.Sprintf("%s@%d-%d", w.Key, w.Window.Start, w.Window.End)
+}
+
+type cacheSessProc struct {
+	ctx      processor.ProcessorContext[any, any]
+	sessions *store.MeteredSessionStore[string, *int64]
+	caching  bool
+}
+
+func (p *cacheSessProc) Init(ctx processor.ProcessorContext[any, any]) error {
+	p.ctx = ctx
+	var err error
+	if p.sessions, err = processor.GetStateStore[*store.MeteredSessionStore[string, *int64]](ctx, "Sessions"); err != nil {
+		return err
+	}
+	p.caching = p.sessions.SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[string], *int64]) error {
+		return ctx.Forward(processor.Record[any, any]{Key: sessionName(r.Key),
+			Value: cacheDescribe(deref(r.NewValue), deref(r.OldValue), ctx), Timestamp: r.Timestamp, Headers: r.Headers})
+	}, true)
+	return nil
+}
+
+func (p *cacheSessProc) Process(r processor.Record[any, any]) error {
+	if r.Value == nil {
+		return nil
+	}
+	ts := r.Timestamp
+	fwd := func(key, value string) error { return p.ctx.Forward(r.WithKey(any(key)).WithValue(any(value))) }
+	list := func(it store.KeyValueIterator[serde.Windowed[string], *int64], full bool) (string, error) {
+		all, err := store.Collect(it)
+		if err != nil {
+			return "", err
+		}
+		var parts []string
+		for _, kv := range all {
+			name := fmt.Sprintf("%d-%d", kv.Key.Window.Start, kv.Key.Window.End)
+			if full {
+				name = sessionName(kv.Key)
+			}
+			parts = append(parts, name+"="+javaString(deref(kv.Value)))
+		}
+		return strings.Join(parts, ","), nil
+	}
+	for _, token := range javaSplit(r.Value.(string)) {
+		switch {
+		case token == "*":
+			// Java: findSessions(null, null, 0, Long.MAX_VALUE) on the bytes level.
+			s, err := list(p.sessions.FindSessionsRange("", "\xff\xff\xff\xff", 0, math.MaxInt64), true)
+			if err != nil {
+				return err
+			}
+			if err := fwd("*", s); err != nil {
+				return err
+			}
+		case strings.HasPrefix(token, "<"):
+			s, err := list(p.sessions.BackwardFetch(token[1:]), false)
+			if err != nil {
+				return err
+			}
+			if err := fwd(token, s); err != nil {
+				return err
+			}
+		default:
+			remove := strings.HasPrefix(token, "-")
+			w, from, to := token, ts-5000, ts+5000
+			if remove {
+				w, from, to = token[1:], ts, ts
+			}
+			found, err := store.Collect(p.sessions.FindSessions(w, from, to))
+			if err != nil {
+				return err
+			}
+			start, end, sum := ts, ts, int64(1)
+			for _, kv := range found {
+				start, end = min(start, kv.Key.Window.Start), max(end, kv.Key.Window.End)
+				if kv.Value != nil {
+					sum += *kv.Value
+				}
+				if err := p.sessions.Remove(kv.Key); err != nil {
+					return err
+				}
+				if !p.caching {
+					if err := fwd(sessionName(kv.Key), cacheDescribe(nil, deref(kv.Value), p.ctx)); err != nil {
+						return err
+					}
+				}
+			}
+			if remove {
+				continue
+			}
+			merged := serde.Windowed[string]{Key: w, Window: serde.Window{Start: start, End: end}}
+			if err := p.sessions.Put(merged, &sum); err != nil {
+				return err
+			}
+			if !p.caching {
+				if err := fwd(sessionName(merged), cacheDescribe(sum, nil, p.ctx)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (p *cacheSessProc) Close() error { return nil }
+
+func papiSessionCacheTopology(t *testing.T) *processor.Topology {
+	topo := processor.NewTopology()
+	str := serde.String()
+	sup, err := store.Stores.PersistentSessionStore("Sessions", time.Hour)
+	must(t, err)
+	must(t, topo.AddSource("Input", []string{"papi-session-cache-input"}, processor.WithKeyDeserializer[string](str), processor.WithValueDeserializer[string](str)))
+	must(t, topo.AddProcessor("Sess", untypedSupplier(func() processor.Processor[any, any, any, any] { return &cacheSessProc{} }), "Input"))
+	must(t, topo.AddStateStore(cachedSessionStoreBuilder{sup: sup}, "Sess"))
+	must(t, topo.AddSink("Output", "papi-session-cache-output", []string{"Sess"}, processor.WithKeySerializer[string](str), processor.WithValueSerializer[string](str)))
+	return topo
+}
+
+func papiSessionCacheCase(configs ...string) conformanceCase {
+	c := papiCacheCase(configs...)
+	c.name = "papi-session-cache"
+	c.props[ApplicationIDConfig] = "papi-session-cache"
+	c.build = papiSessionCacheTopology
+	c.types = typesOf(map[string][2]conformance.Kind{
+		"papi-session-cache-output":             {conformance.KindString, conformance.KindString},
+		"papi-session-cache-Sessions-changelog": {conformance.KindBytes, conformance.KindLong},
+	}, nil)
+	return c
+}
+
+// TestConformancePapiSessionCache runs a Processor API topology over a cached persistent session
+// store (Pebble here, RocksDB in Java) with a flush listener against Java with several cache
+// sizes: session merges (removes + put), removes of absent sessions, finds merging the cache
+// with the store, backward fetches and evictions.
+func TestConformancePapiSessionCache(t *testing.T) {
+	vector := filepath.Join("..", "conformance", "vectors", "papi-session-cache.jsonl")
+	events, err := conformance.ReadEventsFile(vector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range [][]string{nil, {"statestore.cache.max.bytes=0"}, {"statestore.cache.max.bytes=1"},
+		{"statestore.cache.max.bytes=200"}, {"statestore.cache.max.bytes=500"}} {
+		name := strings.Join(cfg, ",")
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name, func(t *testing.T) {
+			c := papiSessionCacheCase(cfg...)
+			got := runGo(t, c, events)
+			want, describe := conformance.RunJava(t, c.name, vector, cfg...)
+			if diff := conformance.DiffOutputs(want, got); diff != "" {
+				t.Fatalf("output differs from Java (%d Java records, %d Go records):\n%s", len(want), len(got), diff)
+			}
+			if gd := c.build(t).Describe().String(); gd != describe {
+				t.Fatalf("describe differs:\n--- java\n%s\n--- go\n%s", describe, gd)
+			}
+		})
+	}
+}
+
+// TestGoldenPapiSessionCache checks the default-cache run against the committed Java golden file.
+func TestGoldenPapiSessionCache(t *testing.T) {
+	c := papiSessionCacheCase()
+	events, err := conformance.ReadEventsFile(filepath.Join("..", "conformance", "vectors", c.name+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := conformance.ReadOutputsFile(filepath.Join("..", "conformance", "golden", c.name+".out.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := conformance.DiffOutputs(want, runGo(t, c, events)); diff != "" {
+		t.Fatalf("output differs from the Java golden file:\n%s", diff)
+	}
+}

@@ -29,7 +29,9 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.streams.processor.internals.InternalProcessorContext;
 import org.apache.kafka.streams.processor.internals.ProcessorNode;
 import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.kstream.internals.SessionWindow;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.SessionStore;
 import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.state.WindowStoreIterator;
 import org.apache.kafka.streams.state.Stores;
@@ -125,6 +127,148 @@ final class CacheTopologies {
             m.put("papi-cache-Last-changelog", new TopicTypes(ValueType.STRING, ValueType.STRING));
             m.put("papi-cache-output", new TopicTypes(ValueType.STRING, ValueType.STRING));
             return m;
+        }
+    }
+
+    /**
+     * papi-session-cache: processor "Sess" keeps per-token sessions (gap 5 s) in the cached
+     * persistent session store "Sessions" and forwards from the store's flush listener (old
+     * values sent) as ("token@start-end", describe(new, old)).
+     */
+    static final class PapiSessionCache implements RefTopology {
+        @Override
+        public String name() {
+            return "papi-session-cache";
+        }
+
+        @Override
+        public String applicationId() {
+            return "papi-session-cache";
+        }
+
+        @Override
+        public Properties defaults() {
+            return Topologies.stringDefaultSerdes();
+        }
+
+        @Override
+        public Topology build(final Properties props) {
+            final Topology t = new Topology();
+            t.addSource("Input", new StringDeserializer(), new StringDeserializer(), "papi-session-cache-input");
+            t.addProcessor("Sess", SessProc::new, "Input");
+            t.addStateStore(Stores.sessionStoreBuilder(Stores.persistentSessionStore("Sessions", Duration.ofHours(1)),
+                Serdes.String(), Serdes.Long()).withCachingEnabled(), "Sess");
+            t.addSink("Output", "papi-session-cache-output", new StringSerializer(), new StringSerializer(), "Sess");
+            return t;
+        }
+
+        @Override
+        public Map<String, TopicTypes> topicTypes() {
+            final Map<String, TopicTypes> m = new LinkedHashMap<>();
+            m.put("papi-session-cache-Sessions-changelog", new TopicTypes(ValueType.BYTES, ValueType.LONG));
+            m.put("papi-session-cache-output", new TopicTypes(ValueType.STRING, ValueType.STRING));
+            return m;
+        }
+    }
+
+    /**
+     * Tokens of the value (split(" ")) at the record's timestamp ts: "*" forwards ("*",
+     * "k@start-end=v,...") of findSessions(null, null, 0, Long.MAX_VALUE); "<w" forwards ("<w",
+     * "start-end=v,...") of backwardFetch(w); "-w" removes every session of w found by
+     * findSessions(w, ts, ts); anything else merges [ts, ts] with the token's sessions found by
+     * findSessions(token, ts - 5000, ts + 5000): the counts are summed plus one, the found sessions
+     * removed, the merged session put. Without a cache every write is forwarded at once.
+     */
+    static final class SessProc implements Processor<String, String, String, String> {
+        private ProcessorContext<String, String> ctx;
+        private SessionStore<String, Long> sessions;
+        private boolean caching;
+
+        @Override
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        public void init(final ProcessorContext<String, String> context) {
+            ctx = context;
+            sessions = context.getStateStore("Sessions");
+            final InternalProcessorContext<String, String> ic = (InternalProcessorContext<String, String>) context;
+            final ProcessorNode myNode = ic.currentNode();
+            final CacheFlushListener<Windowed<String>, Long> listener = record -> {
+                final ProcessorNode prev = ic.currentNode();
+                ic.setCurrentNode(myNode);
+                try {
+                    ctx.forward(new Record<>(sessionName(record.key()),
+                        describe(record.value().newValue, record.value().oldValue, ctx), record.timestamp(), record.headers()));
+                } finally {
+                    ic.setCurrentNode(prev);
+                }
+            };
+            caching = ((CachedStateStore<Windowed<String>, Long>) sessions).setFlushListener(listener, true);
+        }
+
+        static String sessionName(final Windowed<String> w) {
+            return w.key() + "@" + w.window().start() + "-" + w.window().end();
+        }
+
+        @Override
+        public void process(final Record<String, String> record) {
+            if (record.value() == null) {
+                return;
+            }
+            final long ts = record.timestamp();
+            for (final String token : record.value().split(" ")) {
+                if (token.equals("*")) {
+                    final StringBuilder sb = new StringBuilder();
+                    try (KeyValueIterator<Windowed<String>, Long> it = sessions.findSessions(null, null, 0L, Long.MAX_VALUE)) {
+                        while (it.hasNext()) {
+                            final KeyValue<Windowed<String>, Long> kv = it.next();
+                            sb.append(sb.length() == 0 ? "" : ",").append(sessionName(kv.key)).append("=").append(kv.value);
+                        }
+                    }
+                    ctx.forward(record.withKey("*").withValue(sb.toString()));
+                } else if (token.startsWith("<")) {
+                    final StringBuilder sb = new StringBuilder();
+                    try (KeyValueIterator<Windowed<String>, Long> it = sessions.backwardFetch(token.substring(1))) {
+                        while (it.hasNext()) {
+                            final KeyValue<Windowed<String>, Long> kv = it.next();
+                            sb.append(sb.length() == 0 ? "" : ",").append(kv.key.window().start()).append("-")
+                                .append(kv.key.window().end()).append("=").append(kv.value);
+                        }
+                    }
+                    ctx.forward(record.withKey(token).withValue(sb.toString()));
+                } else if (token.startsWith("-")) {
+                    final java.util.List<KeyValue<Windowed<String>, Long>> found = new java.util.ArrayList<>();
+                    try (KeyValueIterator<Windowed<String>, Long> it = sessions.findSessions(token.substring(1), ts, ts)) {
+                        it.forEachRemaining(found::add);
+                    }
+                    for (final KeyValue<Windowed<String>, Long> kv : found) {
+                        sessions.remove(kv.key);
+                        if (!caching) {
+                            ctx.forward(record.withKey(sessionName(kv.key)).withValue(describe(null, kv.value, ctx)));
+                        }
+                    }
+                } else {
+                    long start = ts;
+                    long end = ts;
+                    long sum = 1;
+                    final java.util.List<KeyValue<Windowed<String>, Long>> found = new java.util.ArrayList<>();
+                    try (KeyValueIterator<Windowed<String>, Long> it = sessions.findSessions(token, ts - 5000, ts + 5000)) {
+                        it.forEachRemaining(found::add);
+                    }
+                    for (final KeyValue<Windowed<String>, Long> kv : found) {
+                        start = Math.min(start, kv.key.window().start());
+                        end = Math.max(end, kv.key.window().end());
+                        sum += kv.value;
+                        sessions.remove(kv.key);
+                        if (!caching) {
+                            ctx.forward(record.withKey(sessionName(kv.key)).withValue(describe(null, kv.value, ctx)));
+                        }
+                    }
+                    final Windowed<String> merged = new Windowed<>(token, new SessionWindow(start, end));
+                    sessions.put(merged, sum);
+                    if (!caching) {
+                        ctx.forward(record.withKey(sessionName(merged)).withValue(describe(sum, null, ctx)));
+                    }
+                }
+            }
         }
     }
 

@@ -31,9 +31,9 @@ public final class Topologies {
         register(new CacheTopologies.DslCache());
         register(new CacheTopologies.PapiWindowCache());
         register(new CacheTopologies.DslWindowCache());
+        register(new CacheTopologies.PapiSessionCache());
         DslTopologies.all().forEach(Topologies::register);
         JoinTopologies.all().forEach(Topologies::register);
-        TableJoinTopologies.all().forEach(Topologies::register);
     }
 
     private Topologies() {

@@ -1,0 +1,455 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+
+	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// CachingSessionStore is the record-cache layer of a session store, between the typed layer and
+// the change-logging layer, as Java's. Entries are cached under "int64 segment id ‖ session
+// store key" (segment id = session end / segment interval; the session store key is
+// key ‖ int64 end ‖ int64 start). Put caches a dirty entry and Remove a dirty tombstone;
+// FetchSession reads the cache, then the store below; finds merge the cache with the store below
+// as Java's merged session iterator does (per segment when the store below is persistent and one
+// key is searched). Flushes and evictions write the entries below (a tombstone removes the
+// session) and hand them to the flush listener with the session store key as key. Without a
+// cache (see [CacheContext]) it passes everything through.
+// Java counterpart: org.apache.kafka.streams.state.internals.CachingSessionStore.
+type CachingSessionStore struct {
+	inner           SessionBytesStore
+	segmentInterval int64
+	ctx             CacheContext
+	cache           *cache.ThreadCache
+	namespace       string
+	listener        CacheFlushListener[[]byte, []byte]
+	sendOldValues   bool
+	maxObserved     int64 // largest session end put (it determines the segment)
+}
+
+var (
+	_ SessionBytesStore                = (*CachingSessionStore)(nil)
+	_ CachedStateStore[[]byte, []byte] = (*CachingSessionStore)(nil)
+)
+
+// NewCachingSessionStore wraps inner with a record cache; segmentInterval (ms) is the store
+// supplier's (Java: SessionStoreBuilder passes storeSupplier.segmentIntervalMs()). A value
+// below 1 is taken as 1.
+func NewCachingSessionStore(inner SessionBytesStore, segmentInterval int64) *CachingSessionStore {
+	return &CachingSessionStore{inner: inner, segmentInterval: max(segmentInterval, 1), maxObserved: -1}
+}
+
+// Inner returns the wrapped store.
+func (c *CachingSessionStore) Inner() SessionBytesStore { return c.inner }
+
+// Name returns the store name.
+func (c *CachingSessionStore) Name() string { return c.inner.Name() }
+
+// Persistent reports whether the store below is persistent.
+func (c *CachingSessionStore) Persistent() bool { return c.inner.Persistent() }
+
+// IsOpen reports whether the store is open.
+func (c *CachingSessionStore) IsOpen() bool { return c.inner.IsOpen() }
+
+// Init picks up the context's cache, if any, registers the named cache "<task id>-<store>"
+// and initialises the store below.
+func (c *CachingSessionStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+	if cc, ok := ctx.(CacheContext); ok && cc.Cache() != nil {
+		c.ctx, c.cache = cc, cc.Cache()
+		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
+		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
+	}
+	return c.inner.Init(ctx, root)
+}
+
+// SetFlushListener sets the flush listener (keys are session store keys: key ‖ end ‖ start)
+// and reports whether the store has an active cache.
+func (c *CachingSessionStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
+	c.listener, c.sendOldValues = l, sendOldValues
+	return c.cache != nil
+}
+
+func (c *CachingSessionStore) segmentID(ts int64) int64 { return ts / c.segmentInterval }
+
+func (c *CachingSessionStore) cacheKeyIn(storeKey []byte, segmentID int64) []byte {
+	out := make([]byte, 8+len(storeKey))
+	binary.BigEndian.PutUint64(out, uint64(segmentID))
+	copy(out[8:], storeKey)
+	return out
+}
+
+func (c *CachingSessionStore) cacheKey(storeKey []byte) []byte {
+	return c.cacheKeyIn(storeKey, c.segmentID(sessionSegTime(storeKey)))
+}
+
+func (c *CachingSessionStore) flushEntries(entries []cache.DirtyEntry) error {
+	for _, e := range entries {
+		if err := c.flushEntry(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushEntry is Java's CachingSessionStore.putAndMaybeForward.
+func (c *CachingSessionStore) flushEntry(e cache.DirtyEntry) error {
+	storeKey := e.Key[8:]
+	key, start, end, err := SplitSessionStoreKey(storeKey)
+	if err != nil {
+		return storeErr(c.Name(), "flush", err)
+	}
+	session := serde.Windowed[[]byte]{Key: key, Window: serde.Window{Start: start, End: end}}
+	rc := e.Entry.Context()
+	if c.listener == nil {
+		restore := c.ctx.SetRecordContext(rc)
+		defer restore()
+		return c.inner.Put(session, e.NewValue)
+	}
+	var old []byte
+	if e.NewValue == nil || c.sendOldValues {
+		if old, _, err = c.inner.FetchSession(key, start, end); err != nil {
+			return err
+		}
+	}
+	if e.NewValue == nil && old == nil {
+		return nil
+	}
+	restore := c.ctx.SetRecordContext(rc)
+	defer restore()
+	if err := c.inner.Put(session, e.NewValue); err != nil {
+		return err
+	}
+	rec := CacheFlushRecord[[]byte, []byte]{Key: storeKey, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
+		Timestamp: rc.Timestamp, Headers: rc.Headers, Topic: rc.Topic, Partition: rc.Partition, Offset: rc.Offset}
+	if c.sendOldValues && old != nil {
+		rec.OldValue, rec.HasOldValue = old, true
+	}
+	return c.listener(rec)
+}
+
+// Put caches the session's aggregate (nil: a tombstone) as a dirty entry.
+func (c *CachingSessionStore) Put(session serde.Windowed[[]byte], value []byte) error {
+	if c.cache == nil {
+		return c.inner.Put(session, value)
+	}
+	if !c.IsOpen() {
+		return storeErr(c.Name(), "put", ErrStoreClosed)
+	}
+	storeKey := SessionStoreKey(session.Key, session.Window.Start, session.Window.End)
+	rc := c.ctx.CurrentRecordContext()
+	rc.Headers = rc.Headers.Clone()
+	if err := c.cache.Put(c.namespace, c.cacheKey(storeKey), cache.NewEntry(bytes.Clone(value), rc, true)); err != nil {
+		return storeErr(c.Name(), "put", err)
+	}
+	c.maxObserved = max(c.maxObserved, session.Window.End)
+	return nil
+}
+
+// Remove caches a tombstone for the session.
+func (c *CachingSessionStore) Remove(session serde.Windowed[[]byte]) error {
+	if c.cache == nil {
+		return c.inner.Remove(session)
+	}
+	return c.Put(session, nil)
+}
+
+// FetchSession returns the aggregate of the session with exactly this start and end, from the
+// cache or below.
+func (c *CachingSessionStore) FetchSession(key []byte, start, end int64) ([]byte, bool, error) {
+	if c.cache == nil {
+		return c.inner.FetchSession(key, start, end)
+	}
+	if !c.IsOpen() {
+		return nil, false, storeErr(c.Name(), "fetchSession", ErrStoreClosed)
+	}
+	if e := c.cache.Get(c.namespace, c.cacheKey(SessionStoreKey(key, start, end))); e != nil {
+		return e.Value(), e.Value() != nil, nil
+	}
+	return c.inner.FetchSession(key, start, end)
+}
+
+// sessionLowerRange is Java's SessionKeySchema.lowerRange: key ‖ 16 zero bytes.
+func sessionLowerRange(key []byte) []byte {
+	return append(bytes.Clone(key), make([]byte, sessionSuffixLen)...)
+}
+
+// sessionUpperRange is Java's SessionKeySchema.upperRange: OrderedBytes.upperRange with the
+// suffix int64 MaxInt64 (end) ‖ int64 to (start).
+func sessionUpperRange(key []byte, to int64) []byte {
+	suffix := make([]byte, sessionSuffixLen)
+	binary.BigEndian.PutUint64(suffix, uint64(math.MaxInt64))
+	binary.BigEndian.PutUint64(suffix[8:], uint64(to))
+	i := 0
+	for i < len(key) && (i < 1 || key[i] >= suffix[0]) {
+		i++
+	}
+	return append(bytes.Clone(key[:i]), suffix...)
+}
+
+// sessionFilter is Java's SessionKeySchema.hasNextCondition over cache keys.
+type sessionFilter struct {
+	in                      cacheCursor
+	keyFrom, keyTo          []byte
+	earliestEnd, latestStrt int64
+}
+
+func (f *sessionFilter) HasNext() bool {
+	for f.in.HasNext() {
+		k, start, end, err := SplitSessionStoreKey(f.in.PeekNextKey()[8:])
+		if err == nil && (f.keyFrom == nil || bytes.Compare(k, f.keyFrom) >= 0) &&
+			(f.keyTo == nil || bytes.Compare(k, f.keyTo) <= 0) && end >= f.earliestEnd && start <= f.latestStrt {
+			return true
+		}
+		f.in.Next()
+	}
+	return false
+}
+
+func (f *sessionFilter) PeekNextKey() []byte {
+	if !f.HasNext() {
+		return nil
+	}
+	return f.in.PeekNextKey()
+}
+
+func (f *sessionFilter) PeekNext() *cache.Entry {
+	if !f.HasNext() {
+		return nil
+	}
+	return f.in.PeekNext()
+}
+
+func (f *sessionFilter) Next() ([]byte, *cache.Entry) {
+	if !f.HasNext() {
+		return nil, nil
+	}
+	return f.in.Next()
+}
+
+// newSegmentCursor is Java's CachingSessionStore.CacheIteratorWrapper (one key): segments
+// from that of earliestEnd to that of the largest session end put.
+func (c *CachingSessionStore) newSegmentCursor(key []byte, earliestEnd, latestStart int64, forward bool) *segmentCursor {
+	s := &segmentCursor{cache: c.cache, namespace: c.namespace, interval: c.segmentInterval, forward: forward,
+		refreshLast:     func() int64 { return c.segmentID(c.maxObserved) },
+		segmentLastTime: func(begin int64) int64 { return begin + c.segmentInterval - 1 },
+	}
+	s.keyRange = func(_, lowerTime, upperTime int64) (from, to []byte) {
+		return c.cacheKey(SessionStoreKey(key, 0, max(0, lowerTime))),
+			c.cacheKey(SessionStoreKey(key, min(latestStart, upperTime), upperTime))
+	}
+	if forward {
+		s.currentSegID = c.segmentID(earliestEnd)
+		s.lastSegment = s.refreshLast()
+		s.open(earliestEnd, s.segmentLastTime(s.begin()))
+	} else {
+		s.lastSegment = c.segmentID(earliestEnd)
+		s.currentSegID = c.segmentID(c.maxObserved)
+		s.open(s.begin(), min(latestStart, c.maxObserved))
+	}
+	return s
+}
+
+func (c *CachingSessionStore) merge(cur cacheCursor, storeIt KeyValueIterator[serde.Windowed[[]byte], []byte], forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	return &mergedWindowIterator[serde.Windowed[[]byte], serde.Windowed[[]byte]]{
+		cache: cur, store: &peekIter[serde.Windowed[[]byte]]{it: storeIt}, forward: forward,
+		compare: func(ck []byte, sk serde.Windowed[[]byte]) int {
+			if s := cmpInt64(int64(binary.BigEndian.Uint64(ck)), c.segmentID(sk.Window.End)); s != 0 {
+				return s
+			}
+			return bytes.Compare(ck[8:], SessionStoreKey(sk.Key, sk.Window.Start, sk.Window.End))
+		},
+		fromKey: func(ck []byte) (serde.Windowed[[]byte], error) {
+			k, start, end, err := SplitSessionStoreKey(ck[8:])
+			return serde.Windowed[[]byte]{Key: k, Window: serde.Window{Start: start, End: end}}, err
+		},
+	}
+}
+
+func (c *CachingSessionStore) findKey(key []byte, earliestEnd, latestStart int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	var storeIt KeyValueIterator[serde.Windowed[[]byte], []byte]
+	if forward {
+		storeIt = c.inner.FindSessions(key, earliestEnd, latestStart)
+	} else {
+		storeIt = c.inner.BackwardFindSessions(key, earliestEnd, latestStart)
+	}
+	if c.cache == nil {
+		return storeIt
+	}
+	var cur cacheCursor
+	switch {
+	case c.inner.Persistent():
+		cur = c.newSegmentCursor(key, earliestEnd, latestStart, forward)
+	default:
+		from := c.cacheKey(SessionStoreKey(key, 0, max(0, earliestEnd)))
+		to := c.cacheKey(SessionStoreKey(key, latestStart, math.MaxInt64))
+		if forward {
+			cur = c.cache.Range(c.namespace, from, to)
+		} else {
+			cur = c.cache.ReverseRange(c.namespace, from, to)
+		}
+	}
+	return c.merge(&sessionFilter{in: cur, keyFrom: key, keyTo: key, earliestEnd: earliestEnd, latestStrt: latestStart}, storeIt, forward)
+}
+
+func (c *CachingSessionStore) findRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	if c.cache != nil && keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
+		return EmptyIterator[serde.Windowed[[]byte], []byte]()
+	}
+	var storeIt KeyValueIterator[serde.Windowed[[]byte], []byte]
+	if forward {
+		storeIt = c.inner.FindSessionsRange(keyFrom, keyTo, earliestEnd, latestStart)
+	} else {
+		storeIt = c.inner.BackwardFindSessionsRange(keyFrom, keyTo, earliestEnd, latestStart)
+	}
+	if c.cache == nil {
+		return storeIt
+	}
+	var from, to []byte
+	if keyFrom != nil {
+		from = c.cacheKey(sessionLowerRange(keyFrom))
+	}
+	if keyTo != nil {
+		to = c.cacheKey(sessionUpperRange(keyTo, latestStart))
+	}
+	var cur cacheCursor
+	if forward {
+		cur = c.cache.Range(c.namespace, from, to)
+	} else {
+		cur = c.cache.ReverseRange(c.namespace, from, to)
+	}
+	return c.merge(&sessionFilter{in: cur, keyFrom: keyFrom, keyTo: keyTo, earliestEnd: earliestEnd, latestStrt: latestStart}, storeIt, forward)
+}
+
+// FindSessions iterates key's sessions with end >= earliestEnd and start <= latestStart,
+// merging cached sessions with the store's.
+func (c *CachingSessionStore) FindSessions(key []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	return c.findKey(key, earliestEnd, latestStart, true)
+}
+
+// BackwardFindSessions is FindSessions in reverse order.
+func (c *CachingSessionStore) BackwardFindSessions(key []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	return c.findKey(key, earliestEnd, latestStart, false)
+}
+
+// FindSessionsRange is FindSessions for the keys in [keyFrom, keyTo] (nil: unbounded).
+func (c *CachingSessionStore) FindSessionsRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	return c.findRange(keyFrom, keyTo, earliestEnd, latestStart, true)
+}
+
+// BackwardFindSessionsRange is FindSessionsRange in reverse order.
+func (c *CachingSessionStore) BackwardFindSessionsRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	return c.findRange(keyFrom, keyTo, earliestEnd, latestStart, false)
+}
+
+// Fetch iterates every session of key (Java: findSessions(key, 0, Long.MAX_VALUE)).
+func (c *CachingSessionStore) Fetch(key []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	if c.cache == nil {
+		return c.inner.Fetch(key)
+	}
+	return c.findKey(key, 0, math.MaxInt64, true)
+}
+
+// BackwardFetch is Fetch in reverse order.
+func (c *CachingSessionStore) BackwardFetch(key []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	if c.cache == nil {
+		return c.inner.BackwardFetch(key)
+	}
+	return c.findKey(key, 0, math.MaxInt64, false)
+}
+
+// FetchRange iterates every session of the keys in [keyFrom, keyTo].
+func (c *CachingSessionStore) FetchRange(keyFrom, keyTo []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	if c.cache == nil {
+		return c.inner.FetchRange(keyFrom, keyTo)
+	}
+	return c.findRange(keyFrom, keyTo, 0, math.MaxInt64, true)
+}
+
+// BackwardFetchRange is FetchRange in reverse order.
+func (c *CachingSessionStore) BackwardFetchRange(keyFrom, keyTo []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+	if c.cache == nil {
+		return c.inner.BackwardFetchRange(keyFrom, keyTo)
+	}
+	return c.findRange(keyFrom, keyTo, 0, math.MaxInt64, false)
+}
+
+// FlushCache flushes the cache (entries written below and handed to the listener).
+func (c *CachingSessionStore) FlushCache() error {
+	if c.cache == nil {
+		return nil
+	}
+	return c.cache.Flush(c.namespace)
+}
+
+// ClearCache drops this store's cached entries without flushing them.
+func (c *CachingSessionStore) ClearCache() error {
+	if c.cache != nil {
+		c.cache.Clear(c.namespace)
+	}
+	return nil
+}
+
+// Flush flushes the cache, then the store below.
+func (c *CachingSessionStore) Flush() error {
+	if err := c.FlushCache(); err != nil {
+		return err
+	}
+	return c.inner.Flush()
+}
+
+// Close flushes the cache, drops the named cache and closes the store below (all steps run;
+// errors joined).
+func (c *CachingSessionStore) Close() error {
+	var errs []error
+	if c.cache != nil {
+		errs = append(errs, c.cache.Flush(c.namespace))
+		c.cache.Close(c.namespace)
+	}
+	errs = append(errs, c.inner.Close())
+	return errors.Join(errs...)
+}
+
+// SetFlushListener registers l on the session caching layer below, if any: the flushed key is
+// decoded into a Windowed[K] with the session's start and end, the values with the store's
+// value serde. It reports whether that layer has an active cache.
+// Java: MeteredSessionStore.setFlushListener.
+func (m *MeteredSessionStore[K, V]) SetFlushListener(l CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
+	cs, ok := m.inner.(*CachingSessionStore)
+	if !ok {
+		return false
+	}
+	return cs.SetFlushListener(AdaptFlushListener(l,
+		func(b []byte) (serde.Windowed[K], error) {
+			kb, start, end, err := SplitSessionStoreKey(b)
+			if err != nil {
+				return serde.Windowed[K]{}, storeErr(m.Name(), "flush", err)
+			}
+			k, err := m.s.decodeKey("flush", kb)
+			return serde.Windowed[K]{Key: k, Window: serde.Window{Start: start, End: end}}, err
+		},
+		func(b []byte) (V, error) {
+			v, _, err := m.s.decodeValue("flush", b)
+			return v, err
+		}), sendOldValues)
+}
+
+// FlushCache flushes the session caching layer below, if any. Java: flushCache().
+func (m *MeteredSessionStore[K, V]) FlushCache() error {
+	if cs, ok := m.inner.(*CachingSessionStore); ok {
+		return cs.FlushCache()
+	}
+	return nil
+}
+
+// ClearCache clears the session caching layer below, if any. Java: clearCache().
+func (m *MeteredSessionStore[K, V]) ClearCache() error {
+	if cs, ok := m.inner.(*CachingSessionStore); ok {
+		return cs.ClearCache()
+	}
+	return nil
+}
