@@ -34,6 +34,7 @@ public final class Topologies {
         register(new CacheTopologies.PapiSessionCache());
         DslTopologies.all().forEach(Topologies::register);
         JoinTopologies.all().forEach(Topologies::register);
+        TableJoinTopologies.all().forEach(Topologies::register);
     }
 
     private Topologies() {
