@@ -201,6 +201,19 @@ func readOutput(t testing.TB, b kafkatest.Broker, topic string, iso sarama.Isola
 	return o
 }
 
+// reached reports whether the last value of every word equals want.
+func (o *outputReader) reached(want map[string]int64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for w, n := range want {
+		s := o.seqs[w]
+		if len(s) == 0 || s[len(s)-1] != n {
+			return false
+		}
+	}
+	return true
+}
+
 // waitFinal polls until the last value of every word equals want, or fails at the deadline.
 func (o *outputReader) waitFinal(t testing.TB, want map[string]int64, timeout time.Duration, alive func() error) {
 	t.Helper()
