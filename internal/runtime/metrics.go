@@ -13,6 +13,7 @@ type Metrics struct {
 	restored       *prometheus.CounterVec
 	tasks          *prometheus.GaugeVec
 	standbyUpdated *prometheus.CounterVec
+	dropped        *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
@@ -30,11 +31,14 @@ func NewMetrics(reg prometheus.Registerer, appID string) (*Metrics, error) {
 			Help: "Changelog records restored into stores (Java: restore-total).", ConstLabels: cl}, []string{"thread"}),
 		tasks: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kstreams_active_tasks",
 			Help: "Active tasks owned by the thread.", ConstLabels: cl}, []string{"thread"}),
+		dropped: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kstreams_dropped_records",
+			Help:        "Records dropped by the thread's current tasks (negative timestamps, handlers that continue; Java: dropped-records-total).",
+			ConstLabels: cl}, []string{"thread"}),
 		standbyUpdated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kstreams_standby_records_total",
 			Help: "Changelog records applied to standby tasks (Java: update-total).", ConstLabels: cl}, []string{"thread"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.processed, m.processTime, m.commitLatency, m.restored, m.tasks, m.standbyUpdated} {
+		for _, c := range []prometheus.Collector{m.processed, m.processTime, m.commitLatency, m.restored, m.tasks, m.standbyUpdated, m.dropped} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -648,6 +648,11 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 			lastCommit = time.Now()
 			if m := th.rt.cfg.Metrics; m != nil && err == nil {
 				m.commitLatency.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
+				var dropped int64
+				for _, t := range th.tasks {
+					dropped += t.DroppedRecords()
+				}
+				m.dropped.WithLabelValues(th.name).Set(float64(dropped))
 			}
 		}
 		if err != nil {
