@@ -114,22 +114,12 @@ func dslWindowCacheCase(configs ...string) dslCase {
 	}
 }
 
-// windowCachePending marks the settings where Java collapses window updates in the record cache
-// and our windowed aggregation does not yet: the window cache layer exists
-// (store.CachingWindowStore, checked by testdriver's papi-window-cache) but the DSL's windowed
-// aggregations do not forward through it yet (see /work/notes/windows.md). Java's outputs for
-// them are in the golden file (default) and from RunJava.
-const windowCachePending = "windowed aggregations do not forward through the window record cache yet (store.NewCachingWindowStore + flush listener in the windowed aggregation; /work/notes/windows.md)"
-
 // TestConformanceDSLWindowCache compares dsl-window-cache with Java with caching off (0), with
-// every put evicted at once (1 byte, same output as off) and, once the windowed aggregations use
-// the window cache, with the default cache and 200 bytes.
+// every put evicted at once (1 byte, same output as off), with the default cache and with 200
+// bytes (where Java collapses window updates in the record cache and evicts).
 func TestConformanceDSLWindowCache(t *testing.T) {
 	for _, size := range []string{"default", "0", "1", "200"} {
 		t.Run("statestore.cache.max.bytes="+size, func(t *testing.T) {
-			if size == "default" || size == "200" {
-				t.Skip(windowCachePending)
-			}
 			if !javaAvailable() {
 				t.Skip("needs Java (" + conformance.ClasspathEnv + ") for the expectation with this cache size")
 			}
