@@ -235,6 +235,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	var insts []*Instance
+	var stateDirs []string
 	defer func() {
 		for _, in := range insts {
 			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -243,6 +244,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			cancel()
 			_ = in.srv.Close()
+		}
+		// Only after Close: the instances' stores live in these directories until then.
+		for _, dir := range stateDirs {
+			os.RemoveAll(dir)
 		}
 	}()
 	for _, name := range []string{"A", "B"} {
@@ -255,7 +260,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			ln.Close()
 			return err
 		}
-		defer os.RemoveAll(stateDir)
+		stateDirs = append(stateDirs, stateDir)
 		// Each instance gets its own Topology, as it would in its own process.
 		topo, err := Topology(*topic)
 		if err != nil {
