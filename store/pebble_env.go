@@ -199,12 +199,15 @@ func (e *PebbleEnv) release() {
 	e.mu.Unlock()
 }
 
-// quietPebbleLogger drops Pebble's informational output and keeps fatal errors as panics,
-// which pebble requires of a Logger.
+// quietPebbleLogger drops Pebble's informational output, reports its errors (for example a
+// background flush that keeps failing because the state directory is gone) through the default
+// slog logger, and keeps fatal errors as panics, which pebble requires of a Logger.
 type quietPebbleLogger struct{}
 
-func (quietPebbleLogger) Infof(string, ...any)  {}
-func (quietPebbleLogger) Errorf(string, ...any) {}
+func (quietPebbleLogger) Infof(string, ...any) {}
+func (quietPebbleLogger) Errorf(format string, args ...any) {
+	slog.Error("pebble: " + fmt.Sprintf(format, args...))
+}
 func (quietPebbleLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
 }
