@@ -2,7 +2,7 @@
 # command fetches it from the module proxy on first use).
 export GOTOOLCHAIN := go1.27.3
 
-.PHONY: test unit vet fmt kafka-up kafka-down conformance-java generate
+.PHONY: test unit vet fmt kafka-up kafka-down conformance-java generate bench
 
 ## test: gofmt, go vet, go test ./..., then the integration tests against a real Apache Kafka
 ## broker (started here and stopped at the end) and the Java conformance suite.
@@ -34,3 +34,8 @@ conformance-java:
 ## generate: regenerate mocks and other generated files.
 generate:
 	go generate ./...
+
+## bench: ours against Java Kafka Streams side by side on a broker of its own (bench/run.sh;
+## BENCH_LINES shrinks the input). Not part of test.
+bench:
+	@bench/run.sh
