@@ -174,8 +174,12 @@ func transactionalRestore(t *testing.T, b kafkatest.Broker) {
 	if !maps.Equal(got, want) {
 		t.Fatalf("restored %v, want the committed records only %v", got, want)
 	}
-	if h.lis.restored["kv"] != int64(committed) {
-		t.Fatalf("restored %d records, want %d (aborted ones skipped)", h.lis.restored["kv"], committed)
+	// The changelog is compacted: on Apache Kafka the cleaner may already have removed puts that
+	// later committed puts of the same key superseded (our broker runs it every second), so
+	// between one record per key and every committed record is restored. That no aborted record
+	// was applied is shown by the contents above (aborted values would have replaced k02..k06).
+	if n := h.lis.restored["kv"]; n < int64(len(want)) || n > int64(committed) {
+		t.Fatalf("restored %d records, want between %d (compacted) and %d (aborted ones skipped)", n, len(want), committed)
 	}
 	end, err := log.EndOffset(context.Background(), tp)
 	must(t, err)
