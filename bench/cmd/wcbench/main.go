@@ -18,6 +18,7 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -44,6 +45,8 @@ type options struct {
 	goBin        string
 	javaCP       string
 	javaOpts     string
+	goArgs       string
+	impls        []string
 	guarantees   []string
 	pipe         bool
 	timeout      time.Duration
@@ -59,16 +62,27 @@ func main() {
 	flag.StringVar(&o.goBin, "go-bin", "", "path of the built bench/cmd/wordcount")
 	flag.StringVar(&o.javaCP, "java-cp", "", "class path of the Java application (bench/java/target)")
 	flag.StringVar(&o.javaOpts, "java-opts", "", "extra JVM options, space-separated")
+	flag.StringVar(&o.goArgs, "go-args", "", "extra flags of bench/cmd/wordcount, space-separated (e.g. -cpuprofile FILE)")
+	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go (ratios need both)")
 	guarantees := flag.String("guarantees", "at_least_once,exactly_once_v2", "comma-separated processing guarantees")
 	flag.BoolVar(&o.pipe, "pipe", true, "also measure the bare sarama consume-then-produce pipe")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest a single run may take")
+	linesFile := flag.String("lines-file", "", "only write the input lines to `FILE` (for the test-driver benchmarks) and exit")
 	flag.Parse()
+	if *linesFile != "" {
+		if err := writeLines(o, *linesFile); err != nil {
+			fmt.Fprintln(os.Stderr, "wcbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *bootstrap == "" || o.goBin == "" || o.javaCP == "" {
 		fmt.Fprintln(os.Stderr, "wcbench: -bootstrap, -go-bin and -java-cp are required")
 		os.Exit(2)
 	}
 	o.bootstrap = strings.Split(*bootstrap, ",")
 	o.guarantees = strings.Split(*guarantees, ",")
+	o.impls = strings.Split(*impls, ",")
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "wcbench:", err)
 		os.Exit(1)
@@ -120,7 +134,7 @@ func run(o options) error {
 	results := map[string]pair{}
 	for _, g := range o.guarantees {
 		var p pair
-		for _, impl := range []string{"java", "go"} {
+		for _, impl := range o.impls {
 			appID := fmt.Sprintf("wcbench-%s-%s-%s", impl, strings.ReplaceAll(g, "_", ""), stamp)
 			r, err := runApp(o, client, admin, impl, g, appID, input, ends)
 			if err != nil {
@@ -136,6 +150,9 @@ func run(o options) error {
 			}
 		}
 		results[g] = p
+	}
+	if len(o.impls) < 2 {
+		return nil
 	}
 	fmt.Println()
 	fmt.Println("ratios ours/Java (throughput: >1 is faster; RSS and CPU: <1 is leaner)")
@@ -186,12 +203,46 @@ func vocabulary(r *rand.Rand, n int) []string {
 	return out
 }
 
-// load writes the lines (null keys, round robin over the partitions) and returns the number
-// of words and of value bytes written.
-func load(o options, topic string) (int64, int64, error) {
+// genLines calls emit with each input line: o.wordsPerLine words drawn from a Zipf
+// distribution over a synthetic vocabulary of 100 000 words, fixed seed.
+func genLines(o options, emit func(string)) {
 	r := rand.New(rand.NewSource(1))
 	vocab := vocabulary(r, 100_000)
 	zipf := rand.NewZipf(r, 1.1, 1, uint64(len(vocab)-1))
+	var sb strings.Builder
+	for i := 0; i < o.lines; i++ {
+		sb.Reset()
+		for j := 0; j < o.wordsPerLine; j++ {
+			if j > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(vocab[zipf.Uint64()])
+		}
+		emit(sb.String())
+	}
+}
+
+// writeLines writes the input lines to file, one a line.
+func writeLines(o options, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	genLines(o, func(l string) {
+		w.WriteString(l)
+		w.WriteByte('\n')
+	})
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// load writes the lines (null keys, round robin over the partitions) and returns the number
+// of words and of value bytes written.
+func load(o options, topic string) (int64, int64, error) {
 	cfg := saramaConfig()
 	cfg.Producer.Partitioner = sarama.NewRoundRobinPartitioner
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
@@ -215,19 +266,11 @@ func load(o options, topic string) (int64, int64, error) {
 		}
 	}()
 	var words, bytes int64
-	var sb strings.Builder
-	for i := 0; i < o.lines; i++ {
-		sb.Reset()
-		for j := 0; j < o.wordsPerLine; j++ {
-			if j > 0 {
-				sb.WriteByte(' ')
-			}
-			sb.WriteString(vocab[zipf.Uint64()])
-		}
+	genLines(o, func(l string) {
 		words += int64(o.wordsPerLine)
-		bytes += int64(sb.Len())
-		p.Input() <- &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(sb.String())}
-	}
+		bytes += int64(len(l))
+		p.Input() <- &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(l)}
+	})
 	p.AsyncClose()
 	wg.Wait()
 	return words, bytes, firstErr
@@ -276,6 +319,7 @@ func runApp(o options, client sarama.Client, admin sarama.ClusterAdmin, impl, gu
 		if guarantee == "exactly_once_v2" {
 			args = append(args, "-eos")
 		}
+		args = append(args, strings.Fields(o.goArgs)...)
 		cmd = exec.Command(o.goBin, args...)
 	}
 	cmd.Stderr = os.Stderr

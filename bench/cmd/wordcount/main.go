@@ -7,7 +7,7 @@
 // values. One stream thread. It prints "started" on stdout once the application runs.
 //
 //	wordcount -bootstrap 127.0.0.1:9092 -application-id wc -input in -output out \
-//	    [-eos] [-commit-ms 1000] [-cache-bytes 10485760] [-state-dir DIR]
+//	    [-eos] [-commit-ms 1000] [-cache-bytes 10485760] [-state-dir DIR] [-cpuprofile FILE]
 //
 // Exit status 1 when the application fails, 2 on bad flags.
 package main
@@ -19,61 +19,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/kstreams-go/kstreams"
-	"github.com/kstreams-go/kstreams/kstream"
-	"github.com/kstreams-go/kstreams/processor"
-	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/bench/wc"
 )
-
-// SplitWords splits a line as Java's line.toLowerCase().split("\\W+") does for ASCII text:
-// maximal runs of [A-Za-z0-9_], lower-cased, with a leading empty string when the line
-// starts with a non-word character (Java's split keeps a leading empty match, drops
-// trailing ones).
-func SplitWords(line string) []string {
-	line = strings.ToLower(line)
-	var out []string
-	start := -1
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		word := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c >= 'A' && c <= 'Z'
-		switch {
-		case word && start < 0:
-			start = i
-		case !word && start >= 0:
-			out = append(out, line[start:i])
-			start = -1
-		case !word && i == 0:
-			out = append(out, "")
-		}
-	}
-	if start >= 0 {
-		out = append(out, line[start:])
-	}
-	if len(out) == 0 {
-		// Java: "".split("\\W+") is [""]; a line of only separators gives [].
-		if line == "" {
-			return []string{""}
-		}
-		return nil
-	}
-	return out
-}
-
-// Topology is the WordCountDemo topology from input to output.
-func Topology(input, output string) (*processor.Topology, error) {
-	b := kstream.NewStreamsBuilder()
-	kstream.Stream(b, input, kstream.ConsumedWith(serde.String(), serde.String())).
-		FlatMapValues(SplitWords).
-		GroupBy(func(_, word string) string { return word }, kstream.GroupedWith(serde.String(), serde.String())).
-		Count(kstream.MaterializedAs[string, int64]("counts-store")).
-		ToStream().
-		To(output, kstream.ProducedWith(serde.String(), serde.Long()))
-	return b.Build()
-}
 
 func main() {
 	bootstrap := flag.String("bootstrap", "", "`host:port[,...]` of the cluster")
@@ -84,13 +37,27 @@ func main() {
 	commitMS := flag.Int("commit-ms", 1000, "commit.interval.ms")
 	cacheBytes := flag.Int64("cache-bytes", 10<<20, "statestore.cache.max.bytes")
 	stateDir := flag.String("state-dir", "", "state.dir (default: a fresh temporary directory)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "wordcount: -cpuprofile:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if *bootstrap == "" {
 		fmt.Fprintln(os.Stderr, "wordcount: -bootstrap is required")
 		os.Exit(2)
 	}
 	if err := run(*bootstrap, *appID, *input, *output, *eos, *commitMS, *cacheBytes, *stateDir); err != nil {
 		fmt.Fprintln(os.Stderr, "wordcount:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
@@ -104,7 +71,7 @@ func run(bootstrap, appID, input, output string, eos bool, commitMS int, cacheBy
 		defer os.RemoveAll(d)
 		stateDir = d
 	}
-	topo, err := Topology(input, output)
+	topo, err := wc.Topology(input, output)
 	if err != nil {
 		return err
 	}

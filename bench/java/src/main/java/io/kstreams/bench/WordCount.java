@@ -9,6 +9,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
@@ -22,6 +23,18 @@ import org.apache.kafka.streams.kstream.Produced;
  * cache-max-bytes state-dir. One stream thread. Prints "started" on stdout once running.
  */
 public final class WordCount {
+    /** WordCountDemo's topology from input to output (default serdes: String). */
+    static Topology topology(String input, String output) {
+        StreamsBuilder builder = new StreamsBuilder();
+        KStream<String, String> source = builder.stream(input);
+        KTable<String, Long> counts = source
+            .flatMapValues(value -> Arrays.asList(value.toLowerCase(Locale.getDefault()).split("\\W+")))
+            .groupBy((key, value) -> value)
+            .count(Materialized.as("counts-store"));
+        counts.toStream().to(output, Produced.with(Serdes.String(), Serdes.Long()));
+        return builder.build();
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length != 8) {
             System.err.println("usage: WordCount bootstrap app-id input output guarantee commit-ms cache-bytes state-dir");
@@ -39,15 +52,7 @@ public final class WordCount {
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put("auto.offset.reset", "earliest");
 
-        StreamsBuilder builder = new StreamsBuilder();
-        KStream<String, String> source = builder.stream(args[2]);
-        KTable<String, Long> counts = source
-            .flatMapValues(value -> Arrays.asList(value.toLowerCase(Locale.getDefault()).split("\\W+")))
-            .groupBy((key, value) -> value)
-            .count(Materialized.as("counts-store"));
-        counts.toStream().to(args[3], Produced.with(Serdes.String(), Serdes.Long()));
-
-        KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        KafkaStreams streams = new KafkaStreams(topology(args[2], args[3]), props);
         CountDownLatch done = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             streams.close();
