@@ -72,6 +72,10 @@ var (
 	ErrDuplicateStore = topology.ErrDuplicateStore
 	// ErrUnknownStore: connecting a store that is not added. Java: "StateStore X is not added yet."
 	ErrUnknownStore = topology.ErrUnknownStore
+	// ErrUnusedStore: a state store connected to no processor, reported when the topology is
+	// run (testdriver.New, a task of kstreams). Java accepts such a topology and ignores the
+	// store; an unconnected store is almost always a forgotten connection, so we refuse it.
+	ErrUnusedStore = topology.ErrUnusedStore
 	// ErrUnknownProcessor: connecting a store to a processor that is not added. Java:
 	// "Processor X is not added yet."
 	ErrUnknownProcessor = topology.ErrUnknownProcessor

@@ -17,8 +17,12 @@ import (
 // Nodes keep the order they were added (Java builds and initialises processors in that
 // order); stores are ordered by the first processor (in node order) connected to them, as
 // Java's ProcessorTopology.stateStores(). Payloads of the wrong dynamic type yield an error
-// wrapping ErrInvalidSpec.
+// wrapping ErrInvalidSpec; a store connected to no processor one wrapping
+// topology.ErrUnusedStore.
 func SpecFromTopology(b *topology.Builder, applicationID string, groups []int) (Spec, error) {
+	if err := b.CheckStoresConnected(); err != nil {
+		return Spec{}, err
+	}
 	include := map[string]bool{}
 	for _, g := range b.NodeGroups() {
 		if g.Global || (groups != nil && !slices.Contains(groups, g.ID)) {

@@ -572,3 +572,18 @@ func sameValue(a, b any) bool {
 	}
 	return a == b
 }
+
+// CheckStoresConnected returns an error wrapping ErrUnusedStore for the first (non-global)
+// store, in the order stores were added, that no processor is connected to; nil when every
+// store is used. The test driver and the runtime call it before running a topology.
+func (b *Builder) CheckStoresConnected() error {
+	for _, name := range b.storeOr {
+		st := b.stores[name]
+		if st == nil || st.Global || len(st.Processors) > 0 {
+			continue
+		}
+		return newErr(ErrUnusedStore, "state store %s is connected to no processor; connect it with "+
+			"AddStateStore(builder, processorNames...) or ConnectProcessorAndStateStores, or remove it", name)
+	}
+	return nil
+}

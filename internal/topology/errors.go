@@ -35,6 +35,9 @@ var (
 	ErrDuplicateStore = errors.New("a different state store with the name is already added")
 	// ErrUnknownStore: a store name that is not added (as a non-global store).
 	ErrUnknownStore = errors.New("state store not added yet")
+	// ErrUnusedStore: a (non-global) state store is connected to no processor, so no task
+	// would ever open it. Java accepts such a topology silently; we refuse it where it is run.
+	ErrUnusedStore = errors.New("state store is connected to no processor")
 	// ErrUnknownProcessor: a processor name that is not added.
 	ErrUnknownProcessor = errors.New("processor not added yet")
 	// ErrGlobalStoreConnected: a global store was connected to a processor explicitly; every
