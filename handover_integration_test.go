@@ -118,8 +118,12 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 		changelog += n
 	}
 	t.Logf("fail-over with %d standby replicas restored %v of %d changelog records", standbys, failover, changelog)
-	if standbys > 0 && failover > float64(changelog)/10 {
-		t.Errorf("fail-over restored %v records; with a standby only the tail (<= %d) should be", failover, changelog/10)
+	// Without a standby the three moved tasks restore their whole changelogs (about half of
+	// all records). With one, only the tail the standby had not applied yet is restored; how long
+	// that tail is depends on machine load (0 on a quiet machine, about 1 100 of 10 000 seen at
+	// load 20), so the bound is a quarter, well below a full restore.
+	if standbys > 0 && failover > float64(changelog)/4 {
+		t.Errorf("fail-over restored %v records; with a standby only the tail (<= %d) should be", failover, changelog/4)
 	}
 	if standbys == 0 && failover <= float64(changelog)/10 {
 		t.Errorf("fail-over without standby restored only %v records (changelog %d)", failover, changelog)

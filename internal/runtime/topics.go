@@ -256,9 +256,15 @@ func ComputeLayout(b *topology.Builder, appID string, existing map[string]int32)
 	return l, nil
 }
 
+// sourceTopicGrace is how long PrepareTopics keeps looking for source topics that the
+// cluster's metadata does not list yet before it reports them missing.
+const sourceTopicGrace = 5 * time.Second
+
 // PrepareTopics reads the cluster's topics, computes the layout, creates missing internal
 // topics (replication factor rf; -1 is the broker default) and checks existing ones. It waits
-// (until ctx ends) for created topics to appear in the client's metadata.
+// (until ctx ends) for created topics to appear in the client's metadata. Source topics absent
+// from the metadata are looked for again for up to 5 s (a topic created just before may not be
+// listed yet) before the *MissingSourceTopicsError.
 // Errors: *MissingSourceTopicsError, *PartitionCountError, *CopartitionError, admin errors.
 func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama.Client, b *topology.Builder, appID string, rf int16) (*Layout, error) {
 	existing, err := listTopics(admin)
@@ -266,6 +272,21 @@ func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama
 		return nil, err
 	}
 	l, err := ComputeLayout(b, appID, existing)
+	// A topic created just before Start may not be in the broker's metadata yet (creation is
+	// committed by the controller first): look again for a short while before calling a
+	// source topic missing.
+	deadline := time.Now().Add(sourceTopicGrace)
+	for err != nil && errors.As(err, new(*MissingSourceTopicsError)) && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond): // poll interval; the grace bounds the wait
+		}
+		if existing, err = listTopics(admin); err != nil {
+			return nil, err
+		}
+		l, err = ComputeLayout(b, appID, existing)
+	}
 	if err != nil {
 		return nil, err
 	}
