@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"bytes"
 	"cmp"
 	"context"
@@ -348,7 +349,14 @@ func runOnRealBroker(t *testing.T, lines []string, extra ...string) {
 	if slices.Contains(extra, "-eos") {
 		iso = sarama.ReadCommitted
 	}
+	// Under exactly-once the transaction markers of the final commit reach the partitions
+	// shortly after the commit returns, so the last stable offset can trail for a moment:
+	// read again (bounded) until the read_committed view holds every word's final count.
 	got := lastValues(t, b.Addrs, out, iso)
+	for deadline := time.Now().Add(30 * time.Second); !maps.Equal(got, wantCounts) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond) // poll interval; the deadline bounds the wait
+		got = lastValues(t, b.Addrs, out, iso)
+	}
 	if len(got) != len(wantCounts) {
 		t.Errorf("output topic has %d words, want %d", len(got), len(wantCounts))
 	}
