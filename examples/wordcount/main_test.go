@@ -1,12 +1,12 @@
 package main
 
 import (
-	"maps"
 	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
