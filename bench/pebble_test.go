@@ -71,21 +71,26 @@ func compare(b *testing.B, raw, ours func(i int)) {
 		ours(i)
 	}
 	// Interleave rounds of 1000 operations so that background work (flushes, compactions)
-	// and CPU frequency affect both sides alike.
+	// and CPU frequency affect both sides alike; alternate which side goes first, so neither
+	// always runs with the caches the other one just warmed (or trashed).
 	b.ResetTimer()
 	var rawD, oursD time.Duration
-	for done := 0; done < b.N; {
-		n := min(1000, b.N-done)
+	run := func(f func(int), from, n int) time.Duration {
 		start := time.Now()
-		for i := done; i < done+n; i++ {
-			raw(i)
+		for i := from; i < from+n; i++ {
+			f(i)
 		}
-		mid := time.Now()
-		for i := done; i < done+n; i++ {
-			ours(i)
+		return time.Since(start)
+	}
+	for round, done := 0, 0; done < b.N; round++ {
+		n := min(1000, b.N-done)
+		if round%2 == 0 {
+			rawD += run(raw, done, n)
+			oursD += run(ours, done, n)
+		} else {
+			oursD += run(ours, done, n)
+			rawD += run(raw, done, n)
 		}
-		rawD += mid.Sub(start)
-		oursD += time.Since(mid)
 		done += n
 	}
 	b.StopTimer()

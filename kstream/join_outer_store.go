@@ -136,7 +136,7 @@ func (s *outerJoinStore) entries() ([]outerEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store %q: deserialize value: %w", s.name, err)
 		}
-		out = append(out, outerEntry{rawKey: append([]byte(nil), k...), ts: int64(binary.BigEndian.Uint64(k)), left: k[8] == 1, key: key, value: val})
+		out = append(out, outerEntry{rawKey: append([]byte(nil), k...), ts: int64(binary.BigEndian.Uint64(k)), left: k[8] == 1, key: store.Detach(key), value: store.Detach(val)}) // the iterator hands out views
 	}
 	return out, it.Err()
 }

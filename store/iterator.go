@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"iter"
 )
@@ -30,6 +31,15 @@ func Pair[K, V any](k K, v V) KeyValue[K, V] { return KeyValue[K, V]{Key: k, Val
 // For range-over-func loops use [All]. Next returns false at the end, after Close, or when an
 // error occurred (then Err returns it, e.g. a deserialization error or [ErrStoreClosed]). Key and
 // Value return the entry Next moved to; they are only valid after Next returned true.
+//
+// Lifetime of slices: the []byte keys and values of a bytes-level iterator
+// (KeyValueIterator[[]byte, []byte] of a [KeyValueBytesStore], and the window and session
+// bytes iterators) may be views into the engine's buffers, valid only until the next call to
+// Next or Close; the Pebble engines hand out such views (as a Pebble or RocksDB iterator does)
+// so that a scan allocates nothing per entry. Code that keeps a key or value beyond that must
+// copy it. The typed layers ([MeteredKeyValueStore], the typed window and session stores) do
+// this for keys and values of type []byte (whose deserializer, serde.ByteArray for example,
+// returns its input); other types are decoded into fresh values. [Collect] copies too.
 // Java counterpart: org.apache.kafka.streams.state.KeyValueIterator (hasNext/next/close/peekNextKey).
 type KeyValueIterator[K, V any] interface {
 	// Next advances to the next entry and reports whether there is one.
@@ -62,14 +72,38 @@ func All[K, V any](it KeyValueIterator[K, V]) iter.Seq2[K, V] {
 	}
 }
 
-// Collect drains the iterator into a slice, closes it and returns its error, if any.
+// Collect drains the iterator into a slice, closes it and returns its error, if any. Keys and
+// values of type []byte are copied, so the result stays valid after the iterator moved on.
 func Collect[K, V any](it KeyValueIterator[K, V]) ([]KeyValue[K, V], error) {
 	defer it.Close()
 	var out []KeyValue[K, V]
 	for it.Next() {
-		out = append(out, KeyValue[K, V]{Key: it.Key(), Value: it.Value()})
+		out = append(out, KeyValue[K, V]{Key: Detach(it.Key()), Value: Detach(it.Value())})
 	}
 	return out, it.Err()
+}
+
+// Detach returns v unchanged, except that a non-nil []byte (or *[]byte) is copied: it turns
+// a key or value read from an iterator, which for the bytes-level iterators of the persistent
+// engines is a view valid until the iterator's next Next or Close, into one the caller may
+// keep. Deserializers that return their input (serde.ByteArray, serde.Bytes, and
+// serde.Nullable of them) pass the view through, so typed layers call Detach on what they
+// decoded. Values of other types are returned as they are: decoding made them independent
+// of the input already, unless a custom deserializer keeps its input inside a larger value,
+// in which case its caller must copy.
+func Detach[T any](v T) T {
+	switch b := any(v).(type) {
+	case []byte:
+		if b != nil {
+			return any(bytes.Clone(b)).(T)
+		}
+	case *[]byte:
+		if b != nil && *b != nil {
+			c := bytes.Clone(*b)
+			return any(&c).(T)
+		}
+	}
+	return v
 }
 
 // SliceIterator returns an iterator over a fixed slice of entries, in slice order.

@@ -60,7 +60,11 @@ type KeyValueStore[K, V any] interface {
 // bytes, keys ordered by unsigned lexicographic byte order (bytes.Compare, Java's Bytes
 // comparator). A nil value means "absent": Get returns (nil, false, nil) for absent keys and
 // Put(k, nil) deletes. Range bounds may be nil (unbounded). Implementations copy the slices
-// they keep. Java counterpart: KeyValueStore<Bytes, byte[]>.
+// they keep. Get returns a value the caller owns; the keys and values of the iterators
+// (Range, ReverseRange, All, ReverseAll, PrefixScan) may be views valid only until the
+// iterator's next Next or Close, as the Pebble engine's are: copy them (for example with
+// [Detach] or [Collect]) to keep them. Java counterpart: KeyValueStore<Bytes, byte[]> (whose
+// RocksDB iterators copy each entry into a fresh array; Go need not).
 type KeyValueBytesStore = KeyValueStore[[]byte, []byte]
 
 // ErrStoreClosed is returned by store operations before Init or after Close.

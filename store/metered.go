@@ -281,7 +281,7 @@ func (t *typedIterator[K, V]) Next() bool {
 		t.err = err
 		return false
 	}
-	t.key, t.val = k, v
+	t.key, t.val = Detach(k), Detach(v) // see Detach: the bytes iterator may hand out views
 	return true
 }
 

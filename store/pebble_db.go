@@ -65,7 +65,14 @@ type pebbleDB struct {
 	db    *pebble.DB
 	txn   *pebble.Batch
 	wiped bool
+	// scratch holds the prefixed key of a write; only used with mu held for writing (Pebble
+	// copies keys into its batches and memtables, so the buffer is reused at once).
+	scratch []byte
 }
+
+// keyBufs recycles the buffers of prefixed keys for reads, which run under the read lock,
+// possibly concurrently (interactive queries).
+var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64); return &b }}
 
 func openPebbleDB(ctx processor.StateStoreContext, name string) (*pebbleDB, error) {
 	env := DefaultPebbleEnv()
@@ -280,18 +287,25 @@ func (s space) get(key []byte) ([]byte, bool, error) {
 	if s.p.db == nil {
 		return nil, false, ErrStoreClosed
 	}
-	v, c, err := s.p.reader().Get(s.key(key))
+	bp := keyBufs.Get().(*[]byte)
+	kb := append(append((*bp)[:0], s.prefix...), key...)
+	v, c, err := s.p.reader().Get(kb)
+	var out []byte
+	if err == nil {
+		out = bytes.Clone(v)
+		if out == nil {
+			out = []byte{}
+		}
+		c.Close()
+	}
+	*bp = kb[:0] // Pebble no longer refers to the key once the closer ran
+	keyBufs.Put(bp)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	out := bytes.Clone(v)
-	if out == nil {
-		out = []byte{}
-	}
-	c.Close()
 	return out, true, nil
 }
 
@@ -304,11 +318,14 @@ func (s space) put(key, value []byte) error {
 	return s.putLocked(s.p.writer(), key, value)
 }
 
+// putLocked writes to w; call with s.p.mu held for writing.
 func (s space) putLocked(w pebble.Writer, key, value []byte) error {
+	kb := append(append(s.p.scratch[:0], s.prefix...), key...)
+	s.p.scratch = kb[:0]
 	if value == nil {
-		return w.Delete(s.key(key), s.p.wo)
+		return w.Delete(kb, s.p.wo)
 	}
-	return w.Set(s.key(key), value, s.p.wo)
+	return w.Set(kb, value, s.p.wo)
 }
 
 // end returns the smallest key greater than every key starting with prefix, or nil when there
@@ -329,13 +346,19 @@ func (s space) iter(from, to []byte, forward bool) KeyValueIterator[[]byte, []by
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
 		return EmptyIterator[[]byte, []byte]()
 	}
+	// Both bounds share one allocation: prefix ‖ from, then prefix ‖ to ‖ 0x00 (the inclusive
+	// upper bound's immediate successor).
+	buf := make([]byte, 0, 2*len(s.prefix)+len(from)+len(to)+1)
 	lower := s.prefix
 	if from != nil {
-		lower = s.key(from)
+		buf = append(append(buf, s.prefix...), from...)
+		lower = buf[:len(buf):len(buf)]
 	}
 	var upper []byte
 	if to != nil {
-		upper = append(s.key(to), 0x00) // inclusive upper bound: its immediate successor
+		n := len(buf)
+		buf = append(append(append(buf, s.prefix...), to...), 0x00)
+		upper = buf[n:len(buf):len(buf)]
 	} else {
 		upper = prefixEnd(s.prefix)
 	}
@@ -358,11 +381,14 @@ func (s space) newIter(lower, upper []byte, forward bool) KeyValueIterator[[]byt
 	if s.p.db == nil {
 		return ErrorIterator[[]byte, []byte](storeErr(s.p.name, "range", ErrStoreClosed))
 	}
-	it, err := s.p.reader().NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	pi := &pebbleIterator{forward: forward, strip: len(s.prefix), name: s.p.name}
+	pi.opts.LowerBound, pi.opts.UpperBound = lower, upper
+	it, err := s.p.reader().NewIter(&pi.opts)
 	if err != nil {
 		return ErrorIterator[[]byte, []byte](storeErr(s.p.name, "range", err))
 	}
-	return &pebbleIterator{it: it, forward: forward, strip: len(s.prefix), name: s.p.name}
+	pi.it = it
+	return pi
 }
 
 // deleteRange deletes the keys of the space in [from, to) (nil to = end of the space).
@@ -383,21 +409,24 @@ func (s space) deleteRange(from, to []byte) error {
 	return s.p.writer().DeleteRange(lower, upper, s.p.wo)
 }
 
-// pebbleIterator adapts a Pebble iterator; keys and values are copied (they stay valid after
-// Next) and the space prefix is stripped from keys.
+// pebbleIterator adapts a Pebble iterator and strips the space prefix from keys. Key and
+// Value are views into the Pebble iterator's current entry, valid until the next call to Next
+// or Close (see [KeyValueBytesStore]): nothing is copied or allocated per entry.
 type pebbleIterator struct {
-	it       *pebble.Iterator
-	forward  bool
-	started  bool
-	strip    int
-	name     string
-	key      []byte
-	value    []byte
-	slab     []byte
-	slabSize int
-	err      error
-	closed   bool
+	it      *pebble.Iterator
+	opts    pebble.IterOptions
+	forward bool
+	started bool
+	strip   int
+	name    string
+	key     []byte
+	value   []byte
+	err     error
+	closed  bool
 }
+
+// emptyValue is the non-nil empty value handed out for stored empty values.
+var emptyValue = []byte{}
 
 func (i *pebbleIterator) Next() bool {
 	if i.closed {
@@ -433,20 +462,10 @@ func (i *pebbleIterator) Next() bool {
 		i.err = storeErr(i.name, "iterate", err)
 		return false
 	}
-	k := i.it.Key()[i.strip:]
-	// Copies are carved from a slab shared by consecutive entries (slabs double from 512 B to
-	// 64 KiB: few allocations for long scans, little waste for short ones); slices handed out
-	// are never overwritten.
-	need := len(k) + len(v)
-	if cap(i.slab)-len(i.slab) < need {
-		i.slabSize = min(max(512, 2*i.slabSize), 64<<10)
-		i.slab = make([]byte, 0, max(i.slabSize, need))
+	if v == nil {
+		v = emptyValue // a stored empty value is not null
 	}
-	off := len(i.slab)
-	i.slab = append(i.slab, k...)
-	i.slab = append(i.slab, v...)
-	i.key = i.slab[off : off+len(k) : off+len(k)]
-	i.value = i.slab[off+len(k) : off+need : off+need]
+	i.key, i.value = i.it.Key()[i.strip:], v
 	return true
 }
 
@@ -458,5 +477,6 @@ func (i *pebbleIterator) Close() error {
 		return nil
 	}
 	i.closed = true
+	i.key, i.value = nil, nil
 	return i.it.Close()
 }

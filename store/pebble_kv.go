@@ -219,6 +219,9 @@ func (s *PebbleKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 }
 
 // Range iterates from <= key <= to ascending; nil bounds are unbounded; from > to is empty.
+// The iterator reads a snapshot taken now. Its keys and values are views into Pebble's
+// buffers, valid until the iterator's next Next or Close: copy what you keep (see
+// [KeyValueBytesStore]). The same holds for ReverseRange, All, ReverseAll and PrefixScan.
 func (s *PebbleKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	if s.db == nil {
 		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// The Pebble iterators hand out views valid until Next; these tests check that the layers
+// that keep entries (Collect, the typed stores with []byte serdes) copy them, and that what a
+// caller copies while iterating is right.
+
+func fillPebble(t *testing.T, n int) *PebbleKeyValueStore {
+	t.Helper()
+	s := NewPebbleKeyValueStore("views")
+	if err := s.Init(nil, s); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	for i := 0; i < n; i++ {
+		if err := s.Put(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "value-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Flushed to sstables, whose iterators rebuild prefix-compressed keys in a reused buffer:
+	// views into it change with Next, unlike views into the memtable.
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func wantEntries(n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, fmt.Sprintf("k%04d=value-%d", i, i))
+	}
+	return out
+}
+
+func TestPebbleIteratorCopiesWhileIterating(t *testing.T) {
+	s := fillPebble(t, 500)
+	var got []string
+	it := s.All()
+	for it.Next() {
+		got = append(got, string(it.Key())+"="+string(it.Value()))
+	}
+	if err := it.Close(); err != nil || it.Err() != nil {
+		t.Fatal(err, it.Err())
+	}
+	if !slices.Equal(got, wantEntries(500)) {
+		t.Fatalf("All = %d entries, first %q", len(got), got[:min(3, len(got))])
+	}
+	if it.Key() != nil || it.Value() != nil {
+		t.Fatalf("after Close Key/Value = %q/%q, want nil", it.Key(), it.Value())
+	}
+}
+
+func TestCollectDetachesPebbleViews(t *testing.T) {
+	s := fillPebble(t, 500)
+	kvs, err := Collect(s.Range(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, kv := range kvs {
+		got = append(got, string(kv.Key)+"="+string(kv.Value))
+	}
+	if !slices.Equal(got, wantEntries(500)) {
+		t.Fatalf("Collect = %d entries, first %q", len(got), got[:min(3, len(got))])
+	}
+}
+
+func TestTypedByteArrayStoreKeepsEntriesOverPebble(t *testing.T) {
+	st := NewMeteredKeyValueStore(NewPebbleKeyValueStore("typed"), serde.ByteArray(), serde.ByteArray())
+	if err := st.Init(&fakeContext{appID: "app"}, st); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	for i := 0; i < 300; i++ {
+		if err := st.Put(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "value-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// Keep the typed keys and values without copying them: the typed layer must have.
+	var keys, vals [][]byte
+	it := st.All()
+	for it.Next() {
+		keys, vals = append(keys, it.Key()), append(vals, it.Value())
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = it.Close()
+	var got []string
+	for i := range keys {
+		got = append(got, string(keys[i])+"="+string(vals[i]))
+	}
+	if !slices.Equal(got, wantEntries(300)) {
+		t.Fatalf("typed All = %d entries, first %q", len(got), got[:min(3, len(got))])
+	}
+}
+
+func TestPebbleIteratorEmptyValueIsNotNull(t *testing.T) {
+	s := fillPebble(t, 0)
+	if err := s.Put([]byte("e"), []byte{}); err != nil {
+		t.Fatal(err)
+	}
+	it := s.All()
+	defer it.Close()
+	if !it.Next() {
+		t.Fatalf("no entry: %v", it.Err())
+	}
+	if v := it.Value(); v == nil || len(v) != 0 {
+		t.Fatalf("Value = %#v, want empty non-nil", v)
+	}
+}
+
+func TestDetach(t *testing.T) {
+	src := []byte("abc")
+	c := Detach(src)
+	src[0] = 'x'
+	if string(c) != "abc" {
+		t.Fatalf("Detach([]byte) = %q after the source changed, want abc", c)
+	}
+	if Detach([]byte(nil)) != nil {
+		t.Fatal("Detach(nil []byte) != nil")
+	}
+	empty := Detach([]byte{})
+	if empty == nil || len(empty) != 0 {
+		t.Fatalf("Detach(empty) = %#v, want empty non-nil", empty)
+	}
+	p := &src
+	cp := Detach(p)
+	src[1] = 'y'
+	if cp == p || string(*cp) != "xbc" {
+		t.Fatalf("Detach(*[]byte) = %q (same pointer %v), want a copy xbc", *cp, cp == p)
+	}
+	if Detach("s") != "s" || Detach(int64(7)) != 7 {
+		t.Fatal("Detach changed a non-byte value")
+	}
+	if Detach((*[]byte)(nil)) != nil {
+		t.Fatal("Detach(nil *[]byte) != nil")
+	}
+}
