@@ -68,6 +68,10 @@ type pebbleDB struct {
 	// scratch holds the prefixed key of a write; only used with mu held for writing (Pebble
 	// copies keys into its batches and memtables, so the buffer is reused at once).
 	scratch []byte
+	// inMemory is true when the store has no state directory (the test driver): the database
+	// lives in an in-memory file system, so nothing can be made durable and flush skips the
+	// memtable flush (which would only cost sstable builds and compactions).
+	inMemory bool
 }
 
 // keyBufs recycles the buffers of prefixed keys for reads, which run under the read lock,
@@ -90,7 +94,7 @@ func openPebbleDB(ctx processor.StateStoreContext, name string) (*pebbleDB, erro
 	if stateDir == "" {
 		fs = vfs.NewMem()
 	}
-	p := &pebbleDB{name: name, env: env, fs: fs, dir: dir, log: env.opts.Logger, eos: eos, wo: pebble.NoSync}
+	p := &pebbleDB{name: name, env: env, fs: fs, dir: dir, log: env.opts.Logger, eos: eos, wo: pebble.NoSync, inMemory: stateDir == ""}
 	if env.opts.SyncWrites {
 		p.wo = pebble.Sync
 	}
@@ -177,6 +181,12 @@ func (p *pebbleDB) flush() error {
 	}
 	if p.txn != nil {
 		// Under exactly-once, data reaches the database only with CommitTransaction.
+		return nil
+	}
+	if p.inMemory {
+		// Nothing survives the process anyway: a memtable flush would build an sstable in
+		// memory (and compactions later) for no durability gain. The test driver flushes the
+		// stores after every record, as Java's does.
 		return nil
 	}
 	// The write-ahead log is disabled (as Java disables RocksDB's): flushing the memtables
