@@ -153,7 +153,12 @@ func (th *thread) closeStandby(id processor.TaskID, clean bool) {
 		return
 	}
 	if clean {
-		if err := sb.ts.Checkpoint(); err != nil {
+		// The stores first: a checkpoint must not claim offsets the stores could still lose.
+		err := sb.t.FlushStores()
+		if err == nil {
+			err = sb.ts.Checkpoint()
+		}
+		if err != nil {
 			th.log.Warn("standby checkpoint", "task", id.String(), "error", err)
 		}
 	}

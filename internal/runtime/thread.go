@@ -87,6 +87,9 @@ type thread struct {
 	lastStallCheck time.Time
 	endSess        context.CancelFunc
 	loopDone       chan error
+	// checkpointed holds, per active task, the changelog offsets of its last checkpoint
+	// (see checkpointDue).
+	checkpointed map[processor.TaskID]map[changelog.TopicPartition]int64
 }
 
 func newThread(r *Runtime, idx int) (*thread, error) {
@@ -526,7 +529,9 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 	if ts != nil {
 		var err error
 		if clean {
-			err = ts.Checkpoint()
+			if err = th.flushStores(id); err == nil {
+				th.writeCheckpoint(id)
+			}
 		} else if th.rt.cfg.ExactlyOnce {
 			err = ts.AbortTransaction()
 		}
@@ -546,6 +551,7 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 	}
 	delete(th.tasks, id)
 	delete(th.states, id)
+	delete(th.checkpointed, id)
 	if t != nil && th.standbys[id] == nil {
 		th.rt.unlockTask(id, th.idx)
 	}
@@ -841,8 +847,22 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 	for _, t := range th.tasks {
 		if t.CommitNeeded() {
 			needed = true
-			if err := t.Commit(); err != nil {
+			if err := t.CommitCaches(); err != nil {
 				return err
+			}
+		}
+	}
+	// At-least-once: the stores are flushed (and the checkpoint written after the send) only
+	// when enough changelog offsets accumulated, as Java's postCommit(false).
+	var checkpoint []processor.TaskID
+	if !th.rt.cfg.ExactlyOnce {
+		for id := range th.tasks {
+			if th.checkpointDue(id) {
+				if err := th.flushStores(id); err != nil {
+					return err
+				}
+				checkpoint = append(checkpoint, id)
+				needed = true
 			}
 		}
 	}
@@ -861,10 +881,8 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 		}
 	}
 	if !th.rt.cfg.ExactlyOnce {
-		for id, ts := range th.states {
-			if err := ts.Checkpoint(); err != nil {
-				th.log.Warn("checkpoint", "task", id.String(), "error", err)
-			}
+		for _, id := range checkpoint {
+			th.writeCheckpoint(id)
 		}
 		for topic, ps := range offsets {
 			for _, p := range ps {

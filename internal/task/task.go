@@ -587,12 +587,41 @@ func (t *Task) ConsumedOffsets() map[string]map[int32]int64 {
 }
 
 // Commit flushes the record caches of the stores, then the stores, each pass in initialisation
-// order, and clears the commit flags. Cache flushes forward records (the flush listeners of the
-// DSL), which may fill the cache of a store flushed earlier in the first pass: the second pass
-// flushes those too. Java 4.4 (at-least-once): StreamTask.prepareCommit flushes every store's
-// cache (ProcessorStateManager.flushCache), then postCommit commits every store
-// (ProcessorStateManager.commit; a caching store flushes its cache again, then the store below).
+// order, and clears the commit flags: a commit with an enforced checkpoint, as Java's
+// TopologyTestDriver does after every record (prepareCommit, then postCommit(true)). Cache
+// flushes forward records (the flush listeners of the DSL), which may fill the cache of a store
+// flushed earlier in the first pass: the second pass flushes those too. Java 4.4:
+// StreamTask.prepareCommit flushes every store's cache (ProcessorStateManager.flushCache), then
+// postCommit(true) flushes every store (ProcessorStateManager.flush; a caching store flushes its
+// cache again, then the store below) before writing the checkpoint.
 func (t *Task) Commit() error {
+	if err := t.flushCaches(); err != nil {
+		return err
+	}
+	if err := t.FlushStores(); err != nil {
+		return err
+	}
+	t.commitNeeded = false
+	t.commitRequested = false
+	return nil
+}
+
+// CommitCaches flushes the record caches of the stores in initialisation order and clears the
+// commit flags, without flushing the stores themselves: the regular commit of the runtime,
+// which flushes the stores only before it writes a checkpoint (see FlushStores). Java 4.4:
+// StreamTask.prepareCommit (ProcessorStateManager.flushCache), with postCommit(false) skipping
+// the store flush while the changelog offsets advanced by at most 10 000 since the last
+// checkpoint.
+func (t *Task) CommitCaches() error {
+	if err := t.flushCaches(); err != nil {
+		return err
+	}
+	t.commitNeeded = false
+	t.commitRequested = false
+	return nil
+}
+
+func (t *Task) flushCaches() error {
 	if t.closed {
 		return ErrClosed
 	}
@@ -603,13 +632,22 @@ func (t *Task) Commit() error {
 			}
 		}
 	}
+	return nil
+}
+
+// FlushStores flushes every store in initialisation order: caching layers flush their caches
+// again (records forwarded by a later store's cache flush may have filled an earlier one), then
+// the engines make what they hold durable (a Pebble store flushes its memtables). Call it
+// before writing a checkpoint. Java: ProcessorStateManager.flush.
+func (t *Task) FlushStores() error {
+	if t.closed {
+		return ErrClosed
+	}
 	for _, s := range t.storeOrder {
 		if err := s.Flush(); err != nil {
 			return fmt.Errorf("task %s: flush store %q: %w", t.id, s.Name(), err)
 		}
 	}
-	t.commitNeeded = false
-	t.commitRequested = false
 	return nil
 }
 
