@@ -24,7 +24,8 @@
 // stops when the fetch position reaches it, since the last offset of a transactional log is a
 // commit marker, never a record. Records go to the store's restore callback in batches
 // (default 1000), which the Pebble engines write as one Pebble batch together with the offset
-// of the batch's last record; no more than one fetch response is held at a time, so memory
+// of the batch's last record; fetches run ahead of the writes, but no more than four fetch
+// responses (of at most SaramaReader.MaxBytes, 1 MiB by default) are held at a time, so memory
 // stays flat in the size of the changelog. A [RestoreListener] sees start, each batch and end
 // (Java's StateRestoreListener); progress is logged through log/slog. Kafka is reached through
 // the small [Reader] interface: [SaramaReader] for a real cluster, [MemoryLog] for tests.

@@ -183,7 +183,7 @@ func (s *TaskState) startOffset(name string, st processor.StateStore, checkpoint
 // Restore restores every logged store of the task from its changelog, from the offset after
 // the one it holds (checkpoint file, or the offset committed with a Pebble store's data under
 // exactly-once) to the end offset, in batches of at most MaxBatchRecords records that the
-// store writes straight into its engine; nothing beyond one fetch is held in memory. Under
+// store writes straight into its engine; no more than four fetch responses are held in memory. Under
 // exactly-once the checkpoint file is deleted afterwards, as Java does. A checkpointed offset
 // outside the log (the changelog was truncated or recreated) wipes the store and restores it
 // from the beginning, with a warning.
@@ -293,11 +293,12 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		batch = batch[:0]
 		return nil
 	}
-	// One fetch runs ahead of the one being applied (as a Kafka consumer prefetches), so the
-	// broker round trip overlaps the Pebble writes; at most two fetch responses are held.
+	// Fetches run ahead of the one being applied (as a Kafka consumer prefetches), so broker
+	// round trips overlap the Pebble writes: at most prefetchDepth+2 fetch responses are held
+	// (one applied, prefetchDepth queued, one being fetched).
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	fetched := make(chan fetchResult, 1)
+	fetched := make(chan fetchResult, prefetchDepth)
 	go prefetch(fctx, r, tp, pos, end, fetched)
 	for pos < end {
 		var f fetchResult
@@ -344,6 +345,9 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		"duration", time.Since(started).Round(time.Millisecond).String())
 	return nil
 }
+
+// prefetchDepth is the number of fetched responses queued ahead of the one being applied.
+const prefetchDepth = 2
 
 type fetchResult struct {
 	recs []Record

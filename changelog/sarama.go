@@ -23,7 +23,7 @@ type SaramaReader struct {
 	MaxWait time.Duration
 	// MaxBytes is the fetch size per request, in bytes; default 1 MiB (Java's restore consumer
 	// reads at most max.partition.fetch.bytes = 1 MiB per partition and fetch). Restore holds
-	// at most two fetch responses (one applied, one prefetched).
+	// at most four fetch responses (one applied, two queued, one being fetched).
 	MaxBytes int32
 }
 
@@ -140,9 +140,22 @@ func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool)
 		}
 		return 0
 	})
-	active := map[int64]bool{}
+	var active map[int64]bool
+	if readCommitted {
+		active = map[int64]bool{}
+	}
 	next := from
-	var out []Record
+	n := 0
+	for _, rs := range blk.RecordsSet {
+		switch {
+		case rs == nil:
+		case rs.MsgSet != nil:
+			n += len(rs.MsgSet.Messages)
+		case rs.RecordBatch != nil && !rs.RecordBatch.Control:
+			n += len(rs.RecordBatch.Records)
+		}
+	}
+	out := make([]Record, 0, n) // one allocation for the whole response
 	for _, rs := range blk.RecordsSet {
 		if rs == nil {
 			continue
