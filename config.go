@@ -159,7 +159,14 @@ type Config struct {
 	NumStandbyReplicas int
 	// StateStoreCacheMaxBytes is statestore.cache.max.bytes in bytes; nil means 10 MiB.
 	StateStoreCacheMaxBytes *int64
-	// MaxTaskIdle is max.task.idle.ms; default 0 (process what is buffered).
+	// MaxTaskIdle is max.task.idle.ms (ms precision); default 0. A task reading several
+	// partitions (joins, merges) processes in timestamp order across them: while one of them has
+	// nothing buffered it waits until the partition's records on the broker are fetched, and when
+	// the partition is caught up (fetched lag 0) it waits MaxTaskIdle more for new records before
+	// processing the others anyway ("enforced processing", counted in
+	// kstreams_enforced_processing_total). 0 waits only for records already on the broker; a
+	// negative value (Java: -1) disables waiting: buffered records are processed at once, maybe
+	// out of timestamp order. Java: StreamsConfig.MAX_TASK_IDLE_MS_CONFIG.
 	MaxTaskIdle time.Duration
 	// BufferedRecordsPerPartition is buffered.records.per.partition; default 1000. Fetching a
 	// partition pauses while this many of its records are buffered.

@@ -372,6 +372,10 @@ func (k *KafkaStreams) start() error {
 	tc := task.Config{
 		ApplicationID: c.ApplicationID, AppConfigs: appConfigs, DefaultKeySerde: c.DefaultKeySerde,
 		DefaultValueSerde: c.DefaultValueSerde, DefaultTimestampExtractor: c.DefaultTimestampExtractor,
+		MaxTaskIdleMs: c.MaxTaskIdle.Milliseconds(),
+	}
+	if c.MaxTaskIdle < 0 {
+		tc.MaxTaskIdleMs = -1 // disabled: never wait for empty partitions
 	}
 	rcfg := runtime.Config{
 		ApplicationID: c.ApplicationID, ProcessID: k.processID, ClientID: c.ClientID, Topology: k.topology.Internal(),

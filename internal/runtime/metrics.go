@@ -14,6 +14,9 @@ type Metrics struct {
 	tasks          *prometheus.GaugeVec
 	standbyUpdated *prometheus.CounterVec
 	dropped        *prometheus.GaugeVec
+	standbyTasks   *prometheus.GaugeVec
+	enforced       *prometheus.CounterVec
+	lag            *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
@@ -34,11 +37,20 @@ func NewMetrics(reg prometheus.Registerer, appID string) (*Metrics, error) {
 		dropped: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kstreams_dropped_records",
 			Help:        "Records dropped by the thread's current tasks (negative timestamps, handlers that continue; Java: dropped-records-total).",
 			ConstLabels: cl}, []string{"thread"}),
+		standbyTasks: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kstreams_standby_tasks",
+			Help: "Standby tasks owned by the thread.", ConstLabels: cl}, []string{"thread"}),
+		enforced: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kstreams_enforced_processing_total",
+			Help:        "Records a task processed while one of its input partitions was empty because max.task.idle.ms had passed (Java: enforced-processing-total).",
+			ConstLabels: cl}, []string{"thread", "task"}),
+		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kstreams_records_lag",
+			Help:        "Records of an input partition of an active task on the broker not yet handed to the task: end offset (last stable offset under exactly-once) minus position, as of the last fetch (Java consumer: records-lag).",
+			ConstLabels: cl}, []string{"thread", "task", "topic", "partition"}),
 		standbyUpdated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kstreams_standby_records_total",
 			Help: "Changelog records applied to standby tasks (Java: update-total).", ConstLabels: cl}, []string{"thread"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.processed, m.processTime, m.commitLatency, m.restored, m.tasks, m.standbyUpdated, m.dropped} {
+		for _, c := range []prometheus.Collector{m.processed, m.processTime, m.commitLatency, m.restored, m.tasks, m.standbyUpdated, m.dropped,
+			m.standbyTasks, m.enforced, m.lag} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

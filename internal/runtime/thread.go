@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kstreams-go/kstreams/changelog"
 	"github.com/kstreams-go/kstreams/internal/cache"
@@ -32,6 +33,17 @@ type partBuf struct {
 	// claim goroutine, read by the stall check.
 	next     atomic.Int64
 	progress atomic.Int64
+	// claim is the partition's sarama.ConsumerGroupClaim once its ConsumeClaim started; start
+	// the offset fetching started at (-1 until known). pos, owned by the processing loop, is the
+	// offset after the last record moved into the task (-1 before the first): the consumer
+	// position of the fetched lag. probe, probing and lastProbe track lag probes (idle.go).
+	claim     atomic.Value
+	start     atomic.Int64
+	pos       int64
+	probe     atomic.Pointer[lagProbe]
+	probing   atomic.Bool
+	lastProbe atomic.Int64
+	lagGauge  prometheus.Gauge
 }
 
 // Stall detection: a partition that delivered nothing for stallAfter while the broker has
@@ -75,6 +87,8 @@ type thread struct {
 	running map[processor.TaskID]*task.Task
 
 	parts          map[string]map[int32]*partBuf
+	inputs         map[processor.TaskID][]taskInput
+	idle           idleState
 	wake           chan struct{}
 	out            []*sarama.ProducerMessage
 	outRecs        []task.OutRecord
@@ -307,6 +321,7 @@ func (th *thread) shutdown() {
 	for id := range th.standbys {
 		th.closeStandby(id, true)
 	}
+	th.reportTasks()
 	if th.group != nil {
 		th.group.Close()
 	}
@@ -360,6 +375,7 @@ func (th *thread) closeTasks(clean bool) {
 func (th *thread) reportTasks() {
 	if m := th.rt.cfg.Metrics; m != nil {
 		m.tasks.WithLabelValues(th.name).Set(float64(len(th.tasks)))
+		m.standbyTasks.WithLabelValues(th.name).Set(float64(len(th.standbys)))
 	}
 }
 
@@ -380,6 +396,8 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 			assigned[id] = true
 			pb := &partBuf{id: id, ch: make(chan *sarama.ConsumerMessage, th.rt.cfg.MaxBufferedPerPartition)}
 			pb.next.Store(-1)
+			pb.start.Store(-1)
+			pb.pos = -1
 			pb.progress.Store(time.Now().UnixMilli())
 			th.parts[topic][p] = pb
 		}
@@ -446,6 +464,7 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 		th.tasks[id] = t
 	}
 	sortTasks(ids)
+	th.declareInputs()
 	th.assignor.setOwned(ids)
 	th.reportTasks()
 	th.mu.Lock()
@@ -593,6 +612,8 @@ func (th *thread) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Co
 	}
 	pb.next.Store(claim.InitialOffset())
 	pb.progress.Store(time.Now().UnixMilli())
+	th.resolveStart(claim, pb)
+	pb.claim.Store(claim)
 	for {
 		select {
 		case m, ok := <-claim.Messages():
@@ -627,7 +648,7 @@ func (th *thread) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Co
 // interval and once more on the way out.
 func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 	ctx := sess.Context()
-	lastCommit := time.Now()
+	lastCommit, lastLags := time.Now(), time.Time{}
 	interval := th.rt.cfg.CommitInterval
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -642,6 +663,10 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 		}
 		th.fill()
 		n, err := th.processOnce()
+		if time.Since(lastLags) >= lagReportEvery {
+			th.reportLags()
+			lastLags = time.Now()
+		}
 		if err == nil {
 			err = th.punctuateWallClock()
 		}
@@ -724,6 +749,7 @@ func (th *thread) fill() {
 							rec.Headers.Add(string(h.Key), h.Value)
 						}
 					}
+					pb.pos = m.Offset + 1
 					if err := t.AddRecord(rec); err != nil {
 						// Deserialization errors surface again when the record is processed.
 						th.log.Debug("add record", "error", err)
@@ -743,8 +769,22 @@ func (th *thread) processOnce() (int, error) {
 	total := 0
 	now := time.Now().UnixMilli()
 	start := time.Now()
-	for _, t := range th.tasks {
+	for id, t := range th.tasks {
+		waiting := th.rt.cfg.Task.MaxTaskIdleMs >= 0 && len(th.inputs[id]) > 1
+		if waiting && !t.HasRecordsQueued() {
+			// As Java's readyToProcess, asked on every pass: a caught-up empty partition's
+			// idle deadline starts when it is first seen so, records elsewhere or not.
+			th.updateLags(t, th.inputs[id])
+			t.IsProcessable(now)
+			continue
+		}
 		for i := 0; i < batch && t.HasRecordsQueued(); i++ {
+			if waiting {
+				th.updateLags(t, th.inputs[id])
+				if !th.isProcessable(id, t, now) {
+					break
+				}
+			}
 			ok, err := t.Process(now)
 			if err != nil {
 				return total, err
