@@ -2,6 +2,7 @@ package kstreams_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 		}
 		return app, reg
 	}
-	app1, _ := mk()
+	app1, reg1 := mk()
 	if err := app1.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +84,14 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 		t.Fatal(err)
 	}
 	waitTasks(t, time.Minute, []*kstreams.KafkaStreams{app1, app2}, []int{3, 3})
+	// Task counts in the metrics: three active tasks each, and with a standby replica the
+	// other instance's three as standbys.
+	for i, reg := range []*prometheus.Registry{reg1, reg2} {
+		app := []*kstreams.KafkaStreams{app1, app2}[i]
+		waitGauge(t, app, time.Minute, func() bool {
+			return gaugeSum(t, reg, "kstreams_active_tasks") == 3 && gaugeSum(t, reg, "kstreams_standby_tasks") == float64(3*standbys)
+		}, fmt.Sprintf("instance %d: 3 active and %d standby tasks", i+1, 3*standbys))
+	}
 	merge(want, produceLines(t, b, input, 2000, 3))
 	out.waitFinal(t, want, 2*time.Minute, app2.Err)
 
