@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kstreams-go/kstreams/changelog"
 	"github.com/kstreams-go/kstreams/internal/runtime"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
@@ -118,6 +119,7 @@ type KafkaStreams struct {
 	mu         sync.Mutex
 	state      State
 	listener   func(newState, oldState State)
+	restoreL   changelog.RestoreListener
 	errHandler func(err error) ThreadResponse
 	threads    map[int]runtime.ThreadState
 	err        error
@@ -210,6 +212,17 @@ func (k *KafkaStreams) ProcessID() string { return k.processID }
 func (k *KafkaStreams) SetStateListener(f func(newState, oldState State)) {
 	k.mu.Lock()
 	k.listener = f
+	k.mu.Unlock()
+}
+
+// SetGlobalStateRestoreListener sets the listener told about the restore of every state store
+// of the instance from its changelog: start (first offset read, end offset), each batch
+// written, and end (records restored). The stream threads call it, concurrently when there
+// are several, so it must be safe for concurrent use and quick. nil removes it. Must be
+// called before Start. Java: setGlobalStateRestoreListener(StateRestoreListener).
+func (k *KafkaStreams) SetGlobalStateRestoreListener(l changelog.RestoreListener) {
+	k.mu.Lock()
+	k.restoreL = l
 	k.mu.Unlock()
 }
 
@@ -386,6 +399,9 @@ func (k *KafkaStreams) start() error {
 		CacheMaxBytes: *c.StateStoreCacheMaxBytes, NumStandbyReplicas: c.NumStandbyReplicas,
 		DeadLetterTopic: c.DeadLetterQueueTopic, OnState: k.onThreadState, OnError: k.onThreadError,
 	}
+	k.mu.Lock()
+	rcfg.RestoreListener = k.restoreL
+	k.mu.Unlock()
 	k.installHandlers(&tc, &rcfg)
 	rcfg.Task = tc
 	k.rt = runtime.New(rcfg)

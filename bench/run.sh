@@ -9,6 +9,11 @@
 # word count in each library's TopologyTestDriver, no broker (bench/cmd/tdbench against
 # io.kstreams.bench.TestDriverWordCount on the same lines).
 #
+# Then the restore benchmark (bench_restore below): a changelog of BENCH_RESTORE_RECORDS records
+# restored into a fresh state directory by ours (bench/cmd/restorebench) and by Java Kafka
+# Streams with RocksDB (io.kstreams.bench.Restore): time and peak RSS of each, and the ratios.
+# `bench/run.sh restore` runs only that part.
+#
 # Environment (all optional):
 #   BENCH_LINES        input lines (default 2000000, ten words each)
 #   BENCH_COMMIT_MS    commit.interval.ms of both applications (default 1000)
@@ -16,6 +21,7 @@
 #   BENCH_GUARANTEES   comma-separated (default at_least_once,exactly_once_v2)
 #   BENCH_JAVA_OPTS    extra JVM options for the Java application (default none)
 #   BENCH_TD_LINES     lines piped through each TopologyTestDriver (default BENCH_LINES; 0 skips)
+#   BENCH_RESTORE_RECORDS  changelog records of the restore benchmark (default 5000000; 0 skips)
 #   KAFKA_BOOTSTRAP    use this running broker instead of starting one
 #   KAFKA_RUN_DIR      where the broker started here keeps its files
 set -euo pipefail
@@ -26,7 +32,7 @@ export GOTOOLCHAIN=${GOTOOLCHAIN_OVERRIDE:-go1.27.3}
 out=$repo/.build/bench
 mkdir -p "$out"
 
-(cd "$repo" && go build -o "$out/" ./bench/cmd/wordcount ./bench/cmd/wcbench ./bench/cmd/tdbench)
+(cd "$repo" && go build -o "$out/" ./bench/cmd/wordcount ./bench/cmd/wcbench ./bench/cmd/tdbench ./bench/cmd/restorebench)
 mvn -B -q -f "$here/java/pom.xml" package
 
 bootstrap=${KAFKA_BOOTSTRAP:-}
@@ -39,6 +45,55 @@ fi
 
 echo "machine: $(nproc) CPUs; $(free -g | awk '/^Mem:/ {print $2 " GiB RAM, " $7 " GiB available"}'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "go: $("$(go env GOROOT)/bin/go" version | cut -d' ' -f3); java: $(java -version 2>&1 | head -n1)"
+
+# --- restore benchmark (issue 9 item 3; owner: store helper) ---
+# Fills two compacted single-partition changelogs, <go app>-kv-changelog and <java app>-kv-changelog,
+# with the same records (restorebench -mode produce), then starts each application on a fresh
+# state directory and reads the line it prints when its restore listener reports the end.
+# Time from start = the line's end_ms minus the time taken just before the process started
+# (JVM or Go runtime start included); restore = from onRestoreStart to onRestoreEnd.
+bench_restore() {
+	local n=${BENCH_RESTORE_RECORDS:-5000000}
+	[ "$n" -gt 0 ] || return 0
+	local run go_app java_app sdir t0 go_line java_line go_t java_t
+	run=$(date +%s)-$$
+	go_app=bench-restore-go-$run
+	java_app=bench-restore-java-$run
+	sdir=$(mktemp -d "${TMPDIR:-/tmp}/bench-restore-state.XXXXXX")
+	echo
+	echo "restore: $n changelog records (16-byte keys, all distinct; 100-byte values), one partition, fresh state directory"
+	t0=$(date +%s%3N)
+	"$out/restorebench" -mode produce -bootstrap "$bootstrap" -records "$n" -apps "$go_app,$java_app"
+	echo "  changelogs filled in $(( $(date +%s%3N) - t0 )) ms; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	t0=$(date +%s%3N)
+	java_line=$(java ${BENCH_JAVA_OPTS:-} -cp "$here/java/target/bench.jar:$here/java/target/lib/*" io.kstreams.bench.Restore "$bootstrap" "$java_app" "$n" "$sdir/java")
+	java_t=$(awk -v l="$java_line" -v t0="$t0" 'BEGIN { n = split(l, f, " "); for (i = 1; i <= n; i++) if (f[i] ~ /^end_ms=/) { sub("end_ms=", "", f[i]); printf "%.3f", (f[i] - t0) / 1000 } }')
+	echo "  $java_line total_s=$java_t"
+	echo "  load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	t0=$(date +%s%3N)
+	go_line=$("$out/restorebench" -mode restore -bootstrap "$bootstrap" -application-id "$go_app" -records "$n" -state-dir "$sdir/go")
+	go_t=$(awk -v l="$go_line" -v t0="$t0" 'BEGIN { n = split(l, f, " "); for (i = 1; i <= n; i++) if (f[i] ~ /^end_ms=/) { sub("end_ms=", "", f[i]); printf "%.3f", (f[i] - t0) / 1000 } }')
+	echo "  $go_line total_s=$go_t"
+	echo "  load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	rm -rf "$sdir"
+	"$out/restorebench" -mode delete -bootstrap "$bootstrap" -apps "$go_app,$java_app" || true
+	awk -v g="$go_line total_s=$go_t" -v j="$java_line total_s=$java_t" -v n="$n" '
+		function field(line, key,   parts, i, k) {
+			k = split(line, parts, " ")
+			for (i = 1; i <= k; i++) if (index(parts[i], key "=") == 1) return substr(parts[i], length(key) + 2)
+			return ""
+		}
+		BEGIN {
+			gt = field(g, "total_s"); jt = field(j, "total_s"); gr = field(g, "restore_s"); jr = field(j, "restore_s")
+			printf "  speed ours/Java: %.2fx from process start (%.0f vs %.0f records/s), %.2fx restore alone (%.0f vs %.0f records/s)\n", jt / gt, n / gt, n / jt, jr / gr, n / gr, n / jr
+			printf "  peak RSS ours/Java: %.2f (%s vs %s MiB); CPU ours/Java: %.2f (%s vs %s s)\n", field(g, "peak_rss_mib") / field(j, "peak_rss_mib"), field(g, "peak_rss_mib"), field(j, "peak_rss_mib"), field(g, "cpu_s") / field(j, "cpu_s"), field(g, "cpu_s"), field(j, "cpu_s")
+		}'
+}
+if [ "${1:-}" = restore ]; then
+	bench_restore
+	exit 0
+fi
+# --- end of restore benchmark definitions ---
 "$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" \
 	-java-cp "$here/java/target/bench.jar:$here/java/target/lib/*" \
 	-lines "${BENCH_LINES:-2000000}" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
@@ -59,3 +114,6 @@ if [ "$td_lines" -gt 0 ]; then
 	awk -v j="$java_td" -v g="$go_td" 'BEGIN { nj = split(j, a, " "); ng = split(g, b, " "); printf "  test-driver throughput ours/Java %.2fx\n", b[ng] / a[nj] }'
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
+
+bench_restore
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

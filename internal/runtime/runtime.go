@@ -16,6 +16,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/kstreams-go/kstreams/changelog"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
@@ -110,6 +111,8 @@ type Config struct {
 	Metrics *Metrics
 	// OnState is called on every thread state change.
 	OnState func(thread int, st ThreadState)
+	// RestoreListener, when set, is told about every store restore (from the threads).
+	RestoreListener changelog.RestoreListener
 	// OnError is called with a thread's fatal error and returns what to do; nil means
 	// ShutdownClient.
 	OnError func(thread int, err error) ThreadAction

@@ -579,16 +579,26 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 // restoreCounter counts restored records in the metrics.
 type restoreCounter struct{ th *thread }
 
+// It forwards every event to the application's restore listener, if any.
 func (r restoreCounter) OnRestoreStart(tp changelog.TopicPartition, store string, start, end int64) {
 	r.th.log.Debug("restoring", "store", store, "changelog", tp.String(), "from", start, "to", end)
+	if l := r.th.rt.cfg.RestoreListener; l != nil {
+		l.OnRestoreStart(tp, store, start, end)
+	}
 }
-func (r restoreCounter) OnBatchRestored(_ changelog.TopicPartition, _ string, _, n int64) {
+func (r restoreCounter) OnBatchRestored(tp changelog.TopicPartition, store string, last, n int64) {
 	if m := r.th.rt.cfg.Metrics; m != nil {
 		m.restored.WithLabelValues(r.th.name).Add(float64(n))
+	}
+	if l := r.th.rt.cfg.RestoreListener; l != nil {
+		l.OnBatchRestored(tp, store, last, n)
 	}
 }
 func (r restoreCounter) OnRestoreEnd(tp changelog.TopicPartition, store string, total int64) {
 	r.th.log.Debug("restored", "store", store, "changelog", tp.String(), "records", total)
+	if l := r.th.rt.cfg.RestoreListener; l != nil {
+		l.OnRestoreEnd(tp, store, total)
+	}
 }
 
 // Cleanup implements sarama.ConsumerGroupHandler: it waits for the processing loop, which
