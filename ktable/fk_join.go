@@ -251,8 +251,18 @@ func (p *subscriptionReceiveProc) Process(r processor.Record[any, any]) error {
 }
 
 // SubscriptionJoin is the supplier of the processor answering a received subscription with the
-// current foreign value, as its instruction says, keyed by the primary key. Java:
+// foreign value, as its instruction says, keyed by the primary key. Java:
 // SubscriptionJoinProcessorSupplier.
+//
+// Unlike Java, the foreign value is read as the foreign table has forwarded it so far: the
+// table's stores are read below their record caches ([store.MeteredKeyValueStore.GetBelowCache]),
+// never from an entry still dirty in a cache. Every change after that value then reaches the
+// subscriber through ForeignTableJoin, which sees the table's changes only when the cache
+// flushes them. Read through the cache (as Java does), a foreign row created and deleted again
+// between two flushes could answer a subscription and then vanish without a trace: the cache
+// flushes a delete of a key absent below as nothing, so the subscriber never learns of the
+// delete and keeps the stale join result for good. With caching off, and in the test driver
+// (which flushes after every record), the answers are the same as Java's.
 type SubscriptionJoin struct {
 	foreign ValueGetterSupplier
 }
@@ -274,7 +284,41 @@ type subscriptionJoinProc struct {
 
 func (p *subscriptionJoinProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.ctx = ctx
-	return p.getter.Init(ctx)
+	return p.getter.Init(flushedStores{ctx})
+}
+
+// flushedStores hands a value getter the key-value stores of ctx as their record caches last
+// flushed them (see SubscriptionJoin); other stores are handed over as they are.
+type flushedStores struct{ processor.ProcessingContext }
+
+// belowCacheReader is the read of a typed store below its record cache.
+type belowCacheReader interface {
+	GetBelowCache(key any) (*ValueAndTimestamp, bool, error)
+}
+
+var _ belowCacheReader = (*store.MeteredKeyValueStore[any, *ValueAndTimestamp])(nil)
+
+func (c flushedStores) StateStore(name string) (processor.StateStore, error) {
+	st, err := c.ProcessingContext.StateStore(name)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := st.(Store); ok {
+		if r, ok := st.(belowCacheReader); ok {
+			return flushedStore{Store: s, below: r}, nil
+		}
+	}
+	return st, nil
+}
+
+// flushedStore is a store whose Get reads below the record cache.
+type flushedStore struct {
+	Store
+	below belowCacheReader
+}
+
+func (s flushedStore) Get(key any) (*ValueAndTimestamp, bool, error) {
+	return s.below.GetBelowCache(key)
 }
 
 func (p *subscriptionJoinProc) Close() error { p.getter.Close(); return nil }
