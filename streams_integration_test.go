@@ -108,6 +108,10 @@ func fastSarama(sc *sarama.Config) {
 	sc.Metadata.Retry.Backoff = 100 * time.Millisecond
 }
 
+// createTopics creates topics with time-based retention off (retention.ms=-1): the tests'
+// records carry timestamps from 1970 (deterministic, see produceLines), which the broker's
+// periodic retention check (log.retention.check.interval.ms, 5 min; first run 30 s after a
+// broker start) would otherwise delete, input lines included, before the application read them.
 func createTopics(t testing.TB, b kafkatest.Broker, partitions int32, topics ...string) {
 	t.Helper()
 	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
@@ -115,8 +119,11 @@ func createTopics(t testing.TB, b kafkatest.Broker, partitions int32, topics ...
 		t.Fatal(err)
 	}
 	defer admin.Close()
+	keep := "-1"
 	for _, tp := range topics {
-		if err := admin.CreateTopic(tp, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
+		detail := &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1,
+			ConfigEntries: map[string]*string{"retention.ms": &keep}}
+		if err := admin.CreateTopic(tp, detail, false); err != nil {
 			t.Fatalf("create %s: %v", tp, err)
 		}
 	}
