@@ -2,6 +2,7 @@ package kstreams_test
 
 import (
 	"context"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,6 +111,16 @@ func TestIntegrationBrokerStopped(t *testing.T) {
 		t.Skip("broker outage test is opt-in (KSTREAMS_OUTAGE_TEST=1): a transaction can stay open after the broker restart")
 	}
 	ob := startOwnBroker(t)
+	if path := os.Getenv("KSTREAMS_SARAMA_LOG"); path != "" {
+		// sarama's own log (retries, metadata refreshes) for diagnosis.
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := sarama.Logger
+		sarama.Logger = log.New(f, "", log.LstdFlags|log.Lmicroseconds)
+		t.Cleanup(func() { sarama.Logger = prev; f.Close() })
+	}
 	b := kafkatest.Broker{Kind: kafkatest.ApacheKafka, Addrs: []string{ob.addr}}
 	input, output, appID := kafkatest.Name(t, "lines"), kafkatest.Name(t, "counts"), kafkatest.Name(t, "outage")
 	createTopics(t, b, 3, input, output)
@@ -131,10 +142,12 @@ func TestIntegrationBrokerStopped(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // polling interval, bounded by the deadline
 	}
 	ob.script(t, "down")
+	stopped := time.Now()
 	t.Logf("broker stopped at %d of %d committed updates; state %s", out.total(), total, app.State())
 	time.Sleep(20 * time.Second) // the outage itself
 	ob.restart(t)
-	t.Logf("broker restarted; state %s", app.State())
+	restarted := time.Now()
+	t.Logf("broker restarted %v after the stop; state %s", restarted.Sub(stopped).Round(time.Millisecond), app.State())
 	merge(want, produceLines(t, b, input, 5_000, 9))
 	deadline = time.Now().Add(2 * time.Minute)
 	for !out.reached(want) && time.Now().Before(deadline) && app.Err() == nil {
@@ -150,11 +163,13 @@ func TestIntegrationBrokerStopped(t *testing.T) {
 		t.Logf("fresh reader reached the final counts: %v (first reader has %d updates, fresh %d); state %s err %v",
 			fresh.reached(want), out.total(), fresh.total(), app.State(), app.Err())
 		checkNothingToReprocess(t, b, appID, input)
+		logTxnState(t, b.Addrs, appID, input, output)
 		if os.Getenv("KSTREAMS_DEBUG_STACKS") != "" {
 			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 		}
 		t.FailNow()
 	}
+	t.Logf("final counts %v after the restart", time.Since(restarted).Round(time.Millisecond))
 	out.checkExactSequences(t, want)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -132,6 +132,11 @@ func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int, pebble boo
 		t.Logf("killed child %d at %d of %d committed updates", k, out.total(), total)
 	}
 	// A final clean run finishes the work.
+	t.Cleanup(func() {
+		if t.Failed() {
+			logTxnState(t, b.Addrs, appID, input, output)
+		}
+	})
 	reg := prometheus.NewRegistry()
 	app, err := kstreams.New(crashTopology(t, input, output, pebble), kstreams.Config{
 		ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
@@ -231,4 +236,177 @@ func counterValue(t testing.TB, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return v
+}
+
+// logTxnState logs, for diagnosis of a stalled read_committed reader, every partition of the
+// given topics and of the application's internal topics (<appID>-...) where the group's
+// committed offset trails the end: high watermark, last stable offset, the producers with an
+// open transaction, and what a read_committed fetch at the committed offset returns; then the
+// coordinator's view of the application's transactional ids.
+func logTxnState(t testing.TB, addrs []string, appID string, topics ...string) {
+	t.Helper()
+	client, err := sarama.NewClient(addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Logf("txn state: %v", err)
+		return
+	}
+	defer client.Close()
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		t.Logf("txn state: %v", err)
+		return
+	}
+	all, err := client.Topics()
+	if err != nil {
+		t.Logf("txn state: %v", err)
+		return
+	}
+	for _, tp := range all {
+		if strings.HasPrefix(tp, appID+"-") {
+			topics = append(topics, tp)
+		}
+	}
+	om, err := sarama.NewOffsetManagerFromClient(appID, client)
+	if err != nil {
+		t.Logf("txn state: %v", err)
+		return
+	}
+	defer om.Close()
+	req := map[string][]int32{}
+	for _, tp := range topics {
+		ps, err := client.Partitions(tp)
+		if err != nil {
+			t.Logf("txn state: %s: %v", tp, err)
+			continue
+		}
+		for _, p := range ps {
+			req[tp] = append(req[tp], p)
+			hw, lso, err := endOffsets(client, tp, p)
+			if err != nil {
+				t.Logf("txn state: %s-%d: %v", tp, p, err)
+				continue
+			}
+			committed := int64(-1)
+			if pom, err := om.ManagePartition(tp, p); err == nil {
+				committed, _ = pom.NextOffset()
+				pom.AsyncClose()
+			}
+			if hw == lso && (committed < 0 || committed == hw) {
+				continue
+			}
+			t.Logf("txn state: %s-%d high watermark %d, last stable offset %d, committed %d", tp, p, hw, lso, committed)
+			if committed >= 0 && committed < hw {
+				logFetch(t, client, tp, p, committed)
+			}
+		}
+	}
+	ta, ok := admin.(sarama.TransactionClusterAdmin)
+	if !ok {
+		return
+	}
+	prods, err := ta.DescribeProducers(req)
+	if err != nil {
+		t.Logf("txn state: describe producers: %v", err)
+	}
+	for tp, ps := range prods {
+		for p, st := range ps {
+			if st.ErrorCode != sarama.ErrNoError {
+				t.Logf("txn state: %s-%d describe producers: %v", tp, p, st.ErrorCode)
+			}
+			for _, ap := range st.ActiveProducers {
+				if ap.CurrentTxnStartOffset >= 0 {
+					t.Logf("txn state: %s-%d open transaction of producer %d epoch %d from offset %d (last seq %d, last ts %d, coordinator epoch %d)",
+						tp, p, ap.ProducerID, ap.ProducerEpoch, ap.CurrentTxnStartOffset, ap.LastSequence, ap.LastTimestamp, ap.CoordinatorEpoch)
+				}
+			}
+		}
+	}
+	txns, err := ta.ListTransactions(nil, nil, -1)
+	if err != nil {
+		t.Logf("txn state: list transactions: %v", err)
+		return
+	}
+	var ids []string
+	for _, tx := range txns {
+		if strings.HasPrefix(tx.TransactionalID, appID+"-") {
+			ids = append(ids, tx.TransactionalID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	descs, err := ta.DescribeTransactions(ids)
+	if err != nil {
+		t.Logf("txn state: describe transactions: %v", err)
+		return
+	}
+	for id, d := range descs {
+		t.Logf("txn state: %s: %s producer %d epoch %d timeout %v started %d partitions %+v",
+			id, d.TransactionState, d.ProducerID, d.ProducerEpoch, d.TransactionTimeout, d.TransactionStartTime, d.Topics)
+	}
+}
+
+// endOffsets returns a partition's high watermark and last stable offset.
+func endOffsets(client sarama.Client, topic string, p int32) (hw, lso int64, err error) {
+	leader, err := client.Leader(topic, p)
+	if err != nil {
+		return 0, 0, err
+	}
+	for i, iso := range []sarama.IsolationLevel{sarama.ReadUncommitted, sarama.ReadCommitted} {
+		req := sarama.NewOffsetRequest(sarama.V4_0_0_0)
+		req.IsolationLevel = iso
+		req.AddBlock(topic, p, sarama.OffsetNewest, 1)
+		resp, err := leader.GetAvailableOffsets(req)
+		if err != nil {
+			return 0, 0, err
+		}
+		b := resp.GetBlock(topic, p)
+		if b == nil || b.Err != sarama.ErrNoError {
+			return 0, 0, fmt.Errorf("list offsets: %v", b)
+		}
+		if i == 0 {
+			hw = b.Offset
+		} else {
+			lso = b.Offset
+		}
+	}
+	return hw, lso, nil
+}
+
+// logFetch logs what a read_committed fetch of a partition at offset returns: the batches'
+// offsets, producers and kinds, and the aborted transactions.
+func logFetch(t testing.TB, client sarama.Client, topic string, p int32, offset int64) {
+	leader, err := client.Leader(topic, p)
+	if err != nil {
+		t.Logf("fetch %s-%d: %v", topic, p, err)
+		return
+	}
+	req := &sarama.FetchRequest{Version: 12, MaxWaitTime: 10, MinBytes: 1, MaxBytes: 1 << 20, Isolation: sarama.ReadCommitted}
+	req.AddBlock(topic, p, offset, 1<<20, -1)
+	resp, err := leader.Fetch(req)
+	if err != nil {
+		t.Logf("fetch %s-%d: %v", topic, p, err)
+		return
+	}
+	b := resp.GetBlock(topic, p)
+	if b == nil {
+		t.Logf("fetch %s-%d: no block", topic, p)
+		return
+	}
+	var aborted []string
+	for _, a := range b.AbortedTransactions {
+		aborted = append(aborted, fmt.Sprintf("%d@%d", a.ProducerID, a.FirstOffset))
+	}
+	t.Logf("fetch %s-%d at %d: err %v hw %d lso %d aborted %v, %d record sets", topic, p, offset, b.Err,
+		b.HighWaterMarkOffset, b.LastStableOffset, aborted, len(b.RecordsSet))
+	for i, rs := range b.RecordsSet {
+		if i >= 12 {
+			break
+		}
+		if rb := rs.RecordBatch; rb != nil {
+			t.Logf("  batch %d..%d producer %d epoch %d seq %d txn %v control %v records %d partial %v",
+				rb.FirstOffset, rb.LastOffset(), rb.ProducerID, rb.ProducerEpoch, rb.FirstSequence, rb.IsTransactional,
+				rb.Control, len(rb.Records), rb.PartialTrailingRecord)
+		}
+	}
 }
