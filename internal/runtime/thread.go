@@ -203,6 +203,14 @@ func (th *thread) checkStall() bool {
 				}
 			}
 			end, err := th.client.GetOffset(topic, p, sarama.OffsetNewest)
+			if err == nil && end > next {
+				// Beyond next there may be only transaction markers and aborted records.
+				var deliverable bool
+				if deliverable, err = th.hasDeliverable(topic, p, next); err == nil && !deliverable {
+					pb.progress.Store(now.UnixMilli()) // caught up: look again after stallAfter
+					continue
+				}
+			}
 			if err != nil || end > next {
 				th.log.Warn("partition delivers nothing although the broker has records", "topic", topic,
 					"partition", p, "next", next, "end", end, "error", err)
