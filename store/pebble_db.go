@@ -68,6 +68,8 @@ type pebbleDB struct {
 	// scratch holds the prefixed key of a write; only used with mu held for writing (Pebble
 	// copies keys into its batches and memtables, so the buffer is reused at once).
 	scratch []byte
+	// restoreBatch is reused by restore (with mu held for writing); closed with the db.
+	restoreBatch *pebble.Batch
 	// inMemory is true when the store has no state directory (the test driver): the database
 	// lives in an in-memory file system, so nothing can be made durable and flush skips the
 	// memtable flush (which would only cost sstable builds and compactions).
@@ -152,6 +154,10 @@ func (p *pebbleDB) close() error {
 		// An open transaction that was not committed is dropped, as Kafka aborts it.
 		_ = p.txn.Close()
 		p.txn = nil
+	}
+	if p.restoreBatch != nil {
+		_ = p.restoreBatch.Close()
+		p.restoreBatch = nil
 	}
 	err := p.db.Close()
 	p.db = nil

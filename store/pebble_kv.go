@@ -110,8 +110,14 @@ func restoreInto(p *pebbleDB, batch []processor.RestoreRecord, apply func(pebble
 	if p.db == nil {
 		return ErrStoreClosed
 	}
-	b := p.db.NewBatch()
-	defer b.Close()
+	// One batch per database is reused from restore batch to restore batch (Reset keeps its
+	// buffer), so a long restore does not grow a fresh ~100 KiB buffer for every batch.
+	b := p.restoreBatch
+	if b == nil {
+		b = p.db.NewBatch()
+		p.restoreBatch = b
+	}
+	defer b.Reset()
 	for _, r := range batch {
 		if err := apply(b, r); err != nil {
 			return err

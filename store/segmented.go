@@ -483,8 +483,12 @@ func (p *pebbleSegments) restore(last int64, fn func(put func(seg int64, key, va
 	if db.db == nil {
 		return ErrStoreClosed
 	}
-	b := db.db.NewBatch()
-	defer b.Close()
+	b := db.restoreBatch // reused from batch to batch, as in restoreInto
+	if b == nil {
+		b = db.db.NewBatch()
+		db.restoreBatch = b
+	}
+	defer b.Reset()
 	err := fn(func(seg int64, key, value []byte) error {
 		p.mu.Lock()
 		p.set[seg] = true
