@@ -148,3 +148,40 @@ func TestDetach(t *testing.T) {
 		t.Fatal("Detach(nil *[]byte) != nil")
 	}
 }
+
+func TestTimestampedByteArrayStoreKeepsEntriesOverPebble(t *testing.T) {
+	st := Stores.TimestampedKeyValueStoreBuilder(Stores.PersistentTimestampedKeyValueStore("ts"), serde.ByteArray(), serde.ByteArray()).
+		WithLoggingDisabled().BuildTimestampedKeyValueStore()
+	if err := st.Init(&fakeContext{appID: "app"}, st); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	for i := 0; i < 300; i++ {
+		if err := st.Put(fmt.Appendf(nil, "k%04d", i), &ValueAndTimestamp[[]byte]{Value: fmt.Appendf(nil, "value-%d", i), Timestamp: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var kept []*ValueAndTimestamp[[]byte]
+	var keys [][]byte
+	it := st.All()
+	for it.Next() {
+		keys, kept = append(keys, it.Key()), append(kept, it.Value())
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = it.Close()
+	var got []string
+	for i := range kept {
+		got = append(got, fmt.Sprintf("%s=%s", keys[i], kept[i].Value))
+		if kept[i].Timestamp != int64(i) {
+			t.Fatalf("entry %d timestamp %d", i, kept[i].Timestamp)
+		}
+	}
+	if !slices.Equal(got, wantEntries(300)) {
+		t.Fatalf("timestamped All = %d entries, first %q", len(got), got[:min(3, len(got))])
+	}
+}

@@ -79,7 +79,9 @@ func (s *vatSerde[V]) Deserialize(topic string, h *serde.Headers, b []byte) (*Va
 	if err != nil {
 		return nil, err
 	}
-	return &ValueAndTimestamp[V]{Value: v, Timestamp: int64(binary.BigEndian.Uint64(b))}, nil
+	// Detach: b may be a view of a Pebble iterator, and a []byte value deserializer
+	// (serde.ByteArray) returns its input.
+	return &ValueAndTimestamp[V]{Value: Detach(v), Timestamp: int64(binary.BigEndian.Uint64(b))}, nil
 }
 
 func (s *vatSerde[V]) String() string { return "ValueAndTimestampSerde(" + serde.Name(s.inner) + ")" }
