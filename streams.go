@@ -115,6 +115,8 @@ type KafkaStreams struct {
 	log       *slog.Logger
 	processID string
 	rt        *runtime.Runtime
+	// dirLock holds <state.dir>/<application.id>/.lock (persistent stores only) until Close.
+	dirLock *os.File
 
 	mu         sync.Mutex
 	state      State
@@ -138,15 +140,33 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	pid, err := processID(cfg.StateDir, cfg.ApplicationID)
+	pid, lock, err := processID(cfg.StateDir, cfg.ApplicationID, hasPersistentStores(topology))
 	if err != nil {
 		return nil, err
 	}
 	if cfg.ClientID == "" {
 		cfg.ClientID = cfg.ApplicationID + "-" + pid
 	}
-	return &KafkaStreams{cfg: cfg, topology: topology, log: cfg.Logger, processID: pid, threads: map[int]runtime.ThreadState{},
-		done: make(chan struct{})}, nil
+	return &KafkaStreams{cfg: cfg, topology: topology, log: cfg.Logger, processID: pid, dirLock: lock,
+		threads: map[int]runtime.ThreadState{}, done: make(chan struct{})}, nil
+}
+
+// hasPersistentStores reports whether a store of the topology keeps its data in the state
+// directory (StateStore.Persistent). Java: InternalTopologyBuilder.hasPersistentStores, which
+// also builds each store to ask it.
+func hasPersistentStores(topology *processor.Topology) bool {
+	for _, s := range topology.Internal().Stores() {
+		b, ok := s.Builder.(interface {
+			Build() (processor.StateStore, error)
+		})
+		if !ok {
+			continue
+		}
+		if st, err := b.Build(); err == nil && st != nil && st.Persistent() {
+			return true
+		}
+	}
+	return false
 }
 
 // processMetadata is Java's kafka-streams-process-metadata file (StateDirectory): the process
@@ -157,26 +177,63 @@ type processMetadata struct {
 	ProcessID string `json:"processId"`
 }
 
-// processID reads or creates <state.dir>/<application.id>/kafka-streams-process-metadata.
-// Errors: *StateDirError.
-func processID(stateDir, appID string) (string, error) {
+// ErrStateDirLocked is returned by New when another instance (of this or another process)
+// holds the application's state directory <state.dir>/<application.id>: two instances on one
+// state directory would share their process id, hence their transactional ids, and fence
+// each other. Java: StreamsException "Unable to initialize state, this can happen if multiple
+// instances of Kafka Streams are running in the same state directory".
+var ErrStateDirLocked = errors.New("kstreams: state directory is locked by another instance")
+
+// processID returns the instance's process id as Java's StateDirectory.initializeProcessId
+// does. Without persistent stores it is a new random UUID on every start (nothing is kept
+// locally, so nothing ties a restart to the previous run; a transaction a crashed run left
+// open is aborted by the broker after transaction.timeout.ms). With persistent stores it
+// locks <state.dir>/<application.id>/.lock for the instance's lifetime (the returned file,
+// released by Close) and reads, or creates, <state.dir>/<application.id>/kafka-streams-process-metadata,
+// so a restart on the same state directory keeps its id and transactional ids and fences its
+// previous run at once. Errors: *StateDirError (wrapping ErrStateDirLocked when the directory
+// is held by another instance).
+func processID(stateDir, appID string, persistent bool) (string, *os.File, error) {
+	if !persistent {
+		return newUUID(), nil, nil
+	}
 	dir := filepath.Join(stateDir, appID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, &StateDirError{Path: dir, Err: err}
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", nil, &StateDirError{Path: dir, Err: err}
+	}
+	if err := tryLockFile(lock); err != nil {
+		lock.Close()
+		return "", nil, &StateDirError{Path: dir, Err: err}
+	}
 	file := filepath.Join(dir, "kafka-streams-process-metadata")
 	if b, err := os.ReadFile(file); err == nil {
 		var m processMetadata
 		if err := json.Unmarshal(b, &m); err == nil && m.ProcessID != "" {
-			return m.ProcessID, nil
+			return m.ProcessID, lock, nil
 		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", &StateDirError{Path: dir, Err: err}
 	}
 	m := processMetadata{Version: 0, ProcessID: newUUID()}
 	b, _ := json.Marshal(m)
 	if err := os.WriteFile(file, b, 0o644); err != nil {
-		return "", &StateDirError{Path: file, Err: err}
+		lock.Close()
+		return "", nil, &StateDirError{Path: file, Err: err}
 	}
-	return m.ProcessID, nil
+	return m.ProcessID, lock, nil
+}
+
+// releaseStateDir releases the state directory lock taken by New, if any.
+func (k *KafkaStreams) releaseStateDir() {
+	k.mu.Lock()
+	lock := k.dirLock
+	k.dirLock = nil
+	k.mu.Unlock()
+	if lock != nil {
+		lock.Close() // closing the file releases the lock
+	}
 }
 
 // StateDirError is a state directory (state.dir) that cannot be used.
@@ -459,6 +516,7 @@ func (k *KafkaStreams) Close(ctx context.Context) error {
 		notify := k.setStateLocked(NotRunning)
 		k.mu.Unlock()
 		notify()
+		k.releaseStateDir()
 		k.closeOnce.Do(func() { close(k.done) })
 		return nil
 	}
@@ -467,9 +525,16 @@ func (k *KafkaStreams) Close(ctx context.Context) error {
 	notify()
 	if k.rt != nil {
 		if err := k.rt.Close(ctx); err != nil {
+			// The threads finish in the background; the state directory stays locked
+			// until they are done.
+			go func() {
+				_ = k.rt.Close(context.Background())
+				k.releaseStateDir()
+			}()
 			return err
 		}
 	}
+	k.releaseStateDir()
 	k.setState(NotRunning)
 	k.closeOnce.Do(func() { close(k.done) })
 	return nil
