@@ -110,6 +110,11 @@ func TimestampOf(b []byte) int64 {
 type ChangeLoggingTimestampedKeyValueBytesStore struct {
 	KeyValueBytesStore
 	logger ChangelogContext
+	// withHeaders: log with the headers of the record being processed (see
+	// WithChangelogHeaders); headers and rc are the context's, when it offers them.
+	withHeaders bool
+	headers     HeadersChangelogContext
+	rc          RecordContextAccess
 }
 
 // NewChangeLoggingTimestampedKeyValueBytesStore wraps inner (holding ts ‖ value bytes).
@@ -127,6 +132,10 @@ func (c *ChangeLoggingTimestampedKeyValueBytesStore) Init(ctx processor.StateSto
 	if l, ok := ctx.(ChangelogContext); ok {
 		c.logger = l
 	}
+	if c.withHeaders {
+		c.headers, _ = ctx.(HeadersChangelogContext)
+		c.rc, _ = ctx.(RecordContextAccess)
+	}
 	return c.KeyValueBytesStore.Init(ctx, root)
 }
 
@@ -141,6 +150,9 @@ func (c *ChangeLoggingTimestampedKeyValueBytesStore) log(key, value []byte) erro
 		if raw == nil {
 			raw = []byte{}
 		}
+	}
+	if c.headers != nil && c.rc != nil {
+		return storeErr(c.Name(), "log change", c.headers.LogChangeWithHeaders(c.Name(), key, raw, ts, c.rc.CurrentRecordContext().Headers))
 	}
 	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), key, raw, ts))
 }
@@ -204,6 +216,7 @@ type TimestampedKeyValueStoreBuilder[K, V any] struct {
 	logging    bool
 	logConfig  map[string]string
 	caching    bool
+	headers    bool // changelog records carry the record's headers (WithChangelogHeaders)
 }
 
 var _ processor.StoreBuilder = (*TimestampedKeyValueStoreBuilder[string, int32])(nil)
@@ -272,7 +285,9 @@ func (b *TimestampedKeyValueStoreBuilder[K, V]) Build() (processor.StateStore, e
 func (b *TimestampedKeyValueStoreBuilder[K, V]) BuildTimestampedKeyValueStore() TimestampedKeyValueStore[K, V] {
 	var inner KeyValueBytesStore = b.supplier.Get()
 	if b.logging {
-		inner = NewChangeLoggingTimestampedKeyValueBytesStore(inner)
+		l := NewChangeLoggingTimestampedKeyValueBytesStore(inner)
+		l.withHeaders = b.headers
+		inner = l
 	}
 	if b.caching {
 		inner = NewCachingKeyValueStore(inner)

@@ -320,6 +320,7 @@ type storeContext struct {
 }
 
 var _ processor.StateStoreContext = (*storeContext)(nil)
+var _ store.HeadersChangelogContext = (*storeContext)(nil)
 
 // ErrStoreAlreadyRegistered is returned by Register for a store name registered before.
 var ErrStoreAlreadyRegistered = errors.New("task: store already registered")
@@ -359,6 +360,12 @@ func (s *storeContext) Register(st processor.StateStore, restore processor.State
 // LogChange writes a changelog record of store to its changelog topic, task partition; it
 // writes nothing for a store whose changelog is a source topic.
 func (s *storeContext) LogChange(store string, key, value []byte, timestamp int64) error {
+	return s.LogChangeWithHeaders(store, key, value, timestamp, serde.Headers{})
+}
+
+// LogChangeWithHeaders is LogChange with headers (a copy is sent) on the changelog record (see
+// store.HeadersChangelogContext).
+func (s *storeContext) LogChangeWithHeaders(store string, key, value []byte, timestamp int64, headers serde.Headers) error {
 	if s.t.noLogging[store] {
 		return nil
 	}
@@ -367,7 +374,7 @@ func (s *storeContext) LogChange(store string, key, value []byte, timestamp int6
 		topic = s.t.cfg.ApplicationID + "-" + store + "-changelog"
 	}
 	return s.t.cfg.Collector.Send(OutRecord{Topic: topic, Partition: int32(s.t.id.Partition), Key: key, Value: value,
-		Timestamp: timestamp, Changelog: true})
+		Timestamp: timestamp, Headers: headers.Clone(), Changelog: true})
 }
 
 // RecordTimestamp returns the current record (or punctuation) timestamp.
