@@ -45,7 +45,8 @@ func (TableJoined[K, KO]) tableOption() {}
 //     ["N-subscription-registration-topic"], keyed by the foreign key, with Java's
 //     SubscriptionWrapper bytes, co-partitioned with other;
 //   - the subscription store "KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-<n>" ["N-subscription-store"]
-//     (key: int32 length ‖ foreign key ‖ primary key; changelog on, no cache);
+//     (key: int32 length ‖ foreign key ‖ primary key; changelog on, its records carrying the
+//     headers of the subscription record, as Java 4.4's headers store; no cache);
 //   - the response topic "<application.id>-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-<n>-topic"
 //     ["N-subscription-response-topic"], keyed by this table's key, co-partitioned with it;
 //   - the result table "KTABLE-FK-JOIN-OUTPUT-<n>" ["N-result"], materialized only when a
@@ -154,6 +155,7 @@ func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(
 	sb := store.Stores.TimestampedKeyValueStoreBuilder[any, any](store.Stores.InMemoryKeyValueStore(storeName), untyped(serde.Bytes()), wrapperSerde)
 	sb.WithLoggingEnabled(nil)
 	sb.WithCachingDisabled()
+	sb.WithChangelogHeaders() // Java 4.4: a headers store (KIP-1271)
 	b.AddStateStore(sb)
 
 	receiveName := b.suffixOrElseGenerate(name, "-subscription-receive", fkSubscriptionProcessor)
