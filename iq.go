@@ -10,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/kstreams-go/kstreams/internal/runtime"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/store"
 )
@@ -115,8 +116,12 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // KeyValueStore returns a read-only view of the key-value store name across the instance's
 // local active tasks (Java: store(StoreQueryParameters.fromNameAndType(name,
 // QueryableStoreTypes.keyValueStore()))). The view looks the tasks up on every call, so it
-// follows rebalances. Errors: ErrStoreNotAvailable when the instance is not Running or no
-// local task has a store of that name and type.
+// follows rebalances. It serves Processor API stores of K and V and the DSL's stores
+// (timestamped ones give their plain values). Reads are safe while the stream threads run:
+// each waits until the owning thread leaves the store (at most a processing batch or a cache
+// flush) and never fills the record cache; iterators read one task's entries at a time into
+// memory. Errors: ErrStoreNotAvailable when the instance is not Running, no local task has a
+// store of that name and type, or (from reads) the task migrated since the view found it.
 func KeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyValueStore[K, V], error) {
 	c := &compositeKV[K, V]{k: k, name: name}
 	if _, err := c.stores(); err != nil {
@@ -126,13 +131,30 @@ func KeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyVal
 }
 
 // compositeKV is the read-only view over the local tasks' stores. Java:
-// CompositeReadOnlyKeyValueStore.
+// CompositeReadOnlyKeyValueStore. Every read runs while the stream thread owning the store
+// leaves it alone (runtime.QueryableStore.Read), as Java reads under the caching layer's lock;
+// iterators therefore collect each task's entries at once (one task at a time) and hand them
+// out from memory.
 type compositeKV[K, V any] struct {
 	k    *KafkaStreams
 	name string
 }
 
-func (c *compositeKV[K, V]) stores() ([]store.ReadOnlyKeyValueStore[K, V], error) {
+// taskKV is one task's store seen with the requested types, and the way to read it safely.
+type taskKV[K, V any] struct {
+	kv store.ReadOnlyKeyValueStore[K, V]
+	q  runtime.QueryableStore
+}
+
+// read runs f on the store; ErrStoreNotAvailable when the task moved away meanwhile.
+func (s taskKV[K, V]) read(name string, f func(store.ReadOnlyKeyValueStore[K, V])) error {
+	if !s.q.Read(func() { f(s.kv) }) {
+		return fmt.Errorf("%w: %q: its task migrated or closed; look the store up again", ErrStoreNotAvailable, name)
+	}
+	return nil
+}
+
+func (c *compositeKV[K, V]) stores() ([]taskKV[K, V], error) {
 	if st := c.k.State(); st != Running && st != Rebalancing {
 		return nil, fmt.Errorf("%w: %q: the instance is %s", ErrStoreNotAvailable, c.name, st)
 	}
@@ -150,13 +172,14 @@ func (c *compositeKV[K, V]) stores() ([]store.ReadOnlyKeyValueStore[K, V], error
 		}
 		return ids[i].Partition < ids[j].Partition
 	})
-	var out []store.ReadOnlyKeyValueStore[K, V]
+	var out []taskKV[K, V]
 	for _, id := range ids {
-		kv, ok := byTask[id].(store.ReadOnlyKeyValueStore[K, V])
+		q := byTask[id]
+		kv, ok := asKeyValue[K, V](q.Store)
 		if !ok {
-			return nil, fmt.Errorf("%w: %q is a %T, not a key-value store of the requested types", ErrStoreNotAvailable, c.name, byTask[id])
+			return nil, fmt.Errorf("%w: %q is a %T, not a key-value store of the requested types", ErrStoreNotAvailable, c.name, q.Store)
 		}
-		out = append(out, kv)
+		out = append(out, taskKV[K, V]{kv: kv, q: q})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: %q: no local task has it", ErrStoreNotAvailable, c.name)
@@ -172,7 +195,11 @@ func (c *compositeKV[K, V]) Get(key K) (V, bool, error) {
 		return zero, false, err
 	}
 	for _, s := range ss {
-		v, ok, err := s.Get(key)
+		var v V
+		var ok bool
+		if rerr := s.read(c.name, func(kv store.ReadOnlyKeyValueStore[K, V]) { v, ok, err = kv.Get(key) }); rerr != nil {
+			return zero, false, rerr
+		}
 		if err != nil || ok {
 			return v, ok, err
 		}
@@ -182,7 +209,7 @@ func (c *compositeKV[K, V]) Get(key K) (V, bool, error) {
 
 func (c *compositeKV[K, V]) concat(f func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
 	ss, err := c.stores()
-	return &concatIter[K, V]{stores: ss, open: f, err: err}
+	return &concatIter[K, V]{stores: ss, name: c.name, open: f, err: err}
 }
 
 // Range implements store.ReadOnlyKeyValueStore (each store's range in turn, as Java's
@@ -221,49 +248,158 @@ func (c *compositeKV[K, V]) ApproximateNumEntries() int64 {
 	}
 	var n int64
 	for _, s := range ss {
-		n += s.ApproximateNumEntries()
+		_ = s.read(c.name, func(kv store.ReadOnlyKeyValueStore[K, V]) { n += kv.ApproximateNumEntries() })
 	}
 	return n
 }
 
-// concatIter walks the iterators of several stores one after another.
+// concatIter walks the entries of several stores one store after another; each store's
+// entries are collected at once under the store's read lock.
 type concatIter[K, V any] struct {
-	stores []store.ReadOnlyKeyValueStore[K, V]
+	stores []taskKV[K, V]
+	name   string
 	open   func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]
-	cur    store.KeyValueIterator[K, V]
+	cur    []store.KeyValue[K, V]
+	pos    int
 	err    error
 	closed bool
 }
 
 func (it *concatIter[K, V]) Next() bool {
 	for !it.closed && it.err == nil {
-		if it.cur == nil {
-			if len(it.stores) == 0 {
-				return false
-			}
-			it.cur = it.open(it.stores[0])
-			it.stores = it.stores[1:]
-		}
-		if it.cur.Next() {
+		if it.pos+1 < len(it.cur) {
+			it.pos++
 			return true
 		}
-		it.err = it.cur.Err()
-		it.cur.Close()
-		it.cur = nil
+		if len(it.stores) == 0 {
+			return false
+		}
+		s := it.stores[0]
+		it.stores = it.stores[1:]
+		it.cur, it.pos = nil, -1
+		var err error
+		if rerr := s.read(it.name, func(kv store.ReadOnlyKeyValueStore[K, V]) { it.cur, err = store.Collect(it.open(kv)) }); rerr != nil {
+			err = rerr
+		}
+		it.err = err
 	}
 	return false
 }
 
-func (it *concatIter[K, V]) Key() K   { return it.cur.Key() }
-func (it *concatIter[K, V]) Value() V { return it.cur.Value() }
+func (it *concatIter[K, V]) Key() K   { return it.cur[it.pos].Key }
+func (it *concatIter[K, V]) Value() V { return it.cur[it.pos].Value }
 func (it *concatIter[K, V]) Err() error {
 	return it.err
 }
 func (it *concatIter[K, V]) Close() error {
-	if it.cur != nil {
-		it.cur.Close()
-		it.cur = nil
-	}
+	it.cur, it.stores = nil, nil
 	it.closed = true
 	return nil
 }
+
+// asKeyValue returns s as a read-only key-value store of K and V for interactive queries: the
+// store's query view (store.QueryView: reads never fill the record cache, so a query cannot
+// evict or flush, as Java caches only the stream thread's reads) when it has these types
+// (Processor API stores), or a view converting the untyped stores the DSL builds
+// (KeyValueStore[any, any], or timestamped ones whose values it unwraps, as Java's
+// keyValueStore() query type does over a timestamped store).
+func asKeyValue[K, V any](s processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool) {
+	if kv, ok := store.QueryView[K, V](s); ok {
+		return kv, true
+	}
+	if kv, ok := store.QueryView[any, *store.ValueAndTimestamp[any]](s); ok {
+		return &untypedKV[K, V, *store.ValueAndTimestamp[any]]{s: kv, value: func(v *store.ValueAndTimestamp[any]) any {
+			if v == nil {
+				return nil
+			}
+			return v.Value
+		}}, true
+	}
+	if kv, ok := store.QueryView[any, any](s); ok {
+		return &untypedKV[K, V, any]{s: kv, value: func(v any) any { return v }}, true
+	}
+	return nil, false
+}
+
+// errQueryType is a key or value of another type than the query asked for.
+func errQueryType(what string, v any, want any) error {
+	return fmt.Errorf("%w: the store holds a %s of type %T, not %T", ErrStoreNotAvailable, what, v, want)
+}
+
+// cast returns v as a T (nil: the zero T).
+func cast[T any](what string, v any) (T, error) {
+	var zero T
+	if v == nil {
+		return zero, nil
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, errQueryType(what, v, zero)
+	}
+	return t, nil
+}
+
+// untypedKV views an untyped store (keys any, values X) with keys K and values V.
+type untypedKV[K, V, X any] struct {
+	s     store.ReadOnlyKeyValueStore[any, X]
+	value func(X) any
+}
+
+func (u *untypedKV[K, V, X]) Get(key K) (V, bool, error) {
+	var zero V
+	x, ok, err := u.s.Get(key)
+	if err != nil || !ok {
+		return zero, ok, err
+	}
+	v, err := cast[V]("value", u.value(x))
+	return v, err == nil, err
+}
+
+func (u *untypedKV[K, V, X]) iter(it store.KeyValueIterator[any, X]) store.KeyValueIterator[K, V] {
+	return &untypedIter[K, V, X]{it: it, value: u.value}
+}
+
+func (u *untypedKV[K, V, X]) Range(from, to K) store.KeyValueIterator[K, V] {
+	return u.iter(u.s.Range(from, to))
+}
+func (u *untypedKV[K, V, X]) ReverseRange(from, to K) store.KeyValueIterator[K, V] {
+	return u.iter(u.s.ReverseRange(from, to))
+}
+func (u *untypedKV[K, V, X]) All() store.KeyValueIterator[K, V] { return u.iter(u.s.All()) }
+func (u *untypedKV[K, V, X]) ReverseAll() store.KeyValueIterator[K, V] {
+	return u.iter(u.s.ReverseAll())
+}
+func (u *untypedKV[K, V, X]) PrefixScan(prefix []byte) store.KeyValueIterator[K, V] {
+	return u.iter(u.s.PrefixScan(prefix))
+}
+func (u *untypedKV[K, V, X]) ApproximateNumEntries() int64 { return u.s.ApproximateNumEntries() }
+
+// untypedIter converts an untyped store's entries; a key or value of another type ends the
+// iteration with an error.
+type untypedIter[K, V, X any] struct {
+	it    store.KeyValueIterator[any, X]
+	value func(X) any
+	k     K
+	v     V
+	err   error
+}
+
+func (u *untypedIter[K, V, X]) Next() bool {
+	if u.err != nil || !u.it.Next() {
+		return false
+	}
+	if u.k, u.err = cast[K]("key", u.it.Key()); u.err != nil {
+		return false
+	}
+	u.v, u.err = cast[V]("value", u.value(u.it.Value()))
+	return u.err == nil
+}
+func (u *untypedIter[K, V, X]) Key() K   { return u.k }
+func (u *untypedIter[K, V, X]) Value() V { return u.v }
+func (u *untypedIter[K, V, X]) Err() error {
+	if u.err != nil {
+		return u.err
+	}
+	return u.it.Err()
+}
+func (u *untypedIter[K, V, X]) Close() error { return u.it.Close() }

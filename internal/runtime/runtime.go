@@ -304,17 +304,42 @@ func (r *Runtime) SubtopologyOf(topic string) (int, bool) {
 	return id, ok
 }
 
+// QueryableStore is a store of a running active task, for interactive queries.
+type QueryableStore struct {
+	// Store is the task's store (its outermost layer). Read it only inside Read.
+	Store processor.StateStore
+	th    *thread
+	id    processor.TaskID
+	t     *task.Task
+}
+
+// Read calls f while the stream thread owning the task leaves its stores and record cache
+// alone (it waits for the thread's current batch, punctuation or cache flush), and reports
+// true; it reports false without calling f when the task no longer runs there (closed or
+// migrated since Stores returned it).
+func (q QueryableStore) Read(f func()) bool {
+	q.th.storeMu.Lock()
+	defer q.th.storeMu.Unlock()
+	q.th.mu.Lock()
+	ok := q.th.running[q.id] == q.t
+	q.th.mu.Unlock()
+	if ok {
+		f()
+	}
+	return ok
+}
+
 // Stores returns the store named name of every local active task that is running, by task.
-func (r *Runtime) Stores(name string) map[processor.TaskID]processor.StateStore {
-	out := map[processor.TaskID]processor.StateStore{}
+func (r *Runtime) Stores(name string) map[processor.TaskID]QueryableStore {
+	out := map[processor.TaskID]QueryableStore{}
 	r.mu.Lock()
 	threads := slices.Clone(r.threads)
 	r.mu.Unlock()
 	for _, th := range threads {
 		th.mu.Lock()
-		for id, ts := range th.running {
-			if s := ts.Store(name); s != nil {
-				out[id] = s
+		for id, t := range th.running {
+			if s := t.Store(name); s != nil {
+				out[id] = QueryableStore{Store: s, th: th, id: id, t: t}
 			}
 		}
 		th.mu.Unlock()

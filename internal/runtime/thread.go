@@ -85,6 +85,11 @@ type thread struct {
 	// running are the tasks of the current session, readable by interactive queries.
 	mu      sync.Mutex
 	running map[processor.TaskID]*task.Task
+	// storeMu is held by the thread while it processes, punctuates, commits or closes its
+	// active tasks, and by interactive queries while they read a store of one of them: the
+	// stores and the thread's record cache are not safe for concurrent use. Java: the caching
+	// layer's lock and the synchronized in-memory stores.
+	storeMu sync.Mutex
 
 	parts          map[string]map[int32]*partBuf
 	inputs         map[processor.TaskID][]taskInput
@@ -552,7 +557,14 @@ func (th *thread) newTask(ctx context.Context, id processor.TaskID) (*task.Task,
 // a dirty close aborts the stores' open exactly-once transaction and writes no checkpoint, so
 // the next owner restores from the last committed state.
 func (th *thread) closeTask(id processor.TaskID, clean bool) {
+	th.storeMu.Lock()
+	defer th.storeMu.Unlock()
 	t, ts := th.tasks[id], th.states[id]
+	th.mu.Lock()
+	if th.running[id] == t {
+		delete(th.running, id)
+	}
+	th.mu.Unlock()
 	if ts != nil {
 		var err error
 		if clean {
@@ -783,6 +795,8 @@ func (th *thread) fill() {
 // processOnce processes up to a batch of records per task, with stream-time punctuation
 // after each record. It returns the number of records processed.
 func (th *thread) processOnce() (int, error) {
+	th.storeMu.Lock()
+	defer th.storeMu.Unlock()
 	const batch = 100
 	total := 0
 	now := time.Now().UnixMilli()
@@ -824,6 +838,8 @@ func (th *thread) processOnce() (int, error) {
 }
 
 func (th *thread) punctuateWallClock() error {
+	th.storeMu.Lock()
+	defer th.storeMu.Unlock()
 	now := time.Now().UnixMilli()
 	for _, t := range th.tasks {
 		if _, err := t.MaybePunctuateSystemTime(now); err != nil {
@@ -901,11 +917,13 @@ func (th *thread) flush() error {
 // commit commits the session's tasks: stores flushed, records sent, then offsets committed
 // (at-least-once) or sent in the transaction, which is committed (exactly-once v2).
 func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
+	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
 	needed := len(th.out) > 0 || th.txnOpen
 	for _, t := range th.tasks {
 		if t.CommitNeeded() {
 			needed = true
 			if err := t.CommitCaches(); err != nil {
+				th.storeMu.Unlock()
 				return err
 			}
 		}
@@ -917,6 +935,7 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 		for id := range th.tasks {
 			if th.checkpointDue(id) {
 				if err := th.flushStores(id); err != nil {
+					th.storeMu.Unlock()
 					return err
 				}
 				checkpoint = append(checkpoint, id)
@@ -924,6 +943,7 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 			}
 		}
 	}
+	th.storeMu.Unlock()
 	if !needed {
 		return nil
 	}
@@ -939,9 +959,11 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 		}
 	}
 	if !th.rt.cfg.ExactlyOnce {
+		th.storeMu.Lock()
 		for _, id := range checkpoint {
 			th.writeCheckpoint(id)
 		}
+		th.storeMu.Unlock()
 		for topic, ps := range offsets {
 			for _, p := range ps {
 				sess.MarkOffset(topic, p.Partition, p.Offset, "")
@@ -970,6 +992,8 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 	}
 	th.txnOpen = false
 	// The Kafka transaction is committed: the stores' pending batches land with their offsets.
+	th.storeMu.Lock()
+	defer th.storeMu.Unlock()
 	for id, ts := range th.states {
 		if err := ts.CommitTransaction(); err != nil {
 			return fmt.Errorf("task %s: commit store transaction: %w", id, err)
