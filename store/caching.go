@@ -218,7 +218,8 @@ func (c *CachingKeyValueStore) entry(value []byte) *cache.Entry {
 }
 
 func (c *CachingKeyValueStore) put(key, value []byte) error {
-	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, bytes.Clone(key), c.entry(value)))
+	// The cache copies the key when it adds an entry.
+	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, key, c.entry(value)))
 }
 
 // get reads key from the cache, or from below (caching a present value as a clean entry).
@@ -230,7 +231,7 @@ func (c *CachingKeyValueStore) get(key []byte) ([]byte, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	return v, storeErr(c.Name(), "get", c.cache.Put(c.namespace, bytes.Clone(key), cache.NewCleanEntry(v)))
+	return v, storeErr(c.Name(), "get", c.cache.Put(c.namespace, key, cache.NewCleanEntry(v)))
 }
 
 // Get returns the value of key from the cache or from below.

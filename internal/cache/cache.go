@@ -14,13 +14,13 @@
 package cache
 
 import (
-	"container/list"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -36,8 +36,12 @@ var ErrNoListener = errors.New("cache: no flush listener registered for namespac
 // code units and its value's length in bytes (0 for a null value).
 func residentSize(c processor.RecordContext) int64 {
 	n := int64(8+8+4) + utf16Len(c.Topic)
-	for h := range c.Headers.All() {
-		n += utf16Len(h.Key) + int64(len(h.Value))
+	if c.Headers.Len() > 0 {
+		// A copy, so that only records with headers pay for the iterator's allocation.
+		hs := c.Headers
+		for h := range hs.All() {
+			n += utf16Len(h.Key) + int64(len(h.Value))
+		}
 	}
 	return n
 }
@@ -45,6 +49,16 @@ func residentSize(c processor.RecordContext) int64 {
 // utf16Len is the length of s in UTF-16 code units (Java's String.toCharArray().length).
 // Invalid UTF-8 bytes count one unit each, as Java decodes them to U+FFFD.
 func utf16Len(s string) int64 {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return int64(len(s))
+	}
 	n := int64(0)
 	for _, r := range s {
 		n += int64(utf16.RuneLen(r))
@@ -260,13 +274,14 @@ func (t *ThreadCache) Get(namespace string, key []byte) *Entry {
 	if c == nil {
 		return nil
 	}
-	return c.get(string(key))
+	return c.get(key)
 }
 
 // Put caches entry under key (most recently used; a dirty entry moves the key to the end of the
 // flush order), then evicts least recently used entries of this named cache while the whole
 // cache is over budget; evicting a dirty entry flushes the named cache (see FlushListener).
-// The key slice is kept: callers must not modify it afterwards. Java: put(namespace, key, value).
+// The cache copies key when it adds a new entry (callers may reuse the slice); the key handed to
+// the flush listener is that copy. Java: put(namespace, key, value).
 func (t *ThreadCache) Put(namespace string, key []byte, entry *Entry) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -287,7 +302,7 @@ func (t *ThreadCache) PutIfAbsent(namespace string, key []byte, entry *Entry) (*
 	defer t.mu.Unlock()
 	c := t.getOrCreate(namespace)
 	old := c.sizeBytes
-	existing := c.get(string(key))
+	existing := c.get(key)
 	if existing == nil {
 		if err := c.put(key, entry); err != nil {
 			t.sizeBytes += c.sizeBytes - old
@@ -314,7 +329,7 @@ func (t *ThreadCache) Delete(namespace string, key []byte) *Entry {
 		return nil
 	}
 	old := c.sizeBytes
-	e := c.delete(string(key))
+	e := c.deleteKey(key)
 	t.sizeBytes += c.sizeBytes - old
 	return e
 }
@@ -441,7 +456,7 @@ func (it *Iterator) HasNext() bool {
 		k := it.keys[it.pos]
 		it.pos++
 		it.c.mu.Lock()
-		e := it.c.get(k)
+		e := it.c.getString(k)
 		it.c.mu.Unlock()
 		if e != nil {
 			it.next, it.key = e, []byte(k)
@@ -476,11 +491,16 @@ func (it *Iterator) Next() ([]byte, *Entry) {
 	return k, e
 }
 
-// lruNode is one entry of a named cache in its recency list (head = most recently used).
+// lruNode is one entry of a named cache in its recency list (head = most recently used) and,
+// while its entry is dirty, in the named cache's dirty list (order of the last dirty write).
 type lruNode struct {
 	key        []byte
+	skey       string // key as a string: the key of the named cache's map and index
 	entry      *Entry
 	prev, next *lruNode
+	// dirtyPrev and dirtyNext link the dirty list; inDirty is true while the node is in it.
+	dirtyPrev, dirtyNext *lruNode
+	inDirty              bool
 }
 
 // size is the node's accounted size: key bytes + 3*8 bytes (Java's entry, previous and next
@@ -489,29 +509,29 @@ func (n *lruNode) size() int64 { return int64(len(n.key)) + 24 + n.entry.size }
 
 // namedCache is the cache of one store in one task. Java counterpart: NamedCache.
 type namedCache struct {
-	mu        *sync.Mutex // the ThreadCache's; held by every caller except around the listener
-	name      string
-	nodes     map[string]*lruNode
-	index     *keyIndex
-	dirty     *list.List // of string keys, in order of their last dirty write
-	dirtyPos  map[string]*list.Element
-	listener  FlushListener
-	head      *lruNode
-	tail      *lruNode
-	sizeBytes int64
+	mu    *sync.Mutex // the ThreadCache's; held by every caller except around the listener
+	name  string
+	nodes map[string]*lruNode
+	index *keyIndex
+	// dirtyHead and dirtyTail are the ends of the dirty list (oldest dirty write first);
+	// dirtyLen its length.
+	dirtyHead, dirtyTail *lruNode
+	dirtyLen             int
+	listener             FlushListener
+	head                 *lruNode
+	tail                 *lruNode
+	sizeBytes            int64
 
 	hits, misses, overwrites, flushes int64
 }
 
 func newNamedCache(name string, mu *sync.Mutex) *namedCache {
-	return &namedCache{mu: mu, name: name, nodes: map[string]*lruNode{}, index: newKeyIndex(), dirty: list.New(),
-		dirtyPos: map[string]*list.Element{}}
+	return &namedCache{mu: mu, name: name, nodes: map[string]*lruNode{}, index: newKeyIndex()}
 }
 
 func (c *namedCache) len() int { return len(c.nodes) }
 
-func (c *namedCache) lookup(k string) *lruNode {
-	n := c.nodes[k]
+func (c *namedCache) count(n *lruNode) *lruNode {
 	if n == nil {
 		c.misses++
 	} else {
@@ -520,8 +540,17 @@ func (c *namedCache) lookup(k string) *lruNode {
 	return n
 }
 
-func (c *namedCache) get(k string) *Entry {
-	n := c.lookup(k)
+func (c *namedCache) get(key []byte) *Entry {
+	n := c.count(c.nodes[string(key)])
+	if n == nil {
+		return nil
+	}
+	c.touch(n)
+	return n.entry
+}
+
+func (c *namedCache) getString(k string) *Entry {
+	n := c.count(c.nodes[k])
 	if n == nil {
 		return nil
 	}
@@ -558,18 +587,37 @@ func (c *namedCache) touch(n *lruNode) {
 	c.pushHead(n)
 }
 
-func (c *namedCache) markDirty(k string) {
-	if el, ok := c.dirtyPos[k]; ok {
-		c.dirty.Remove(el)
+// markDirty moves n to the end of the dirty list (adding it if needed).
+func (c *namedCache) markDirty(n *lruNode) {
+	c.unmarkDirty(n)
+	n.dirtyPrev, n.dirtyNext = c.dirtyTail, nil
+	if c.dirtyTail != nil {
+		c.dirtyTail.dirtyNext = n
+	} else {
+		c.dirtyHead = n
 	}
-	c.dirtyPos[k] = c.dirty.PushBack(k)
+	c.dirtyTail = n
+	n.inDirty = true
+	c.dirtyLen++
 }
 
-func (c *namedCache) unmarkDirty(k string) {
-	if el, ok := c.dirtyPos[k]; ok {
-		c.dirty.Remove(el)
-		delete(c.dirtyPos, k)
+// unmarkDirty removes n from the dirty list if it is in it.
+func (c *namedCache) unmarkDirty(n *lruNode) {
+	if !n.inDirty {
+		return
 	}
+	if n.dirtyPrev != nil {
+		n.dirtyPrev.dirtyNext = n.dirtyNext
+	} else {
+		c.dirtyHead = n.dirtyNext
+	}
+	if n.dirtyNext != nil {
+		n.dirtyNext.dirtyPrev = n.dirtyPrev
+	} else {
+		c.dirtyTail = n.dirtyPrev
+	}
+	n.dirtyPrev, n.dirtyNext, n.inDirty = nil, nil, false
+	c.dirtyLen--
 }
 
 // ErrCleanOverDirty is returned when a clean entry would replace a dirty one (a bug in the
@@ -577,28 +625,37 @@ func (c *namedCache) unmarkDirty(k string) {
 // already contains a dirty entry for the same key".
 var ErrCleanOverDirty = errors.New("cache: attempting to put a clean entry over a dirty entry")
 
+// put caches e under key; the key is copied only when a new node is added.
 func (c *namedCache) put(key []byte, e *Entry) error {
-	k := string(key)
-	if _, dirty := c.dirtyPos[k]; !e.dirty && dirty {
+	n := c.nodes[string(key)]
+	if !e.dirty && n != nil && n.inDirty {
 		return fmt.Errorf("%w: key %x, namespace %s", ErrCleanOverDirty, key, c.name)
 	}
-	n := c.nodes[k]
 	if n != nil {
 		c.overwrites++
 		c.sizeBytes -= n.size()
 		n.entry = e
 		c.touch(n)
 	} else {
-		n = &lruNode{key: key, entry: e}
+		k := string(key)
+		n = &lruNode{key: []byte(k), skey: k, entry: e}
 		c.pushHead(n)
 		c.nodes[k] = n
 		c.index.add(k)
 	}
 	if e.dirty {
-		c.markDirty(k)
+		c.markDirty(n)
 	}
 	c.sizeBytes += n.size()
 	return nil
+}
+
+func (c *namedCache) deleteKey(key []byte) *Entry {
+	n := c.nodes[string(key)]
+	if n == nil {
+		return nil
+	}
+	return c.remove(n)
 }
 
 func (c *namedCache) delete(k string) *Entry {
@@ -606,10 +663,14 @@ func (c *namedCache) delete(k string) *Entry {
 	if n == nil {
 		return nil
 	}
-	delete(c.nodes, k)
-	c.index.remove(k)
+	return c.remove(n)
+}
+
+func (c *namedCache) remove(n *lruNode) *Entry {
+	delete(c.nodes, n.skey)
+	c.index.remove(n.skey)
 	c.unlink(n)
-	c.unmarkDirty(k)
+	c.unmarkDirty(n)
 	c.sizeBytes -= n.size()
 	return n.entry
 }
@@ -623,11 +684,12 @@ func (c *namedCache) evict() error {
 	}
 	c.sizeBytes -= n.size()
 	c.unlink(n)
-	delete(c.nodes, string(n.key))
-	c.index.remove(string(n.key))
+	delete(c.nodes, n.skey)
+	c.index.remove(n.skey)
 	if n.entry.dirty {
 		return c.flush(n)
 	}
+	c.unmarkDirty(n)
 	return nil
 }
 
@@ -639,29 +701,27 @@ func (c *namedCache) flush(evicted *lruNode) error {
 	if c.listener == nil {
 		return fmt.Errorf("%w: %s", ErrNoListener, c.name)
 	}
-	if c.dirty.Len() == 0 {
+	if c.dirtyLen == 0 {
 		return nil
 	}
-	entries := make([]DirtyEntry, 0, c.dirty.Len())
+	entries := make([]DirtyEntry, 0, c.dirtyLen)
 	if evicted != nil {
 		entries = append(entries, DirtyEntry{Key: evicted.key, NewValue: evicted.entry.value, Entry: evicted.entry})
-		c.unmarkDirty(string(evicted.key))
+		c.unmarkDirty(evicted)
 	}
 	var deleted []string
-	for el := c.dirty.Front(); el != nil; el = el.Next() {
-		k := el.Value.(string)
-		n := c.lookup(k)
-		if n == nil {
-			return fmt.Errorf("cache: key %x is in the dirty set of %s but has no entry", k, c.name)
-		}
+	for n := c.dirtyHead; n != nil; {
+		next := n.dirtyNext
+		c.hits++ // Java reads each dirty key back from the cache
 		entries = append(entries, DirtyEntry{Key: n.key, NewValue: n.entry.value, Entry: n.entry})
 		n.entry.dirty = false
 		if n.entry.value == nil {
-			deleted = append(deleted, k)
+			deleted = append(deleted, n.skey)
 		}
+		n.dirtyPrev, n.dirtyNext, n.inDirty = nil, nil, false
+		n = next
 	}
-	c.dirty.Init()
-	clear(c.dirtyPos)
+	c.dirtyHead, c.dirtyTail, c.dirtyLen = nil, nil, 0
 	if err := c.callListener(entries); err != nil {
 		return err
 	}
@@ -699,8 +759,7 @@ func (c *namedCache) keysBetween(from, to []byte, toInclusive bool) []string {
 func (c *namedCache) clear() {
 	c.head, c.tail = nil, nil
 	c.sizeBytes = 0
-	c.dirty.Init()
-	clear(c.dirtyPos)
+	c.dirtyHead, c.dirtyTail, c.dirtyLen = nil, nil, 0
 	clear(c.nodes)
 	c.index.clear()
 }

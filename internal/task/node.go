@@ -24,6 +24,10 @@ type node struct {
 	keyDeser, valueDeser serde.Deserializer[any]
 	keySer, valueSer     serde.Serializer[any]
 	extractor            processor.TimestampExtractor
+	// sinkHeaders holds the headers of the record a sink node is serializing (the serializers
+	// get a pointer to them); kept in the node so that they need no allocation of their own.
+	// Reset after each record: the output record owns what they held.
+	sinkHeaders serde.Headers
 }
 
 func (n *node) init() error {
@@ -142,18 +146,24 @@ func (n *node) sink(rec processor.Record[any, any]) error {
 			return fmt.Errorf("sink %s: extract topic: %w", n.spec.Name, err)
 		}
 	}
-	headers := rec.Headers.Clone()
+	n.sinkHeaders = rec.Headers.Clone()
+	hp := &n.sinkHeaders
 	var kb, vb []byte
 	var err error
 	if !isNil(rec.Key) {
-		if kb, err = n.keySer.Serialize(topic, &headers, rec.Key); err != nil {
-			return fmt.Errorf("sink %s: serialize key for topic %s: %w", n.spec.Name, topic, err)
-		}
+		kb, err = n.keySer.Serialize(topic, hp, rec.Key)
 	}
-	if !isNil(rec.Value) {
-		if vb, err = n.valueSer.Serialize(topic, &headers, rec.Value); err != nil {
-			return fmt.Errorf("sink %s: serialize value for topic %s: %w", n.spec.Name, topic, err)
+	if err == nil && !isNil(rec.Value) {
+		if vb, err = n.valueSer.Serialize(topic, hp, rec.Value); err != nil {
+			err = fmt.Errorf("sink %s: serialize value for topic %s: %w", n.spec.Name, topic, err)
 		}
+	} else if err != nil {
+		err = fmt.Errorf("sink %s: serialize key for topic %s: %w", n.spec.Name, topic, err)
+	}
+	headers := n.sinkHeaders
+	n.sinkHeaders = serde.Headers{}
+	if err != nil {
+		return err
 	}
 	out := OutRecord{Topic: topic, Partition: -1, Key: kb, Value: vb, Timestamp: rec.Timestamp, Headers: headers}
 	if n.spec.Partitioner == nil {

@@ -2,6 +2,7 @@ package task
 
 import (
 	"fmt"
+	"runtime/debug"
 
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -44,6 +45,11 @@ type recordQueue struct {
 	head          *stampedRecord
 	partitionTime int64
 	order         int
+	// slots hold the stamped records: the head is stamped into the slot the record being
+	// processed (the previous head, returned by next) does not use, so stamping allocates
+	// nothing. A slot is overwritten only two heads later, after that record was processed.
+	slots [2]stampedRecord
+	slot  int
 }
 
 // size is the number of buffered records (Java: RecordQueue.size).
@@ -120,26 +126,14 @@ func (g *partitionGroup) buffered() int {
 func (g *partitionGroup) updateHead(q *recordQueue) error {
 	t := g.t
 	for q.head == nil && len(q.fifo) > 0 {
-		raw := q.fifo[0]
+		sr := &q.slots[q.slot]
+		*sr = stampedRecord{raw: q.fifo[0]}
+		q.fifo[0] = RawRecord{} // the queue's backing array must not keep the record alive
 		q.fifo = q.fifo[1:]
+		raw := &sr.raw
 		n := q.src
-		var key, value any
-		err := callGuarded(func() error {
-			var err error
-			if raw.Key != nil {
-				if key, err = n.keyDeser.Deserialize(raw.Topic, &raw.Headers, raw.Key); err != nil {
-					return fmt.Errorf("key: %w", err)
-				}
-			}
-			if raw.Value != nil {
-				if value, err = n.valueDeser.Deserialize(raw.Topic, &raw.Headers, raw.Value); err != nil {
-					return fmt.Errorf("value: %w", err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			if t.cfg.DeserializationHandler != nil && t.cfg.DeserializationHandler(raw, err) == Continue {
+		if err := n.deserialize(sr); err != nil {
+			if t.cfg.DeserializationHandler != nil && t.cfg.DeserializationHandler(*raw, err) == Continue {
 				g.dropped++
 				t.log.Warn("skipping record due to deserialization error", "task", t.id.String(), "topic", raw.Topic,
 					"partition", raw.Partition, "offset", raw.Offset, "error", err)
@@ -147,15 +141,7 @@ func (g *partitionGroup) updateHead(q *recordQueue) error {
 			}
 			return &DeserializationError{Task: t.id, Topic: raw.Topic, Partition: raw.Partition, Offset: raw.Offset, Err: err}
 		}
-		var ts int64
-		err = callGuarded(func() error {
-			var err error
-			ts, err = n.extractor.Extract(processor.ConsumerRecord{
-				Topic: raw.Topic, Partition: raw.Partition, Offset: raw.Offset, Timestamp: raw.Timestamp,
-				Key: key, Value: value, Headers: raw.Headers,
-			}, q.partitionTime)
-			return err
-		})
+		ts, err := n.extract(sr, q.partitionTime)
 		if err != nil {
 			return fmt.Errorf("task %s: timestamp extractor failed for record topic=%s partition=%d offset=%d: %w",
 				t.id, raw.Topic, raw.Partition, raw.Offset, err)
@@ -166,9 +152,47 @@ func (g *partitionGroup) updateHead(q *recordQueue) error {
 				"task", t.id.String(), "topic", raw.Topic, "partition", raw.Partition, "offset", raw.Offset, "extractedTimestamp", ts)
 			continue
 		}
-		q.head = &stampedRecord{raw: raw, key: key, value: value, timestamp: ts}
+		sr.timestamp = ts
+		q.head = sr
+		q.slot ^= 1
 	}
 	return nil
+}
+
+// deserialize fills sr's key and value from its raw record with the source node's
+// deserializers (nil bytes stay nil); a panic becomes a *PanicError.
+func (n *node) deserialize(sr *stampedRecord) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	raw := &sr.raw
+	if raw.Key != nil {
+		if sr.key, err = n.keyDeser.Deserialize(raw.Topic, &raw.Headers, raw.Key); err != nil {
+			return fmt.Errorf("key: %w", err)
+		}
+	}
+	if raw.Value != nil {
+		if sr.value, err = n.valueDeser.Deserialize(raw.Topic, &raw.Headers, raw.Value); err != nil {
+			return fmt.Errorf("value: %w", err)
+		}
+	}
+	return nil
+}
+
+// extract runs the source node's timestamp extractor on sr; a panic becomes a *PanicError.
+func (n *node) extract(sr *stampedRecord, partitionTime int64) (ts int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	raw := &sr.raw
+	return n.extractor.Extract(processor.ConsumerRecord{
+		Topic: raw.Topic, Partition: raw.Partition, Offset: raw.Offset, Timestamp: raw.Timestamp,
+		Key: sr.key, Value: sr.value, Headers: raw.Headers,
+	}, partitionTime)
 }
 
 // next removes and returns the head record of the queue with the smallest head timestamp,

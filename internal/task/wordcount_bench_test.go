@@ -1,0 +1,125 @@
+package task_test
+
+import (
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/kstreams-go/kstreams/bench/wc"
+	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// benchLines returns n lines of 10 words drawn from a Zipf distribution over a vocabulary of
+// 100 000 synthetic words (fixed seed), as bench/cmd/wcbench generates them.
+func benchLines(n int) []string {
+	r := rand.New(rand.NewSource(1))
+	seen := map[string]bool{}
+	var vocab []string
+	b := make([]byte, 10)
+	for len(vocab) < 100_000 {
+		l := 3 + r.Intn(8)
+		for i := 0; i < l; i++ {
+			b[i] = byte('a' + r.Intn(26))
+		}
+		if w := string(b[:l]); !seen[w] {
+			seen[w] = true
+			vocab = append(vocab, w)
+		}
+	}
+	zipf := rand.NewZipf(r, 1.1, 1, uint64(len(vocab)-1))
+	out := make([]string, n)
+	var sb strings.Builder
+	for i := range out {
+		sb.Reset()
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(vocab[zipf.Uint64()])
+		}
+		out[i] = sb.String()
+	}
+	return out
+}
+
+// sliceCollector keeps the records a task sends.
+type sliceCollector struct{ out []task.OutRecord }
+
+func (c *sliceCollector) Send(rec task.OutRecord) error {
+	c.out = append(c.out, rec)
+	return nil
+}
+func (c *sliceCollector) PartitionsFor(string) (int32, error) { return 1, nil }
+
+// BenchmarkWordCountTasks runs the word count (bench/wc) as the runtime does for one
+// partition: a task of the split sub-topology whose repartition records are fed to a task of
+// the counting sub-topology (Pebble store in a temporary directory, 10 MiB record cache, a
+// cache-only commit every 10 000 lines). One op is one 10-word line.
+func BenchmarkWordCountTasks(b *testing.B) {
+	lines := benchLines(100_000)
+	topo, err := wc.Topology("lines", "counts")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc := cache.New(10 << 20)
+	mk := func(group int, coll task.Collector) *task.Task {
+		spec, err := task.SpecFromTopology(topo.Internal(), "bench", []int{group})
+		if err != nil {
+			b.Fatal(err)
+		}
+		tk, err := task.New(processor.TaskID{Subtopology: group, Partition: 0}, spec, task.Config{
+			ApplicationID: "bench", AppConfigs: map[string]string{"processing.guarantee": "at_least_once"},
+			StateDir: b.TempDir(), Collector: coll, Cache: rc, Clock: func() int64 { return 0 },
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tk.Init(); err != nil {
+			b.Fatal(err)
+		}
+		return tk
+	}
+	split, counted := &sliceCollector{}, &sliceCollector{}
+	t0, t1 := mk(0, split), mk(1, counted)
+	defer t0.Close()
+	defer t1.Close()
+	var off0, off1 int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := t0.AddRecord(task.RawRecord{Topic: "lines", Offset: off0, Timestamp: off0, Value: []byte(lines[i%len(lines)])}); err != nil {
+			b.Fatal(err)
+		}
+		off0++
+		if _, err := t0.Process(0); err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range split.out {
+			if err := t1.AddRecord(task.RawRecord{Topic: r.Topic, Offset: off1, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}); err != nil {
+				b.Fatal(err)
+			}
+			off1++
+		}
+		split.out = split.out[:0]
+		for {
+			ok, err := t1.Process(0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+		}
+		if i%10_000 == 9_999 {
+			if err := t0.CommitCaches(); err != nil {
+				b.Fatal(err)
+			}
+			if err := t1.CommitCaches(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		counted.out = counted.out[:0]
+	}
+}
