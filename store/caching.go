@@ -701,9 +701,10 @@ func (m *MeteredKeyValueStore[K, V]) QueryView() ReadOnlyKeyValueStore[K, V] {
 	if !ok {
 		return m
 	}
-	view := *m
-	view.inner = readOnlyBytes{KeyValueBytesStore: m.inner, view: q.QueryView()}
-	return &view
+	// A new layer over the same serdes (not a copy of m: it has its own headers scratch).
+	return &MeteredKeyValueStore[K, V]{inner: readOnlyBytes{KeyValueBytesStore: m.inner, view: q.QueryView()},
+		keySerde: m.keySerde, valueSerde: m.valueSerde, topic: m.topic, keyNillable: m.keyNillable,
+		valueNillable: m.valueNillable}
 }
 
 // QueryView returns the read-only view of st for interactive queries from goroutines other than

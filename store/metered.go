@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -32,6 +33,30 @@ type MeteredKeyValueStore[K, V any] struct {
 	topic         string
 	keyNillable   bool
 	valueNillable bool
+	hdr           headersScratch
+}
+
+// headersScratch lends the empty Headers a store layer hands to its serdes (which take a
+// pointer, so a fresh one would be a heap allocation per call). The stream thread gets the
+// scratch; a concurrent caller (an interactive query) that finds it lent gets a new one.
+type headersScratch struct {
+	busy atomic.Bool
+	h    serde.Headers
+}
+
+func (s *headersScratch) get() *serde.Headers {
+	if s.busy.CompareAndSwap(false, true) {
+		return &s.h
+	}
+	return &serde.Headers{}
+}
+
+// put takes back h (from get), emptied for the next caller.
+func (s *headersScratch) put(h *serde.Headers) {
+	if h == &s.h {
+		s.h = serde.Headers{}
+		s.busy.Store(false)
+	}
 }
 
 var _ KeyValueStore[string, int32] = (*MeteredKeyValueStore[string, int32])(nil)
@@ -94,7 +119,9 @@ func (m *MeteredKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) 
 	if m.keySerde == nil {
 		return nil, storeErr(m.Name(), op, ErrStoreClosed)
 	}
-	b, err := m.keySerde.Serialize(m.topic, &serde.Headers{}, key)
+	h := m.hdr.get()
+	b, err := m.keySerde.Serialize(m.topic, h, key)
+	m.hdr.put(h)
 	if err != nil {
 		return nil, storeErr(m.Name(), op+": serialize key", err)
 	}
@@ -113,7 +140,9 @@ func (m *MeteredKeyValueStore[K, V]) valueBytes(op string, value V) ([]byte, err
 	if m.valueNillable && isNil(value) {
 		return nil, nil
 	}
-	b, err := m.valueSerde.Serialize(m.topic, &serde.Headers{}, value)
+	h := m.hdr.get()
+	b, err := m.valueSerde.Serialize(m.topic, h, value)
+	m.hdr.put(h)
 	if err != nil {
 		return nil, storeErr(m.Name(), op+": serialize value", err)
 	}
@@ -125,7 +154,9 @@ func (m *MeteredKeyValueStore[K, V]) value(op string, b []byte) (V, bool, error)
 	if b == nil {
 		return zero, false, nil
 	}
-	v, err := m.valueSerde.Deserialize(m.topic, &serde.Headers{}, b)
+	h := m.hdr.get()
+	v, err := m.valueSerde.Deserialize(m.topic, h, b)
+	m.hdr.put(h)
 	if err != nil {
 		return zero, false, storeErr(m.Name(), op+": deserialize value", err)
 	}
