@@ -97,6 +97,7 @@ type thread struct {
 	wake           chan struct{}
 	out            []*sarama.ProducerMessage
 	outRecs        []task.OutRecord
+	outMsgs        msgSlab // backs the messages of out
 	txnOpen        bool
 	discard        bool
 	fatalErr       error
@@ -872,6 +873,8 @@ func (th *thread) flush() error {
 	}
 	msgs, recs := th.out, th.outRecs
 	th.out, th.outRecs = nil, nil
+	// Once sent (or failed), sarama holds none of the messages: their slab is reused.
+	defer th.outMsgs.reset()
 	err := th.producer.SendMessages(msgs)
 	failed := map[*sarama.ProducerMessage]bool{}
 	var perrs sarama.ProducerErrors
@@ -1000,43 +1003,6 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 		}
 	}
 	return nil
-}
-
-// collector hands a task's records to the thread's producer buffer.
-type collector struct{ th *thread }
-
-// Send implements task.Collector.
-func (c collector) Send(rec task.OutRecord) error {
-	th := c.th
-	if th.discard {
-		return nil
-	}
-	m := &sarama.ProducerMessage{Topic: rec.Topic, Timestamp: time.UnixMilli(rec.Timestamp), Partition: -1}
-	if rec.Key != nil {
-		m.Key = sarama.ByteEncoder(rec.Key)
-	}
-	if rec.Value != nil {
-		m.Value = sarama.ByteEncoder(rec.Value)
-	}
-	if rec.Partition >= 0 {
-		m.Partition = rec.Partition
-		m.Metadata = explicitPartition{}
-	}
-	for h := range rec.Headers.All() {
-		m.Headers = append(m.Headers, sarama.RecordHeader{Key: []byte(h.Key), Value: h.Value})
-	}
-	th.out = append(th.out, m)
-	th.outRecs = append(th.outRecs, rec)
-	return nil
-}
-
-// PartitionsFor implements task.Collector.
-func (c collector) PartitionsFor(topic string) (int32, error) {
-	ps, err := c.th.client.Partitions(topic)
-	if err != nil {
-		return 0, err
-	}
-	return int32(len(ps)), nil
 }
 
 // KafkaError is a failure talking to Kafka (producer, transaction, restore) after the

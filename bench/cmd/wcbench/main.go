@@ -24,6 +24,7 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ type options struct {
 	commitMS     int
 	cacheBytes   int64
 	goBin        string
+	goBaseBin    string
 	javaCP       string
 	javaOpts     string
 	goArgs       string
@@ -60,10 +62,11 @@ func main() {
 	flag.IntVar(&o.commitMS, "commit-ms", 1000, "commit.interval.ms of both applications")
 	flag.Int64Var(&o.cacheBytes, "cache-bytes", 10<<20, "statestore.cache.max.bytes of both applications")
 	flag.StringVar(&o.goBin, "go-bin", "", "path of the built bench/cmd/wordcount")
+	flag.StringVar(&o.goBaseBin, "go-base-bin", "", "path of another build of bench/cmd/wordcount, run as impl \"gobase\" (before/after comparisons on the same input)")
 	flag.StringVar(&o.javaCP, "java-cp", "", "class path of the Java application (bench/java/target)")
 	flag.StringVar(&o.javaOpts, "java-opts", "", "extra JVM options, space-separated")
 	flag.StringVar(&o.goArgs, "go-args", "", "extra flags of bench/cmd/wordcount, space-separated (e.g. -cpuprofile FILE)")
-	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go (ratios need both)")
+	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go, gobase (ratios need java and go)")
 	guarantees := flag.String("guarantees", "at_least_once,exactly_once_v2", "comma-separated processing guarantees")
 	flag.BoolVar(&o.pipe, "pipe", true, "also measure the bare sarama consume-then-produce pipe")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest a single run may take")
@@ -143,15 +146,16 @@ func run(o options) error {
 			fmt.Printf("%-4s %-16s wall %8.2f s  %10.0f lines/s  %11.0f words/s  peak RSS %7.1f MiB  CPU %7.2f s\n",
 				impl, g, r.wall.Seconds(), float64(o.lines)/r.wall.Seconds(), float64(words)/r.wall.Seconds(),
 				float64(r.peakRSS)/(1<<20), r.cpu.Seconds())
-			if impl == "java" {
+			switch impl {
+			case "java":
 				p.java = r
-			} else {
+			case "go":
 				p.ours = r
 			}
 		}
 		results[g] = p
 	}
-	if len(o.impls) < 2 {
+	if !slices.Contains(o.impls, "java") || !slices.Contains(o.impls, "go") {
 		return nil
 	}
 	fmt.Println()
@@ -320,7 +324,11 @@ func runApp(o options, client sarama.Client, admin sarama.ClusterAdmin, impl, gu
 			args = append(args, "-eos")
 		}
 		args = append(args, strings.Fields(o.goArgs)...)
-		cmd = exec.Command(o.goBin, args...)
+		bin := o.goBin
+		if impl == "gobase" {
+			bin = o.goBaseBin
+		}
+		cmd = exec.Command(bin, args...)
 	}
 	cmd.Stderr = os.Stderr
 	start := time.Now()

@@ -1,0 +1,107 @@
+package runtime
+
+import (
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/task"
+)
+
+// collector hands a task's records to the thread's producer buffer.
+type collector struct{ th *thread }
+
+// Send implements task.Collector.
+func (c collector) Send(rec task.OutRecord) error {
+	th := c.th
+	if th.discard {
+		return nil
+	}
+	om := th.outMsgs.next()
+	m := &om.msg
+	m.Topic, m.Timestamp, m.Partition = rec.Topic, time.UnixMilli(rec.Timestamp), -1
+	if rec.Key != nil {
+		om.key.b = rec.Key
+		m.Key = &om.key
+	}
+	if rec.Value != nil {
+		om.value.b = rec.Value
+		m.Value = &om.value
+	}
+	if rec.Partition >= 0 {
+		m.Partition = rec.Partition
+		m.Metadata = explicitPartition{}
+	}
+	if rec.Headers.Len() > 0 {
+		hs := rec.Headers
+		for h := range hs.All() {
+			m.Headers = append(m.Headers, sarama.RecordHeader{Key: []byte(h.Key), Value: h.Value})
+		}
+	}
+	th.out = append(th.out, m)
+	th.outRecs = append(th.outRecs, rec)
+	return nil
+}
+
+// PartitionsFor implements task.Collector.
+func (c collector) PartitionsFor(topic string) (int32, error) {
+	ps, err := c.th.client.Partitions(topic)
+	if err != nil {
+		return 0, err
+	}
+	return int32(len(ps)), nil
+}
+
+// bytesEncoder is a sarama.Encoder of bytes; used by pointer, so that setting a message's key
+// or value allocates nothing (a sarama.ByteEncoder in the interface would).
+type bytesEncoder struct{ b []byte }
+
+// Encode implements sarama.Encoder.
+func (e *bytesEncoder) Encode() ([]byte, error) { return e.b, nil }
+
+// Length implements sarama.Encoder.
+func (e *bytesEncoder) Length() int { return len(e.b) }
+
+// outMsg is a producer message with the encoders of its key and value.
+type outMsg struct {
+	msg        sarama.ProducerMessage
+	key, value bytesEncoder
+}
+
+// msgSlabChunk is the number of messages of one chunk of a msgSlab; msgSlabKeep bounds the
+// chunks kept for reuse (about 4 MiB of messages).
+const (
+	msgSlabChunk = 256
+	msgSlabKeep  = 64
+)
+
+// msgSlab hands out producer messages from chunks that are reused once the messages were sent:
+// no allocation per produced record. Messages handed out stay valid until reset.
+type msgSlab struct {
+	chunks [][]outMsg
+	ci, i  int // next message: chunks[ci][i]
+}
+
+// next returns a zeroed message.
+func (s *msgSlab) next() *outMsg {
+	if s.ci == len(s.chunks) {
+		s.chunks = append(s.chunks, make([]outMsg, msgSlabChunk))
+	}
+	c := s.chunks[s.ci]
+	m := &c[s.i]
+	*m = outMsg{}
+	if s.i++; s.i == len(c) {
+		s.ci, s.i = s.ci+1, 0
+	}
+	return m
+}
+
+// reset makes every message handed out so far reusable: call it only when none of them is
+// referenced any more (sent, and the send's results read).
+func (s *msgSlab) reset() {
+	s.ci, s.i = 0, 0
+	if len(s.chunks) > msgSlabKeep {
+		clear(s.chunks[msgSlabKeep:])
+		s.chunks = s.chunks[:msgSlabKeep]
+	}
+}
