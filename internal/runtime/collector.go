@@ -17,7 +17,7 @@ func (c collector) Send(rec task.OutRecord) error {
 	if th.discard {
 		return nil
 	}
-	om := th.outMsgs.next()
+	om := th.slab().next()
 	m := &om.msg
 	m.Topic, m.Timestamp, m.Partition = rec.Topic, time.UnixMilli(rec.Timestamp), -1
 	if rec.Key != nil {
@@ -103,5 +103,76 @@ func (s *msgSlab) reset() {
 	if len(s.chunks) > msgSlabKeep {
 		clear(s.chunks[msgSlabKeep:])
 		s.chunks = s.chunks[:msgSlabKeep]
+	}
+}
+
+// sendBatch is a batch of records handed to the producer by flushAsync, its acknowledgements
+// not yet handled.
+type sendBatch struct {
+	msgs []*sarama.ProducerMessage
+	recs []task.OutRecord
+	slab *msgSlab
+	done chan error
+}
+
+// slab returns the slab the collector takes messages from.
+func (th *thread) slab() *msgSlab {
+	if th.outMsgs == nil {
+		th.outMsgs = &msgSlab{}
+	}
+	return th.outMsgs
+}
+
+// flushAsync hands the buffered records to the producer and returns without waiting for the
+// acknowledgements, so that processing goes on while they are sent (as Java's producer sends
+// in the background). At most one batch is in flight: the previous one is awaited first (its
+// results handled), which also keeps the production order across batches. Under exactly-once
+// the transaction is begun here if needed. Java: RecordCollectorImpl.send, whose errors
+// surface at the next send, flush or commit.
+func (th *thread) flushAsync() error {
+	if err := th.awaitSend(); err != nil {
+		return err
+	}
+	if len(th.out) == 0 {
+		return nil
+	}
+	if th.rt.cfg.ExactlyOnce && !th.txnOpen {
+		if err := th.producer.BeginTxn(); err != nil {
+			return kafkaErr("begin transaction", err)
+		}
+		th.txnOpen = true
+	}
+	b := &sendBatch{msgs: th.out, recs: th.outRecs, slab: th.slab(), done: make(chan error, 1)}
+	th.out, th.outRecs = nil, nil
+	th.outMsgs, th.spareMsgs = th.spareMsgs, nil
+	p := th.producer
+	go func() { b.done <- p.SendMessages(b.msgs) }()
+	th.inflight = b
+	return nil
+}
+
+// awaitSend waits for the batch in flight, if any, and handles its results (see sent).
+func (th *thread) awaitSend() error {
+	b := th.inflight
+	if b == nil {
+		return nil
+	}
+	th.inflight = nil
+	err := <-b.done
+	err = th.sent(b.msgs, b.recs, err)
+	// SendMessages has returned: sarama holds none of the messages any more.
+	b.slab.reset()
+	th.spareMsgs = b.slab
+	return err
+}
+
+// dropSend waits for the batch in flight, if any, and drops its results (the session ended
+// with a failure: the tasks are closed dirty and reprocess from the last commit).
+func (th *thread) dropSend() {
+	if b := th.inflight; b != nil {
+		th.inflight = nil
+		<-b.done
+		b.slab.reset()
+		th.spareMsgs = b.slab
 	}
 }

@@ -97,7 +97,9 @@ type thread struct {
 	wake           chan struct{}
 	out            []*sarama.ProducerMessage
 	outRecs        []task.OutRecord
-	outMsgs        msgSlab // backs the messages of out
+	outMsgs        *msgSlab   // backs the messages of out
+	spareMsgs      *msgSlab   // a reset slab for the next batch
+	inflight       *sendBatch // the batch being sent while processing goes on
 	txnOpen        bool
 	discard        bool
 	fatalErr       error
@@ -489,7 +491,11 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 	th.mu.Unlock()
 	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(ids), "generation", sess.GenerationID())
 	th.loopDone = make(chan error, 1)
-	go func() { th.loopDone <- th.loop(sess) }()
+	go func() {
+		err := th.loop(sess)
+		th.dropSend() // after a failure a batch may still be in flight
+		th.loopDone <- err
+	}()
 	th.setState(ThreadRunning)
 	return nil
 }
@@ -702,7 +708,7 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 			err = th.punctuateWallClock()
 		}
 		if err == nil && len(th.out) >= maxOutBuffer {
-			err = th.flush()
+			err = th.flushAsync()
 		}
 		if err == nil && (time.Since(lastCommit) >= interval || th.commitRequested()) {
 			start := time.Now()
@@ -859,37 +865,44 @@ func (th *thread) commitRequested() bool {
 	return false
 }
 
-// flush sends the buffered records; under exactly-once inside the open transaction (begun
-// here if needed). Failed records go through the production handler.
+// flush sends the buffered records and waits for the producer's acknowledgements (see
+// flushAsync and awaitSend); under exactly-once inside the open transaction (begun here if
+// needed). Failed records go through the production handler.
 func (th *thread) flush() error {
-	if len(th.out) == 0 {
-		return nil
+	if err := th.flushAsync(); err != nil {
+		return err
 	}
-	if th.rt.cfg.ExactlyOnce && !th.txnOpen {
-		if err := th.producer.BeginTxn(); err != nil {
-			return kafkaErr("begin transaction", err)
-		}
-		th.txnOpen = true
-	}
-	msgs, recs := th.out, th.outRecs
-	th.out, th.outRecs = nil, nil
-	// Once sent (or failed), sarama holds none of the messages: their slab is reused.
-	defer th.outMsgs.reset()
-	err := th.producer.SendMessages(msgs)
-	failed := map[*sarama.ProducerMessage]bool{}
+	return th.awaitSend()
+}
+
+// sent handles the outcome of sending msgs (the records recs): the changelog offsets the
+// producer acknowledged, and the failed records (production handler, or the error).
+func (th *thread) sent(msgs []*sarama.ProducerMessage, recs []task.OutRecord, err error) error {
+	var failed map[*sarama.ProducerMessage]bool
 	var perrs sarama.ProducerErrors
 	if errors.As(err, &perrs) {
+		failed = make(map[*sarama.ProducerMessage]bool, len(perrs))
 		for _, pe := range perrs {
 			failed[pe.Msg] = true
 		}
 	}
 	if err == nil || len(failed) > 0 {
+		// The highest acknowledged offset per changelog partition.
+		var last map[changelog.TopicPartition]int64
 		for i, m := range msgs {
 			if recs[i].Changelog && !failed[m] {
 				tp := changelog.TopicPartition{Topic: m.Topic, Partition: m.Partition}
-				if id, ok := th.changelogOwner[tp]; ok && th.states[id] != nil {
-					th.states[id].RecordWritten(tp, m.Offset)
+				if last == nil {
+					last = map[changelog.TopicPartition]int64{}
 				}
+				if cur, ok := last[tp]; !ok || m.Offset > cur {
+					last[tp] = m.Offset
+				}
+			}
+		}
+		for tp, off := range last {
+			if id, ok := th.changelogOwner[tp]; ok && th.states[id] != nil {
+				th.states[id].RecordWritten(tp, off)
 			}
 		}
 	}
@@ -921,7 +934,7 @@ func (th *thread) flush() error {
 // (at-least-once) or sent in the transaction, which is committed (exactly-once v2).
 func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
 	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
-	needed := len(th.out) > 0 || th.txnOpen
+	needed := len(th.out) > 0 || th.inflight != nil || th.txnOpen
 	for _, t := range th.tasks {
 		if t.CommitNeeded() {
 			needed = true
