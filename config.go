@@ -36,36 +36,37 @@ const (
 
 // Java property names understood by [ConfigFromProperties].
 const (
-	ApplicationIDConfig                   = "application.id"
-	BootstrapServersConfig                = "bootstrap.servers"
-	ClientIDConfig                        = "client.id"
-	NumStreamThreadsConfig                = "num.stream.threads"
-	ProcessingGuaranteeConfig             = "processing.guarantee"
-	CommitIntervalMsConfig                = "commit.interval.ms"
-	StateDirConfig                        = "state.dir"
-	NumStandbyReplicasConfig              = "num.standby.replicas"
-	StateStoreCacheMaxBytesConfig         = "statestore.cache.max.bytes"
-	MaxTaskIdleMsConfig                   = "max.task.idle.ms"
-	BufferedRecordsPerPartitionConfig     = "buffered.records.per.partition"
-	DefaultKeySerdeConfig                 = "default.key.serde"
-	DefaultValueSerdeConfig               = "default.value.serde"
-	DefaultTimestampExtractorConfig       = "default.timestamp.extractor"
-	ApplicationServerConfig               = "application.server"
-	ReplicationFactorConfig               = "replication.factor"
-	DeserializationExceptionHandlerConfig = "deserialization.exception.handler"
-	ProcessingExceptionHandlerConfig      = "processing.exception.handler"
-	ProductionExceptionHandlerConfig      = "production.exception.handler"
-	DeadLetterQueueTopicConfig            = "errors.dead.letter.queue.topic.name"
-	SecurityProtocolConfig                = "security.protocol"
-	SASLMechanismConfig                   = "sasl.mechanism"
-	SASLJAASConfig                        = "sasl.jaas.config"
-	SSLTruststoreTypeConfig               = "ssl.truststore.type"
-	SSLTruststoreLocationConfig           = "ssl.truststore.location"
-	SSLTruststoreCertificatesConfig       = "ssl.truststore.certificates"
-	SSLKeystoreTypeConfig                 = "ssl.keystore.type"
-	SSLKeystoreCertificateChainConfig     = "ssl.keystore.certificate.chain"
-	SSLKeystoreKeyConfig                  = "ssl.keystore.key"
-	SSLEndpointIdentificationConfig       = "ssl.endpoint.identification.algorithm"
+	ApplicationIDConfig                             = "application.id"
+	BootstrapServersConfig                          = "bootstrap.servers"
+	ClientIDConfig                                  = "client.id"
+	NumStreamThreadsConfig                          = "num.stream.threads"
+	ProcessingGuaranteeConfig                       = "processing.guarantee"
+	CommitIntervalMsConfig                          = "commit.interval.ms"
+	StateDirConfig                                  = "state.dir"
+	NumStandbyReplicasConfig                        = "num.standby.replicas"
+	StateStoreCacheMaxBytesConfig                   = "statestore.cache.max.bytes"
+	MaxTaskIdleMsConfig                             = "max.task.idle.ms"
+	BufferedRecordsPerPartitionConfig               = "buffered.records.per.partition"
+	DefaultKeySerdeConfig                           = "default.key.serde"
+	DefaultValueSerdeConfig                         = "default.value.serde"
+	DefaultTimestampExtractorConfig                 = "default.timestamp.extractor"
+	ApplicationServerConfig                         = "application.server"
+	ReplicationFactorConfig                         = "replication.factor"
+	WindowStoreChangelogAdditionalRetentionMsConfig = "windowstore.changelog.additional.retention.ms"
+	DeserializationExceptionHandlerConfig           = "deserialization.exception.handler"
+	ProcessingExceptionHandlerConfig                = "processing.exception.handler"
+	ProductionExceptionHandlerConfig                = "production.exception.handler"
+	DeadLetterQueueTopicConfig                      = "errors.dead.letter.queue.topic.name"
+	SecurityProtocolConfig                          = "security.protocol"
+	SASLMechanismConfig                             = "sasl.mechanism"
+	SASLJAASConfig                                  = "sasl.jaas.config"
+	SSLTruststoreTypeConfig                         = "ssl.truststore.type"
+	SSLTruststoreLocationConfig                     = "ssl.truststore.location"
+	SSLTruststoreCertificatesConfig                 = "ssl.truststore.certificates"
+	SSLKeystoreTypeConfig                           = "ssl.keystore.type"
+	SSLKeystoreCertificateChainConfig               = "ssl.keystore.certificate.chain"
+	SSLKeystoreKeyConfig                            = "ssl.keystore.key"
+	SSLEndpointIdentificationConfig                 = "ssl.endpoint.identification.algorithm"
 )
 
 // Defaults of the configuration, as Java's StreamsConfig.
@@ -182,6 +183,12 @@ type Config struct {
 	ApplicationServer string
 	// ReplicationFactor is replication.factor of internal topics; default -1 (broker default).
 	ReplicationFactor int16
+	// WindowStoreChangelogAdditionalRetention is windowstore.changelog.additional.retention.ms
+	// (ms precision): added to a window or session store's retention period for the
+	// retention.ms of its changelog topic (cleanup.policy=compact,delete) when the store's log
+	// config does not set retention.ms; nil means 24 h (Java's default 86400000). Must not be
+	// negative.
+	WindowStoreChangelogAdditionalRetention *time.Duration
 	// DeserializationHandler is deserialization.exception.handler; nil fails
 	// (LogAndFailExceptionHandler).
 	DeserializationHandler DeserializationHandler
@@ -243,6 +250,9 @@ func (c *Config) Validate() error {
 		return &ConfigError{Property: StateStoreCacheMaxBytesConfig, Value: fmt.Sprint(*c.StateStoreCacheMaxBytes), Reason: "must not be negative"}
 	case c.BufferedRecordsPerPartition < 0:
 		return &ConfigError{Property: BufferedRecordsPerPartitionConfig, Value: strconv.Itoa(c.BufferedRecordsPerPartition), Reason: "must be at least 1"}
+	case c.WindowStoreChangelogAdditionalRetention != nil && *c.WindowStoreChangelogAdditionalRetention < 0:
+		return &ConfigError{Property: WindowStoreChangelogAdditionalRetentionMsConfig,
+			Value: fmt.Sprint(c.WindowStoreChangelogAdditionalRetention.Milliseconds()), Reason: "must not be negative"}
 	case c.ReplicationFactor == 0 || c.ReplicationFactor < -1:
 		if c.ReplicationFactor != 0 {
 			return &ConfigError{Property: ReplicationFactorConfig, Value: fmt.Sprint(c.ReplicationFactor), Reason: "must be -1 or at least 1"}
@@ -401,6 +411,10 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 		{MaxTaskIdleMsConfig, func(n int64) { c.MaxTaskIdle = time.Duration(n) * time.Millisecond }},
 		{BufferedRecordsPerPartitionConfig, func(n int64) { c.BufferedRecordsPerPartition = int(n) }},
 		{ReplicationFactorConfig, func(n int64) { c.ReplicationFactor = int16(n) }},
+		{WindowStoreChangelogAdditionalRetentionMsConfig, func(n int64) {
+			d := time.Duration(n) * time.Millisecond
+			c.WindowStoreChangelogAdditionalRetention = &d
+		}},
 	} {
 		n, ok, err := atoi(f.k)
 		if err != nil {

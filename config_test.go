@@ -54,23 +54,24 @@ func TestConfigValidate(t *testing.T) {
 
 func TestConfigFromProperties(t *testing.T) {
 	c, err := ConfigFromProperties(map[string]string{
-		"application.id":                    "wc",
-		"bootstrap.servers":                 "a:1, b:2",
-		"num.stream.threads":                "3",
-		"processing.guarantee":              "exactly_once_v2",
-		"commit.interval.ms":                "250",
-		"state.dir":                         "/tmp/x",
-		"num.standby.replicas":              "1",
-		"statestore.cache.max.bytes":        "0",
-		"max.task.idle.ms":                  "20",
-		"default.key.serde":                 "org.apache.kafka.common.serialization.Serdes$StringSerde",
-		"default.value.serde":               "org.apache.kafka.common.serialization.Serdes$LongSerde",
-		"application.server":                "localhost:8080",
-		"deserialization.exception.handler": "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler",
-		"security.protocol":                 "SASL_PLAINTEXT",
-		"sasl.mechanism":                    "SCRAM-SHA-512",
-		"sasl.jaas.config":                  `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s\"ecret";`,
-		"my.custom":                         "x",
+		"application.id":                                "wc",
+		"bootstrap.servers":                             "a:1, b:2",
+		"num.stream.threads":                            "3",
+		"processing.guarantee":                          "exactly_once_v2",
+		"commit.interval.ms":                            "250",
+		"state.dir":                                     "/tmp/x",
+		"num.standby.replicas":                          "1",
+		"statestore.cache.max.bytes":                    "0",
+		"max.task.idle.ms":                              "20",
+		"windowstore.changelog.additional.retention.ms": "3600000",
+		"default.key.serde":                             "org.apache.kafka.common.serialization.Serdes$StringSerde",
+		"default.value.serde":                           "org.apache.kafka.common.serialization.Serdes$LongSerde",
+		"application.server":                            "localhost:8080",
+		"deserialization.exception.handler":             "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler",
+		"security.protocol":                             "SASL_PLAINTEXT",
+		"sasl.mechanism":                                "SCRAM-SHA-512",
+		"sasl.jaas.config":                              `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s\"ecret";`,
+		"my.custom":                                     "x",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,8 @@ func TestConfigFromProperties(t *testing.T) {
 		c.NumStandbyReplicas != 1 || c.StateStoreCacheMaxBytes == nil || *c.StateStoreCacheMaxBytes != 0 ||
 		c.MaxTaskIdle != 20*time.Millisecond || c.DefaultKeySerde == nil || c.DefaultValueSerde == nil ||
 		c.ApplicationServer != "localhost:8080" || c.DeserializationHandler == nil || c.SASLUsername != "alice" ||
-		c.SASLPassword != `s"ecret` || c.Properties["my.custom"] != "x" {
+		c.SASLPassword != `s"ecret` || c.Properties["my.custom"] != "x" ||
+		c.WindowStoreChangelogAdditionalRetention == nil || *c.WindowStoreChangelogAdditionalRetention != time.Hour {
 		t.Fatalf("config: %+v", c)
 	}
 	if err := c.Validate(); err != nil {

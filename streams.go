@@ -455,6 +455,10 @@ func (k *KafkaStreams) start() error {
 		StateDir: c.StateDir, ReplicationFactor: c.ReplicationFactor, Logger: c.Logger, Metrics: metrics,
 		CacheMaxBytes: *c.StateStoreCacheMaxBytes, NumStandbyReplicas: c.NumStandbyReplicas,
 		DeadLetterTopic: c.DeadLetterQueueTopic, OnState: k.onThreadState, OnError: k.onThreadError,
+		WindowChangelogAdditionalRetentionMs: runtime.WindowedChangelogAdditionalRetentionMs,
+	}
+	if d := c.WindowStoreChangelogAdditionalRetention; d != nil {
+		rcfg.WindowChangelogAdditionalRetentionMs = d.Milliseconds()
 	}
 	k.mu.Lock()
 	rcfg.RestoreListener = k.restoreL

@@ -1,13 +1,17 @@
 package kstreams_test
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/kstream"
+	"github.com/kstreams-go/kstreams/serde"
 )
 
 func checkStartErrors(t *testing.T, b kafkatest.Broker) {
@@ -53,3 +57,55 @@ func checkStartErrors(t *testing.T, b kafkatest.Broker) {
 
 func TestIntegrationStartErrors(t *testing.T) { checkStartErrors(t, kafkatest.Real(t)) }
 func TestEmbeddedStartErrors(t *testing.T)    { checkStartErrors(t, kafkatest.Embedded(t)) }
+
+// checkWindowedChangelogs starts a DSL time-windowed count (10 s windows, no grace) and a
+// session-windowed count (5 s gap, no grace) and reads the changelog topics' configs from the
+// broker: Java creates them with cleanup.policy=compact,delete and retention.ms = the store's
+// retention (size + grace; gap + grace) + windowstore.changelog.additional.retention.ms (24 h).
+func checkWindowedChangelogs(t *testing.T, b kafkatest.Broker) {
+	input, appID := kafkatest.Name(t, "events"), kafkatest.Name(t, "win")
+	createTopics(t, b, 1, input)
+	sb := kstream.NewStreamsBuilder()
+	g := kstream.Stream(sb, input, kstream.ConsumedWith(serde.String(), serde.String())).GroupByKey()
+	kstream.WindowedBy(g, kstream.TimeWindowsOfSizeWithNoGrace(10*time.Second)).
+		Count(kstream.MaterializedAs[string, int64]("win-counts"))
+	kstream.WindowedBySession(g, kstream.SessionWindowsOfInactivityGapWithNoGrace(5*time.Second)).
+		Count(kstream.MaterializedAs[string, int64]("session-counts"))
+	topo, err := sb.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := newApp(t, b, topo, appID, kstreams.AtLeastOnce, 1)
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = app.Close(ctx)
+	}()
+	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for topic, retention := range map[string]string{
+		appID + "-win-counts-changelog":     "86410000",
+		appID + "-session-counts-changelog": "86405000",
+	} {
+		entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic})
+		if err != nil {
+			t.Fatalf("%s: %v", topic, err)
+		}
+		got := map[string]string{}
+		for _, e := range entries {
+			got[e.Name] = e.Value
+		}
+		if got["cleanup.policy"] != "compact,delete" || got["retention.ms"] != retention {
+			t.Errorf("%s: cleanup.policy=%q retention.ms=%q, want compact,delete and %s", topic,
+				got["cleanup.policy"], got["retention.ms"], retention)
+		}
+	}
+}
+
+func TestIntegrationWindowedChangelogs(t *testing.T) { checkWindowedChangelogs(t, kafkatest.Real(t)) }

@@ -90,6 +90,9 @@ type Config struct {
 	StateDir string
 	// ReplicationFactor is replication.factor of internal topics (-1: broker default).
 	ReplicationFactor int16
+	// WindowChangelogAdditionalRetentionMs is windowstore.changelog.additional.retention.ms,
+	// added to window and session stores' retention for their changelogs' retention.ms.
+	WindowChangelogAdditionalRetentionMs int64
 	// NumStandbyReplicas is num.standby.replicas: standby copies of each task kept on other
 	// instances.
 	NumStandbyReplicas int
@@ -171,7 +174,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.PrepareTimeout)
 	defer cancel()
-	l, err := PrepareTopics(pctx, admin, client, r.cfg.Topology, r.cfg.ApplicationID, r.cfg.ReplicationFactor)
+	l, err := PrepareTopics(pctx, admin, client, r.cfg.Topology, r.cfg.ApplicationID, r.cfg.ReplicationFactor, r.cfg.WindowChangelogAdditionalRetentionMs)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -126,13 +127,40 @@ var ChangelogTopicDefaults = map[string]string{
 // default (24 h), added to a window store's retention for its changelog's retention.ms.
 const WindowedChangelogAdditionalRetentionMs = 24 * 60 * 60 * 1000
 
-// RetentionStoreBuilder is implemented by builders of window and session stores; their
-// changelogs get cleanup.policy=compact,delete and retention.ms = retention + 24 h, as Java's
-// WindowedChangelogTopicConfig.
+// RetentionStoreBuilder is implemented by builders of window and session stores
+// (store.WindowStoreBuilder, store.SessionStoreBuilder); their changelogs get
+// cleanup.policy=compact,delete and, unless their log config sets it, retention.ms = retention
+// + windowstore.changelog.additional.retention.ms, as Java's WindowedChangelogTopicConfig.
 type RetentionStoreBuilder interface {
-	// RetentionPeriod returns the store's retention in ms (store.WindowStoreBuilder and
-	// store.SessionStoreBuilder implement it).
+	// RetentionPeriod returns the store's retention in ms.
 	RetentionPeriod() int64
+}
+
+// retentionMsStoreBuilder is the same for builders naming the method RetentionPeriodMs
+// (store.TimestampedWindowStoreBuilder, which the DSL's windowed aggregations use).
+type retentionMsStoreBuilder interface {
+	RetentionPeriodMs() int64
+}
+
+// storeRetention returns the retention period (ms) of a window or session store builder, and
+// false for other stores. Java: StoreFactory.isWindowStore / retentionPeriod.
+func storeRetention(sb any) (int64, bool) {
+	switch b := sb.(type) {
+	case RetentionStoreBuilder:
+		return b.RetentionPeriod(), true
+	case retentionMsStoreBuilder:
+		return b.RetentionPeriodMs(), true
+	}
+	return 0, false
+}
+
+// windowedRetentionMs is retention + additional, saturating at the largest int64 (Java adds
+// exactly and uses Long.MAX_VALUE on overflow).
+func windowedRetentionMs(retention, additional int64) int64 {
+	if additional > 0 && retention > math.MaxInt64-additional {
+		return math.MaxInt64
+	}
+	return retention + additional
 }
 
 // ComputeLayout works out partition counts: user source topics from the cluster
@@ -140,6 +168,11 @@ type RetentionStoreBuilder interface {
 // co-partition groups made equal, tasks per sub-topology, and changelog partition counts.
 // Errors: *MissingSourceTopicsError, *CopartitionError.
 func ComputeLayout(b *topology.Builder, appID string, existing map[string]int32) (*Layout, error) {
+	return computeLayout(b, appID, existing, WindowedChangelogAdditionalRetentionMs)
+}
+
+// computeLayout is ComputeLayout with windowstore.changelog.additional.retention.ms.
+func computeLayout(b *topology.Builder, appID string, existing map[string]int32, additionalRetentionMs int64) (*Layout, error) {
 	groups := b.TopicGroups(appID)
 	l := &Layout{Partitions: map[string]int32{}, Tasks: map[int]int32{}}
 	repart := map[string]topology.InternalTopicProperties{}
@@ -238,9 +271,9 @@ func ComputeLayout(b *topology.Builder, appID string, existing map[string]int32)
 			}
 			cfg := maps.Clone(ChangelogTopicDefaults)
 			sb, _ := b.Store(storeName).Builder.(processor.StoreBuilder)
-			if rb, ok := sb.(RetentionStoreBuilder); ok {
+			if retention, ok := storeRetention(sb); ok {
 				cfg["cleanup.policy"] = "compact,delete"
-				cfg["retention.ms"] = fmt.Sprint(rb.RetentionPeriod() + WindowedChangelogAdditionalRetentionMs)
+				cfg["retention.ms"] = fmt.Sprint(windowedRetentionMs(retention, additionalRetentionMs))
 			}
 			if sb != nil {
 				maps.Copy(cfg, sb.LogConfig())
@@ -266,12 +299,12 @@ const sourceTopicGrace = 5 * time.Second
 // from the metadata are looked for again for up to 5 s (a topic created just before may not be
 // listed yet) before the *MissingSourceTopicsError.
 // Errors: *MissingSourceTopicsError, *PartitionCountError, *CopartitionError, admin errors.
-func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama.Client, b *topology.Builder, appID string, rf int16) (*Layout, error) {
+func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama.Client, b *topology.Builder, appID string, rf int16, additionalRetentionMs int64) (*Layout, error) {
 	existing, err := listTopics(admin)
 	if err != nil {
 		return nil, err
 	}
-	l, err := ComputeLayout(b, appID, existing)
+	l, err := computeLayout(b, appID, existing, additionalRetentionMs)
 	// A topic created just before Start may not be in the broker's metadata yet (creation is
 	// committed by the controller first): look again for a short while before calling a
 	// source topic missing.
@@ -285,7 +318,7 @@ func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama
 		if existing, err = listTopics(admin); err != nil {
 			return nil, err
 		}
-		l, err = ComputeLayout(b, appID, existing)
+		l, err = computeLayout(b, appID, existing, additionalRetentionMs)
 	}
 	if err != nil {
 		return nil, err

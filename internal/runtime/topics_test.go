@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"errors"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
@@ -80,5 +82,76 @@ func TestComputeLayoutCopartition(t *testing.T) {
 	}
 	if _, err := ComputeLayout(topo.Internal(), "app", map[string]int32{"ta": 3, "tb": 3}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWindowedChangelogConfigs checks the changelog configs of window and session stores
+// against Java's WindowedChangelogTopicConfig: cleanup.policy=compact,delete and retention.ms =
+// the store's retention + windowstore.changelog.additional.retention.ms (86400000 by default),
+// unless the store's log config sets retention.ms; key-value changelogs stay compact only.
+func TestWindowedChangelogConfigs(t *testing.T) {
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	topo := processor.NewTopology()
+	sup := processor.ProcessorSupplierFunc[any, any, any, any](func() processor.Processor[any, any, any, any] { return nopProc{} })
+	must(topo.AddSource("src", []string{"in"}))
+	must(topo.AddProcessor("p", sup, "src"))
+	tw, err := store.Stores.PersistentTimestampedWindowStore("tw", time.Minute, 10*time.Second, false)
+	must(err)
+	must(topo.AddStateStore(store.Stores.TimestampedWindowStoreBuilder(tw, serde.String(), serde.Long()), "p"))
+	w, err := store.Stores.InMemoryWindowStore("w", 2*time.Minute, 10*time.Second, false)
+	must(err)
+	must(topo.AddStateStore(store.Stores.WindowStoreBuilder(w, serde.String(), serde.Long()).
+		WithLoggingEnabled(map[string]string{"retention.ms": "1000"}), "p"))
+	ss, err := store.Stores.PersistentSessionStore("ss", 30*time.Second)
+	must(err)
+	must(topo.AddStateStore(store.Stores.SessionStoreBuilder(ss, serde.String(), serde.Long()), "p"))
+	must(topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("kv"), serde.String(), serde.Long()), "p"))
+
+	want := map[string]map[string]string{
+		"app-tw-changelog": {"cleanup.policy": "compact,delete", "retention.ms": "86460000"},
+		"app-w-changelog":  {"cleanup.policy": "compact,delete", "retention.ms": "1000"},
+		"app-ss-changelog": {"cleanup.policy": "compact,delete", "retention.ms": "86430000"},
+		"app-kv-changelog": {"cleanup.policy": "compact"},
+	}
+	check := func(l *Layout, want map[string]map[string]string) {
+		t.Helper()
+		got := map[string]map[string]string{}
+		for _, it := range l.Internal {
+			got[it.Name] = it.Configs
+		}
+		for name, w := range want {
+			c, ok := got[name]
+			if !ok {
+				t.Errorf("%s: not in the layout (have %v)", name, got)
+				continue
+			}
+			for k, v := range w {
+				if c[k] != v {
+					t.Errorf("%s: %s=%q, want %q", name, k, c[k], v)
+				}
+			}
+			if _, has := c["retention.ms"]; has && w["retention.ms"] == "" {
+				t.Errorf("%s: retention.ms=%q, want none", name, c["retention.ms"])
+			}
+		}
+	}
+	l, err := ComputeLayout(topo.Internal(), "app", map[string]int32{"in": 2})
+	must(err)
+	check(l, want)
+
+	// windowstore.changelog.additional.retention.ms=0.
+	l, err = computeLayout(topo.Internal(), "app", map[string]int32{"in": 2}, 0)
+	must(err)
+	want["app-tw-changelog"]["retention.ms"] = "60000"
+	want["app-ss-changelog"]["retention.ms"] = "30000"
+	check(l, want)
+
+	if got := windowedRetentionMs(math.MaxInt64-5, WindowedChangelogAdditionalRetentionMs); got != math.MaxInt64 {
+		t.Errorf("overflowing retention: %d, want %d", got, int64(math.MaxInt64))
 	}
 }
