@@ -251,10 +251,20 @@ func (th *thread) newProducer() error {
 		pc.Producer.Transaction.Retry.Max = 60
 		pc.Producer.Transaction.Retry.Backoff = 500 * time.Millisecond
 	}
+	var created atomic.Pointer[sarama.SyncProducer]
+	if r.cfg.ExactlyOnce {
+		pc.Producer.Retry.BackoffFunc = failFastBackoff(pc.Producer.Retry.Backoff, func() sarama.ProducerTxnStatusFlag {
+			if p := created.Load(); p != nil {
+				return (*p).TxnStatus()
+			}
+			return 0
+		})
+	}
 	p, err := sarama.NewSyncProducer(r.cfg.Brokers, pc)
 	if err != nil {
 		return fmt.Errorf("%s: producer: %w", th.name, err)
 	}
+	created.Store(&p)
 	th.producer = p
 	th.txnOpen = false
 	return nil
