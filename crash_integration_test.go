@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -154,8 +155,11 @@ func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int, pebble boo
 	t.Logf("final run restored %v changelog records (%s stores)", counterValue(t, reg, "kstreams_restored_records_total"), kind)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	closeStart := time.Now()
 	if err := app.Close(ctx); err != nil {
-		t.Fatal(err)
+		// Where the threads are stuck: their goroutines.
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		t.Fatalf("Close after %v: %v", time.Since(closeStart).Round(time.Millisecond), err)
 	}
 	checkNothingToReprocess(t, b, appID, input)
 }
