@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/binary"
 	"sort"
 	"strconv"
@@ -245,16 +246,38 @@ func (th *thread) isProcessable(id processor.TaskID, t *task.Task, now int64) bo
 func itoa32(n int32) string { return strconv.FormatInt(int64(n), 10) }
 
 // resolveStart records the offset the claim's fetching starts at: its initial offset, or for
-// a partition without committed offset the log start (auto.offset.reset=earliest).
-func (th *thread) resolveStart(claim sarama.ConsumerGroupClaim, pb *partBuf) {
+// a partition without committed offset the log start (auto.offset.reset=earliest), asked of the
+// broker in the background and again every resolveRetry until it answers or the session ends
+// (until then the partition's lag is unknown, and a task waiting for it keeps waiting).
+func (th *thread) resolveStart(ctx context.Context, claim sarama.ConsumerGroupClaim, pb *partBuf) {
 	if off := claim.InitialOffset(); off >= 0 {
 		pb.start.Store(off)
 		return
 	}
-	if off, err := th.client.GetOffset(claim.Topic(), claim.Partition(), th.sconf.Consumer.Offsets.Initial); err == nil {
-		pb.start.Store(off)
-	}
+	client, initial := th.client, th.sconf.Consumer.Offsets.Initial
+	go func() {
+		for {
+			off, err := client.GetOffset(claim.Topic(), claim.Partition(), initial)
+			if err == nil {
+				pb.start.Store(off)
+				select {
+				case th.wake <- struct{}{}:
+				default:
+				}
+				return
+			}
+			th.log.Debug("asking the start offset failed; retrying", "topic", claim.Topic(), "partition", claim.Partition(), "error", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(resolveRetry):
+			}
+		}
+	}()
 }
+
+// resolveRetry is the pause between two attempts to learn a partition's start offset.
+const resolveRetry = 500 * time.Millisecond
 
 // reportLags sets the records-lag gauges of the session's input partitions whose lag is known.
 func (th *thread) reportLags() {

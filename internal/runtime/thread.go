@@ -659,7 +659,7 @@ func (th *thread) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Co
 	}
 	pb.next.Store(claim.InitialOffset())
 	pb.progress.Store(time.Now().UnixMilli())
-	th.resolveStart(claim, pb)
+	th.resolveStart(sess.Context(), claim, pb)
 	pb.claim.Store(claim)
 	for {
 		select {
