@@ -79,8 +79,15 @@ const (
 	// ReplaceThread restarts the failed thread: its tasks are closed without commit and
 	// rejoin the group (Java: REPLACE_THREAD).
 	ReplaceThread
-	// ShutdownApplication stops this instance (other instances are not signalled yet)
-	// (Java: SHUTDOWN_APPLICATION).
+	// ShutdownApplication shuts down every instance of the application (Java:
+	// SHUTDOWN_APPLICATION, KIP-671). The failed thread's tasks are closed without commit and
+	// the thread rejoins the group, without processing, to announce the request; the other
+	// threads of this instance announce it too. The group leader then answers every member
+	// with the error code SHUTDOWN_REQUESTED and no tasks, and every instance that receives it
+	// (this one included) goes to PendingError and then Error. Err returns the handled error
+	// on this instance and an error wrapping ErrApplicationShutdown on the others. Until the
+	// answer arrives this instance stays in Rebalancing. An instance that is not a member of
+	// the group at that moment is not reached.
 	ShutdownApplication
 )
 
@@ -99,6 +106,11 @@ var (
 	ErrCopartition = runtime.ErrCopartition
 	// ErrNilTopology is returned by New for a nil topology.
 	ErrNilTopology = errors.New("kstreams: nil topology")
+	// ErrApplicationShutdown is wrapped by Err of an instance stopped because an instance
+	// of its application (another one, or this one without a handled error of its own)
+	// requested the shutdown of the whole application (ShutdownApplication).
+	// Java: AssignorError.SHUTDOWN_REQUESTED.
+	ErrApplicationShutdown = runtime.ErrApplicationShutdown
 )
 
 // MissingSourceTopicsError lists the source topics that do not exist.
@@ -284,7 +296,9 @@ func (k *KafkaStreams) SetGlobalStateRestoreListener(l changelog.RestoreListener
 }
 
 // SetUncaughtExceptionHandler sets the handler of a stream thread's fatal error; without one
-// the instance shuts down (ShutdownClient) and ends in Error. Java: setUncaughtExceptionHandler.
+// the instance shuts down (ShutdownClient) and ends in Error. The handler runs on the failed
+// thread; its answer is ReplaceThread, ShutdownClient or ShutdownApplication (which stops
+// every instance of the application). Java: setUncaughtExceptionHandler.
 func (k *KafkaStreams) SetUncaughtExceptionHandler(f func(err error) ThreadResponse) {
 	k.mu.Lock()
 	k.errHandler = f
@@ -298,7 +312,10 @@ func (k *KafkaStreams) State() State {
 	return k.state
 }
 
-// Err returns the fatal error that moved the instance to Error, or nil.
+// Err returns the instance's fatal error, or nil: the error a stream thread's handler answered
+// with ShutdownClient or ShutdownApplication (set at once; the instance is then in, or on its
+// way to, Error), or, when another instance of the application requested its shutdown, an
+// error wrapping ErrApplicationShutdown.
 func (k *KafkaStreams) Err() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -373,18 +390,42 @@ func (k *KafkaStreams) onThreadError(idx int, err error) runtime.ThreadAction {
 	if h != nil {
 		resp = h(err)
 	}
-	if resp == ReplaceThread {
+	switch resp {
+	case ReplaceThread:
 		return runtime.ReplaceThread
+	case ShutdownApplication:
+		// The instance stops when the group's answer arrives (onApplicationShutdown).
+		k.mu.Lock()
+		if k.err == nil {
+			k.err = err
+		}
+		k.mu.Unlock()
+		return runtime.ShutdownApplication
 	}
+	k.closeToError(err)
+	return runtime.ShutdownClient
+}
+
+// onApplicationShutdown is called by a stream thread that received the group's answer to a
+// ShutdownApplication request (error code SHUTDOWN_REQUESTED): the instance shuts down to
+// Error. Java: StreamThread.shutdownToError.
+func (k *KafkaStreams) onApplicationShutdown(err error) { k.closeToError(err) }
+
+// closeToError records err (unless an error is already recorded), moves to PendingError and
+// stops the threads in the background, then moves to Error. Java: closeToError.
+func (k *KafkaStreams) closeToError(err error) {
 	k.mu.Lock()
 	if k.err == nil {
 		k.err = err
 	}
+	old := k.state
 	notify := k.setStateLocked(PendingError)
+	started := old != PendingError && k.state == PendingError
 	k.mu.Unlock()
 	notify()
-	go k.finish()
-	return runtime.ShutdownClient
+	if started {
+		go k.finish()
+	}
 }
 
 // finish waits for the runtime to stop after a fatal error and moves to Error.
@@ -456,6 +497,7 @@ func (k *KafkaStreams) start() error {
 		CacheMaxBytes: *c.StateStoreCacheMaxBytes, NumStandbyReplicas: c.NumStandbyReplicas,
 		DeadLetterTopic: c.DeadLetterQueueTopic, OnState: k.onThreadState, OnError: k.onThreadError,
 		WindowChangelogAdditionalRetentionMs: runtime.WindowedChangelogAdditionalRetentionMs,
+		OnApplicationShutdown:                k.onApplicationShutdown,
 	}
 	if d := c.WindowStoreChangelogAdditionalRetention; d != nil {
 		rcfg.WindowChangelogAdditionalRetentionMs = d.Milliseconds()

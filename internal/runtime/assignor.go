@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/IBM/sarama"
 
@@ -28,6 +29,11 @@ type subscription struct {
 	Owned     []string `json:"owned,omitempty"`
 	// Standby are the standby tasks the member keeps now.
 	Standby []string `json:"standby,omitempty"`
+	// ErrorCode is the instance's assignor error code, a Java AssignorError code (absent: 0,
+	// NONE). 4 (SHUTDOWN_REQUESTED) asks the leader to shut the whole application down: an
+	// uncaught-error handler of the instance answered ShutdownApplication, or the instance
+	// already received that code in an assignment. Java: SubscriptionInfo.errorCode.
+	ErrorCode int32 `json:"err,omitempty"`
 }
 
 // assignmentInfo is the user data of a member's assignment: its active tasks and, for
@@ -37,8 +43,11 @@ type assignmentInfo struct {
 	Active  []string            `json:"active"`
 	Standby []string            `json:"standby,omitempty"`
 	Hosts   map[string][]string `json:"hosts,omitempty"`
-	// Error is set when the leader could not assign (e.g. a missing source topic).
-	Error string `json:"error,omitempty"`
+	// ErrorCode is the leader's assignor error code for the member, a Java AssignorError code
+	// (absent: 0, NONE). 4 (SHUTDOWN_REQUESTED): a member asked for the application's
+	// shutdown; the assignment is empty and the member shuts its instance down.
+	// Java: AssignmentInfo.errCode.
+	ErrorCode int32 `json:"err,omitempty"`
 }
 
 // subtopologySources are the source topics of one sub-topology (names as at run time).
@@ -57,6 +66,9 @@ type assignor struct {
 	self subscription
 	// standbys is num.standby.replicas (used when this member leads).
 	standbys int
+	// errCode is the instance's assignor error code announced in the subscription, shared by
+	// the instance's threads (Runtime.shutdown.code); nil: 0.
+	errCode *atomic.Int32
 
 	mu        sync.Mutex
 	owned     []processor.TaskID
@@ -99,6 +111,9 @@ func (a *assignor) SubscriptionUserData([]string) ([]byte, error) {
 	a.mu.Lock()
 	s := a.self
 	s.Version = 1
+	if a.errCode != nil {
+		s.ErrorCode = a.errCode.Load()
+	}
 	for _, id := range a.owned {
 		s.Owned = append(s.Owned, id.String())
 	}
@@ -196,6 +211,11 @@ func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, t
 		}
 		return ms[i].id < ms[j].id
 	})
+	for _, m := range ms {
+		if m.sub.ErrorCode == assignorErrorShutdownRequested {
+			return a.errorPlan(members, assignorErrorShutdownRequested), nil
+		}
+	}
 	ids, parts := tasksFor(a.subs, topics)
 	assignTasks := func() {
 		if len(ms) == 0 {
@@ -360,4 +380,20 @@ func (a *assignor) AssignmentData(memberID string, _ map[string][]int32, _ int32
 		info = assignmentInfo{Version: 1, Active: []string{}}
 	}
 	return json.Marshal(info)
+}
+
+// errorPlan is the plan of a rebalance the leader answers with an error code: every member gets
+// no partitions and, in its assignment user data, code. Java: StreamsPartitionAssignor's
+// errorAssignment.
+func (a *assignor) errorPlan(members map[string]sarama.ConsumerGroupMemberMetadata, code int32) sarama.BalanceStrategyPlan {
+	plan := sarama.BalanceStrategyPlan{}
+	infos := map[string]assignmentInfo{}
+	for id := range members {
+		plan[id] = map[string][]int32{}
+		infos[id] = assignmentInfo{Version: 1, Active: []string{}, ErrorCode: code}
+	}
+	a.mu.Lock()
+	a.plan = infos
+	a.mu.Unlock()
+	return plan
 }

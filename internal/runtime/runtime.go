@@ -52,8 +52,11 @@ const (
 	// ReplaceThread restarts the failed thread: its tasks are closed dirty and rejoin
 	// (Java: REPLACE_THREAD).
 	ReplaceThread
-	// ShutdownApplication stops this instance; other instances are not signalled yet
-	// (Java: SHUTDOWN_APPLICATION).
+	// ShutdownApplication shuts down every instance of the application: the failed thread
+	// (its tasks closed dirty) rejoins the group without processing, and every thread of this
+	// instance announces the request in its subscription; the group leader answers every
+	// member with the error code SHUTDOWN_REQUESTED, and each instance then shuts down
+	// (Config.OnApplicationShutdown). Java: SHUTDOWN_APPLICATION (KIP-671).
 	ShutdownApplication
 )
 
@@ -119,6 +122,12 @@ type Config struct {
 	// OnError is called with a thread's fatal error and returns what to do; nil means
 	// ShutdownClient.
 	OnError func(thread int, err error) ThreadAction
+	// OnApplicationShutdown is called once, from a stream thread, when this instance received
+	// the group's answer to a ShutdownApplication request (of any instance): the error code
+	// SHUTDOWN_REQUESTED in its assignment. err wraps ErrApplicationShutdown. The callee shuts
+	// the instance down (Close) without blocking the thread; nil: the runtime stops its threads
+	// itself. Java: StreamThread.shutdownToError -> KafkaStreams.closeToError.
+	OnApplicationShutdown func(err error)
 	// PrepareTimeout bounds internal topic preparation in Start; 0 means 60 s.
 	PrepareTimeout time.Duration
 }
@@ -143,6 +152,8 @@ type Runtime struct {
 	// locks); a thread taking over a task waits until the previous owner closed it.
 	taskLocks map[processor.TaskID]int
 	pebble    *store.PebbleEnv
+	// shutdown is the application-wide shutdown state (shutdown.go).
+	shutdown appShutdown
 }
 
 // New returns a Runtime for cfg; nothing connects before Start.
@@ -253,7 +264,7 @@ func (r *Runtime) Fatal() error {
 }
 
 // threadFailed applies the uncaught-error handler to a thread's fatal error. It returns true
-// when the thread should restart.
+// when the thread should restart (ReplaceThread; ShutdownApplication, to carry the request).
 func (r *Runtime) threadFailed(idx int, err error) bool {
 	action := ShutdownClient
 	if r.cfg.OnError != nil {
@@ -261,6 +272,12 @@ func (r *Runtime) threadFailed(idx int, err error) bool {
 	}
 	if action == ReplaceThread {
 		r.log.Warn("replacing stream thread after error", "thread", idx, "error", err)
+		return true
+	}
+	if action == ShutdownApplication {
+		// The thread rejoins, without tasks, to carry the request (Java adds a thread for
+		// that when the failed one was the last).
+		r.requestApplicationShutdown(idx, err)
 		return true
 	}
 	r.mu.Lock()

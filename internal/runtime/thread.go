@@ -126,7 +126,7 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	}
 	th.assignor = &assignor{subs: r.layout.Subtopologies,
 		self:     subscription{ProcessID: r.cfg.ProcessID, Thread: idx, Host: r.cfg.ApplicationServer},
-		onAssign: r.setHosts, standbys: r.cfg.NumStandbyReplicas}
+		onAssign: r.setHosts, standbys: r.cfg.NumStandbyReplicas, errCode: &r.shutdown.code}
 	sc := r.cfg.Sarama()
 	sc.ClientID = th.name
 	sc.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{th.assignor}
@@ -409,6 +409,7 @@ func (th *thread) reportTasks() {
 // reassigned, creates and restores new ones, and starts the processing loop.
 func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 	th.setState(ThreadRebalancing)
+	th.checkShutdownAssignment()
 	assigned := map[processor.TaskID]bool{}
 	th.parts = map[string]map[int32]*partBuf{}
 	for topic, ps := range sess.Claims() {
@@ -707,6 +708,9 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 				th.handleLoopError(err)
 			}
 			return nil
+		}
+		if th.maybeSendShutdown() {
+			continue
 		}
 		th.fill()
 		n, err := th.processOnce()

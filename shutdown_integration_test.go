@@ -1,0 +1,241 @@
+package kstreams_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams"
+	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// errMarker is what markerProcessor returns for the marker record.
+var errMarker = errors.New("marker record: cannot process")
+
+// markerProcessor forwards its records and fails on the value "marker", on whichever
+// instance runs the task of the marker's partition.
+type markerProcessor struct {
+	ctx processor.ProcessorContext[string, string]
+}
+
+func (p *markerProcessor) Init(ctx processor.ProcessorContext[string, string]) error {
+	p.ctx = ctx
+	return nil
+}
+func (p *markerProcessor) Process(r processor.Record[string, string]) error {
+	if r.Value == "marker" {
+		return errMarker
+	}
+	return p.ctx.Forward(r)
+}
+func (p *markerProcessor) Close() error { return nil }
+
+// stateLog records an instance's state changes and wakes a waiter on each.
+type stateLog struct {
+	mu      sync.Mutex
+	changes [][2]kstreams.State // {old, new}
+	changed chan struct{}
+}
+
+func newStateLog() *stateLog { return &stateLog{changed: make(chan struct{}, 1)} }
+
+func (l *stateLog) listen(newState, oldState kstreams.State) {
+	l.mu.Lock()
+	l.changes = append(l.changes, [2]kstreams.State{oldState, newState})
+	l.mu.Unlock()
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (l *stateLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := ""
+	for _, c := range l.changes {
+		s += fmt.Sprintf(" %s->%s", c[0], c[1])
+	}
+	return s
+}
+
+// waitState waits, on the listener's events, until the instance's latest state is st or the
+// deadline passes.
+func (l *stateLog) waitState(t *testing.T, name string, st kstreams.State, deadline time.Time) {
+	t.Helper()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		n := len(l.changes)
+		reached := n > 0 && l.changes[n-1][1] == st
+		l.mu.Unlock()
+		if reached {
+			return
+		}
+		select {
+		case <-l.changed:
+		case <-timer.C:
+			t.Fatalf("%s: state %s not reached by the deadline; transitions:%s", name, st, l)
+		}
+	}
+}
+
+// checkShutdownApplication: two instances of one application (A with one stream thread, B
+// with two); the processor fails on a marker record on whichever instance owns its partition,
+// whose handler answers ShutdownApplication; both instances end in Error (through
+// PendingError, as Java's closeToError), the failing one with the processor's error, the
+// other with ErrApplicationShutdown, and only one handler ran. The marker goes to a
+// partition that the instance named by failing ("A" or "B") owns once both run (should a
+// rebalance move it in between, the other instance fails instead; the test logs which did).
+func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string) {
+	input, output, appID := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "shutdown-app")
+	createTopics(t, b, 4, input, output)
+	topo := processor.NewTopology()
+	for _, err := range []error{
+		topo.AddSource("Source", []string{input}, processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.String())),
+		topo.AddProcessor("Marker", processor.ProcessorSupplierFunc[string, string, string, string](
+			func() processor.Processor[string, string, string, string] { return &markerProcessor{} }), "Source"),
+		topo.AddSink("Sink", output, []string{"Marker"}, processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.String())),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	type instance struct {
+		name    string
+		app     *kstreams.KafkaStreams
+		states  *stateLog
+		handled atomic.Int64
+		cause   atomic.Value
+	}
+	start := func(name string, threads int) *instance {
+		in := &instance{name: name, states: newStateLog()}
+		in.app = newApp(t, b, topo, appID, kstreams.AtLeastOnce, threads)
+		in.app.SetStateListener(in.states.listen)
+		in.app.SetUncaughtExceptionHandler(func(err error) kstreams.ThreadResponse {
+			in.handled.Add(1)
+			in.cause.Store(err)
+			return kstreams.ShutdownApplication
+		})
+		if err := in.app.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = in.app.Close(ctx)
+		})
+		return in
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	a := start("A", 1)
+	a.states.waitState(t, a.name, kstreams.Running, deadline)
+	bb := start("B", 2)
+	bb.states.waitState(t, bb.name, kstreams.Running, deadline)
+	a.states.waitState(t, a.name, kstreams.Running, deadline)
+	owner := map[string]*instance{"A": a, "B": bb}[failing]
+	markerPartition := int32(-1)
+	for _, th := range owner.app.MetadataForLocalThreads() {
+		for _, tm := range th.ActiveTasks {
+			markerPartition = int32(tm.TaskID.Partition)
+		}
+	}
+	if markerPartition < 0 {
+		t.Fatalf("%s runs no task: A %v, B %v", failing, a.app.MetadataForLocalThreads(), bb.app.MetadataForLocalThreads())
+	}
+	t.Logf("marker on partition %d, owned by %s", markerPartition, failing)
+	// Records on every partition, the marker last.
+	cfg := kafkatest.SaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []*sarama.ProducerMessage
+	for i := 0; i < 20; i++ {
+		msgs = append(msgs, &sarama.ProducerMessage{Topic: input, Partition: int32(i % 4), Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)),
+			Value: sarama.StringEncoder(fmt.Sprintf("v%d", i)), Timestamp: time.UnixMilli(int64(1000 + i))})
+	}
+	msgs = append(msgs, &sarama.ProducerMessage{Topic: input, Partition: markerPartition, Key: sarama.StringEncoder("m"),
+		Value: sarama.StringEncoder("marker"), Timestamp: time.UnixMilli(2000)})
+	if err := p.SendMessages(msgs); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	shutdownDeadline := time.Now().Add(60 * time.Second)
+	for _, in := range []*instance{a, bb} {
+		in.states.waitState(t, in.name, kstreams.Error, shutdownDeadline)
+	}
+	var failed, told int
+	for _, in := range []*instance{a, bb} {
+		t.Logf("%s: handler calls %d, transitions:%s, err: %v", in.name, in.handled.Load(), in.states, in.app.Err())
+		in.states.mu.Lock()
+		n := len(in.states.changes)
+		last := in.states.changes[n-1]
+		var sawNotRunning bool
+		for _, c := range in.states.changes {
+			sawNotRunning = sawNotRunning || c[1] == kstreams.NotRunning || c[1] == kstreams.PendingShutdown
+		}
+		in.states.mu.Unlock()
+		if last != [2]kstreams.State{kstreams.PendingError, kstreams.Error} || sawNotRunning {
+			t.Errorf("%s: transitions%s, want them to end PENDING_ERROR->ERROR without a clean shutdown", in.name, in.states)
+		}
+		if in.app.State() != kstreams.Error {
+			t.Errorf("%s: state %s, want ERROR", in.name, in.app.State())
+		}
+		switch h := in.handled.Load(); h {
+		case 0:
+			told++
+			if err := in.app.Err(); !errors.Is(err, kstreams.ErrApplicationShutdown) {
+				t.Errorf("%s: Err %v, want ErrApplicationShutdown", in.name, err)
+			}
+		case 1:
+			failed++
+			if cause, _ := in.cause.Load().(error); !errors.Is(cause, errMarker) {
+				t.Errorf("%s: handler got %v, want the processor's error", in.name, cause)
+			}
+			if err := in.app.Err(); !errors.Is(err, errMarker) {
+				t.Errorf("%s: Err %v, want the processor's error", in.name, err)
+			}
+		default:
+			t.Errorf("%s: handler called %d times, want at most once", in.name, h)
+		}
+	}
+	if failed != 1 || told != 1 {
+		t.Errorf("%d instance(s) failed on the marker and %d were told to shut down, want 1 and 1", failed, told)
+	}
+	// Close after ERROR returns at once and the state stays ERROR.
+	for _, in := range []*instance{a, bb} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := in.app.Close(ctx); err != nil {
+			t.Errorf("%s: Close: %v", in.name, err)
+		}
+		cancel()
+		if in.app.State() != kstreams.Error {
+			t.Errorf("%s: state after Close %s, want ERROR", in.name, in.app.State())
+		}
+	}
+}
+
+func shutdownApplicationCases(t *testing.T, broker func(testing.TB) kafkatest.Broker) {
+	// A: the failed thread is the instance's only one; B: its other thread announces too.
+	for _, failing := range []string{"A", "B"} {
+		t.Run("failing"+failing, func(t *testing.T) { checkShutdownApplication(t, broker(t), failing) })
+	}
+}
+
+func TestIntegrationShutdownApplication(t *testing.T) {
+	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Real(t) })
+}
+func TestEmbeddedShutdownApplication(t *testing.T) {
+	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Embedded(t) })
+}
