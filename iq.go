@@ -209,7 +209,7 @@ func (c *compositeKV[K, V]) Get(key K) (V, bool, error) {
 
 func (c *compositeKV[K, V]) concat(f func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
 	ss, err := c.stores()
-	return &concatIter[K, V]{stores: ss, name: c.name, open: f, err: err}
+	return &concatIter[K, V]{stores: ss, name: c.name, open: f, err: err, pos: -1}
 }
 
 // Range implements store.ReadOnlyKeyValueStore (each store's range in turn, as Java's
@@ -266,12 +266,19 @@ type concatIter[K, V any] struct {
 }
 
 func (it *concatIter[K, V]) Next() bool {
-	for !it.closed && it.err == nil {
+	if it.closed {
+		if it.err == nil {
+			it.err = store.ErrIteratorClosed
+		}
+		return false
+	}
+	for it.err == nil {
 		if it.pos+1 < len(it.cur) {
 			it.pos++
 			return true
 		}
 		if len(it.stores) == 0 {
+			it.cur, it.pos = nil, -1
 			return false
 		}
 		s := it.stores[0]
@@ -286,13 +293,22 @@ func (it *concatIter[K, V]) Next() bool {
 	return false
 }
 
-func (it *concatIter[K, V]) Key() K   { return it.cur[it.pos].Key }
-func (it *concatIter[K, V]) Value() V { return it.cur[it.pos].Value }
+// entry is the entry Next moved to; the zero entry before the first Next, at the end, after
+// an error and after Close (as the store package's iterators, never a panic).
+func (it *concatIter[K, V]) entry() (kv store.KeyValue[K, V]) {
+	if it.pos >= 0 && it.pos < len(it.cur) {
+		kv = it.cur[it.pos]
+	}
+	return kv
+}
+
+func (it *concatIter[K, V]) Key() K   { return it.entry().Key }
+func (it *concatIter[K, V]) Value() V { return it.entry().Value }
 func (it *concatIter[K, V]) Err() error {
 	return it.err
 }
 func (it *concatIter[K, V]) Close() error {
-	it.cur, it.stores = nil, nil
+	it.cur, it.stores, it.pos = nil, nil, -1
 	it.closed = true
 	return nil
 }
