@@ -161,6 +161,7 @@ func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int, pebble boo
 		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 		t.Fatalf("Close after %v: %v", time.Since(closeStart).Round(time.Millisecond), err)
 	}
+	t.Logf("final run closed in %v", time.Since(closeStart).Round(time.Millisecond))
 	checkNothingToReprocess(t, b, appID, input)
 }
 

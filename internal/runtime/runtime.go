@@ -223,6 +223,10 @@ func (r *Runtime) Start(ctx context.Context) error {
 // Layout returns the topic layout computed by Start (nil before).
 func (r *Runtime) Layout() *Layout { return r.layout }
 
+// closeInterruptAfter is how long Close lets a thread that is joining the group finish the
+// join by itself before it closes the thread's group client.
+const closeInterruptAfter = 500 * time.Millisecond
+
 // Close stops the threads: each commits, closes its tasks and leaves the group. It returns
 // when all threads are done or ctx ends (then with ctx's error; threads finish in the
 // background).
@@ -234,6 +238,18 @@ func (r *Runtime) Close(ctx context.Context) error {
 	if r.cancel != nil {
 		r.cancel()
 	}
+	// A thread that is still joining the group after a moment waits for the coordinator,
+	// not for its own work: end that wait.
+	interrupt := time.AfterFunc(closeInterruptAfter, func() {
+		for _, th := range threads {
+			select {
+			case <-th.done:
+			default:
+				th.interruptJoin()
+			}
+		}
+	})
+	defer interrupt.Stop()
 	for _, th := range threads {
 		select {
 		case <-th.done:

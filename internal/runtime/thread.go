@@ -112,6 +112,9 @@ type thread struct {
 	// checkpointed holds, per active task, the changelog offsets of its last checkpoint
 	// (see checkpointDue).
 	checkpointed map[processor.TaskID]map[changelog.TopicPartition]int64
+	// inSession is true from Setup to the end of Cleanup: the thread holds tasks of a
+	// consumer-group session (false while it joins the group).
+	inSession atomic.Bool
 }
 
 func newThread(r *Runtime, idx int) (*thread, error) {
@@ -182,7 +185,9 @@ func (th *thread) rebuildGroup() error {
 		client.Close()
 		return err
 	}
+	th.mu.Lock()
 	th.client, th.group = client, group
+	th.mu.Unlock()
 	th.reader = changelog.NewSaramaReader(client, th.rt.cfg.ExactlyOnce)
 	th.drainErrors()
 	return nil
@@ -408,6 +413,7 @@ func (th *thread) reportTasks() {
 // Setup implements sarama.ConsumerGroupHandler: it closes suspended tasks that were not
 // reassigned, creates and restores new ones, and starts the processing loop.
 func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
+	th.inSession.Store(true)
 	th.setState(ThreadRebalancing)
 	th.checkShutdownAssignment()
 	assigned := map[processor.TaskID]bool{}
@@ -642,6 +648,7 @@ func (r restoreCounter) OnRestoreEnd(tp changelog.TopicPartition, store string, 
 // Cleanup implements sarama.ConsumerGroupHandler: it waits for the processing loop, which
 // commits on its way out.
 func (th *thread) Cleanup(sarama.ConsumerGroupSession) error {
+	defer th.inSession.Store(false)
 	if th.loopDone != nil {
 		err := <-th.loopDone
 		th.loopDone = nil
@@ -1065,4 +1072,22 @@ func retriable(err error) bool {
 		return true
 	}
 	return true
+}
+
+// interruptJoin closes the consumer-group client of a thread that is between sessions, so a
+// JoinGroup or SyncGroup the coordinator holds (until the rebalance completes, up to the
+// group's rebalance timeout) ends at once when the runtime closes. Such a thread has nothing
+// to commit: its last session committed in Cleanup. Java: KafkaConsumer.close abandons a
+// pending join. Safe to call from another goroutine.
+func (th *thread) interruptJoin() {
+	if th.inSession.Load() {
+		return
+	}
+	th.mu.Lock()
+	client := th.client
+	th.mu.Unlock()
+	if client != nil && !client.Closed() {
+		th.log.Debug("closing: ending a pending group join")
+		_ = client.Close()
+	}
 }
