@@ -142,8 +142,12 @@ type KafkaStreams struct {
 }
 
 // New validates cfg and returns an instance of topology in state Created; nothing connects
-// before Start. Errors: ErrNilTopology, *ConfigError (wrapping ErrInvalidConfig).
-// Java: new KafkaStreams(topology, props).
+// before Start. When the topology has persistent stores, New locks the application's state
+// directory <state.dir>/<application.id> (and reads or creates its process id there) until
+// Close, also when the instance is never started: call Close to release it. Errors:
+// ErrNilTopology, *ConfigError (wrapping ErrInvalidConfig), *StateDirError (wrapping
+// ErrStateDirLocked when another instance holds the state directory). Java: new
+// KafkaStreams(topology, props).
 func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 	if topology == nil {
 		return nil, ErrNilTopology
