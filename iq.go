@@ -120,8 +120,12 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // (timestamped ones give their plain values). Reads are safe while the stream threads run:
 // each waits until the owning thread leaves the store (at most a processing batch or a cache
 // flush) and never fills the record cache; iterators read one task's entries at a time into
-// memory. Errors: ErrStoreNotAvailable when the instance is not Running, no local task has a
-// store of that name and type, or (from reads) the task migrated since the view found it.
+// memory. Do not read the view from the instance's own processing code (a processor,
+// punctuator or serde running on a stream thread): the read would wait for
+// the very thread making it and never return (Java's locks are re-entrant; ours are not);
+// processing code reads its stores through ProcessorContext.StateStore. Errors:
+// ErrStoreNotAvailable when the instance is not Running, no local task has a store of that
+// name and type, or (from reads) the task migrated since the view found it.
 func KeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyValueStore[K, V], error) {
 	c := &compositeKV[K, V]{k: k, name: name}
 	if _, err := c.stores(); err != nil {
