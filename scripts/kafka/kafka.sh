@@ -106,6 +106,10 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 log.cleaner.backoff.ms=1000
+# Tests stamp records with fixed early timestamps (1970) so that outputs are deterministic; the
+# default 7-day time retention would delete such segments at the next retention check (every
+# 5 min), under a running test. Topics that set retention.ms themselves keep it.
+log.retention.ms=-1
 EOF
 
 	cat >"$run/log4j2.properties" <<EOF
