@@ -512,6 +512,9 @@ type namedCache struct {
 	mu    *sync.Mutex // the ThreadCache's; held by every caller except around the listener
 	name  string
 	nodes map[string]*lruNode
+	// index holds the keys in order for range scans; nil until the first range scan of the
+	// named cache (then built from nodes and maintained), so that caches that are never
+	// scanned (most key-value stores) do not pay for it on every new key.
 	index *keyIndex
 	// dirtyHead and dirtyTail are the ends of the dirty list (oldest dirty write first);
 	// dirtyLen its length.
@@ -526,7 +529,7 @@ type namedCache struct {
 }
 
 func newNamedCache(name string, mu *sync.Mutex) *namedCache {
-	return &namedCache{mu: mu, name: name, nodes: map[string]*lruNode{}, index: newKeyIndex()}
+	return &namedCache{mu: mu, name: name, nodes: map[string]*lruNode{}}
 }
 
 func (c *namedCache) len() int { return len(c.nodes) }
@@ -641,7 +644,9 @@ func (c *namedCache) put(key []byte, e *Entry) error {
 		n = &lruNode{key: []byte(k), skey: k, entry: e}
 		c.pushHead(n)
 		c.nodes[k] = n
-		c.index.add(k)
+		if c.index != nil {
+			c.index.add(k)
+		}
 	}
 	if e.dirty {
 		c.markDirty(n)
@@ -668,7 +673,9 @@ func (c *namedCache) delete(k string) *Entry {
 
 func (c *namedCache) remove(n *lruNode) *Entry {
 	delete(c.nodes, n.skey)
-	c.index.remove(n.skey)
+	if c.index != nil {
+		c.index.remove(n.skey)
+	}
 	c.unlink(n)
 	c.unmarkDirty(n)
 	c.sizeBytes -= n.size()
@@ -685,7 +692,9 @@ func (c *namedCache) evict() error {
 	c.sizeBytes -= n.size()
 	c.unlink(n)
 	delete(c.nodes, n.skey)
-	c.index.remove(n.skey)
+	if c.index != nil {
+		c.index.remove(n.skey)
+	}
 	if n.entry.dirty {
 		return c.flush(n)
 	}
@@ -753,6 +762,12 @@ func (c *namedCache) keysBetween(from, to []byte, toInclusive bool) []string {
 	if f != nil && t != nil && strings.Compare(*f, *t) > 0 {
 		return nil
 	}
+	if c.index == nil {
+		c.index = newKeyIndex()
+		for k := range c.nodes {
+			c.index.add(k)
+		}
+	}
 	return c.index.between(f, t, toInclusive)
 }
 
@@ -761,5 +776,7 @@ func (c *namedCache) clear() {
 	c.sizeBytes = 0
 	c.dirtyHead, c.dirtyTail, c.dirtyLen = nil, nil, 0
 	clear(c.nodes)
-	c.index.clear()
+	if c.index != nil {
+		c.index.clear()
+	}
 }
