@@ -212,9 +212,23 @@ func (c *CachingKeyValueStore) flushEntry(e cache.DirtyEntry) error {
 
 // entry returns a dirty cache entry for value written in the current record context.
 func (c *CachingKeyValueStore) entry(value []byte) *cache.Entry {
+	return c.ownedEntry(bytes.Clone(value))
+}
+
+// ownedEntry is entry for a value slice the entry may keep (nobody else writes to it).
+func (c *CachingKeyValueStore) ownedEntry(value []byte) *cache.Entry {
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
-	return cache.NewEntry(bytes.Clone(value), rc, true)
+	return cache.NewEntry(value, rc, true)
+}
+
+// putOwned is Put for a value slice the store may keep without copying it (a layer above
+// that serialized it into a new slice hands it over).
+func (c *CachingKeyValueStore) putOwned(key, value []byte) error {
+	if key == nil || c.cache == nil || !c.IsOpen() {
+		return c.Put(key, value)
+	}
+	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, key, c.ownedEntry(value)))
 }
 
 func (c *CachingKeyValueStore) put(key, value []byte) error {

@@ -34,7 +34,14 @@ type MeteredKeyValueStore[K, V any] struct {
 	keyNillable   bool
 	valueNillable bool
 	hdr           headersScratch
+	// cachingBelow is the caching layer right below, when the value serde returns a new slice
+	// on every call (freshSerializer): Put then hands it the serialized value without a copy.
+	cachingBelow *CachingKeyValueStore
 }
+
+// freshSerializer is implemented by the store's own serdes whose Serialize returns a newly
+// allocated slice on every call, which the layer below may keep without copying it.
+type freshSerializer interface{ freshBytes() }
 
 // headersScratch lends the empty Headers a store layer hands to its serdes (which take a
 // pointer, so a fresh one would be a heap allocation per call). The stream thread gets the
@@ -96,6 +103,9 @@ func (m *MeteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 	}
 	if m.keySerde == nil || m.valueSerde == nil {
 		return storeErr(m.Name(), "init", ErrNoSerde)
+	}
+	if _, ok := any(m.valueSerde).(freshSerializer); ok {
+		m.cachingBelow, _ = m.inner.(*CachingKeyValueStore)
 	}
 	return m.inner.Init(ctx, root)
 }
@@ -186,6 +196,9 @@ func (m *MeteredKeyValueStore[K, V]) Put(key K, value V) error {
 	vb, err := m.valueBytes("put", value)
 	if err != nil {
 		return err
+	}
+	if m.cachingBelow != nil {
+		return m.cachingBelow.putOwned(kb, vb)
 	}
 	return m.inner.Put(kb, vb)
 }

@@ -84,6 +84,9 @@ func (s *vatSerde[V]) Deserialize(topic string, h *serde.Headers, b []byte) (*Va
 	return &ValueAndTimestamp[V]{Value: Detach(v), Timestamp: int64(binary.BigEndian.Uint64(b))}, nil
 }
 
+// freshBytes marks Serialize as returning a new slice on every call (see freshSerializer).
+func (s *vatSerde[V]) freshBytes() {}
+
 func (s *vatSerde[V]) String() string { return "ValueAndTimestampSerde(" + serde.Name(s.inner) + ")" }
 
 // RawValue returns the value part of timestamped value bytes (nil for nil or short input).
