@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
 )
 
 // ErrNoListener is returned when a named cache with dirty entries must flush but no flush
@@ -37,11 +38,16 @@ var ErrNoListener = errors.New("cache: no flush listener registered for namespac
 func residentSize(c processor.RecordContext) int64 {
 	n := int64(8+8+4) + utf16Len(c.Topic)
 	if c.Headers.Len() > 0 {
-		// A copy, so that only records with headers pay for the iterator's allocation.
-		hs := c.Headers
-		for h := range hs.All() {
-			n += utf16Len(h.Key) + int64(len(h.Value))
-		}
+		// Only records with headers pay for the iterator's allocations.
+		n += headersSize(c.Headers)
+	}
+	return n
+}
+
+func headersSize(hs serde.Headers) int64 {
+	n := int64(0)
+	for h := range hs.All() {
+		n += utf16Len(h.Key) + int64(len(h.Value))
 	}
 	return n
 }

@@ -50,6 +50,9 @@ type recordQueue struct {
 	// nothing. A slot is overwritten only two heads later, after that record was processed.
 	slots [2]stampedRecord
 	slot  int
+	// base is fifo's backing array from its start: an emptied queue starts again there instead
+	// of appending past the records already taken (which reallocates time and again).
+	base []RawRecord
 }
 
 // size is the number of buffered records (Java: RecordQueue.size).
@@ -90,7 +93,13 @@ func (g *partitionGroup) init(t *Task) {
 func (g *partitionGroup) add(src *node, rec RawRecord) error {
 	q := g.queue(src, topicPartition{rec.queueTopic(), rec.Partition})
 	oldSize := q.size()
+	if len(q.fifo) == 0 {
+		q.fifo = q.base[:0]
+	}
 	q.fifo = append(q.fifo, rec)
+	if cap(q.fifo) > cap(q.base) {
+		q.base = q.fifo[:0]
+	}
 	err := g.updateHead(q)
 	if oldSize == 0 && q.head != nil {
 		g.nonEmpty.offer(q)
@@ -237,7 +246,7 @@ func (g *partitionGroup) next() (*stampedRecord, *node, error) {
 // clear drops every buffered record; partition times and stream time are kept.
 func (g *partitionGroup) clear() {
 	for _, q := range g.list {
-		q.fifo = nil
+		q.fifo, q.base = nil, nil
 		q.head = nil
 	}
 	g.nonEmpty.q = nil
