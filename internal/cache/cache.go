@@ -267,6 +267,18 @@ func (t *ThreadCache) Flush(namespace string) error {
 	return err
 }
 
+// DirtyLen returns the number of dirty entries (written since their last flush, not yet handed
+// to the listener) of the named cache; 0 if it does not exist. A commit flushes caches until
+// none of its task is dirty, because a flush listener may write into another store's cache.
+func (t *ThreadCache) DirtyLen(namespace string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.caches[namespace]; c != nil {
+		return c.dirtyLen
+	}
+	return 0
+}
+
 // Get returns the cached entry of key, or nil, and makes it the most recently used.
 // Java: get(namespace, key).
 func (t *ThreadCache) Get(namespace string, key []byte) *Entry {

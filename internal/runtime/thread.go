@@ -398,6 +398,9 @@ func (th *thread) closeTasks(clean bool) {
 		th.closeTask(id, clean)
 	}
 	th.discard = false
+	if clean && len(th.out) > 0 {
+		th.log.Error("dropping records buffered for the producer when closing the tasks", "records", len(th.out))
+	}
 	th.out, th.outRecs = nil, nil
 	th.assignor.setOwned(nil)
 	th.reportTasks()
@@ -589,12 +592,18 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 		delete(th.running, id)
 	}
 	th.mu.Unlock()
+	pending := len(th.out)
 	if ts != nil {
 		var err error
 		if clean {
+			// The final commit left no cache dirty; should the store flush still forward
+			// records, they are sent (and committed) before the checkpoint claims them.
 			if err = th.flushStores(id); err == nil {
-				th.writeCheckpoint(id)
+				if err = th.sendClosing(id, pending); err == nil {
+					th.writeCheckpoint(id)
+				}
 			}
+			pending = len(th.out)
 		} else if th.rt.cfg.ExactlyOnce {
 			err = ts.AbortTransaction()
 		}
@@ -612,12 +621,45 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 			th.log.Warn("closing task", "task", id.String(), "error", err)
 		}
 	}
+	if clean && len(th.out) > pending {
+		// Records forwarded by the close itself (a processor's Close, a store's close) after
+		// the checkpoint: the task is gone, so they cannot be sent for it any more.
+		th.log.Error("dropping records forwarded while closing the task", "task", id.String(), "records", len(th.out)-pending)
+		th.out, th.outRecs = th.out[:pending], th.outRecs[:pending]
+	}
 	delete(th.tasks, id)
 	delete(th.states, id)
 	delete(th.checkpointed, id)
 	if t != nil && th.standbys[id] == nil {
 		th.rt.unlockTask(id, th.idx)
 	}
+}
+
+// sendClosing sends the records buffered from index from on (forwarded by closing task id
+// cleanly) and waits for their acknowledgements; under exactly-once it commits them in a
+// transaction of their own and applies the task's store transaction, so the checkpoint written
+// next covers them. Records buffered before from (none after a final commit) go along.
+func (th *thread) sendClosing(id processor.TaskID, from int) error {
+	if len(th.out) == from {
+		return nil
+	}
+	th.log.Debug("sending records forwarded while closing the task", "task", id.String(), "records", len(th.out)-from)
+	if err := th.flush(); err != nil {
+		return err
+	}
+	if !th.rt.cfg.ExactlyOnce || !th.txnOpen {
+		return nil
+	}
+	if err := th.producer.CommitTxn(); err != nil {
+		return kafkaErr("commit transaction", err)
+	}
+	th.txnOpen = false
+	if ts := th.states[id]; ts != nil {
+		if err := ts.CommitTransaction(); err != nil {
+			return fmt.Errorf("task %s: commit store transaction: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // restoreCounter counts restored records in the metrics.
@@ -711,7 +753,7 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 		if ctx.Err() != nil {
 			// The session ends (rebalance or shutdown): commit what was processed. If that
 			// fails, the tasks hold uncommitted state and must not be reused.
-			if err := th.commit(sess); err != nil {
+			if err := th.commit(sess, true); err != nil {
 				th.handleLoopError(err)
 			}
 			return nil
@@ -733,7 +775,7 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 		}
 		if err == nil && (time.Since(lastCommit) >= interval || th.commitRequested()) {
 			start := time.Now()
-			err = th.commit(sess)
+			err = th.commit(sess, false)
 			lastCommit = time.Now()
 			if m := th.rt.cfg.Metrics; m != nil && err == nil {
 				m.commitLatency.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
@@ -753,7 +795,7 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 			th.lastStandby = time.Now()
 		}
 		if n == 0 && th.checkStall() {
-			if err := th.commit(sess); err != nil {
+			if err := th.commit(sess, false); err != nil {
 				th.handleLoopError(err)
 				return nil
 			}
@@ -952,19 +994,27 @@ func (th *thread) sent(msgs []*sarama.ProducerMessage, recs []task.OutRecord, er
 }
 
 // commit commits the session's tasks: stores flushed, records sent, then offsets committed
-// (at-least-once) or sent in the transaction, which is committed (exactly-once v2).
-func (th *thread) commit(sess sarama.ConsumerGroupSession) error {
+// (at-least-once) or sent in the transaction, which is committed (exactly-once v2). A final
+// commit (the session ends: the tasks are suspended, then kept or closed) flushes every task's
+// record caches until none is dirty (Task.CommitFinal), so closing a task cleanly forwards
+// nothing more; a regular commit flushes the caches of the tasks that processed once.
+func (th *thread) commit(sess sarama.ConsumerGroupSession, final bool) error {
 	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
-	needed := len(th.out) > 0 || th.inflight != nil || th.txnOpen
+	needed := th.inflight != nil || th.txnOpen
 	for _, t := range th.tasks {
-		if t.CommitNeeded() {
-			needed = true
-			if err := t.CommitCaches(); err != nil {
+		if final || t.CommitNeeded() {
+			needed = needed || t.CommitNeeded()
+			commit := t.CommitCaches
+			if final {
+				commit = t.CommitFinal
+			}
+			if err := commit(); err != nil {
 				th.storeMu.Unlock()
 				return err
 			}
 		}
 	}
+	needed = needed || len(th.out) > 0
 	// At-least-once: the stores are flushed (and the checkpoint written after the send) only
 	// when enough changelog offsets accumulated, as Java's postCommit(false).
 	var checkpoint []processor.TaskID

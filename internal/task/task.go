@@ -611,10 +611,42 @@ func (t *Task) Commit() error {
 // which flushes the stores only before it writes a checkpoint (see FlushStores). Java 4.4:
 // StreamTask.prepareCommit (ProcessorStateManager.flushCache), with postCommit(false) skipping
 // the store flush while the changelog offsets advanced by at most 10 000 since the last
-// checkpoint.
+// checkpoint. A flush listener writing into a store flushed earlier in the pass leaves that
+// cache dirty until the next commit, as in Java; CommitFinal flushes until none is dirty.
 func (t *Task) CommitCaches() error {
 	if err := t.flushCaches(); err != nil {
 		return err
+	}
+	t.commitNeeded = false
+	t.commitRequested = false
+	return nil
+}
+
+// maxCachePasses bounds the cache flush passes of CommitFinal: acyclic flush chains (a store's
+// flush listener writing into a store earlier in initialisation order) need at most one pass
+// per store, so hitting the bound means flush listeners keep feeding each other.
+const maxCachePasses = 64
+
+// CommitFinal flushes the record caches of the stores in initialisation order, again and again
+// while a pass left a cache of the task dirty (a later store's flush listener wrote into an
+// earlier store, in this or an earlier commit), and clears the commit flags: the commit before
+// the task is suspended or closed, after which closing forwards nothing more. Java: a clean
+// suspend or close runs prepareCommit (one cache pass) and postCommit(true), whose store flush
+// flushes the caches again before the checkpoint; the runtime sends what those passes forward
+// before it writes the checkpoint. It returns an error if caches are still dirty after 64 passes.
+func (t *Task) CommitFinal() error {
+	for pass := 1; ; pass++ {
+		if err := t.flushCaches(); err != nil {
+			return err
+		}
+		dirty := t.dirtyCaches()
+		if len(dirty) == 0 {
+			break
+		}
+		if pass >= maxCachePasses {
+			return fmt.Errorf("task %s: record caches of stores %q still dirty after %d flush passes (flush listeners feeding each other)",
+				t.id, dirty, pass)
+		}
 	}
 	t.commitNeeded = false
 	t.commitRequested = false
@@ -633,6 +665,22 @@ func (t *Task) flushCaches() error {
 		}
 	}
 	return nil
+}
+
+// dirtyCaches returns the names of the task's stores whose record cache holds dirty entries.
+func (t *Task) dirtyCaches() []string {
+	c := t.cfg.Cache
+	if c == nil {
+		return nil
+	}
+	var out []string
+	id := t.id.String()
+	for _, s := range t.storeOrder {
+		if c.DirtyLen(cache.NameSpace(id, s.Name())) > 0 {
+			out = append(out, s.Name())
+		}
+	}
+	return out
 }
 
 // FlushStores flushes every store in initialisation order: caching layers flush their caches
