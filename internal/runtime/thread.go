@@ -112,9 +112,16 @@ type thread struct {
 	// checkpointed holds, per active task, the changelog offsets of its last checkpoint
 	// (see checkpointDue).
 	checkpointed map[processor.TaskID]map[changelog.TopicPartition]int64
+	// sessMu guards inSession, joinClosed and memberID: interruptJoin checks and closes under
+	// it, Setup starts a session under it.
+	sessMu sync.Mutex
 	// inSession is true from Setup to the end of Cleanup: the thread holds tasks of a
 	// consumer-group session (false while it joins the group).
-	inSession atomic.Bool
+	inSession bool
+	// joinClosed is set when interruptJoin closed the group client: no session may start.
+	joinClosed bool
+	// memberID is the group member id of the last session (for interruptJoin's LeaveGroup).
+	memberID string
 }
 
 func newThread(r *Runtime, idx int) (*thread, error) {
@@ -416,7 +423,13 @@ func (th *thread) reportTasks() {
 // Setup implements sarama.ConsumerGroupHandler: it closes suspended tasks that were not
 // reassigned, creates and restores new ones, and starts the processing loop.
 func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
-	th.inSession.Store(true)
+	th.sessMu.Lock()
+	if th.joinClosed {
+		th.sessMu.Unlock()
+		return errJoinInterrupted
+	}
+	th.inSession, th.memberID = true, sess.MemberID()
+	th.sessMu.Unlock()
 	th.setState(ThreadRebalancing)
 	th.checkShutdownAssignment()
 	assigned := map[processor.TaskID]bool{}
@@ -690,7 +703,11 @@ func (r restoreCounter) OnRestoreEnd(tp changelog.TopicPartition, store string, 
 // Cleanup implements sarama.ConsumerGroupHandler: it waits for the processing loop, which
 // commits on its way out.
 func (th *thread) Cleanup(sarama.ConsumerGroupSession) error {
-	defer th.inSession.Store(false)
+	defer func() {
+		th.sessMu.Lock()
+		th.inSession = false
+		th.sessMu.Unlock()
+	}()
 	if th.loopDone != nil {
 		err := <-th.loopDone
 		th.loopDone = nil
@@ -1124,20 +1141,86 @@ func retriable(err error) bool {
 	return true
 }
 
+// errJoinInterrupted is what Setup returns for a session whose join completed after
+// interruptJoin closed the group client: the runtime is closing, the session must not start.
+var errJoinInterrupted = errors.New("group join interrupted: the runtime is closing")
+
+// leaveGroupTimeout bounds interruptJoin's LeaveGroup request (dial, write and read).
+const leaveGroupTimeout = time.Second
+
 // interruptJoin closes the consumer-group client of a thread that is between sessions, so a
 // JoinGroup or SyncGroup the coordinator holds (until the rebalance completes, up to the
 // group's rebalance timeout) ends at once when the runtime closes. Such a thread has nothing
-// to commit: its last session committed in Cleanup. Java: KafkaConsumer.close abandons a
-// pending join. Safe to call from another goroutine.
+// to commit: its last session committed in Cleanup. The check and the close happen under
+// sessMu, which Setup takes to start a session, so a join completing meanwhile finds the
+// client closed and starts no session. It then sends a LeaveGroup for the member id of the
+// last session on a connection of its own (the client's coordinator connection is closed, and
+// the broker answers one request per connection at a time), within leaveGroupTimeout, so the
+// other members need not wait a session timeout to rebalance. Java: KafkaConsumer.close
+// abandons a pending join and leaves the group. Safe to call from another goroutine.
 func (th *thread) interruptJoin() {
-	if th.inSession.Load() {
+	th.sessMu.Lock()
+	defer th.sessMu.Unlock()
+	if th.inSession {
 		return
 	}
 	th.mu.Lock()
 	client := th.client
 	th.mu.Unlock()
-	if client != nil && !client.Closed() {
-		th.log.Debug("closing: ending a pending group join")
-		_ = client.Close()
+	if client == nil || client.Closed() {
+		return
 	}
+	th.joinClosed = true
+	coordinator := ""
+	if th.memberID != "" && th.sconf.Consumer.Group.InstanceId == "" {
+		if b, err := client.Coordinator(th.rt.cfg.ApplicationID); err == nil {
+			coordinator = b.Addr()
+		}
+	}
+	th.log.Debug("closing: ending a pending group join")
+	_ = client.Close()
+	if coordinator != "" {
+		if err := th.leaveGroup(coordinator, th.memberID); err != nil {
+			th.log.Debug("closing: leave group", "error", err)
+		}
+	}
+}
+
+// leaveGroup sends a LeaveGroup for memberID to the coordinator at addr on a new connection.
+func (th *thread) leaveGroup(addr, memberID string) error {
+	conf := *th.sconf
+	conf.Net.DialTimeout, conf.Net.ReadTimeout, conf.Net.WriteTimeout = leaveGroupTimeout, leaveGroupTimeout, leaveGroupTimeout
+	b := sarama.NewBroker(addr)
+	if err := b.Open(&conf); err != nil {
+		return err
+	}
+	defer b.Close()
+	req := &sarama.LeaveGroupRequest{GroupId: th.rt.cfg.ApplicationID, MemberId: memberID}
+	switch v := conf.Version; {
+	case v.IsAtLeast(sarama.V3_2_0_0):
+		req.Version = 5
+	case v.IsAtLeast(sarama.V2_4_0_0):
+		req.Version = 4
+	case v.IsAtLeast(sarama.V2_0_0_0):
+		req.Version = 2
+	case v.IsAtLeast(sarama.V0_11_0_0):
+		req.Version = 1
+	}
+	if req.Version >= 3 {
+		reason := "the stream thread is being closed"
+		req.Members = []sarama.MemberIdentity{{MemberId: memberID, Reason: &reason}}
+	}
+	resp, err := b.LeaveGroup(req)
+	if err != nil {
+		return err
+	}
+	if resp.Err != sarama.ErrNoError {
+		return resp.Err
+	}
+	for _, m := range resp.Members {
+		if m.Err != sarama.ErrNoError && m.Err != sarama.ErrUnknownMemberId {
+			return m.Err
+		}
+	}
+	return nil
 }
