@@ -1,9 +1,13 @@
 package task
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/kstreams-go/kstreams/internal/cache"
 	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
 )
 
 // flushCounter is a store that counts its cache flushes and store flushes.
@@ -70,5 +74,101 @@ func TestCommitCachesDoesNotFlushStores(t *testing.T) {
 	}
 	if err := tk.FlushStores(); err != ErrClosed {
 		t.Fatalf("FlushStores after close: %v", err)
+	}
+}
+
+// chainSpec is src -> upd (stores first, second) -> mirror (store first) -> sink: upd writes
+// into the cached store "second", whose flush listener forwards to mirror, which writes into
+// the cached store "first" (initialised, so flushed, before "second"), whose flush listener
+// forwards to the sink.
+func chainSpec(t *testing.T) Spec {
+	t.Helper()
+	listen := func(ctx processor.ProcessorContext[any, any], name string) (store.KeyValueStore[string, string], error) {
+		kv, err := processor.GetStateStore[store.KeyValueStore[string, string]](ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		cs, ok := kv.(store.CachedStateStore[string, string])
+		if !ok || !cs.SetFlushListener(func(r store.CacheFlushRecord[string, string]) error {
+			return ctx.Forward(processor.Record[any, any]{Key: r.Key, Value: r.NewValue, Timestamp: r.Timestamp})
+		}, false) {
+			return nil, fmt.Errorf("store %s: no active cache", name)
+		}
+		return kv, nil
+	}
+	var second, first store.KeyValueStore[string, string]
+	upd := &funcProc{
+		init: func(ctx processor.ProcessorContext[any, any]) (err error) {
+			second, err = listen(ctx, "second")
+			return err
+		},
+		process: func(_ processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+			return second.Put(r.Key.(string), r.Value.(string))
+		}}
+	mirror := &funcProc{
+		init: func(ctx processor.ProcessorContext[any, any]) (err error) {
+			first, err = listen(ctx, "first")
+			return err
+		},
+		process: func(_ processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+			return first.Put(r.Key.(string), r.Value.(string))
+		}}
+	builder := func(name string) processor.StoreBuilder {
+		return store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore(name), serde.String(), serde.String()).
+			WithCachingEnabled().WithLoggingDisabled()
+	}
+	return Spec{
+		Nodes: []NodeSpec{
+			{Name: "src", Kind: SourceNode, Topics: []string{"in"}, Children: []string{"upd"}},
+			{Name: "upd", Kind: ProcessorNode, Children: []string{"mirror"}, Stores: []string{"first", "second"},
+				NewProcessor: func() (UntypedProcessor, error) { return upd, nil }},
+			{Name: "mirror", Kind: ProcessorNode, Children: []string{"sink"}, Stores: []string{"first"},
+				NewProcessor: func() (UntypedProcessor, error) { return mirror, nil }},
+			{Name: "sink", Kind: SinkNode, Topic: "out"},
+		},
+		Stores: []StoreSpec{{Builder: builder("first")}, {Builder: builder("second")}},
+	}
+}
+
+// A regular commit flushes the caches once, as Java's prepareCommit: what the flush of
+// "second" writes into "first" (flushed earlier in the pass) stays cached until the next
+// commit. CommitFinal, the commit before a suspend or close, flushes until no cache is dirty,
+// so the close forwards nothing more.
+func TestCommitFinalFlushesCacheChains(t *testing.T) {
+	clock := int64(0)
+	tk, c := newTask(t, chainSpec(t), &clock, func(cfg *Config) { cfg.Cache = cache.New(1 << 20) })
+	defer tk.Close()
+	_ = tk.AddRecord(raw("in", 0, 10, "a", "1"))
+	_ = tk.AddRecord(raw("in", 1, 11, "b", "2"))
+	_ = tk.AddRecord(raw("in", 2, 12, "a", "3"))
+	drain(t, tk, 0)
+	if err := tk.CommitCaches(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.lines(); got != "" {
+		t.Fatalf("after CommitCaches: output %s, want none (first flushed before second)", got)
+	}
+	if got := tk.dirtyCaches(); fmt.Sprint(got) != "[first]" {
+		t.Fatalf("dirty caches after CommitCaches: %v, want [first]", got)
+	}
+	_ = tk.AddRecord(raw("in", 3, 13, "b", "4"))
+	drain(t, tk, 0)
+	if err := tk.CommitFinal(); err != nil {
+		t.Fatal(err)
+	}
+	if got := tk.dirtyCaches(); len(got) != 0 || tk.CommitNeeded() {
+		t.Fatalf("after CommitFinal: dirty caches %v, commit needed %v", got, tk.CommitNeeded())
+	}
+	// The entries left in "first" (in the order of their last write), then the new update of b.
+	want := `out/-1 "b"="2"@11|out/-1 "a"="3"@12|out/-1 "b"="4"@13`
+	if got := c.lines(); got != want {
+		t.Fatalf("after CommitFinal: output %s, want %s", got, want)
+	}
+	n := len(c.out)
+	if err := tk.FlushStores(); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.out) != n {
+		t.Fatalf("FlushStores after CommitFinal forwarded %s", c.lines())
 	}
 }
