@@ -19,7 +19,10 @@ type memberHandler struct {
 	cleanup chan struct{}
 }
 
-func (h memberHandler) Setup(s sarama.ConsumerGroupSession) error { h.setup <- s.MemberID(); return nil }
+func (h memberHandler) Setup(s sarama.ConsumerGroupSession) error {
+	h.setup <- s.MemberID()
+	return nil
+}
 func (h memberHandler) Cleanup(sarama.ConsumerGroupSession) error {
 	h.cleanup <- struct{}{}
 	return nil
