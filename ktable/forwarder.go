@@ -33,3 +33,17 @@ func (f *Forwarder) MaybeForward(r processor.Record[any, any]) error {
 	}
 	return f.ctx.Forward(r)
 }
+
+// MaybeForwardChange forwards r with the value Change{New: newValue, Old: oldValue} (Old
+// dropped unless old values are sent) and timestamp ts, unless a cache will forward it on
+// flush. It is MaybeForward(r.WithValue(Change{...}).WithTimestamp(ts)) without building (and
+// boxing, one allocation per record) the Change when the cache forwards instead.
+func (f *Forwarder) MaybeForwardChange(r processor.Record[any, any], newValue, oldValue any, ts int64) error {
+	if f.cachingOn {
+		return nil
+	}
+	if !f.sendOldValues {
+		oldValue = nil
+	}
+	return f.ctx.Forward(r.WithValue[any](Change{New: newValue, Old: oldValue}).WithTimestamp(ts))
+}

@@ -509,7 +509,7 @@ func (p *streamAggProc) Process(r processor.Record[any, any]) error {
 	if err := put(p.st, r.Key, newAgg, ts); err != nil {
 		return err
 	}
-	return p.fwd.MaybeForward(r.WithValue[any](Change{New: newAgg, Old: oldAgg}).WithTimestamp(ts))
+	return p.fwd.MaybeForwardChange(r, newAgg, oldAgg, ts)
 }
 
 // StreamReduce is the supplier of KGroupedStream.reduce: the first value of a key is its
@@ -562,7 +562,7 @@ func (p *streamReduceProc) Process(r processor.Record[any, any]) error {
 	if err := put(p.st, r.Key, newAgg, ts); err != nil {
 		return err
 	}
-	return p.fwd.MaybeForward(r.WithValue[any](Change{New: newAgg, Old: oldAgg}).WithTimestamp(ts))
+	return p.fwd.MaybeForwardChange(r, newAgg, oldAgg, ts)
 }
 
 // TableAggregate is the supplier of KGroupedTable.aggregate/count: the subtractor removes the
@@ -633,7 +633,7 @@ func (p *tableAggProc) Process(r processor.Record[any, any]) error {
 	if err := put(p.st, r.Key, newAgg, ts); err != nil {
 		return err
 	}
-	return p.fwd.MaybeForward(r.WithValue[any](Change{New: newAgg, Old: oldAgg}).WithTimestamp(ts))
+	return p.fwd.MaybeForwardChange(r, newAgg, oldAgg, ts)
 }
 
 // TableReduce is the supplier of KGroupedTable.reduce(adder, subtractor). Java: KTableReduce.
@@ -697,7 +697,7 @@ func (p *tableReduceProc) Process(r processor.Record[any, any]) error {
 	if err := put(p.st, r.Key, newAgg, ts); err != nil {
 		return err
 	}
-	return p.fwd.MaybeForward(r.WithValue[any](Change{New: newAgg, Old: oldAgg}).WithTimestamp(ts))
+	return p.fwd.MaybeForwardChange(r, newAgg, oldAgg, ts)
 }
 
 // PassThrough is the supplier of the merge node of a cogrouped aggregation: it forwards the
