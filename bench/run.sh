@@ -5,7 +5,12 @@
 # starts its own single-node broker (scripts/kafka/kafka.sh with KAFKA_RUN_DIR, default
 # .build/kafka-bench; stopped at the end), prints the machine description, then runs wcbench:
 # word count throughput, peak RSS and CPU of ours and Java's under at_least_once and
-# exactly_once_v2, their ratios, and the bare sarama consume-then-produce pipe; then the same
+# exactly_once_v2, their ratios, and two bare sarama ceilings with each run as a percentage of
+# them: the pipe (every input line consumed and produced once: one hop, a tenth of the word
+# count's records) and the word pipe (lines consumed, split, every word produced to a
+# 4-partition topic keyed by word, that topic consumed and every word produced to an output
+# topic: the word count's broker traffic without state, cache, deduplication or commits;
+# see bench/cmd/wcbench's doc comment); then the same
 # word count in each library's TopologyTestDriver, no broker (bench/cmd/tdbench against
 # io.kstreams.bench.TestDriverWordCount on the same lines).
 #

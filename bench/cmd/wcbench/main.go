@@ -10,9 +10,27 @@
 // offsets reach the end offsets of every input partition and of every partition of the
 // repartition topic (under exactly-once the last offset of a partition is a commit marker,
 // so one less is enough there). Peak RSS is the process's VmHWM and CPU its utime+stime, both
-// read from /proc just before it is stopped. It prints each figure and the ratio ours/Java,
-// then (unless -pipe=false) the bare sarama consume-then-produce pipe over the same input,
-// in this process, as the ceiling.
+// read from /proc just before it is stopped. It prints each figure and the ratio ours/Java
+// (when both ran), then, unless -pipe=false, two ceilings measured in this process over the
+// same input with bare sarama (no Kafka Streams), each timed from start until the last
+// record produced is acknowledged, and each run's throughput as a percentage of each:
+//
+//   - the pipe: consumes the 4 input partitions and produces every line once, unchanged, to
+//     a 4-partition topic (one record out per line in). It is the one-hop ceiling: the word
+//     count moves over ten times as many records, so it cannot come near it.
+//   - the word pipe: the word count's broker traffic without state, cache or commits. It
+//     consumes the lines, splits them as the word count does and produces every word (key
+//     and value the word, as in the word count's repartition topic) to a 4-partition topic,
+//     partition murmur2(word) as Java's default partitioner; concurrently it consumes that
+//     topic to its end and produces one record per word (key the word, an 8-byte value as
+//     the count's Long) to a 4-partition output topic. It does not deduplicate the output as
+//     the word count's cache does (it writes every word where the word count writes the last
+//     count of a word per commit interval), so it does more output work than the word count:
+//     a conservative ceiling on that leg, an upper bound on the rest.
+//
+// Both pipes use the same consumer (sarama's defaults) and producer configuration (acks=all,
+// 1 MiB / 10 ms batches), one goroutine per partition and stage, one producer.
+// An empty -impls runs only the pipes.
 //
 //	wcbench -bootstrap 127.0.0.1:9092 -go-bin /path/wordcount -java-cp 'bench/java/target/bench.jar:bench/java/target/lib/*'
 package main
@@ -33,6 +51,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/bench/wc"
 )
 
 const partitions = 4
@@ -66,7 +86,7 @@ func main() {
 	flag.StringVar(&o.javaCP, "java-cp", "", "class path of the Java application (bench/java/target)")
 	flag.StringVar(&o.javaOpts, "java-opts", "", "extra JVM options, space-separated")
 	flag.StringVar(&o.goArgs, "go-args", "", "extra flags of bench/cmd/wordcount, space-separated (e.g. -cpuprofile FILE)")
-	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go, gobase (ratios need java and go)")
+	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go, gobase, or none (ratios need java and go; -pipe's fractions name those that ran)")
 	guarantees := flag.String("guarantees", "at_least_once,exactly_once_v2", "comma-separated processing guarantees")
 	flag.BoolVar(&o.pipe, "pipe", true, "also measure the bare sarama consume-then-produce pipe")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest a single run may take")
@@ -85,7 +105,11 @@ func main() {
 	}
 	o.bootstrap = strings.Split(*bootstrap, ",")
 	o.guarantees = strings.Split(*guarantees, ",")
-	o.impls = strings.Split(*impls, ",")
+	for _, impl := range strings.Split(*impls, ",") {
+		if impl != "" { // -impls '' measures only the pipes
+			o.impls = append(o.impls, impl)
+		}
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "wcbench:", err)
 		os.Exit(1)
@@ -133,10 +157,10 @@ func run(o options) error {
 		return err
 	}
 
-	type pair struct{ java, ours result }
-	results := map[string]pair{}
+	// results[guarantee][impl]
+	results := map[string]map[string]result{}
 	for _, g := range o.guarantees {
-		var p pair
+		results[g] = map[string]result{}
 		for _, impl := range o.impls {
 			appID := fmt.Sprintf("wcbench-%s-%s-%s", impl, strings.ReplaceAll(g, "_", ""), stamp)
 			r, err := runApp(o, client, admin, impl, g, appID, input, ends)
@@ -146,31 +170,24 @@ func run(o options) error {
 			fmt.Printf("%-4s %-16s wall %8.2f s  %10.0f lines/s  %11.0f words/s  peak RSS %7.1f MiB  CPU %7.2f s\n",
 				impl, g, r.wall.Seconds(), float64(o.lines)/r.wall.Seconds(), float64(words)/r.wall.Seconds(),
 				float64(r.peakRSS)/(1<<20), r.cpu.Seconds())
-			switch impl {
-			case "java":
-				p.java = r
-			case "go":
-				p.ours = r
-			}
+			results[g][impl] = r
 		}
-		results[g] = p
 	}
-	if !slices.Contains(o.impls, "java") || !slices.Contains(o.impls, "go") {
-		return nil
-	}
-	fmt.Println()
-	fmt.Println("ratios ours/Java (throughput: >1 is faster; RSS and CPU: <1 is leaner)")
-	for _, g := range o.guarantees {
-		p := results[g]
-		fmt.Printf("  %-16s throughput %.2fx  peak RSS %.2f  CPU %.2f\n", g,
-			p.java.wall.Seconds()/p.ours.wall.Seconds(),
-			float64(p.ours.peakRSS)/float64(p.java.peakRSS),
-			p.ours.cpu.Seconds()/p.java.cpu.Seconds())
-	}
-	if a, okA := results["at_least_once"]; okA {
-		if e, okE := results["exactly_once_v2"]; okE {
-			fmt.Printf("  ours exactly_once_v2 / at_least_once throughput %.2f (Java %.2f)\n",
-				a.ours.wall.Seconds()/e.ours.wall.Seconds(), a.java.wall.Seconds()/e.java.wall.Seconds())
+	if slices.Contains(o.impls, "java") && slices.Contains(o.impls, "go") {
+		fmt.Println()
+		fmt.Println("ratios ours/Java (throughput: >1 is faster; RSS and CPU: <1 is leaner)")
+		for _, g := range o.guarantees {
+			java, ours := results[g]["java"], results[g]["go"]
+			fmt.Printf("  %-16s throughput %.2fx  peak RSS %.2f  CPU %.2f\n", g,
+				java.wall.Seconds()/ours.wall.Seconds(),
+				float64(ours.peakRSS)/float64(java.peakRSS),
+				ours.cpu.Seconds()/java.cpu.Seconds())
+		}
+		if a, okA := results["at_least_once"]; okA {
+			if e, okE := results["exactly_once_v2"]; okE {
+				fmt.Printf("  ours exactly_once_v2 / at_least_once throughput %.2f (Java %.2f)\n",
+					a["go"].wall.Seconds()/e["go"].wall.Seconds(), a["java"].wall.Seconds()/e["java"].wall.Seconds())
+			}
 		}
 	}
 	if o.pipe {
@@ -179,13 +196,42 @@ func run(o options) error {
 			return fmt.Errorf("pipe: %w", err)
 		}
 		fmt.Printf("\nbare sarama consume-then-produce pipe: wall %.2f s  %.0f lines/s\n", wall.Seconds(), float64(o.lines)/wall.Seconds())
-		for _, g := range o.guarantees {
-			p := results[g]
-			fmt.Printf("  %-16s ours at %.0f%% of the pipe, Java at %.0f%%\n", g,
-				100*wall.Seconds()/p.ours.wall.Seconds(), 100*wall.Seconds()/p.java.wall.Seconds())
+		fmt.Print(fractions(o.guarantees, results, wall, "pipe"))
+		wwall, wwords, err := wordPipe(o, client, input, ends, stamp)
+		if err != nil {
+			return fmt.Errorf("word pipe: %w", err)
 		}
+		fmt.Printf("bare sarama word pipe (lines -> words by murmur2(word) -> one record per word; no state, cache or commits): wall %.2f s  %.0f lines/s  %.0f words/s\n",
+			wwall.Seconds(), float64(o.lines)/wwall.Seconds(), float64(wwords)/wwall.Seconds())
+		fmt.Print(fractions(o.guarantees, results, wwall, "word pipe"))
 	}
 	return nil
+}
+
+// fractions gives, per guarantee, each run's throughput as a percentage of a pipe's
+// (pipe wall / run wall), e.g. "  at_least_once    ours at 40% of the word pipe, Java at 55%",
+// naming only the applications that ran, in the order ours (go), Java, gobase.
+func fractions(guarantees []string, results map[string]map[string]result, wall time.Duration, name string) string {
+	names := map[string]string{"go": "ours", "java": "Java", "gobase": "gobase"}
+	var sb strings.Builder
+	for _, g := range guarantees {
+		var parts []string
+		for _, impl := range []string{"go", "java", "gobase"} {
+			r, ok := results[g][impl]
+			if !ok || r.wall <= 0 {
+				continue
+			}
+			part := fmt.Sprintf("%s at %.0f%%", names[impl], 100*wall.Seconds()/r.wall.Seconds())
+			if len(parts) == 0 {
+				part += " of the " + name
+			}
+			parts = append(parts, part)
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(&sb, "  %-16s %s\n", g, strings.Join(parts, ", "))
+		}
+	}
+	return sb.String()
 }
 
 // vocabulary is n distinct lower-case words of 3 to 10 letters, from a fixed seed.
@@ -435,6 +481,23 @@ func procStats(pid int) (int64, time.Duration, error) {
 	return hwm, time.Duration(ut+st) * 10 * time.Millisecond, nil
 }
 
+// pipeConsumerConfig is the consumer configuration of both pipes: sarama's defaults.
+func pipeConsumerConfig() *sarama.Config { return saramaConfig() }
+
+// pipeProducerConfig is the producer configuration of both pipes: partitions chosen by the
+// caller (sarama's manual partitioner), acks=all, errors only (no per-record success
+// reports), batches flushed at 1 MiB or every 10 ms.
+func pipeProducerConfig() *sarama.Config {
+	c := saramaConfig()
+	c.Producer.Partitioner = sarama.NewManualPartitioner
+	c.Producer.RequiredAcks = sarama.WaitForAll
+	c.Producer.Return.Successes = false
+	c.Producer.Return.Errors = true
+	c.Producer.Flush.Bytes = 1 << 20
+	c.Producer.Flush.Frequency = 10 * time.Millisecond
+	return c
+}
+
 // pipe consumes the input with bare sarama partition consumers and produces every value to a
 // fresh topic, returning the time until everything read was acknowledged.
 func pipe(o options, client sarama.Client, input string, ends map[int32]int64, stamp string) (time.Duration, error) {
@@ -447,20 +510,12 @@ func pipe(o options, client sarama.Client, input string, ends map[int32]int64, s
 		return 0, err
 	}
 	start := time.Now()
-	ccfg := saramaConfig()
-	consumer, err := sarama.NewConsumer(o.bootstrap, ccfg)
+	consumer, err := sarama.NewConsumer(o.bootstrap, pipeConsumerConfig())
 	if err != nil {
 		return 0, err
 	}
 	defer consumer.Close()
-	pcfg := saramaConfig()
-	pcfg.Producer.Partitioner = sarama.NewManualPartitioner
-	pcfg.Producer.RequiredAcks = sarama.WaitForAll
-	pcfg.Producer.Return.Successes = false
-	pcfg.Producer.Return.Errors = true
-	pcfg.Producer.Flush.Bytes = 1 << 20
-	pcfg.Producer.Flush.Frequency = 10 * time.Millisecond
-	prod, err := sarama.NewAsyncProducer(o.bootstrap, pcfg)
+	prod, err := sarama.NewAsyncProducer(o.bootstrap, pipeProducerConfig())
 	if err != nil {
 		return 0, err
 	}
@@ -509,4 +564,184 @@ func pipe(o options, client sarama.Client, input string, ends map[int32]int64, s
 		return 0, e
 	}
 	return wall, nil
+}
+
+// wordPipe is the word count's broker traffic without Kafka Streams: bare sarama, no state,
+// no cache, no commits. Stage one consumes the input lines, splits each with wc.SplitWords
+// and produces every word (key and value the word's bytes, as the word count's repartition
+// topic holds them) to a fresh 4-partition topic, the partition murmur2(key) as Java's
+// default partitioner picks it; stage two consumes that topic from the start, concurrently,
+// up to the last word stage one wrote, and produces one record per word (key the word, value
+// 8 bytes, the size of the word count's Long count) to a fresh 4-partition output topic, same
+// partition. Both stages run one goroutine per partition and share one producer with the
+// pipe's configuration. It returns the time from start until every record produced was
+// acknowledged, and the number of words.
+//
+// The output leg is not deduplicated: where the word count's cache lets through only the
+// last count of each word per commit interval, this writes every word, so it does more
+// output work than the word count does and the ceiling is conservative on that leg.
+func wordPipe(o options, client sarama.Client, input string, ends map[int32]int64, stamp string) (time.Duration, int64, error) {
+	mid := "wcbench-wordpipe-repartition-" + stamp
+	out := "wcbench-wordpipe-output-" + stamp
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, t := range []string{mid, out} {
+		if err := admin.CreateTopic(t, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
+			return 0, 0, fmt.Errorf("create %s: %w", t, err)
+		}
+		if err := awaitLeaders(client, t); err != nil {
+			return 0, 0, err
+		}
+	}
+	start := time.Now()
+	consumer, err := sarama.NewConsumer(o.bootstrap, pipeConsumerConfig())
+	if err != nil {
+		return 0, 0, err
+	}
+	defer consumer.Close()
+	prod, err := sarama.NewAsyncProducer(o.bootstrap, pipeProducerConfig())
+	if err != nil {
+		return 0, 0, err
+	}
+	var perr atomic.Value
+	var ew sync.WaitGroup
+	ew.Add(1)
+	go func() {
+		defer ew.Done()
+		for e := range prod.Errors() {
+			perr.CompareAndSwap(nil, e)
+		}
+	}()
+	errs := make(chan error, 2*partitions)
+
+	// Stage two: one goroutine per partition of the repartition topic, started first so it
+	// reads while stage one writes. want[p] (words stage one sent to p) is known once
+	// wantKnown is closed; the topic is fresh and the producer not idempotent, so offsets
+	// run 0..want[p]-1.
+	var want [partitions]int64
+	wantKnown := make(chan struct{})
+	count := make([]byte, 8)
+	var wg2 sync.WaitGroup
+	for p := int32(0); p < partitions; p++ {
+		pc, err := consumer.ConsumePartition(mid, p, sarama.OffsetOldest)
+		if err != nil {
+			return 0, 0, err
+		}
+		wg2.Add(1)
+		go func(p int32, pc sarama.PartitionConsumer) {
+			defer wg2.Done()
+			defer pc.Close()
+			var n int64
+			known := wantKnown
+			for {
+				if known == nil && n >= want[p] {
+					return
+				}
+				select {
+				case m, ok := <-pc.Messages():
+					if !ok {
+						errs <- fmt.Errorf("%s-%d ended early", mid, p)
+						return
+					}
+					n++
+					prod.Input() <- &sarama.ProducerMessage{Topic: out, Partition: p, Key: sarama.ByteEncoder(m.Key), Value: sarama.ByteEncoder(count)}
+				case <-known:
+					known = nil
+				}
+			}
+		}(p, pc)
+	}
+
+	// Stage one: one goroutine per input partition.
+	var sent [partitions]atomic.Int64
+	part := sarama.NewMurmur2Partitioner(mid)
+	var wg1 sync.WaitGroup
+	for p, end := range ends {
+		if end == 0 {
+			continue
+		}
+		pc, err := consumer.ConsumePartition(input, p, sarama.OffsetOldest)
+		if err != nil {
+			return 0, 0, err
+		}
+		wg1.Add(1)
+		go func(p int32, end int64, pc sarama.PartitionConsumer) {
+			defer wg1.Done()
+			defer pc.Close()
+			for m := range pc.Messages() {
+				for _, w := range wc.SplitWords(string(m.Value)) {
+					msg := &sarama.ProducerMessage{Topic: mid, Key: sarama.StringEncoder(w), Value: sarama.StringEncoder(w)}
+					wp, err := part.Partition(msg, partitions)
+					if err != nil {
+						errs <- err
+						return
+					}
+					msg.Partition = wp
+					sent[wp].Add(1)
+					prod.Input() <- msg
+				}
+				if m.Offset >= end-1 {
+					return
+				}
+			}
+			errs <- fmt.Errorf("partition %d ended early", p)
+		}(p, end, pc)
+	}
+	wg1.Wait()
+	var words int64
+	var failed error
+	select {
+	case failed = <-errs:
+	default:
+	}
+	for p := range want {
+		want[p] = sent[p].Load()
+		if failed != nil {
+			want[p] = 0 // stage two stops instead of waiting for words that may never come
+		}
+		words += want[p]
+	}
+	close(wantKnown)
+	wg2.Wait()
+	if failed != nil {
+		prod.AsyncClose()
+		ew.Wait()
+		return 0, 0, failed
+	}
+	prod.AsyncClose()
+	ew.Wait()
+	wall := time.Since(start)
+	select {
+	case err := <-errs:
+		return 0, 0, err
+	default:
+	}
+	if e, ok := perr.Load().(error); ok {
+		return 0, 0, e
+	}
+	return wall, words, nil
+}
+
+// awaitLeaders waits (up to 30 s) until every partition of a freshly created topic has a
+// leader that answers offset requests, so consumers started on it right away do not fail
+// with NOT_LEADER_OR_FOLLOWER.
+func awaitLeaders(client sarama.Client, topic string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := client.RefreshMetadata(topic)
+		if err == nil {
+			for p := int32(0); p < partitions && err == nil; p++ {
+				_, err = client.GetOffset(topic, p, sarama.OffsetOldest)
+			}
+		}
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("partitions of %s without a leader after 30 s: %w", topic, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
