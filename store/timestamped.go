@@ -55,6 +55,13 @@ func (s *vatSerde[V]) Serialize(topic string, h *serde.Headers, v *ValueAndTimes
 	if s.inner == nil {
 		return nil, ErrNoSerde
 	}
+	if a, ok := s.inner.(serde.AppendSerializer[V]); ok {
+		if n := fixedSizeOf(s.inner); n > 0 {
+			// One allocation: the timestamp, then the value appended in place.
+			out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+n), uint64(v.Timestamp))
+			return a.AppendSerialize(out, topic, h, v.Value)
+		}
+	}
 	raw, err := s.inner.Serialize(topic, h, v.Value)
 	if err != nil {
 		return nil, err
@@ -316,4 +323,12 @@ func (t *timestampedStore[K, V]) Init(ctx processor.StateStoreContext, root proc
 		t.vs.inner = s
 	}
 	return t.MeteredKeyValueStore.Init(ctx, root)
+}
+
+// fixedSizeOf returns s's serde.FixedSizer size, or 0.
+func fixedSizeOf(s any) int {
+	if fs, ok := s.(serde.FixedSizer); ok {
+		return fs.FixedSize()
+	}
+	return 0
 }

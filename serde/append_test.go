@@ -1,0 +1,35 @@
+package serde
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func TestAppendSerializeMatchesSerialize(t *testing.T) {
+	prefix := []byte{1, 2, 3}
+	long := Untyped(Long()).(AppendSerializer[any])
+	got, err := long.AppendSerialize(append([]byte(nil), prefix...), "t", nil, int64(-2))
+	if err != nil || !bytes.Equal(got, []byte{1, 2, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe}) {
+		t.Fatalf("long: %x, %v", got, err)
+	}
+	str := Untyped(String()).(AppendSerializer[any])
+	got, err = str.AppendSerialize(append([]byte(nil), prefix...), "t", nil, "héllo")
+	if err != nil || !bytes.Equal(got, append([]byte{1, 2, 3}, "héllo"...)) {
+		t.Fatalf("string: %x, %v", got, err)
+	}
+	got, err = str.AppendSerialize(prefix, "t", nil, nil)
+	if err != nil || !bytes.Equal(got, prefix) {
+		t.Fatalf("null: %x, %v", got, err)
+	}
+	if _, err := long.AppendSerialize(nil, "t", nil, "x"); !errors.Is(err, ErrWrongType) {
+		t.Fatalf("wrong type: %v", err)
+	}
+	// A serde without AppendSerialize: the Serialize bytes are appended.
+	dbl := Untyped(Double()).(AppendSerializer[any])
+	want, _ := Double().Serialize("t", nil, 1.5)
+	got, err = dbl.AppendSerialize(append([]byte(nil), prefix...), "t", nil, 1.5)
+	if err != nil || !bytes.Equal(got, append([]byte{1, 2, 3}, want...)) {
+		t.Fatalf("double: %x, %v", got, err)
+	}
+}
