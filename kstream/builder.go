@@ -387,6 +387,18 @@ func box[T any](v T) any {
 	return a
 }
 
+// boxLike is box(v), except that a string equal to the string held by other returns other: a
+// key selected from the value (groupBy(word -> word)) shares the value's boxed string instead of
+// allocating a second box for it. Strings are immutable, so the two are indistinguishable.
+func boxLike[T any](v T, other any) any {
+	if os, ok := other.(string); ok {
+		if vs, ok := any(v).(string); ok && vs == os {
+			return other
+		}
+	}
+	return box(v)
+}
+
 // ErrRecordType is returned (at run time) when a record's key or value does not have the type
 // an operator's function expects (e.g. a default serde of another type). Java: ClassCastException.
 var ErrRecordType = processor.ErrRecordTypeMismatch

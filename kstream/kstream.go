@@ -151,7 +151,7 @@ func selectKeyFunc[K, V, KR any](f func(K, V) KR) procFunc {
 		if err != nil {
 			return err
 		}
-		r.Key = box(f(k, v))
+		r.Key = boxLike(f(k, v), r.Value)
 		return ctx.Forward(r)
 	}
 }
