@@ -44,3 +44,18 @@ func (u *untyped[T]) AppendSerialize(dst []byte, topic string, headers *Headers,
 	}
 	return append(dst, raw...), nil
 }
+
+// IsString reports whether s is the String serde or Untyped of it: a deserializer whose result
+// depends on the bytes alone (not on topic or headers), so equal bytes give equal strings. The
+// processing engine uses it to decode a record whose key and value bytes are equal once. There
+// is no Java counterpart.
+func IsString(s any) bool {
+	switch x := s.(type) {
+	case stringSerde:
+		return true
+	case *untyped[string]:
+		_, ok := x.s.(stringSerde)
+		return ok
+	}
+	return false
+}

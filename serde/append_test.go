@@ -33,3 +33,14 @@ func TestAppendSerializeMatchesSerialize(t *testing.T) {
 		t.Fatalf("double: %x, %v", got, err)
 	}
 }
+
+func TestIsString(t *testing.T) {
+	for _, c := range []struct {
+		s    any
+		want bool
+	}{{String(), true}, {Untyped(String()), true}, {Untyped(Long()), false}, {Long(), false}, {Untyped(ByteArray()), false}, {nil, false}} {
+		if got := IsString(c.s); got != c.want {
+			t.Errorf("IsString(%v) = %v, want %v", Name(c.s), got, c.want)
+		}
+	}
+}

@@ -23,7 +23,10 @@ type node struct {
 
 	keyDeser, valueDeser serde.Deserializer[any]
 	keySer, valueSer     serde.Serializer[any]
-	extractor            processor.TimestampExtractor
+	// stringKV: key and value deserializers are both the String serde, so equal key and value
+	// bytes decode to the same string (decoded and boxed once).
+	stringKV  bool
+	extractor processor.TimestampExtractor
 	// sinkHeaders holds the headers of the record a sink node is serializing (the serializers
 	// get a pointer to them); kept in the node so that they need no allocation of their own.
 	// Reset after each record: the output record owns what they held.
@@ -45,6 +48,7 @@ func (n *node) init() error {
 			return fmt.Errorf("task %s: failed to initialize serdes for source node %s: %w", t.id, n.spec.Name, ErrNoSerde)
 		}
 		t.setDefaults(n.keyDeser, n.valueDeser)
+		n.stringKV = serde.IsString(n.keyDeser) && serde.IsString(n.valueDeser)
 		n.extractor = n.spec.TimestampExtractor
 		if n.extractor == nil {
 			n.extractor = t.cfg.DefaultTimestampExtractor

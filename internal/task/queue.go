@@ -1,6 +1,7 @@
 package task
 
 import (
+	"bytes"
 	"fmt"
 	"runtime/debug"
 
@@ -183,7 +184,10 @@ func (n *node) deserialize(sr *stampedRecord) (err error) {
 		}
 	}
 	if raw.Value != nil {
-		if sr.value, err = n.valueDeser.Deserialize(raw.Topic, &raw.Headers, raw.Value); err != nil {
+		if n.stringKV && sr.key != nil && bytes.Equal(raw.Key, raw.Value) {
+			// Equal bytes through the same String serde: the same string, already boxed.
+			sr.value = sr.key
+		} else if sr.value, err = n.valueDeser.Deserialize(raw.Topic, &raw.Headers, raw.Value); err != nil {
 			return fmt.Errorf("value: %w", err)
 		}
 	}
