@@ -113,10 +113,9 @@ func AdaptFlushListener[K, V any](l CacheFlushListener[K, V], key func([]byte) (
 // straight through. It is not safe for concurrent use.
 // Java counterpart: org.apache.kafka.streams.state.internals.CachingKeyValueStore.
 type CachingKeyValueStore struct {
-	inner         KeyValueBytesStore
-	ctx           CacheContext
-	cache         *cache.ThreadCache
-	namespace     string
+	inner KeyValueBytesStore
+	ctx   CacheContext
+	cacheSlot
 	listener      CacheFlushListener[[]byte, []byte]
 	sendOldValues bool
 }
@@ -424,38 +423,58 @@ func increment(b []byte) []byte {
 func (c *CachingKeyValueStore) ApproximateNumEntries() int64 { return c.inner.ApproximateNumEntries() }
 
 // FlushCache flushes the cache (dirty entries written below and handed to the listener).
-func (c *CachingKeyValueStore) FlushCache() error {
-	if c.cache == nil {
-		return nil
-	}
-	return c.cache.Flush(c.namespace)
-}
+func (c *CachingKeyValueStore) FlushCache() error { return c.flushCache() }
 
 // ClearCache drops this store's cached entries without flushing them.
-func (c *CachingKeyValueStore) ClearCache() error {
-	if c.cache != nil {
-		c.cache.Clear(c.namespace)
-	}
-	return nil
-}
+func (c *CachingKeyValueStore) ClearCache() error { c.clearCache(); return nil }
 
 // Flush flushes the cache, then the store below.
-func (c *CachingKeyValueStore) Flush() error {
-	if err := c.FlushCache(); err != nil {
-		return err
-	}
-	return c.inner.Flush()
-}
+func (c *CachingKeyValueStore) Flush() error { return c.flushThen(c.inner) }
 
 // Close flushes the cache, drops this store's named cache and closes the store below; every
 // step runs and their errors are returned joined (Java: executeAll of the three).
-func (c *CachingKeyValueStore) Close() error {
-	var errs []error
-	if c.cache != nil {
-		errs = append(errs, c.cache.Flush(c.namespace))
-		c.cache.Close(c.namespace)
+func (c *CachingKeyValueStore) Close() error { return c.closeThen(c.inner) }
+
+// cacheSlot is a caching layer's part of the thread's record cache: the cache (nil while
+// caching is off or before Init) and the layer's namespace in it. The key-value, window and
+// session caching layers embed it for what they do alike.
+type cacheSlot struct {
+	cache     *cache.ThreadCache
+	namespace string
+}
+
+// flushCache flushes the layer's dirty entries (written below, handed to the flush listener).
+func (s *cacheSlot) flushCache() error {
+	if s.cache == nil {
+		return nil
 	}
-	errs = append(errs, c.inner.Close())
+	return s.cache.Flush(s.namespace)
+}
+
+// clearCache drops the layer's cached entries without flushing them.
+func (s *cacheSlot) clearCache() {
+	if s.cache != nil {
+		s.cache.Clear(s.namespace)
+	}
+}
+
+// flushThen flushes the cache, then inner.
+func (s *cacheSlot) flushThen(inner StateStore) error {
+	if err := s.flushCache(); err != nil {
+		return err
+	}
+	return inner.Flush()
+}
+
+// closeThen flushes the cache, drops the namespace and closes inner; every step runs and the
+// errors are joined.
+func (s *cacheSlot) closeThen(inner StateStore) error {
+	var errs []error
+	if s.cache != nil {
+		errs = append(errs, s.cache.Flush(s.namespace))
+		s.cache.Close(s.namespace)
+	}
+	errs = append(errs, inner.Close())
 	return errors.Join(errs...)
 }
 

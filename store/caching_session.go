@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"math"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
@@ -25,11 +24,10 @@ type CachingSessionStore struct {
 	inner           SessionBytesStore
 	segmentInterval int64
 	ctx             CacheContext
-	cache           *cache.ThreadCache
-	namespace       string
-	listener        CacheFlushListener[[]byte, []byte]
-	sendOldValues   bool
-	maxObserved     int64 // largest session end put (it determines the segment)
+	cacheSlot
+	listener      CacheFlushListener[[]byte, []byte]
+	sendOldValues bool
+	maxObserved   int64 // largest session end put (it determines the segment)
 }
 
 var (
@@ -379,40 +377,17 @@ func (c *CachingSessionStore) BackwardFetchRange(keyFrom, keyTo []byte) KeyValue
 }
 
 // FlushCache flushes the cache (entries written below and handed to the listener).
-func (c *CachingSessionStore) FlushCache() error {
-	if c.cache == nil {
-		return nil
-	}
-	return c.cache.Flush(c.namespace)
-}
+func (c *CachingSessionStore) FlushCache() error { return c.flushCache() }
 
 // ClearCache drops this store's cached entries without flushing them.
-func (c *CachingSessionStore) ClearCache() error {
-	if c.cache != nil {
-		c.cache.Clear(c.namespace)
-	}
-	return nil
-}
+func (c *CachingSessionStore) ClearCache() error { c.clearCache(); return nil }
 
 // Flush flushes the cache, then the store below.
-func (c *CachingSessionStore) Flush() error {
-	if err := c.FlushCache(); err != nil {
-		return err
-	}
-	return c.inner.Flush()
-}
+func (c *CachingSessionStore) Flush() error { return c.flushThen(c.inner) }
 
 // Close flushes the cache, drops the named cache and closes the store below (all steps run;
 // errors joined).
-func (c *CachingSessionStore) Close() error {
-	var errs []error
-	if c.cache != nil {
-		errs = append(errs, c.cache.Flush(c.namespace))
-		c.cache.Close(c.namespace)
-	}
-	errs = append(errs, c.inner.Close())
-	return errors.Join(errs...)
-}
+func (c *CachingSessionStore) Close() error { return c.closeThen(c.inner) }
 
 // SetFlushListener registers l on the session caching layer below, if any: the flushed key is
 // decoded into a Windowed[K] with the session's start and end, the values with the store's

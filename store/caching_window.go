@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"math"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
@@ -26,11 +25,10 @@ type CachingWindowStore struct {
 	windowSize      int64
 	segmentInterval int64
 	ctx             CacheContext
-	cache           *cache.ThreadCache
-	namespace       string
-	listener        CacheFlushListener[[]byte, []byte]
-	sendOldValues   bool
-	maxObserved     int64
+	cacheSlot
+	listener      CacheFlushListener[[]byte, []byte]
+	sendOldValues bool
+	maxObserved   int64
 }
 
 var (
@@ -633,40 +631,17 @@ func (c *CachingWindowStore) BackwardAll() KeyValueIterator[serde.Windowed[[]byt
 }
 
 // FlushCache flushes the cache (entries written below and handed to the listener).
-func (c *CachingWindowStore) FlushCache() error {
-	if c.cache == nil {
-		return nil
-	}
-	return c.cache.Flush(c.namespace)
-}
+func (c *CachingWindowStore) FlushCache() error { return c.flushCache() }
 
 // ClearCache drops this store's cached entries without flushing them.
-func (c *CachingWindowStore) ClearCache() error {
-	if c.cache != nil {
-		c.cache.Clear(c.namespace)
-	}
-	return nil
-}
+func (c *CachingWindowStore) ClearCache() error { c.clearCache(); return nil }
 
 // Flush flushes the cache, then the store below.
-func (c *CachingWindowStore) Flush() error {
-	if err := c.FlushCache(); err != nil {
-		return err
-	}
-	return c.inner.Flush()
-}
+func (c *CachingWindowStore) Flush() error { return c.flushThen(c.inner) }
 
 // Close flushes the cache, drops the named cache and closes the store below (all steps run;
 // errors joined).
-func (c *CachingWindowStore) Close() error {
-	var errs []error
-	if c.cache != nil {
-		errs = append(errs, c.cache.Flush(c.namespace))
-		c.cache.Close(c.namespace)
-	}
-	errs = append(errs, c.inner.Close())
-	return errors.Join(errs...)
-}
+func (c *CachingWindowStore) Close() error { return c.closeThen(c.inner) }
 
 // SetFlushListener registers l on the window caching layer below, if any: the flushed key is
 // decoded into a Windowed[K] (window end = start + the store's window size) and the values with
