@@ -147,6 +147,13 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	if r.cfg.ExactlyOnce {
 		sc.Consumer.IsolationLevel = sarama.ReadCommitted
 	}
+	// The broker holds a JoinGroup answer until every member has rejoined or left, up to the
+	// rebalance timeout: a shorter read timeout makes the member give up on a join in progress
+	// and start over, prolonging the rebalance. Java's consumer waits rebalance.timeout.ms +
+	// 5 s for JoinGroup; sarama has one read timeout per client, so this client gets it.
+	if min := sc.Consumer.Group.Rebalance.Timeout + 5*time.Second; sc.Net.ReadTimeout < min {
+		sc.Net.ReadTimeout = min
+	}
 	th.sconf = sc
 	var err error
 	if th.client, err = sarama.NewClient(r.cfg.Brokers, sc); err != nil {
