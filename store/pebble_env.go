@@ -186,6 +186,9 @@ func (e *PebbleEnv) pebbleOptions(fs vfs.FS) *pebble.Options {
 func (e *PebbleEnv) optionsFor(fs vfs.FS, n int64) *pebble.Options {
 	mem := e.opts.MemTableBudgetBytes / n
 	mem = max(MinMemTableBytes, min(mem, e.opts.MaxMemTableBytes))
+	if _, inMem := fs.(*vfs.MemFS); !inMem {
+		fs = bufferedTableFS{fs} // table files are written in 256 KiB writes, not 4 KiB ones
+	}
 	o := &pebble.Options{
 		Cache:                       e.cache,
 		MemTableSize:                uint64(mem),
