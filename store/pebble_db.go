@@ -70,6 +70,10 @@ type pebbleDB struct {
 	scratch []byte
 	// restoreBatch is reused by restore (with mu held for writing); closed with the db.
 	restoreBatch *pebble.Batch
+	// bulk is the running bulk restore, if any (see BulkRestorer); guarded by mu.
+	bulk *bulkLoad
+	// opts are the options the database was opened with.
+	opts *pebble.Options
 	// inMemory is true when the store has no state directory (the test driver): the database
 	// lives in an in-memory file system, so nothing can be made durable and flush skips the
 	// memtable flush (which would only cost sstable builds and compactions).
@@ -137,7 +141,7 @@ func (p *pebbleDB) open() error {
 		p.env.release()
 		return err
 	}
-	p.db = db
+	p.db, p.opts = db, opts
 	if p.eos {
 		p.txn = db.NewIndexedBatch()
 	}
@@ -149,6 +153,11 @@ func (p *pebbleDB) close() error {
 	defer p.mu.Unlock()
 	if p.db == nil {
 		return nil
+	}
+	if p.bulk != nil {
+		// A bulk restore that was neither ended nor aborted: its held records are dropped.
+		_ = p.bulk.wait()
+		p.bulk = nil
 	}
 	if p.txn != nil {
 		// An open transaction that was not committed is dropped, as Kafka aborts it.

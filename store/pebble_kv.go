@@ -93,8 +93,17 @@ func (s *PebbleKeyValueStore) Init(ctx processor.StateStoreContext, root process
 	return nil
 }
 
-// restoreBatch writes a batch of changelog records straight into the database.
+// restoreBatch writes a batch of changelog records straight into the database, or hands them
+// to the running bulk restore.
 func (s *PebbleKeyValueStore) restoreBatch(batch []processor.RestoreRecord) error {
+	p := s.db
+	p.mu.Lock()
+	if b := p.bulk; b != nil {
+		err := b.restoreBatch(s.kv.prefix, batch)
+		p.mu.Unlock()
+		return err
+	}
+	p.mu.Unlock()
 	return restoreInto(s.db, batch, func(w pebble.Writer, r processor.RestoreRecord) error {
 		return s.kv.putLocked(w, r.Key, r.Value)
 	})
