@@ -106,6 +106,11 @@ func TestIntegrationRestore(t *testing.T) {
 	restoreScenario(t, newKafkaLog(t, b, false), kafkatest.Name(t, "app"))
 }
 
+func TestIntegrationBulkRestore(t *testing.T) {
+	b := kafkatest.Real(t)
+	restoreScenarioBulk(t, newKafkaLog(t, b, false), kafkatest.Name(t, "app"), 1)
+}
+
 func TestTransactionalRestoreKfake(t *testing.T) {
 	transactionalRestore(t, kafkatest.Embedded(t))
 }

@@ -58,6 +58,12 @@ type TaskStateConfig struct {
 	// MaxBatchRecords caps the records handed to a store's restore callback at once; default
 	// 1000 (Java: the restore consumer's max.poll.records).
 	MaxBatchRecords int
+	// BulkRestoreMinRecords is the smallest restore (end offset minus start offset) that runs
+	// as a bulk restore when the store's engine is a [store.BulkRestorer] (the Pebble key-value
+	// store: sorted table files ingested instead of memtable writes); 0 means the default
+	// [DefaultBulkRestoreMinRecords], a negative value turns bulk restores off. No Java
+	// counterpart.
+	BulkRestoreMinRecords int
 	// ProgressInterval is how often a long restore logs its progress; default 10 s.
 	ProgressInterval time.Duration
 }
@@ -75,6 +81,10 @@ type TaskState struct {
 	tps     map[string]TopicPartition
 }
 
+// DefaultBulkRestoreMinRecords is the default of TaskStateConfig.BulkRestoreMinRecords: 1000
+// records (a shorter restore is one batch of the default MaxBatchRecords anyway).
+const DefaultBulkRestoreMinRecords = 1000
+
 // ErrChangelogRestore is wrapped by the errors of Restore, with the store and partition.
 var ErrChangelogRestore = errors.New("changelog: restore failed")
 
@@ -83,6 +93,9 @@ var ErrChangelogRestore = errors.New("changelog: restore failed")
 func NewTaskState(cfg TaskStateConfig, task Task) *TaskState {
 	if cfg.MaxBatchRecords <= 0 {
 		cfg.MaxBatchRecords = 1000
+	}
+	if cfg.BulkRestoreMinRecords == 0 {
+		cfg.BulkRestoreMinRecords = DefaultBulkRestoreMinRecords
 	}
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = 10 * time.Second
@@ -183,7 +196,9 @@ func (s *TaskState) startOffset(name string, st processor.StateStore, checkpoint
 // Restore restores every logged store of the task from its changelog, from the offset after
 // the one it holds (checkpoint file, or the offset committed with a Pebble store's data under
 // exactly-once) to the end offset, in batches of at most MaxBatchRecords records that the
-// store writes straight into its engine; no more than four fetch responses are held in memory. Under
+// store writes straight into its engine (or, for a long restore of an engine that is a
+// [store.BulkRestorer], as a bulk restore whose offset is recorded only once it ended); no more
+// than four fetch responses are held in memory. Under
 // exactly-once the checkpoint file is deleted afterwards, as Java does. A checkpointed offset
 // outside the log (the changelog was truncated or recreated) wipes the store and restores it
 // from the beginning, with a warning.
@@ -275,6 +290,24 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	started := time.Now()
 	lastLog := started
 	var total int64
+	// A long restore into an engine that supports it runs as a bulk restore: the store may hold
+	// records back until EndBulkRestore, so the offset of the last record restored is recorded
+	// (and can reach a checkpoint) only after that.
+	var bulk store.BulkRestorer
+	if minRecs := s.cfg.BulkRestoreMinRecords; minRecs >= 0 && end-pos >= int64(max(minRecs, 1)) {
+		if b, ok := store.FindBulkRestorer(st); ok {
+			if err := b.BeginBulkRestore(); err != nil {
+				return err
+			}
+			bulk = b
+			defer func() {
+				if bulk != nil {
+					bulk.AbortBulkRestore()
+				}
+			}()
+		}
+	}
+	var bulkLast int64
 	batch := make([]processor.RestoreRecord, 0, s.cfg.MaxBatchRecords)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -284,7 +317,11 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 			return err
 		}
 		last := batch[len(batch)-1].Offset
-		s.offsets[name] = last
+		if bulk == nil {
+			s.offsets[name] = last
+		} else {
+			bulkLast = last
+		}
 		total += int64(len(batch))
 		if s.cfg.Listener != nil {
 			s.cfg.Listener.OnBatchRestored(tp, name, last, int64(len(batch)))
@@ -299,7 +336,10 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fetched := make(chan fetchResult, prefetchDepth)
-	go prefetch(fctx, r, tp, pos, end, fetched)
+	// Applied record slices go back to the prefetcher (an AppendReader decodes into them);
+	// cleared first, so they keep no fetch response alive.
+	free := make(chan []Record, prefetchDepth+2)
+	go prefetch(fctx, r, tp, pos, end, fetched, free)
 	for pos < end {
 		var f fetchResult
 		select {
@@ -330,12 +370,27 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		if err := flush(); err != nil {
 			return err
 		}
+		clear(recs)
+		select {
+		case free <- recs[:0]:
+		default:
+		}
 		if next > pos {
 			pos = next
 		}
 		if now := time.Now(); now.Sub(lastLog) >= s.cfg.ProgressInterval {
 			lastLog = now
 			s.log.Info("restore progress", "store", name, "changelog", tp.String(), "restored", total, "position", pos, "end", end)
+		}
+	}
+	if bulk != nil {
+		b := bulk
+		bulk = nil
+		if err := b.EndBulkRestore(); err != nil {
+			return err
+		}
+		if total > 0 {
+			s.offsets[name] = bulkLast
 		}
 	}
 	if s.cfg.Listener != nil {
@@ -355,10 +410,24 @@ type fetchResult struct {
 	err  error
 }
 
-// prefetch fetches from pos until end (or an error, or ctx ends), sending each result to out.
-func prefetch(ctx context.Context, r Reader, tp TopicPartition, pos, end int64, out chan<- fetchResult) {
+// prefetch fetches from pos until end (or an error, or ctx ends), sending each result to out;
+// with an AppendReader it decodes into a slice taken from free when there is one.
+func prefetch(ctx context.Context, r Reader, tp TopicPartition, pos, end int64, out chan<- fetchResult, free <-chan []Record) {
+	ar, _ := r.(AppendReader)
 	for pos < end {
-		recs, next, err := r.Fetch(ctx, tp, pos)
+		var recs []Record
+		var next int64
+		var err error
+		if ar != nil {
+			var buf []Record
+			select {
+			case buf = <-free:
+			default:
+			}
+			recs, next, err = ar.FetchAppend(ctx, tp, pos, buf)
+		} else {
+			recs, next, err = r.Fetch(ctx, tp, pos)
+		}
 		select {
 		case out <- fetchResult{recs: recs, next: next, err: err}:
 		case <-ctx.Done():

@@ -102,6 +102,9 @@ type harness struct {
 	ts   *TaskState
 	coll *logCollector
 	lis  *countingListener
+	// bulkMin is TaskStateConfig.BulkRestoreMinRecords; env, if set, the Pebble environment.
+	bulkMin int
+	env     *store.PebbleEnv
 }
 
 func (h *harness) open() {
@@ -110,7 +113,7 @@ func (h *harness) open() {
 	if h.app == "" {
 		h.app = "app"
 	}
-	cfg := task.Config{ApplicationID: h.app, StateDir: h.dir, Collector: h.coll, AppConfigs: map[string]string{}}
+	cfg := task.Config{ApplicationID: h.app, StateDir: h.dir, Collector: h.coll, AppConfigs: map[string]string{}, PebbleEnv: h.env}
 	if h.eos {
 		cfg.AppConfigs[store.ProcessingGuaranteeConfig] = "exactly_once_v2"
 	}
@@ -129,7 +132,7 @@ func (h *harness) open() {
 	h.lis = newListener()
 	h.task = tk
 	h.ts = NewTaskState(TaskStateConfig{TaskDir: h.dir, ExactlyOnce: h.eos, Reader: h.log, Listener: h.lis,
-		Logger: slog.New(slog.NewTextHandler(h.buf, nil)), MaxBatchRecords: 7}, tk)
+		Logger: slog.New(slog.NewTextHandler(h.buf, nil)), MaxBatchRecords: 7, BulkRestoreMinRecords: h.bulkMin}, tk)
 	h.coll.ts = h.ts
 	if err := h.ts.Restore(context.Background()); err != nil {
 		h.t.Fatal(err)
@@ -216,10 +219,18 @@ func TestRestoreFromScratchAndFromCheckpoint(t *testing.T) {
 	restoreScenario(t, NewMemoryLog(), "app")
 }
 
+// Every restore of the Pebble key-value store runs as a bulk restore (its short tail path).
+func TestBulkRestoreFromScratchAndFromCheckpoint(t *testing.T) {
+	restoreScenarioBulk(t, NewMemoryLog(), "app", 1)
+}
+
 // restoreScenario fills every store kind, deletes the local state and restores it, then keeps
 // the local state and restores only the tail after the checkpoint.
-func restoreScenario(t *testing.T, log testLog, app string) {
-	h := &harness{t: t, dir: t.TempDir(), log: log, app: app}
+func restoreScenario(t *testing.T, log testLog, app string) { restoreScenarioBulk(t, log, app, 0) }
+
+// restoreScenarioBulk is restoreScenario with BulkRestoreMinRecords bulkMin.
+func restoreScenarioBulk(t *testing.T, log testLog, app string, bulkMin int) {
+	h := &harness{t: t, dir: t.TempDir(), log: log, app: app, bulkMin: bulkMin}
 	if c, ok := log.(interface{ ensureTopic(string) }); ok {
 		for _, s := range []string{"kv", "mem", "ts", "win", "sess"} {
 			c.ensureTopic(app + "-" + s + "-changelog") // the runtime's internal topic manager does this
@@ -456,4 +467,62 @@ func TestTimestampedWindowRestore(t *testing.T) {
 	if err != nil || !ok || v.Value != 5 || v.Timestamp != 12_345 {
 		t.Fatalf("restored %+v %v %v, want 5 @ 12345", v, ok, err)
 	}
+}
+
+// A restore long enough to fill several bulk chunks (1 MiB memtables here) ingests them, ends
+// with the changelog's contents (overwrites and tombstones in any key order), records the last
+// offset only at its end, and the restored data survives a restart from the checkpoint.
+func TestBulkRestoreIngestsChunks(t *testing.T) {
+	env, err := store.NewPebbleEnv(store.PebbleOptions{MaxMemTableBytes: store.MinMemTableBytes})
+	must(t, err)
+	defer env.Close()
+	log := NewMemoryLog()
+	tp := TopicPartition{"app-kv-changelog", 0}
+	model := map[string]string{}
+	const n = 60_000
+	for i := range n {
+		k := fmt.Sprintf("k%06d", (i*7919)%20_000)
+		if i%13 == 5 {
+			log.Append(tp, Record{Key: []byte(k)})
+			delete(model, k)
+			continue
+		}
+		v := fmt.Sprintf("v%06d-%s", i, strings.Repeat("x", 90))
+		log.Append(tp, Record{Key: []byte(k), Value: []byte(v)})
+		model[k] = v
+	}
+	var want []string
+	for k, v := range model {
+		want = append(want, k+"="+v)
+	}
+	slices.Sort(want)
+
+	h := &harness{t: t, dir: t.TempDir(), log: log, bulkMin: 1, env: env}
+	h.open()
+	var got []string
+	for k, v := range store.All(h.kv().All()) {
+		got = append(got, k+"="+v)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("restored %d entries, want %d", len(got), len(want))
+	}
+	if h.lis.restored["kv"] != n || h.ts.Offsets()[tp] != n-1 {
+		t.Fatalf("restored %d records to offset %d, want %d to %d", h.lis.restored["kv"], h.ts.Offsets()[tp], n, n-1)
+	}
+	must(t, h.task.Commit())
+	must(t, h.ts.Checkpoint())
+	must(t, h.task.Close())
+
+	h.open()
+	if h.lis.restored["kv"] != 0 {
+		t.Fatalf("restored %d records again after a checkpoint at the end", h.lis.restored["kv"])
+	}
+	got = got[:0]
+	for k, v := range store.All(h.kv().All()) {
+		got = append(got, k+"="+v)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("after restart: %d entries, want %d", len(got), len(want))
+	}
+	must(t, h.task.Close())
 }

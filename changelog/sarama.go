@@ -27,7 +27,7 @@ type SaramaReader struct {
 	MaxBytes int32
 }
 
-var _ Reader = (*SaramaReader)(nil)
+var _ AppendReader = (*SaramaReader)(nil)
 
 // NewSaramaReader returns a reader using client; with readCommitted (exactly-once) only
 // committed records are returned and EndOffset is the last stable offset.
@@ -92,6 +92,11 @@ func (r *SaramaReader) BeginningOffset(_ context.Context, tp TopicPartition) (in
 
 // Fetch implements Reader with one Fetch request (version 11) to the leader.
 func (r *SaramaReader) Fetch(ctx context.Context, tp TopicPartition, from int64) ([]Record, int64, error) {
+	return r.FetchAppend(ctx, tp, from, nil)
+}
+
+// FetchAppend implements AppendReader: Fetch, decoding into buf.
+func (r *SaramaReader) FetchAppend(ctx context.Context, tp TopicPartition, from int64, buf []Record) ([]Record, int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, from, err
 	}
@@ -122,14 +127,14 @@ func (r *SaramaReader) Fetch(ctx context.Context, tp TopicPartition, from int64)
 	default:
 		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, blk.Err)
 	}
-	return decodeBlock(blk, from, r.readCommitted)
+	return decodeBlock(blk, from, r.readCommitted, buf)
 }
 
 // decodeBlock turns a fetch response block into records at offsets >= from, dropping control
 // batches and, with readCommitted, batches of aborted transactions (the algorithm of Kafka's
 // consumer: aborted producer ids become active at their first offset and end at their abort
-// marker).
-func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool) ([]Record, int64, error) {
+// marker). The records are appended to buf[:0].
+func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool, buf []Record) ([]Record, int64, error) {
 	aborted := slices.Clone(blk.AbortedTransactions)
 	slices.SortFunc(aborted, func(a, b *sarama.AbortedTransaction) int {
 		switch {
@@ -155,7 +160,7 @@ func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool)
 			n += len(rs.RecordBatch.Records)
 		}
 	}
-	out := make([]Record, 0, n) // one allocation for the whole response
+	out := slices.Grow(buf[:0], n) // at most one allocation for the whole response
 	for _, rs := range blk.RecordsSet {
 		if rs == nil {
 			continue
