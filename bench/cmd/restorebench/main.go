@@ -29,7 +29,8 @@
 // restore_s runs from the listener's restore start to its restore end; end_ms is the Unix
 // time in ms at the end (the caller subtracts its own start time to get the time from process
 // start); peak_rss_mib is VmHWM of /proc/self/status; cpu_s the process's user+system CPU.
-// Exit status 1 on failure (including fewer records restored than -records), 2 on bad flags.
+// With -cpuprofile FILE, a CPU profile of the process from start to the restore end is written
+// to FILE. Exit status 1 on failure (including fewer records restored than -records), 2 on bad flags.
 package main
 
 import (
@@ -40,6 +41,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,6 +72,7 @@ func main() {
 	appID := flag.String("application-id", "", "restore: application.id")
 	stateDir := flag.String("state-dir", "", "restore: state.dir (default: a fresh temporary directory)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "restore: give up after this long")
+	cpuProfile := flag.String("cpuprofile", "", "restore: write a CPU profile of the process, from start to the restore end, to this `file`")
 	flag.Parse()
 	if *bootstrap == "" || *records <= 0 {
 		fmt.Fprintln(os.Stderr, "restorebench: -bootstrap and a positive -records are required")
@@ -89,7 +92,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "restorebench: -application-id is required with -mode restore")
 			os.Exit(2)
 		}
-		err = restore(addrs, *appID, *records, *stateDir, *timeout)
+		err = restore(addrs, *appID, *records, *stateDir, *timeout, *cpuProfile)
 	case "delete":
 		err = deleteTopics(addrs, strings.Split(*apps, ","))
 	default:
@@ -217,7 +220,18 @@ func (noop) Init(processor.ProcessorContext[any, any]) error { return nil }
 func (noop) Process(processor.Record[any, any]) error        { return nil }
 func (noop) Close() error                                    { return nil }
 
-func restore(addrs []string, appID string, n int, stateDir string, timeout time.Duration) error {
+func restore(addrs []string, appID string, n int, stateDir string, timeout time.Duration, cpuProfile string) error {
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile() // a no-op after the stop at the restore end
+	}
 	if stateDir == "" {
 		d, err := os.MkdirTemp("", "bench-restore-state-")
 		if err != nil {
@@ -268,6 +282,9 @@ func restore(addrs []string, appID string, n int, stateDir string, timeout time.
 		return fmt.Errorf("restore did not end within %s", timeout)
 	}
 	rss, cpu := peakRSSMiB(), cpuSeconds()
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	if got := l.total.Load(); got != int64(n) {
 		return fmt.Errorf("restored %d records, want %d", got, n)
 	}
