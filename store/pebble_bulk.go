@@ -103,6 +103,9 @@ type bulkChunk struct {
 	data []byte
 	ents []bulkEntry
 	last int64 // changelog offset of the last record
+	// idx and out are sorted's scratch space, kept from chunk to chunk.
+	idx []int32
+	out []bulkEntry
 }
 
 type bulkEntry struct {
@@ -224,9 +227,20 @@ func (b *bulkLoad) wait() error {
 	return b.err
 }
 
-// sorted returns the chunk's entries in key order, the last record of each key only.
+// sorted returns the chunk's entries in key order, the last record of each key only. A chunk
+// whose keys arrived in strictly ascending order is returned as it is.
 func (c *bulkChunk) sorted() []bulkEntry {
-	idx := make([]int32, len(c.ents))
+	ascending := true
+	for i := 1; i < len(c.ents); i++ {
+		if bytes.Compare(c.key(c.ents[i-1]), c.key(c.ents[i])) >= 0 {
+			ascending = false
+			break
+		}
+	}
+	if ascending {
+		return c.ents
+	}
+	idx := slices.Grow(c.idx[:0], len(c.ents))[:len(c.ents)]
 	for i := range idx {
 		idx[i] = int32(i)
 	}
@@ -237,13 +251,14 @@ func (c *bulkChunk) sorted() []bulkEntry {
 		}
 		return cmp.Compare(a, b)
 	})
-	out := make([]bulkEntry, 0, len(idx))
+	out := slices.Grow(c.out[:0], len(idx))
 	for i, j := range idx {
 		if i+1 < len(idx) && bytes.Equal(c.key(c.ents[j]), c.key(c.ents[idx[i+1]])) {
 			continue
 		}
 		out = append(out, c.ents[j])
 	}
+	c.idx, c.out = idx, out
 	return out
 }
 
