@@ -366,32 +366,58 @@ func prefixEnd(prefix []byte) []byte {
 	return nil
 }
 
-// iter iterates from <= key <= to (nil = unbounded) of the space, forward or backward.
-func (s space) iter(from, to []byte, forward bool) KeyValueIterator[[]byte, []byte] {
+// iter iterates from <= key <= to (nil = unbounded) of the space, forward or backward. It
+// returns the concrete iterator type, also for an empty range or a closed store, so that a
+// caller holding the concrete store type gets direct (devirtualized, inlinable) Next, Key and
+// Value calls.
+func (s space) iter(from, to []byte, forward bool) *pebbleIterator {
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
-		return EmptyIterator[[]byte, []byte]()
+		return &pebbleIterator{state: iterDone}
 	}
-	// Both bounds share one allocation: prefix ‖ from, then prefix ‖ to ‖ 0x00 (the inclusive
-	// upper bound's immediate successor).
-	buf := make([]byte, 0, 2*len(s.prefix)+len(from)+len(to)+1)
+	// Pebble copies the bounds into its iterator at NewIter, so they are built in a recycled
+	// buffer: prefix ‖ from, then prefix ‖ to ‖ 0x00 (the inclusive upper bound's immediate
+	// successor) or the end of the space.
+	bp := keyBufs.Get().(*[]byte)
+	buf := (*bp)[:0]
+	if need := 2*len(s.prefix) + len(from) + len(to) + 1; cap(buf) < need {
+		buf = make([]byte, 0, need)
+	}
 	lower := s.prefix
 	if from != nil {
 		buf = append(append(buf, s.prefix...), from...)
-		lower = buf[:len(buf):len(buf)]
+		lower = buf
 	}
-	var upper []byte
+	n := len(buf)
 	if to != nil {
-		n := len(buf)
 		buf = append(append(append(buf, s.prefix...), to...), 0x00)
-		upper = buf[n:len(buf):len(buf)]
 	} else {
-		upper = prefixEnd(s.prefix)
+		buf = appendPrefixEnd(buf, s.prefix)
 	}
-	return s.newIter(lower, upper, forward)
+	upper := buf[n:]
+	if len(upper) == 0 {
+		upper = nil // the space's prefix is all 0xff: no upper bound
+	}
+	it := s.newIter(lower, upper, forward)
+	*bp = buf[:0]
+	keyBufs.Put(bp)
+	return it
+}
+
+// appendPrefixEnd appends the smallest key greater than every key starting with prefix to
+// dst; it appends nothing when there is none (prefix is all 0xff).
+func appendPrefixEnd(dst, prefix []byte) []byte {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] != 0xff {
+			dst = append(dst, prefix[:i+1]...)
+			dst[len(dst)-1]++
+			return dst
+		}
+	}
+	return dst
 }
 
 // prefixIter iterates the keys of the space starting with prefix, ascending.
-func (s space) prefixIter(prefix []byte) KeyValueIterator[[]byte, []byte] {
+func (s space) prefixIter(prefix []byte) *pebbleIterator {
 	lower := s.key(prefix)
 	upper := prefixEnd(lower)
 	if upper == nil {
@@ -400,20 +426,28 @@ func (s space) prefixIter(prefix []byte) KeyValueIterator[[]byte, []byte] {
 	return s.newIter(lower, upper, true)
 }
 
-func (s space) newIter(lower, upper []byte, forward bool) KeyValueIterator[[]byte, []byte] {
-	s.p.mu.RLock()
-	defer s.p.mu.RUnlock()
-	if s.p.db == nil {
-		return ErrorIterator[[]byte, []byte](storeErr(s.p.name, "range", ErrStoreClosed))
+// newIter opens a Pebble iterator over [lower, upper) of the open transaction or the
+// database. Pebble copies both bounds: the caller may reuse them once it returns.
+func (s space) newIter(lower, upper []byte, forward bool) *pebbleIterator {
+	p := s.p
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.db == nil {
+		return failedIterator(storeErr(p.name, "range", ErrStoreClosed))
 	}
-	pi := &pebbleIterator{forward: forward, strip: len(s.prefix), name: s.p.name}
-	pi.opts.LowerBound, pi.opts.UpperBound = lower, upper
-	it, err := s.p.reader().NewIter(&pi.opts)
+	// The options stay on the stack: Pebble copies them (and the bounds) into its iterator.
+	opts := pebble.IterOptions{LowerBound: lower, UpperBound: upper}
+	var it *pebble.Iterator
+	var err error
+	if p.txn != nil {
+		it, err = p.txn.NewIter(&opts)
+	} else {
+		it, err = p.db.NewIter(&opts)
+	}
 	if err != nil {
-		return ErrorIterator[[]byte, []byte](storeErr(s.p.name, "range", err))
+		return failedIterator(storeErr(p.name, "range", err))
 	}
-	pi.it = it
-	return pi
+	return &pebbleIterator{it: it, forward: forward, strip: len(s.prefix), name: p.name}
 }
 
 // deleteRange deletes the keys of the space in [from, to) (nil to = end of the space).
@@ -436,62 +470,77 @@ func (s space) deleteRange(from, to []byte) error {
 
 // pebbleIterator adapts a Pebble iterator and strips the space prefix from keys. Key and
 // Value are views into the Pebble iterator's current entry, valid until the next call to Next
-// or Close (see [KeyValueBytesStore]): nothing is copied or allocated per entry.
+// or Close (see [KeyValueBytesStore]): nothing is copied or allocated per entry. An iterator
+// without a Pebble iterator (it == nil) is an empty range or carries an error.
 type pebbleIterator struct {
 	it      *pebble.Iterator
-	opts    pebble.IterOptions
-	forward bool
-	started bool
-	strip   int
-	name    string
 	key     []byte
 	value   []byte
-	err     error
+	state   uint8
+	forward bool // the direction, for the first Next
 	closed  bool
+	strip   int
+	name    string
+	err     error
+}
+
+// States of a pebbleIterator. The common case (moving forward) is tested first.
+const (
+	iterFresh    uint8 = iota // Next was not called yet
+	iterForward               // positioned, moving forward
+	iterBackward              // positioned, moving backward
+	iterDone                  // exhausted, failed, empty or closed: Next returns false
+)
+
+// failedIterator returns an iterator without entries whose Err returns err.
+func failedIterator(err error) *pebbleIterator {
+	return &pebbleIterator{state: iterDone, err: err}
 }
 
 // emptyValue is the non-nil empty value handed out for stored empty values.
 var emptyValue = []byte{}
 
 func (i *pebbleIterator) Next() bool {
-	if i.closed {
-		if i.err == nil {
+	var ok bool
+	switch i.state {
+	case iterForward:
+		ok = i.it.Next()
+	case iterBackward:
+		ok = i.it.Prev()
+	case iterFresh:
+		if i.forward {
+			ok, i.state = i.it.First(), iterForward
+		} else {
+			ok, i.state = i.it.Last(), iterBackward
+		}
+	default:
+		if i.closed && i.err == nil {
 			i.err = ErrIteratorClosed
 		}
 		return false
 	}
-	if i.err != nil {
-		return false
-	}
-	var ok bool
-	switch {
-	case !i.started && i.forward:
-		ok = i.it.First()
-	case !i.started:
-		ok = i.it.Last()
-	case i.forward:
-		ok = i.it.Next()
-	default:
-		ok = i.it.Prev()
-	}
-	i.started = true
 	if !ok {
-		if err := i.it.Error(); err != nil {
-			i.err = storeErr(i.name, "iterate", err)
-		}
-		i.key, i.value = nil, nil
-		return false
+		return i.stop(i.it.Error())
 	}
 	v, err := i.it.ValueAndErr()
 	if err != nil {
-		i.err = storeErr(i.name, "iterate", err)
-		return false
+		return i.stop(err)
 	}
 	if v == nil {
 		v = emptyValue // a stored empty value is not null
 	}
 	i.key, i.value = i.it.Key()[i.strip:], v
 	return true
+}
+
+// stop ends the iteration (exhausted, or failed with err) and returns false.
+func (i *pebbleIterator) stop(err error) bool {
+	i.state = iterDone
+	if err != nil {
+		i.err = storeErr(i.name, "iterate", err)
+	}
+	i.key, i.value = nil, nil
+	return false
 }
 
 func (i *pebbleIterator) Key() []byte   { return i.key }
@@ -501,7 +550,12 @@ func (i *pebbleIterator) Close() error {
 	if i.closed {
 		return nil
 	}
-	i.closed = true
+	i.closed, i.state = true, iterDone
 	i.key, i.value = nil, nil
-	return i.it.Close()
+	if i.it == nil {
+		return nil
+	}
+	err := i.it.Close()
+	i.it = nil // Pebble recycles its iterator
+	return err
 }

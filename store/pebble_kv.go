@@ -238,32 +238,37 @@ func (s *PebbleKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 // buffers, valid until the iterator's next Next or Close: copy what you keep (see
 // [KeyValueBytesStore]). The same holds for ReverseRange, All, ReverseAll and PrefixScan.
 func (s *PebbleKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
-	if s.db == nil {
-		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
-	}
-	return s.kv.iter(from, to, true)
+	// Small enough to be inlined, so that the caller's Next, Key and Value calls on the
+	// concrete iterator can be devirtualized.
+	return s.iter(from, to, true)
 }
 
 // ReverseRange iterates from <= key <= to descending.
 func (s *PebbleKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+	return s.iter(from, to, false)
+}
+
+// iter is Range (forward) or ReverseRange with the concrete iterator type; a closed store
+// gives an iterator whose Err is ErrStoreClosed.
+func (s *PebbleKeyValueStore) iter(from, to []byte, forward bool) *pebbleIterator {
 	if s.db == nil {
-		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
+		return failedIterator(storeErr(s.name, "range", ErrStoreClosed))
 	}
-	return s.kv.iter(from, to, false)
+	return s.kv.iter(from, to, forward)
 }
 
 // All iterates all entries ascending.
-func (s *PebbleKeyValueStore) All() KeyValueIterator[[]byte, []byte] { return s.Range(nil, nil) }
+func (s *PebbleKeyValueStore) All() KeyValueIterator[[]byte, []byte] { return s.iter(nil, nil, true) }
 
 // ReverseAll iterates all entries descending.
 func (s *PebbleKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
-	return s.ReverseRange(nil, nil)
+	return s.iter(nil, nil, false)
 }
 
 // PrefixScan iterates the keys that start with prefix, ascending.
 func (s *PebbleKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
 	if s.db == nil {
-		return ErrorIterator[[]byte, []byte](storeErr(s.name, "prefixScan", ErrStoreClosed))
+		return failedIterator(storeErr(s.name, "prefixScan", ErrStoreClosed))
 	}
 	return s.kv.prefixIter(prefix)
 }
