@@ -1,12 +1,22 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/serde"
 )
+
+// dirContext is a fakeContext with a state directory, so that Pebble stores live on disk and
+// Flush writes sstables.
+type dirContext struct {
+	fakeContext
+	dir string
+}
+
+func (d *dirContext) StateDir() string { return d.dir }
 
 // The Pebble iterators hand out views valid until Next; these tests check that the layers
 // that keep entries (Collect, the typed stores with []byte serdes) copy them, and that what a
@@ -15,7 +25,8 @@ import (
 func fillPebble(t *testing.T, n int) *PebbleKeyValueStore {
 	t.Helper()
 	s := NewPebbleKeyValueStore("views")
-	if err := s.Init(nil, s); err != nil {
+	// A state directory: without one the store lives in memory and Flush writes no sstable.
+	if err := s.Init(&dirContext{dir: t.TempDir()}, s); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
@@ -183,5 +194,72 @@ func TestTimestampedByteArrayStoreKeepsEntriesOverPebble(t *testing.T) {
 	}
 	if !slices.Equal(got, wantEntries(300)) {
 		t.Fatalf("timestamped All = %d entries, first %q", len(got), got[:min(3, len(got))])
+	}
+}
+
+func TestPebbleIteratorLifecycle(t *testing.T) {
+	s := fillPebble(t, 3)
+	collect := func(it KeyValueIterator[[]byte, []byte]) []string {
+		t.Helper()
+		var got []string
+		for it.Next() {
+			got = append(got, string(it.Key()))
+		}
+		if it.Next() || it.Err() != nil || it.Key() != nil || it.Value() != nil {
+			t.Fatalf("after the end: Next again, Err %v, Key %q, Value %q", it.Err(), it.Key(), it.Value())
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.Close(); err != nil {
+			t.Fatalf("second Close = %v", err)
+		}
+		if it.Next() || !errors.Is(it.Err(), ErrIteratorClosed) {
+			t.Fatalf("Next after Close: Err = %v, want ErrIteratorClosed", it.Err())
+		}
+		return got
+	}
+	for _, c := range []struct {
+		name string
+		it   KeyValueIterator[[]byte, []byte]
+		want []string
+	}{
+		{"range", s.Range([]byte("k0001"), []byte("k0002")), []string{"k0001", "k0002"}},
+		{"reverse range", s.ReverseRange([]byte("k0000"), []byte("k0001")), []string{"k0001", "k0000"}},
+		{"from > to", s.Range([]byte("k0002"), []byte("k0001")), nil},
+		{"reverse from > to", s.ReverseRange([]byte("k0002"), []byte("k0001")), nil},
+		{"open from", s.Range(nil, []byte("k0000")), []string{"k0000"}},
+		{"open to", s.Range([]byte("k0002"), nil), []string{"k0002"}},
+		{"reverse all", s.ReverseAll(), []string{"k0002", "k0001", "k0000"}},
+		{"prefix", s.PrefixScan([]byte("k000")), []string{"k0000", "k0001", "k0002"}},
+	} {
+		if got := collect(c.it); !slices.Equal(got, c.want) {
+			t.Errorf("%s = %q, want %q", c.name, got, c.want)
+		}
+	}
+
+	it := s.Range(nil, nil)
+	if !it.Next() || string(it.Key()) != "k0000" {
+		t.Fatalf("first key %q", it.Key())
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if it.Key() != nil || it.Next() || !errors.Is(it.Err(), ErrIteratorClosed) {
+		t.Fatalf("closed mid-way: Key %q, Err %v", it.Key(), it.Err())
+	}
+
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, it := range map[string]KeyValueIterator[[]byte, []byte]{
+		"range": s.Range(nil, nil), "reverse": s.ReverseRange(nil, nil), "prefix": s.PrefixScan([]byte("k")),
+	} {
+		if it.Next() || !errors.Is(it.Err(), ErrStoreClosed) {
+			t.Errorf("%s on a closed store: Err = %v, want ErrStoreClosed", name, it.Err())
+		}
+		if err := it.Close(); err != nil || it.Next() || !errors.Is(it.Err(), ErrStoreClosed) {
+			t.Errorf("%s on a closed store after Close: %v, Err = %v", name, err, it.Err())
+		}
 	}
 }
