@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -104,7 +105,7 @@ type bulkChunk struct {
 	ents []bulkEntry
 	last int64 // changelog offset of the last record
 	// idx and out are sorted's scratch space, kept from chunk to chunk.
-	idx []int32
+	idx []sortEntry
 	out []bulkEntry
 }
 
@@ -240,26 +241,52 @@ func (c *bulkChunk) sorted() []bulkEntry {
 	if ascending {
 		return c.ents
 	}
+	// Sorting compares an 8-byte abbreviation of each key first (the bytes after the prefix
+	// every key of the chunk shares, as a big-endian number) held in the sorted array itself:
+	// comparing the keys in the chunk instead cost two cache misses per comparison, most of a
+	// restore's CPU when keys arrive in random order.
+	common := len(c.key(c.ents[0]))
+	first := c.key(c.ents[0])
+	for _, e := range c.ents[1:] {
+		k := c.key(e)
+		n := min(common, len(k))
+		i := 0
+		for i < n && k[i] == first[i] {
+			i++
+		}
+		common = i
+	}
 	idx := slices.Grow(c.idx[:0], len(c.ents))[:len(c.ents)]
-	for i := range idx {
-		idx[i] = int32(i)
+	for i, e := range c.ents {
+		var ab [8]byte
+		copy(ab[:], c.key(e)[common:])
+		idx[i] = sortEntry{abbr: binary.BigEndian.Uint64(ab[:]), i: int32(i)}
 	}
 	// Ties keep changelog order, so the last record of a key is the last of its run.
-	slices.SortFunc(idx, func(a, b int32) int {
-		if r := bytes.Compare(c.key(c.ents[a]), c.key(c.ents[b])); r != 0 {
+	slices.SortFunc(idx, func(a, b sortEntry) int {
+		if a.abbr != b.abbr {
+			return cmp.Compare(a.abbr, b.abbr)
+		}
+		if r := bytes.Compare(c.key(c.ents[a.i]), c.key(c.ents[b.i])); r != 0 {
 			return r
 		}
-		return cmp.Compare(a, b)
+		return cmp.Compare(a.i, b.i)
 	})
 	out := slices.Grow(c.out[:0], len(idx))
 	for i, j := range idx {
-		if i+1 < len(idx) && bytes.Equal(c.key(c.ents[j]), c.key(c.ents[idx[i+1]])) {
+		if i+1 < len(idx) && j.abbr == idx[i+1].abbr && bytes.Equal(c.key(c.ents[j.i]), c.key(c.ents[idx[i+1].i])) {
 			continue
 		}
-		out = append(out, c.ents[j])
+		out = append(out, c.ents[j.i])
 	}
 	c.idx, c.out = idx, out
 	return out
+}
+
+// sortEntry is a chunk entry's position with the abbreviation of its key.
+type sortEntry struct {
+	abbr uint64
+	i    int32
 }
 
 // write writes the chunk as a table file, has Pebble ingest it, then records the changelog

@@ -273,3 +273,52 @@ func TestPebbleBulkRestoreShortAbortAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// sorted orders keys as bytes.Compare does whatever their lengths and shared prefixes (the
+// abbreviations it sorts by first pad short keys with zeros) and keeps the last record of each.
+func TestBulkChunkSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{0, 1, 'a', 0xff}
+	for round := range 50 {
+		c := &bulkChunk{}
+		b := &bulkLoad{limit: 1 << 30, cur: c}
+		prefix := []byte{nsKV, 'p', 'q'}[:1+round%3]
+		type rec struct {
+			key []byte
+			val string
+		}
+		var recs []rec
+		for i := range 300 + rng.IntN(300) {
+			k := make([]byte, rng.IntN(12))
+			for j := range k {
+				k[j] = alphabet[rng.IntN(len(alphabet))]
+			}
+			if round%2 == 0 && len(k) > 3 {
+				k = append([]byte("common-prefix-"), k...)
+			}
+			v := fmt.Sprint(i)
+			recs = append(recs, rec{append(slices.Clone(prefix), k...), v})
+			if err := b.add(prefix, k, []byte(v), int64(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last := map[string]string{}
+		for _, r := range recs {
+			last[string(r.key)] = r.val
+		}
+		var want []string
+		for k, v := range last {
+			want = append(want, k+"="+v)
+		}
+		slices.SortFunc(want, func(x, y string) int {
+			return bytes.Compare([]byte(x[:strings.LastIndexByte(x, '=')]), []byte(y[:strings.LastIndexByte(y, '=')]))
+		})
+		var got []string
+		for _, e := range c.sorted() {
+			got = append(got, string(c.key(e))+"="+string(c.value(e)))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: sorted\n got %q\nwant %q", round, got, want)
+		}
+	}
+}
