@@ -181,6 +181,12 @@ func (b *bulkLoad) add(prefix, key, value []byte, offset int64) error {
 		return b.err
 	}
 	c := b.cur
+	if need := len(c.data) + len(prefix) + len(key) + len(value); need > cap(c.data) {
+		// Grow by doubling up to the chunk size (plus room for the record that fills it), not
+		// by append's 1.25 steps past it: less garbage and no capacity beyond the chunk.
+		n := min(max(2*cap(c.data), 64<<10), b.limit+b.limit/16)
+		c.data = append(make([]byte, 0, max(n, need)), c.data...)
+	}
 	e := bulkEntry{key: uint32(len(c.data)), keyLen: uint32(len(prefix) + len(key)), valLen: -1}
 	c.data = append(append(c.data, prefix...), key...)
 	if value != nil {
