@@ -170,7 +170,7 @@ func restoreOnce(b *testing.B, addrs []string, app string, env *store.PebbleEnv)
 	defer client.Close()
 	builder := store.Stores.KeyValueStoreBuilder(store.Stores.PersistentKeyValueStore("kv"), serde.ByteArray(), serde.ByteArray())
 	tk, err := task.New(processor.TaskID{}, task.Spec{Stores: []task.StoreSpec{{Builder: builder}}},
-		task.Config{ApplicationID: app, StateDir: b.TempDir(), Collector: nopCollector{}})
+		task.Config{ApplicationID: app, StateDir: b.TempDir(), Collector: nopCollector{}, PebbleEnv: env})
 	if err != nil {
 		b.Fatal(err)
 	}
