@@ -81,7 +81,7 @@ func (s *PebbleKeyValueStore) AbortBulkRestore() {
 
 // bulkTempPrefix starts the names of the table files a bulk restore writes in the store's
 // directory before Pebble ingests (and then removes) them; Pebble ignores such names, and
-// beginBulk deletes any left by a crash.
+// opening the store (and beginBulk) deletes any left by a crash.
 const bulkTempPrefix = "bulk-restore-"
 
 // bulkLoad is the state of a running bulk restore of a pebbleDB.
@@ -136,7 +136,16 @@ func (p *pebbleDB) beginBulk() error {
 	if p.bulk != nil {
 		return errors.New("bulk restore already running")
 	}
-	// Table files of a bulk restore that a crash interrupted before their ingestion.
+	p.removeBulkLeftovers()
+	p.bulk = &bulkLoad{p: p, limit: int(min(p.opts.MemTableSize, 1<<30)),
+		wopts: p.opts.MakeWriterOptions(0, p.db.TableFormat()), fs: p.opts.FS, cur: &bulkChunk{}}
+	return nil
+}
+
+// removeBulkLeftovers deletes the table files of a bulk restore that a crash interrupted
+// before their ingestion (or after it, before Pebble removed the name it was given). open
+// calls it, as the rest of such a restore is often too short to run as a bulk restore.
+func (p *pebbleDB) removeBulkLeftovers() {
 	if names, err := p.fs.List(p.dir); err == nil {
 		for _, n := range names {
 			if strings.HasPrefix(n, bulkTempPrefix) {
@@ -144,9 +153,6 @@ func (p *pebbleDB) beginBulk() error {
 			}
 		}
 	}
-	p.bulk = &bulkLoad{p: p, limit: int(min(p.opts.MemTableSize, 1<<30)),
-		wopts: p.opts.MakeWriterOptions(0, p.db.TableFormat()), fs: p.opts.FS, cur: &bulkChunk{}}
-	return nil
 }
 
 // endBulk ends the bulk restore: with write, the records still held are written; without,

@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -113,5 +115,32 @@ func TestPebbleBulkRestoreCrashAtAnyPoint(t *testing.T) {
 				t.Fatal("no crash left a committed offset in the middle of the changelog: nothing was tested")
 			}
 		})
+	}
+}
+
+// A table file that a crash left before its ingestion is deleted when the store opens, not
+// only when a later bulk restore begins: after a crash, the rest of the restore is often too
+// short to run as a bulk restore, and the file (up to a memtable in size) would stay for good.
+func TestPebbleBulkLeftoverRemovedAtOpen(t *testing.T) {
+	ctx := newBulkCtx(t, true)
+	s := NewPebbleKeyValueStore("kv")
+	if err := s.Init(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	dir := s.db.dir
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(dir, bulkTempPrefix+"000003.sst")
+	if err := os.WriteFile(left, []byte("partial table"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = NewPebbleKeyValueStore("kv")
+	if err := s.Init(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("table file a crash left is still there after Init (stat: %v)", err)
 	}
 }

@@ -130,6 +130,7 @@ func (p *pebbleDB) open() error {
 	if err := p.fs.MkdirAll(p.dir, 0o755); err != nil {
 		return err
 	}
+	p.removeBulkLeftovers()
 	opts := p.env.pebbleOptions(p.fs)
 	// At-least-once: no write-ahead log, as Java disables RocksDB's; Flush (every commit,
 	// before the checkpoint) flushes the memtables instead. Exactly-once: the WAL keeps
