@@ -45,7 +45,9 @@ type Reader interface {
 type AppendReader interface {
 	Reader
 	// FetchAppend is Fetch, appending the records to buf[:0] (growing it when needed) and
-	// returning the result. The records' Key, Value and Headers never point into buf.
+	// returning the result. The records' Key, Value and Headers never point into buf. The
+	// returned slice belongs to the caller: restore clears it once applied and hands it back
+	// as buf.
 	FetchAppend(ctx context.Context, tp TopicPartition, from int64, buf []Record) (recs []Record, next int64, err error)
 }
 

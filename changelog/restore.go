@@ -337,7 +337,9 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	defer cancel()
 	fetched := make(chan fetchResult, prefetchDepth)
 	// Applied record slices go back to the prefetcher (an AppendReader decodes into them);
-	// cleared first, so they keep no fetch response alive.
+	// cleared first, so they keep no fetch response alive. A plain Reader's slices are its own
+	// (it may keep them): they are left alone.
+	_, recycle := r.(AppendReader)
 	free := make(chan []Record, prefetchDepth+2)
 	go prefetch(fctx, r, tp, pos, end, fetched, free)
 	for pos < end {
@@ -370,10 +372,12 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		if err := flush(); err != nil {
 			return err
 		}
-		clear(recs)
-		select {
-		case free <- recs[:0]:
-		default:
+		if recycle {
+			clear(recs)
+			select {
+			case free <- recs[:0]:
+			default:
+			}
 		}
 		if next > pos {
 			pos = next
