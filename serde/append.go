@@ -59,3 +59,22 @@ func IsString(s any) bool {
 	}
 	return false
 }
+
+// AppendsInPlace reports whether s is the Long or String serde or Untyped of one of them: an
+// AppendSerializer that writes the bytes straight onto the caller's buffer (Untyped of another
+// serde also has AppendSerialize, but it copies a Serialize result, so a caller gains nothing).
+// The processing engine uses it to serialize sink records into a shared buffer instead of one
+// new slice per key and value. There is no Java counterpart.
+func AppendsInPlace(s any) bool {
+	switch x := s.(type) {
+	case longSerde, stringSerde:
+		return true
+	case *untyped[int64]:
+		_, ok := x.s.(longSerde)
+		return ok
+	case *untyped[string]:
+		_, ok := x.s.(stringSerde)
+		return ok
+	}
+	return false
+}

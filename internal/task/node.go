@@ -25,8 +25,15 @@ type node struct {
 	keySer, valueSer     serde.Serializer[any]
 	// stringKV: key and value deserializers are both the String serde, so equal key and value
 	// bytes decode to the same string (decoded and boxed once).
-	stringKV  bool
-	extractor processor.TimestampExtractor
+	stringKV bool
+	// internKey and internValue: the source's key (value) deserializer is the String serde, so
+	// short keys (values) are decoded through the task's intern table (see decodeString).
+	internKey, internValue bool
+	extractor              processor.TimestampExtractor
+	// keyApp and valueApp are a sink's key and value serializers when they append in place
+	// (serde.AppendsInPlace): keys and values are then serialized into sinkBuf (see serialize).
+	keyApp, valueApp serde.AppendSerializer[any]
+	sinkBuf          []byte
 	// sinkHeaders holds the headers of the record a sink node is serializing (the serializers
 	// get a pointer to them); kept in the node so that they need no allocation of their own.
 	// Reset after each record: the output record owns what they held.
@@ -48,7 +55,8 @@ func (n *node) init() error {
 			return fmt.Errorf("task %s: failed to initialize serdes for source node %s: %w", t.id, n.spec.Name, ErrNoSerde)
 		}
 		t.setDefaults(n.keyDeser, n.valueDeser)
-		n.stringKV = serde.IsString(n.keyDeser) && serde.IsString(n.valueDeser)
+		n.internKey, n.internValue = serde.IsString(n.keyDeser), serde.IsString(n.valueDeser)
+		n.stringKV = n.internKey && n.internValue
 		n.extractor = n.spec.TimestampExtractor
 		if n.extractor == nil {
 			n.extractor = t.cfg.DefaultTimestampExtractor
@@ -65,6 +73,12 @@ func (n *node) init() error {
 			return fmt.Errorf("task %s: failed to initialize serdes for sink node %s: %w", t.id, n.spec.Name, ErrNoSerde)
 		}
 		t.setDefaults(n.keySer, n.valueSer)
+		if serde.AppendsInPlace(n.keySer) {
+			n.keyApp, _ = n.keySer.(serde.AppendSerializer[any])
+		}
+		if serde.AppendsInPlace(n.valueSer) {
+			n.valueApp, _ = n.valueSer.(serde.AppendSerializer[any])
+		}
 	case ProcessorNode:
 		p, err := n.spec.NewProcessor()
 		if err != nil {
@@ -155,10 +169,10 @@ func (n *node) sink(rec processor.Record[any, any]) error {
 	var kb, vb []byte
 	var err error
 	if !isNil(rec.Key) {
-		kb, err = n.keySer.Serialize(topic, hp, rec.Key)
+		kb, err = n.serialize(n.keyApp, n.keySer, topic, hp, rec.Key)
 	}
 	if err == nil && !isNil(rec.Value) {
-		if vb, err = n.valueSer.Serialize(topic, hp, rec.Value); err != nil {
+		if vb, err = n.serialize(n.valueApp, n.valueSer, topic, hp, rec.Value); err != nil {
 			err = fmt.Errorf("sink %s: serialize value for topic %s: %w", n.spec.Name, topic, err)
 		}
 	} else if err != nil {

@@ -179,7 +179,12 @@ func (n *node) deserialize(sr *stampedRecord) (err error) {
 	}()
 	raw := &sr.raw
 	if raw.Key != nil {
-		if sr.key, err = n.keyDeser.Deserialize(raw.Topic, &raw.Headers, raw.Key); err != nil {
+		if n.internKey {
+			sr.key, err = n.decodeString(n.keyDeser, raw.Topic, &raw.Headers, raw.Key)
+		} else {
+			sr.key, err = n.keyDeser.Deserialize(raw.Topic, &raw.Headers, raw.Key)
+		}
+		if err != nil {
 			return fmt.Errorf("key: %w", err)
 		}
 	}
@@ -187,8 +192,15 @@ func (n *node) deserialize(sr *stampedRecord) (err error) {
 		if n.stringKV && sr.key != nil && bytes.Equal(raw.Key, raw.Value) {
 			// Equal bytes through the same String serde: the same string, already boxed.
 			sr.value = sr.key
-		} else if sr.value, err = n.valueDeser.Deserialize(raw.Topic, &raw.Headers, raw.Value); err != nil {
-			return fmt.Errorf("value: %w", err)
+		} else {
+			if n.internValue {
+				sr.value, err = n.decodeString(n.valueDeser, raw.Topic, &raw.Headers, raw.Value)
+			} else {
+				sr.value, err = n.valueDeser.Deserialize(raw.Topic, &raw.Headers, raw.Value)
+			}
+			if err != nil {
+				return fmt.Errorf("value: %w", err)
+			}
 		}
 	}
 	return nil

@@ -217,6 +217,9 @@ type Task struct {
 	byName map[string]*node
 	// sources by topic
 	sources map[string]*node
+	// intern is the table of recently decoded short strings of the String-serialized sources
+	// (see node.decodeString); nil until first used.
+	intern *internTable
 
 	storeSpecs []StoreSpec
 	stores     map[string]processor.StateStore
