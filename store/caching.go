@@ -222,9 +222,14 @@ func (c *CachingKeyValueStore) ownedEntry(value []byte) *cache.Entry {
 }
 
 // putOwned is Put for a value slice the store may keep without copying it (a layer above
-// that serialized it into a new slice hands it over).
-func (c *CachingKeyValueStore) putOwned(key, value []byte) error {
+// that serialized it into a new slice hands it over). keyLent says that key is a buffer the
+// caller reuses after the call: the cache copies a key it adds, and a write passed on below is
+// given a copy.
+func (c *CachingKeyValueStore) putOwned(key, value []byte, keyLent bool) error {
 	if key == nil || c.cache == nil || !c.IsOpen() {
+		if keyLent {
+			key = bytes.Clone(key)
+		}
 		return c.Put(key, value)
 	}
 	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, key, c.ownedEntry(value)))

@@ -37,7 +37,23 @@ type MeteredKeyValueStore[K, V any] struct {
 	// cachingBelow is the caching layer right below, when the value serde returns a new slice
 	// on every call (freshSerializer): Put then hands it the serialized value without a copy.
 	cachingBelow *CachingKeyValueStore
+	// keyApp is the key serde when it serializes in place (serde.AppendsInPlace) and the layer
+	// below is the caching layer, which keeps no key slice it is given (it copies a key it
+	// caches): Get and the caching Put then serialize the key into keyBuf instead of a new
+	// slice per call.
+	keyApp serde.AppendSerializer[K]
+	keyBuf keyScratch
 }
+
+// keyScratch is the key buffer the stream thread's Get and Put lend (see lendKey); a
+// concurrent caller (an interactive query) that finds it lent serializes into a new slice.
+type keyScratch struct {
+	busy atomic.Bool
+	b    []byte
+}
+
+// done gives the buffer back.
+func (s *keyScratch) done() { s.busy.Store(false) }
 
 // freshSerializer is implemented by the store's own serdes whose Serialize returns a newly
 // allocated slice on every call, which the layer below may keep without copying it.
@@ -107,6 +123,10 @@ func (m *MeteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 	if _, ok := any(m.valueSerde).(freshSerializer); ok {
 		m.cachingBelow, _ = m.inner.(*CachingKeyValueStore)
 	}
+	if _, ok := m.inner.(*CachingKeyValueStore); ok && serde.AppendsInPlace(m.keySerde) {
+		m.keyApp, _ = any(m.keySerde).(serde.AppendSerializer[K])
+		m.keyBuf.b = make([]byte, 0, 64) // never nil: an empty key is not a null key
+	}
 	return m.inner.Init(ctx, root)
 }
 
@@ -136,6 +156,25 @@ func (m *MeteredKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) 
 		return nil, storeErr(m.Name(), op+": serialize key", err)
 	}
 	return b, nil
+}
+
+// lendKey serializes key like keyBytes, but into the key scratch buffer when the layer has one
+// (see keyApp) and it is free: lent reports that, and the caller gives the buffer back with
+// m.keyBuf.done() once it no longer uses the bytes (which must not be kept).
+func (m *MeteredKeyValueStore[K, V]) lendKey(op string, key K) (b []byte, lent bool, err error) {
+	if m.keyApp == nil || m.keySerde == nil || (m.keyNillable && isNil(key)) || !m.keyBuf.busy.CompareAndSwap(false, true) {
+		b, err = m.keyBytes(op, key)
+		return b, false, err
+	}
+	h := m.hdr.get()
+	b, err = m.keyApp.AppendSerialize(m.keyBuf.b[:0], m.topic, h, key)
+	m.hdr.put(h)
+	if err != nil {
+		m.keyBuf.done()
+		return nil, false, storeErr(m.Name(), op+": serialize key", err)
+	}
+	m.keyBuf.b = b
+	return b, true, nil
 }
 
 // boundBytes serializes a range bound; a nil bound stays nil (unbounded).
@@ -176,11 +215,14 @@ func (m *MeteredKeyValueStore[K, V]) value(op string, b []byte) (V, bool, error)
 // Get returns the value of key.
 func (m *MeteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 	var zero V
-	kb, err := m.keyBytes("get", key)
+	kb, lent, err := m.lendKey("get", key)
 	if err != nil {
 		return zero, false, err
 	}
 	vb, _, err := m.inner.Get(kb)
+	if lent {
+		m.keyBuf.done()
+	}
 	if err != nil {
 		return zero, false, err
 	}
@@ -189,6 +231,20 @@ func (m *MeteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 
 // Put stores value under key; a nil value deletes.
 func (m *MeteredKeyValueStore[K, V]) Put(key K, value V) error {
+	if m.cachingBelow != nil {
+		kb, lent, err := m.lendKey("put", key)
+		if err != nil {
+			return err
+		}
+		vb, err := m.valueBytes("put", value)
+		if err == nil {
+			err = m.cachingBelow.putOwned(kb, vb, lent)
+		}
+		if lent {
+			m.keyBuf.done()
+		}
+		return err
+	}
 	kb, err := m.keyBytes("put", key)
 	if err != nil {
 		return err
@@ -196,9 +252,6 @@ func (m *MeteredKeyValueStore[K, V]) Put(key K, value V) error {
 	vb, err := m.valueBytes("put", value)
 	if err != nil {
 		return err
-	}
-	if m.cachingBelow != nil {
-		return m.cachingBelow.putOwned(kb, vb)
 	}
 	return m.inner.Put(kb, vb)
 }

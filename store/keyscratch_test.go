@@ -1,0 +1,99 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// The timestamped store with caching serializes Get and Put keys into a reused buffer: keys
+// of every length (the empty key included, which is not a null key) still read back their own
+// values, and every key the cache keeps, flushes, evicts or logs is its own copy, with a cache
+// (tiny: evicting on every put) and without one.
+func TestTimestampedCachingKeysFromReusedBuffer(t *testing.T) {
+	for _, maxBytes := range []int64{-1, 0, 200, 1 << 20} {
+		t.Run(fmt.Sprint(maxBytes), func(t *testing.T) {
+			st := Stores.TimestampedKeyValueStoreBuilder(Stores.InMemoryKeyValueStore("s"), serde.String(), serde.Long()).
+				WithCachingEnabled().BuildTimestampedKeyValueStore()
+			ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, rc: rcOf("in", 1, 10)}
+			if maxBytes >= 0 {
+				ctx.cache = cache.New(maxBytes)
+			}
+			if err := st.Init(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := st.(FreshValuesStore); !ok {
+				t.Fatal("timestamped store does not report fresh values")
+			}
+			var flushed []string
+			st.(CachedStateStore[string, *ValueAndTimestamp[int64]]).SetFlushListener(func(r CacheFlushRecord[string, *ValueAndTimestamp[int64]]) error {
+				flushed = append(flushed, fmt.Sprintf("%s=%d", r.Key, r.NewValue.Value))
+				return nil
+			}, false)
+			keys := []string{"", "a", "long-key-long-key-long-key-long-key-long-key-long-key-long-key-long-key", "b", "ab"}
+			for round := int64(1); round <= 3; round++ {
+				for i, k := range keys {
+					old, ok, err := st.Get(k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if round == 1 && ok {
+						t.Fatalf("round 1: key %q already has %v", k, old)
+					}
+					if round > 1 && (!ok || old.Value != (round-1)*10+int64(i)) {
+						t.Fatalf("round %d: key %q read %v %v", round, k, old, ok)
+					}
+					if err := st.Put(k, RemakeValueAndTimestamp(old, round*10+int64(i), round)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := st.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			for i, k := range keys {
+				v, ok, err := st.Get(k)
+				if err != nil || !ok || v.Value != 30+int64(i) || v.Timestamp != 3 {
+					t.Fatalf("key %q: %v %v %v", k, v, ok, err)
+				}
+			}
+			// What reached the layers below went through the flush listener (with a cache) and
+			// the in-memory engine: the last value of every key under its own key.
+			if maxBytes == 1<<20 {
+				want := []string{"=30", "a=31", keys[2] + "=32", "b=33", "ab=34"}
+				if !slices.Equal(flushed, want) {
+					t.Fatalf("flushed %q, want %q", flushed, want)
+				}
+			}
+			it := st.All()
+			var all []string
+			for it.Next() {
+				all = append(all, fmt.Sprintf("%s=%d", it.Key(), it.Value().Value))
+			}
+			if err := it.Err(); err != nil {
+				t.Fatal(err)
+			}
+			it.Close()
+			want := []string{"=30", "a=31", "ab=34", "b=33", keys[2] + "=32"}
+			if !slices.Equal(all, want) {
+				t.Fatalf("store holds %q, want %q", all, want)
+			}
+		})
+	}
+}
+
+func TestRemakeValueAndTimestamp(t *testing.T) {
+	old := &ValueAndTimestamp[any]{Value: int64(1), Timestamp: 5}
+	if got := RemakeValueAndTimestamp(old, any(int64(2)), 7); got != old || got.Value != int64(2) || got.Timestamp != 7 {
+		t.Fatalf("got %+v (same pointer %v)", got, got == old)
+	}
+	if got := RemakeValueAndTimestamp(old, nil, 9); got != nil || old.Value != int64(2) || old.Timestamp != 7 {
+		t.Fatalf("null value: got %+v, old %+v", got, old)
+	}
+	if got := RemakeValueAndTimestamp(nil, any("x"), 3); got == nil || got.Value != "x" || got.Timestamp != 3 {
+		t.Fatalf("nil old: got %+v", got)
+	}
+}
