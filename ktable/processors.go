@@ -36,6 +36,21 @@ func put(st Store, key, value any, ts int64) error {
 	return st.Put(key, store.MakeValueAndTimestamp(value, ts))
 }
 
+// putReusing is put that reuses old, a value read from st just before and owned by the caller,
+// when st hands out values nobody else holds (store.FreshValuesStore); fresh caches that.
+func putReusing(st Store, fresh bool, key, value any, ts int64, old *ValueAndTimestamp) error {
+	if !fresh {
+		return put(st, key, value, ts)
+	}
+	return st.Put(key, store.RemakeValueAndTimestamp(old, value, ts))
+}
+
+// isFresh reports whether st is a store.FreshValuesStore.
+func isFresh(st Store) bool {
+	_, ok := st.(store.FreshValuesStore)
+	return ok
+}
+
 func get(st Store, key any) (*ValueAndTimestamp, error) {
 	v, _, err := st.Get(key)
 	return v, err
@@ -472,15 +487,17 @@ func (a *StreamAggregate) Get() processor.Processor[any, any, any, any] {
 
 type streamAggProc struct {
 	base
-	a   *StreamAggregate
-	st  Store
-	fwd *Forwarder
+	a     *StreamAggregate
+	st    Store
+	fresh bool // st is a store.FreshValuesStore: the value read is reused for the write
+	fwd   *Forwarder
 }
 
 func (p *streamAggProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.ctx = ctx
 	var err error
 	p.st, p.fwd, err = storeForwarder(ctx, p.a.storeName, p.a.sendOldValues)
+	p.fresh = err == nil && isFresh(p.st)
 	return err
 }
 
@@ -506,7 +523,7 @@ func (p *streamAggProc) Process(r processor.Record[any, any]) error {
 	if err != nil {
 		return err
 	}
-	if err := put(p.st, r.Key, newAgg, ts); err != nil {
+	if err := putReusing(p.st, p.fresh, r.Key, newAgg, ts, old); err != nil {
 		return err
 	}
 	return p.fwd.MaybeForwardChange(r, newAgg, oldAgg, ts)
@@ -531,15 +548,17 @@ func (a *StreamReduce) Get() processor.Processor[any, any, any, any] {
 
 type streamReduceProc struct {
 	base
-	a   *StreamReduce
-	st  Store
-	fwd *Forwarder
+	a     *StreamReduce
+	st    Store
+	fresh bool // as streamAggProc's
+	fwd   *Forwarder
 }
 
 func (p *streamReduceProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.ctx = ctx
 	var err error
 	p.st, p.fwd, err = storeForwarder(ctx, p.a.storeName, p.a.sendOldValues)
+	p.fresh = err == nil && isFresh(p.st)
 	return err
 }
 
@@ -559,7 +578,7 @@ func (p *streamReduceProc) Process(r processor.Record[any, any]) error {
 		}
 		ts = max(r.Timestamp, old.Timestamp)
 	}
-	if err := put(p.st, r.Key, newAgg, ts); err != nil {
+	if err := putReusing(p.st, p.fresh, r.Key, newAgg, ts, old); err != nil {
 		return err
 	}
 	return p.fwd.MaybeForwardChange(r, newAgg, oldAgg, ts)

@@ -27,6 +27,26 @@ func MakeValueAndTimestamp[V any](value V, timestamp int64) *ValueAndTimestamp[V
 	return &ValueAndTimestamp[V]{Value: value, Timestamp: timestamp}
 }
 
+// RemakeValueAndTimestamp is MakeValueAndTimestamp that reuses old, when not nil, instead of
+// allocating: it sets old's value and timestamp and returns it (nil, with old unchanged, when
+// value is null). For a caller that owns old, such as a value it read from a store whose Get
+// returns new values ([FreshValuesStore]). There is no Java counterpart.
+func RemakeValueAndTimestamp[V any](old *ValueAndTimestamp[V], value V, timestamp int64) *ValueAndTimestamp[V] {
+	if old == nil || isNil(value) {
+		return MakeValueAndTimestamp(value, timestamp)
+	}
+	old.Value, old.Timestamp = value, timestamp
+	return old
+}
+
+// FreshValuesStore is implemented by the timestamped key-value stores this package builds: their
+// Get returns a newly deserialized *ValueAndTimestamp on every call, which no one else
+// references, and their Put keeps no reference to the value it is given (it serializes it), so
+// the caller may change a value it read and put it back (see RemakeValueAndTimestamp; the DSL's
+// aggregations do, saving an allocation per record). FreshValues does nothing. There is no
+// Java counterpart.
+type FreshValuesStore interface{ FreshValues() }
+
 // TimestampedKeyValueStore is a key-value store whose values carry a timestamp; a nil
 // *ValueAndTimestamp is null (Put with nil deletes, Get of a missing key returns nil). The DSL's
 // aggregations and materialized tables use it. Java counterpart:
@@ -312,6 +332,10 @@ type timestampedStore[K, V any] struct {
 	*MeteredKeyValueStore[K, *ValueAndTimestamp[V]]
 	vs *vatSerde[V]
 }
+
+// FreshValues implements FreshValuesStore: Get deserializes a new value on every call and Put
+// serializes the value it is given.
+func (t *timestampedStore[K, V]) FreshValues() {}
 
 // Init resolves default serdes and initialises the layers below.
 func (t *timestampedStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
