@@ -143,7 +143,8 @@ func (th *thread) flushAsync() error {
 		th.txnOpen = true
 	}
 	b := &sendBatch{msgs: th.out, recs: th.outRecs, slab: th.slab(), done: make(chan error, 1)}
-	th.out, th.outRecs = nil, nil
+	th.out, th.outRecs = th.spareOut, th.spareRecs
+	th.spareOut, th.spareRecs = nil, nil
 	th.outMsgs, th.spareMsgs = th.spareMsgs, nil
 	p := th.producer
 	go func() { b.done <- p.SendMessages(b.msgs) }()
@@ -163,7 +164,19 @@ func (th *thread) awaitSend() error {
 	// SendMessages has returned: sarama holds none of the messages any more.
 	b.slab.reset()
 	th.spareMsgs = b.slab
+	th.keepSpare(b)
 	return err
+}
+
+// keepSpare keeps the slices of batch b, whose results were handled, for the next batch the
+// collector fills (no growing of new slices per batch); the records' bytes are let go.
+func (th *thread) keepSpare(b *sendBatch) {
+	if cap(b.msgs) > maxSpareOut {
+		return
+	}
+	clear(b.msgs)
+	clear(b.recs)
+	th.spareOut, th.spareRecs = b.msgs[:0], b.recs[:0]
 }
 
 // dropSend waits for the batch in flight, if any, and drops its results (the session ended
@@ -174,5 +187,6 @@ func (th *thread) dropSend() {
 		<-b.done
 		b.slab.reset()
 		th.spareMsgs = b.slab
+		th.keepSpare(b)
 	}
 }

@@ -22,6 +22,10 @@ import (
 // maxOutBuffer is the number of produced records buffered before they are sent mid-interval.
 const maxOutBuffer = 2000
 
+// maxSpareOut bounds the capacity of the record slices kept from a sent batch for the next one
+// (a batch grows beyond maxOutBuffer only when a commit or a closing task flushes more).
+const maxSpareOut = 4 * maxOutBuffer
+
 // partBuf is the bounded hand-over of one assigned partition from its claim goroutine to the
 // processing loop. When it is full the claim goroutine blocks, sarama's fetch channel fills
 // and fetching that partition pauses.
@@ -91,14 +95,17 @@ type thread struct {
 	// layer's lock and the synchronized in-memory stores.
 	storeMu sync.Mutex
 
-	parts          map[string]map[int32]*partBuf
-	inputs         map[processor.TaskID][]taskInput
-	idle           idleState
-	wake           chan struct{}
-	out            []*sarama.ProducerMessage
-	outRecs        []task.OutRecord
-	outMsgs        *msgSlab   // backs the messages of out
-	spareMsgs      *msgSlab   // a reset slab for the next batch
+	parts     map[string]map[int32]*partBuf
+	inputs    map[processor.TaskID][]taskInput
+	idle      idleState
+	wake      chan struct{}
+	out       []*sarama.ProducerMessage
+	outRecs   []task.OutRecord
+	outMsgs   *msgSlab // backs the messages of out
+	spareMsgs *msgSlab // a reset slab for the next batch
+	// spareOut and spareRecs are the emptied slices of the last batch sent, for the next one.
+	spareOut       []*sarama.ProducerMessage
+	spareRecs      []task.OutRecord
 	inflight       *sendBatch // the batch being sent while processing goes on
 	txnOpen        bool
 	discard        bool
