@@ -139,8 +139,23 @@ type ThreadCache struct {
 	maxBytes  int64
 	sizeBytes int64
 	caches    map[string]*namedCache
+	// last is the named cache used last (nil after Close): a store's Get and Put come in pairs
+	// for the same namespace, which then needs no map lookup (a long string's hash) each time.
+	last *namedCache
 
 	puts, gets, evicts, flushes int64
+}
+
+// lookup returns the named cache of namespace, or nil.
+func (t *ThreadCache) lookup(namespace string) *namedCache {
+	if c := t.last; c != nil && c.name == namespace {
+		return c
+	}
+	c := t.caches[namespace]
+	if c != nil {
+		t.last = c
+	}
+	return c
 }
 
 // New returns a cache of at most maxBytes bytes (Java: statestore.cache.max.bytes, divided
@@ -235,7 +250,7 @@ func (t *ThreadCache) namespaces() []string {
 }
 
 func (t *ThreadCache) getOrCreate(namespace string) *namedCache {
-	c := t.caches[namespace]
+	c := t.lookup(namespace)
 	if c == nil {
 		c = newNamedCache(namespace, &t.mu)
 		t.caches[namespace] = c
@@ -288,7 +303,7 @@ func (t *ThreadCache) Get(namespace string, key []byte) *Entry {
 	if key == nil {
 		return nil
 	}
-	c := t.caches[namespace]
+	c := t.lookup(namespace)
 	if c == nil {
 		return nil
 	}
@@ -405,6 +420,9 @@ func (t *ThreadCache) Close(namespace string) {
 		return
 	}
 	delete(t.caches, namespace)
+	if t.last == c {
+		t.last = nil
+	}
 	t.sizeBytes -= c.sizeBytes
 	c.clear()
 	c.listener = nil
