@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -147,8 +148,46 @@ func (th *thread) flushAsync() error {
 	th.spareOut, th.spareRecs = nil, nil
 	th.outMsgs, th.spareMsgs = th.spareMsgs, nil
 	p := th.producer
-	go func() { b.done <- p.SendMessages(b.msgs) }()
+	go func() { b.done <- sendAll(p, b.msgs) }()
 	th.inflight = b
+	return nil
+}
+
+// errProducerClosed is returned for a batch whose results were cut short by the producer's
+// closing.
+var errProducerClosed = errors.New("producer closed before every record of the batch was acknowledged")
+
+// sendAll sends msgs with the thread's producer and waits until each is acknowledged or failed,
+// as sarama's SyncProducer.SendMessages does (nil, or sarama.ProducerErrors of the failed
+// ones), but with two channel hand-offs per record where SendMessages has five: the messages go
+// straight to the producer's input and the results are counted off its Successes and Errors.
+// Only one batch is in flight per producer at a time (flushAsync awaits the previous one), so
+// every result read belongs to msgs. If the producer is closed meanwhile, it returns
+// errProducerClosed.
+func sendAll(p sarama.AsyncProducer, msgs []*sarama.ProducerMessage) error {
+	go func() {
+		for _, m := range msgs {
+			p.Input() <- m
+		}
+	}()
+	var errs sarama.ProducerErrors
+	succ, fail := p.Successes(), p.Errors()
+	for n := 0; n < len(msgs); n++ {
+		select {
+		case _, ok := <-succ:
+			if !ok {
+				return errProducerClosed
+			}
+		case e, ok := <-fail:
+			if !ok {
+				return errProducerClosed
+			}
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
 	return nil
 }
 
@@ -161,7 +200,7 @@ func (th *thread) awaitSend() error {
 	th.inflight = nil
 	err := <-b.done
 	err = th.sent(b.msgs, b.recs, err)
-	// SendMessages has returned: sarama holds none of the messages any more.
+	// Every message was acknowledged or failed: sarama holds none of them any more.
 	b.slab.reset()
 	th.spareMsgs = b.slab
 	th.keepSpare(b)

@@ -68,7 +68,7 @@ type thread struct {
 
 	client   sarama.Client
 	group    sarama.ConsumerGroup
-	producer sarama.SyncProducer
+	producer sarama.AsyncProducer
 	assignor *assignor
 	topics   []string
 
@@ -277,7 +277,7 @@ func (th *thread) newProducer() error {
 		pc.Producer.Transaction.Retry.Max = 60
 		pc.Producer.Transaction.Retry.Backoff = 500 * time.Millisecond
 	}
-	var created atomic.Pointer[sarama.SyncProducer]
+	var created atomic.Pointer[sarama.AsyncProducer]
 	if r.cfg.ExactlyOnce {
 		pc.Producer.Retry.BackoffFunc = failFastBackoff(pc.Producer.Retry.Backoff, func() sarama.ProducerTxnStatusFlag {
 			if p := created.Load(); p != nil {
@@ -286,7 +286,7 @@ func (th *thread) newProducer() error {
 			return 0
 		})
 	}
-	p, err := sarama.NewSyncProducer(r.cfg.Brokers, pc)
+	p, err := sarama.NewAsyncProducer(r.cfg.Brokers, pc)
 	if err != nil {
 		return fmt.Errorf("%s: producer: %w", th.name, err)
 	}
