@@ -29,9 +29,10 @@ func (c collector) Send(rec task.OutRecord) error {
 		om.value.b = rec.Value
 		m.Value = &om.value
 	}
+	m.Metadata = om // the result reader finds the message's batch through it
 	if rec.Partition >= 0 {
 		m.Partition = rec.Partition
-		m.Metadata = explicitPartition{}
+		om.explicit = true
 	}
 	if rec.Headers.Len() > 0 {
 		hs := rec.Headers
@@ -41,6 +42,12 @@ func (c collector) Send(rec task.OutRecord) error {
 	}
 	th.out = append(th.out, m)
 	th.outRecs = append(th.outRecs, rec)
+	if th.committing && len(th.out) >= maxOutBuffer && th.commitSendErr == nil {
+		// A commit's cache flush can forward a whole cache's worth of records: send them in
+		// batches as they come (bounded by maxInflight) rather than hold them all. An error is
+		// not the task's to handle: commit returns it once the caches are flushed.
+		th.commitSendErr = th.flushAsync()
+	}
 	return nil
 }
 
@@ -63,10 +70,15 @@ func (e *bytesEncoder) Encode() ([]byte, error) { return e.b, nil }
 // Length implements sarama.Encoder.
 func (e *bytesEncoder) Length() int { return len(e.b) }
 
-// outMsg is a producer message with the encoders of its key and value.
+// outMsg is a producer message with the encoders of its key and value; the message's Metadata
+// points back to it.
 type outMsg struct {
 	msg        sarama.ProducerMessage
 	key, value bytesEncoder
+	// explicit: Partition was chosen by the task (changelog writes, StreamPartitioner results).
+	explicit bool
+	// batch is the batch the message was sent in (set by flushAsync).
+	batch *sendBatch
 }
 
 // msgSlabChunk is the number of messages of one chunk of a msgSlab; msgSlabKeep bounds the
@@ -113,7 +125,14 @@ type sendBatch struct {
 	msgs []*sarama.ProducerMessage
 	recs []task.OutRecord
 	slab *msgSlab
+	// done receives the batch's outcome once every message was acknowledged or failed.
 	done chan error
+	// gone is closed when the result reader of the batch's producer ended (producer closed).
+	gone <-chan struct{}
+	// pending and errs are the result reader's (see result): messages without a result yet,
+	// and the errors so far.
+	pending int
+	errs    sarama.ProducerErrors
 }
 
 // slab returns the slab the collector takes messages from.
@@ -124,18 +143,28 @@ func (th *thread) slab() *msgSlab {
 	return th.outMsgs
 }
 
-// flushAsync hands the buffered records to the producer and returns without waiting for the
-// acknowledgements, so that processing goes on while they are sent (as Java's producer sends
-// in the background). At most one batch is in flight: the previous one is awaited first (its
-// results handled), which also keeps the production order across batches. Under exactly-once
-// the transaction is begun here if needed. Java: RecordCollectorImpl.send, whose errors
-// surface at the next send, flush or commit.
+// maxInflight bounds the batches handed to the producer whose results were not handled yet;
+// flushAsync awaits the oldest when there are that many.
+const maxInflight = 4
+
+// flushAsync hands the buffered records to the producer as one batch and returns without
+// waiting for the acknowledgements, so that processing goes on while they are sent (as Java's
+// producer sends in the background). Up to maxInflight batches are in flight (sent one after
+// the other by the producer's feeder, so production order is kept); batches already acknowledged
+// are handled first, and the oldest is awaited when the limit is reached. Under exactly-once the
+// transaction is begun here if needed. Java: RecordCollectorImpl.send, whose errors surface at
+// the next send, flush or commit.
 func (th *thread) flushAsync() error {
-	if err := th.awaitSend(); err != nil {
+	if err := th.reapSends(); err != nil {
 		return err
 	}
 	if len(th.out) == 0 {
 		return nil
+	}
+	for len(th.inflight) >= maxInflight {
+		if err := th.awaitOldest(); err != nil {
+			return err
+		}
 	}
 	if th.rt.cfg.ExactlyOnce && !th.txnOpen {
 		if err := th.producer.BeginTxn(); err != nil {
@@ -143,13 +172,23 @@ func (th *thread) flushAsync() error {
 		}
 		th.txnOpen = true
 	}
-	b := &sendBatch{msgs: th.out, recs: th.outRecs, slab: th.slab(), done: make(chan error, 1)}
-	th.out, th.outRecs = th.spareOut, th.spareRecs
-	th.spareOut, th.spareRecs = nil, nil
-	th.outMsgs, th.spareMsgs = th.spareMsgs, nil
-	p := th.producer
-	go func() { b.done <- sendAll(p, b.msgs) }()
-	th.inflight = b
+	b := &sendBatch{msgs: th.out, recs: th.outRecs, slab: th.slab(), done: make(chan error, 1),
+		gone: th.resultsGone, pending: len(th.out)}
+	for _, m := range b.msgs {
+		m.Metadata.(*outMsg).batch = b
+	}
+	th.out, th.outRecs = nil, nil
+	if n := len(th.spareOuts); n > 0 {
+		th.out, th.outRecs = th.spareOuts[n-1], th.spareRecs[n-1]
+		th.spareOuts, th.spareRecs = th.spareOuts[:n-1], th.spareRecs[:n-1]
+	}
+	th.outMsgs = nil
+	if n := len(th.spareSlabs); n > 0 {
+		th.outMsgs = th.spareSlabs[n-1]
+		th.spareSlabs = th.spareSlabs[:n-1]
+	}
+	th.inflight = append(th.inflight, b)
+	th.feed <- b // never blocks: the feed holds at most the batches in flight
 	return nil
 }
 
@@ -157,75 +196,152 @@ func (th *thread) flushAsync() error {
 // closing.
 var errProducerClosed = errors.New("producer closed before every record of the batch was acknowledged")
 
-// sendAll sends msgs with the thread's producer and waits until each is acknowledged or failed,
-// as sarama's SyncProducer.SendMessages does (nil, or sarama.ProducerErrors of the failed
-// ones), but with two channel hand-offs per record where SendMessages has five: the messages go
-// straight to the producer's input and the results are counted off its Successes and Errors.
-// Only one batch is in flight per producer at a time (flushAsync awaits the previous one), so
-// every result read belongs to msgs. If the producer is closed meanwhile, it returns
-// errProducerClosed.
-func sendAll(p sarama.AsyncProducer, msgs []*sarama.ProducerMessage) error {
+// startSender starts the goroutines of a new producer p: the feeder, which sends the messages
+// of each batch handed to feed, in order, to p's input (one feeder, so batches never
+// interleave), and the result reader, which counts p's acknowledgements and errors off its
+// Successes and Errors channels into the batch of each message (see sendBatch.result) and
+// closes gone when p is closed. Two channel hand-offs per record where sarama's
+// SyncProducer.SendMessages has five.
+func startSender(p sarama.AsyncProducer) (feed chan *sendBatch, fed, gone chan struct{}) {
+	feed, fed, gone = make(chan *sendBatch, maxInflight), make(chan struct{}), make(chan struct{})
 	go func() {
-		for _, m := range msgs {
-			p.Input() <- m
+		defer close(fed)
+		for b := range feed {
+			for _, m := range b.msgs {
+				p.Input() <- m
+			}
 		}
 	}()
-	var errs sarama.ProducerErrors
-	succ, fail := p.Successes(), p.Errors()
-	for n := 0; n < len(msgs); n++ {
-		select {
-		case _, ok := <-succ:
-			if !ok {
-				return errProducerClosed
+	go func() {
+		defer close(gone)
+		succ, fail := p.Successes(), p.Errors()
+		for succ != nil || fail != nil {
+			select {
+			case m, ok := <-succ:
+				if !ok {
+					succ = nil
+					continue
+				}
+				if om, ok := m.Metadata.(*outMsg); ok && om.batch != nil {
+					om.batch.result(nil)
+				}
+			case e, ok := <-fail:
+				if !ok {
+					fail = nil
+					continue
+				}
+				if om, ok := e.Msg.Metadata.(*outMsg); ok && om.batch != nil {
+					om.batch.result(e)
+				}
 			}
-		case e, ok := <-fail:
-			if !ok {
-				return errProducerClosed
-			}
-			errs = append(errs, e)
+		}
+	}()
+	return feed, fed, gone
+}
+
+// result counts the outcome of one message of b (e nil: acknowledged); after the last one, b's
+// outcome (nil or the sarama.ProducerErrors of its failed messages) is sent on done. Only the
+// result reader calls it.
+func (b *sendBatch) result(e *sarama.ProducerError) {
+	if e != nil {
+		b.errs = append(b.errs, e)
+	}
+	if b.pending--; b.pending == 0 {
+		if len(b.errs) > 0 {
+			b.done <- b.errs
+		} else {
+			b.done <- nil
 		}
 	}
-	if len(errs) > 0 {
-		return errs
+}
+
+// wait waits for b's outcome; errProducerClosed if its producer was closed first.
+func (b *sendBatch) wait() error {
+	select {
+	case err := <-b.done:
+		return err
+	case <-b.gone:
+		select {
+		case err := <-b.done:
+			return err
+		default:
+			return errProducerClosed
+		}
+	}
+}
+
+// reapSends handles, oldest first, the batches in flight whose results are all in, without
+// waiting for the others.
+func (th *thread) reapSends() error {
+	for len(th.inflight) > 0 {
+		b := th.inflight[0]
+		select {
+		case err := <-b.done:
+			if err := th.finishBatch(b, err); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
 	}
 	return nil
 }
 
-// awaitSend waits for the batch in flight, if any, and handles its results (see sent).
-func (th *thread) awaitSend() error {
-	b := th.inflight
-	if b == nil {
-		return nil
+// awaitOldest waits for the oldest batch in flight and handles its results.
+func (th *thread) awaitOldest() error {
+	return th.finishBatch(th.inflight[0], th.inflight[0].wait())
+}
+
+// finishBatch removes b, the oldest batch in flight, whose outcome is err, handles its results
+// (see sent) and keeps its slab and slices for reuse.
+func (th *thread) finishBatch(b *sendBatch, err error) error {
+	th.inflight[0] = nil
+	th.inflight = th.inflight[1:]
+	if len(th.inflight) == 0 {
+		th.inflight = th.inflight[:0:0]
 	}
-	th.inflight = nil
-	err := <-b.done
 	err = th.sent(b.msgs, b.recs, err)
-	// Every message was acknowledged or failed: sarama holds none of them any more.
-	b.slab.reset()
-	th.spareMsgs = b.slab
-	th.keepSpare(b)
+	th.recycle(b)
 	return err
 }
 
-// keepSpare keeps the slices of batch b, whose results were handled, for the next batch the
-// collector fills (no growing of new slices per batch); the records' bytes are let go.
-func (th *thread) keepSpare(b *sendBatch) {
-	if cap(b.msgs) > maxSpareOut {
+// awaitSend waits for every batch in flight and handles their results, oldest first (see
+// sent); it stops at the first error, leaving later batches in flight.
+func (th *thread) awaitSend() error {
+	for len(th.inflight) > 0 {
+		if err := th.awaitOldest(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recycle keeps the slab and slices of batch b, whose messages were all acknowledged or
+// failed (sarama holds none of them any more) and whose results were handled, for the next
+// batches the collector fills; the records' bytes are let go.
+func (th *thread) recycle(b *sendBatch) {
+	b.slab.reset()
+	if len(th.spareSlabs) < maxInflight {
+		th.spareSlabs = append(th.spareSlabs, b.slab)
+	}
+	if cap(b.msgs) > maxSpareOut || len(th.spareOuts) >= maxInflight {
 		return
 	}
 	clear(b.msgs)
 	clear(b.recs)
-	th.spareOut, th.spareRecs = b.msgs[:0], b.recs[:0]
+	th.spareOuts = append(th.spareOuts, b.msgs[:0])
+	th.spareRecs = append(th.spareRecs, b.recs[:0])
 }
 
-// dropSend waits for the batch in flight, if any, and drops its results (the session ended
-// with a failure: the tasks are closed dirty and reprocess from the last commit).
+// dropSend waits for every batch in flight and drops their results (the session ended with a
+// failure: the tasks are closed dirty and reprocess from the last commit).
 func (th *thread) dropSend() {
-	if b := th.inflight; b != nil {
-		th.inflight = nil
-		<-b.done
-		b.slab.reset()
-		th.spareMsgs = b.slab
-		th.keepSpare(b)
+	for len(th.inflight) > 0 {
+		b := th.inflight[0]
+		_ = b.wait()
+		th.inflight[0] = nil
+		th.inflight = th.inflight[1:]
+		th.recycle(b)
 	}
+	th.inflight = nil
 }

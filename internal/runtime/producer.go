@@ -6,12 +6,9 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// explicitPartition marks a ProducerMessage whose Partition was chosen by the task (changelog
-// writes, StreamPartitioner results).
-type explicitPartition struct{}
-
-// javaPartitioner keeps an explicitly chosen partition and otherwise partitions by Java's
-// default partitioner: (murmur2(keyBytes) & 0x7fffffff) % partitions (DESIGN section 5).
+// javaPartitioner keeps a partition the task chose (a message from the collector whose
+// outMsg is marked explicit) and otherwise partitions by Java's default partitioner:
+// (murmur2(keyBytes) & 0x7fffffff) % partitions (DESIGN section 5).
 type javaPartitioner struct{ murmur sarama.Partitioner }
 
 func newJavaPartitioner(topic string) sarama.Partitioner {
@@ -20,7 +17,7 @@ func newJavaPartitioner(topic string) sarama.Partitioner {
 
 // Partition implements sarama.Partitioner.
 func (p *javaPartitioner) Partition(msg *sarama.ProducerMessage, n int32) (int32, error) {
-	if _, ok := msg.Metadata.(explicitPartition); ok {
+	if om, ok := msg.Metadata.(*outMsg); ok && om.explicit {
 		return msg.Partition, nil
 	}
 	return p.murmur.Partition(msg, n)

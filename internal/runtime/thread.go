@@ -95,18 +95,28 @@ type thread struct {
 	// layer's lock and the synchronized in-memory stores.
 	storeMu sync.Mutex
 
-	parts     map[string]map[int32]*partBuf
-	inputs    map[processor.TaskID][]taskInput
-	idle      idleState
-	wake      chan struct{}
-	out       []*sarama.ProducerMessage
-	outRecs   []task.OutRecord
-	outMsgs   *msgSlab // backs the messages of out
-	spareMsgs *msgSlab // a reset slab for the next batch
-	// spareOut and spareRecs are the emptied slices of the last batch sent, for the next one.
-	spareOut       []*sarama.ProducerMessage
-	spareRecs      []task.OutRecord
-	inflight       *sendBatch // the batch being sent while processing goes on
+	parts   map[string]map[int32]*partBuf
+	inputs  map[processor.TaskID][]taskInput
+	idle    idleState
+	wake    chan struct{}
+	out     []*sarama.ProducerMessage
+	outRecs []task.OutRecord
+	outMsgs *msgSlab // backs the messages of out
+	// spareSlabs, spareOuts and spareRecs are the reset slabs and emptied slices of batches
+	// whose results were handled, for the next ones (see recycle).
+	spareSlabs []*msgSlab
+	spareOuts  [][]*sarama.ProducerMessage
+	spareRecs  [][]task.OutRecord
+	// inflight are the batches being sent while processing goes on, oldest first.
+	inflight []*sendBatch
+	// committing is set while commit flushes the caches: the collector then sends full
+	// batches itself, keeping the first error in commitSendErr for commit to return.
+	committing    bool
+	commitSendErr error
+	// feed, fed and resultsGone belong to the producer's sender goroutines (see startSender).
+	feed           chan *sendBatch
+	fed            chan struct{}
+	resultsGone    chan struct{}
 	txnOpen        bool
 	discard        bool
 	fatalErr       error
@@ -292,8 +302,18 @@ func (th *thread) newProducer() error {
 	}
 	created.Store(&p)
 	th.producer = p
+	th.feed, th.fed, th.resultsGone = startSender(p)
 	th.txnOpen = false
 	return nil
+}
+
+// closeProducer stops the producer's feeder (after it has handed over what it was given),
+// then closes the producer, which ends the result reader.
+func (th *thread) closeProducer() {
+	close(th.feed)
+	<-th.fed
+	th.producer.Close()
+	<-th.resultsGone
 }
 
 func (th *thread) setState(st ThreadState) {
@@ -381,7 +401,7 @@ func (th *thread) shutdown() {
 		if th.rt.cfg.ExactlyOnce && th.txnOpen {
 			_ = th.producer.AbortTxn()
 		}
-		th.producer.Close()
+		th.closeProducer()
 	}
 	if th.client != nil {
 		th.client.Close()
@@ -393,7 +413,7 @@ func (th *thread) resetProducer() {
 		if th.txnOpen {
 			_ = th.producer.AbortTxn()
 		}
-		th.producer.Close()
+		th.closeProducer()
 		th.producer = nil
 	}
 	for th.ctx.Err() == nil {
@@ -1031,7 +1051,8 @@ func (th *thread) sent(msgs []*sarama.ProducerMessage, recs []task.OutRecord, er
 // nothing more; a regular commit flushes the caches of the tasks that processed once.
 func (th *thread) commit(sess sarama.ConsumerGroupSession, final bool) error {
 	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
-	needed := th.inflight != nil || th.txnOpen
+	needed := len(th.inflight) > 0 || th.txnOpen
+	th.committing, th.commitSendErr = true, nil
 	for _, t := range th.tasks {
 		if final || t.CommitNeeded() {
 			needed = needed || t.CommitNeeded()
@@ -1040,10 +1061,17 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession, final bool) error {
 				commit = t.CommitFinal
 			}
 			if err := commit(); err != nil {
+				th.committing = false
 				th.storeMu.Unlock()
 				return err
 			}
 		}
+	}
+	th.committing = false
+	if err := th.commitSendErr; err != nil {
+		th.commitSendErr = nil
+		th.storeMu.Unlock()
+		return err
 	}
 	needed = needed || len(th.out) > 0
 	// At-least-once: the stores are flushed (and the checkpoint written after the send) only
