@@ -201,7 +201,9 @@ func (s *TaskState) startOffset(name string, st processor.StateStore, checkpoint
 // than four fetch responses are held in memory. Under
 // exactly-once the checkpoint file is deleted afterwards, as Java does. A checkpointed offset
 // outside the log (the changelog was truncated or recreated) wipes the store and restores it
-// from the beginning, with a warning.
+// from the beginning, with a warning. Before a persistent store is restored from the beginning
+// (no local state, wiped), its entry is removed from the checkpoint file, so that a restore
+// that stops in the middle is not taken for a complete one at the next start.
 // Errors wrap ErrChangelogRestore with the store and partition (reader, store or ctx errors).
 func (s *TaskState) Restore(ctx context.Context) error {
 	if s.cfg.Reader == nil {
@@ -236,7 +238,7 @@ func (s *TaskState) Restore(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%w: store %q (%s): %v", ErrChangelogRestore, name, s.tps[name], err)
 		}
-		if err := s.restoreStore(ctx, name, st, start); err != nil {
+		if err := s.restoreStore(ctx, name, st, start, checkpoint); err != nil {
 			return fmt.Errorf("%w: store %q (%s): %w", ErrChangelogRestore, name, s.tps[name], err)
 		}
 	}
@@ -250,7 +252,21 @@ func (s *TaskState) Restore(ctx context.Context) error {
 	return nil
 }
 
-func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.StateStore, held int64) error {
+// dropCheckpointed removes tp from the task's checkpoint file (checkpoint holds what the file
+// held) when it names it, before tp's store is restored from the beginning: should that restore
+// stop in the middle (a broker error, a crash), the offset in the file would pass the partly
+// restored store off as holding everything up to it at the next start, and the records before
+// it that were not restored yet would be lost.
+func (s *TaskState) dropCheckpointed(checkpoint map[TopicPartition]int64, tp TopicPartition) error {
+	p := s.CheckpointPath()
+	if _, ok := checkpoint[tp]; !ok || p == "" {
+		return nil
+	}
+	delete(checkpoint, tp)
+	return WriteCheckpoint(p, checkpoint)
+}
+
+func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.StateStore, held int64, checkpoint map[TopicPartition]int64) error {
 	tp := s.tps[name]
 	r := s.cfg.Reader
 	end, err := r.EndOffset(ctx, tp)
@@ -275,6 +291,11 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	if held < 0 {
 		pos = begin
 		delete(s.offsets, name)
+		if st.Persistent() {
+			if err := s.dropCheckpointed(checkpoint, tp); err != nil {
+				return fmt.Errorf("checkpoint: %w", err)
+			}
+		}
 	} else {
 		s.offsets[name] = held
 	}
