@@ -302,8 +302,11 @@ type sortEntry struct {
 }
 
 // write writes the chunk as a table file, has Pebble ingest it, then records the changelog
-// offset of its last record. Ingestion syncs the file and the manifest, so the data is
-// durable before the offset is recorded with it.
+// offset of its last record. The file is synced before its ingestion, which Pebble records in
+// its manifest (synced) or, when the chunk overlaps the memtable, as a write-ahead log entry
+// ahead of the offset's (at-least-once, without a write-ahead log, such an ingestion and the
+// offset both become durable with the next flush only): after a crash the recorded offset is
+// never ahead of the data (TestPebbleBulkRestoreCrashAtAnyPoint).
 func (b *bulkLoad) write(c *bulkChunk) error {
 	p := b.p
 	b.seq++
