@@ -130,7 +130,6 @@ func (p *pebbleDB) open() error {
 	if err := p.fs.MkdirAll(p.dir, 0o755); err != nil {
 		return err
 	}
-	p.removeBulkLeftovers()
 	opts := p.env.pebbleOptions(p.fs)
 	// At-least-once: no write-ahead log, as Java disables RocksDB's; Flush (every commit,
 	// before the checkpoint) flushes the memtables instead. Exactly-once: the WAL keeps
@@ -143,6 +142,8 @@ func (p *pebbleDB) open() error {
 		return err
 	}
 	p.db, p.opts = db, opts
+	// Only once the database is open (Pebble's lock file held): no one else can be writing one.
+	p.removeBulkLeftovers()
 	if p.eos {
 		p.txn = db.NewIndexedBatch()
 	}
