@@ -12,22 +12,30 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// bulkCrashState opens store "kv" (exactly-once) in fs, resumes the restore after the offset
-// committed with its data (as a bulk restore when bulk: overwrites and tombstones of keys the
-// store holds), and returns the final contents and the offset it resumed after.
-func bulkCrashState(t *testing.T, fs vfs.FS, recs []processor.RestoreRecord, bulk bool) ([]string, int64) {
+// openCrashStore opens store "kv" under exactly-once with synced writes in fs at /state;
+// closeAll closes the store and its environment.
+func openCrashStore(t *testing.T, fs vfs.FS) (ctx *bulkCtx, s *PebbleKeyValueStore, closeAll func()) {
 	t.Helper()
 	env, err := NewPebbleEnv(PebbleOptions{MaxMemTableBytes: MinMemTableBytes, FS: fs, SyncWrites: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer env.Close()
-	ctx := &bulkCtx{dir: "/state", env: env, eos: true}
-	s := NewPebbleKeyValueStore("kv")
+	ctx = &bulkCtx{dir: "/state", env: env, eos: true}
+	s = NewPebbleKeyValueStore("kv")
 	if err := s.Init(ctx, s); err != nil {
+		env.Close()
 		t.Fatal(err)
 	}
-	defer s.Close()
+	return ctx, s, func() { s.Close(); env.Close() }
+}
+
+// bulkCrashState opens store "kv" (exactly-once) in fs, resumes the restore after the offset
+// committed with its data (as a bulk restore when bulk: overwrites and tombstones of keys the
+// store holds), and returns the final contents and the offset it resumed after.
+func bulkCrashState(t *testing.T, fs vfs.FS, recs []processor.RestoreRecord, bulk bool) ([]string, int64) {
+	t.Helper()
+	ctx, s, closeAll := openCrashStore(t, fs)
+	defer closeAll()
 	from := int64(-1)
 	if off, found, err := s.CommittedOffset(); err != nil {
 		t.Fatal(err)
@@ -75,17 +83,8 @@ func TestPebbleBulkRestoreCrashAtAnyPoint(t *testing.T) {
 				}
 				f.Close()
 			}
-			env, err := NewPebbleEnv(PebbleOptions{MaxMemTableBytes: MinMemTableBytes, FS: fs, SyncWrites: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer env.Close()
-			ctx := &bulkCtx{dir: "/state", env: env, eos: true}
-			s := NewPebbleKeyValueStore("kv")
-			if err := s.Init(ctx, s); err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			ctx, s, closeAll := openCrashStore(t, fs)
+			defer closeAll()
 			rest := recs
 			if warm {
 				restoreInBatches(t, ctx.restore, rest[:1000])
