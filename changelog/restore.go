@@ -34,7 +34,9 @@ type RestoreListener interface {
 	// offset read, endOffset the (exclusive) offset restore stops at. Java: onRestoreStart.
 	OnRestoreStart(tp TopicPartition, storeName string, startOffset, endOffset int64)
 	// OnBatchRestored is called after each batch; batchEndOffset is the offset of the batch's
-	// last record. Java: onBatchRestored.
+	// last record. In a bulk restore (TaskStateConfig.BulkRestoreMinRecords) the batch has been
+	// handed to the store, which may still hold it in memory: everything reported is in the
+	// store when OnRestoreEnd is called. Java: onBatchRestored.
 	OnBatchRestored(tp TopicPartition, storeName string, batchEndOffset, numRestored int64)
 	// OnRestoreEnd is called when the store is restored. Java: onRestoreEnd.
 	OnRestoreEnd(tp TopicPartition, storeName string, totalRestored int64)
