@@ -1,7 +1,6 @@
 package kstreams_test
 
 import (
-	"context"
 	"log"
 	"os"
 	"os/exec"
@@ -164,9 +163,5 @@ func TestIntegrationBrokerStopped(t *testing.T) {
 	}
 	t.Logf("final counts %v after the restart", time.Since(restarted).Round(time.Millisecond))
 	out.checkExactSequences(t, want)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeApp(t, app)
 }

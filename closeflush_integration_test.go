@@ -1,7 +1,6 @@
 package kstreams_test
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -156,11 +155,7 @@ func checkCloseFlushesCacheChain(t *testing.T, b kafkatest.Broker, guarantee kst
 	case <-time.After(time.Minute):
 		t.Fatalf("the application did not process the %d input records (err %v)", len(msgs), app.Err())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeApp(t, app)
 
 	// No regular commit ran: the caches were flushed once, at the close, so each topic holds
 	// one record per key (cached updates of a key are deduplicated), with its last value.

@@ -1,7 +1,6 @@
 package kstreams_test
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -115,11 +114,7 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker) {
 		hdr["__streams.errors.offset"] != fmt.Sprint(poison) || hdr["__streams.errors.message"] == "" {
 		t.Fatalf("dead-letter headers %v", hdr)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeApp(t, app)
 
 	// Default handler (fail): the instance moves to ERROR with the deserialization error.
 	app, err = kstreams.New(doubleTopology(t, input, output+"-x"), kstreams.Config{
@@ -269,11 +264,7 @@ func checkHandlers(t *testing.T, b kafkatest.Broker) {
 	if replaced.Load() != 1 || dropped.Load() < 1 || app.State() != kstreams.Running {
 		t.Fatalf("replaced %d, dropped %d, state %s", replaced.Load(), dropped.Load(), app.State())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeApp(t, app)
 }
 
 func TestIntegrationExceptionHandlers(t *testing.T) { checkHandlers(t, kafkatest.Real(t)) }

@@ -1,7 +1,6 @@
 package kstreams_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -40,14 +39,7 @@ func idleJoinApp(t *testing.T, b kafkatest.Broker, orders, customers, output str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Close(ctx)
-	})
+	startApp(t, app)
 	return app, reg
 }
 

@@ -47,14 +47,7 @@ func checkQueriesWhileProcessing(t *testing.T, b kafkatest.Broker, inMemory bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Close(ctx)
-	}()
+	startApp(t, app)
 	out := readOutput(t, b, output, sarama.ReadUncommitted)
 
 	var kv store.ReadOnlyKeyValueStore[string, int64]

@@ -1,7 +1,6 @@
 package kstreams_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -93,17 +92,10 @@ func checkGlobalRestoreListener(t *testing.T, b kafkatest.Broker) {
 		}
 		return app
 	}
-	closeApp := func(app *kstreams.KafkaStreams) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := app.Close(ctx); err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-	}
 
 	app := run(t.TempDir(), nil)
 	out.waitFinal(t, want, 2*time.Minute, app.Err)
-	closeApp(app)
+	closeApp(t, app)
 
 	changelogTopic := appID + "-Counts-changelog"
 	client, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
@@ -127,7 +119,7 @@ func checkGlobalRestoreListener(t *testing.T, b kafkatest.Broker) {
 	rec := newRestoreRecorder()
 	kept := t.TempDir()
 	app = run(kept, rec)
-	closeApp(app)
+	closeApp(t, app)
 	rec.mu.Lock()
 	if len(rec.stores) != 1 || !rec.stores["Counts"] {
 		t.Errorf("stores told about: %v, want Counts only", rec.stores)
@@ -158,7 +150,7 @@ func checkGlobalRestoreListener(t *testing.T, b kafkatest.Broker) {
 	// The state directory the restore left behind is current: nothing to restore.
 	rec2 := newRestoreRecorder()
 	app = run(kept, rec2)
-	closeApp(app)
+	closeApp(t, app)
 	rec2.mu.Lock()
 	defer rec2.mu.Unlock()
 	for tp, n := range rec2.batched {

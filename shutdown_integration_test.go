@@ -126,14 +126,7 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string) 
 			in.cause.Store(err)
 			return kstreams.ShutdownApplication
 		})
-		if err := in.app.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = in.app.Close(ctx)
-		})
+		startApp(t, in.app)
 		return in
 	}
 	deadline := time.Now().Add(90 * time.Second)

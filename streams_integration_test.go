@@ -291,6 +291,29 @@ func newApp(t testing.TB, b kafkatest.Broker, topo *processor.Topology, appID st
 	return app
 }
 
+// startApp starts app and has the test close it (within 30 s) when it ends.
+func startApp(t testing.TB, app *kstreams.KafkaStreams) {
+	t.Helper()
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = app.Close(ctx)
+	})
+}
+
+// closeApp closes app within 30 s; an error fails the test.
+func closeApp(t testing.TB, app *kstreams.KafkaStreams) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
 func runWordCount(t *testing.T, b kafkatest.Broker, guarantee kstreams.ProcessingGuarantee) {
 	input, output := kafkatest.Name(t, "lines"), kafkatest.Name(t, "counts")
 	appID := kafkatest.Name(t, "wc")
@@ -312,11 +335,7 @@ func runWordCount(t *testing.T, b kafkatest.Broker, guarantee kstreams.Processin
 	if guarantee == kstreams.ExactlyOnceV2 {
 		out.checkExactSequences(t, want)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeApp(t, app)
 	if app.State() != kstreams.NotRunning {
 		t.Fatalf("state after Close: %s", app.State())
 	}

@@ -1,7 +1,6 @@
 package kstreams_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -76,14 +75,7 @@ func checkWindowedChangelogs(t *testing.T, b kafkatest.Broker) {
 		t.Fatal(err)
 	}
 	app := newApp(t, b, topo, appID, kstreams.AtLeastOnce, 1)
-	if err := app.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Close(ctx)
-	}()
+	startApp(t, app)
 	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
 	if err != nil {
 		t.Fatal(err)
