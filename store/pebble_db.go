@@ -452,24 +452,6 @@ func (s space) newIter(lower, upper []byte, forward bool) *pebbleIterator {
 	return &pebbleIterator{it: it, forward: forward, strip: len(s.prefix), name: p.name}
 }
 
-// deleteRange deletes the keys of the space in [from, to) (nil to = end of the space).
-func (s space) deleteRange(from, to []byte) error {
-	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
-	if s.p.db == nil {
-		return ErrStoreClosed
-	}
-	lower := s.key(from)
-	upper := prefixEnd(s.prefix)
-	if to != nil {
-		upper = s.key(to)
-	}
-	if upper == nil {
-		upper = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-	}
-	return s.p.writer().DeleteRange(lower, upper, s.p.wo)
-}
-
 // pebbleIterator adapts a Pebble iterator and strips the space prefix from keys. Key and
 // Value are views into the Pebble iterator's current entry, valid until the next call to Next
 // or Close (see [KeyValueBytesStore]): nothing is copied or allocated per entry. An iterator
