@@ -33,10 +33,12 @@ type partBuf struct {
 	id processor.TaskID
 	ch chan *sarama.ConsumerMessage
 	// next is the offset after the last record received, or -1 before the first; progress is
-	// when (unix ms) the claim last delivered a record or started. Both atomic: written by the
-	// claim goroutine, read by the stall check.
+	// when (unix ms) the claim started or the stall check last saw next move (so the claim does
+	// not read the clock per record). Both atomic: written by the claim goroutine, read by the
+	// stall check. seenNext, owned by the processing loop, is next at the last stall check.
 	next     atomic.Int64
 	progress atomic.Int64
+	seenNext int64
 	// claim is the partition's sarama.ConsumerGroupClaim once its ConsumeClaim started; start
 	// the offset fetching started at (-1 until known). pos, owned by the processing loop, is the
 	// offset after the last record moved into the task (-1 before the first): the consumer
@@ -234,6 +236,11 @@ func (th *thread) checkStall() bool {
 	th.lastStallCheck = now
 	for topic, ps := range th.parts {
 		for p, pb := range ps {
+			if n := pb.next.Load(); n != pb.seenNext {
+				pb.seenNext = n // records arrived since the last check
+				pb.progress.Store(now.UnixMilli())
+				continue
+			}
 			if now.Sub(time.UnixMilli(pb.progress.Load())) < stallAfter {
 				continue
 			}
@@ -479,6 +486,7 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 			assigned[id] = true
 			pb := &partBuf{id: id, ch: make(chan *sarama.ConsumerMessage, th.rt.cfg.MaxBufferedPerPartition)}
 			pb.next.Store(-1)
+			pb.seenNext = -1
 			pb.start.Store(-1)
 			pb.pos = -1
 			pb.progress.Store(time.Now().UnixMilli())
@@ -778,7 +786,6 @@ func (th *thread) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.Co
 			select {
 			case pb.ch <- m:
 				pb.next.Store(m.Offset + 1)
-				pb.progress.Store(time.Now().UnixMilli())
 			case <-sess.Context().Done():
 				return nil
 			}
