@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 	"github.com/kstreams-go/kstreams/internal/runtime"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
@@ -502,6 +503,8 @@ func (k *KafkaStreams) start() error {
 		DeadLetterTopic: c.DeadLetterQueueTopic, OnState: k.onThreadState, OnError: k.onThreadError,
 		WindowChangelogAdditionalRetentionMs: runtime.WindowedChangelogAdditionalRetentionMs,
 		OnApplicationShutdown:                k.onApplicationShutdown,
+		// Kafka Streams' producer defaults: linger.ms 100.
+		Producer: produce.Config{Linger: 100 * time.Millisecond},
 	}
 	if d := c.WindowStoreChangelogAdditionalRetention; d != nil {
 		rcfg.WindowChangelogAdditionalRetentionMs = d.Milliseconds()

@@ -33,7 +33,7 @@ func (r *Runtime) DeadLetter(rec task.RawRecord, cause error) {
 		pc.ClientID = r.cfg.ClientID + "-dlq-producer"
 		pc.Producer.Return.Successes = true
 		pc.Producer.RequiredAcks = sarama.WaitForAll
-		pc.Producer.Partitioner = newJavaPartitioner
+		pc.Producer.Partitioner = sarama.NewMurmur2Partitioner
 		p, err := sarama.NewSyncProducer(r.cfg.Brokers, pc)
 		if err != nil {
 			r.mu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
@@ -107,6 +108,9 @@ type Config struct {
 	// Task is the template of every task's engine configuration (serdes, extractor, handlers,
 	// app configs); Collector, StateDir and Logger are set per task.
 	Task task.Config
+	// Producer is the template of every thread's producer configuration (linger.ms, batch.size,
+	// acks, ...); Cluster, ClientID, TransactionalID and Logger are set per thread.
+	Producer produce.Config
 	// Production decides about records that cannot be sent; nil fails.
 	Production ProductionHandler
 	// DeadLetterTopic, when set, receives the raw records dropped by a handler that continues.

@@ -15,16 +15,11 @@ import (
 
 	"github.com/kstreams-go/kstreams/changelog"
 	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 )
-
-// maxOutBuffer is the number of produced records buffered before they are sent mid-interval.
-const maxOutBuffer = 2000
-
-// maxSpareOut bounds the capacity of the record slices kept from a sent batch for the next one
-// (a batch grows beyond maxOutBuffer only when a commit or a closing task flushes more).
-const maxSpareOut = 4 * maxOutBuffer
 
 // partBuf is the bounded hand-over of one assigned partition from its claim goroutine to the
 // processing loop. When it is full the claim goroutine blocks, sarama's fetch channel fills
@@ -68,9 +63,12 @@ type thread struct {
 	name string
 	log  *slog.Logger
 
-	client   sarama.Client
-	group    sarama.ConsumerGroup
-	producer sarama.AsyncProducer
+	client sarama.Client
+	group  sarama.ConsumerGroup
+	// cluster is the producer's view of the cluster; producer the batch-level producer every
+	// record of the thread's tasks goes to (output.go).
+	cluster  *kafka.Cluster
+	producer *produce.Producer
 	assignor *assignor
 	topics   []string
 
@@ -100,25 +98,11 @@ type thread struct {
 	parts   map[string]map[int32]*partBuf
 	inputs  map[processor.TaskID][]taskInput
 	idle    idleState
-	wake    chan struct{}
-	out     []*sarama.ProducerMessage
-	outRecs []task.OutRecord
-	outMsgs *msgSlab // backs the messages of out
-	// spareSlabs, spareOuts and spareRecs are the reset slabs and emptied slices of batches
-	// whose results were handled, for the next ones (see recycle).
-	spareSlabs []*msgSlab
-	spareOuts  [][]*sarama.ProducerMessage
-	spareRecs  [][]task.OutRecord
-	// inflight are the batches being sent while processing goes on, oldest first.
-	inflight []*sendBatch
-	// committing is set while commit flushes the caches: the collector then sends full
-	// batches itself, keeping the first error in commitSendErr for commit to return.
-	committing    bool
-	commitSendErr error
-	// feed, fed and resultsGone belong to the producer's sender goroutines (see startSender).
-	feed           chan *sendBatch
-	fed            chan struct{}
-	resultsGone    chan struct{}
+	wake chan struct{}
+	// sent counts the records handed to the producer; discarded those the collector dropped
+	// because discard was set (while tasks close dirty, or after a clean close's checkpoint).
+	sent, discarded int64
+	// txnOpen: under exactly-once, the producer's transaction is open.
 	txnOpen        bool
 	discard        bool
 	fatalErr       error
@@ -272,57 +256,6 @@ func (th *thread) checkStall() bool {
 	return false
 }
 
-// newProducer creates the thread's producer: idempotent, acks=all, Java's partitioner; under
-// exactly-once transactional with transactional.id <application.id>-<process id>-<thread index>.
-func (th *thread) newProducer() error {
-	r := th.rt
-	pc := r.cfg.Sarama()
-	pc.ClientID = th.name + "-producer"
-	pc.Producer.Partitioner = newJavaPartitioner
-	pc.Producer.Return.Successes = true
-	pc.Producer.Return.Errors = true
-	pc.Producer.RequiredAcks = sarama.WaitForAll
-	pc.Producer.Idempotent = true
-	pc.Net.MaxOpenRequests = 1
-	pc.Producer.Retry.Max = 60
-	pc.Producer.Retry.Backoff = 500 * time.Millisecond
-	if r.cfg.ExactlyOnce {
-		pc.Producer.Transaction.ID = fmt.Sprintf("%s-%s-%d", r.cfg.ApplicationID, r.cfg.ProcessID, th.idx+1)
-		// Java Kafka Streams sets transaction.timeout.ms=10000 under exactly-once: a transaction
-		// left open by a crashed instance blocks read_committed readers for at most that long.
-		pc.Producer.Transaction.Timeout = 10 * time.Second
-		pc.Producer.Transaction.Retry.Max = 60
-		pc.Producer.Transaction.Retry.Backoff = 500 * time.Millisecond
-	}
-	var created atomic.Pointer[sarama.AsyncProducer]
-	if r.cfg.ExactlyOnce {
-		pc.Producer.Retry.BackoffFunc = failFastBackoff(pc.Producer.Retry.Backoff, func() sarama.ProducerTxnStatusFlag {
-			if p := created.Load(); p != nil {
-				return (*p).TxnStatus()
-			}
-			return 0
-		})
-	}
-	p, err := sarama.NewAsyncProducer(r.cfg.Brokers, pc)
-	if err != nil {
-		return fmt.Errorf("%s: producer: %w", th.name, err)
-	}
-	created.Store(&p)
-	th.producer = p
-	th.feed, th.fed, th.resultsGone = startSender(p)
-	th.txnOpen = false
-	return nil
-}
-
-// closeProducer stops the producer's feeder (after it has handed over what it was given),
-// then closes the producer, which ends the result reader.
-func (th *thread) closeProducer() {
-	close(th.feed)
-	<-th.fed
-	th.producer.Close()
-	<-th.resultsGone
-}
-
 func (th *thread) setState(st ThreadState) {
 	if th.rt.cfg.OnState != nil {
 		th.rt.cfg.OnState(th.idx, st)
@@ -404,35 +337,12 @@ func (th *thread) shutdown() {
 	if th.group != nil {
 		th.group.Close()
 	}
-	if th.producer != nil {
-		if th.rt.cfg.ExactlyOnce && th.txnOpen {
-			_ = th.producer.AbortTxn()
-		}
-		th.closeProducer()
+	th.closeProducer()
+	if th.cluster != nil {
+		th.cluster.Close()
 	}
 	if th.client != nil {
 		th.client.Close()
-	}
-}
-
-func (th *thread) resetProducer() {
-	if th.producer != nil {
-		if th.txnOpen {
-			_ = th.producer.AbortTxn()
-		}
-		th.closeProducer()
-		th.producer = nil
-	}
-	for th.ctx.Err() == nil {
-		err := th.newProducer()
-		if err == nil {
-			return
-		}
-		th.log.Warn("cannot create producer; retrying", "error", err)
-		select {
-		case <-th.ctx.Done():
-		case <-time.After(time.Second):
-		}
 	}
 }
 
@@ -446,10 +356,6 @@ func (th *thread) closeTasks(clean bool) {
 		th.closeTask(id, clean)
 	}
 	th.discard = false
-	if clean && len(th.out) > 0 {
-		th.log.Error("dropping records buffered for the producer when closing the tasks", "records", len(th.out))
-	}
-	th.out, th.outRecs = nil, nil
 	th.assignor.setOwned(nil)
 	th.reportTasks()
 }
@@ -567,9 +473,7 @@ func (th *thread) Setup(sess sarama.ConsumerGroupSession) error {
 	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(ids), "generation", sess.GenerationID())
 	th.loopDone = make(chan error, 1)
 	go func() {
-		err := th.loop(sess)
-		th.dropSend() // after a failure a batch may still be in flight
-		th.loopDone <- err
+		th.loopDone <- th.loop(sess)
 	}()
 	th.setState(ThreadRunning)
 	return nil
@@ -647,18 +551,17 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 		delete(th.running, id)
 	}
 	th.mu.Unlock()
-	pending := len(th.out)
 	if ts != nil {
 		var err error
 		if clean {
 			// The final commit left no cache dirty; should the store flush still forward
 			// records, they are sent (and committed) before the checkpoint claims them.
+			before := th.sent
 			if err = th.flushStores(id); err == nil {
-				if err = th.sendClosing(id, pending); err == nil {
+				if err = th.sendClosing(id, th.sent-before); err == nil {
 					th.writeCheckpoint(id)
 				}
 			}
-			pending = len(th.out)
 		} else if th.rt.cfg.ExactlyOnce {
 			err = ts.AbortTransaction()
 		}
@@ -672,15 +575,17 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 		}
 	}
 	if t != nil {
+		// Records forwarded by the close itself (a processor's Close, a store's close) come
+		// after the checkpoint: the task is gone, so they cannot be sent for it any more.
+		discard, dropped := th.discard, th.discarded
+		th.discard = true
 		if err := t.Close(); err != nil {
 			th.log.Warn("closing task", "task", id.String(), "error", err)
 		}
-	}
-	if clean && len(th.out) > pending {
-		// Records forwarded by the close itself (a processor's Close, a store's close) after
-		// the checkpoint: the task is gone, so they cannot be sent for it any more.
-		th.log.Error("dropping records forwarded while closing the task", "task", id.String(), "records", len(th.out)-pending)
-		th.out, th.outRecs = th.out[:pending], th.outRecs[:pending]
+		if n := th.discarded - dropped; clean && n > 0 {
+			th.log.Error("dropping records forwarded while closing the task", "task", id.String(), "records", n)
+		}
+		th.discard = discard
 	}
 	delete(th.tasks, id)
 	delete(th.states, id)
@@ -690,25 +595,24 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 	}
 }
 
-// sendClosing sends the records buffered from index from on (forwarded by closing task id
-// cleanly) and waits for their acknowledgements; under exactly-once it commits them in a
-// transaction of their own and applies the task's store transaction, so the checkpoint written
-// next covers them. Records buffered before from (none after a final commit) go along.
-func (th *thread) sendClosing(id processor.TaskID, from int) error {
-	if len(th.out) == from {
+// sendClosing waits for the acknowledgements of the n records that closing task id cleanly
+// forwarded (its store flush); under exactly-once it commits them in a transaction of their own
+// and applies the task's store transaction, so the checkpoint written next covers them.
+// Records produced before (none after a final commit) go along.
+func (th *thread) sendClosing(id processor.TaskID, n int64) error {
+	if n == 0 {
 		return nil
 	}
-	th.log.Debug("sending records forwarded while closing the task", "task", id.String(), "records", len(th.out)-from)
-	if err := th.flush(); err != nil {
+	th.log.Debug("sending records forwarded while closing the task", "task", id.String(), "records", n)
+	if err := th.flushOutput(); err != nil {
 		return err
 	}
 	if !th.rt.cfg.ExactlyOnce || !th.txnOpen {
 		return nil
 	}
-	if err := th.producer.CommitTxn(); err != nil {
-		return kafkaErr("commit transaction", err)
+	if err := th.commitTxn(); err != nil {
+		return err
 	}
-	th.txnOpen = false
 	if ts := th.states[id]; ts != nil {
 		if err := ts.CommitTransaction(); err != nil {
 			return fmt.Errorf("task %s: commit store transaction: %w", id, err)
@@ -828,8 +732,8 @@ func (th *thread) loop(sess sarama.ConsumerGroupSession) error {
 		if err == nil {
 			err = th.punctuateWallClock()
 		}
-		if err == nil && len(th.out) >= maxOutBuffer {
-			err = th.flushAsync()
+		if err == nil {
+			err = th.checkSendFailures()
 		}
 		if err == nil && (time.Since(lastCommit) >= interval || th.commitRequested()) {
 			start := time.Now()
@@ -984,175 +888,6 @@ func (th *thread) commitRequested() bool {
 		}
 	}
 	return false
-}
-
-// flush sends the buffered records and waits for the producer's acknowledgements (see
-// flushAsync and awaitSend); under exactly-once inside the open transaction (begun here if
-// needed). Failed records go through the production handler.
-func (th *thread) flush() error {
-	if err := th.flushAsync(); err != nil {
-		return err
-	}
-	return th.awaitSend()
-}
-
-// sent handles the outcome of sending msgs (the records recs): the changelog offsets the
-// producer acknowledged, and the failed records (production handler, or the error).
-func (th *thread) sent(msgs []*sarama.ProducerMessage, recs []task.OutRecord, err error) error {
-	var failed map[*sarama.ProducerMessage]bool
-	var perrs sarama.ProducerErrors
-	if errors.As(err, &perrs) {
-		failed = make(map[*sarama.ProducerMessage]bool, len(perrs))
-		for _, pe := range perrs {
-			failed[pe.Msg] = true
-		}
-	}
-	if err == nil || len(failed) > 0 {
-		// The highest acknowledged offset per changelog partition.
-		var last map[changelog.TopicPartition]int64
-		for i, m := range msgs {
-			if recs[i].Changelog && !failed[m] {
-				tp := changelog.TopicPartition{Topic: m.Topic, Partition: m.Partition}
-				if last == nil {
-					last = map[changelog.TopicPartition]int64{}
-				}
-				if cur, ok := last[tp]; !ok || m.Offset > cur {
-					last[tp] = m.Offset
-				}
-			}
-		}
-		for tp, off := range last {
-			if id, ok := th.changelogOwner[tp]; ok && th.states[id] != nil {
-				th.states[id].RecordWritten(tp, off)
-			}
-		}
-	}
-	if err == nil {
-		return nil
-	}
-	if !errors.As(err, &perrs) || th.rt.cfg.ExactlyOnce {
-		return kafkaErr("send", err)
-	}
-	idx := map[*sarama.ProducerMessage]int{}
-	for i, m := range msgs {
-		idx[m] = i
-	}
-	for _, pe := range perrs {
-		rec := recs[idx[pe.Msg]]
-		if retriable(pe.Err) {
-			return kafkaErr("send to topic "+rec.Topic, pe.Err)
-		}
-		if th.rt.cfg.Production != nil && th.rt.cfg.Production(rec, pe.Err) == task.Continue {
-			th.log.Warn("dropping record the producer could not send", "topic", rec.Topic, "error", pe.Err)
-			continue
-		}
-		return fmt.Errorf("error sending record to topic %s: %w", rec.Topic, pe.Err)
-	}
-	return nil
-}
-
-// commit commits the session's tasks: stores flushed, records sent, then offsets committed
-// (at-least-once) or sent in the transaction, which is committed (exactly-once v2). A final
-// commit (the session ends: the tasks are suspended, then kept or closed) flushes every task's
-// record caches until none is dirty (Task.CommitFinal), so closing a task cleanly forwards
-// nothing more; a regular commit flushes the caches of the tasks that processed once.
-func (th *thread) commit(sess sarama.ConsumerGroupSession, final bool) error {
-	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
-	needed := len(th.inflight) > 0 || th.txnOpen
-	th.committing, th.commitSendErr = true, nil
-	for _, t := range th.tasks {
-		if final || t.CommitNeeded() {
-			needed = needed || t.CommitNeeded()
-			commit := t.CommitCaches
-			if final {
-				commit = t.CommitFinal
-			}
-			if err := commit(); err != nil {
-				th.committing = false
-				th.storeMu.Unlock()
-				return err
-			}
-		}
-	}
-	th.committing = false
-	if err := th.commitSendErr; err != nil {
-		th.commitSendErr = nil
-		th.storeMu.Unlock()
-		return err
-	}
-	needed = needed || len(th.out) > 0
-	// At-least-once: the stores are flushed (and the checkpoint written after the send) only
-	// when enough changelog offsets accumulated, as Java's postCommit(false).
-	var checkpoint []processor.TaskID
-	if !th.rt.cfg.ExactlyOnce {
-		for id := range th.tasks {
-			if th.checkpointDue(id) {
-				if err := th.flushStores(id); err != nil {
-					th.storeMu.Unlock()
-					return err
-				}
-				checkpoint = append(checkpoint, id)
-				needed = true
-			}
-		}
-	}
-	th.storeMu.Unlock()
-	if !needed {
-		return nil
-	}
-	if err := th.flush(); err != nil {
-		return err
-	}
-	offsets := map[string][]*sarama.PartitionOffsetMetadata{}
-	for _, t := range th.tasks {
-		for topic, ps := range t.ConsumedOffsets() {
-			for p, off := range ps {
-				offsets[topic] = append(offsets[topic], &sarama.PartitionOffsetMetadata{Partition: p, Offset: off + 1, LeaderEpoch: -1})
-			}
-		}
-	}
-	if !th.rt.cfg.ExactlyOnce {
-		th.storeMu.Lock()
-		for _, id := range checkpoint {
-			th.writeCheckpoint(id)
-		}
-		th.storeMu.Unlock()
-		for topic, ps := range offsets {
-			for _, p := range ps {
-				sess.MarkOffset(topic, p.Partition, p.Offset, "")
-			}
-		}
-		sess.Commit()
-		return nil
-	}
-	if !th.txnOpen {
-		if len(offsets) == 0 {
-			return nil
-		}
-		if err := th.producer.BeginTxn(); err != nil {
-			return kafkaErr("begin transaction", err)
-		}
-		th.txnOpen = true
-	}
-	if len(offsets) > 0 {
-		meta := sarama.NewConsumerGroupMetadataFromSession(sess, th.rt.cfg.ApplicationID, nil)
-		if err := th.producer.AddOffsetsToTxnWithGroupMetadata(offsets, meta); err != nil {
-			return kafkaErr("send offsets to transaction", err)
-		}
-	}
-	if err := th.producer.CommitTxn(); err != nil {
-		return kafkaErr("commit transaction", err)
-	}
-	th.txnOpen = false
-	// The Kafka transaction is committed: the stores' pending batches land with their offsets.
-	th.storeMu.Lock()
-	defer th.storeMu.Unlock()
-	for id, ts := range th.states {
-		if err := ts.CommitTransaction(); err != nil {
-			return fmt.Errorf("task %s: commit store transaction: %w", id, err)
-		}
-	}
-	return nil
 }
 
 // KafkaError is a failure talking to Kafka (producer, transaction, restore) after the

@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/produce"
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// commit commits the session's tasks: caches flushed (their records go to the producer), the
+// producer flushed, then the consumed offsets committed (at-least-once) or sent in the
+// transaction, which is committed (exactly-once v2). A final commit (the session ends: the
+// tasks are suspended, then kept or closed) flushes every task's record caches until none is
+// dirty (Task.CommitFinal), so closing a task cleanly forwards nothing more; a regular commit
+// flushes the caches of the tasks that processed since the last one. Java:
+// TaskManager.commitTasksAndMaybeUpdateCommittableOffsets.
+func (th *thread) commit(sess sarama.ConsumerGroupSession, final bool) error {
+	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
+	needed := th.txnOpen || th.producer.Pending() > 0
+	for _, t := range th.tasks {
+		if final || t.CommitNeeded() {
+			needed = needed || t.CommitNeeded()
+			commit := t.CommitCaches
+			if final {
+				commit = t.CommitFinal
+			}
+			if err := commit(); err != nil {
+				th.storeMu.Unlock()
+				return err
+			}
+		}
+	}
+	// At-least-once: the stores are flushed (and the checkpoint written after the send) only
+	// when enough changelog offsets accumulated, as Java's postCommit(false).
+	var checkpoint []processor.TaskID
+	if !th.rt.cfg.ExactlyOnce {
+		for id := range th.tasks {
+			if th.checkpointDue(id) {
+				if err := th.flushStores(id); err != nil {
+					th.storeMu.Unlock()
+					return err
+				}
+				checkpoint = append(checkpoint, id)
+				needed = true
+			}
+		}
+	}
+	th.storeMu.Unlock()
+	if !needed {
+		return nil
+	}
+	offsets := map[kafka.TopicPartition]produce.Offset{}
+	for _, t := range th.tasks {
+		for topic, ps := range t.ConsumedOffsets() {
+			for p, off := range ps {
+				offsets[kafka.TopicPartition{Topic: topic, Partition: p}] = produce.Offset{Offset: off + 1, LeaderEpoch: -1}
+			}
+		}
+	}
+	if !th.rt.cfg.ExactlyOnce {
+		if err := th.flushOutput(); err != nil {
+			return err
+		}
+		th.storeMu.Lock()
+		for _, id := range checkpoint {
+			th.writeCheckpoint(id)
+		}
+		th.storeMu.Unlock()
+		for tp, o := range offsets {
+			sess.MarkOffset(tp.Topic, tp.Partition, o.Offset, "")
+		}
+		sess.Commit()
+		return nil
+	}
+	if !th.txnOpen {
+		if len(offsets) == 0 {
+			return nil
+		}
+		if err := th.producer.Begin(); err != nil {
+			return kafkaErr("begin transaction", err)
+		}
+		th.txnOpen = true
+	}
+	if len(offsets) > 0 {
+		meta := sarama.NewConsumerGroupMetadataFromSession(sess, th.rt.cfg.ApplicationID, nil)
+		g := produce.GroupMetadata{GroupID: meta.GroupID, Generation: meta.GenerationID, MemberID: meta.MemberID}
+		if meta.GroupInstanceID != nil {
+			g.InstanceID = *meta.GroupInstanceID
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+		err := th.producer.SendOffsets(ctx, offsets, g)
+		cancel()
+		if err != nil {
+			return kafkaErr("send offsets to transaction", err)
+		}
+	}
+	return th.commitTxn()
+}
+
+// commitTxn commits the open transaction and then applies the tasks' exactly-once store
+// batches with the changelog offsets the transaction wrote.
+func (th *thread) commitTxn() error {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	if err := th.producer.Commit(ctx); err != nil {
+		return kafkaErr("commit transaction", err)
+	}
+	th.txnOpen = false
+	if err := th.checkSendFailures(); err != nil {
+		return err
+	}
+	th.recordChangelogOffsets()
+	// The Kafka transaction is committed: the stores' pending batches land with their offsets.
+	th.storeMu.Lock()
+	defer th.storeMu.Unlock()
+	for id, ts := range th.states {
+		if err := ts.CommitTransaction(); err != nil {
+			return fmt.Errorf("task %s: commit store transaction: %w", id, err)
+		}
+	}
+	return nil
+}
