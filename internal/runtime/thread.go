@@ -95,10 +95,10 @@ type thread struct {
 	// layer's lock and the synchronized in-memory stores.
 	storeMu sync.Mutex
 
-	parts   map[string]map[int32]*partBuf
-	inputs  map[processor.TaskID][]taskInput
-	idle    idleState
-	wake chan struct{}
+	parts  map[string]map[int32]*partBuf
+	inputs map[processor.TaskID][]taskInput
+	idle   idleState
+	wake   chan struct{}
 	// sent counts the records handed to the producer; discarded those the collector dropped
 	// because discard was set (while tasks close dirty, or after a clean close's checkpoint).
 	sent, discarded int64
