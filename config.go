@@ -213,6 +213,12 @@ type Config struct {
 	// ssl.* PEM properties by ConfigFromProperties).
 	TLS *tls.Config
 
+	// Consumer holds the stream threads' group and fetch settings (session.timeout.ms,
+	// max.poll.interval.ms, auto.offset.reset, ...).
+	Consumer ConsumerConfig
+	// Producer holds the stream threads' producer settings (acks, linger.ms, batch.size, ...).
+	Producer ProducerConfig
+
 	// Properties are all Java properties (including unknown ones), handed to processors as
 	// their AppConfigs.
 	Properties map[string]string
@@ -221,7 +227,10 @@ type Config struct {
 	// Registry receives the Prometheus metrics; nil means they are not registered.
 	Registry prometheus.Registerer
 	// Sarama, when set, adjusts each sarama configuration the instance creates (after all
-	// settings above are applied).
+	// settings above are applied): its Net (TLS, SASL, dial, read and write timeouts),
+	// Metadata and Version sections apply to every connection. The stream threads consume and
+	// produce with the library's own batch-level client on sarama's protocol layer, so the
+	// Consumer and Producer sections do not apply to them: set Consumer and Producer above.
 	Sarama func(*sarama.Config)
 }
 
@@ -257,6 +266,9 @@ func (c *Config) Validate() error {
 		if c.ReplicationFactor != 0 {
 			return &ConfigError{Property: ReplicationFactorConfig, Value: fmt.Sprint(c.ReplicationFactor), Reason: "must be -1 or at least 1"}
 		}
+	}
+	if err := c.validateClient(); err != nil {
+		return err
 	}
 	switch c.ProcessingGuarantee {
 	case "", AtLeastOnce, ExactlyOnceV2:
@@ -431,6 +443,9 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 			}
 			f.set(n)
 		}
+	}
+	if err := clientFromProperties(&c, get); err != nil {
+		return c, err
 	}
 	var err error
 	if v, ok := get(DefaultKeySerdeConfig); ok {

@@ -157,3 +157,81 @@ func TestScramClient(t *testing.T) {
 		t.Fatalf("server final: %v", err)
 	}
 }
+
+// Client properties are read as Java's StreamsConfig reads them: unprefixed, with consumer.,
+// with main.consumer. (which wins over consumer. and the unprefixed one) or with producer.
+func TestConfigClientProperties(t *testing.T) {
+	c, err := ConfigFromProperties(map[string]string{
+		"application.id":                        "app",
+		"bootstrap.servers":                     "a:1",
+		"session.timeout.ms":                    "20000",
+		"consumer.session.timeout.ms":           "15000",
+		"main.consumer.session.timeout.ms":      "10000",
+		"consumer.heartbeat.interval.ms":        "1000",
+		"max.poll.interval.ms":                  "60000",
+		"main.consumer.auto.offset.reset":       "latest",
+		"group.instance.id":                     "pod-1",
+		"fetch.max.wait.ms":                     "50",
+		"max.partition.fetch.bytes":             "2097152",
+		"acks":                                  "1",
+		"producer.linger.ms":                    "0",
+		"linger.ms":                             "7",
+		"batch.size":                            "65536",
+		"producer.compression.type":             "lz4",
+		"delivery.timeout.ms":                   "60000",
+		"max.in.flight.requests.per.connection": "3",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, pr := c.Consumer, c.Producer
+	if co.SessionTimeout != 10*time.Second || co.HeartbeatInterval != time.Second || co.MaxPollInterval != time.Minute ||
+		co.AutoOffsetReset != "latest" || co.GroupInstanceID != "pod-1" || co.FetchMaxWait != 50*time.Millisecond ||
+		co.MaxPartitionFetchBytes != 2<<20 {
+		t.Errorf("consumer settings %+v", co)
+	}
+	if pr.Acks != "1" || pr.Linger != -1 || pr.BatchSize != 65536 || pr.CompressionType != "lz4" ||
+		pr.DeliveryTimeout != time.Minute || pr.MaxInFlight != 3 {
+		t.Errorf("producer settings %+v", pr)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pc := c.producerConfig()
+	if pc.Linger != -1 || !pc.NoIdempotence || pc.BatchSize != 65536 {
+		t.Errorf("producer config %+v", pc)
+	}
+	// Kafka Streams' defaults: linger.ms 100, and under exactly-once transaction.timeout.ms
+	// 10 s with no delivery timeout.
+	d := Config{ApplicationID: "a", BootstrapServers: []string{"a:1"}, ProcessingGuarantee: ExactlyOnceV2}
+	if pc := d.producerConfig(); pc.Linger != 100*time.Millisecond || pc.TransactionTimeout != 10*time.Second ||
+		pc.DeliveryTimeout != eosDeliveryTimeout || pc.NoIdempotence {
+		t.Errorf("exactly-once producer defaults %+v", pc)
+	}
+	for _, tc := range []struct {
+		props map[string]string
+		prop  string
+	}{
+		{map[string]string{"main.consumer.session.timeout.ms": "soon"}, "main.consumer.session.timeout.ms"},
+		{map[string]string{"heartbeat.interval.ms": "50000"}, HeartbeatIntervalMsConfig},
+		{map[string]string{"auto.offset.reset": "smallest"}, AutoOffsetResetConfig},
+		{map[string]string{"acks": "0"}, AcksConfig},
+		{map[string]string{"acks": "1", "processing.guarantee": "exactly_once_v2"}, AcksConfig},
+		{map[string]string{"compression.type": "brotli"}, CompressionTypeConfig},
+		{map[string]string{"max.in.flight.requests.per.connection": "6"}, MaxInFlightRequestsConfig},
+		{map[string]string{"producer.batch.size": "-1"}, "producer.batch.size"},
+	} {
+		props := map[string]string{"application.id": "a", "bootstrap.servers": "a:1"}
+		for k, v := range tc.props {
+			props[k] = v
+		}
+		c, err := ConfigFromProperties(props)
+		if err == nil {
+			err = c.Validate()
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Property != tc.prop {
+			t.Errorf("%v: got %v, want a ConfigError for %s", tc.props, err, tc.prop)
+		}
+	}
+}

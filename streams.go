@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/changelog"
-	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 	"github.com/kstreams-go/kstreams/internal/runtime"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
@@ -503,8 +502,7 @@ func (k *KafkaStreams) start() error {
 		DeadLetterTopic: c.DeadLetterQueueTopic, OnState: k.onThreadState, OnError: k.onThreadError,
 		WindowChangelogAdditionalRetentionMs: runtime.WindowedChangelogAdditionalRetentionMs,
 		OnApplicationShutdown:                k.onApplicationShutdown,
-		// Kafka Streams' producer defaults: linger.ms 100.
-		Producer: produce.Config{Linger: 100 * time.Millisecond},
+		Producer:                             c.producerConfig(),
 	}
 	if d := c.WindowStoreChangelogAdditionalRetention; d != nil {
 		rcfg.WindowChangelogAdditionalRetentionMs = d.Milliseconds()
