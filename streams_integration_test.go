@@ -99,6 +99,11 @@ func wordCountTopologyWith(t testing.TB, input, output string, supplier store.Ke
 	return topo
 }
 
+// fastConsumer shortens group and fetch timings for tests (the broker's
+// group.min.session.timeout.ms is 6 s).
+var fastConsumer = kstreams.ConsumerConfig{SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond,
+	MaxPollInterval: 10 * time.Second, FetchMaxWait: 20 * time.Millisecond}
+
 // fastSarama shortens group and fetch timings for tests.
 func fastSarama(sc *sarama.Config) {
 	sc.Consumer.MaxWaitTime = 20 * time.Millisecond
