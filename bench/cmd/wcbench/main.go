@@ -71,7 +71,12 @@ type options struct {
 	impls        []string
 	guarantees   []string
 	pipe         bool
+	throughput   bool
 	timeout      time.Duration
+	// latencyRates are the input rates (lines/s) of the latency runs (none: no latency runs);
+	// latencyDuration how long each run's load lasts.
+	latencyRates    []int
+	latencyDuration time.Duration
 }
 
 func main() {
@@ -91,6 +96,9 @@ func main() {
 	flag.BoolVar(&o.pipe, "pipe", true, "also measure the bare sarama consume-then-produce pipe")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest a single run may take")
 	linesFile := flag.String("lines-file", "", "only write the input lines to `FILE` (for the test-driver benchmarks) and exit")
+	latencyRates := flag.String("latency-rates", "", "comma-separated input rates in lines/s of end-to-end latency runs with default configurations (e.g. 1000,10000); empty: none")
+	flag.DurationVar(&o.latencyDuration, "latency-seconds", 60*time.Second, "load duration of each latency run")
+	throughput := flag.Bool("throughput", true, "run the throughput comparison")
 	flag.Parse()
 	if *linesFile != "" {
 		if err := writeLines(o, *linesFile); err != nil {
@@ -104,6 +112,17 @@ func main() {
 		os.Exit(2)
 	}
 	o.bootstrap = strings.Split(*bootstrap, ",")
+	for _, r := range strings.Split(*latencyRates, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			n, err := strconv.Atoi(r)
+			if err != nil || n <= 0 {
+				fmt.Fprintln(os.Stderr, "wcbench: -latency-rates: not a positive integer:", r)
+				os.Exit(2)
+			}
+			o.latencyRates = append(o.latencyRates, n)
+		}
+	}
+	o.throughput = *throughput
 	o.guarantees = strings.Split(*guarantees, ",")
 	for _, impl := range strings.Split(*impls, ",") {
 		if impl != "" { // -impls '' measures only the pipes
@@ -140,6 +159,19 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	if o.throughput {
+		if err := runThroughput(o, client, admin); err != nil {
+			return err
+		}
+	}
+	if len(o.latencyRates) > 0 && len(o.impls) > 0 {
+		return runLatency(o, client, admin)
+	}
+	return nil
+}
+
+// runThroughput loads the input and runs each application and the pipes over it.
+func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) error {
 	stamp := strconv.FormatInt(time.Now().Unix(), 10)
 	input := "wcbench-input-" + stamp
 	if err := admin.CreateTopic(input, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
