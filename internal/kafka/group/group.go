@@ -243,6 +243,7 @@ type Member struct {
 	nextHB     time.Time
 	hbFailures int
 	heartbeats int64 // successful heartbeats (for tests)
+	unstable   atomic.Int64 // Committed's retries after UNSTABLE_OFFSET_COMMIT (for tests)
 	hbCancel   context.CancelFunc
 	hbDone     chan struct{}
 	wake       chan struct{} // nudges the heartbeat goroutine (capacity 1)
@@ -966,7 +967,7 @@ func (m *Member) ctxError(ctx context.Context, op string, last error) error {
 	if last == nil {
 		return fmt.Errorf("group %q: %s: %w", m.cfg.GroupID, op, cause)
 	}
-	return fmt.Errorf("group %q: %s: %w (last error: %v)", m.cfg.GroupID, op, cause, last)
+	return fmt.Errorf("group %q: %s: %w (last error: %w)", m.cfg.GroupID, op, cause, last)
 }
 
 // coordinator returns the group coordinator, looking it up when not known.

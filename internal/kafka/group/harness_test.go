@@ -203,6 +203,12 @@ func memberName(s Subscription) []byte {
 	return n
 }
 
+func (a *testAssignor) callCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.calls)
+}
+
 func (a *testAssignor) lastCall() assignCall {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -351,25 +357,35 @@ func formGroup(t *testing.T, ms ...*member) []Joined {
 	t.Helper()
 	js := joinAll(t, ms[0])
 	for i := 1; i < len(ms); i++ {
-		type result struct {
-			j   Joined
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			j, err := ms[i].Join(context.Background())
-			done <- result{j, err}
-		}()
-		for _, m := range ms[:i] {
-			waitRejoin(t, m, ErrRebalanceInProgress)
-		}
-		js = joinAll(t, ms[:i]...)
-		r := <-done
-		if r.err != nil {
-			t.Fatalf("Join of %s: %v", ms[i].name, r.err)
-		}
-		js = append(js, r.j)
+		js = rejoinAfter(t, ms[i], ms[:i]...)
+		js = append(js[1:], js[0])
 	}
 	checkGeneration(t, js)
 	return js
+}
+
+// rejoinAfter starts first's Join, waits until the others' heartbeats learn of the rebalance
+// it starts, and joins them too. It returns the results of first, then of others. (A follower
+// rejoining a stable group with unchanged metadata gets the current generation back without
+// a rebalance, so the others must not rejoin before first's JoinGroup has started one.)
+func rejoinAfter(t *testing.T, first *member, others ...*member) []Joined {
+	t.Helper()
+	type result struct {
+		j   Joined
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		j, err := first.Join(context.Background())
+		done <- result{j, err}
+	}()
+	for _, m := range others {
+		waitRejoin(t, m, ErrRebalanceInProgress)
+	}
+	js := joinAll(t, others...)
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("Join of %s: %v", first.name, r.err)
+	}
+	return append([]Joined{r.j}, js...)
 }

@@ -152,7 +152,8 @@ func testMembership(t *testing.T, br kafkatest.Broker) {
 
 // What a member sends in its subscription (owned partitions, user data) reaches the leader's
 // Assign exactly (owned sorted, as Java sends them), with each member's generation; the
-// assignments' user data reaches the members.
+// assignments' user data reaches the members. A subscribed topic that does not exist has no
+// partition count.
 func TestOwnershipFlows(t *testing.T)            { testOwnershipFlows(t, kafkatest.Embedded(t)) }
 func TestIntegrationOwnershipFlows(t *testing.T) { testOwnershipFlows(t, kafkatest.Real(t)) }
 
@@ -161,7 +162,8 @@ func testOwnershipFlows(t *testing.T, br kafkatest.Broker) {
 	topic := e.topic("own", 4)
 	other := e.topic("own-other", 2)
 	group := kafkatest.Name(t, "group")
-	m1 := e.member("m1", group, []string{topic, other})
+	missing := kafkatest.Name(t, "missing")
+	m1 := e.member("m1", group, []string{topic, other, missing})
 	m2 := e.member("m2", group, []string{topic})
 	js := formGroup(t, m1, m2)
 	gen := checkGeneration(t, js)
@@ -206,7 +208,7 @@ func testOwnershipFlows(t *testing.T, br kafkatest.Broker) {
 		}
 		wantTopics := []string{topic}
 		if m == m1 {
-			wantTopics = []string{topic, other}
+			wantTopics = []string{topic, other, missing}
 			slices.Sort(wantTopics)
 		}
 		if !slices.Equal(s.Topics, wantTopics) {

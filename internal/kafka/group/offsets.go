@@ -289,6 +289,7 @@ func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map
 		}
 		if unstable != nil {
 			m.log.Debug("group: committed offsets are unstable (a transaction is open); retrying", "error", unstable)
+			m.unstable.Add(1)
 			last = unstable
 			continue
 		}
