@@ -242,7 +242,7 @@ type Member struct {
 	lastHB     time.Time           // the last successful heartbeat (or JoinGroup response)
 	nextHB     time.Time
 	hbFailures int
-	heartbeats int64 // successful heartbeats (for tests)
+	heartbeats int64        // successful heartbeats (for tests)
 	unstable   atomic.Int64 // Committed's retries after UNSTABLE_OFFSET_COMMIT (for tests)
 	hbCancel   context.CancelFunc
 	hbDone     chan struct{}
