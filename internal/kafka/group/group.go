@@ -244,6 +244,7 @@ type Member struct {
 	hbFailures int
 	heartbeats int64        // successful heartbeats (for tests)
 	unstable   atomic.Int64 // Committed's retries after UNSTABLE_OFFSET_COMMIT (for tests)
+	hbFault    atomic.Bool  // tests: heartbeats fail as if the coordinator were unreachable
 	hbCancel   context.CancelFunc
 	hbDone     chan struct{}
 	wake       chan struct{} // nudges the heartbeat goroutine (capacity 1)
@@ -1022,10 +1023,16 @@ func (m *Member) call(ctx context.Context, n kafka.Node, p kafka.Purpose, fn fun
 	if err != nil {
 		return err
 	}
-	stop := context.AfterFunc(ctx, func() { m.cl.Interrupt(n, p) })
+	cut := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		m.cl.Interrupt(n, p)
+		close(cut)
+	})
 	err = fn(b)
 	if !stop() {
-		// ctx ended during the request; its connection is being cut.
+		// ctx ended during the request and its connection is being cut: wait for that, so
+		// that it cannot cut the next request's connection.
+		<-cut
 		if err == nil {
 			err = context.Cause(ctx)
 		} else {

@@ -27,6 +27,8 @@ type env struct {
 	session   time.Duration
 	heartbeat time.Duration
 	rebalance time.Duration
+	// shared, when set, is the Cluster of every member made next (else each has its own).
+	shared *kafka.Cluster
 }
 
 func newEnv(t *testing.T, br kafkatest.Broker) *env {
@@ -98,7 +100,7 @@ func (e *env) member(name, group string, topics []string, opts ...func(*Config))
 	e.t.Helper()
 	a := &testAssignor{name: name}
 	cfg := Config{
-		Cluster:           e.cluster(),
+		Cluster:           e.shared,
 		GroupID:           group,
 		ClientID:          "group-test-" + name,
 		SessionTimeout:    e.session,
@@ -111,6 +113,9 @@ func (e *env) member(name, group string, topics []string, opts ...func(*Config))
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.Cluster == nil {
+		cfg.Cluster = e.cluster()
 	}
 	m, err := New(cfg)
 	if err != nil {

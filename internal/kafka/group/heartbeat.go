@@ -140,6 +140,9 @@ func (m *Member) heartbeat(ctx context.Context, a hbAction) {
 	coord, err := m.coordinator(fctx)
 	cancel()
 	var resp *sarama.HeartbeatResponse
+	if err == nil && m.hbFault.Load() {
+		err = errors.New("test fault: heartbeat not sent")
+	}
 	if err == nil {
 		req := &sarama.HeartbeatRequest{Version: 4, GroupId: m.cfg.GroupID, GenerationId: a.gen, MemberId: a.memberID, GroupInstanceId: m.instance}
 		err = m.call(ctx, coord, m.hbP, func(b *sarama.Broker) (err error) {

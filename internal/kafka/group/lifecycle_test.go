@@ -250,3 +250,34 @@ func testPartitionsChanged(t *testing.T, br kafkatest.Broker) {
 	checkGeneration(t, js)
 	checkAssignments(t, []*member{leader, follower}, js, topic, 5)
 }
+
+// Without a successful heartbeat for the session timeout the member counts itself lost (the
+// coordinator has expired it: the other member rebalances without it), and it can rejoin.
+func TestSessionExpired(t *testing.T)            { testSessionExpired(t, kafkatest.Embedded(t)) }
+func TestIntegrationSessionExpired(t *testing.T) { testSessionExpired(t, kafkatest.Real(t)) }
+
+func testSessionExpired(t *testing.T, br kafkatest.Broker) {
+	e := newEnv(t, br)
+	topic := e.topic("session", 4)
+	group := kafkatest.Name(t, "group")
+	m1 := e.member("m1", group, []string{topic})
+	m2 := e.member("m2", group, []string{topic})
+	formGroup(t, m1, m2)
+
+	m2.hbFault.Store(true)
+	err := waitRejoin(t, m2, ErrSessionExpired)
+	if !errors.Is(err, ErrMemberLost) {
+		t.Fatalf("%v is not ErrMemberLost", err)
+	}
+	if md := m2.Metadata(); md.Generation != -1 {
+		t.Fatalf("Metadata after the session expired = %+v", md)
+	}
+	waitRejoin(t, m1, ErrRebalanceInProgress)
+	js := joinAll(t, m1)
+	checkAssignments(t, []*member{m1}, js, topic, 4)
+
+	m2.hbFault.Store(false)
+	js = rejoinAfter(t, m2, m1)
+	checkGeneration(t, js)
+	checkAssignments(t, []*member{m2, m1}, js, topic, 4)
+}

@@ -354,3 +354,20 @@ func TestNewValidates(t *testing.T) {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 }
+
+// Members sharing one Cluster use connections of their own: a JoinGroup the coordinator
+// holds for one does not block the others' requests.
+func TestSharedCluster(t *testing.T)            { testSharedCluster(t, kafkatest.Embedded(t)) }
+func TestIntegrationSharedCluster(t *testing.T) { testSharedCluster(t, kafkatest.Real(t)) }
+
+func testSharedCluster(t *testing.T, br kafkatest.Broker) {
+	e := newEnv(t, br)
+	topic := e.topic("shared", 3)
+	group := kafkatest.Name(t, "group")
+	e.shared = e.cluster()
+	m1 := e.member("m1", group, []string{topic})
+	m2 := e.member("m2", group, []string{topic})
+	m3 := e.member("m3", group, []string{topic})
+	js := formGroup(t, m1, m2, m3)
+	checkAssignments(t, []*member{m1, m2, m3}, js, topic, 3)
+}
