@@ -59,10 +59,12 @@ const (
 
 // Config configures a [Member]. Durations are sent to the broker in whole milliseconds.
 type Config struct {
-	// Cluster is the connection to the cluster. Required. The Member opens its own
-	// connections through it ("group-N" for JoinGroup, SyncGroup, LeaveGroup and the offset
-	// requests; "heartbeat-N"; N unique per Member) and closes them on Close; it does not
-	// close the Cluster.
+	// Cluster is the connection to the cluster. Required. The Member opens connections of
+	// its own through it, so Members may share a Cluster: purpose "group-N" (JoinGroup,
+	// SyncGroup, LeaveGroup, OffsetCommit, OffsetFetch; read timeout RebalanceTimeout + 5 s),
+	// "heartbeat-N" (Heartbeat, the poll timeout's LeaveGroup) and "leave-N" (the LeaveGroup
+	// of a cancelled Join), N unique per Member. Close closes them; it does not close the
+	// Cluster.
 	Cluster *kafka.Cluster
 	// GroupID is group.id (Kafka Streams: application.id). Required.
 	GroupID string
