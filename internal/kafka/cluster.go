@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -62,9 +63,11 @@ type Cluster struct {
 	log  *slog.Logger
 	meta sarama.Client
 
-	mu     sync.Mutex
-	conns  map[connKey]*sarama.Broker
-	closed bool
+	mu    sync.Mutex
+	conns map[connKey]*sarama.Broker
+	// sockets holds the socket under each connection, for Interrupt.
+	sockets map[*sarama.Broker]*socketDialer
+	closed  bool
 }
 
 type connKey struct {
@@ -94,7 +97,8 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %v: %w", cfg.Brokers, err)
 	}
-	return &Cluster{cfg: cfg, log: cfg.Logger, meta: meta, conns: map[connKey]*sarama.Broker{}}, nil
+	return &Cluster{cfg: cfg, log: cfg.Logger, meta: meta, conns: map[connKey]*sarama.Broker{},
+		sockets: map[*sarama.Broker]*socketDialer{}}, nil
 }
 
 // Config returns the base sarama configuration (not to be modified).
@@ -168,6 +172,8 @@ func (c *Cluster) Conn(n Node, p Purpose) (*sarama.Broker, error) {
 	if p.MaxOpenRequests > 0 {
 		conf.Net.MaxOpenRequests = p.MaxOpenRequests
 	}
+	sd := newSocketDialer(&conf)
+	conf.Net.Proxy.Enable, conf.Net.Proxy.Dialer = true, sd
 	nb := sarama.NewBroker(n.Addr)
 	if err := nb.Open(&conf); err != nil {
 		return nil, fmt.Errorf("connect to broker %d (%s): %w", n.ID, n.Addr, err)
@@ -190,7 +196,79 @@ func (c *Cluster) Conn(n Node, p Purpose) (*sarama.Broker, error) {
 		return old, nil
 	}
 	c.conns[key] = nb
+	c.sockets[nb] = sd
 	return nb, nil
+}
+
+// Interrupt closes the socket under the connection to n for purpose p, so that a request
+// blocked on it (a JoinGroup the coordinator holds until the group has rejoined, a long-poll
+// Fetch) fails at once with a transport error instead of waiting for its response or its read
+// timeout; the connection is then closed and forgotten, and the next Conn dials a new one.
+// *sarama.Broker cannot do this itself: its Close waits for the lock the blocked request
+// holds. Interrupt returns once the blocked request (if any) has failed; it does nothing when
+// there is no such connection. Safe to call while another goroutine uses the connection.
+func (c *Cluster) Interrupt(n Node, p Purpose) {
+	key := connKey{addr: n.Addr, purpose: p.Name}
+	c.mu.Lock()
+	b := c.conns[key]
+	var sd *socketDialer
+	if b != nil {
+		delete(c.conns, key)
+		sd = c.sockets[b]
+		delete(c.sockets, b)
+	}
+	c.mu.Unlock()
+	if b == nil {
+		return
+	}
+	if sd != nil {
+		sd.closeSocket()
+	}
+	_ = b.Close()
+}
+
+// socketDialer dials a connection's socket with the dialer sarama would use, and keeps it, so
+// that Interrupt can close it under sarama's feet.
+type socketDialer struct {
+	base interface {
+		Dial(network, addr string) (net.Conn, error)
+	}
+	mu     sync.Mutex
+	socket net.Conn
+	closed bool
+}
+
+func newSocketDialer(conf *sarama.Config) *socketDialer {
+	if conf.Net.Proxy.Enable && conf.Net.Proxy.Dialer != nil {
+		return &socketDialer{base: conf.Net.Proxy.Dialer}
+	}
+	return &socketDialer{base: &net.Dialer{Timeout: conf.Net.DialTimeout, KeepAlive: conf.Net.KeepAlive, LocalAddr: conf.Net.LocalAddr}}
+}
+
+// Dial implements sarama's proxy dialer (golang.org/x/net/proxy.Dialer).
+func (d *socketDialer) Dial(network, addr string) (net.Conn, error) {
+	conn, err := d.base.Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		_ = conn.Close()
+		return nil, net.ErrClosed
+	}
+	d.socket = conn
+	return conn, nil
+}
+
+func (d *socketDialer) closeSocket() {
+	d.mu.Lock()
+	d.closed = true
+	s := d.socket
+	d.mu.Unlock()
+	if s != nil {
+		_ = s.Close()
+	}
 }
 
 // Discard closes b, the connection to n for purpose p, after an error that leaves it unusable
@@ -201,6 +279,7 @@ func (c *Cluster) Discard(n Node, p Purpose, b *sarama.Broker) {
 	if c.conns[key] == b {
 		delete(c.conns, key)
 	}
+	delete(c.sockets, b)
 	c.mu.Unlock()
 	if b != nil {
 		_ = b.Close()
@@ -260,6 +339,7 @@ func (c *Cluster) Close() error {
 	c.closed = true
 	conns := c.conns
 	c.conns = nil
+	c.sockets = nil
 	c.mu.Unlock()
 	for _, b := range conns {
 		_ = b.Close()

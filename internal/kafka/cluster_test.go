@@ -1,0 +1,104 @@
+package kafka_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafkatest"
+)
+
+// Interrupt ends a request the broker holds (a long-poll Fetch here) at once, where the
+// connection's Close would wait for it.
+func TestInterrupt(t *testing.T) { testInterrupt(t, kafkatest.Embedded(t)) }
+
+func TestIntegrationInterrupt(t *testing.T) { testInterrupt(t, kafkatest.Real(t)) }
+
+func testInterrupt(t *testing.T, br kafkatest.Broker) {
+	scfg := kafkatest.SaramaConfig()
+	admin, err := sarama.NewClusterAdmin(br.Addrs, scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	topic := kafkatest.Name(t, "interrupt")
+	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false); err != nil {
+		t.Fatal(err)
+	}
+	c, err := kafka.NewCluster(kafka.Config{Brokers: br.Addrs, Sarama: scfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tp := kafka.TopicPartition{Topic: topic, Partition: 0}
+	var leader kafka.Node
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		leader, _, err = c.Leader(tp)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		_ = kafka.Sleep(context.Background(), 100*time.Millisecond)
+		_ = c.RefreshMetadata(topic)
+	}
+	p := kafka.Purpose{Name: "fetch", ReadTimeout: time.Minute}
+	b, err := c.Conn(leader, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 30_000, MinBytes: 1, MaxBytes: 1 << 20, SessionEpoch: -1}
+	req.AddBlock(topic, 0, 0, 1<<20, -1)
+	done := make(chan error, 1)
+	started := time.Now()
+	go func() {
+		_, err := b.Fetch(req)
+		done <- err
+	}()
+	// Wait until the request is in flight: the long poll keeps it there for 30 s.
+	for {
+		if ok, _ := b.Connected(); ok {
+			break
+		}
+		_ = kafka.Sleep(context.Background(), 10*time.Millisecond)
+	}
+	_ = kafka.Sleep(context.Background(), 200*time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("the long-poll Fetch returned before Interrupt (error %v)", err)
+	default:
+	}
+	c.Interrupt(leader, p)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the interrupted Fetch succeeded")
+		}
+		if !kafka.Retriable(err) {
+			t.Errorf("interrupted Fetch: %v is not a retriable (transport) error", err)
+		}
+		if d := time.Since(started); d > 10*time.Second {
+			t.Errorf("interrupted Fetch returned after %v", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Interrupt did not end the Fetch")
+	}
+	// The next Conn dials a new connection, which works.
+	b2, err := c.Conn(leader, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2 == b {
+		t.Fatal("Conn returned the interrupted connection")
+	}
+	req2 := &sarama.FetchRequest{Version: 11, MaxWaitTime: 10, MaxBytes: 1 << 20, SessionEpoch: -1}
+	req2.AddBlock(topic, 0, 0, 1<<20, -1)
+	if _, err := b2.Fetch(req2); err != nil {
+		t.Fatalf("Fetch on a new connection: %v", err)
+	}
+}
