@@ -19,13 +19,13 @@ import (
 // env is one test's view of a broker: a Cluster for the Fetcher, an admin client and helpers
 // to create topics and write records.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	b       kafkatest.Broker
 	cluster *kafka.Cluster
 	admin   sarama.ClusterAdmin
 }
 
-func newEnv(t *testing.T, b kafkatest.Broker) *env {
+func newEnv(t testing.TB, b kafkatest.Broker) *env {
 	t.Helper()
 	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
 	if err != nil {
@@ -35,7 +35,7 @@ func newEnv(t *testing.T, b kafkatest.Broker) *env {
 	return &env{t: t, b: b, cluster: newCluster(t, b), admin: admin}
 }
 
-func newCluster(t *testing.T, b kafkatest.Broker) *kafka.Cluster {
+func newCluster(t testing.TB, b kafkatest.Broker) *kafka.Cluster {
 	t.Helper()
 	c, err := kafka.NewCluster(kafka.Config{Brokers: b.Addrs, Sarama: kafkatest.SaramaConfig(), Logger: testLogger(t)})
 	if err != nil {
@@ -46,7 +46,7 @@ func newCluster(t *testing.T, b kafkatest.Broker) *kafka.Cluster {
 }
 
 // testLogger logs to the test at debug level when FETCH_TEST_LOG is set, else warnings only.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	level := slog.LevelWarn
 	if os.Getenv("FETCH_TEST_LOG") != "" {
 		level = slog.LevelDebug
@@ -54,7 +54,7 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Helper()

@@ -70,7 +70,7 @@ func checkOffsets(t *testing.T, b kafkatest.Broker) {
 		write(tp, 3)
 	}
 	start := map[kafka.TopicPartition]int64{
-		tps[0]: 2,                  // in the middle of the first batch
+		tps[0]: 2,                   // in the middle of the first batch
 		tps[1]: kafka.OffsetUnknown, // Earliest: 0
 		tps[2]: 0,
 		tps[3]: 7 + 1, // in the second batch
@@ -280,10 +280,17 @@ func checkReadCommitted(t *testing.T, b kafkatest.Broker) {
 	send(p1, "c5")
 	end(p1, true) // the last offset is a commit marker
 
-	hw := e.endOffset(tp, kafka.ReadUncommitted)
-	lso := e.endOffset(tp, kafka.ReadCommitted)
-	if hw != lso {
-		t.Fatalf("high watermark %d, last stable offset %d: all transactions ended, want equal", hw, lso)
+	// The coordinator writes the markers after EndTxn returns: wait for the last one (16
+	// offsets: 11 records and 5 markers).
+	var hw, lso int64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		hw, lso = e.endOffset(tp, kafka.ReadUncommitted), e.endOffset(tp, kafka.ReadCommitted)
+		if hw == 16 && lso == hw {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("high watermark %d, last stable offset %d; want both 16 once every marker is written", hw, lso)
+		}
 	}
 	for _, iso := range []kafka.IsolationLevel{kafka.ReadCommitted, kafka.ReadUncommitted} {
 		f, notify := e.fetcher(func(c *Config) { c.Isolation = iso })

@@ -198,13 +198,20 @@ func (l *loop) fetch(ws []want) {
 		l.requestFailed("connect", err)
 		return
 	}
+	id, epoch, full, send := l.sess.build(ws)
 	req := &sarama.FetchRequest{
-		MaxWaitTime: int32(f.cfg.MaxWait.Milliseconds()),
-		MinBytes:    f.cfg.MinBytes,
-		MaxBytes:    f.cfg.MaxBytes,
-		Isolation:   sarama.IsolationLevel(f.cfg.Isolation),
+		Version:      fetchVersion,
+		MaxWaitTime:  int32(f.cfg.MaxWait.Milliseconds()),
+		MinBytes:     f.cfg.MinBytes,
+		MaxBytes:     f.cfg.MaxBytes,
+		Isolation:    sarama.IsolationLevel(f.cfg.Isolation),
+		SessionID:    id,
+		SessionEpoch: epoch,
 	}
-	full := l.sess.build(req, ws)
+	for i := range send {
+		w := &send[i]
+		req.AddBlock(w.tp.Topic, w.tp.Partition, w.offset, w.maxBytes, w.leaderEpoch)
+	}
 	if full {
 		f.stats.full.Add(1)
 	} else {

@@ -41,11 +41,13 @@ type session struct {
 	id    int32
 	epoch int32 // epoch of the next request; 0: it is full
 	parts map[kafka.TopicPartition]sessPart
+	send  []want
 }
 
-// build fills req (Version, session fields and blocks) for ws and reports whether the request
-// is full.
-func (s *session) build(req *sarama.FetchRequest, ws []want) (full bool) {
+// build returns the session id and epoch of the next request for ws, whether it is full, and
+// the partitions it lists: all of ws when full, else those added or changed. The returned
+// slice is reused by the next build.
+func (s *session) build(ws []want) (id, epoch int32, full bool, send []want) {
 	full = s.id == 0 || s.epoch <= 0
 	if !full {
 		// Incremental only if every partition of the session stays in it.
@@ -57,23 +59,16 @@ func (s *session) build(req *sarama.FetchRequest, ws []want) (full bool) {
 		}
 		full = kept < len(s.parts)
 	}
-	req.Version = fetchVersion
 	if full {
-		req.SessionID, req.SessionEpoch = s.id, 0
-		for i := range ws {
-			w := &ws[i]
-			req.AddBlock(w.tp.Topic, w.tp.Partition, w.offset, w.maxBytes, w.leaderEpoch)
-		}
-		return true
+		return s.id, 0, true, ws
 	}
-	req.SessionID, req.SessionEpoch = s.id, s.epoch
+	s.send = s.send[:0]
 	for i := range ws {
-		w := &ws[i]
-		if sp, ok := s.parts[w.tp]; !ok || sp != w.sessPart {
-			req.AddBlock(w.tp.Topic, w.tp.Partition, w.offset, w.maxBytes, w.leaderEpoch)
+		if sp, ok := s.parts[ws[i].tp]; !ok || sp != ws[i].sessPart {
+			s.send = append(s.send, ws[i])
 		}
 	}
-	return false
+	return s.id, s.epoch, false, s.send
 }
 
 // answered records a response without a top-level error to a request built from ws.
