@@ -126,6 +126,7 @@ func BenchmarkFetcher(b *testing.B) {
 	b.ReportMetric(float64(mallocs()-m0)/float64(got), "allocs/record")
 	st := f.Stats()
 	b.ReportMetric(float64(st.Records)/float64(st.Chunks), "records/chunk")
+	b.ReportMetric(100*float64(st.IncrementalRequests)/float64(st.IncrementalRequests+st.FullRequests), "%incremental")
 }
 
 // BenchmarkRawFetch reads the same data with bare sessionless sarama Fetch requests of all

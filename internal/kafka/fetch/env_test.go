@@ -23,6 +23,7 @@ type env struct {
 	b       kafkatest.Broker
 	cluster *kafka.Cluster
 	admin   sarama.ClusterAdmin
+	codec   sarama.CompressionCodec // of the batches produceBatch writes
 }
 
 func newEnv(t testing.TB, b kafkatest.Broker) *env {
@@ -159,7 +160,7 @@ func (e *env) produceBatch(tp kafka.TopicPartition, recs []rec) int64 {
 			continue
 		}
 		// A fresh batch per attempt: sarama caches a batch's encoding.
-		batch := &sarama.RecordBatch{Version: 2, FirstTimestamp: time.UnixMilli(base), MaxTimestamp: time.UnixMilli(maxTS),
+		batch := &sarama.RecordBatch{Version: 2, Codec: e.codec, FirstTimestamp: time.UnixMilli(base), MaxTimestamp: time.UnixMilli(maxTS),
 			ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, LastOffsetDelta: int32(len(rs) - 1), Records: rs}
 		req := &sarama.ProduceRequest{RequiredAcks: sarama.WaitForAll, Timeout: 10_000, Version: 10}
 		req.AddBatch(tp.Topic, tp.Partition, batch)

@@ -26,6 +26,7 @@ func checkFetcher(t *testing.T, b kafkatest.Broker) {
 	t.Run("ResetLatest", func(t *testing.T) { checkResetLatest(t, b) })
 	t.Run("PauseResume", func(t *testing.T) { checkPauseResume(t, b) })
 	t.Run("OneChunkPerPartition", func(t *testing.T) { checkOneChunk(t, b) })
+	t.Run("LargeBatches", func(t *testing.T) { checkLargeBatches(t, b) })
 	t.Run("ReadCommitted", func(t *testing.T) { checkReadCommitted(t, b) })
 	t.Run("OutOfRange", func(t *testing.T) { checkOutOfRange(t, b) })
 	t.Run("UnassignSeek", func(t *testing.T) { checkUnassignSeek(t, b) })
@@ -66,7 +67,11 @@ func checkOffsets(t *testing.T, b kafkatest.Broker) {
 	}
 	tps := []kafka.TopicPartition{tpOf(ta, 0), tpOf(ta, 1), tpOf(ta, 2), tpOf(tb, 0), tpOf(tb, 1)}
 	for i, tp := range tps {
+		e.codec = sarama.CompressionNone
 		write(tp, 5+i)
+		if tp.Topic == tb {
+			e.codec = sarama.CompressionZSTD // decompressed records too
+		}
 		write(tp, 3)
 	}
 	start := map[kafka.TopicPartition]int64{
@@ -222,6 +227,40 @@ func checkOneChunk(t *testing.T, b kafkatest.Broker) {
 			t.Fatalf("chunk %d starts at %v, want the previous Next %d", i, offsetsOf(ch.Records)[:min(1, len(ch.Records))], next)
 		}
 		next = ch.Next
+	}
+}
+
+// checkLargeBatches: batches larger than PartitionMaxBytes (and one larger than MaxBytes) on
+// several partitions still come out: the broker returns the first batch of the first partition
+// with data in full (KIP-74), and the Fetcher raises the fetch size of partitions that stay
+// behind.
+func checkLargeBatches(t *testing.T, b kafkatest.Broker) {
+	e := newEnv(t, b)
+	topic := e.topic("large", 3)
+	want := map[kafka.TopicPartition]int64{}
+	for p := range int32(3) {
+		tp := tpOf(topic, p)
+		for range 2 {
+			vs := make([]string, 20)
+			for i := range vs {
+				vs[i] = fmt.Sprintf("%d-%d-%s", p, i, strings.Repeat("x", 1000))
+			}
+			e.produceValues(tp, vs...) // ~20 KiB
+			want[tp] += 20
+		}
+	}
+	f, notify := e.fetcher(func(c *Config) { c.PartitionMaxBytes, c.MaxBytes = 1<<10, 8<<10 })
+	start := map[kafka.TopicPartition]int64{}
+	for tp := range want {
+		start[tp] = 0
+	}
+	f.Assign(start)
+	c := newConsumer(t, f, notify)
+	c.untilPosition(want)
+	for tp, n := range want {
+		if got := int64(len(c.recs[tp])); got != n {
+			t.Errorf("%s: %d records, want %d", tp, got, n)
+		}
 	}
 }
 

@@ -438,14 +438,14 @@ func (l *loop) resetOffsets(ps []*part) {
 	}
 }
 
-// shutdown closes the fetch session (epoch -1, no partitions: the broker answers at once) and
-// the connection.
+// shutdown closes the fetch session (epoch -1, no partitions: the broker answers at once),
+// unless the last request failed, and the connection.
 func (l *loop) shutdown() {
 	f := l.f
 	if l.conn == nil {
 		return
 	}
-	if l.sess.id != 0 {
+	if l.sess.id != 0 && l.failures == 0 {
 		req := &sarama.FetchRequest{Version: fetchVersion, MaxWaitTime: 0, MinBytes: 0, MaxBytes: f.cfg.MaxBytes,
 			Isolation: sarama.IsolationLevel(f.cfg.Isolation), SessionID: l.sess.id, SessionEpoch: -1}
 		if _, err := l.conn.Fetch(req); err != nil && !errors.Is(err, sarama.ErrNotConnected) {

@@ -1,6 +1,8 @@
 package fetch
 
 import (
+	"context"
+	"log/slog"
 	"maps"
 	"slices"
 	"time"
@@ -87,7 +89,11 @@ func (f *Fetcher) routeOne(p *part) {
 	if err != nil {
 		p.refresh = true
 		f.backoffLocked(p)
-		f.log.Debug("fetch: no leader for partition yet", "partition", p.tp.String(), "attempts", p.attempts, "error", err)
+		level := slog.LevelDebug
+		if p.attempts%20 == 0 { // about every 20 s at the 1 s backoff cap
+			level = slog.LevelWarn
+		}
+		f.log.Log(context.Background(), level, "fetch: no leader for partition yet", "partition", p.tp.String(), "attempts", p.attempts, "error", err)
 		return
 	}
 	delete(f.unrouted, p.tp)
