@@ -27,6 +27,7 @@ func checkFetcher(t *testing.T, b kafkatest.Broker) {
 	t.Run("PauseResume", func(t *testing.T) { checkPauseResume(t, b) })
 	t.Run("OneChunkPerPartition", func(t *testing.T) { checkOneChunk(t, b) })
 	t.Run("LargeBatches", func(t *testing.T) { checkLargeBatches(t, b) })
+	t.Run("LateTopic", func(t *testing.T) { checkLateTopic(t, b) })
 	t.Run("ReadCommitted", func(t *testing.T) { checkReadCommitted(t, b) })
 	t.Run("OutOfRange", func(t *testing.T) { checkOutOfRange(t, b) })
 	t.Run("UnassignSeek", func(t *testing.T) { checkUnassignSeek(t, b) })
@@ -260,6 +261,33 @@ func checkLargeBatches(t *testing.T, b kafkatest.Broker) {
 	for tp, n := range want {
 		if got := int64(len(c.recs[tp])); got != n {
 			t.Errorf("%s: %d records, want %d", tp, got, n)
+		}
+	}
+}
+
+// checkLateTopic assigns partitions of a topic that does not exist yet beside one that
+// does: the existing one flows, and the others once the topic is created.
+func checkLateTopic(t *testing.T, b kafkatest.Broker) {
+	e := newEnv(t, b)
+	there := e.topic("there", 1)
+	late := kafkatest.Name(t, "late")
+	f, notify := e.fetcher(func(c *Config) { c.RetryBackoffMax = 200 * time.Millisecond })
+	f.Assign(map[kafka.TopicPartition]int64{tpOf(there, 0): 0, tpOf(late, 0): 0, tpOf(late, 1): 0, tpOf(late, 2): kafka.OffsetUnknown})
+	c := newConsumer(t, f, notify)
+	e.produceValues(tpOf(there, 0), "x")
+	c.untilPosition(map[kafka.TopicPartition]int64{tpOf(there, 0): 1})
+	if err := e.admin.CreateTopic(late, &sarama.TopicDetail{NumPartitions: 3, ReplicationFactor: 1}, false); err != nil {
+		t.Fatalf("create topic %s: %v", late, err)
+	}
+	want := map[kafka.TopicPartition]int64{}
+	for p := range int32(3) {
+		e.produceValues(tpOf(late, p), fmt.Sprint("late", p))
+		want[tpOf(late, p)] = 1
+	}
+	c.untilPosition(want)
+	for tp := range want {
+		if got := valuesOf(c.recs[tp]); !slices.Equal(got, []string{fmt.Sprint("late", tp.Partition)}) {
+			t.Errorf("%s: %q", tp, got)
 		}
 	}
 }

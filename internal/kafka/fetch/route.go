@@ -69,8 +69,22 @@ func (f *Fetcher) route() {
 				f.log.Debug("fetch: metadata refresh failed", "error", err)
 			}
 		}
+		// A failed lookup refreshes the metadata, which takes a while when the broker is down:
+		// the other partitions of that topic wait for the next round.
+		failed := map[string]bool{}
 		for _, p := range todo {
-			f.routeOne(p)
+			if failed[p.tp.Topic] {
+				f.mu.Lock()
+				if f.parts[p.tp] == p && p.loop == nil {
+					p.refresh = true
+					f.backoffLocked(p)
+				}
+				f.mu.Unlock()
+				continue
+			}
+			if !f.routeOne(p) {
+				failed[p.tp.Topic] = true
+			}
 		}
 		for _, p := range check {
 			f.recheck(p)
@@ -78,13 +92,14 @@ func (f *Fetcher) route() {
 	}
 }
 
-// routeOne looks up p's leader and hands p to its loop, or backs off.
-func (f *Fetcher) routeOne(p *part) {
+// routeOne looks up p's leader and hands p to its loop, or backs off; false means the lookup
+// failed.
+func (f *Fetcher) routeOne(p *part) bool {
 	n, epoch, err := f.cfg.Cluster.Leader(p.tp)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed || f.parts[p.tp] != p || p.loop != nil {
-		return // unassigned or routed meanwhile
+		return err == nil // unassigned or routed meanwhile
 	}
 	if err != nil {
 		p.refresh = true
@@ -94,7 +109,7 @@ func (f *Fetcher) routeOne(p *part) {
 			level = slog.LevelWarn
 		}
 		f.log.Log(context.Background(), level, "fetch: no leader for partition yet", "partition", p.tp.String(), "attempts", p.attempts, "error", err)
-		return
+		return false
 	}
 	delete(f.unrouted, p.tp)
 	p.refresh = false
@@ -103,6 +118,7 @@ func (f *Fetcher) routeOne(p *part) {
 	p.loop = l
 	l.parts[p.tp] = p
 	signal(l.wake)
+	return true
 }
 
 // recheck moves p to the loop of its leader if the (refreshed) metadata names another one,
