@@ -213,7 +213,15 @@ type counters struct {
 
 // Fetcher fetches the assigned partitions from their leaders. Poll, Assign, Unassign, Seek,
 // Pause, Resume and Position are for one goroutine (the stream thread); Lag and Stats are safe
-// from any goroutine; the fetch goroutines run beside them.
+// from any goroutine; the fetch goroutines run beside them: one per leader broker (its fetch
+// loop, with its own connection and fetch session) and one router that looks up leaders in
+// the metadata.
+//
+// A loop sends its next request once every partition it could fetch is fetchable: while a
+// chunk of a partition that is not paused waits for Poll, the loop waits for that Poll
+// rather than send a long poll without the partition (which would hold the partition back up
+// to MaxWait after the stream thread took its chunk, and make the session leave and rejoin
+// it). Paused partitions, partitions in a retry backoff and failed ones are simply left out.
 type Fetcher struct {
 	cfg     Config
 	log     *slog.Logger
@@ -328,8 +336,8 @@ func New(cfg Config) (*Fetcher, error) {
 // committed offset": the position is reset by Config.Reset (ListOffsets earliest or latest,
 // the last stable offset under ReadCommitted); with None the partition gets an error chunk
 // wrapping ErrNoOffset. Another negative offset gives an error chunk wrapping
-// ErrInvalidOffset. Partitions already assigned keep their position. Java:
-// KafkaConsumer.assign (incrementally) plus seek.
+// ErrInvalidOffset (ready at the next Poll; Notify is not called from Assign). Partitions
+// already assigned keep their position. Java: KafkaConsumer.assign (incrementally) plus seek.
 func (f *Fetcher) Assign(start map[kafka.TopicPartition]int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
