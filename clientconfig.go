@@ -8,6 +8,8 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
+	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 )
 
@@ -295,4 +297,29 @@ func (c *Config) producerConfig() produce.Config {
 		}
 	}
 	return pc
+}
+
+// fetchConfig is the template of the stream threads' fetchers.
+func (c *Config) fetchConfig() fetch.Config {
+	co := c.Consumer
+	fc := fetch.Config{MaxWait: co.FetchMaxWait, MinBytes: co.FetchMinBytes, MaxBytes: co.FetchMaxBytes,
+		PartitionMaxBytes: co.MaxPartitionFetchBytes}
+	switch strings.ToLower(co.AutoOffsetReset) {
+	case "latest":
+		fc.Reset = fetch.Latest
+	case "none":
+		fc.Reset = fetch.None
+	default:
+		fc.Reset = fetch.Earliest
+	}
+	return fc
+}
+
+// groupConfig is the template of the stream threads' group members.
+func (c *Config) groupConfig() group.Config {
+	co := c.Consumer
+	return group.Config{SessionTimeout: durationOr(co.SessionTimeout, defaultSessionTimeout),
+		HeartbeatInterval: durationOr(co.HeartbeatInterval, defaultHeartbeatInterval),
+		RebalanceTimeout:  durationOr(co.MaxPollInterval, defaultMaxPollInterval),
+		InstanceID:        co.GroupInstanceID, Rack: co.ClientRack}
 }

@@ -28,7 +28,7 @@ func checkCloseRestart(t *testing.T, b kafkatest.Broker) {
 		reg := prometheus.NewRegistry()
 		app, err := kstreams.New(wordCountTopologyWith(t, input, output, store.Stores.PersistentKeyValueStore("Counts")), kstreams.Config{
 			ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
-			CommitInterval: 100 * time.Millisecond, StateDir: stateDir, Sarama: fastSarama, NumStreamThreads: 2,
+			CommitInterval: 100 * time.Millisecond, StateDir: stateDir, Sarama: fastSarama, Consumer: fastConsumer, NumStreamThreads: 2,
 			Registry: reg,
 		})
 		if err != nil {

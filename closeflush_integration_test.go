@@ -142,7 +142,7 @@ func checkCloseFlushesCacheChain(t *testing.T, b kafkatest.Broker, guarantee kst
 	done := make(chan struct{})
 	app, err := kstreams.New(cacheChainTopology(t, input, output, int64(len(msgs)), done), kstreams.Config{
 		ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: guarantee,
-		CommitInterval: time.Hour, StateDir: t.TempDir(), Sarama: fastSarama,
+		CommitInterval: time.Hour, StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer,
 	})
 	if err != nil {
 		t.Fatal(err)

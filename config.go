@@ -334,15 +334,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// saramaConfig builds the base sarama configuration: Kafka 4.0 protocol, security, fast
-// fetch waits, group timeouts.
+// saramaConfig builds the base sarama configuration of every connection: Kafka 4.0
+// protocol, security, metadata retries.
 func (c *Config) saramaConfig() *sarama.Config {
 	sc := sarama.NewConfig()
 	sc.Version = sarama.V4_0_0_0
-	sc.Consumer.MaxWaitTime = 100 * time.Millisecond
-	sc.Consumer.Group.Session.Timeout = 45 * time.Second
-	sc.Consumer.Group.Heartbeat.Interval = 2 * time.Second
-	sc.Consumer.Group.Rebalance.Timeout = 60 * time.Second
 	sc.Metadata.Retry.Max = 10
 	sc.Metadata.Retry.Backoff = 250 * time.Millisecond
 	proto := strings.ToUpper(c.SecurityProtocol)

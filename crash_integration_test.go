@@ -38,7 +38,7 @@ func TestHelperCrashChild(t *testing.T) {
 	a := strings.Split(os.Getenv(envCrashArgs), "|")
 	app, err := kstreams.New(crashTopology(t, a[1], a[2], a[5] == "pebble"), kstreams.Config{
 		ApplicationID: a[3], BootstrapServers: strings.Split(a[0], ","), ProcessingGuarantee: kstreams.ExactlyOnceV2,
-		CommitInterval: 100 * time.Millisecond, StateDir: a[4], Sarama: fastSarama, NumStreamThreads: 2,
+		CommitInterval: 100 * time.Millisecond, StateDir: a[4], Sarama: fastSarama, Consumer: fastConsumer, NumStreamThreads: 2,
 	})
 	if err != nil {
 		fmt.Println("ERROR", err)
@@ -156,7 +156,7 @@ func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int, pebble boo
 	reg := prometheus.NewRegistry()
 	app, err := kstreams.New(crashTopology(t, input, output, pebble), kstreams.Config{
 		ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
-		CommitInterval: 100 * time.Millisecond, StateDir: stateDir, Sarama: fastSarama, NumStreamThreads: 2,
+		CommitInterval: 100 * time.Millisecond, StateDir: stateDir, Sarama: fastSarama, Consumer: fastConsumer, NumStreamThreads: 2,
 		Registry: reg,
 	})
 	if err != nil {

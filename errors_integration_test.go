@@ -82,7 +82,7 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker) {
 	// the dead-letter topic with KIP-1034 headers.
 	app, err := kstreams.New(doubleTopology(t, input, output), kstreams.Config{
 		ApplicationID: kafkatest.Name(t, "poison"), BootstrapServers: b.Addrs, CommitInterval: 100 * time.Millisecond,
-		StateDir: t.TempDir(), Sarama: fastSarama, DeadLetterQueueTopic: dlq,
+		StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer, DeadLetterQueueTopic: dlq,
 		DeserializationHandler: func(topic string, partition int32, offset int64, err error) kstreams.HandlerResponse {
 			return kstreams.Continue
 		},
@@ -118,7 +118,7 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker) {
 
 	// Default handler (fail): the instance moves to ERROR with the deserialization error.
 	app, err = kstreams.New(doubleTopology(t, input, output+"-x"), kstreams.Config{
-		ApplicationID: kafkatest.Name(t, "poison-fail"), BootstrapServers: b.Addrs, StateDir: t.TempDir(), Sarama: fastSarama,
+		ApplicationID: kafkatest.Name(t, "poison-fail"), BootstrapServers: b.Addrs, StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +223,7 @@ func checkHandlers(t *testing.T, b kafkatest.Broker) {
 	var dropped atomic.Int64
 	app, err := kstreams.New(topo, kstreams.Config{
 		ApplicationID: kafkatest.Name(t, "handlers"), BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
-		StateDir: t.TempDir(), Sarama: fastSarama,
+		StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer,
 		ProcessingHandler: func(node string, err error) kstreams.HandlerResponse {
 			if strings.Contains(err.Error(), "poison") {
 				dropped.Add(1)

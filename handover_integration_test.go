@@ -62,7 +62,7 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 		reg := prometheus.NewRegistry()
 		app, err := kstreams.New(wordCountTopology(t, input, output), kstreams.Config{
 			ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
-			CommitInterval: 200 * time.Millisecond, StateDir: t.TempDir(), Sarama: fastSarama,
+			CommitInterval: 200 * time.Millisecond, StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer,
 			NumStandbyReplicas: standbys, Registry: reg,
 		})
 		if err != nil {

@@ -41,7 +41,7 @@ func checkQueriesWhileProcessing(t *testing.T, b kafkatest.Broker, inMemory bool
 	}
 	app, err := kstreams.New(topo, kstreams.Config{
 		ApplicationID: kafkatest.Name(t, "iq"), BootstrapServers: b.Addrs, NumStreamThreads: 2,
-		CommitInterval: 20 * time.Millisecond, StateDir: t.TempDir(), Sarama: fastSarama,
+		CommitInterval: 20 * time.Millisecond, StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer,
 		StateStoreCacheMaxBytes: kstreams.Int64(4096), // small: evictions happen while queries read
 	})
 	if err != nil {

@@ -67,7 +67,7 @@ func checkGlobalRestoreListener(t *testing.T, b kafkatest.Broker) {
 	run := func(stateDir string, l changelog.RestoreListener) *kstreams.KafkaStreams {
 		app, err := kstreams.New(wordCountTopologyWith(t, input, output, store.Stores.PersistentKeyValueStore("Counts")), kstreams.Config{
 			ApplicationID: appID, BootstrapServers: b.Addrs, CommitInterval: 100 * time.Millisecond,
-			StateDir: stateDir, Sarama: fastSarama, NumStreamThreads: 1,
+			StateDir: stateDir, Sarama: fastSarama, Consumer: fastConsumer, NumStreamThreads: 1,
 		})
 		if err != nil {
 			t.Fatal(err)

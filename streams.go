@@ -503,6 +503,8 @@ func (k *KafkaStreams) start() error {
 		WindowChangelogAdditionalRetentionMs: runtime.WindowedChangelogAdditionalRetentionMs,
 		OnApplicationShutdown:                k.onApplicationShutdown,
 		Producer:                             c.producerConfig(),
+		Fetch:                                c.fetchConfig(),
+		Group:                                c.groupConfig(),
 	}
 	if d := c.WindowStoreChangelogAdditionalRetention; d != nil {
 		rcfg.WindowChangelogAdditionalRetentionMs = d.Milliseconds()

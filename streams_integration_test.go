@@ -104,12 +104,8 @@ func wordCountTopologyWith(t testing.TB, input, output string, supplier store.Ke
 var fastConsumer = kstreams.ConsumerConfig{SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond,
 	MaxPollInterval: 10 * time.Second, FetchMaxWait: 20 * time.Millisecond}
 
-// fastSarama shortens group and fetch timings for tests.
+// fastSarama shortens the metadata retry backoff for tests.
 func fastSarama(sc *sarama.Config) {
-	sc.Consumer.MaxWaitTime = 20 * time.Millisecond
-	sc.Consumer.Group.Session.Timeout = 6 * time.Second
-	sc.Consumer.Group.Heartbeat.Interval = 300 * time.Millisecond
-	sc.Consumer.Group.Rebalance.Timeout = 10 * time.Second
 	sc.Metadata.Retry.Backoff = 100 * time.Millisecond
 }
 
@@ -288,7 +284,7 @@ func newApp(t testing.TB, b kafkatest.Broker, topo *processor.Topology, appID st
 	t.Helper()
 	app, err := kstreams.New(topo, kstreams.Config{
 		ApplicationID: appID, BootstrapServers: b.Addrs, NumStreamThreads: threads,
-		ProcessingGuarantee: guarantee, CommitInterval: 200 * time.Millisecond, StateDir: t.TempDir(), Sarama: fastSarama,
+		ProcessingGuarantee: guarantee, CommitInterval: 200 * time.Millisecond, StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/processor"
 )
 
@@ -56,7 +59,7 @@ type subtopologySources struct {
 	Topics []string
 }
 
-// assignor is the sarama BalanceStrategy of a stream thread: it groups partitions into tasks
+// assignor is the partition assignor of a stream thread (a group.Assignor): it groups partitions into tasks
 // (sub-topology x partition; the partitions with the same number of the topics one
 // sub-topology reads form one task, which keeps co-partitioned topics together) and spreads
 // the tasks evenly over the members, keeping each member's current tasks where the balance
@@ -69,6 +72,8 @@ type assignor struct {
 	// errCode is the instance's assignor error code announced in the subscription, shared by
 	// the instance's threads (Runtime.shutdown.code); nil: 0.
 	errCode *atomic.Int32
+	// log receives the errors of members whose subscriptions cannot be read; nil: discarded.
+	log *slog.Logger
 
 	mu        sync.Mutex
 	owned     []processor.TaskID
@@ -79,11 +84,88 @@ type assignor struct {
 	planError error
 }
 
-var _ sarama.SubscriptionUserDataBalanceStrategy = (*assignor)(nil)
-var _ sarama.OnAssignmentBalanceStrategy = (*assignor)(nil)
+var _ group.Assignor = (*assignor)(nil)
 
-// Name implements sarama.BalanceStrategy.
+// Name implements group.Assignor.
 func (a *assignor) Name() string { return AssignorName }
+
+// Subscription implements group.Assignor: the user data (this member's identity and the tasks
+// it owns) and the input partitions of the active tasks it owns.
+func (a *assignor) Subscription(topics []string) ([]byte, []kafka.TopicPartition, error) {
+	ud, err := a.SubscriptionUserData(topics)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.mu.Lock()
+	owned := slices.Clone(a.owned)
+	a.mu.Unlock()
+	var tps []kafka.TopicPartition
+	for _, id := range owned {
+		for _, s := range a.subs {
+			if s.ID != id.Subtopology {
+				continue
+			}
+			for _, t := range s.Topics {
+				tps = append(tps, kafka.TopicPartition{Topic: t, Partition: int32(id.Partition)})
+			}
+		}
+	}
+	return ud, tps, nil
+}
+
+// Assign implements group.Assignor on the group leader: the plan of Plan, with each member's
+// assignment user data. A member whose subscription cannot be read gets no tasks, and says so
+// in the log: it may be an instance of another version or of Java Kafka Streams, which this
+// assignor cannot work with yet.
+func (a *assignor) Assign(members []group.Subscription, partitions map[string]int32) (map[string]group.Assignment, error) {
+	mm := make(map[string]sarama.ConsumerGroupMemberMetadata, len(members))
+	for _, m := range members {
+		if m.Err != nil {
+			a.logError("a group member's subscription cannot be decoded; it gets no tasks", "member", m.MemberID, "error", m.Err)
+			continue
+		}
+		mm[m.MemberID] = sarama.ConsumerGroupMemberMetadata{Version: m.Version, Topics: m.Topics, UserData: m.UserData}
+	}
+	topics := make(map[string][]int32, len(partitions))
+	for t, n := range partitions {
+		ps := make([]int32, n)
+		for i := range ps {
+			ps[i] = int32(i)
+		}
+		topics[t] = ps
+	}
+	plan, err := a.Plan(mm, topics)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]group.Assignment, len(plan))
+	for id, byTopic := range plan {
+		ud, err := a.AssignmentData(id, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		var tps []kafka.TopicPartition
+		for t, ps := range byTopic {
+			for _, p := range ps {
+				tps = append(tps, kafka.TopicPartition{Topic: t, Partition: p})
+			}
+		}
+		out[id] = group.Assignment{Partitions: tps, UserData: ud}
+	}
+	return out, nil
+}
+
+func (a *assignor) logError(msg string, args ...any) {
+	if a.log != nil {
+		a.log.Error(msg, args...)
+	}
+}
+
+// onAssignment records this member's assignment: its user data (active and standby tasks,
+// hosts, error code) for the thread and interactive queries.
+func (a *assignor) onAssignment(as group.Assignment) {
+	a.OnAssignment(&sarama.ConsumerGroupMemberAssignment{UserData: as.UserData}, 0)
+}
 
 // setOwned records the tasks this member owns, announced in its next subscription.
 func (a *assignor) setOwned(ids []processor.TaskID) {
@@ -106,7 +188,7 @@ func (a *assignor) lastAssignment() assignmentInfo {
 	return a.last
 }
 
-// SubscriptionUserData implements sarama.SubscriptionUserDataBalanceStrategy.
+// SubscriptionUserData returns the user data of this member's subscription.
 func (a *assignor) SubscriptionUserData([]string) ([]byte, error) {
 	a.mu.Lock()
 	s := a.self
@@ -124,11 +206,14 @@ func (a *assignor) SubscriptionUserData([]string) ([]byte, error) {
 	return json.Marshal(s)
 }
 
-// OnAssignment implements sarama.OnAssignmentBalanceStrategy.
+// OnAssignment decodes this member's assignment user data.
 func (a *assignor) OnAssignment(assignment *sarama.ConsumerGroupMemberAssignment, _ int32) {
 	var info assignmentInfo
 	if assignment != nil && len(assignment.UserData) > 0 {
-		_ = json.Unmarshal(assignment.UserData, &info)
+		if err := json.Unmarshal(assignment.UserData, &info); err != nil {
+			a.logError("the leader's assignment cannot be decoded; this member takes no tasks", "error", err)
+			info = assignmentInfo{}
+		}
 	}
 	a.mu.Lock()
 	a.last = info
@@ -180,7 +265,7 @@ func parseTaskID(s string) (processor.TaskID, bool) {
 	return id, true
 }
 
-// Plan implements sarama.BalanceStrategy: it runs on the group leader.
+// Plan computes the assignment on the group leader: per member, its partitions by topic.
 func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, topics map[string][]int32) (sarama.BalanceStrategyPlan, error) {
 	type member struct {
 		id      string
@@ -193,7 +278,13 @@ func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, t
 	for id, md := range members {
 		m := &member{id: id, hadSb: map[processor.TaskID]bool{}}
 		if len(md.UserData) > 0 {
-			_ = json.Unmarshal(md.UserData, &m.sub)
+			if err := json.Unmarshal(md.UserData, &m.sub); err != nil {
+				// Not one of ours (another version, or a Java Kafka Streams instance): tasks
+				// given to it could stall until its session expires.
+				a.logError("a group member's subscription user data cannot be decoded; it gets no tasks",
+					"member", id, "error", err)
+				continue
+			}
 		}
 		for _, s := range m.sub.Standby {
 			if tid, ok := parseTaskID(s); ok {
@@ -371,7 +462,7 @@ func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, t
 	return plan, nil
 }
 
-// AssignmentData implements sarama.BalanceStrategy: the leader's plan for memberID.
+// AssignmentData returns the user data of the leader's plan for memberID.
 func (a *assignor) AssignmentData(memberID string, _ map[string][]int32, _ int32) ([]byte, error) {
 	a.mu.Lock()
 	info, ok := a.plan[memberID]

@@ -2,11 +2,11 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	"github.com/IBM/sarama"
-
 	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -18,7 +18,7 @@ import (
 // dirty (Task.CommitFinal), so closing a task cleanly forwards nothing more; a regular commit
 // flushes the caches of the tasks that processed since the last one. Java:
 // TaskManager.commitTasksAndMaybeUpdateCommittableOffsets.
-func (th *thread) commit(sess sarama.ConsumerGroupSession, final bool) error {
+func (th *thread) commit(final bool) error {
 	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
 	needed := th.txnOpen || th.producer.Pending() > 0
 	for _, t := range th.tasks {
@@ -57,7 +57,8 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession, final bool) error {
 	for _, t := range th.tasks {
 		for topic, ps := range t.ConsumedOffsets() {
 			for p, off := range ps {
-				offsets[kafka.TopicPartition{Topic: topic, Partition: p}] = produce.Offset{Offset: off + 1, LeaderEpoch: -1}
+				tp := kafka.TopicPartition{Topic: topic, Partition: p}
+				offsets[tp] = produce.Offset{Offset: th.commitPosition(t, tp, off), LeaderEpoch: -1}
 			}
 		}
 	}
@@ -70,10 +71,21 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession, final bool) error {
 			th.writeCheckpoint(id)
 		}
 		th.storeMu.Unlock()
-		for tp, o := range offsets {
-			sess.MarkOffset(tp.Topic, tp.Partition, o.Offset, "")
+		if len(offsets) == 0 {
+			return nil
 		}
-		sess.Commit()
+		commit := make(map[kafka.TopicPartition]group.Offset, len(offsets))
+		for tp, o := range offsets {
+			commit[tp] = group.Offset{Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Metadata: o.Metadata}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), th.rt.cfg.PrepareTimeout)
+		defer cancel()
+		if err := th.member.Commit(ctx, commit); err != nil {
+			if errors.Is(err, group.ErrRebalanceInProgress) || errors.Is(err, group.ErrMemberLost) {
+				return err
+			}
+			return kafkaErr("commit offsets", err)
+		}
 		return nil
 	}
 	if !th.txnOpen {
@@ -86,11 +98,8 @@ func (th *thread) commit(sess sarama.ConsumerGroupSession, final bool) error {
 		th.txnOpen = true
 	}
 	if len(offsets) > 0 {
-		meta := sarama.NewConsumerGroupMetadataFromSession(sess, th.rt.cfg.ApplicationID, nil)
-		g := produce.GroupMetadata{GroupID: meta.GroupID, Generation: meta.GenerationID, MemberID: meta.MemberID}
-		if meta.GroupInstanceID != nil {
-			g.InstanceID = *meta.GroupInstanceID
-		}
+		meta := th.member.Metadata()
+		g := produce.GroupMetadata{GroupID: meta.GroupID, Generation: meta.Generation, MemberID: meta.MemberID, InstanceID: meta.InstanceID}
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		err := th.producer.SendOffsets(ctx, offsets, g)
 		cancel()

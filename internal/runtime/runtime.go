@@ -17,6 +17,8 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
+	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/internal/topology"
@@ -111,6 +113,14 @@ type Config struct {
 	// Producer is the template of every thread's producer configuration (linger.ms, batch.size,
 	// acks, ...); Cluster, ClientID, TransactionalID and Logger are set per thread.
 	Producer produce.Config
+	// Fetch is the template of every thread's fetcher configuration (fetch.max.wait.ms, sizes,
+	// auto.offset.reset); Cluster, ClientID, Isolation, Notify and Logger are set per thread.
+	Fetch fetch.Config
+	// Group is the template of every thread's group member configuration (session.timeout.ms,
+	// heartbeat.interval.ms, max.poll.interval.ms, group.instance.id, client.rack); Cluster,
+	// GroupID, ClientID, Topics, Assignor and Logger are set per thread, and InstanceID gets the
+	// thread index appended.
+	Group group.Config
 	// Production decides about records that cannot be sent; nil fails.
 	Production ProductionHandler
 	// DeadLetterTopic, when set, receives the raw records dropped by a handler that continues.
@@ -227,10 +237,6 @@ func (r *Runtime) Start(ctx context.Context) error {
 // Layout returns the topic layout computed by Start (nil before).
 func (r *Runtime) Layout() *Layout { return r.layout }
 
-// closeInterruptAfter is how long Close lets a thread that is joining the group finish the
-// join by itself before it closes the thread's group client.
-const closeInterruptAfter = 500 * time.Millisecond
-
 // Close stops the threads: each commits, closes its tasks and leaves the group. It returns
 // when all threads are done or ctx ends (then with ctx's error; threads finish in the
 // background).
@@ -240,20 +246,8 @@ func (r *Runtime) Close(ctx context.Context) error {
 	threads := slices.Clone(r.threads)
 	r.mu.Unlock()
 	if r.cancel != nil {
-		r.cancel()
+		r.cancel() // a thread joining the group abandons the join (and leaves the group)
 	}
-	// A thread that is still joining the group after a moment waits for the coordinator,
-	// not for its own work: end that wait.
-	interrupt := time.AfterFunc(closeInterruptAfter, func() {
-		for _, th := range threads {
-			select {
-			case <-th.done:
-			default:
-				th.interruptJoin()
-			}
-		}
-	})
-	defer interrupt.Stop()
 	for _, th := range threads {
 		select {
 		case <-th.done:
@@ -400,7 +394,7 @@ func (r *Runtime) taskDir(id processor.TaskID) string {
 // TaskMigratedException.
 func isMigration(err error) bool {
 	for _, k := range []sarama.KError{sarama.ErrProducerFenced, sarama.ErrInvalidProducerEpoch, sarama.ErrInvalidTxnState,
-		sarama.ErrIllegalGeneration, sarama.ErrUnknownMemberId, sarama.ErrRebalanceInProgress, sarama.ErrFencedInstancedId,
+		sarama.ErrIllegalGeneration, sarama.ErrUnknownMemberId,
 		sarama.ErrTransactionCoordinatorFenced, sarama.ErrInvalidProducerIDMapping} {
 		if errors.Is(err, k) {
 			return true

@@ -61,10 +61,10 @@ func (r *Runtime) requestApplicationShutdown(idx int, err error) {
 	r.log.Error("stream thread failed; requesting the shutdown of the whole application", "thread", idx, "error", err)
 }
 
-// maybeSendShutdown ends the thread's session, so that it rejoins the group with the shutdown
-// request in its subscription, when this instance requested the application's shutdown and
-// the group has not answered yet; at most once per shutdownResendInterval per thread.
-// It reports whether it ended the session. Java: StreamThread.maybeSendShutdown.
+// maybeSendShutdown reports whether the thread should rejoin the group now, with the shutdown
+// request in its subscription: this instance requested the application's shutdown and the
+// group has not answered yet; at most once per shutdownResendInterval per thread. Java:
+// StreamThread.maybeSendShutdown.
 func (th *thread) maybeSendShutdown() bool {
 	s := &th.rt.shutdown
 	if s.code.Load() != assignorErrorShutdownRequested || s.received.Load() {
@@ -82,7 +82,6 @@ func (th *thread) maybeSendShutdown() bool {
 	s.sent[th.idx] = now
 	s.mu.Unlock()
 	th.log.Warn("this instance requested the shutdown of the application; rejoining the group to announce it")
-	th.endSess()
 	return true
 }
 

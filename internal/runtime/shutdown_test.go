@@ -116,11 +116,18 @@ func TestAssignorNoShutdownOnNormalAssignment(t *testing.T) {
 func TestMaybeSendShutdown(t *testing.T) {
 	r := &Runtime{log: slog.New(slog.DiscardHandler)}
 	ends := map[int]int{}
-	mk := func(idx int) *thread {
-		return &thread{rt: r, idx: idx, log: r.log, endSess: func() { ends[idx]++ }}
+	mk := func(idx int) func() bool {
+		th := &thread{rt: r, idx: idx, log: r.log}
+		return func() bool {
+			if th.maybeSendShutdown() {
+				ends[idx]++
+				return true
+			}
+			return false
+		}
 	}
 	t0, t1 := mk(0), mk(1)
-	if t0.maybeSendShutdown() || len(ends) != 0 {
+	if t0() || len(ends) != 0 {
 		t.Fatal("session ended without a request")
 	}
 	cause := errors.New("boom")
@@ -128,23 +135,23 @@ func TestMaybeSendShutdown(t *testing.T) {
 	if !errors.Is(r.Fatal(), cause) {
 		t.Errorf("fatal %v, want the handled error", r.Fatal())
 	}
-	if !t0.maybeSendShutdown() || !t1.maybeSendShutdown() || ends[0] != 1 || ends[1] != 1 {
+	if !t0() || !t1() || ends[0] != 1 || ends[1] != 1 {
 		t.Fatalf("each thread must rejoin once: %v", ends)
 	}
-	if t0.maybeSendShutdown() || ends[0] != 1 {
+	if t0() || ends[0] != 1 {
 		t.Fatalf("rejoined again within %v: %v", shutdownResendInterval, ends)
 	}
 	r.shutdown.mu.Lock()
 	r.shutdown.sent[1] = r.shutdown.sent[1].Add(-shutdownResendInterval)
 	r.shutdown.mu.Unlock()
-	if !t1.maybeSendShutdown() || ends[1] != 2 {
+	if !t1() || ends[1] != 2 {
 		t.Fatalf("no resend after %v: %v", shutdownResendInterval, ends)
 	}
 	r.shutdown.received.Store(true)
 	r.shutdown.mu.Lock()
 	r.shutdown.sent[0] = r.shutdown.sent[0].Add(-shutdownResendInterval)
 	r.shutdown.mu.Unlock()
-	if t0.maybeSendShutdown() || ends[0] != 1 {
+	if t0() || ends[0] != 1 {
 		t.Fatalf("rejoined after the answer arrived: %v", ends)
 	}
 }

@@ -267,13 +267,9 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 	app, err := kstreams.New(top, kstreams.Config{
 		ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
 		CommitInterval: 100 * time.Millisecond, StateDir: t.TempDir(), DeadLetterQueueTopic: dlq,
-		Sarama: func(sc *sarama.Config) {
-			sc.Consumer.MaxWaitTime = 20 * time.Millisecond
-			sc.Consumer.Group.Session.Timeout = 6 * time.Second
-			sc.Consumer.Group.Heartbeat.Interval = 300 * time.Millisecond
-			sc.Consumer.Group.Rebalance.Timeout = 10 * time.Second
-			sc.Metadata.Retry.Backoff = 100 * time.Millisecond
-		},
+		Sarama: func(sc *sarama.Config) { sc.Metadata.Retry.Backoff = 100 * time.Millisecond },
+		Consumer: kstreams.ConsumerConfig{SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond,
+			MaxPollInterval: 10 * time.Second, FetchMaxWait: 20 * time.Millisecond},
 		DeserializationHandler: func(topic string, partition int32, offset int64, err error) kstreams.HandlerResponse {
 			hmu.Lock()
 			handled = append(handled, err)
