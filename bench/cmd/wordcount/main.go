@@ -7,7 +7,11 @@
 // values. One stream thread. It prints "started" on stdout once the application runs.
 //
 //	wordcount -bootstrap 127.0.0.1:9092 -application-id wc -input in -output out \
-//	    [-eos] [-commit-ms 1000] [-cache-bytes 10485760] [-state-dir DIR] [-cpuprofile FILE]
+//	    [-eos] [-commit-ms 1000] [-cache-bytes 10485760] [-state-dir DIR] [-cpuprofile FILE] \
+//	    [-p property=value]...
+//
+// -p sets any other Kafka Streams property (buffered.records.per.partition, producer.batch.size,
+// ...), as kstreams.ConfigFromProperties reads it.
 //
 // Exit status 1 when the application fails, 2 on bad flags.
 package main
@@ -38,6 +42,15 @@ func main() {
 	cacheBytes := flag.Int64("cache-bytes", 10<<20, "statestore.cache.max.bytes")
 	stateDir := flag.String("state-dir", "", "state.dir (default: a fresh temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
+	props := map[string]string{}
+	flag.Func("p", "another Kafka Streams `property=value` (repeatable)", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("%q is not property=value", s)
+		}
+		props[k] = v
+		return nil
+	})
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -55,14 +68,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "wordcount: -bootstrap is required")
 		os.Exit(2)
 	}
-	if err := run(*bootstrap, *appID, *input, *output, *eos, *commitMS, *cacheBytes, *stateDir); err != nil {
+	if err := run(*bootstrap, *appID, *input, *output, *eos, *commitMS, *cacheBytes, *stateDir, props); err != nil {
 		fmt.Fprintln(os.Stderr, "wordcount:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(bootstrap, appID, input, output string, eos bool, commitMS int, cacheBytes int64, stateDir string) error {
+func run(bootstrap, appID, input, output string, eos bool, commitMS int, cacheBytes int64, stateDir string, props map[string]string) error {
 	if stateDir == "" {
 		d, err := os.MkdirTemp("", "bench-wordcount-state-")
 		if err != nil {
@@ -79,16 +92,15 @@ func run(bootstrap, appID, input, output string, eos bool, commitMS int, cacheBy
 	if eos {
 		guarantee = kstreams.ExactlyOnceV2
 	}
-	app, err := kstreams.New(topo, kstreams.Config{
-		ApplicationID:           appID,
-		BootstrapServers:        strings.Split(bootstrap, ","),
-		NumStreamThreads:        1,
-		ProcessingGuarantee:     guarantee,
-		CommitInterval:          time.Duration(commitMS) * time.Millisecond,
-		StateStoreCacheMaxBytes: kstreams.Int64(cacheBytes),
-		StateDir:                stateDir,
-		Logger:                  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	cfg, err := kstreams.ConfigFromProperties(props)
+	if err != nil {
+		return err
+	}
+	cfg.ApplicationID, cfg.BootstrapServers, cfg.NumStreamThreads = appID, strings.Split(bootstrap, ","), 1
+	cfg.ProcessingGuarantee, cfg.CommitInterval = guarantee, time.Duration(commitMS)*time.Millisecond
+	cfg.StateStoreCacheMaxBytes, cfg.StateDir = kstreams.Int64(cacheBytes), stateDir
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	app, err := kstreams.New(topo, cfg)
 	if err != nil {
 		return err
 	}

@@ -221,7 +221,8 @@ type counters struct {
 // chunk of a partition that is not paused waits for Poll, the loop waits for that Poll
 // rather than send a long poll without the partition (which would hold the partition back up
 // to MaxWait after the stream thread took its chunk, and make the session leave and rejoin
-// it). Paused partitions, partitions in a retry backoff and failed ones are simply left out.
+// it). Partitions with a chunk held back by Pause, partitions in a retry backoff and failed
+// ones are simply left out.
 type Fetcher struct {
 	cfg     Config
 	log     *slog.Logger
@@ -414,9 +415,13 @@ func (f *Fetcher) Seek(tp kafka.TopicPartition, offset int64) {
 	f.wakeLocked(p)
 }
 
-// Pause leaves tp out of the next fetch requests; a chunk fetched already is held back by
-// Poll until Resume (Java: KafkaConsumer.pause, whose poll returns no records of paused
-// partitions). Pausing an unknown partition does nothing.
+// Pause holds tp's chunks back from Poll until Resume (Java: KafkaConsumer.pause, whose poll
+// returns no records of paused partitions). Unlike Java's consumer, which stops fetching a
+// paused partition, the Fetcher still fetches it until it holds one chunk: so a partition
+// paused because its queue is full has its next chunk ready the moment it is resumed, instead
+// of waiting for a fetch that may queue behind a long poll of the other partitions (up to
+// MaxWait). That bounds what a paused partition holds to one chunk (PartitionMaxBytes).
+// Pausing an unknown partition does nothing.
 func (f *Fetcher) Pause(tp kafka.TopicPartition) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -426,8 +431,8 @@ func (f *Fetcher) Pause(tp kafka.TopicPartition) {
 	}
 }
 
-// Resume undoes Pause: tp is fetched again, and a chunk held back is returned by the next
-// Poll. Java: KafkaConsumer.resume.
+// Resume undoes Pause: a chunk held back is returned by the next Poll, and tp is fetched as
+// before. Java: KafkaConsumer.resume.
 func (f *Fetcher) Resume(tp kafka.TopicPartition) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -51,8 +51,18 @@ type plan struct {
 	ws       []want  // partitions to fetch
 	resets   []*part // partitions whose position must be reset first
 	waitPoll bool    // a partition will be fetchable once its chunk is polled
-	next     time.Time
+	// held: a paused partition holds a chunk, so it is left out of the request although it
+	// will be fetchable again soon (once resumed and polled).
+	held bool
+	next time.Time
 }
+
+// heldMaxWait bounds the broker wait of a request sent while a paused partition holds a
+// chunk: a long poll of the other (caught-up) partitions would hold that partition's next
+// fetch back for up to MaxWait once the stream thread took its chunk, leaving the thread idle
+// with a backlog on the broker (seen with the word count: a repartition topic's partitions
+// waiting behind 500 ms polls of the exhausted input).
+const heldMaxWait = 10 * time.Millisecond
 
 func (l *loop) run() {
 	defer l.f.wg.Done()
@@ -75,7 +85,11 @@ func (l *loop) run() {
 				return
 			}
 		default:
-			l.fetch(pl.ws)
+			wait := l.f.cfg.MaxWait
+			if pl.held {
+				wait = min(wait, heldMaxWait)
+			}
+			l.fetch(pl.ws, wait)
 		}
 	}
 }
@@ -93,7 +107,7 @@ func (l *loop) plan() plan {
 		case p.failed:
 		case p.ready:
 			pl.waitPoll = pl.waitPoll || !p.paused
-		case p.paused:
+			pl.held = pl.held || p.paused
 		case p.retryAt.After(now):
 			if pl.next.IsZero() || p.retryAt.Before(pl.next) {
 				pl.next = p.retryAt
@@ -190,8 +204,9 @@ func (l *loop) requestOK() {
 	l.failures = 0
 }
 
-// fetch sends one Fetch request for ws and applies its response.
-func (l *loop) fetch(ws []want) {
+// fetch sends one Fetch request for ws, which the broker may hold up to maxWait, and applies
+// its response.
+func (l *loop) fetch(ws []want, maxWait time.Duration) {
 	f := l.f
 	conn, err := l.connect()
 	if err != nil {
@@ -201,7 +216,7 @@ func (l *loop) fetch(ws []want) {
 	id, epoch, full, send := l.sess.build(ws)
 	req := &sarama.FetchRequest{
 		Version:      fetchVersion,
-		MaxWaitTime:  int32(f.cfg.MaxWait.Milliseconds()),
+		MaxWaitTime:  int32(maxWait.Milliseconds()),
 		MinBytes:     f.cfg.MinBytes,
 		MaxBytes:     f.cfg.MaxBytes,
 		Isolation:    sarama.IsolationLevel(f.cfg.Isolation),
