@@ -123,17 +123,17 @@ func (th *thread) pollInput() (int, error) {
 		if t == nil {
 			continue
 		}
-		for i := range c.Records {
-			r := &c.Records[i]
-			rec := task.RawRecord{Topic: c.TP.Topic, Partition: c.TP.Partition, Offset: r.Offset,
+		recs := c.Records
+		if err := t.AddRecords(c.TP.Topic, c.TP.Partition, len(recs), func(i int, rec *task.RawRecord) {
+			r := &recs[i]
+			*rec = task.RawRecord{Topic: c.TP.Topic, Partition: c.TP.Partition, Offset: r.Offset,
 				Timestamp: r.Timestamp, Key: r.Key, Value: r.Value}
 			for _, h := range r.Headers {
 				rec.Headers.Add(h.Key, h.Value)
 			}
-			if err := t.AddRecord(rec); err != nil {
-				// Deserialization errors surface again when the record is processed.
-				th.log.Debug("add record", "error", err)
-			}
+		}); err != nil {
+			// Deserialization errors surface again when the record is processed.
+			th.log.Debug("add records", "error", err)
 		}
 		n += len(c.Records)
 		if !in.paused && t.QueueSize(c.TP.Topic, c.TP.Partition) > limit {

@@ -42,7 +42,7 @@ type stampedRecord struct {
 type recordQueue struct {
 	tp            topicPartition
 	src           *node
-	fifo          []RawRecord
+	fifo          ring
 	head          *stampedRecord
 	partitionTime int64
 	order         int
@@ -51,19 +51,75 @@ type recordQueue struct {
 	// nothing. A slot is overwritten only two heads later, after that record was processed.
 	slots [2]stampedRecord
 	slot  int
-	// base is fifo's backing array from its start: an emptied queue starts again there instead
-	// of appending past the records already taken (which reallocates time and again).
-	base []RawRecord
 }
 
 // size is the number of buffered records (Java: RecordQueue.size).
 func (q *recordQueue) size() int {
-	n := len(q.fifo)
+	n := q.fifo.n
 	if q.head != nil {
 		n++
 	}
 	return n
 }
+
+// ring is a FIFO of raw records in a circular buffer that doubles when full: records are
+// appended by the fetched chunk (thousands at a time) while the task takes them one by one
+// from the front, so a slice appended at the back and resliced at the front would reallocate
+// and copy the whole queue over and over.
+type ring struct {
+	buf      []RawRecord
+	start, n int
+}
+
+// grow makes room for at least extra more records.
+func (r *ring) grow(extra int) {
+	need := r.n + extra
+	if need <= len(r.buf) {
+		return
+	}
+	size := max(len(r.buf), 16)
+	for size < need {
+		size *= 2
+	}
+	buf := make([]RawRecord, size)
+	if r.n > 0 {
+		k := copy(buf, r.buf[r.start:min(r.start+r.n, len(r.buf))])
+		copy(buf[k:], r.buf[:r.n-k])
+	}
+	r.buf, r.start = buf, 0
+}
+
+// slot returns the place of the next record pushed; call grow first.
+func (r *ring) slot() *RawRecord {
+	i := r.start + r.n
+	if i >= len(r.buf) {
+		i -= len(r.buf)
+	}
+	r.n++
+	return &r.buf[i]
+}
+
+// push appends rec.
+func (r *ring) push(rec RawRecord) {
+	r.grow(1)
+	*r.slot() = rec
+}
+
+// pop removes and returns the first record; the ring must not be empty.
+func (r *ring) pop() RawRecord {
+	rec := r.buf[r.start]
+	r.buf[r.start] = RawRecord{} // the buffer must not keep the record alive
+	if r.start++; r.start == len(r.buf) {
+		r.start = 0
+	}
+	if r.n--; r.n == 0 {
+		r.start = 0
+	}
+	return rec
+}
+
+// reset empties the ring and lets its buffer go.
+func (r *ring) reset() { *r = ring{} }
 
 // partitionGroup holds the queues of a task and its stream time (Java: PartitionGroup). The
 // non-empty queues sit in a priority queue by head timestamp with Java's tie behaviour.
@@ -94,12 +150,23 @@ func (g *partitionGroup) init(t *Task) {
 func (g *partitionGroup) add(src *node, rec RawRecord) error {
 	q := g.queue(src, topicPartition{rec.queueTopic(), rec.Partition})
 	oldSize := q.size()
-	if len(q.fifo) == 0 {
-		q.fifo = q.base[:0]
+	q.fifo.push(rec)
+	err := g.updateHead(q)
+	if oldSize == 0 && q.head != nil {
+		g.nonEmpty.offer(q)
 	}
-	q.fifo = append(q.fifo, rec)
-	if cap(q.fifo) > cap(q.base) {
-		q.base = q.fifo[:0]
+	return err
+}
+
+// addBatch appends n records of partition tp, each written in place by fill, and stamps the
+// head if needed: one queue lookup and at most one growth of the queue for a whole fetched
+// chunk.
+func (g *partitionGroup) addBatch(src *node, tp topicPartition, n int, fill func(i int, rec *RawRecord)) error {
+	q := g.queue(src, tp)
+	oldSize := q.size()
+	q.fifo.grow(n)
+	for i := 0; i < n; i++ {
+		fill(i, q.fifo.slot())
 	}
 	err := g.updateHead(q)
 	if oldSize == 0 && q.head != nil {
@@ -122,7 +189,7 @@ func (g *partitionGroup) queue(src *node, tp topicPartition) *recordQueue {
 func (g *partitionGroup) buffered() int {
 	n := 0
 	for _, q := range g.list {
-		n += len(q.fifo)
+		n += q.fifo.n
 		if q.head != nil {
 			n++
 		}
@@ -135,11 +202,9 @@ func (g *partitionGroup) buffered() int {
 // deserialize or to extract is removed from the queue and its error returned.
 func (g *partitionGroup) updateHead(q *recordQueue) error {
 	t := g.t
-	for q.head == nil && len(q.fifo) > 0 {
+	for q.head == nil && q.fifo.n > 0 {
 		sr := &q.slots[q.slot]
-		*sr = stampedRecord{raw: q.fifo[0]}
-		q.fifo[0] = RawRecord{} // the queue's backing array must not keep the record alive
-		q.fifo = q.fifo[1:]
+		*sr = stampedRecord{raw: q.fifo.pop()}
 		raw := &sr.raw
 		n := q.src
 		if err := n.deserialize(sr); err != nil {
@@ -229,7 +294,7 @@ func (g *partitionGroup) next() (*stampedRecord, *node, error) {
 	if g.nonEmpty.len() == 0 {
 		// Queues left unstamped after an error get another chance.
 		for _, q := range g.list {
-			if q.head == nil && len(q.fifo) > 0 {
+			if q.head == nil && q.fifo.n > 0 {
 				err := g.updateHead(q)
 				if q.head != nil {
 					g.nonEmpty.offer(q)
@@ -262,7 +327,7 @@ func (g *partitionGroup) next() (*stampedRecord, *node, error) {
 // clear drops every buffered record; partition times and stream time are kept.
 func (g *partitionGroup) clear() {
 	for _, q := range g.list {
-		q.fifo, q.base = nil, nil
+		q.fifo.reset()
 		q.head = nil
 	}
 	g.nonEmpty.q = nil

@@ -488,6 +488,25 @@ func (t *Task) AddRecord(rec RawRecord) error {
 	return t.group.add(src, rec)
 }
 
+// AddRecords buffers n records of one partition of topic, as AddRecord does for each: fill
+// writes the i-th record (Topic and Partition included) into rec, a slot of the partition's
+// queue. Meant for the runtime, which moves a whole fetched chunk at once. Errors: ErrClosed,
+// ErrUnknownTopic, and the deserialization error of a new head record (it surfaces again when
+// the record is processed).
+func (t *Task) AddRecords(topic string, partition int32, n int, fill func(i int, rec *RawRecord)) error {
+	if t.closed {
+		return ErrClosed
+	}
+	src := t.sourceFor(topic)
+	if src == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownTopic, topic)
+	}
+	if n == 0 {
+		return nil
+	}
+	return t.group.addBatch(src, topicPartition{topic, partition}, n, fill)
+}
+
 // HasRecordsQueued reports whether any record is buffered.
 func (t *Task) HasRecordsQueued() bool { return t.group.buffered() > 0 }
 

@@ -7,7 +7,7 @@
 // values. One stream thread. It prints "started" on stdout once the application runs.
 //
 //	wordcount -bootstrap 127.0.0.1:9092 -application-id wc -input in -output out \
-//	    [-eos] [-commit-ms 1000] [-cache-bytes 10485760] [-state-dir DIR] [-cpuprofile FILE] \
+//	    [-eos] [-commit-ms 1000] [-cache-bytes 10485760] [-state-dir DIR] [-cpuprofile FILE] [-memprofile FILE] \
 //	    [-p property=value]...
 //
 // -p sets any other Kafka Streams property (buffered.records.per.partition, producer.batch.size,
@@ -42,6 +42,7 @@ func main() {
 	cacheBytes := flag.Int64("cache-bytes", 10<<20, "statestore.cache.max.bytes")
 	stateDir := flag.String("state-dir", "", "state.dir (default: a fresh temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of the whole run to `FILE` at exit")
 	props := map[string]string{}
 	flag.Func("p", "another Kafka Streams `property=value` (repeatable)", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
@@ -67,6 +68,14 @@ func main() {
 	if *bootstrap == "" {
 		fmt.Fprintln(os.Stderr, "wordcount: -bootstrap is required")
 		os.Exit(2)
+	}
+	if *memProfile != "" {
+		defer func() {
+			if f, err := os.Create(*memProfile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	if err := run(*bootstrap, *appID, *input, *output, *eos, *commitMS, *cacheBytes, *stateDir, props); err != nil {
 		fmt.Fprintln(os.Stderr, "wordcount:", err)
