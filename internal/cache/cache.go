@@ -560,6 +560,10 @@ type namedCache struct {
 	head                 *lruNode
 	tail                 *lruNode
 	sizeBytes            int64
+	// last is the node found or written last: a store's read-modify-write of one key (an
+	// aggregation's Get then Put) and runs of the same key find it without a map lookup.
+	// Cleared when that node leaves the map.
+	last *lruNode
 
 	hits, misses, overwrites, flushes int64
 }
@@ -579,8 +583,20 @@ func (c *namedCache) count(n *lruNode) *lruNode {
 	return n
 }
 
+// find returns the node of key, or nil.
+func (c *namedCache) find(key []byte) *lruNode {
+	if l := c.last; l != nil && l.skey == string(key) {
+		return l
+	}
+	n := c.nodes[string(key)]
+	if n != nil {
+		c.last = n
+	}
+	return n
+}
+
 func (c *namedCache) get(key []byte) *Entry {
-	n := c.count(c.nodes[string(key)])
+	n := c.count(c.find(key))
 	if n == nil {
 		return nil
 	}
@@ -666,7 +682,7 @@ var ErrCleanOverDirty = errors.New("cache: attempting to put a clean entry over 
 
 // put caches e under key; the key is copied only when a new node is added.
 func (c *namedCache) put(key []byte, e *Entry) error {
-	n := c.nodes[string(key)]
+	n := c.find(key)
 	if !e.dirty && n != nil && n.inDirty {
 		return fmt.Errorf("%w: key %x, namespace %s", ErrCleanOverDirty, key, c.name)
 	}
@@ -680,6 +696,7 @@ func (c *namedCache) put(key []byte, e *Entry) error {
 		n = &lruNode{key: []byte(k), skey: k, entry: e}
 		c.pushHead(n)
 		c.nodes[k] = n
+		c.last = n
 		if c.index != nil {
 			c.index.add(k)
 		}
@@ -709,6 +726,9 @@ func (c *namedCache) delete(k string) *Entry {
 
 func (c *namedCache) remove(n *lruNode) *Entry {
 	delete(c.nodes, n.skey)
+	if c.last == n {
+		c.last = nil
+	}
 	if c.index != nil {
 		c.index.remove(n.skey)
 	}
@@ -728,6 +748,9 @@ func (c *namedCache) evict() error {
 	c.sizeBytes -= n.size()
 	c.unlink(n)
 	delete(c.nodes, n.skey)
+	if c.last == n {
+		c.last = nil
+	}
 	if c.index != nil {
 		c.index.remove(n.skey)
 	}
@@ -808,7 +831,7 @@ func (c *namedCache) keysBetween(from, to []byte, toInclusive bool) []string {
 }
 
 func (c *namedCache) clear() {
-	c.head, c.tail = nil, nil
+	c.head, c.tail, c.last = nil, nil, nil
 	c.sizeBytes = 0
 	c.dirtyHead, c.dirtyTail, c.dirtyLen = nil, nil, 0
 	clear(c.nodes)

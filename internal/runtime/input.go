@@ -135,6 +135,7 @@ func (th *thread) pollInput() (int, error) {
 			// Deserialization errors surface again when the record is processed.
 			th.log.Debug("add records", "error", err)
 		}
+		th.fetcher.Recycle(recs) // copied into the queue
 		n += len(c.Records)
 		if !in.paused && t.QueueSize(c.TP.Topic, c.TP.Partition) > limit {
 			th.fetcher.Pause(c.TP)

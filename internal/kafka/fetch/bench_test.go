@@ -77,7 +77,7 @@ func BenchmarkDecodeBlock(b *testing.B) {
 		b.Fatal(err)
 	}
 	blk := resp.GetBlock(tp.Topic, tp.Partition)
-	records := len(decodeBlock(blk, 0, false).records)
+	records := len(decodeBlock(blk, 0, false, nil).records)
 	if records != benchBatches*benchBatchSize {
 		b.Fatalf("%d records in the block, want %d", records, benchBatches*benchBatchSize)
 	}
@@ -85,7 +85,7 @@ func BenchmarkDecodeBlock(b *testing.B) {
 	b.ResetTimer()
 	m0 := mallocs()
 	for b.Loop() {
-		decodeBlock(blk, 0, true)
+		decodeBlock(blk, 0, true, nil)
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(mallocs()-m0)/float64(b.N)/float64(records), "allocs/record")

@@ -22,13 +22,13 @@ type decoded struct {
 }
 
 // decodeBlock turns a fetch response block asked from offset from into the records at
-// offsets >= from, in order, allocating one slice for them. Control batches are dropped, and
+// offsets >= from, in order, appended to buf[:0] (growing it at most once). Control batches are dropped, and
 // with readCommitted the batches of aborted transactions: as in Java's consumer, an aborted
 // transaction's producer id counts as aborted from the transaction's first offset (from the
 // response's aborted-transaction list) until that producer's abort marker, and its
 // transactional batches in that span are skipped. A batch cut off by the size limit
 // (PartialTrailingRecord) ends the block: it is fetched again from next.
-func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool) decoded {
+func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool, buf []Record) decoded {
 	d := decoded{next: from}
 	n, complete := 0, 0
 	for _, rs := range blk.RecordsSet {
@@ -47,7 +47,7 @@ func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool)
 		}
 	}
 	if n > 0 {
-		d.records = make([]Record, 0, n)
+		d.records = slices.Grow(buf[:0], n)
 	}
 
 	var aborted []sarama.AbortedTransaction

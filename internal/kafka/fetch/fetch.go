@@ -242,6 +242,41 @@ type Fetcher struct {
 	routeWake chan struct{}
 	done      chan struct{}
 	wg        sync.WaitGroup
+
+	// free are record slices handed back by Recycle, for the next chunks.
+	freeMu sync.Mutex
+	free   [][]Record
+}
+
+// maxFreeRecords bounds the record slices Recycle keeps.
+const maxFreeRecords = 16
+
+// Recycle hands back the records of a polled chunk once the caller is done with them (it has
+// copied what it needs): the next chunks are decoded into that memory instead of a new slice.
+// Optional; the records must not be used afterwards. Safe from any goroutine.
+func (f *Fetcher) Recycle(recs []Record) {
+	if cap(recs) == 0 {
+		return
+	}
+	clear(recs) // let the response buffers the records point into go
+	f.freeMu.Lock()
+	if len(f.free) < maxFreeRecords {
+		f.free = append(f.free, recs[:0])
+	}
+	f.freeMu.Unlock()
+}
+
+// takeRecords returns a recycled record slice, or nil.
+func (f *Fetcher) takeRecords() []Record {
+	f.freeMu.Lock()
+	defer f.freeMu.Unlock()
+	if n := len(f.free); n > 0 {
+		r := f.free[n-1]
+		f.free[n-1] = nil
+		f.free = f.free[:n-1]
+		return r
+	}
+	return nil
 }
 
 // part is one assigned partition. Every field is guarded by Fetcher.mu.

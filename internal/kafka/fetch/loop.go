@@ -267,7 +267,7 @@ func (l *loop) apply(resp *sarama.FetchResponse, ws []want) {
 		l.blocks = append(l.blocks, blk)
 		var d decoded
 		if blk != nil && blk.Err == sarama.ErrNoError {
-			d = decodeBlock(blk, ws[i].offset, rc)
+			d = decodeBlock(blk, ws[i].offset, rc, f.takeRecords())
 		}
 		l.results = append(l.results, d)
 	}
