@@ -10,7 +10,9 @@
 # count's records) and the word pipe (lines consumed, split, every word produced to a
 # 4-partition topic keyed by word, that topic consumed and every word produced to an output
 # topic: the word count's broker traffic without state, cache, deduplication or commits;
-# see bench/cmd/wcbench's doc comment); then the same
+# see bench/cmd/wcbench's doc comment), and the batch-level word pipe (the same on the library's
+# own fetch/produce layer: the ceiling of its data path); then the end-to-end latency of both
+# word counts with default configurations at BENCH_LATENCY_RATES lines/s; then the same
 # word count in each library's TopologyTestDriver, no broker (bench/cmd/tdbench against
 # io.kstreams.bench.TestDriverWordCount on the same lines).
 #
@@ -26,6 +28,9 @@
 #   BENCH_GUARANTEES   comma-separated (default at_least_once,exactly_once_v2)
 #   BENCH_JAVA_OPTS    extra JVM options for the Java application (default none)
 #   BENCH_TD_LINES     lines piped through each TopologyTestDriver (default BENCH_LINES; 0 skips)
+#   BENCH_LATENCY_RATES  comma-separated input rates (lines/s) of the latency runs (default
+#                      1000,10000; empty skips)
+#   BENCH_LATENCY_SECONDS  load duration of each latency run (default 60)
 #   BENCH_RESTORE_RECORDS  changelog records of the restore benchmark (default 5000000; 0 skips)
 #   KAFKA_BOOTSTRAP    use this running broker instead of starting one
 #   KAFKA_RUN_DIR      where the broker started here keeps its files
@@ -106,6 +111,14 @@ fi
 	-guarantees "${BENCH_GUARANTEES:-at_least_once,exactly_once_v2}" \
 	-java-opts "${BENCH_JAVA_OPTS:-}"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+latency_rates=${BENCH_LATENCY_RATES-1000,10000}
+if [ -n "$latency_rates" ]; then
+	"$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" \
+		-java-cp "$here/java/target/bench.jar:$here/java/target/lib/*" -java-opts "${BENCH_JAVA_OPTS:-}" \
+		-throughput=false -latency-rates "$latency_rates" -latency-seconds "${BENCH_LATENCY_SECONDS:-60}s"
+	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 
 td_lines=${BENCH_TD_LINES:-${BENCH_LINES:-2000000}}
 if [ "$td_lines" -gt 0 ]; then

@@ -29,8 +29,13 @@
 //     a conservative ceiling on that leg, an upper bound on the rest.
 //
 // Both pipes use the same consumer (sarama's defaults) and producer configuration (acks=all,
-// 1 MiB / 10 ms batches), one goroutine per partition and stage, one producer.
+// 1 MiB / 10 ms batches), one goroutine per partition and stage, one producer. A third ceiling,
+// the batch-level word pipe, moves the word pipe's records with the library's own fetch and
+// produce layer (internal/kafka), configured as a stream thread's: the ceiling of our data path.
 // An empty -impls runs only the pipes.
+//
+// With -latency-rates it then measures end-to-end latency at fixed input rates with default
+// configurations (latency.go); -throughput=false skips the throughput part.
 //
 //	wcbench -bootstrap 127.0.0.1:9092 -go-bin /path/wordcount -java-cp 'bench/java/target/bench.jar:bench/java/target/lib/*'
 package main
@@ -236,6 +241,13 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 		fmt.Printf("bare sarama word pipe (lines -> words by murmur2(word) -> one record per word; no state, cache or commits): wall %.2f s  %.0f lines/s  %.0f words/s\n",
 			wwall.Seconds(), float64(o.lines)/wwall.Seconds(), float64(wwords)/wwall.Seconds())
 		fmt.Print(fractions(o.guarantees, results, wwall, "word pipe"))
+		bwall, bwords, err := batchWordPipe(o, client, input, ends, stamp)
+		if err != nil {
+			return fmt.Errorf("batch-level word pipe: %w", err)
+		}
+		fmt.Printf("batch-level word pipe (the same on kstreams-go's own fetch/produce layer, configured as a stream thread's): wall %.2f s  %.0f lines/s  %.0f words/s\n",
+			bwall.Seconds(), float64(o.lines)/bwall.Seconds(), float64(bwords)/bwall.Seconds())
+		fmt.Print(fractions(o.guarantees, results, bwall, "batch-level word pipe"))
 	}
 	return nil
 }
