@@ -133,10 +133,9 @@ func (n *node) forward(rec processor.Record[any, any], targets []*node) error {
 		return fmt.Errorf("node %s: forward: %w: %d", n.spec.Name, processor.ErrInvalidTimestamp, rec.Timestamp)
 	}
 	t := n.task
-	prev := t.rc
-	t.rc = recordContext{timestamp: rec.Timestamp, offset: prev.offset, partition: prev.partition, topic: prev.topic,
-		headers: rec.Headers, hasMetadata: prev.hasMetadata}
-	defer func() { t.rc = prev }()
+	prevTS, prevHeaders := t.rc.timestamp, t.rc.headers
+	t.rc.timestamp, t.rc.headers = rec.Timestamp, rec.Headers
+	defer func() { t.rc.timestamp, t.rc.headers = prevTS, prevHeaders }()
 	for i, c := range targets {
 		r := rec
 		if len(targets) > 1 && i > 0 && rec.Headers.Len() > 0 {
