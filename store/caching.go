@@ -232,7 +232,9 @@ func (c *CachingKeyValueStore) putOwned(key, value []byte, keyLent bool) error {
 		}
 		return c.Put(key, value)
 	}
-	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, key, c.ownedEntry(value)))
+	rc := c.ctx.CurrentRecordContext()
+	rc.Headers = rc.Headers.Clone()
+	return storeErr(c.Name(), "put", c.cache.PutDirty(c.namespace, key, value, rc))
 }
 
 func (c *CachingKeyValueStore) put(key, value []byte) error {

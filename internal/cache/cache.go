@@ -328,6 +328,22 @@ func (t *ThreadCache) Put(namespace string, key []byte, entry *Entry) error {
 	return t.maybeEvict(c)
 }
 
+// PutDirty is Put of a dirty entry (NewEntry(value, ctx, true)) that may reuse the memory of
+// the key's current entry instead of allocating one: the cache keeps value, and an *Entry a
+// caller got earlier for this key must not be used after the call.
+func (t *ThreadCache) PutDirty(namespace string, key, value []byte, ctx processor.RecordContext) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.puts++
+	c := t.getOrCreate(namespace)
+	old := c.sizeBytes
+	if err := c.putDirty(key, value, ctx); err != nil {
+		return err
+	}
+	t.sizeBytes += c.sizeBytes - old
+	return t.maybeEvict(c)
+}
+
 // PutIfAbsent caches entry only if key has no entry and returns the existing entry, or nil.
 // Java: putIfAbsent(namespace, key, value).
 func (t *ThreadCache) PutIfAbsent(namespace string, key []byte, entry *Entry) (*Entry, error) {
@@ -564,6 +580,8 @@ type namedCache struct {
 	// aggregation's Get then Put) and runs of the same key find it without a map lookup.
 	// Cleared when that node leaves the map.
 	last *lruNode
+	// flushing counts flush listeners running: the entries they were handed must not change.
+	flushing int
 
 	hits, misses, overwrites, flushes int64
 }
@@ -679,6 +697,24 @@ func (c *namedCache) unmarkDirty(n *lruNode) {
 // caller). Java: IllegalStateException "Attempting to put a clean entry for key ... when it
 // already contains a dirty entry for the same key".
 var ErrCleanOverDirty = errors.New("cache: attempting to put a clean entry over a dirty entry")
+
+// putDirty caches a dirty entry of value written in context ctx under key. An existing key's
+// entry is overwritten in place, saving an allocation per write of a hot key, when nobody can
+// hold it: no flush listener runs (it was handed entries) and no range scan was ever made (an
+// iterator keeps the entry it peeked; the index exists once one was). Otherwise, and for a new
+// key, it is put as a new entry.
+func (c *namedCache) putDirty(key, value []byte, ctx processor.RecordContext) error {
+	if n := c.find(key); n != nil && c.flushing == 0 && c.index == nil {
+		c.overwrites++
+		c.sizeBytes -= n.size()
+		*n.entry = Entry{value: value, ctx: ctx, dirty: true, size: 1 + int64(len(value)) + residentSize(ctx)}
+		c.touch(n)
+		c.markDirty(n)
+		c.sizeBytes += n.size()
+		return nil
+	}
+	return c.put(key, NewEntry(value, ctx, true))
+}
 
 // put caches e under key; the key is copied only when a new node is added.
 func (c *namedCache) put(key []byte, e *Entry) error {
@@ -803,8 +839,12 @@ func (c *namedCache) flush(evicted *lruNode) error {
 // taken back even if the listener panics, so the caller's deferred unlock stays balanced.
 func (c *namedCache) callListener(entries []DirtyEntry) error {
 	listener := c.listener
+	c.flushing++
 	c.mu.Unlock()
-	defer c.mu.Lock()
+	defer func() {
+		c.mu.Lock()
+		c.flushing--
+	}()
 	return listener(entries)
 }
 

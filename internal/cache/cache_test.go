@@ -321,3 +321,52 @@ func TestListenerPanicKeepsLockBalanced(t *testing.T) {
 		t.Fatal("cache unusable after a listener panic")
 	}
 }
+
+// PutDirty overwrites a key's entry in place while nothing can hold it, and puts a new entry
+// while a flush listener runs (it was handed the old one) or once a range scan was made; the
+// size accounting and the flush order are those of Put.
+func TestPutDirtyReuse(t *testing.T) {
+	c := New(1 << 20)
+	var flushed []string
+	c.AddDirtyEntryFlushListener("ns", func(es []DirtyEntry) error {
+		for _, e := range es {
+			flushed = append(flushed, string(e.Key)+"="+string(e.NewValue))
+		}
+		return nil
+	})
+	ctx := processor.RecordContext{Topic: "t", Timestamp: 5}
+	if err := c.PutDirty("ns", []byte("a"), []byte("1"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := c.Get("ns", []byte("a"))
+	if err := c.PutDirty("ns", []byte("b"), []byte("x"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PutDirty("ns", []byte("a"), []byte("22"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := c.Get("ns", []byte("a"))
+	if first != second || string(second.Value()) != "22" || !second.IsDirty() {
+		t.Fatalf("in-place overwrite: same entry %v, value %q dirty %v", first == second, second.Value(), second.IsDirty())
+	}
+	want := NewEntry([]byte("22"), ctx, true).Size() + NewEntry([]byte("x"), ctx, true).Size() + 2*(1+24)
+	if got := c.SizeBytes(); got != want {
+		t.Errorf("size %d, want %d", got, want)
+	}
+	if err := c.Flush("ns"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(flushed, ","); got != "b=x,a=22" {
+		t.Errorf("flushed %s, want b=x,a=22 (order of the last write)", got)
+	}
+	// A range scan: from then on a new entry per write.
+	it := c.All("ns")
+	it.HasNext()
+	peeked := it.PeekNext()
+	if err := c.PutDirty("ns", []byte("a"), []byte("333"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	if string(peeked.Value()) != "22" {
+		t.Errorf("the iterator's peeked entry changed to %q", peeked.Value())
+	}
+}
