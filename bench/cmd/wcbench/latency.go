@@ -67,13 +67,8 @@ func latencyOnce(o options, client sarama.Client, admin sarama.ClusterAdmin, imp
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
 	appID := fmt.Sprintf("wcbench-latency-%s-%d-%s", impl, rate, stamp)
 	input, output := appID+"-input", appID+"-output"
-	for _, t := range []string{input, output} {
-		if err := admin.CreateTopic(t, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-			return res, fmt.Errorf("create %s: %w", t, err)
-		}
-		if err := awaitLeaders(client, t); err != nil {
-			return res, err
-		}
+	if err := createTopics(client, input, output); err != nil {
+		return res, err
 	}
 	stateDir, err := os.MkdirTemp("", "wcbench-latency-state-")
 	if err != nil {

@@ -627,17 +627,8 @@ func pipe(o options, client sarama.Client, input string, ends map[int32]int64, s
 func wordPipe(o options, client sarama.Client, input string, ends map[int32]int64, stamp string) (time.Duration, int64, error) {
 	mid := "wcbench-wordpipe-repartition-" + stamp
 	out := "wcbench-wordpipe-output-" + stamp
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	if err != nil {
+	if err := createTopics(client, mid, out); err != nil {
 		return 0, 0, err
-	}
-	for _, t := range []string{mid, out} {
-		if err := admin.CreateTopic(t, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-			return 0, 0, fmt.Errorf("create %s: %w", t, err)
-		}
-		if err := awaitLeaders(client, t); err != nil {
-			return 0, 0, err
-		}
 	}
 	start := time.Now()
 	consumer, err := sarama.NewConsumer(o.bootstrap, pipeConsumerConfig())
@@ -766,6 +757,23 @@ func wordPipe(o options, client sarama.Client, input string, ends map[int32]int6
 		return 0, 0, e
 	}
 	return wall, words, nil
+}
+
+// createTopics creates fresh 4-partition topics and waits for their leaders.
+func createTopics(client sarama.Client, topics ...string) error {
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		return err
+	}
+	for _, t := range topics {
+		if err := admin.CreateTopic(t, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
+			return fmt.Errorf("create %s: %w", t, err)
+		}
+		if err := awaitLeaders(client, t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // awaitLeaders waits (up to 30 s) until every partition of a freshly created topic has a

@@ -27,17 +27,8 @@ import (
 func batchWordPipe(o options, client sarama.Client, input string, ends map[int32]int64, stamp string) (time.Duration, int64, error) {
 	mid := "wcbench-batchpipe-repartition-" + stamp
 	out := "wcbench-batchpipe-output-" + stamp
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	if err != nil {
+	if err := createTopics(client, mid, out); err != nil {
 		return 0, 0, err
-	}
-	for _, t := range []string{mid, out} {
-		if err := admin.CreateTopic(t, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-			return 0, 0, fmt.Errorf("create %s: %w", t, err)
-		}
-		if err := awaitLeaders(client, t); err != nil {
-			return 0, 0, err
-		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
