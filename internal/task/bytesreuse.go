@@ -22,6 +22,9 @@ const (
 type internTable struct {
 	seed  maphash.Seed
 	slots []internSlot
+	// last is the string found or remembered last: a record whose value repeats its key (a
+	// repartition topic keyed by its value) finds it without hashing.
+	last internSlot
 }
 
 type internSlot struct {
@@ -39,8 +42,12 @@ func (n *node) decodeString(d serde.Deserializer[any], topic string, h *serde.He
 	if t.intern == nil {
 		t.intern = &internTable{seed: maphash.MakeSeed(), slots: make([]internSlot, internSlots)}
 	}
+	if l := &t.intern.last; l.v != nil && l.s == string(b) {
+		return l.v, nil
+	}
 	slot := &t.intern.slots[maphash.Bytes(t.intern.seed, b)&(internSlots-1)]
 	if slot.v != nil && slot.s == string(b) {
+		t.intern.last = *slot
 		return slot.v, nil
 	}
 	v, err := d.Deserialize(topic, h, b)
@@ -51,6 +58,7 @@ func (n *node) decodeString(d serde.Deserializer[any], topic string, h *serde.He
 	// match on the bytes always means the same decoded string.
 	if s, ok := v.(string); ok && s == string(b) {
 		slot.s, slot.v = s, v
+		t.intern.last = *slot
 	}
 	return v, nil
 }
