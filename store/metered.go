@@ -50,6 +50,10 @@ type MeteredKeyValueStore[K, V any] struct {
 type keyScratch struct {
 	busy atomic.Bool
 	b    []byte
+	// key is the String key b holds the bytes of (valid when hasKey): an aggregation's Get and
+	// Put of one key serialize it once.
+	key    string
+	hasKey bool
 }
 
 // done gives the buffer back.
@@ -166,14 +170,20 @@ func (m *MeteredKeyValueStore[K, V]) lendKey(op string, key K) (b []byte, lent b
 		b, err = m.keyBytes(op, key)
 		return b, false, err
 	}
+	ks, isString := any(key).(string)
+	if isString && m.keyBuf.hasKey && m.keyBuf.key == ks {
+		return m.keyBuf.b, true, nil
+	}
 	h := m.hdr.get()
 	b, err = m.keyApp.AppendSerialize(m.keyBuf.b[:0], m.topic, h, key)
 	m.hdr.put(h)
 	if err != nil {
+		m.keyBuf.hasKey = false
 		m.keyBuf.done()
 		return nil, false, storeErr(m.Name(), op+": serialize key", err)
 	}
 	m.keyBuf.b = b
+	m.keyBuf.key, m.keyBuf.hasKey = ks, isString
 	return b, true, nil
 }
 
