@@ -28,7 +28,8 @@ type RecordContextAccess interface {
 	// punctuation).
 	CurrentRecordContext() processor.RecordContext
 	// SetRecordContext replaces the context (Topic "" means no record metadata) and returns a
-	// function restoring the previous one.
+	// function restoring the previous one: call it once, before restoring any context replaced
+	// earlier (as a deferred call does).
 	SetRecordContext(rc processor.RecordContext) (restore func())
 }
 

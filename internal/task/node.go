@@ -344,6 +344,10 @@ func (c *nodeContext) ForwardTo(rec processor.Record[any, any], childName string
 type storeContext struct {
 	t        *Task
 	building processor.StateStore
+	// saved are the record contexts SetRecordContext replaced, innermost last; restore pops one
+	// (a func value made once, so that a flushed cache entry costs no closure).
+	saved   []recordContext
+	restore func()
 }
 
 var _ processor.StateStoreContext = (*storeContext)(nil)
@@ -420,10 +424,18 @@ func (s *storeContext) CurrentRecordContext() processor.RecordContext {
 // Java: InternalProcessorContext.setRecordContext, used by the caching layer while it flushes
 // an entry with the context of the write that cached it.
 func (s *storeContext) SetRecordContext(rc processor.RecordContext) (restore func()) {
-	prev := s.t.rc
+	s.saved = append(s.saved, s.t.rc)
 	s.t.rc = recordContext{timestamp: rc.Timestamp, offset: rc.Offset, partition: rc.Partition, topic: rc.Topic,
 		headers: rc.Headers, hasMetadata: rc.Topic != ""}
-	return func() { s.t.rc = prev }
+	if s.restore == nil {
+		s.restore = func() {
+			n := len(s.saved) - 1
+			s.t.rc = s.saved[n]
+			s.saved[n] = recordContext{}
+			s.saved = s.saved[:n]
+		}
+	}
+	return s.restore
 }
 
 // DefaultSerdeUser is implemented by serializers and deserializers that wrap an inner serde the
