@@ -269,3 +269,43 @@ func checkHandlers(t *testing.T, b kafkatest.Broker) {
 
 func TestIntegrationExceptionHandlers(t *testing.T) { checkHandlers(t, kafkatest.Real(t)) }
 func TestEmbeddedExceptionHandlers(t *testing.T)    { checkHandlers(t, kafkatest.Embedded(t)) }
+
+// A record that fails to deserialize as it becomes the head of an empty partition queue (the
+// first record of a chunk fetched into an empty queue: a caught-up input, or offset 0) stops
+// the instance with the DeserializationError under the default (fail) handler, as one in the
+// middle of a chunk does; it is not skipped.
+func checkPoisonFirstRecord(t *testing.T, b kafkatest.Broker) {
+	input, output := kafkatest.Name(t, "in"), kafkatest.Name(t, "out")
+	createTopics(t, b, 1, input, output)
+	const n = 50
+	producePoisoned(t, b, input, n, 0) // the poison record is at offset 0
+	app, err := kstreams.New(doubleTopology(t, input, output), kstreams.Config{
+		ApplicationID: kafkatest.Name(t, "poison-first"), BootstrapServers: b.Addrs, StateDir: t.TempDir(),
+		CommitInterval: 100 * time.Millisecond, Sarama: fastSarama, Consumer: fastConsumer,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer closeApp(t, app)
+	select {
+	case <-app.Done():
+	case <-time.After(30 * time.Second):
+		out := readRaw(t, b, output, 1, 10*time.Second)
+		t.Fatalf("instance did not stop on the poison record at offset 0 (default handler: fail); state %s; it produced output, first %q",
+			app.State(), out[0].Key)
+	}
+	var de *task.DeserializationError
+	if app.State() != kstreams.Error || !errors.As(app.Err(), &de) || de.Offset != 0 {
+		t.Fatalf("state %s, err %v", app.State(), app.Err())
+	}
+}
+
+func TestEmbeddedPoisonFirstRecord(t *testing.T) {
+	checkPoisonFirstRecord(t, kafkatest.Embedded(t))
+}
+func TestIntegrationPoisonFirstRecord(t *testing.T) {
+	checkPoisonFirstRecord(t, kafkatest.Real(t))
+}

@@ -124,18 +124,21 @@ func (th *thread) pollInput() (int, error) {
 			continue
 		}
 		recs := c.Records
-		if err := t.AddRecords(c.TP.Topic, c.TP.Partition, len(recs), func(i int, rec *task.RawRecord) {
+		err := t.AddRecords(c.TP.Topic, c.TP.Partition, len(recs), func(i int, rec *task.RawRecord) {
 			r := &recs[i]
 			*rec = task.RawRecord{Topic: c.TP.Topic, Partition: c.TP.Partition, Offset: r.Offset,
 				Timestamp: r.Timestamp, Key: r.Key, Value: r.Value}
 			for _, h := range r.Headers {
 				rec.Headers.Add(h.Key, h.Value)
 			}
-		}); err != nil {
-			// Deserialization errors surface again when the record is processed.
-			th.log.Debug("add records", "error", err)
-		}
+		})
 		th.fetcher.Recycle(recs) // copied into the queue
+		if err != nil {
+			// The record that became the head of an empty queue failed to deserialize (and
+			// the handler said fail) or its timestamp could not be extracted: it is the next
+			// record to process, so this is the processing error (Java: addRecordsToTasks).
+			return n, err
+		}
 		n += len(c.Records)
 		if !in.paused && t.QueueSize(c.TP.Topic, c.TP.Partition) > limit {
 			th.fetcher.Pause(c.TP)
