@@ -212,7 +212,10 @@ type partState struct {
 	open     *batch
 	queue    []*batch
 	inflight []*batch
-	nextSeq  int32
+	// nextSeq is the next sequence number (wrapping after Integer.MAX_VALUE); nextOrder counts
+	// the batches sent, which orders them where sequence numbers may wrap.
+	nextSeq   int32
+	nextOrder int64
 	// retrying: a batch failed and waits to be resent: the partition sends one batch at a time
 	// until it went through, so that the broker sees the sequence numbers in order.
 	retrying bool
@@ -518,9 +521,11 @@ type batch struct {
 	// first and maxTS are the first record's and the largest timestamp (ms).
 	firstTS, maxTS int64
 	created        time.Time
-	// rb is built when the batch is first sent; seq is its first sequence number (-1 before).
+	// rb is built when the batch is first sent; seq is its first sequence number (-1 before)
+	// and order its place among the partition's batches sent.
 	rb       *sarama.RecordBatch
 	seq      int32
+	order    int64
 	epoch    int16
 	attempts int
 	lastErr  error

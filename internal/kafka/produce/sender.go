@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -257,10 +258,20 @@ func (p *Producer) prepare(ps *partState, b *batch) {
 		return
 	}
 	if b.seq < 0 {
-		b.seq, b.epoch = ps.nextSeq, p.epoch
-		ps.nextSeq += int32(b.n)
+		b.seq, b.epoch, b.order = ps.nextSeq, p.epoch, ps.nextOrder
+		ps.nextSeq = nextSequence(ps.nextSeq, b.n)
+		ps.nextOrder++
 	}
 	b.rb.ProducerID, b.rb.ProducerEpoch, b.rb.FirstSequence = p.pid, b.epoch, b.seq
+}
+
+// nextSequence is the sequence number after n records from seq: sequence numbers wrap to 0
+// after Integer.MAX_VALUE, as Kafka's brokers expect (Java: DefaultRecordBatch.incrementSequence).
+func nextSequence(seq int32, n int) int32 {
+	if int64(seq)+int64(n) > math.MaxInt32 {
+		return int32(int64(seq) + int64(n) - math.MaxInt32 - 1)
+	}
+	return seq + int32(n)
 }
 
 // send writes request r; its callback (or, when the write fails, send itself) settles it.
@@ -363,12 +374,12 @@ func (p *Producer) outcome(ps *partState, b *batch, blk *sarama.ProduceResponseB
 // outcome yet; p.mu held.
 func (p *Producer) earlierPending(ps *partState, b *batch) bool {
 	for _, o := range ps.inflight {
-		if o != b && o.seq >= 0 && o.seq < b.seq && o.epoch == b.epoch {
+		if o != b && o.seq >= 0 && o.order < b.order && o.epoch == b.epoch {
 			return true
 		}
 	}
 	for _, o := range ps.queue {
-		if o.seq >= 0 && o.seq < b.seq && o.epoch == b.epoch {
+		if o.seq >= 0 && o.order < b.order && o.epoch == b.epoch {
 			return true
 		}
 	}
@@ -402,7 +413,7 @@ func (p *Producer) retry(ps *partState, b *batch, err error) {
 		p.log.Debug("produce: retrying a batch", "partition", ps.tp.String(), "records", b.n, "attempt", b.attempts, "error", err)
 	}
 	i := 0
-	for i < len(ps.queue) && ps.queue[i].seq >= 0 && (b.seq < 0 || ps.queue[i].seq < b.seq) {
+	for i < len(ps.queue) && ps.queue[i].seq >= 0 && (b.seq < 0 || ps.queue[i].order < b.order) {
 		i++
 	}
 	ps.queue = slices.Insert(ps.queue, i, b)
@@ -421,9 +432,8 @@ func (p *Producer) fail(ps *partState, b *batch, err error) {
 		}
 	}
 	if p.Transactional() {
-		if p.txn.state == txnOpen && b.txnGen == p.txn.gen {
-			p.txn.state = txnAbortable
-			p.txn.err = fmt.Errorf("%w: %w", ErrAbortable, err)
+		if b.txnGen == p.txn.gen {
+			p.setAbortable(err)
 		}
 		p.txn.failed = true
 	} else if !p.cfg.NoIdempotence && b.seq >= 0 {

@@ -213,10 +213,7 @@ func (p *Producer) txnFailed(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	if p.txn.state == txnOpen {
-		p.txn.state = txnAbortable
-		p.txn.err = fmt.Errorf("%w: %w", ErrAbortable, err)
-	}
+	p.setAbortable(err)
 	return p.txn.err
 }
 
@@ -266,16 +263,7 @@ func (p *Producer) Abort(ctx context.Context) error {
 		p.mu.Unlock()
 		return nil
 	}
-	for _, ts := range p.topics {
-		for _, ps := range ts.parts {
-			if ps.open != nil {
-				p.unfinished--
-				ps.open = nil
-			}
-			p.unfinished -= len(ps.queue)
-			ps.queue = nil
-		}
-	}
+	p.dropUnsent()
 	p.notifyDrained()
 	p.mu.Unlock()
 	// Wait for the batches in flight: the transaction can only end once they are settled.
@@ -305,6 +293,34 @@ func (p *Producer) Abort(ctx context.Context) error {
 	p.mu.Unlock()
 	p.signal()
 	return nil
+}
+
+// setAbortable makes the open transaction abortable with err and drops the batches that were
+// not sent yet: they can never be (the transaction can only be aborted), and Flush and Commit
+// must not wait for them (Java: the accumulator's abortUndrainedBatches). Batches in flight
+// still settle. p.mu held.
+func (p *Producer) setAbortable(err error) {
+	if p.txn.state != txnOpen {
+		return
+	}
+	p.txn.state = txnAbortable
+	p.txn.err = fmt.Errorf("%w: %w", ErrAbortable, err)
+	p.dropUnsent()
+	p.notifyDrained()
+}
+
+// dropUnsent drops every batch not sent yet (open or queued); p.mu held.
+func (p *Producer) dropUnsent() {
+	for _, ts := range p.topics {
+		for _, ps := range ts.parts {
+			if ps.open != nil {
+				p.unfinished--
+				ps.open = nil
+			}
+			p.unfinished -= len(ps.queue)
+			ps.queue = nil
+		}
+	}
 }
 
 // endLocal forgets the ended transaction; p.mu held.
@@ -393,8 +409,7 @@ func (p *Producer) addPartitions(ctx context.Context, parts []*partState) {
 		if errors.As(err, &fe) {
 			p.setFatal(fe.Op, fe.Err)
 		} else {
-			p.txn.state = txnAbortable
-			p.txn.err = fmt.Errorf("%w: %w", ErrAbortable, err)
+			p.setAbortable(err)
 		}
 		p.notifyDrained()
 		return
