@@ -235,24 +235,28 @@ type Member struct {
 	st         state
 	memberID   string
 	generation int32
-	leaderID   string
-	coord      kafka.Node
-	coordKnown bool
-	nodes      map[kafka.Node]bool // every coordinator used, to close its connections
-	rejoin     error               // why a rejoin is needed; nil while the generation stands
-	fatal      error               // sticky: the member cannot continue
-	lastHB     time.Time           // the last successful heartbeat (or JoinGroup response)
-	nextHB     time.Time
-	hbFailures int
-	heartbeats int64        // successful heartbeats (for tests)
-	unstable   atomic.Int64 // Committed's retries after UNSTABLE_OFFSET_COMMIT (for tests)
-	hbFault    atomic.Bool  // tests: heartbeats fail as if the coordinator were unreachable
-	hbCancel   context.CancelFunc
-	hbDone     chan struct{}
-	wake       chan struct{} // nudges the heartbeat goroutine (capacity 1)
-	assigned   map[string]int32
-	metaDue    time.Time
-	metaBusy   bool
+	// joinedGen and joinedMember are the generation and member id of the last successful join;
+	// they outlive the generation (see Metadata).
+	joinedGen    int32
+	joinedMember string
+	leaderID     string
+	coord        kafka.Node
+	coordKnown   bool
+	nodes        map[kafka.Node]bool // every coordinator used, to close its connections
+	rejoin       error               // why a rejoin is needed; nil while the generation stands
+	fatal        error               // sticky: the member cannot continue
+	lastHB       time.Time           // the last successful heartbeat (or JoinGroup response)
+	nextHB       time.Time
+	hbFailures   int
+	heartbeats   int64        // successful heartbeats (for tests)
+	unstable     atomic.Int64 // Committed's retries after UNSTABLE_OFFSET_COMMIT (for tests)
+	hbFault      atomic.Bool  // tests: heartbeats fail as if the coordinator were unreachable
+	hbCancel     context.CancelFunc
+	hbDone       chan struct{}
+	wake         chan struct{} // nudges the heartbeat goroutine (capacity 1)
+	assigned     map[string]int32
+	metaDue      time.Time
+	metaBusy     bool
 }
 
 // New validates cfg, fills in its defaults and returns a Member that has not joined yet (no
@@ -286,6 +290,7 @@ func New(cfg Config) (*Member, error) {
 		leaveP:     kafka.Purpose{Name: "leave-" + n, ClientID: cfg.ClientID},
 		start:      time.Now(),
 		generation: -1,
+		joinedGen:  -1,
 		nodes:      map[kafka.Node]bool{},
 		rejoin:     ErrNotJoined,
 		wake:       make(chan struct{}, 1),
@@ -614,6 +619,7 @@ func (m *Member) joinOnce(ctx context.Context) (Joined, outcome, error) {
 	m.Poll()
 	m.st = stable
 	m.rejoin = nil
+	m.joinedGen, m.joinedMember = gen, memberID
 	m.assigned = counts
 	m.metaDue = time.Now().Add(m.cfg.MetadataMaxAge)
 	m.nudgeLocked()
@@ -735,11 +741,14 @@ func (m *Member) Poll() {
 }
 
 // Metadata returns the member's group metadata for a transactional producer's
-// TxnOffsetCommit (KIP-447): the current generation and member id (-1 and "" when unjoined).
+// TxnOffsetCommit (KIP-447): the generation and member id of the last successful join (-1 and
+// "" before the first), also after that generation was lost, so that the coordinator fences a
+// zombie's commit (generation -1 with an empty member id would pass its check unfenced). Java:
+// ConsumerCoordinator.groupMetadata.
 func (m *Member) Metadata() GroupMetadata {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return GroupMetadata{GroupID: m.cfg.GroupID, Generation: m.generation, MemberID: m.memberID, InstanceID: m.cfg.InstanceID}
+	return GroupMetadata{GroupID: m.cfg.GroupID, Generation: m.joinedGen, MemberID: m.joinedMember, InstanceID: m.cfg.InstanceID}
 }
 
 // Leave sends LeaveGroup (v5, with a reason) for this member, also for a static member (an
