@@ -28,14 +28,15 @@ func testPollTimeout(t *testing.T, br kafkatest.Broker) {
 	checkAssignments(t, []*member{m1, m2}, js, topic, 4)
 	gen := js[0].Generation
 
+	joined := m2.Metadata()
 	m2.stopPolling()
 	err := waitRejoin(t, m2, ErrPollTimeout)
 	timedOut := time.Now()
 	if !errors.Is(err, ErrMemberLost) {
 		t.Fatalf("%v is not ErrMemberLost", err)
 	}
-	if md := m2.Metadata(); md.Generation != -1 || md.MemberID != "" {
-		t.Fatalf("Metadata after the poll timeout = %+v", md)
+	if md := m2.Metadata(); md != joined || md.Generation < 1 || md.MemberID == "" {
+		t.Fatalf("Metadata after the poll timeout = %+v, want the last join's %+v (a zombie commit is fenced with it)", md, joined)
 	}
 	if err := m2.Commit(context.Background(), map[kafka.TopicPartition]Offset{{Topic: topic}: {Offset: 1}}); !errors.Is(err, ErrPollTimeout) {
 		t.Fatalf("Commit after the poll timeout = %v", err)
@@ -265,12 +266,13 @@ func testSessionExpired(t *testing.T, br kafkatest.Broker) {
 	formGroup(t, m1, m2)
 
 	m2.hbFault.Store(true)
+	joined := m2.Metadata()
 	err := waitRejoin(t, m2, ErrSessionExpired)
 	if !errors.Is(err, ErrMemberLost) {
 		t.Fatalf("%v is not ErrMemberLost", err)
 	}
-	if md := m2.Metadata(); md.Generation != -1 {
-		t.Fatalf("Metadata after the session expired = %+v", md)
+	if md := m2.Metadata(); md != joined {
+		t.Fatalf("Metadata after the session expired = %+v, want the last join's %+v", md, joined)
 	}
 	waitRejoin(t, m1, ErrRebalanceInProgress)
 	js := joinAll(t, m1)
