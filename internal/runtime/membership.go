@@ -64,6 +64,14 @@ func (th *thread) rebalance() error {
 	}
 	th.needJoin = false
 	th.joined = joined
+	if joined.Lost && len(th.tasks) > 0 {
+		// The member was expelled (or its generation refused) on the way: another member may
+		// have processed these tasks from the last commit meanwhile, so what this thread kept
+		// of them (queues, positions, uncommitted state) is stale. Java: onPartitionsLost.
+		th.log.Warn("the group member lost its generation while rejoining; closing the tasks dirty", "generation", joined.Generation)
+		th.abortTransaction()
+		th.closeTasks(false)
+	}
 	th.assignor.onAssignment(joined.Assignment)
 	th.checkShutdownAssignment()
 	assigned := map[processor.TaskID]bool{}

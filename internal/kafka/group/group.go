@@ -171,6 +171,11 @@ type Joined struct {
 	// Assignment is this member's assignment, decoded. A member the leader sent nothing gets
 	// an empty one.
 	Assignment Assignment
+	// Lost reports that the member lost the generation it joined before (expelled, its
+	// member id or generation refused, its session or poll timeout expired) since the last
+	// Join: the partitions it owned may have been processed by another member meanwhile, so
+	// whatever it kept of them is stale (Java: ConsumerRebalanceListener.onPartitionsLost).
+	Lost bool
 }
 
 // GroupMetadata is what a transactional producer sends with TxnOffsetCommit so that the
@@ -239,7 +244,11 @@ type Member struct {
 	// they outlive the generation (see Metadata).
 	joinedGen    int32
 	joinedMember string
-	leaderID     string
+	// lost is set when the member's generation or member id was reset (the coordinator no
+	// longer counts it in the generation it last joined) and cleared by the next join, which
+	// reports it in Joined.Lost.
+	lost     bool
+	leaderID string
 	coord        kafka.Node
 	coordKnown   bool
 	nodes        map[kafka.Node]bool // every coordinator used, to close its connections
@@ -495,6 +504,7 @@ func (m *Member) joinOnce(ctx context.Context) (Joined, outcome, error) {
 	case sarama.ErrUnknownMemberId:
 		m.mu.Lock()
 		m.memberID, m.generation = "", -1
+		m.lost = true
 		m.mu.Unlock()
 		return Joined{}, retryNow, m.kerr("JoinGroup", resp.Err)
 	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
@@ -574,6 +584,7 @@ func (m *Member) joinOnce(ctx context.Context) (Joined, outcome, error) {
 		if m.generation == gen {
 			m.memberID, m.generation = "", -1
 		}
+		m.lost = true
 		m.mu.Unlock()
 		return Joined{}, retryNow, m.kerr("SyncGroup", sresp.Err)
 	case sarama.ErrIllegalGeneration:
@@ -581,6 +592,7 @@ func (m *Member) joinOnce(ctx context.Context) (Joined, outcome, error) {
 		if m.generation == gen {
 			m.generation = -1
 		}
+		m.lost = true
 		m.mu.Unlock()
 		return Joined{}, retryNow, m.kerr("SyncGroup", sresp.Err)
 	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
@@ -619,13 +631,15 @@ func (m *Member) joinOnce(ctx context.Context) (Joined, outcome, error) {
 	m.Poll()
 	m.st = stable
 	m.rejoin = nil
+	lost := m.lost
+	m.lost = false
 	m.joinedGen, m.joinedMember = gen, memberID
 	m.assigned = counts
 	m.metaDue = time.Now().Add(m.cfg.MetadataMaxAge)
 	m.nudgeLocked()
 	m.log.Info("group joined", "generation", gen, "member", memberID, "leader", resp.LeaderId,
 		"partitions", len(a.Partitions))
-	return Joined{Generation: gen, MemberID: memberID, LeaderID: resp.LeaderId, Leader: leader, Assignment: a}, done_, nil
+	return Joined{Generation: gen, MemberID: memberID, LeaderID: resp.LeaderId, Leader: leader, Assignment: a, Lost: lost}, done_, nil
 }
 
 // lead decodes the members' subscriptions, runs the assignor and encodes its assignments, one
@@ -927,6 +941,7 @@ func (m *Member) failJoin(err error) {
 // resetLocked forgets the generation and the member id.
 func (m *Member) resetLocked(cause error) {
 	m.st, m.generation, m.memberID, m.leaderID = unjoined, -1, "", ""
+	m.lost = m.joinedGen >= 0 // a later Join is a new member: what the last one held is stale
 	m.assigned = nil
 	m.rejoin = cause
 }
@@ -934,6 +949,7 @@ func (m *Member) resetLocked(cause error) {
 // loseLocked ends the generation: the coordinator no longer counts the member in it.
 func (m *Member) loseLocked(cause error, resetMemberID bool) {
 	m.st, m.generation, m.leaderID = unjoined, -1, ""
+	m.lost = true
 	if resetMemberID {
 		m.memberID = ""
 	}

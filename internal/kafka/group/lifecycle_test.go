@@ -51,14 +51,21 @@ func testPollTimeout(t *testing.T, br kafkatest.Broker) {
 	if js[0].Generation <= gen || !js[0].Leader {
 		t.Fatalf("m1 after m2 left: %+v", js[0])
 	}
+	if js[0].Lost {
+		t.Fatal("m1 rejoined in a rebalance, yet its Join says it lost its generation")
+	}
 	checkAssignments(t, []*member{m1}, js, topic, 4)
 	if n := len(m1.a.lastCall().members); n != 1 {
 		t.Fatalf("m1 assigned %d members", n)
 	}
-	// m2 (its Join counts as a poll) rejoins.
+	// m2 (its Join counts as a poll) rejoins, told that it lost what it held: m1 owned its
+	// partitions meanwhile.
 	js = rejoinAfter(t, m2, m1)
 	checkGeneration(t, js)
 	checkAssignments(t, []*member{m2, m1}, js, topic, 4)
+	if !js[0].Lost || js[1].Lost {
+		t.Fatalf("Lost after the rejoin: m2 %v (want true), m1 %v (want false)", js[0].Lost, js[1].Lost)
+	}
 }
 
 // A Join the coordinator holds (another member has not rejoined yet) returns within about a

@@ -405,6 +405,14 @@ func (p *Producer) retry(ps *partState, b *batch, err error) {
 	ps.inflight = removeBatch(ps.inflight, b)
 	b.attempts++
 	b.lastErr = err
+	if p.Transactional() && (p.txn.state != txnOpen || b.txnGen != p.txn.gen) {
+		// Its transaction can only be aborted: the batch is never to be sent again (and,
+		// holding sequence numbers, makes the epoch be bumped after the abort).
+		p.txn.failed = true
+		p.unfinished--
+		p.notifyDrained()
+		return
+	}
 	if time.Since(b.created) > p.cfg.DeliveryTimeout {
 		p.fail(ps, b, fmt.Errorf("%w: %d records for %s (last error: %v)", ErrDeliveryTimeout, b.n, ps.tp, err))
 		return

@@ -309,7 +309,9 @@ func (p *Producer) setAbortable(err error) {
 	p.notifyDrained()
 }
 
-// dropUnsent drops every batch not sent yet (open or queued); p.mu held.
+// dropUnsent drops every batch not sent yet (open or queued). A dropped batch that was sent
+// before (it waited to be resent) holds sequence numbers the broker never saw, so the epoch is
+// bumped after the abort (txn.failed), as Java does. p.mu held.
 func (p *Producer) dropUnsent() {
 	for _, ts := range p.topics {
 		for _, ps := range ts.parts {
@@ -317,8 +319,14 @@ func (p *Producer) dropUnsent() {
 				p.unfinished--
 				ps.open = nil
 			}
+			for _, b := range ps.queue {
+				if b.seq >= 0 {
+					p.txn.failed = true
+				}
+			}
 			p.unfinished -= len(ps.queue)
 			ps.queue = nil
+			ps.retrying = false
 		}
 	}
 }
