@@ -247,25 +247,25 @@ type Member struct {
 	// lost is set when the member's generation or member id was reset (the coordinator no
 	// longer counts it in the generation it last joined) and cleared by the next join, which
 	// reports it in Joined.Lost.
-	lost     bool
-	leaderID string
-	coord        kafka.Node
-	coordKnown   bool
-	nodes        map[kafka.Node]bool // every coordinator used, to close its connections
-	rejoin       error               // why a rejoin is needed; nil while the generation stands
-	fatal        error               // sticky: the member cannot continue
-	lastHB       time.Time           // the last successful heartbeat (or JoinGroup response)
-	nextHB       time.Time
-	hbFailures   int
-	heartbeats   int64        // successful heartbeats (for tests)
-	unstable     atomic.Int64 // Committed's retries after UNSTABLE_OFFSET_COMMIT (for tests)
-	hbFault      atomic.Bool  // tests: heartbeats fail as if the coordinator were unreachable
-	hbCancel     context.CancelFunc
-	hbDone       chan struct{}
-	wake         chan struct{} // nudges the heartbeat goroutine (capacity 1)
-	assigned     map[string]int32
-	metaDue      time.Time
-	metaBusy     bool
+	lost       bool
+	leaderID   string
+	coord      kafka.Node
+	coordKnown bool
+	nodes      map[kafka.Node]bool // every coordinator used, to close its connections
+	rejoin     error               // why a rejoin is needed; nil while the generation stands
+	fatal      error               // sticky: the member cannot continue
+	lastHB     time.Time           // the last successful heartbeat (or JoinGroup response)
+	nextHB     time.Time
+	hbFailures int
+	heartbeats int64        // successful heartbeats (for tests)
+	unstable   atomic.Int64 // Committed's retries after UNSTABLE_OFFSET_COMMIT (for tests)
+	hbFault    atomic.Bool  // tests: heartbeats fail as if the coordinator were unreachable
+	hbCancel   context.CancelFunc
+	hbDone     chan struct{}
+	wake       chan struct{} // nudges the heartbeat goroutine (capacity 1)
+	assigned   map[string]int32
+	metaDue    time.Time
+	metaBusy   bool
 }
 
 // New validates cfg, fills in its defaults and returns a Member that has not joined yet (no
