@@ -154,17 +154,20 @@ func (th *thread) newProducer() error {
 }
 
 // abortTransaction aborts the thread's open transaction, if any (its records and offsets are
-// dropped); errors are logged: a fenced producer cannot abort, its successor did.
+// dropped). When the abort fails (a fenced producer cannot abort: its successor did; or the
+// coordinator did not answer in time) the producer is replaced, so that no transaction is left
+// open in it for the next Begin to trip on.
 func (th *thread) abortTransaction() {
 	if th.producer == nil || !th.txnOpen {
 		return
 	}
+	th.txnOpen = false
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := th.producer.Abort(ctx); err != nil {
-		th.log.Debug("aborting the transaction", "error", err)
+		th.log.Debug("aborting the transaction failed; replacing the producer", "error", err)
+		th.resetProducer()
 	}
-	th.txnOpen = false
 }
 
 // closeProducer aborts an open transaction and closes the producer.
@@ -172,7 +175,14 @@ func (th *thread) closeProducer() {
 	if th.producer == nil {
 		return
 	}
-	th.abortTransaction()
+	if th.txnOpen {
+		th.txnOpen = false
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := th.producer.Abort(ctx); err != nil {
+			th.log.Debug("aborting the transaction before closing the producer", "error", err)
+		}
+		cancel()
+	}
 	_ = th.producer.Close()
 	th.producer = nil
 }

@@ -350,7 +350,13 @@ func (th *thread) reportTasks() {
 // migrated reports errors after which the thread's tasks are closed dirty and the thread
 // rejoins: its tasks moved to another member (or its producer was fenced), or talking to Kafka
 // failed after the client's retries. Java: TaskMigratedException / TaskCorruptedException.
+//
+// A group.instance.id fenced by another instance is not one: rejoining would fence that one in
+// turn, so it is fatal, as in Java (FencedInstanceIdException).
 func migrated(err error) bool {
+	if errors.Is(err, sarama.ErrFencedInstancedId) || errors.Is(err, group.ErrFatal) {
+		return false
+	}
 	var ke *KafkaError
 	return isMigration(err) || errors.As(err, &ke) || errors.Is(err, group.ErrMemberLost) || errors.Is(err, produce.ErrFenced) ||
 		errors.Is(err, produce.ErrGroupMember) || errors.Is(err, produce.ErrAbortable)

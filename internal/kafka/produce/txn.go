@@ -85,13 +85,6 @@ func (p *Producer) Begin() error {
 	return nil
 }
 
-// InTransaction reports whether a transaction is open (or failed and not aborted yet).
-func (p *Producer) InTransaction() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.txn.state != txnReady
-}
-
 // SendOffsets adds consumed offsets to the open transaction: they are committed for group
 // g.GroupID if and only if the transaction commits. Errors: the fatal error (fencing),
 // the abortable error, ErrGroupMember (wrapped), ctx's. Java:
