@@ -1,17 +1,33 @@
 #!/usr/bin/env bash
 # Starts and stops the single-node KRaft Apache Kafka broker that `make test` runs the
-# integration tests and the conformance suite against.
+# integration tests and the conformance suite against, and the secured one it runs the
+# security tests against.
 #
 #   scripts/kafka/kafka.sh up      fetch the jars (once), format a fresh log dir, start, wait until ready
 #   scripts/kafka/kafka.sh down    stop the broker started by `up` (TERM, then KILL after 30 s)
 #   scripts/kafka/kafka.sh addr    print the bootstrap address of the running broker
 #   scripts/kafka/kafka.sh log     print the last lines of the broker log
 #
+# Each command takes `secure` after it (`up secure`, `down secure`, ...) for the secured node:
+# another single-node cluster (its own JVM, run dir .build/kafka-secure) whose clients must
+# authenticate and are authorized by the KRaft StandardAuthorizer:
+#   - listener SASL_SSL: SCRAM-SHA-512 over TLS (`addr secure` prints it);
+#   - listener SSL: TLS with client certificates required (mTLS; principal User:<subject DN>);
+#   - the controller listener and the broker's connections to itself use SSL with the broker's
+#     certificate (principal User:CN=broker);
+#   - super users: User:CN=broker and User:admin, a SCRAM-SHA-512 user whose password is made at
+#     every start; every other principal needs ACLs (allow.everyone.if.no.acl.found=false).
+# A fresh CA and broker certificate are made at every start (brokercheck certs; valid a day,
+# nothing kept in the repository). `up secure` prints the path of secure.json, which names both
+# listeners, the admin credentials and the CA's certificate and key (tests sign client
+# certificates with it); tests find it through KAFKA_SECURE_CONFIG (internal/kafkatest).
+#
 # Environment (all optional):
 #   KAFKA_VERSION        Apache Kafka release from Maven Central (default 4.4.0, the newest 4.x served)
 #   KSTREAMS_CACHE_DIR   where the broker jars are kept between runs
 #                        (default ${XDG_CACHE_HOME:-$HOME/.cache}/kstreams-go)
-#   KAFKA_RUN_DIR        config, data, pid, address and logs of the running broker (default .build/kafka)
+#   KAFKA_RUN_DIR        config, data, pid, address and logs of the running broker
+#                        (default .build/kafka; .build/kafka-secure for `secure`)
 #   KAFKA_READY_TIMEOUT  seconds to wait for the broker to answer a metadata request (default 120)
 #
 # The broker listens only on 127.0.0.1, on free ports chosen at start. Its log is
@@ -23,7 +39,13 @@ repo=$(cd "$here/../.." && pwd)
 version=${KAFKA_VERSION:-4.4.0}
 cache=${KSTREAMS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kstreams-go}
 libs=$cache/kafka-$version/libs
-run=${KAFKA_RUN_DIR:-$repo/.build/kafka}
+secure=
+if [ "${2:-}" = secure ]; then
+	secure=1
+	run=${KAFKA_RUN_DIR:-$repo/.build/kafka-secure}
+else
+	run=${KAFKA_RUN_DIR:-$repo/.build/kafka}
+fi
 ready_timeout=${KAFKA_READY_TIMEOUT:-120}
 export GOTOOLCHAIN=${GOTOOLCHAIN_OVERRIDE:-go1.27.3}
 
@@ -51,7 +73,7 @@ fetch_jars() {
 
 brokercheck() {
 	local bin=$run/bin/brokercheck
-	if [ ! -x "$bin" ] || [ -n "$(find "$repo/internal/cmd/brokercheck" -newer "$bin" -name '*.go' 2>/dev/null)" ]; then
+	if [ ! -x "$bin" ] || [ -n "$(find "$repo/internal/cmd/brokercheck" "$repo/internal/kafkatest/certs" -newer "$bin" -name '*.go' 2>/dev/null)" ]; then
 		need go "install Go; the toolchain $GOTOOLCHAIN is fetched by the go command"
 		mkdir -p "$run/bin"
 		(cd "$repo" && go build -o "$bin" ./internal/cmd/brokercheck) || die "could not build internal/cmd/brokercheck"
@@ -70,28 +92,50 @@ running_pid() {
 up() {
 	need java "install a Java 17 (or newer) runtime to run the Kafka broker"
 	if pid=$(running_pid); then
-		die "a broker started by this script is already running (pid $pid, $(cat "$run/bootstrap")); run '$0 down' first"
+		die "a broker started by this script is already running (pid $pid, $(cat "$run/bootstrap")); run '$0 down${secure:+ secure}' first"
 	fi
 	fetch_jars
-	rm -rf "$run/data" "$run/logs" "$run/bootstrap" "$run/pid"
+	rm -rf "$run/data" "$run/logs" "$run/bootstrap" "$run/pid" "$run/tls" "$run/secure.json"
 	mkdir -p "$run/data" "$run/logs"
 
-	local ports broker_port controller_port cluster_id
-	ports=$(brokercheck freeport 2)
+	local ports broker_port controller_port ssl_port cluster_id
+	ports=$(brokercheck freeport $([ -n "$secure" ] && echo 3 || echo 2))
 	broker_port=$(echo "$ports" | sed -n 1p)
 	controller_port=$(echo "$ports" | sed -n 2p)
+	ssl_port=$(echo "$ports" | sed -n 3p)
 	# A cluster id is 16 random bytes in URL-safe base64 without padding.
 	cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
 
-	cat >"$run/server.properties" <<EOF
-process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$controller_port
-listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+	local format_args=() heap=1g ready_args=(-bootstrap "127.0.0.1:$broker_port")
+	if [ -n "$secure" ]; then
+		local admin_password
+		admin_password=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+		brokercheck certs -dir "$run/tls" || die "could not make the TLS certificates"
+		secure_listeners "$broker_port" "$controller_port" "$ssl_port" >"$run/server.properties"
+		format_args=(--add-scram "SCRAM-SHA-512=[name=admin,password=$admin_password]")
+		heap=512m
+		# Ready once it answers the broker's own certificate on the SSL listener.
+		ready_args=(-bootstrap "127.0.0.1:$ssl_port" -tls-dir "$run/tls")
+		# Written 0600: it holds the admin password and names the CA's key.
+		(
+			umask 077
+			cat >"$run/secure.json" <<EOF
+{
+  "sasl_ssl": "127.0.0.1:$broker_port",
+  "ssl": "127.0.0.1:$ssl_port",
+  "sasl_mechanism": "SCRAM-SHA-512",
+  "admin_user": "admin",
+  "admin_password": "$admin_password",
+  "ca_cert": "$run/tls/ca.pem",
+  "ca_key": "$run/tls/ca-key.pem"
+}
+EOF
+		)
+	else
+		plain_listeners "$broker_port" "$controller_port" >"$run/server.properties"
+	fi
+
+	cat >>"$run/server.properties" <<EOF
 log.dirs=$run/data
 num.partitions=1
 default.replication.factor=1
@@ -127,16 +171,16 @@ logger.state.name = state.change.logger
 logger.state.level = WARN
 EOF
 
-	local java_opts=(-Xms256m -Xmx1g -XX:+UseG1GC -Djava.awt.headless=true
+	local java_opts=(-Xms256m "-Xmx$heap" -XX:+UseG1GC -Djava.awt.headless=true
 		-Dlog4j2.configurationFile="$run/log4j2.properties" -Dkafka.logs.dir="$run/logs")
 
 	if ! java "${java_opts[@]}" -cp "$libs/*" kafka.tools.StorageTool format \
-		-t "$cluster_id" -c "$run/server.properties" >"$run/logs/format.log" 2>&1; then
+		-t "$cluster_id" -c "$run/server.properties" "${format_args[@]}" >"$run/logs/format.log" 2>&1; then
 		cat "$run/logs/format.log" >&2
 		die "formatting the KRaft log dir failed (log: $run/logs/format.log)"
 	fi
 
-	echo "kafka.sh: starting Apache Kafka $version on 127.0.0.1:$broker_port (log: $run/logs/server.log)" >&2
+	echo "kafka.sh: starting ${secure:+the secured }Apache Kafka $version on 127.0.0.1:$broker_port (log: $run/logs/server.log)" >&2
 	nohup java "${java_opts[@]}" -cp "$libs/*" kafka.Kafka "$run/server.properties" \
 		>"$run/logs/stdout.log" 2>&1 </dev/null &
 	local pid=$!
@@ -149,7 +193,7 @@ EOF
 			rm -f "$run/pid"
 			die "the broker exited during start-up (log: $run/logs/server.log)"
 		fi
-		if brokercheck ready -bootstrap "127.0.0.1:$broker_port" -timeout 2s 2>/dev/null; then
+		if brokercheck ready "${ready_args[@]}" -timeout 2s 2>/dev/null; then
 			break
 		fi
 		if [ "$SECONDS" -ge "$deadline" ]; then
@@ -159,8 +203,54 @@ EOF
 		fi
 	done
 	echo "127.0.0.1:$broker_port" >"$run/bootstrap"
+	if [ -n "$secure" ]; then
+		echo "kafka.sh: secured broker ready: SASL_SSL (SCRAM-SHA-512) at 127.0.0.1:$broker_port, SSL (mTLS) at 127.0.0.1:$ssl_port" >&2
+		echo "$run/secure.json"
+		return
+	fi
 	echo "kafka.sh: broker ready at 127.0.0.1:$broker_port" >&2
 	echo "127.0.0.1:$broker_port"
+}
+
+# plain_listeners prints the listeners of the plain broker: PLAINTEXT for clients, and the
+# controller's.
+plain_listeners() {
+	cat <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$2
+listeners=PLAINTEXT://127.0.0.1:$1,CONTROLLER://127.0.0.1:$2
+advertised.listeners=PLAINTEXT://127.0.0.1:$1
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+EOF
+}
+
+# secure_listeners prints the listeners, TLS, SASL and authorizer settings of the secured
+# broker (see the comment at the top): SASL_SSL on $1, the controller on $2, SSL (mTLS) on $3.
+secure_listeners() {
+	cat <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$2
+listeners=SASL_SSL://127.0.0.1:$1,CONTROLLER://127.0.0.1:$2,SSL://127.0.0.1:$3
+advertised.listeners=SASL_SSL://127.0.0.1:$1,SSL://127.0.0.1:$3
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=SSL
+listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:SSL,SSL:SSL
+ssl.keystore.type=PEM
+ssl.keystore.location=$run/tls/broker-keystore.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$run/tls/ca.pem
+listener.name.ssl.ssl.client.auth=required
+listener.name.controller.ssl.client.auth=required
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+super.users=User:CN=broker;User:admin
+EOF
 }
 
 down() {
@@ -188,6 +278,10 @@ case "${1:-}" in
 up) up ;;
 down) down ;;
 addr) [ -f "$run/bootstrap" ] && running_pid >/dev/null && cat "$run/bootstrap" || die "no broker running" ;;
-log) tail -n "${2:-50}" "$run/logs/server.log" ;;
-*) die "usage: $0 up|down|addr|log [lines]" ;;
+log)
+	lines=${2:-50}
+	[ -n "$secure" ] && lines=${3:-50}
+	tail -n "$lines" "$run/logs/server.log"
+	;;
+*) die "usage: $0 up|down|addr [secure] | $0 log [secure] [lines]" ;;
 esac
