@@ -2,20 +2,23 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"net"
 
 	"github.com/IBM/sarama"
 )
 
 // Retriable reports whether a later attempt of the request that failed with err may succeed:
 // Kafka's retriable error codes (those Java maps to a RetriableException), and transport
-// errors (a closed or broken connection, a timeout). Context errors, ErrClosed and every other
-// error code are not.
+// errors (a closed or broken connection, a timeout). Context errors, ErrClosed, every other
+// error code and the authentication failures of [AuthError] (a TLS handshake refused over a
+// certificate is no passing network trouble) are not.
 func Retriable(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) || AuthError(err) {
 		return false
 	}
 	var ke sarama.KError
@@ -86,13 +89,56 @@ func StaleMetadata(k sarama.KError) bool {
 }
 
 // AuthError reports authorization and authentication failures, which no retry cures and which
-// Java surfaces as fatal errors naming the resource.
+// Java surfaces as fatal errors naming the resource: the authorization error codes
+// (TOPIC_AUTHORIZATION_FAILED, GROUP_..., CLUSTER_..., TRANSACTIONAL_ID_...,
+// DELEGATION_TOKEN_...), SASL_AUTHENTICATION_FAILED, and TLS handshakes that failed over a
+// certificate: the broker's that this client does not trust (*tls.CertificateVerificationError:
+// unknown authority, wrong host name, expired), or this client's that the broker refused (the
+// broker's alert bad_certificate, unsupported_certificate, certificate_revoked,
+// certificate_expired, certificate_unknown, unknown_ca, access_denied or
+// certificate_required). Java: AuthorizationException and AuthenticationException
+// (SaslAuthenticationException, SslAuthenticationException).
 func AuthError(err error) bool {
+	if err == nil {
+		return false
+	}
 	for _, k := range []sarama.KError{sarama.ErrTopicAuthorizationFailed, sarama.ErrGroupAuthorizationFailed,
 		sarama.ErrClusterAuthorizationFailed, sarama.ErrTransactionalIDAuthorizationFailed, sarama.ErrSASLAuthenticationFailed,
 		sarama.ErrDelegationTokenAuthorizationFailed} {
 		if errors.Is(err, k) {
 			return true
+		}
+	}
+	return TLSAuthError(err)
+}
+
+// certificateAlerts are the TLS alerts (RFC 8446 section 6.2) with which a peer refuses a
+// certificate.
+var certificateAlerts = []tls.AlertError{42, 43, 44, 45, 46, 48, 49, 116}
+
+// TLSAuthError reports a TLS handshake that failed over a certificate (see [AuthError]).
+func TLSAuthError(err error) bool {
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &cv) {
+		return true
+	}
+	// crypto/tls reports an alert from the peer as a *net.OpError "remote error" around a
+	// value of an unexported type whose text is the alert's (tls.AlertError gives the same).
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "remote error" && op.Err != nil {
+		msg := op.Err.Error()
+		for _, a := range certificateAlerts {
+			if msg == a.Error() {
+				return true
+			}
+		}
+	}
+	var ae tls.AlertError
+	if errors.As(err, &ae) {
+		for _, a := range certificateAlerts {
+			if ae == a {
+				return true
+			}
 		}
 	}
 	return false
