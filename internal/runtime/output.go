@@ -188,13 +188,18 @@ func (th *thread) closeProducer() {
 }
 
 // resetProducer replaces the producer (after a failure: fencing, an aborted transaction),
-// retrying every second until the runtime stops.
-func (th *thread) resetProducer() {
+// retrying every second until the runtime stops (then it returns nil, without a producer). An
+// authorization or authentication failure (kafka.AuthError), which no retry cures, is
+// returned at once.
+func (th *thread) resetProducer() error {
 	th.closeProducer()
 	for th.ctx.Err() == nil {
 		err := th.newProducer()
 		if err == nil {
-			return
+			return nil
+		}
+		if kafka.AuthError(err) {
+			return err
 		}
 		th.log.Warn("cannot create producer; retrying", "error", err)
 		select {
@@ -202,4 +207,5 @@ func (th *thread) resetProducer() {
 		case <-time.After(time.Second):
 		}
 	}
+	return nil
 }

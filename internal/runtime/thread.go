@@ -186,25 +186,38 @@ func (th *thread) run() {
 		if th.ctx.Err() != nil {
 			break
 		}
-		if migrated(err) {
+		// An authorization or authentication failure is no task migration and no passing
+		// trouble of the group: rejoining or retrying would fail alike for ever. It is the
+		// thread's fatal error (Java: an AuthorizationException or AuthenticationException
+		// kills the StreamThread).
+		auth := kafka.AuthError(err)
+		var je *joinError
+		switch {
+		case !auth && migrated(err):
 			th.log.Warn("tasks corrupted or migrated; closing them dirty and rejoining", "error", err)
 			th.closeTasks(false)
-			th.resetProducer()
 			th.needJoin = true
-			continue
-		}
-		var je *joinError
-		if errors.As(err, &je) && !errors.Is(err, group.ErrFatal) {
+			if err = th.resetProducer(); err == nil {
+				continue
+			}
+			// The producer cannot be made again (its transactional id is not authorized).
+		case !auth && errors.As(err, &je) && !errors.Is(err, group.ErrFatal):
 			th.log.Warn("joining the group failed; retrying", "error", err, "backoff", backoff)
 			_ = kafka.Sleep(th.ctx, backoff)
 			backoff = min(backoff*2, 5*time.Second)
 			continue
 		}
 		th.closeTasks(false)
-		th.resetProducer()
+		th.closeProducer()
 		th.needJoin = true
 		if !th.rt.threadFailed(th.idx, err) {
 			break
+		}
+		// Replaced (or rejoining to carry the application's shutdown request): runOnce makes
+		// a new producer first. One that keeps failing its authorization waits in between.
+		if auth {
+			_ = kafka.Sleep(th.ctx, backoff)
+			backoff = min(backoff*2, 5*time.Second)
 		}
 	}
 	th.setState(ThreadPendingShutdown)
@@ -215,6 +228,11 @@ func (th *thread) run() {
 // runOnce joins the group when needed, then processes until the group asks for a rejoin, the
 // runtime stops (after a final commit) or an error.
 func (th *thread) runOnce() error {
+	if th.producer == nil {
+		if err := th.resetProducer(); err != nil || th.producer == nil {
+			return err // an authorization failure, or the runtime stops
+		}
+	}
 	if th.needJoin {
 		if err := th.rebalance(); err != nil {
 			return err
