@@ -305,6 +305,13 @@ func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama
 		return nil, err
 	}
 	l, err := computeLayout(b, appID, existing, additionalRetentionMs)
+	if me := new(MissingSourceTopicsError); errors.As(err, &me) {
+		// The topic list leaves out the topics the principal may not describe: such a
+		// source topic is unauthorized, not missing (and waiting would not change that).
+		if aerr := unauthorizedTopics(admin, me.Topics); aerr != nil {
+			return nil, aerr
+		}
+	}
 	// A topic created just before Start may not be in the broker's metadata yet (creation is
 	// committed by the controller first): look again for a short while before calling a
 	// source topic missing.
@@ -369,6 +376,28 @@ func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama
 		}
 	}
 	return l, nil
+}
+
+// unauthorizedTopics returns an error naming those of topics the principal is not authorized
+// to describe (wrapping sarama.ErrTopicAuthorizationFailed), or nil. Java: the consumer's
+// TopicAuthorizationException "Not authorized to access topics: [...]".
+func unauthorizedTopics(admin sarama.ClusterAdmin, topics []string) error {
+	md, err := admin.DescribeTopics(topics)
+	if err != nil {
+		return nil // the topics are reported missing, as before
+	}
+	var denied []string
+	for _, m := range md {
+		if m.Err == sarama.ErrTopicAuthorizationFailed {
+			denied = append(denied, m.Name)
+		}
+	}
+	if len(denied) == 0 {
+		return nil
+	}
+	sort.Strings(denied)
+	return fmt.Errorf("source topics %s: not authorized to access them (the principal needs READ on every input topic): %w",
+		strings.Join(denied, ", "), sarama.ErrTopicAuthorizationFailed)
 }
 
 func listTopics(admin sarama.ClusterAdmin) (map[string]int32, error) {
