@@ -289,7 +289,8 @@ func (c *Cluster) Discard(n Node, p Purpose, b *sarama.Broker) {
 // FindCoordinator asks any broker which one coordinates key: a group id (sarama.CoordinatorGroup)
 // or a transactional id (sarama.CoordinatorTransaction). It retries COORDINATOR_NOT_AVAILABLE
 // and connection errors until ctx ends. Errors: ctx's (wrapping the last failure), and errors
-// a retry cannot cure (authorization), wrapped.
+// a retry cannot cure (authorization of key, a connection that cannot authenticate:
+// [AuthError]), wrapped.
 func (c *Cluster) FindCoordinator(ctx context.Context, key string, typ sarama.CoordinatorType) (Node, error) {
 	p := Purpose{Name: "metadata"}
 	var last error
@@ -307,6 +308,9 @@ func (c *Cluster) FindCoordinator(ctx context.Context, key string, typ sarama.Co
 		}
 		b, err := c.Conn(n, p)
 		if err != nil {
+			if AuthError(err) { // the connection cannot authenticate: no retry cures it
+				return Node{}, fmt.Errorf("find coordinator of %q: %w", key, err)
+			}
 			last = err
 			continue
 		}

@@ -102,3 +102,34 @@ func testInterrupt(t *testing.T, br kafkatest.Broker) {
 		t.Fatalf("Fetch on a new connection: %v", err)
 	}
 }
+
+// A connection that cannot authenticate (the broker now refuses our client certificate) fails
+// FindCoordinator at once with an AuthError, instead of being retried until ctx ends.
+func TestFindCoordinatorCertificateRefused(t *testing.T) {
+	sb := kafkatest.EmbeddedMTLS(t)
+	c, err := kafka.NewCluster(kafka.Config{Brokers: sb.SSL, Sarama: sb.MTLSSaramaConfig(t, "app")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.FindCoordinator(context.Background(), "g", sarama.CoordinatorGroup); err != nil {
+		t.Fatalf("FindCoordinator before: %v", err)
+	}
+	c.Interrupt(mustAnyNode(t, c), kafka.Purpose{Name: "metadata"}) // the next lookup dials again
+	sb.RefuseClientCertificates(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = c.FindCoordinator(ctx, "g", sarama.CoordinatorGroup)
+	if err == nil || ctx.Err() != nil || !kafka.AuthError(err) {
+		t.Fatalf("FindCoordinator after the certificate is refused: %v (ctx %v), want an AuthError at once", err, ctx.Err())
+	}
+}
+
+func mustAnyNode(t *testing.T, c *kafka.Cluster) kafka.Node {
+	t.Helper()
+	n, err := c.AnyNode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
