@@ -21,6 +21,7 @@ import (
 type env struct {
 	t       testing.TB
 	b       kafkatest.Broker
+	sc      *sarama.Config // of every client
 	cluster *kafka.Cluster
 	admin   sarama.ClusterAdmin
 	codec   sarama.CompressionCodec // of the batches produceBatch writes
@@ -28,17 +29,28 @@ type env struct {
 
 func newEnv(t testing.TB, b kafkatest.Broker) *env {
 	t.Helper()
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
+	return newEnvConfig(t, b, kafkatest.SaramaConfig())
+}
+
+// newEnvConfig is newEnv with the client configuration sc (TLS, SASL).
+func newEnvConfig(t testing.TB, b kafkatest.Broker, sc *sarama.Config) *env {
+	t.Helper()
+	admin, err := sarama.NewClusterAdmin(b.Addrs, sc)
 	if err != nil {
 		t.Fatalf("admin client for %s %v: %v", b.Kind, b.Addrs, err)
 	}
 	t.Cleanup(func() { admin.Close() })
-	return &env{t: t, b: b, cluster: newCluster(t, b), admin: admin}
+	return &env{t: t, b: b, sc: sc, cluster: newClusterConfig(t, b, sc), admin: admin}
 }
 
 func newCluster(t testing.TB, b kafkatest.Broker) *kafka.Cluster {
 	t.Helper()
-	c, err := kafka.NewCluster(kafka.Config{Brokers: b.Addrs, Sarama: kafkatest.SaramaConfig(), Logger: testLogger(t)})
+	return newClusterConfig(t, b, kafkatest.SaramaConfig())
+}
+
+func newClusterConfig(t testing.TB, b kafkatest.Broker, sc *sarama.Config) *kafka.Cluster {
+	t.Helper()
+	c, err := kafka.NewCluster(kafka.Config{Brokers: b.Addrs, Sarama: sc, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("cluster %v: %v", b.Addrs, err)
 	}
@@ -213,7 +225,7 @@ func (e *env) fetcher(mod func(*Config)) (*Fetcher, chan struct{}) {
 		mod(&cfg)
 	}
 	if cfg.Cluster == nil {
-		cfg.Cluster = newCluster(e.t, e.b)
+		cfg.Cluster = newClusterConfig(e.t, e.b, e.sc)
 	}
 	f, err := New(cfg)
 	if err != nil {

@@ -175,6 +175,47 @@ func TestEmbeddedAuthorization(t *testing.T) {
 	}
 }
 
+// TestEmbeddedCertificateRefused: the broker refuses our client certificate from some point
+// on (connections made before stay open): the fetch connection, dialled after that, fails its
+// TLS handshake, and every partition of the broker fails with an authentication error
+// (kafka.AuthError) instead of the loop retrying the connection for ever.
+func TestEmbeddedCertificateRefused(t *testing.T) {
+	sb := kafkatest.EmbeddedMTLS(t)
+	b := kafkatest.Broker{Kind: kafkatest.Kfake, Addrs: sb.SSL, Cluster: sb.Cluster}
+	e := newEnvConfig(t, b, sb.MTLSSaramaConfig(t, "app"))
+	topic := e.topic("refused", 2)
+	e.produceValues(tpOf(topic, 0), "a")
+	f, notify := e.fetcher(nil) // its Cluster connects (metadata) now
+	sb.RefuseClientCertificates(t)
+	f.Assign(map[kafka.TopicPartition]int64{tpOf(topic, 0): 0, tpOf(topic, 1): 0})
+	c := newConsumer(t, f, notify)
+	c.until("two error chunks", func() bool { return len(c.errs) == 2 })
+	for _, ch := range c.errs {
+		if !kafka.AuthError(ch.Err) || len(c.recs[ch.TP]) != 0 {
+			t.Errorf("error chunk of %s: %v, want an authentication error and no records", ch.TP, ch.Err)
+		}
+	}
+}
+
+// TestEmbeddedMetadataAuthorization: the metadata of an assigned topic answers
+// TOPIC_AUTHORIZATION_FAILED (the principal may not describe it): its partition fails with that
+// error instead of waiting for a leader for ever; other topics go on.
+func TestEmbeddedMetadataAuthorization(t *testing.T) {
+	b := kafkatest.Embedded(t)
+	e := newEnv(t, b)
+	denied, ok := e.topic("denied", 1), e.topic("ok", 1)
+	e.produceValues(tpOf(ok, 0), "public")
+	b.Cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Metadata}, Topic: denied, Err: kerr.TopicAuthorizationFailed, Count: -1})
+	f, notify := e.fetcher(nil) // its Cluster loads the metadata now
+	f.Assign(map[kafka.TopicPartition]int64{tpOf(denied, 0): 0, tpOf(ok, 0): 0})
+	c := newConsumer(t, f, notify)
+	c.until("an error chunk", func() bool { return len(c.errs) > 0 })
+	c.untilPosition(map[kafka.TopicPartition]int64{tpOf(ok, 0): 1})
+	if ch := c.errs[0]; ch.TP != tpOf(denied, 0) || !errors.Is(ch.Err, sarama.ErrTopicAuthorizationFailed) {
+		t.Errorf("error chunk %s %v, want %s with TOPIC_AUTHORIZATION_FAILED", ch.TP, ch.Err, tpOf(denied, 0))
+	}
+}
+
 // TestEmbeddedBrokerRestart: the broker goes away and comes back on the same port with its
 // data; the Fetcher recovers by itself.
 func TestEmbeddedBrokerRestart(t *testing.T) {

@@ -175,7 +175,10 @@ func (l *loop) connect() (*sarama.Broker, error) {
 }
 
 // requestFailed handles a request that got no response: the connection is discarded, the
-// router re-checks the leaders of this loop's partitions, and the loop backs off.
+// router re-checks the leaders of this loop's partitions, and the loop backs off. An
+// authentication failure (SASL, or a certificate refused in the TLS handshake: kafka.AuthError),
+// which no retry cures, fails every partition of the loop instead, so that the stream thread
+// learns of it (Java: the consumer's poll throws the AuthenticationException).
 func (l *loop) requestFailed(what string, err error) {
 	f := l.f
 	f.stats.requestErrors.Add(1)
@@ -184,6 +187,17 @@ func (l *loop) requestFailed(what string, err error) {
 		l.conn = nil
 	}
 	l.sess.failed(sarama.ErrNoError)
+	if kafka.AuthError(err) {
+		f.mu.Lock()
+		for _, p := range l.parts {
+			if !p.failed {
+				f.failLocked(p, fmt.Errorf("%s (broker %d, %s): %w", what, l.node.ID, l.node.Addr, err))
+			}
+		}
+		f.mu.Unlock()
+		f.notify()
+		return
+	}
 	l.failures++
 	if l.failures == 1 {
 		f.log.Warn("fetch: request failed; retrying", "request", what, "broker", l.node.ID, "addr", l.node.Addr, "error", err)

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/kstreams-go/kstreams/internal/kafka"
 )
 
 // route is the router goroutine: it finds the leader of each unrouted partition (new ones,
@@ -93,13 +95,27 @@ func (f *Fetcher) route() {
 }
 
 // routeOne looks up p's leader and hands p to its loop, or backs off; false means the lookup
-// failed.
+// failed. An authorization or authentication failure (kafka.AuthError) fails p.
 func (f *Fetcher) routeOne(p *part) bool {
 	n, epoch, err := f.cfg.Cluster.Leader(p.tp)
+	notify := false
+	defer func() {
+		if notify {
+			f.notify()
+		}
+	}()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed || f.parts[p.tp] != p || p.loop != nil {
 		return err == nil // unassigned or routed meanwhile
+	}
+	if err != nil && kafka.AuthError(err) {
+		// The topic is not authorized (any more), or the metadata connections cannot
+		// authenticate: no retry cures it.
+		delete(f.unrouted, p.tp)
+		f.failLocked(p, err)
+		notify = true
+		return true
 	}
 	if err != nil {
 		p.refresh = true
