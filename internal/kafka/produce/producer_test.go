@@ -568,3 +568,35 @@ func checkTooLarge(t *testing.T, b kafkatest.Broker) {
 		t.Fatalf("records %+v, want only the small one", recs)
 	}
 }
+
+// TestEmbeddedCertificateRefused: the broker refuses our client certificate from some point on:
+// making a producer (InitProducerId on a new connection) fails at once with a *FatalError
+// that is an authentication error, idempotent or transactional, instead of retrying the
+// connection until ctx ends.
+func TestEmbeddedCertificateRefused(t *testing.T) {
+	sb := kafkatest.EmbeddedMTLS(t)
+	sc := sb.MTLSSaramaConfig(t, "app")
+	ids := []string{"", kafkatest.Name(t, "txn")}
+	clusters := map[string]*kafka.Cluster{}
+	for _, id := range ids {
+		cl, err := kafka.NewCluster(kafka.Config{Brokers: sb.SSL, Sarama: sc}) // connects (metadata) now
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		clusters[id] = cl
+	}
+	sb.RefuseClientCertificates(t)
+	for _, id := range ids {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		p, err := New(ctx, Config{Cluster: clusters[id], TransactionalID: id})
+		if err == nil {
+			p.Close()
+		}
+		var fe *FatalError
+		if err == nil || ctx.Err() != nil || !kafka.AuthError(err) || id == "" && !errors.As(err, &fe) {
+			t.Errorf("transactional id %q: New: %v (ctx %v), want an authentication error at once", id, err, ctx.Err())
+		}
+		cancel()
+	}
+}

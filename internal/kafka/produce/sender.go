@@ -540,6 +540,9 @@ func (p *Producer) initProducerID(ctx context.Context) error {
 		}
 		b, err := p.cl.Conn(node, p.txnP)
 		if err != nil {
+			if kafka.AuthError(err) { // the connection cannot authenticate: no retry cures it
+				return &FatalError{Op: "init producer id", Err: err}
+			}
 			last = err
 			continue
 		}

@@ -150,6 +150,9 @@ func (p *Producer) SendOffsets(ctx context.Context, offsets map[kafka.TopicParti
 		}
 		b, err := p.cl.Conn(coord, p.txnP)
 		if err != nil {
+			if kafka.AuthError(err) { // the connection cannot authenticate: no retry cures it
+				return p.txnFailed(err)
+			}
 			last, known = err, false
 			continue
 		}
@@ -448,6 +451,9 @@ func (p *Producer) txnCall(ctx context.Context, op string, call func(*sarama.Bro
 		}
 		b, err := p.cl.Conn(node, p.txnP)
 		if err != nil {
+			if kafka.AuthError(err) { // the connection cannot authenticate: no retry cures it
+				return &FatalError{Op: op, Err: err}
+			}
 			p.forgetTxnCoordinator()
 			last = err
 			continue
