@@ -115,7 +115,13 @@ func fastSarama(sc *sarama.Config) {
 // broker start) would otherwise delete, input lines included, before the application read them.
 func createTopics(t testing.TB, b kafkatest.Broker, partitions int32, topics ...string) {
 	t.Helper()
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
+	createTopicsWith(t, b.Addrs, kafkatest.SaramaConfig(), partitions, topics...)
+}
+
+// createTopicsWith is createTopics on the brokers addrs with the client configuration cfg.
+func createTopicsWith(t testing.TB, addrs []string, cfg *sarama.Config, partitions int32, topics ...string) {
+	t.Helper()
+	admin, err := sarama.NewClusterAdmin(addrs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +139,13 @@ func createTopics(t testing.TB, b kafkatest.Broker, partitions int32, topics ...
 // produceLines writes n random lines over a vocabulary and returns the expected counts.
 func produceLines(t testing.TB, b kafkatest.Broker, topic string, n int, seed uint64) map[string]int64 {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	return produceLinesWith(t, b.Addrs, kafkatest.SaramaConfig(), topic, n, seed)
+}
+
+// produceLinesWith is produceLines on the brokers addrs with the client configuration cfg.
+func produceLinesWith(t testing.TB, addrs []string, cfg *sarama.Config, topic string, n int, seed uint64) map[string]int64 {
+	t.Helper()
+	p, err := sarama.NewSyncProducer(addrs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,10 +182,16 @@ type outputReader struct {
 
 func readOutput(t testing.TB, b kafkatest.Broker, topic string, iso sarama.IsolationLevel) *outputReader {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	return readOutputWith(t, b.Addrs, kafkatest.SaramaConfig(), topic, iso)
+}
+
+// readOutputWith is readOutput on the brokers addrs with the client configuration cfg (which
+// it modifies).
+func readOutputWith(t testing.TB, addrs []string, cfg *sarama.Config, topic string, iso sarama.IsolationLevel) *outputReader {
+	t.Helper()
 	cfg.Consumer.IsolationLevel = iso
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	c, err := sarama.NewConsumer(b.Addrs, cfg)
+	c, err := sarama.NewConsumer(addrs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
