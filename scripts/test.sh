@@ -4,7 +4,10 @@
 #   2. go test ./... (unit, test-driver and embedded-broker tests; no JVM, no broker);
 #   3. the integration tests (TestIntegration...) against a real Apache Kafka broker that this
 #      script starts on loopback and stops at the end, also when a step fails;
-#      The schema-registry integration tests run against an Apicurio Registry started likewise.
+#      the security tests (TestIntegrationSecure...) against a second, secured Kafka node
+#      (SASL_SSL with SCRAM-SHA-512, mTLS, ACLs: `scripts/kafka/kafka.sh up secure`), started
+#      beside the first; the schema-registry integration tests against an Apicurio Registry
+#      started likewise.
 #   4. the conformance suite: the packages whose tests use the Java Kafka Streams reference
 #      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set.
 # A missing prerequisite stops it with one line saying what is missing.
@@ -41,11 +44,24 @@ fi
 step "go test ./... (unit, test-driver and embedded-broker tests)"
 go test ./...
 
-step "starting Apache Kafka (scripts/kafka/kafka.sh up)"
+step "starting Apache Kafka, plain and secured (scripts/kafka/kafka.sh up; up secure)"
 started=
+secure_up=
+secure_started=
 registry_started=
 on_exit() {
 	status=$?
+	if [ -n "$secure_up" ]; then
+		wait "$secure_up" || true
+		secure_started=1
+	fi
+	if [ -n "$secure_started" ]; then
+		if [ "$status" -ne 0 ]; then
+			echo "== a step failed; the last lines of the secured broker's log (.build/kafka-secure/logs/server.log):" >&2
+			scripts/kafka/kafka.sh log secure 40 >&2 || true
+		fi
+		scripts/kafka/kafka.sh down secure || true
+	fi
 	if [ -n "$registry_started" ]; then
 		if [ "$status" -ne 0 ]; then
 			echo "== a step failed; the last lines of the registry log:" >&2
@@ -63,16 +79,29 @@ on_exit() {
 	exit "$status"
 }
 trap on_exit EXIT
+# The secured node starts in the background meanwhile (its own JVM and run dir), once the jars
+# they share are in the cache.
+scripts/kafka/kafka.sh fetch
+scripts/kafka/kafka.sh up secure >.build/kafka-secure-up.out 2>.build/kafka-secure-up.log &
+secure_up=$!
 addr=$(scripts/kafka/kafka.sh up)
 started=1
 export KAFKA_BOOTSTRAP_SERVERS=$addr
+secure_status=0
+wait "$secure_up" || secure_status=$?
+secure_up=
+secure_started=1
+cat .build/kafka-secure-up.log >&2
+[ "$secure_status" -eq 0 ] || die "the secured broker did not start (scripts/kafka/kafka.sh up secure exited $secure_status)"
+KAFKA_SECURE_CONFIG=$(cat .build/kafka-secure-up.out)
+export KAFKA_SECURE_CONFIG
 
 step "starting Apicurio Registry (scripts/registry/registry.sh up)"
 SCHEMA_REGISTRY_URL=$(scripts/registry/registry.sh up)
 registry_started=1
 export SCHEMA_REGISTRY_URL
 
-step "integration tests against Apache Kafka at $addr"
+step "integration tests against Apache Kafka at $addr (and the secured node of $KAFKA_SECURE_CONFIG)"
 go test -count=1 -run Integration ./...
 
 step "conformance suite against Java Kafka Streams (conformance/java)"

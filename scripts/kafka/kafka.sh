@@ -7,6 +7,8 @@
 #   scripts/kafka/kafka.sh down    stop the broker started by `up` (TERM, then KILL after 30 s)
 #   scripts/kafka/kafka.sh addr    print the bootstrap address of the running broker
 #   scripts/kafka/kafka.sh log     print the last lines of the broker log
+#   scripts/kafka/kafka.sh fetch   only fetch the jars (once; `up` does it too, but two `up`s
+#                                  run at once must not both fetch into the same cache)
 #
 # Each command takes `secure` after it (`up secure`, `down secure`, ...) for the secured node:
 # another single-node cluster (its own JVM, run dir .build/kafka-secure) whose clients must
@@ -275,6 +277,7 @@ down() {
 }
 
 case "${1:-}" in
+fetch) fetch_jars ;;
 up) up ;;
 down) down ;;
 addr) [ -f "$run/bootstrap" ] && running_pid >/dev/null && cat "$run/bootstrap" || die "no broker running" ;;
@@ -283,5 +286,5 @@ log)
 	[ -n "$secure" ] && lines=${3:-50}
 	tail -n "$lines" "$run/logs/server.log"
 	;;
-*) die "usage: $0 up|down|addr [secure] | $0 log [secure] [lines]" ;;
+*) die "usage: $0 up|down|addr [secure] | $0 log [secure] [lines] | $0 fetch" ;;
 esac
