@@ -375,7 +375,7 @@ func TestEmbeddedSecure(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.certPrincipal(t, nil, a, fullGrant, other)
-		e.expectFailure(t, a, failure{words: []string{"certificate"}})
+		e.expectFailure(t, a, failure{words: []string{"TLS authentication failed", "certificate"}})
 	})
 }
 
@@ -446,7 +446,7 @@ func runSecure(t *testing.T, sb kafkatest.SecureBroker) {
 				t.Fatal(err)
 			}
 			e.certPrincipal(t, admin, a, fullGrant, other)
-			e.expectFailure(t, a, failure{words: []string{"certificate"}})
+			e.expectFailure(t, a, failure{words: []string{"TLS authentication failed", "certificate"}})
 		})
 	}
 	t.Run("UntrustedBrokerCertificate", func(t *testing.T) {
@@ -461,6 +461,6 @@ func runSecure(t *testing.T, sb kafkatest.SecureBroker) {
 			security(c)
 			c.TLS = &tls.Config{RootCAs: other.Pool(), MinVersion: tls.VersionTLS12}
 		}
-		e.expectFailure(t, a, failure{words: []string{"certificate"}})
+		e.expectFailure(t, a, failure{words: []string{"TLS authentication failed", "certificate"}})
 	})
 }

@@ -95,7 +95,7 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	}
 	meta, err := sarama.NewClient(cfg.Brokers, cfg.Sarama)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %v: %w", cfg.Brokers, err)
+		return nil, ConnectError(cfg.Brokers, err)
 	}
 	return &Cluster{cfg: cfg, log: cfg.Logger, meta: meta, conns: map[connKey]*sarama.Broker{},
 		sockets: map[*sarama.Broker]*socketDialer{}}, nil

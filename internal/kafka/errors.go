@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 
 	"github.com/IBM/sarama"
@@ -110,6 +111,22 @@ func AuthError(err error) bool {
 		}
 	}
 	return TLSAuthError(err)
+}
+
+// ConnectError wraps err, a failure to connect to the bootstrap servers brokers, saying so,
+// and naming a TLS handshake that failed over a certificate an authentication failure (the
+// handshake's own words, "remote error: tls: bad certificate", do not say whose certificate:
+// the broker refused this client's).
+func ConnectError(brokers []string, err error) error {
+	if TLSAuthError(err) {
+		var cv *tls.CertificateVerificationError
+		whose := "the broker refused this client's certificate"
+		if errors.As(err, &cv) {
+			whose = "this client does not trust the broker's certificate"
+		}
+		return fmt.Errorf("connect to %v: TLS authentication failed (%s): %w", brokers, whose, err)
+	}
+	return fmt.Errorf("connect to %v: %w", brokers, err)
 }
 
 // certificateAlerts are the TLS alerts (RFC 8446 section 6.2) with which a peer refuses a

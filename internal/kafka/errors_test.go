@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -89,6 +90,13 @@ func TestAuthErrorTLS(t *testing.T) {
 		}
 		if c.auth && kafka.Retriable(wrapped) {
 			t.Errorf("%s: Retriable(%v) = true", c.name, err)
+		}
+		if err == nil {
+			continue
+		}
+		if ce := kafka.ConnectError([]string{"127.0.0.1:9093"}, err); !strings.Contains(ce.Error(), "TLS authentication failed") ||
+			!errors.Is(ce, err) {
+			t.Errorf("%s: ConnectError: %v", c.name, ce)
 		}
 	}
 }

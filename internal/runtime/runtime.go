@@ -17,6 +17,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
@@ -190,7 +191,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 	sc := r.cfg.Sarama()
 	client, err := sarama.NewClient(r.cfg.Brokers, sc)
 	if err != nil {
-		return fmt.Errorf("connect to %v: %w", r.cfg.Brokers, err)
+		return kafka.ConnectError(r.cfg.Brokers, err)
 	}
 	defer client.Close()
 	admin, err := sarama.NewClusterAdminFromClient(client)
