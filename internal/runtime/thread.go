@@ -228,10 +228,8 @@ func (th *thread) run() {
 // runOnce joins the group when needed, then processes until the group asks for a rejoin, the
 // runtime stops (after a final commit) or an error.
 func (th *thread) runOnce() error {
-	if th.producer == nil {
-		if err := th.resetProducer(); err != nil || th.producer == nil {
-			return err // an authorization failure, or the runtime stops
-		}
+	if ok, err := th.ensureProducer(); !ok {
+		return err
 	}
 	if th.needJoin {
 		if err := th.rebalance(); err != nil {
@@ -243,6 +241,9 @@ func (th *thread) runOnce() error {
 	defer timer.Stop()
 	th.lastCommit = time.Now()
 	for {
+		if ok, err := th.ensureProducer(); !ok {
+			return err
+		}
 		if th.ctx.Err() != nil {
 			// Closing: commit what was processed (the tasks are closed clean in shutdown).
 			return th.commit(true)
@@ -314,6 +315,19 @@ func (th *thread) runOnce() error {
 			}
 		}
 	}
+}
+
+// ensureProducer makes the thread's producer when it has none: a replaced thread's, or one
+// whose replacement after a failed abort failed. It returns false with the error when that
+// fails its authorization (kafka.AuthError), false without one when the runtime stops.
+func (th *thread) ensureProducer() (bool, error) {
+	if th.producer != nil {
+		return true, nil
+	}
+	if err := th.resetProducer(); err != nil {
+		return false, err
+	}
+	return th.producer != nil, nil
 }
 
 // idleWait is the longest an idle thread sleeps before it looks at the group's state,
