@@ -3,6 +3,8 @@ package kstreams_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/kstreams-go/kstreams"
@@ -54,4 +56,48 @@ func TestStateDirProcessIDAndLock(t *testing.T) {
 	}
 	m1.Close(context.Background())
 	m2.Close(context.Background())
+}
+
+// The process id is kept in Java's kafka-streams-process-metadata format: a file Java wrote
+// ({"processId":...}, unknown fields ignored) gives its id; a file without a valid UUID is
+// replaced by a new id, written as Java writes it.
+func TestStateDirProcessFileJavaFormat(t *testing.T) {
+	dir := t.TempDir()
+	cfg := kstreams.Config{ApplicationID: "pid-app", BootstrapServers: []string{"127.0.0.1:1"}, StateDir: dir}
+	file := filepath.Join(dir, "pid-app", "kafka-streams-process-metadata")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	open := func() string {
+		t.Helper()
+		app, err := kstreams.New(wordCountTopologyWith(t, "in", "out", store.Stores.PersistentKeyValueStore("Counts")), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer app.Close(context.Background())
+		return app.ProcessID()
+	}
+	const javaID = "0c1f6a3e-9b7d-4e2a-8f10-5d6c7b8a9e01"
+	if err := os.WriteFile(file, []byte(`{"processId":"0C1F6A3E-9B7D-4E2A-8F10-5D6C7B8A9E01","futureField":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := open(); got != javaID {
+		t.Errorf("process id from Java's file: %s, want %s", got, javaID)
+	}
+	for _, bad := range []string{`{"processId":"not-a-uuid"}`, `{"processId":null}`, `garbage`, ``} {
+		if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		id := open()
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"processId":"` + id + `"}`; string(b) != want {
+			t.Errorf("after %q: file %s, want %s", bad, b, want)
+		}
+		if len(id) != 36 || id == javaID {
+			t.Errorf("after %q: process id %q, want a new UUID", bad, id)
+		}
+	}
 }

@@ -9,14 +9,10 @@ package kstreams
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,7 +124,7 @@ type KafkaStreams struct {
 	processID string
 	rt        *runtime.Runtime
 	// dirLock holds <state.dir>/<application.id>/.lock (persistent stores only) until Close.
-	dirLock *os.File
+	dirLock *stateDirLock
 
 	mu         sync.Mutex
 	state      State
@@ -143,11 +139,13 @@ type KafkaStreams struct {
 
 // New validates cfg and returns an instance of topology in state Created; nothing connects
 // before Start. When the topology has persistent stores, New locks the application's state
-// directory <state.dir>/<application.id> (and reads or creates its process id there) until
-// Close, also when the instance is never started: call Close to release it. Errors:
+// directory <state.dir>/<application.id> (an fcntl lock on its .lock file, the lock Java
+// Kafka Streams takes, so neither a Go nor a Java instance can start on a directory the other
+// runs on) and reads or creates its process id there (Java's kafka-streams-process-metadata),
+// until Close, also when the instance is never started: call Close to release it. Errors:
 // ErrNilTopology, *ConfigError (wrapping ErrInvalidConfig), *StateDirError (wrapping
-// ErrStateDirLocked when another instance holds the state directory). Java: new
-// KafkaStreams(topology, props).
+// ErrStateDirLocked when another instance holds the state directory; its Path names the
+// directory). Java: new KafkaStreams(topology, props).
 func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 	if topology == nil {
 		return nil, ErrNilTopology
@@ -183,98 +181,6 @@ func hasPersistentStores(topology *processor.Topology) bool {
 		}
 	}
 	return false
-}
-
-// processMetadata is Java's kafka-streams-process-metadata file (StateDirectory): the process
-// id survives restarts, so an instance restarted on the same state directory reuses its
-// transactional ids and fences (aborts) the transactions its previous run left open.
-type processMetadata struct {
-	Version   int    `json:"version"`
-	ProcessID string `json:"processId"`
-}
-
-// ErrStateDirLocked is returned by New when another instance (of this or another process)
-// holds the application's state directory <state.dir>/<application.id>: two instances on one
-// state directory would share their process id, hence their transactional ids, and fence
-// each other. Java: StreamsException "Unable to initialize state, this can happen if multiple
-// instances of Kafka Streams are running in the same state directory".
-var ErrStateDirLocked = errors.New("kstreams: state directory is locked by another instance")
-
-// processID returns the instance's process id as Java's StateDirectory.initializeProcessId
-// does. Without persistent stores it is a new random UUID on every start (nothing is kept
-// locally, so nothing ties a restart to the previous run; a transaction a crashed run left
-// open is aborted by the broker after transaction.timeout.ms). With persistent stores it
-// locks <state.dir>/<application.id>/.lock for the instance's lifetime (the returned file,
-// released by Close) and reads, or creates, <state.dir>/<application.id>/kafka-streams-process-metadata,
-// so a restart on the same state directory keeps its id and transactional ids and fences its
-// previous run at once. Errors: *StateDirError (wrapping ErrStateDirLocked when the directory
-// is held by another instance).
-func processID(stateDir, appID string, persistent bool) (string, *os.File, error) {
-	if !persistent {
-		return newUUID(), nil, nil
-	}
-	dir := filepath.Join(stateDir, appID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, &StateDirError{Path: dir, Err: err}
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", nil, &StateDirError{Path: dir, Err: err}
-	}
-	if err := tryLockFile(lock); err != nil {
-		lock.Close()
-		return "", nil, &StateDirError{Path: dir, Err: err}
-	}
-	file := filepath.Join(dir, "kafka-streams-process-metadata")
-	if b, err := os.ReadFile(file); err == nil {
-		var m processMetadata
-		if err := json.Unmarshal(b, &m); err == nil && m.ProcessID != "" {
-			return m.ProcessID, lock, nil
-		}
-	}
-	m := processMetadata{Version: 0, ProcessID: newUUID()}
-	b, _ := json.Marshal(m)
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		lock.Close()
-		return "", nil, &StateDirError{Path: file, Err: err}
-	}
-	return m.ProcessID, lock, nil
-}
-
-// releaseStateDir releases the state directory lock taken by New, if any.
-func (k *KafkaStreams) releaseStateDir() {
-	k.mu.Lock()
-	lock := k.dirLock
-	k.dirLock = nil
-	k.mu.Unlock()
-	if lock != nil {
-		lock.Close() // closing the file releases the lock
-	}
-}
-
-// StateDirError is a state directory (state.dir) that cannot be used.
-// Java: ProcessorStateException.
-type StateDirError struct {
-	// Path is the directory or file.
-	Path string
-	// Err is the cause.
-	Err error
-}
-
-// Error implements error.
-func (e *StateDirError) Error() string {
-	return fmt.Sprintf("kstreams: state directory %s (state.dir): %v", e.Path, e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *StateDirError) Unwrap() error { return e.Err }
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // ProcessID returns the instance's process id (a random UUID), part of its transactional ids.

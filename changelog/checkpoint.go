@@ -12,9 +12,19 @@ import (
 	"strings"
 )
 
-// CheckpointFileName is the name of a task's checkpoint file in its state directory.
-// Java: StateManagerUtil.CHECKPOINT_FILE_NAME.
-const CheckpointFileName = ".checkpoint"
+// CheckpointFileName is the name of a task's checkpoint file in its state directory,
+// <state.dir>/<application.id>/<task>/.kstreams-go.checkpoint, in Java's OffsetCheckpoint
+// format. It is deliberately not Java's name: Java Kafka Streams, started on the same state
+// directory, reads <task>/.checkpoint (and .checkpoint_<store>) as the offsets of its own
+// RocksDB stores, so our offsets there would make it skip the restore of stores it has not
+// got; it never reads this file.
+const CheckpointFileName = ".kstreams-go.checkpoint"
+
+// JavaCheckpointFileName is the name of Java Kafka Streams' task checkpoint file, where
+// versions of this library before the state directory was shared with Java kept theirs.
+// Restore reads such a file once as ours (see [TaskState.Restore]) unless Java's stores are in
+// the task directory. Java: StateManagerUtil.CHECKPOINT_FILE_NAME.
+const JavaCheckpointFileName = ".checkpoint"
 
 // OffsetUnknown is the sentinel offset written for a logged persistent store whose changelog
 // offset is not known. Java: OffsetCheckpoint.OFFSET_UNKNOWN.

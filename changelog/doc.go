@@ -37,10 +37,22 @@
 //
 // # Checkpoints
 //
-// <task dir>/.checkpoint in Java's OffsetCheckpoint format ([ReadCheckpoint], [WriteCheckpoint]):
-// version line "0", count line, then "topic partition offset" lines, where offset is the last
-// changelog offset the store holds (OffsetUnknown = -4 when unknown), written to a .tmp file,
-// synced and renamed. In-memory stores are not checkpointed and always restore from the start.
+// <task dir>/.kstreams-go.checkpoint ([CheckpointFileName]) in Java's OffsetCheckpoint format
+// ([ReadCheckpoint], [WriteCheckpoint]): version line "0", count line, then "topic partition
+// offset" lines, where offset is the last changelog offset the store holds (OffsetUnknown = -4
+// when unknown), written to a .tmp file, synced and renamed. In-memory stores are not
+// checkpointed and always restore from the start.
+//
+// The state directory can be shared with Java Kafka Streams (one after the other; the
+// application's lock keeps them from running on it at once), so neither side may trust the
+// other's offsets: they describe stores the other does not have (our Pebble databases under
+// pebble/, Java's RocksDB under rocksdb/ and <store>/). Java reads <task>/.checkpoint (Kafka
+// Streams 4.3+ moves it into its RocksDB stores and deletes it) and .checkpoint_<store>, and
+// never reads our file; we never read Java's. A <task>/.checkpoint left by a version of this
+// library from before that change is read once as ours, moved to our place and deleted —
+// unless Java's stores are in the task directory, in which case it is Java's and left alone.
+// A Pebble store whose directory is missing (first start, or wiped by Java) restores from
+// the beginning whatever a checkpoint says.
 // Under exactly-once the file is deleted once loaded (Java does the same), so after a crash a
 // persistent store with neither a checkpoint nor an offset committed with its data is wiped and
 // restored, with a warning log; a corrupt Pebble database is wiped at open, also with a log.

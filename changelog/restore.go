@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -45,7 +48,7 @@ type RestoreListener interface {
 // TaskStateConfig configures a [TaskState].
 type TaskStateConfig struct {
 	// TaskDir is the task's state directory (<state.dir>/<application.id>/<task id>), where
-	// the .checkpoint file lives; "" means no checkpoint (in-memory only).
+	// the checkpoint file ([CheckpointFileName]) lives; "" means no checkpoint (in-memory only).
 	TaskDir string
 	// ExactlyOnce is true under processing.guarantee=exactly_once_v2: the checkpoint file is
 	// deleted once loaded (Java does the same) and a persistent store with neither a checkpoint
@@ -197,7 +200,8 @@ func (s *TaskState) startOffset(name string, st processor.StateStore, checkpoint
 
 // Restore restores every logged store of the task from its changelog, from the offset after
 // the one it holds (checkpoint file, or the offset committed with a Pebble store's data under
-// exactly-once) to the end offset, in batches of at most MaxBatchRecords records that the
+// exactly-once; a checkpoint an earlier version of this library left at Java's place is
+// read once and moved, see loadCheckpoint) to the end offset, in batches of at most MaxBatchRecords records that the
 // store writes straight into its engine (or, for a long restore of an engine that is a
 // [store.BulkRestorer], as a bulk restore whose offset is recorded only once it ended); no more
 // than four fetch responses are held in memory. Under
@@ -213,7 +217,7 @@ func (s *TaskState) Restore(ctx context.Context) error {
 	}
 	checkpoint := map[TopicPartition]int64{}
 	if p := s.CheckpointPath(); p != "" {
-		cp, err := ReadCheckpoint(p)
+		cp, err := s.loadCheckpoint()
 		if err != nil {
 			// Java treats an unreadable checkpoint as a corrupted task: wipe and restore.
 			s.log.Warn("checkpoint file is unreadable: every persistent store of the task is wiped and restored", "file", p, "error", err)
@@ -252,6 +256,66 @@ func (s *TaskState) Restore(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// loadCheckpoint reads the task's checkpoint file. When there is none, a checkpoint an
+// earlier version of this library left at Java's place (<task>/.checkpoint) is read once as
+// ours, written to our place and deleted, so that a Java instance started on the directory
+// later never takes our offsets for its own; but when the task directory holds Java Kafka
+// Streams' stores (see javaState), that file is Java's, and it is neither read nor touched:
+// its offsets are those of Java's RocksDB stores, not of our Pebble stores.
+func (s *TaskState) loadCheckpoint() (map[TopicPartition]int64, error) {
+	p := s.CheckpointPath()
+	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		return ReadCheckpoint(p)
+	}
+	legacy := filepath.Join(s.cfg.TaskDir, JavaCheckpointFileName)
+	if _, err := os.Stat(legacy); errors.Is(err, fs.ErrNotExist) {
+		return map[TopicPartition]int64{}, nil
+	}
+	if java := s.javaState(); java != "" {
+		s.log.Info("the task directory holds Java Kafka Streams state: its .checkpoint is Java's and is neither read "+
+			"nor changed; our stores start from their own offsets", "dir", s.cfg.TaskDir, "java", java)
+		return map[TopicPartition]int64{}, nil
+	}
+	cp, err := ReadCheckpoint(legacy)
+	if err != nil {
+		// Unreadable: the stores are wiped and restored (as for our own file); the file goes,
+		// so that the next start does not wipe them again.
+		_ = os.Remove(legacy)
+		return nil, err
+	}
+	if err := WriteCheckpoint(p, cp); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(legacy); err != nil {
+		return nil, err
+	}
+	s.log.Info("moved the checkpoint of an earlier kstreams-go version from Java's place to ours",
+		"from", legacy, "to", p, "offsets", len(cp))
+	return cp, nil
+}
+
+// javaState returns the name of the first entry of the task directory that Java Kafka
+// Streams creates for its stores and this library never does ("rocksdb" for key-value
+// stores, a directory named after a logged store for window and session stores, a
+// ".checkpoint_<store>" file of Kafka Streams 4.3+), or "" when there is none.
+func (s *TaskState) javaState() string {
+	entries, err := os.ReadDir(s.cfg.TaskDir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		name := e.Name()
+		_, logged := s.tps[name]
+		switch {
+		case e.IsDir() && (name == "rocksdb" || logged):
+			return name
+		case strings.HasPrefix(name, JavaCheckpointFileName+"_"):
+			return name
+		}
+	}
+	return ""
 }
 
 // dropCheckpointed removes tp from the task's checkpoint file (checkpoint holds what the file

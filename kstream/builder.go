@@ -342,12 +342,8 @@ func (m *materializedInternal) storeBuilder() processor.StoreBuilder {
 		return m.builder
 	}
 	sup := m.supplier
-	switch {
-	case sup != nil:
-	case m.b != nil && m.b.inMemoryStores:
-		sup = store.Stores.InMemoryKeyValueStore(m.storeName)
-	default:
-		sup = store.Stores.PersistentTimestampedKeyValueStore(m.storeName)
+	if sup == nil {
+		sup = m.b.dslKeyValueStore(m.storeName, true)
 	}
 	sb := store.Stores.TimestampedKeyValueStoreBuilder[any, any](sup, m.keySerde, m.valueSerde)
 	if m.logging {
@@ -362,6 +358,40 @@ func (m *materializedInternal) storeBuilder() processor.StoreBuilder {
 	}
 	m.builder = sb
 	return sb
+}
+
+// dslKeyValueStore returns the key-value engine of a DSL store that no supplier fixes:
+// Pebble, as Java's default RocksDB (BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers), or
+// in-memory with default.dsl.store=in_memory (or Java's in-memory dsl.store.suppliers.class).
+// Call it while the topology is built. Java: DslStoreSuppliers.keyValueStore.
+func (b *StreamsBuilder) dslKeyValueStore(name string, timestamped bool) store.KeyValueBytesStoreSupplier {
+	switch {
+	case b != nil && b.inMemoryStores:
+		return store.Stores.InMemoryKeyValueStore(name)
+	case timestamped:
+		return store.Stores.PersistentTimestampedKeyValueStore(name)
+	}
+	return store.Stores.PersistentKeyValueStore(name)
+}
+
+// dslWindowStore returns the window engine of a DSL store (windowed aggregations, the window
+// stores of stream-stream joins): Pebble by default, in-memory with default.dsl.store=in_memory.
+// Errors: store.ErrInvalidStoreArgument. Java: DslStoreSuppliers.windowStore.
+func (b *StreamsBuilder) dslWindowStore(name string, retention, size int64, retainDuplicates bool) (store.WindowBytesStoreSupplier, error) {
+	if b != nil && b.inMemoryStores {
+		return store.Stores.InMemoryWindowStore(name, msDuration(retention), msDuration(size), retainDuplicates)
+	}
+	return store.Stores.PersistentWindowStore(name, msDuration(retention), msDuration(size), retainDuplicates)
+}
+
+// dslSessionStore returns the session engine of a session aggregation: Pebble by default,
+// in-memory with default.dsl.store=in_memory. Errors: store.ErrInvalidStoreArgument. Java:
+// DslStoreSuppliers.sessionStore.
+func (b *StreamsBuilder) dslSessionStore(name string, retention int64) (store.SessionBytesStoreSupplier, error) {
+	if b != nil && b.inMemoryStores {
+		return store.Stores.InMemorySessionStore(name, msDuration(retention))
+	}
+	return store.Stores.PersistentSessionStore(name, msDuration(retention))
 }
 
 // typeName names T for messages.

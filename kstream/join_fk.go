@@ -152,11 +152,16 @@ func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(
 	b.copartition(ot.sourceNodes, []string{subSourceName})
 
 	storeName := b.suffixOrElseGenerate(name, "-subscription-store", fkSubscriptionStoreName)
-	sb := store.Stores.TimestampedKeyValueStoreBuilder[any, any](store.Stores.InMemoryKeyValueStore(storeName), untyped(serde.Bytes()), wrapperSerde)
-	sb.WithLoggingEnabled(nil)
-	sb.WithCachingDisabled()
-	sb.WithChangelogHeaders() // Java 4.4: a headers store (KIP-1271)
-	b.AddStateStore(sb)
+	// The subscription store's engine is the DSL default, chosen when the topology is built:
+	// Pebble (Java: RocksDB), or in-memory with default.dsl.store=in_memory. Java:
+	// SubscriptionStoreFactory.
+	b.addNode(&graphNode{name: storeName, write: func(tp *processor.Topology, _ []string) error {
+		sb := store.Stores.TimestampedKeyValueStoreBuilder[any, any](b.dslKeyValueStore(storeName, true), untyped(serde.Bytes()), wrapperSerde)
+		sb.WithLoggingEnabled(nil)
+		sb.WithCachingDisabled()
+		sb.WithChangelogHeaders() // Java 4.4: a headers store (KIP-1271)
+		return tp.AddStateStore(sb)
+	}})
 
 	receiveName := b.suffixOrElseGenerate(name, "-subscription-receive", fkSubscriptionProcessor)
 	receive := b.addNode(processorNode(receiveName, ktable.NewSubscriptionReceive(storeName, serdes), []string{storeName}, nil), subSource)

@@ -268,6 +268,23 @@ func (b *outerJoinStoreBuilder) LogConfig() map[string]string {
 	return out
 }
 
+// outerJoinSupplier returns the key-value engine of a left/outer stream-stream join's shared
+// store, as Java's OuterStreamJoinStoreFactory picks it: the kind of the user's window store
+// supplier for this side (in-memory or persistent) if there is one, else the DSL default
+// (Pebble, as Java's RocksDB; in-memory with default.dsl.store=in_memory). Call it while the
+// topology is built.
+func outerJoinSupplier(b *StreamsBuilder, name string, thisSupplier store.WindowBytesStoreSupplier) store.KeyValueBytesStoreSupplier {
+	if thisSupplier != nil {
+		switch thisSupplier.MetricsScope() {
+		case "in-memory":
+			return store.Stores.InMemoryKeyValueStore(name)
+		case store.PebbleMetricsScope:
+			return store.Stores.PersistentKeyValueStore(name)
+		}
+	}
+	return b.dslKeyValueStore(name, false)
+}
+
 func (b *outerJoinStoreBuilder) Build() (processor.StateStore, error) {
 	var engine store.KeyValueBytesStore
 	if b.supplier != nil {

@@ -359,34 +359,51 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 		logCfg[k] = v
 	}
 	logCfg["cleanup.policy"] = "delete"
-	windowStore := func(sup store.WindowBytesStoreSupplier, gen, suffix string, valueSerde serde.Serde[any]) processor.StoreBuilder {
+	// A window store without a user supplier gets its engine when the topology is built:
+	// Pebble, as Java's default RocksDB (DslStoreSuppliers.windowStore with retainDuplicates),
+	// or in-memory with default.dsl.store=in_memory. Java: StreamJoinedStoreFactory.
+	type joinStore struct {
+		name  string
+		build func() processor.StoreBuilder
+	}
+	windowStore := func(sup store.WindowBytesStoreSupplier, gen, suffix string, valueSerde serde.Serde[any]) *joinStore {
 		given := sup != nil
-		if sup == nil {
-			name := gen + "-store"
-			if sj.storeName != "" {
-				name = sj.storeName + suffix + "-store"
-			}
-			var err error
-			sup, err = store.Stores.InMemoryWindowStore(name, time.Duration(retention)*time.Millisecond, time.Duration(size)*time.Millisecond, true)
-			if err != nil {
+		name := gen + "-store"
+		if sj.storeName != "" {
+			name = sj.storeName + suffix + "-store"
+		}
+		if !given {
+			if _, err := store.Stores.PersistentWindowStore(name, time.Duration(retention)*time.Millisecond, time.Duration(size)*time.Millisecond, true); err != nil {
 				b.fail(dslErr(ErrInvalidJoinWindows, "%s: %v", mergeN, err))
 				return nil
 			}
-		} else if !sup.RetainDuplicates() || sup.RetentionPeriod() != retention || sup.WindowSize() != size {
-			b.fail(dslErr(ErrJoinStoreSupplier, "%s: store supplier %s must retain duplicates and have window size %d ms and retention %d ms (JoinWindows size and size+grace)",
-				mergeN, sup.Name(), size, retention))
+		} else {
+			name = sup.Name()
+			if !sup.RetainDuplicates() || sup.RetentionPeriod() != retention || sup.WindowSize() != size {
+				b.fail(dslErr(ErrJoinStoreSupplier, "%s: store supplier %s must retain duplicates and have window size %d ms and retention %d ms (JoinWindows size and size+grace)",
+					mergeN, sup.Name(), size, retention))
+			}
 		}
-		wb := store.Stores.WindowStoreBuilder[any, any](sup, keySerde, valueSerde)
-		switch {
-		case given:
-			// Java: a user supplier gets Stores.windowStoreBuilder's defaults (logging on, no
-			// extra topic configs).
-		case sj.noLogging:
-			wb.WithLoggingDisabled()
-		default:
-			wb.WithLoggingEnabled(logCfg)
-		}
-		return wb
+		return &joinStore{name: name, build: func() processor.StoreBuilder {
+			sup := sup
+			if !given {
+				var err error
+				if sup, err = b.dslWindowStore(name, retention, size, true); err != nil {
+					return nil
+				}
+			}
+			wb := store.Stores.WindowStoreBuilder[any, any](sup, keySerde, valueSerde)
+			switch {
+			case given:
+				// Java: a user supplier gets Stores.windowStoreBuilder's defaults (logging on, no
+				// extra topic configs).
+			case sj.noLogging:
+				wb.WithLoggingDisabled()
+			default:
+				wb.WithLoggingEnabled(logCfg)
+			}
+			return wb
+		}}
 	}
 	thisStore := windowStore(sj.thisStoreSupplier, thisGen, joinThisSuffix, thisSerde)
 	otherStore := windowStore(sj.otherStoreSupplier, otherGen, joinOtherSuffix, otherSerde)
@@ -420,16 +437,16 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 	if joiner != nil {
 		jf = joinerOf(func(_ K, v V, o VO) VR { return joiner(v, o) })
 	}
-	thisProc := &streamStreamJoin{otherWindow: otherStore.Name(), outerStore: outerName, beforeMs: windows.beforeMs, afterMs: windows.afterMs,
+	thisProc := &streamStreamJoin{otherWindow: otherStore.name, outerStore: outerName, beforeMs: windows.beforeMs, afterMs: windows.afterMs,
 		windowBefore: windows.beforeMs, windowAfter: windows.afterMs, graceMs: grace, joiner: jf, outer: leftOuter, leftSide: true, trackers: trackers}
-	otherProc := &streamStreamJoin{otherWindow: thisStore.Name(), outerStore: outerName, beforeMs: windows.afterMs, afterMs: windows.beforeMs,
+	otherProc := &streamStreamJoin{otherWindow: thisStore.name, outerStore: outerName, beforeMs: windows.afterMs, afterMs: windows.beforeMs,
 		windowBefore: windows.beforeMs, windowAfter: windows.afterMs, graceMs: grace, outer: rightOuter, leftSide: false, trackers: trackers}
 	if jf != nil {
 		otherProc.joiner = jf.reverse()
 	}
 
-	thisW := b.addNode(processorNode(thisWindowed, joinWindowSupplier{storeName: thisStore.Name()}, nil, nil), this.node)
-	otherW := b.addNode(processorNode(otherWindowed, joinWindowSupplier{storeName: otherStore.Name()}, nil, nil), that.node)
+	thisW := b.addNode(processorNode(thisWindowed, joinWindowSupplier{storeName: thisStore.name}, nil, nil), this.node)
+	otherW := b.addNode(processorNode(otherWindowed, joinWindowSupplier{storeName: otherStore.name}, nil, nil), that.node)
 	n := b.addNode(&graphNode{name: mergeN, write: func(t *processor.Topology, parents []string) error {
 		if err := copartition(t, mergeN, parents[0], parents[1]); err != nil {
 			return err
@@ -446,14 +463,16 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 		if err := t.AddProcessor(mergeN, processor.ProcessorSupplier[any, any, any, any](pass), thisJoin, otherJoin); err != nil {
 			return err
 		}
-		if err := t.AddStateStore(thisStore, thisWindowed, otherJoin); err != nil {
+		if err := t.AddStateStore(thisStore.build(), thisWindowed, otherJoin); err != nil {
 			return err
 		}
-		if err := t.AddStateStore(otherStore, otherWindowed, thisJoin); err != nil {
+		if err := t.AddStateStore(otherStore.build(), otherWindowed, thisJoin); err != nil {
 			return err
 		}
 		if outerBuilder != nil {
-			return t.AddStateStore(outerBuilder, thisJoin, otherJoin)
+			ob := *outerBuilder
+			ob.supplier = outerJoinSupplier(b, ob.name, sj.thisStoreSupplier)
+			return t.AddStateStore(&ob, thisJoin, otherJoin)
 		}
 		return nil
 	}}, thisW, otherW)

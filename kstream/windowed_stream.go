@@ -125,7 +125,7 @@ func windowOptions[K, VR any](b *StreamsBuilder, op string, opts []TableOption) 
 type windowedResult struct {
 	name      string
 	mi        *materializedInternal
-	storeB    processor.StoreBuilder
+	storeB    func() processor.StoreBuilder // resolved when the topology is built (default.dsl.store)
 	sup       ktable.Supplier
 	late      *LateRecordTopic
 	keySerde  serde.Serde[any] // of the result table (windowed serde) or nil
@@ -149,7 +149,7 @@ func (g *groupedStreamImpl) buildWindowed(r windowedResult) *tableImpl {
 		}
 		parent = g.repartitionNode
 	}
-	n := b.addNode(processorNode(r.name, r.sup, nil, func() processor.StoreBuilder { return r.storeB }), parent)
+	n := b.addNode(processorNode(r.name, r.sup, nil, r.storeB), parent)
 	if r.late != nil {
 		filter, sink := r.name+lateSinkSuffix+"-filter", r.name+lateSinkSuffix
 		ks, vs := r.late.keySerde, r.late.valueSerde
@@ -249,24 +249,51 @@ func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix
 	return KTable[Windowed[K], VR]{t: t}
 }
 
-// windowStoreBuilder returns the timestamped window store of a windowed aggregation (in-memory
-// engine; Java's default is RocksDB, whose iteration order the in-memory engine reproduces).
-// Java: WindowStoreMaterializer / SlidingWindowStoreMaterializer.
-func windowStoreBuilder(mi *materializedInternal, retention, size int64) processor.StoreBuilder {
-	sup, err := store.Stores.InMemoryWindowStore(mi.storeName, msDuration(retention), msDuration(size), false)
-	if err != nil {
-		return nil
+// windowStoreBuilder returns the timestamped window store of a windowed aggregation, built
+// when the topology is: a Pebble engine, as Java's default is RocksDB
+// (BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers, the default dsl.store.suppliers.class;
+// under EmitStrategy.onWindowClose Java's time-ordered RocksDB store, whose results here come
+// from the same Pebble engine), or an in-memory engine with default.dsl.store=in_memory. Java:
+// WindowStoreMaterializer / SlidingWindowStoreMaterializer.
+func windowStoreBuilder(mi *materializedInternal, retention, size int64) func() processor.StoreBuilder {
+	return func() processor.StoreBuilder {
+		sup, err := mi.b.dslWindowStore(mi.storeName, retention, size, false)
+		if err != nil {
+			return nil
+		}
+		sb := store.Stores.TimestampedWindowStoreBuilder[any, any](sup, mi.keySerde, mi.valueSerde)
+		if mi.logging {
+			sb.WithLoggingEnabled(mi.logConfig)
+		} else {
+			sb.WithLoggingDisabled()
+		}
+		if mi.caching {
+			sb.WithCachingEnabled()
+		}
+		return sb
 	}
-	sb := store.Stores.TimestampedWindowStoreBuilder[any, any](sup, mi.keySerde, mi.valueSerde)
-	if mi.logging {
-		sb.WithLoggingEnabled(mi.logConfig)
-	} else {
-		sb.WithLoggingDisabled()
+}
+
+// sessionStoreBuilder returns the session store of a session aggregation, built when the
+// topology is: a Pebble engine (Java: RocksDB, the default dsl.store.suppliers.class), or an
+// in-memory engine with default.dsl.store=in_memory. Java: SessionStoreMaterializer.
+func sessionStoreBuilder(mi *materializedInternal, retention int64) func() processor.StoreBuilder {
+	return func() processor.StoreBuilder {
+		sup, err := mi.b.dslSessionStore(mi.storeName, retention)
+		if err != nil {
+			return nil
+		}
+		sb := store.Stores.SessionStoreBuilder[any, any](sup, mi.keySerde, mi.valueSerde)
+		if mi.logging {
+			sb.WithLoggingEnabled(mi.logConfig)
+		} else {
+			sb.WithLoggingDisabled()
+		}
+		if mi.caching {
+			sb.WithCachingEnabled()
+		}
+		return sb
 	}
-	if mi.caching {
-		sb.WithCachingEnabled()
-	}
-	return sb
 }
 
 // Count counts the records of each key per window. Store "KSTREAM-AGGREGATE-STATE-STORE-<n>"
@@ -345,23 +372,10 @@ func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix s
 		wo.LateNode = name + lateSinkSuffix + "-filter"
 	}
 	sup := ktable.NewSessionWindowAggregate(wo, gap, init, agg, merger)
-	ssup, err := store.Stores.InMemorySessionStore(mi.storeName, msDuration(retention))
-	if err != nil {
+	if _, err := store.Stores.PersistentSessionStore(mi.storeName, msDuration(retention)); err != nil {
 		b.fail(dslErr(ErrInvalidWindows, "session store %s: %v", mi.storeName, err))
 	}
-	var sb processor.StoreBuilder
-	if ssup != nil {
-		ssb := store.Stores.SessionStoreBuilder[any, any](ssup, mi.keySerde, mi.valueSerde)
-		if mi.logging {
-			ssb.WithLoggingEnabled(mi.logConfig)
-		} else {
-			ssb.WithLoggingDisabled()
-		}
-		if mi.caching {
-			ssb.WithCachingEnabled()
-		}
-		sb = ssb
-	}
+	sb := sessionStoreBuilder(mi, retention)
 	var keySerde serde.Serde[any]
 	if mi.keySerde != nil {
 		keySerde = serde.Untyped(serde.SessionWindowed(serde.Typed[K](mi.keySerde)))
@@ -477,7 +491,7 @@ func CogroupWindowedBySession[K, VOut any](c CogroupedKStream[K, VOut], w Sessio
 // cogroupWindowed writes a windowed cogrouped aggregation as Java's
 // CogroupedStreamAggregateBuilder: repartitions, one "COGROUPKSTREAM-AGGREGATE-<n>" processor per
 // stream sharing the store, and the "COGROUPKSTREAM-MERGE-<n>" pass-through.
-func cogroupWindowed(c *cogroupImpl, named string, mi *materializedInternal, sb processor.StoreBuilder,
+func cogroupWindowed(c *cogroupImpl, named string, mi *materializedInternal, sb func() processor.StoreBuilder,
 	sup func(agg ktable.Aggregator) ktable.Supplier, keySerde serde.Serde[any]) *tableImpl {
 	b := c.b
 	parents := make([]*graphNode, len(c.groups))
@@ -500,7 +514,7 @@ func cogroupWindowed(c *cogroupImpl, named string, mi *materializedInternal, sb 
 		sups = append(sups, s)
 		var n *graphNode
 		if i == 0 {
-			n = processorNode(name, s, nil, func() processor.StoreBuilder { return sb })
+			n = processorNode(name, s, nil, sb)
 		} else {
 			n = processorNode(name, s, []string{mi.storeName}, nil)
 		}
@@ -591,18 +605,9 @@ func (w SessionWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() V
 	sup := func(agg ktable.Aggregator) ktable.Supplier {
 		return ktable.NewSessionWindowAggregate(wo, gap, init, agg, m)
 	}
-	var sb processor.StoreBuilder
-	if ssup, err := store.Stores.InMemorySessionStore(mi.storeName, msDuration(retention)); err == nil {
-		ssb := store.Stores.SessionStoreBuilder[any, any](ssup, mi.keySerde, mi.valueSerde)
-		if !mi.logging {
-			ssb.WithLoggingDisabled()
-		} else {
-			ssb.WithLoggingEnabled(mi.logConfig)
-		}
-		if mi.caching {
-			ssb.WithCachingEnabled()
-		}
-		sb = ssb
+	var sb func() processor.StoreBuilder
+	if _, err := store.Stores.PersistentSessionStore(mi.storeName, msDuration(retention)); err == nil {
+		sb = sessionStoreBuilder(mi, retention)
 	}
 	var keySerde serde.Serde[any]
 	if mi.keySerde != nil {
