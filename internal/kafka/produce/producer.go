@@ -220,7 +220,12 @@ type partState struct {
 	// until it went through, so that the broker sees the sequence numbers in order.
 	retrying bool
 	retryAt  time.Time
-	acked    int64
+	// confirmed: a batch under the current producer id and epoch was acknowledged. Until then
+	// the partition sends one batch at a time: a broker with no state for the producer accepts
+	// any first sequence number, so a later batch could be written first while the first one
+	// is being retried, and the first would then be out of order (KAFKA-15591).
+	confirmed bool
+	acked     int64
 	// inTxn: added to the open transaction (AddPartitionsToTxn answered).
 	inTxn bool
 	// leader is the partition's leader when leaderOK; the sender looks it up outside p.mu

@@ -600,3 +600,54 @@ func TestEmbeddedCertificateRefused(t *testing.T) {
 		cancel()
 	}
 }
+
+// A broker with no state for a producer id accepts any first sequence number (KIP-360; kfake
+// models KAFKA-15591's exception for a never-written log, so the partition here holds a record
+// first; Apache Kafka 4.4 took a later batch first even into a just created topic). So
+// while the first batch of a producer id to a partition waits to be retried, no later batch of
+// the partition may be in flight: written first, it would leave the first out of order. Apache
+// Kafka 4.4 answers the first produce to a just created topic NOT_LEADER_OR_FOLLOWER now and then
+// and the next one a few ms later normally, which made the records of IdempotentRecordsExact
+// come out of order about one run in ten.
+func TestEmbeddedProducerFirstBatchRetriedAlone(t *testing.T) {
+	b := kafkatest.Embedded(t)
+	topic := createTopic(t, b, 1)
+	cl := newCluster(t, b)
+	tp := kafka.TopicPartition{Topic: topic, Partition: 0}
+	// The partition holds a record of another producer: its log is not "never written".
+	other := newProducer(t, cl, Config{NoIdempotence: true})
+	if err := other.Send(Record{Topic: topic, Partition: 0, Key: []byte("other"), Value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := other.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := newProducer(t, cl, Config{Linger: -1, BatchSize: 64, RetryBackoff: 50 * time.Millisecond})
+	h := b.Cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: topic, Partitions: []int32{0}, Err: kerr.NotLeaderForPartition})
+	const n = 200
+	for i := 0; i < n; i++ {
+		if err := p.Send(Record{Topic: topic, Partition: 0, Key: []byte(fmt.Sprintf("%04d", i)), Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f := p.Failures(); len(f) > 0 {
+		t.Fatalf("%d failures: %v", len(f), f[0].Err)
+	}
+	if h.Hits() != 1 {
+		t.Fatalf("the fault hit %d times, want 1", h.Hits())
+	}
+	recs, _ := readAll(t, b, tp, false)
+	if len(recs) != n+1 {
+		t.Fatalf("%d records, want %d", len(recs), n+1)
+	}
+	for i, r := range recs[1:] {
+		if want := fmt.Sprintf("%04d", i); r.key != want {
+			t.Fatalf("record %d: key %s, want %s (a later batch was written before the retried first one)", i, r.key, want)
+		}
+	}
+}

@@ -198,7 +198,7 @@ func (p *Producer) collect() ([]*produceRequest, time.Duration) {
 					continue
 				}
 			}
-			if !p.cfg.NoIdempotence && len(ps.inflight) >= 5 {
+			if !p.cfg.NoIdempotence && (len(ps.inflight) >= 5 || (!ps.confirmed && len(ps.inflight) > 0)) {
 				continue
 			}
 			if !ps.leaderOK {
@@ -395,6 +395,7 @@ func (p *Producer) succeed(ps *partState, b *batch, base int64) {
 	if ps.retrying && len(ps.inflight) == 0 && !slices.ContainsFunc(ps.queue, func(o *batch) bool { return o.seq >= 0 }) {
 		ps.retrying = false
 	}
+	ps.confirmed = true
 	p.unfinished--
 	p.recycle(b)
 }
@@ -503,6 +504,7 @@ func (p *Producer) resetSequences(ctx context.Context) {
 		for _, ps := range ts.parts {
 			ps.nextSeq = 0
 			ps.retrying = false
+			ps.confirmed = false
 			for _, b := range ps.queue {
 				b.seq = -1
 			}
