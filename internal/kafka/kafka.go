@@ -16,6 +16,27 @@
 //
 // One stream thread owns one Cluster and one of each part, as a Java StreamThread owns its
 // consumer and producer.
+//
+// # Broker behaviour this layer relies on
+//
+// Checked against Apache Kafka 4.4 (and kfake where it says so); each has a test:
+//
+//   - Fetch sessions (KIP-227): session id 0 with epoch 0 opens a session; a known id with
+//     epoch 0 closes it and opens a new one; epoch -1 means no session. A partition that does
+//     not fit fetch.max.bytes after the first comes back empty, never as a cut-off batch; a
+//     fetch returns whole batches, so records below the fetch offset are skipped.
+//   - A broker's controlled shutdown and restart bump the leader epochs of its partitions, so a
+//     fetch naming the old epoch is refused (FENCED_LEADER_EPOCH) until metadata is refreshed.
+//   - EndTxn returns before the transaction markers are written: the last stable offset lags a
+//     commit that has returned, so a read_committed reader waits for it.
+//   - A broker with no state for a producer id takes any first sequence number into a
+//     partition (kfake: not into a never-written log, KAFKA-15591), so the first batch of a
+//     producer id goes alone to each partition until it is acknowledged.
+//   - A topic the principal may not describe is left out of a Metadata response for all
+//     topics instead of being listed with TOPIC_AUTHORIZATION_FAILED.
+//   - sarama sends a SCRAM credential upsertion without a salt as a null salt, which Kafka
+//     refuses; kfake closes the connection on a wrong SASL password instead of answering
+//     SASL_AUTHENTICATION_FAILED.
 package kafka
 
 import (
