@@ -102,7 +102,7 @@ registry_started=1
 export SCHEMA_REGISTRY_URL
 
 step "integration tests against Apache Kafka at $addr (and the secured node of $KAFKA_SECURE_CONFIG)"
-go test -count=1 -run Integration ./...
+go test -count=1 -timeout 20m -run Integration ./...
 
 step "conformance suite against Java Kafka Streams (conformance/java)"
 if ! mvn -B -q -Dstyle.color=never -f conformance/java/pom.xml package >.build/mvn-conformance.log 2>&1; then
@@ -115,6 +115,6 @@ export KSTREAMS_CONFORMANCE_CP="$PWD/conformance/java/target/conformance.jar:$PW
 pkgs=$(grep -rl --include='*_test.go' -e 'KSTREAMS_CONFORMANCE_CP' -e '"github.com/kstreams-go/kstreams/conformance"' . |
 	xargs -r -n1 dirname | sort -u)
 pkgs=$(printf '%s\n' ./conformance $pkgs | sort -u)
-go test -count=1 $pkgs
+go test -count=1 -timeout 20m $pkgs
 echo
 echo "make test: all steps passed"
