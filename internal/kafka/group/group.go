@@ -837,40 +837,23 @@ func (m *Member) leave(ctx context.Context, reason string) error {
 		return nil
 	}
 	m.log.Info("group: leaving", "member", memberID, "generation", gen, "reason", reason)
-	var last error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if err := kafka.Sleep(ctx, kafka.Backoff(attempt, m.cfg.RetryBackoff, maxRetryBackoff)); err != nil {
-				return m.ctxError(ctx, "leave", last)
-			}
-		}
-		coord, err := m.coordinator(ctx)
-		if err != nil {
-			if m.classifyTransport(ctx, err) == retryLater {
-				last = err
-				continue
-			}
-			if ctx.Err() != nil {
-				return m.ctxError(ctx, "leave", err)
-			}
-			return err
-		}
-		err = m.sendLeave(ctx, coord, m.groupP, memberID, reason)
+	return m.withCoordinator(ctx, "leave", func(coord kafka.Node) (bool, error) {
+		err := m.sendLeave(ctx, coord, m.groupP, memberID, reason)
 		switch {
 		case err == nil:
-			return nil
+			return false, nil
 		case ctx.Err() != nil:
-			return m.ctxError(ctx, "leave", err)
+			return false, m.ctxError(ctx, "leave", err)
 		case errors.Is(err, sarama.ErrNotCoordinatorForConsumer), errors.Is(err, sarama.ErrConsumerCoordinatorNotAvailable):
 			m.forgetCoordinator(coord)
 		case kerrOf(err) == sarama.ErrNoError && kafka.Retriable(err): // transport
 			m.forgetCoordinator(coord)
 		case kafka.RetriableCode(kerrOf(err)):
 		default:
-			return err
+			return false, err
 		}
-		last = err
-	}
+		return true, err
+	})
 }
 
 // sendLeave sends one LeaveGroup for memberID on purpose p's connection.
@@ -996,6 +979,37 @@ func (m *Member) ctxError(ctx context.Context, op string, last error) error {
 		return fmt.Errorf("group %q: %s: %w", m.cfg.GroupID, op, cause)
 	}
 	return fmt.Errorf("group %q: %s: %w (last error: %w)", m.cfg.GroupID, op, cause, last)
+}
+
+// withCoordinator runs try against the group coordinator until it succeeds or fails for good:
+// it looks the coordinator up (retrying a connection failure), backs off between attempts
+// (RetryBackoff doubled up to 1 s) and, when ctx ends, returns ctx's error wrapping the last
+// failure. try returns its error and whether another attempt may cure it.
+func (m *Member) withCoordinator(ctx context.Context, op string, try func(coord kafka.Node) (retry bool, err error)) error {
+	var last error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if err := kafka.Sleep(ctx, kafka.Backoff(attempt, m.cfg.RetryBackoff, maxRetryBackoff)); err != nil {
+				return m.ctxError(ctx, op, last)
+			}
+		}
+		coord, err := m.coordinator(ctx)
+		if err != nil {
+			if m.classifyTransport(ctx, err) == retryLater {
+				last = err
+				continue
+			}
+			if ctx.Err() != nil {
+				return m.ctxError(ctx, op, err)
+			}
+			return err
+		}
+		retry, err := try(coord)
+		if err == nil || !retry {
+			return err
+		}
+		last = err
+	}
 }
 
 // coordinator returns the group coordinator, looking it up when not known.

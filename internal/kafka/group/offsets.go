@@ -57,24 +57,7 @@ func (m *Member) Commit(ctx context.Context, offsets map[kafka.TopicPartition]Of
 		}
 		return fmt.Errorf("group %q: commit: %w", m.cfg.GroupID, cause)
 	}
-	var last error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if err := kafka.Sleep(ctx, kafka.Backoff(attempt, m.cfg.RetryBackoff, maxRetryBackoff)); err != nil {
-				return m.ctxError(ctx, "commit", last)
-			}
-		}
-		coord, err := m.coordinator(ctx)
-		if err != nil {
-			if m.classifyTransport(ctx, err) == retryLater {
-				last = err
-				continue
-			}
-			if ctx.Err() != nil {
-				return m.ctxError(ctx, "commit", err)
-			}
-			return err
-		}
+	return m.withCoordinator(ctx, "commit", func(coord kafka.Node) (bool, error) {
 		req := &sarama.OffsetCommitRequest{
 			Version:                 8,
 			ConsumerGroup:           m.cfg.GroupID,
@@ -86,30 +69,22 @@ func (m *Member) Commit(ctx context.Context, offsets map[kafka.TopicPartition]Of
 			req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, o.Offset, o.LeaderEpoch, 0, o.Metadata)
 		}
 		var resp *sarama.OffsetCommitResponse
-		err = m.call(ctx, coord, m.groupP, func(b *sarama.Broker) (err error) {
+		err := m.call(ctx, coord, m.groupP, func(b *sarama.Broker) (err error) {
 			resp, err = b.CommitOffset(req)
 			return err
 		})
 		if err != nil {
 			if ctx.Err() != nil {
-				return m.ctxError(ctx, "commit", err)
+				return false, m.ctxError(ctx, "commit", err)
 			}
 			if !kafka.Retriable(err) {
-				return fmt.Errorf("group %q: OffsetCommit: %w", m.cfg.GroupID, err)
+				return false, fmt.Errorf("group %q: OffsetCommit: %w", m.cfg.GroupID, err)
 			}
 			m.forgetCoordinator(coord)
-			last = err
-			continue
+			return true, err
 		}
-		retry, err := m.commitResult(resp, offsets, coord, gen)
-		if err == nil {
-			return nil
-		}
-		if !retry {
-			return err
-		}
-		last = err
-	}
+		return m.commitResult(resp, offsets, coord, gen)
+	})
 }
 
 // commitResult checks every partition of an OffsetCommit response; it returns nil when all
@@ -205,44 +180,26 @@ func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map
 			parts[tp.Topic] = append(parts[tp.Topic], tp.Partition)
 		}
 	}
-	var last error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if err := kafka.Sleep(ctx, kafka.Backoff(attempt, m.cfg.RetryBackoff, maxRetryBackoff)); err != nil {
-				return nil, m.ctxError(ctx, "fetch committed offsets", last)
-			}
-		}
-		coord, err := m.coordinator(ctx)
-		if err != nil {
-			if m.classifyTransport(ctx, err) == retryLater {
-				last = err
-				continue
-			}
-			if ctx.Err() != nil {
-				return nil, m.ctxError(ctx, "fetch committed offsets", err)
-			}
-			return nil, err
-		}
+	err := m.withCoordinator(ctx, "fetch committed offsets", func(coord kafka.Node) (bool, error) {
 		req := &sarama.OffsetFetchRequest{
 			Version:       8,
 			RequireStable: true,
 			Groups:        []sarama.OffsetFetchRequestGroup{{GroupId: m.cfg.GroupID, Partitions: parts}},
 		}
 		var resp *sarama.OffsetFetchResponse
-		err = m.call(ctx, coord, m.groupP, func(b *sarama.Broker) (err error) {
+		err := m.call(ctx, coord, m.groupP, func(b *sarama.Broker) (err error) {
 			resp, err = b.FetchOffset(req)
 			return err
 		})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, m.ctxError(ctx, "fetch committed offsets", err)
+				return false, m.ctxError(ctx, "fetch committed offsets", err)
 			}
 			if !kafka.Retriable(err) {
-				return nil, fmt.Errorf("group %q: OffsetFetch: %w", m.cfg.GroupID, err)
+				return false, fmt.Errorf("group %q: OffsetFetch: %w", m.cfg.GroupID, err)
 			}
 			m.forgetCoordinator(coord)
-			last = err
-			continue
+			return true, err
 		}
 		switch k := resp.GroupError(); k {
 		case sarama.ErrNoError:
@@ -250,19 +207,14 @@ func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map
 			for _, tp := range tps {
 				out[tp] = Offset{Offset: kafka.OffsetUnknown, LeaderEpoch: -1}
 			}
-			return out, nil
+			return false, nil
 		case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
 			m.forgetCoordinator(coord)
-			last = m.kerr("OffsetFetch", k)
-			continue
+			return true, m.kerr("OffsetFetch", k)
 		case sarama.ErrGroupAuthorizationFailed:
-			return nil, m.fatalf(k, "OffsetFetch")
+			return false, m.fatalf(k, "OffsetFetch")
 		default:
-			if kafka.RetriableCode(k) {
-				last = m.kerr("OffsetFetch", k)
-				continue
-			}
-			return nil, m.kerr("OffsetFetch", k)
+			return kafka.RetriableCode(k), m.kerr("OffsetFetch", k)
 		}
 		var unstable error
 		for _, tp := range tps {
@@ -277,9 +229,9 @@ func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map
 				unstable = fmt.Errorf("group %q: committed offset of %s: %w", m.cfg.GroupID, tp, b.Err)
 				continue
 			case sarama.ErrTopicAuthorizationFailed:
-				return nil, m.fatalf(b.Err, "committed offset of %s", tp)
+				return false, m.fatalf(b.Err, "committed offset of %s", tp)
 			default:
-				return nil, fmt.Errorf("group %q: committed offset of %s: %w", m.cfg.GroupID, tp, b.Err)
+				return false, fmt.Errorf("group %q: committed offset of %s: %w", m.cfg.GroupID, tp, b.Err)
 			}
 			if b.Offset < 0 {
 				out[tp] = Offset{Offset: kafka.OffsetUnknown, LeaderEpoch: -1}
@@ -290,9 +242,12 @@ func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map
 		if unstable != nil {
 			m.log.Debug("group: committed offsets are unstable (a transaction is open); retrying", "error", unstable)
 			m.unstable.Add(1)
-			last = unstable
-			continue
+			return true, unstable
 		}
-		return out, nil
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
