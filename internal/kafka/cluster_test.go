@@ -52,6 +52,24 @@ func testInterrupt(t *testing.T, br kafkatest.Broker) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A just created topic's leader may answer NOT_LEADER_OR_FOLLOWER (at once) for a moment:
+	// wait until a short Fetch reads the partition, so the long poll below is held.
+	for {
+		probe := &sarama.FetchRequest{Version: 11, MaxWaitTime: 10, MaxBytes: 1 << 20, SessionEpoch: -1}
+		probe.AddBlock(topic, 0, 0, 1<<20, -1)
+		resp, err := b.Fetch(probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk := resp.GetBlock(topic, 0)
+		if blk != nil && blk.Err == sarama.ErrNoError {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new partition is not readable: %v", blk)
+		}
+		_ = kafka.Sleep(context.Background(), 100*time.Millisecond)
+	}
 	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 30_000, MinBytes: 1, MaxBytes: 1 << 20, SessionEpoch: -1}
 	req.AddBlock(topic, 0, 0, 1<<20, -1)
 	done := make(chan error, 1)
