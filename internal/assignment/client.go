@@ -26,17 +26,17 @@ type Client struct {
 	// Tags are its client tags.
 	Tags map[string]string
 
-	consumers    []string                          // member ids, sorted
-	owned        map[kafka.TopicPartition]string   // owned partition -> member id
-	offsetSums   map[TaskID]int64                  // all members' task offset sums
-	consumerPrev map[string]taskSet                // member id -> the tasks of its offset sums
-	prevActive   taskSet                           // previous active tasks
-	prevActiveBy map[string]taskSet                // member id -> its previous active tasks (from owned partitions)
-	prevStandby  taskSet                           // previous standby tasks
-	lags         map[TaskID]int64                  // per stateful task
-	active       taskSet                           // assigned active tasks
-	standby      taskSet                           // assigned standby tasks (warm-ups included)
-	followup     int64                             // probing rebalance deadline, ms since the epoch; 0 none
+	consumers    []string                        // member ids, sorted
+	owned        map[kafka.TopicPartition]string // owned partition -> member id
+	offsetSums   map[TaskID]int64                // all members' task offset sums
+	consumerPrev map[string]taskSet              // member id -> the tasks of its offset sums
+	prevActive   taskSet                         // previous active tasks
+	prevActiveBy map[string]taskSet              // member id -> its previous active tasks (from owned partitions)
+	prevStandby  taskSet                         // previous standby tasks
+	lags         map[TaskID]int64                // per stateful task
+	active       taskSet                         // assigned active tasks
+	standby      taskSet                         // assigned standby tasks (warm-ups included)
+	followup     int64                           // probing rebalance deadline, ms since the epoch; 0 none
 }
 
 // NewClient returns the state of the instance with process id pid, without members yet.
