@@ -305,7 +305,9 @@ func (g *goInstance) stop(t *testing.T) {
 }
 
 // leaderRounds counts the rebalances this instance's threads led.
-func (g *goInstance) leaderRounds() int { return strings.Count(g.log.String(), "group leader: assigned tasks") }
+func (g *goInstance) leaderRounds() int {
+	return strings.Count(g.log.String(), "group leader: assigned tasks")
+}
 
 // errors returns the ERROR lines of the instance's log.
 func (g *goInstance) errors() string {
