@@ -160,7 +160,9 @@ func checkWarmupAndProbing(t *testing.T, b kafkatest.Broker) {
 	out.waitFinal(t, want, 2*time.Minute, app2.Err)
 }
 
-func TestEmbeddedWarmupAndProbingRebalance(t *testing.T) { checkWarmupAndProbing(t, kafkatest.Embedded(t)) }
+func TestEmbeddedWarmupAndProbingRebalance(t *testing.T) {
+	checkWarmupAndProbing(t, kafkatest.Embedded(t))
+}
 func TestIntegrationWarmupAndProbingRebalance(t *testing.T) {
 	checkWarmupAndProbing(t, kafkatest.Real(t))
 }
