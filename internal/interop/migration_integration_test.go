@@ -341,7 +341,9 @@ func (m *mixed) startJava(name string) *javaInstance {
 	if home := os.Getenv("JAVA_HOME"); home != "" {
 		java = filepath.Join(home, "bin", "java")
 	}
-	args := []string{"-cp", m.cp, javaWordCount, strings.Join(m.b.Addrs, ","), m.appID, m.input, m.output, m.t.TempDir(),
+	// The JIT's C1 compiler only and a serial collector: the JVMs start and run on a loaded
+	// 2-core machine next to the other tests' JVMs without taking much CPU.
+	args := []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m", "-cp", m.cp, javaWordCount, strings.Join(m.b.Addrs, ","), m.appID, m.input, m.output, m.t.TempDir(),
 		"processing.guarantee=" + string(m.guarantee), "num.standby.replicas=1",
 		fmt.Sprintf("commit.interval.ms=%d", commitIntervalMs), fmt.Sprintf("session.timeout.ms=%d", sessionTimeoutMs),
 		fmt.Sprintf("heartbeat.interval.ms=%d", heartbeatMs)}
@@ -505,7 +507,12 @@ type producer struct {
 
 func startProducer(t *testing.T, b kafkatest.Broker, topic string) *producer {
 	t.Helper()
-	sp, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	cfg := kafkatest.SaramaConfig()
+	cfg.Producer.Retry.Max = 20 // leader changes and a loaded broker: retry, the lines stay in order per partition
+	cfg.Producer.Retry.Backoff = 200 * time.Millisecond
+	cfg.Net.MaxOpenRequests = 1
+	cfg.Producer.Idempotent = true
+	sp, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -730,6 +737,27 @@ func createTopics(t *testing.T, b kafkatest.Broker, partitions int32, topics ...
 	for _, topic := range topics {
 		if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// Wait until every partition has a leader in the metadata: a producer started at once may
+	// otherwise see NOT_LEADER_OR_FOLLOWER.
+	client, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, topic := range topics {
+		for p := int32(0); p < partitions; p++ {
+			for {
+				_ = client.RefreshMetadata(topic)
+				if _, err := client.Leader(topic, p); err == nil {
+					break
+				} else if time.Now().After(deadline) {
+					t.Fatalf("no leader for %s-%d within 30 s: %v", topic, p, err)
+				}
+				time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
+			}
 		}
 	}
 }

@@ -177,7 +177,7 @@ func (th *thread) rebalance() error {
 	}
 	th.mu.Unlock()
 	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(ids), "standbys", fmt.Sprint(th.standbyIDs()), "generation", joined.Generation)
-	if got.errorCode == assignment.ErrorNone {
+	if got.errorCode == assignment.ErrorNone || got.errorCode == assignment.ErrorVersionProbing {
 		next, why := got.nextRebalanceMs, got.why
 		if revoked && next != 0 {
 			// Java's consumer rejoins after revoking partitions (cooperative protocol).
