@@ -131,6 +131,8 @@ public final class WordCountApp {
                 // stop as on EOF
             }
             close.run();
+            // The state listener may not have printed the last transition yet.
+            System.out.println("STATE " + streams.state());
             System.out.println("CLOSED");
             System.out.flush();
             System.exit(0);
