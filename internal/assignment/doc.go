@@ -18,5 +18,5 @@
 // offsets and the topology's tasks, calls into this package and sends the results.
 //
 // Behaviour, figures and tie-breaking orders follow Java's (checked against Java's own classes
-// by the tests: conformance/java's AssignmentVectors and AssignorRunner); the code is our own.
+// by the tests: conformance/java's CodecVectors and AssignorRunner); the code is our own.
 package assignment
