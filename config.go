@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/IBM/sarama"
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,14 +37,19 @@ const (
 
 // Java property names understood by [ConfigFromProperties].
 const (
-	ApplicationIDConfig                             = "application.id"
-	BootstrapServersConfig                          = "bootstrap.servers"
-	ClientIDConfig                                  = "client.id"
-	NumStreamThreadsConfig                          = "num.stream.threads"
-	ProcessingGuaranteeConfig                       = "processing.guarantee"
-	CommitIntervalMsConfig                          = "commit.interval.ms"
-	StateDirConfig                                  = "state.dir"
-	NumStandbyReplicasConfig                        = "num.standby.replicas"
+	ApplicationIDConfig              = "application.id"
+	BootstrapServersConfig           = "bootstrap.servers"
+	ClientIDConfig                   = "client.id"
+	NumStreamThreadsConfig           = "num.stream.threads"
+	ProcessingGuaranteeConfig        = "processing.guarantee"
+	CommitIntervalMsConfig           = "commit.interval.ms"
+	StateDirConfig                   = "state.dir"
+	NumStandbyReplicasConfig         = "num.standby.replicas"
+	AcceptableRecoveryLagConfig      = "acceptable.recovery.lag"
+	MaxWarmupReplicasConfig          = "max.warmup.replicas"
+	ProbingRebalanceIntervalMsConfig = "probing.rebalance.interval.ms"
+	// ClientTagPrefix prefixes the client tags: client.tag.<key>=<value>.
+	ClientTagPrefix                                 = "client.tag."
 	StateStoreCacheMaxBytesConfig                   = "statestore.cache.max.bytes"
 	MaxTaskIdleMsConfig                             = "max.task.idle.ms"
 	BufferedRecordsPerPartitionConfig               = "buffered.records.per.partition"
@@ -79,6 +85,20 @@ const (
 	DefaultCacheMaxBytes int64 = 10 * 1024 * 1024
 	// DefaultBufferedRecordsPerPartition is buffered.records.per.partition's default (1000).
 	DefaultBufferedRecordsPerPartition = 1000
+	// DefaultAcceptableRecoveryLag is acceptable.recovery.lag's default (10 000 offsets).
+	DefaultAcceptableRecoveryLag int64 = 10_000
+	// DefaultMaxWarmupReplicas is max.warmup.replicas's default (2).
+	DefaultMaxWarmupReplicas = 2
+	// DefaultProbingRebalanceInterval is probing.rebalance.interval.ms's default (10 min).
+	DefaultProbingRebalanceInterval = 10 * time.Minute
+	// MinProbingRebalanceInterval is the least probing.rebalance.interval.ms Java accepts (1 min).
+	MinProbingRebalanceInterval = time.Minute
+	// MaxClientTags, MaxClientTagKeyLength and MaxClientTagValueLength bound the client tags
+	// (Java: StreamsConfig.MAX_RACK_AWARE_ASSIGNMENT_TAG_LIST_SIZE, ..._KEY_LENGTH,
+	// ..._VALUE_LENGTH).
+	MaxClientTags           = 5
+	MaxClientTagKeyLength   = 20
+	MaxClientTagValueLength = 30
 )
 
 // ConfigError is an invalid configuration value; Property is the Java property name.
@@ -158,6 +178,28 @@ type Config struct {
 	// copies on other instances (other process ids), kept current from the changelogs, so a
 	// fail-over restores only the tail.
 	NumStandbyReplicas int
+	// AcceptableRecoveryLag is acceptable.recovery.lag, in offsets summed over a task's
+	// changelog partitions: an instance whose state of a stateful task lags the changelogs' end
+	// by at most this much counts as caught up and may take the task over as active at once;
+	// a task's balanced owner that is further behind first gets it as a warm-up replica (a
+	// standby) while the caught-up owner keeps it, until a probing rebalance finds it caught up.
+	// Used when this instance leads the group. nil means 10 000; must not be negative
+	// (math.MaxInt64 counts every instance caught up). Java: StreamsConfig.ACCEPTABLE_RECOVERY_LAG_CONFIG (KIP-441).
+	AcceptableRecoveryLag *int64
+	// MaxWarmupReplicas is max.warmup.replicas: how many warm-up replicas one rebalance may
+	// assign beyond num.standby.replicas. 0 means the default, 2; otherwise at least 1.
+	// Java: StreamsConfig.MAX_WARMUP_REPLICAS_CONFIG (KIP-441).
+	MaxWarmupReplicas int
+	// ProbingRebalanceInterval is probing.rebalance.interval.ms (ms precision): while warm-up
+	// replicas catch up, the group leader's instance triggers a rebalance this long after the
+	// assignment, to move the tasks whose warm-ups caught up. 0 means the default, 10 min;
+	// otherwise at least 1 min. Java: StreamsConfig.PROBING_REBALANCE_INTERVAL_MS_CONFIG (KIP-441).
+	ProbingRebalanceInterval time.Duration
+	// ClientTags are the client.tag.<key>=<value> properties, sent in the subscription so that
+	// a Java group leader with rack.aware.assignment.tags can spread standbys over them
+	// (KIP-708; this library's own assignor does not use them). At most 5, keys of at most 20
+	// and values of at most 30 characters. Default none.
+	ClientTags map[string]string
 	// StateStoreCacheMaxBytes is statestore.cache.max.bytes in bytes; nil means 10 MiB.
 	StateStoreCacheMaxBytes *int64
 	// MaxTaskIdle is max.task.idle.ms (ms precision); default 0. A task reading several
@@ -255,6 +297,15 @@ func (c *Config) Validate() error {
 		return &ConfigError{Property: CommitIntervalMsConfig, Value: fmt.Sprint(c.CommitInterval.Milliseconds()), Reason: "must not be negative"}
 	case c.NumStandbyReplicas < 0:
 		return &ConfigError{Property: NumStandbyReplicasConfig, Value: strconv.Itoa(c.NumStandbyReplicas), Reason: "must not be negative"}
+	case c.AcceptableRecoveryLag != nil && *c.AcceptableRecoveryLag < 0:
+		return &ConfigError{Property: AcceptableRecoveryLagConfig, Value: fmt.Sprint(*c.AcceptableRecoveryLag), Reason: "must not be negative"}
+	case c.MaxWarmupReplicas < 0:
+		return &ConfigError{Property: MaxWarmupReplicasConfig, Value: strconv.Itoa(c.MaxWarmupReplicas), Reason: "must be at least 1"}
+	case c.ProbingRebalanceInterval < 0 || (c.ProbingRebalanceInterval > 0 && c.ProbingRebalanceInterval < MinProbingRebalanceInterval):
+		return &ConfigError{Property: ProbingRebalanceIntervalMsConfig, Value: fmt.Sprint(c.ProbingRebalanceInterval.Milliseconds()),
+			Reason: "must be at least 60000 (1 min)"}
+	case len(c.ClientTags) > MaxClientTags:
+		return &ConfigError{Property: ClientTagPrefix, Value: fmt.Sprint(len(c.ClientTags)), Reason: "at most 5 client tags can be specified"}
 	case c.StateStoreCacheMaxBytes != nil && *c.StateStoreCacheMaxBytes < 0:
 		return &ConfigError{Property: StateStoreCacheMaxBytesConfig, Value: fmt.Sprint(*c.StateStoreCacheMaxBytes), Reason: "must not be negative"}
 	case c.BufferedRecordsPerPartition < 0:
@@ -265,6 +316,14 @@ func (c *Config) Validate() error {
 	case c.ReplicationFactor == 0 || c.ReplicationFactor < -1:
 		if c.ReplicationFactor != 0 {
 			return &ConfigError{Property: ReplicationFactorConfig, Value: fmt.Sprint(c.ReplicationFactor), Reason: "must be -1 or at least 1"}
+		}
+	}
+	for k, v := range c.ClientTags {
+		if utf8.RuneCountInString(k) > MaxClientTagKeyLength {
+			return &ConfigError{Property: ClientTagPrefix + k, Value: k, Reason: "tag key exceeds the maximum length of 20"}
+		}
+		if utf8.RuneCountInString(v) > MaxClientTagValueLength {
+			return &ConfigError{Property: ClientTagPrefix + k, Value: v, Reason: "tag value exceeds the maximum length of 30"}
 		}
 	}
 	if err := c.validateClient(); err != nil {
@@ -324,6 +383,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BufferedRecordsPerPartition == 0 {
 		c.BufferedRecordsPerPartition = DefaultBufferedRecordsPerPartition
+	}
+	if c.AcceptableRecoveryLag == nil {
+		c.AcceptableRecoveryLag = Int64(DefaultAcceptableRecoveryLag)
+	}
+	if c.MaxWarmupReplicas == 0 {
+		c.MaxWarmupReplicas = DefaultMaxWarmupReplicas
+	}
+	if c.ProbingRebalanceInterval == 0 {
+		c.ProbingRebalanceInterval = DefaultProbingRebalanceInterval
 	}
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = -1
@@ -415,6 +483,9 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 		{NumStreamThreadsConfig, func(n int64) { c.NumStreamThreads = int(n) }},
 		{CommitIntervalMsConfig, func(n int64) { c.CommitInterval = time.Duration(n) * time.Millisecond }},
 		{NumStandbyReplicasConfig, func(n int64) { c.NumStandbyReplicas = int(n) }},
+		{AcceptableRecoveryLagConfig, func(n int64) { c.AcceptableRecoveryLag = Int64(n) }},
+		{MaxWarmupReplicasConfig, func(n int64) { c.MaxWarmupReplicas = int(n) }},
+		{ProbingRebalanceIntervalMsConfig, func(n int64) { c.ProbingRebalanceInterval = time.Duration(n) * time.Millisecond }},
 		{StateStoreCacheMaxBytesConfig, func(n int64) { c.StateStoreCacheMaxBytes = Int64(n) }},
 		{MaxTaskIdleMsConfig, func(n int64) { c.MaxTaskIdle = time.Duration(n) * time.Millisecond }},
 		{BufferedRecordsPerPartitionConfig, func(n int64) { c.BufferedRecordsPerPartition = int(n) }},
@@ -429,8 +500,11 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 			return c, err
 		}
 		if ok {
-			if f.k == NumStreamThreadsConfig && n < 1 {
+			if (f.k == NumStreamThreadsConfig || f.k == MaxWarmupReplicasConfig) && n < 1 {
 				return c, &ConfigError{Property: f.k, Value: strconv.FormatInt(n, 10), Reason: "must be at least 1"}
+			}
+			if f.k == ProbingRebalanceIntervalMsConfig && n < MinProbingRebalanceInterval.Milliseconds() {
+				return c, &ConfigError{Property: f.k, Value: strconv.FormatInt(n, 10), Reason: "must be at least 60000 (1 min)"}
 			}
 			if f.k == CommitIntervalMsConfig && n == 0 {
 				// commit as often as possible
@@ -438,6 +512,14 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 				continue
 			}
 			f.set(n)
+		}
+	}
+	for k := range props {
+		if tag, ok := strings.CutPrefix(k, ClientTagPrefix); ok {
+			if c.ClientTags == nil {
+				c.ClientTags = map[string]string{}
+			}
+			c.ClientTags[tag], _ = get(k)
 		}
 	}
 	if err := clientFromProperties(&c, get); err != nil {

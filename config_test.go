@@ -29,6 +29,15 @@ func TestConfigValidate(t *testing.T) {
 		{"mechanism", func(c *Config) { c.SecurityProtocol = "SASL_SSL"; c.SASLMechanism = "GSSAPI" }, SASLMechanismConfig},
 		{"sasl user", func(c *Config) { c.SecurityProtocol = "SASL_PLAINTEXT" }, SASLJAASConfig},
 		{"rf", func(c *Config) { c.ReplicationFactor = -2 }, ReplicationFactorConfig},
+		{"recovery lag", func(c *Config) { c.AcceptableRecoveryLag = Int64(-1) }, AcceptableRecoveryLagConfig},
+		{"warmups", func(c *Config) { c.MaxWarmupReplicas = -1 }, MaxWarmupReplicasConfig},
+		{"probing", func(c *Config) { c.ProbingRebalanceInterval = 59 * time.Second }, ProbingRebalanceIntervalMsConfig},
+		{"probing negative", func(c *Config) { c.ProbingRebalanceInterval = -time.Minute }, ProbingRebalanceIntervalMsConfig},
+		{"tags", func(c *Config) {
+			c.ClientTags = map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"}
+		}, ClientTagPrefix},
+		{"tag key", func(c *Config) { c.ClientTags = map[string]string{"a-key-longer-than-20-chars": "v"} }, ClientTagPrefix + "a-key-longer-than-20-chars"},
+		{"tag value", func(c *Config) { c.ClientTags = map[string]string{"zone": "a-value-that-is-longer-than-30-chars"} }, ClientTagPrefix + "zone"},
 	} {
 		c := ok
 		tc.mod(&c)
@@ -43,8 +52,14 @@ func TestConfigValidate(t *testing.T) {
 	}
 	d := ok.withDefaults()
 	if d.NumStreamThreads != 1 || d.CommitInterval != 30*time.Second || *d.StateStoreCacheMaxBytes != 10<<20 ||
-		d.ProcessingGuarantee != AtLeastOnce || d.ReplicationFactor != -1 || d.BufferedRecordsPerPartition != 1000 {
+		d.ProcessingGuarantee != AtLeastOnce || d.ReplicationFactor != -1 || d.BufferedRecordsPerPartition != 1000 ||
+		*d.AcceptableRecoveryLag != 10_000 || d.MaxWarmupReplicas != 2 || d.ProbingRebalanceInterval != 10*time.Minute {
 		t.Fatalf("defaults: %+v", d)
+	}
+	lag0 := ok
+	lag0.AcceptableRecoveryLag = Int64(0)
+	if d := lag0.withDefaults(); *d.AcceptableRecoveryLag != 0 {
+		t.Fatalf("acceptable.recovery.lag 0 became %d", *d.AcceptableRecoveryLag)
 	}
 	ok.ProcessingGuarantee = ExactlyOnceV2
 	if d := ok.withDefaults(); d.CommitInterval != 100*time.Millisecond {
@@ -72,6 +87,10 @@ func TestConfigFromProperties(t *testing.T) {
 		"sasl.mechanism":                                "SCRAM-SHA-512",
 		"sasl.jaas.config":                              `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s\"ecret";`,
 		"my.custom":                                     "x",
+		"acceptable.recovery.lag":                       "500",
+		"max.warmup.replicas":                           "4",
+		"probing.rebalance.interval.ms":                 "120000",
+		"client.tag.zone":                               "eu-west-1a",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +101,9 @@ func TestConfigFromProperties(t *testing.T) {
 		c.MaxTaskIdle != 20*time.Millisecond || c.DefaultKeySerde == nil || c.DefaultValueSerde == nil ||
 		c.ApplicationServer != "localhost:8080" || c.DeserializationHandler == nil || c.SASLUsername != "alice" ||
 		c.SASLPassword != `s"ecret` || c.Properties["my.custom"] != "x" ||
-		c.WindowStoreChangelogAdditionalRetention == nil || *c.WindowStoreChangelogAdditionalRetention != time.Hour {
+		c.WindowStoreChangelogAdditionalRetention == nil || *c.WindowStoreChangelogAdditionalRetention != time.Hour ||
+		c.AcceptableRecoveryLag == nil || *c.AcceptableRecoveryLag != 500 || c.MaxWarmupReplicas != 4 ||
+		c.ProbingRebalanceInterval != 2*time.Minute || c.ClientTags["zone"] != "eu-west-1a" || len(c.ClientTags) != 1 {
 		t.Fatalf("config: %+v", c)
 	}
 	if err := c.Validate(); err != nil {
@@ -93,11 +114,14 @@ func TestConfigFromProperties(t *testing.T) {
 		t.Fatalf("sarama SASL: %+v", sc.Net.SASL)
 	}
 	for prop, v := range map[string]string{
-		"num.stream.threads":  "0",
-		"commit.interval.ms":  "soon",
-		"default.key.serde":   "com.example.MySerde",
-		"sasl.jaas.config":    "nothing",
-		"ssl.truststore.type": "JKS",
+		"num.stream.threads":            "0",
+		"commit.interval.ms":            "soon",
+		"default.key.serde":             "com.example.MySerde",
+		"sasl.jaas.config":              "nothing",
+		"ssl.truststore.type":           "JKS",
+		"max.warmup.replicas":           "0",
+		"acceptable.recovery.lag":       "lots",
+		"probing.rebalance.interval.ms": "1000",
 	} {
 		props := map[string]string{prop: v}
 		if prop == "ssl.truststore.type" {

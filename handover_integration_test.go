@@ -84,14 +84,23 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 		t.Fatal(err)
 	}
 	waitTasks(t, time.Minute, []*kstreams.KafkaStreams{app1, app2}, []int{3, 3})
-	// Task counts in the metrics: three active tasks each, and with a standby replica the
-	// other instance's three as standbys.
+	// Task counts in the metrics: three active tasks each. Standbys, as Java's
+	// high-availability assignor places them: one per stateful task (the three counting
+	// tasks; stateless tasks have none) on the instance that does not run it; without standby
+	// replicas the instance that is not caught up on a task it should take may warm it up
+	// (at most max.warmup.replicas, 2) while the other keeps running it.
 	for i, reg := range []*prometheus.Registry{reg1, reg2} {
 		app := []*kstreams.KafkaStreams{app1, app2}[i]
-		waitGauge(t, app, time.Minute, func() bool {
-			return gaugeSum(t, reg, "kstreams_active_tasks") == 3 && gaugeSum(t, reg, "kstreams_standby_tasks") == float64(3*standbys)
-		}, fmt.Sprintf("instance %d: 3 active and %d standby tasks", i+1, 3*standbys))
+		waitGauge(t, app, time.Minute, func() bool { return gaugeSum(t, reg, "kstreams_active_tasks") == 3 },
+			fmt.Sprintf("instance %d: 3 active tasks", i+1))
 	}
+	waitGauge(t, app2, time.Minute, func() bool {
+		n := gaugeSum(t, reg1, "kstreams_standby_tasks") + gaugeSum(t, reg2, "kstreams_standby_tasks")
+		if standbys > 0 {
+			return n == float64(3*standbys)
+		}
+		return n <= 2
+	}, fmt.Sprintf("%d standby tasks in all", 3*standbys))
 	merge(want, produceLines(t, b, input, 2000, 3))
 	out.waitFinal(t, want, 2*time.Minute, app2.Err)
 

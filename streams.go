@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/assignment"
 	"github.com/kstreams-go/kstreams/internal/runtime"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
@@ -405,6 +406,9 @@ func (k *KafkaStreams) start() error {
 		MaxBufferedPerPartition: c.BufferedRecordsPerPartition, ApplicationServer: c.ApplicationServer,
 		StateDir: c.StateDir, ReplicationFactor: c.ReplicationFactor, Logger: c.Logger, Metrics: metrics,
 		CacheMaxBytes: *c.StateStoreCacheMaxBytes, NumStandbyReplicas: c.NumStandbyReplicas,
+		Assignment: assignment.Config{AcceptableRecoveryLag: *c.AcceptableRecoveryLag, MaxWarmupReplicas: c.MaxWarmupReplicas,
+			ProbingRebalanceInterval: c.ProbingRebalanceInterval},
+		ClientTags:      c.ClientTags,
 		DeadLetterTopic: c.DeadLetterQueueTopic, OnState: k.onThreadState, OnError: k.onThreadError,
 		WindowChangelogAdditionalRetentionMs: runtime.WindowedChangelogAdditionalRetentionMs,
 		OnApplicationShutdown:                k.onApplicationShutdown,

@@ -1,229 +1,240 @@
 package runtime
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"github.com/IBM/sarama"
-
+	"github.com/kstreams-go/kstreams/internal/assignment"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/processor"
 )
 
 // AssignorName is the name of the partition assignment strategy the stream threads announce
-// in JoinGroup (Java's StreamsPartitionAssignor also calls itself "stream").
+// in JoinGroup, Java's StreamsPartitionAssignor's: a group can mix kstreams-go and Java Kafka
+// Streams instances of one application, and either can lead it.
 const AssignorName = "stream"
 
-// subscription is the user data a member sends with JoinGroup: who it is, where interactive
-// queries reach it, and which tasks it owns now (for stickiness). Java: SubscriptionInfo (its
-// binary layout is not reproduced: a group mixes only kstreams-go instances).
-type subscription struct {
-	Version   int      `json:"v"`
-	ProcessID string   `json:"pid"`
-	Thread    int      `json:"thread"`
-	Host      string   `json:"host,omitempty"`
-	Owned     []string `json:"owned,omitempty"`
-	// Standby are the standby tasks the member keeps now.
-	Standby []string `json:"standby,omitempty"`
-	// ErrorCode is the instance's assignor error code, a Java AssignorError code (absent: 0,
-	// NONE). 4 (SHUTDOWN_REQUESTED) asks the leader to shut the whole application down: an
-	// uncaught-error handler of the instance answered ShutdownApplication, or the instance
-	// already received that code in an assignment. Java: SubscriptionInfo.errorCode.
-	ErrorCode int32 `json:"err,omitempty"`
-}
+// Errors of the task assignment, wrapped with the thread, generation and leader they concern.
+var (
+	// ErrAssignment is wrapped by the errors that stop a stream thread because of its
+	// assignment (Java: TaskAssignmentException): the leader's user data cannot be read, does
+	// not match the assigned partitions, or carries the error code ASSIGNMENT_ERROR (the
+	// leader could not compute an assignment, or could not read this member's subscription).
+	ErrAssignment = errors.New("kstreams: task assignment failed")
+)
 
-// assignmentInfo is the user data of a member's assignment: its active tasks and, for
-// interactive queries, which application.server hosts which tasks. Java: AssignmentInfo.
-type assignmentInfo struct {
-	Version int                 `json:"v"`
-	Active  []string            `json:"active"`
-	Standby []string            `json:"standby,omitempty"`
-	Hosts   map[string][]string `json:"hosts,omitempty"`
-	// ErrorCode is the leader's assignor error code for the member, a Java AssignorError code
-	// (absent: 0, NONE). 4 (SHUTDOWN_REQUESTED): a member asked for the application's
-	// shutdown; the assignment is empty and the member shuts its instance down.
-	// Java: AssignmentInfo.errCode.
-	ErrorCode int32 `json:"err,omitempty"`
-}
-
-// subtopologySources are the source topics of one sub-topology (names as at run time).
+// subtopologySources are the topics of one sub-topology (names as at run time).
 type subtopologySources struct {
-	ID     int
+	ID int
+	// Topics are its source topics.
 	Topics []string
+	// Changelogs are the changelog topics of its logged stores, sorted (a task's changelog
+	// partition has the task's partition number); a sub-topology with changelogs has stateful
+	// tasks. SourceChangelogs are those among them that are also source topics (a source
+	// table restoring from its input): their "end offset" is the group's committed offset.
+	Changelogs, SourceChangelogs []string
 }
 
-// assignor is the partition assignor of a stream thread (a group.Assignor): it groups partitions into tasks
-// (sub-topology x partition; the partitions with the same number of the topics one
-// sub-topology reads form one task, which keeps co-partitioned topics together) and spreads
-// the tasks evenly over the members, keeping each member's current tasks where the balance
-// allows (sticky). One assignor per thread; the group leader's computes the plan.
+// received is what a member took from its last assignment (Java: the part of
+// StreamsPartitionAssignor.onAssignment that reaches the TaskManager and StreamsMetadataState).
+type received struct {
+	// active are the active tasks with their partitions (paired from the assignment).
+	active map[processor.TaskID][]kafka.TopicPartition
+	// standby are the standby tasks (warm-ups included) with their input partitions.
+	standby map[processor.TaskID][]kafka.TopicPartition
+	// hosts and standbyHosts are, per application.server, the active and standby tasks.
+	hosts, standbyHosts map[string][]processor.TaskID
+	// errorCode is the leader's assignor error code (assignment.Error*).
+	errorCode int32
+	// nextRebalanceMs is the follow-up rebalance the assignment asks for: 0 at once, a time in
+	// ms since the epoch, assignment.NoRebalance for none.
+	nextRebalanceMs int64
+	// why says why a follow-up at once is due ("" when none or from the leader).
+	why string
+}
+
+// subscription is the identity a stream thread gives its assignor when it creates it
+// (newThread): the instance's process id (a UUID), the thread's index and the instance's
+// application.server. init completes the assignor from it.
+type subscription struct {
+	ProcessID string
+	Thread    int
+	Host      string
+}
+
+// assignmentInfo is what an assignment gave a member, as the runtime's host map takes it.
+type assignmentInfo = received
+
+// assignor is the "stream" protocol of one stream thread's group member (a group.Assignor),
+// Java's StreamsPartitionAssignor on the wire: the subscription carries Java's binary
+// SubscriptionInfo (this instance's process id, the task offset sums of its state, its
+// application.server, client tags and assignor error code), and, when the member leads, the
+// assignment is computed as Java's (internal/assignment: high-availability task assignor,
+// cooperative withholding, probing rebalances, version probing) and sent as Java's binary
+// AssignmentInfo. The thread applies what it receives (membership.go).
 type assignor struct {
 	subs []subtopologySources
-	self subscription
-	// standbys is num.standby.replicas (used when this member leads).
+	// self, standbys and onAssign are set by newThread; init derives the rest.
+	self     subscription
 	standbys int
+	// onAssign receives every assignment read (interactive-query metadata); nil: none.
+	onAssign func(assignmentInfo)
+	inited   bool
+
+	processID assignment.UUID
+	endpoint  string
+	tags      map[string]string
+	cfg       assignment.Config
 	// errCode is the instance's assignor error code announced in the subscription, shared by
 	// the instance's threads (Runtime.shutdown.code); nil: 0.
 	errCode *atomic.Int32
-	// log receives the errors of members whose subscriptions cannot be read; nil: discarded.
-	log *slog.Logger
+	log     *slog.Logger
+	// offsetSums returns the task offset sums of the member's state (called from Join, on the
+	// thread's goroutine); nil: none.
+	offsetSums func() map[processor.TaskID]int64
+	// endOffsets and committed look up, for the leader, the end offsets of changelog
+	// partitions and the group's committed offsets of source-changelog partitions (-1: none
+	// committed); nil: not available (the leader keeps the previous assignment).
+	endOffsets func(tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error)
+	committed  func(tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error)
+	// now is the clock of probing rebalances; nil: time.Now.
+	now func() time.Time
 
-	mu        sync.Mutex
-	owned     []processor.TaskID
-	ownedSb   []processor.TaskID
-	last      assignmentInfo
-	plan      map[string]assignmentInfo
-	onAssign  func(assignmentInfo)
-	planError error
+	mu       sync.Mutex
+	owned    []kafka.TopicPartition
+	used     int32 // the subscription version (lowered and raised by version probing)
+	unique   int8
+	last     received
+	lastPlan *assignment.Result
+	followup *time.Timer
+	followAt int64
 }
 
 var _ group.Assignor = (*assignor)(nil)
 
+// init completes the assignor of thread th before its first join: the process id, the
+// application.server, the client tags and the assignment settings of the runtime, and the
+// thread's lookups (its task offset sums; as leader, end and committed offsets on the thread's
+// cluster connection). Errors: a process id that is not a UUID.
+func (a *assignor) init(th *thread) error {
+	if a.inited {
+		return nil
+	}
+	pid, err := assignment.ParseUUID(a.self.ProcessID)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrAssignment, err)
+	}
+	r := th.rt
+	a.processID, a.endpoint, a.tags = pid, a.self.Host, r.cfg.ClientTags
+	a.cfg = r.cfg.Assignment
+	a.cfg.NumStandbyReplicas = a.standbys
+	a.offsetSums = th.taskOffsetSums
+	a.endOffsets = func(tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
+		return listEndOffsets(th.ctx, th.cluster, tps)
+	}
+	a.committed = func(tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
+		return committedOffsets(th.ctx, th.cluster, r.cfg.ApplicationID, tps)
+	}
+	a.inited = true
+	return nil
+}
+
 // Name implements group.Assignor.
 func (a *assignor) Name() string { return AssignorName }
 
-// Subscription implements group.Assignor: the user data (this member's identity and the tasks
-// it owns) and the input partitions of the active tasks it owns.
-func (a *assignor) Subscription(topics []string) ([]byte, []kafka.TopicPartition, error) {
-	ud, err := a.SubscriptionUserData(topics)
-	if err != nil {
-		return nil, nil, err
-	}
+// setOwned records the partitions this member owns (its active tasks' input partitions),
+// announced in its next subscription.
+func (a *assignor) setOwned(tps []kafka.TopicPartition) {
 	a.mu.Lock()
-	owned := slices.Clone(a.owned)
-	a.mu.Unlock()
-	var tps []kafka.TopicPartition
-	for _, id := range owned {
-		for _, s := range a.subs {
-			if s.ID != id.Subtopology {
-				continue
-			}
-			for _, t := range s.Topics {
-				tps = append(tps, kafka.TopicPartition{Topic: t, Partition: int32(id.Partition)})
-			}
-		}
-	}
-	return ud, tps, nil
-}
-
-// Assign implements group.Assignor on the group leader: the plan of Plan, with each member's
-// assignment user data. A member whose subscription cannot be read gets no tasks, and says so
-// in the log: it may be an instance of another version or of Java Kafka Streams, which this
-// assignor cannot work with yet.
-func (a *assignor) Assign(members []group.Subscription, partitions map[string]int32) (map[string]group.Assignment, error) {
-	mm := make(map[string]sarama.ConsumerGroupMemberMetadata, len(members))
-	for _, m := range members {
-		if m.Err != nil {
-			a.logError("a group member's subscription cannot be decoded; it gets no tasks", "member", m.MemberID, "error", m.Err)
-			continue
-		}
-		mm[m.MemberID] = sarama.ConsumerGroupMemberMetadata{Version: m.Version, Topics: m.Topics, UserData: m.UserData}
-	}
-	topics := make(map[string][]int32, len(partitions))
-	for t, n := range partitions {
-		ps := make([]int32, n)
-		for i := range ps {
-			ps[i] = int32(i)
-		}
-		topics[t] = ps
-	}
-	plan, err := a.Plan(mm, topics)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]group.Assignment, len(plan))
-	for id, byTopic := range plan {
-		ud, err := a.AssignmentData(id, nil, 0)
-		if err != nil {
-			return nil, err
-		}
-		var tps []kafka.TopicPartition
-		for t, ps := range byTopic {
-			for _, p := range ps {
-				tps = append(tps, kafka.TopicPartition{Topic: t, Partition: p})
-			}
-		}
-		out[id] = group.Assignment{Partitions: tps, UserData: ud}
-	}
-	return out, nil
-}
-
-func (a *assignor) logError(msg string, args ...any) {
-	if a.log != nil {
-		a.log.Error(msg, args...)
-	}
-}
-
-// onAssignment records this member's assignment: its user data (active and standby tasks,
-// hosts, error code) for the thread and interactive queries.
-func (a *assignor) onAssignment(as group.Assignment) {
-	a.OnAssignment(&sarama.ConsumerGroupMemberAssignment{UserData: as.UserData}, 0)
-}
-
-// setOwned records the tasks this member owns, announced in its next subscription.
-func (a *assignor) setOwned(ids []processor.TaskID) {
-	a.mu.Lock()
-	a.owned = slices.Clone(ids)
+	a.owned = slices.Clone(tps)
 	a.mu.Unlock()
 }
 
-// setOwnedStandby records the standby tasks this member keeps.
-func (a *assignor) setOwnedStandby(ids []processor.TaskID) {
-	a.mu.Lock()
-	a.ownedSb = slices.Clone(ids)
-	a.mu.Unlock()
-}
-
-// lastAssignment returns the assignment info this member received last.
-func (a *assignor) lastAssignment() assignmentInfo {
+// lastAssignment returns what this member took from its last assignment.
+func (a *assignor) lastAssignment() received {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.last
 }
 
-// SubscriptionUserData returns the user data of this member's subscription.
-func (a *assignor) SubscriptionUserData([]string) ([]byte, error) {
+func (a *assignor) logger() *slog.Logger {
+	if a.log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.log
+}
+
+func (a *assignor) clock() time.Time {
+	if a.now != nil {
+		return a.now()
+	}
+	return time.Now()
+}
+
+// subscriptionInfo returns this member's SubscriptionInfo for the next JoinGroup.
+func (a *assignor) subscriptionInfo() assignment.Subscription {
+	var sums map[processor.TaskID]int64
+	if a.offsetSums != nil {
+		sums = a.offsetSums()
+	}
 	a.mu.Lock()
-	s := a.self
-	s.Version = 1
+	defer a.mu.Unlock()
+	if a.used == 0 {
+		a.used = assignment.LatestSupportedVersion
+	}
+	a.unique++ // new metadata for every join, so the coordinator always rebalances (Java's uniqueField)
+	s := assignment.Subscription{Version: a.used, LatestSupportedVersion: assignment.LatestSupportedVersion,
+		ProcessID: a.processID, UserEndpoint: a.endpoint, UniqueField: a.unique, ClientTags: a.tags}
 	if a.errCode != nil {
 		s.ErrorCode = a.errCode.Load()
 	}
-	for _, id := range a.owned {
-		s.Owned = append(s.Owned, id.String())
-	}
-	for _, id := range a.ownedSb {
-		s.Standby = append(s.Standby, id.String())
-	}
-	a.mu.Unlock()
-	return json.Marshal(s)
-}
-
-// OnAssignment decodes this member's assignment user data.
-func (a *assignor) OnAssignment(assignment *sarama.ConsumerGroupMemberAssignment, _ int32) {
-	var info assignmentInfo
-	if assignment != nil && len(assignment.UserData) > 0 {
-		if err := json.Unmarshal(assignment.UserData, &info); err != nil {
-			a.logError("the leader's assignment cannot be decoded; this member takes no tasks", "error", err)
-			info = assignmentInfo{}
+	if len(sums) > 0 {
+		s.TaskOffsetSums = make(map[assignment.TaskID]int64, len(sums))
+		for id, sum := range sums {
+			s.TaskOffsetSums[wireTask(id)] = sum
 		}
 	}
-	a.mu.Lock()
-	a.last = info
-	a.mu.Unlock()
-	if a.onAssign != nil {
-		a.onAssign(info)
-	}
+	return s
 }
 
-// tasksFor returns the tasks of the given topic metadata and, per task, its partitions.
+// Subscription implements group.Assignor: Java's SubscriptionInfo and the partitions this
+// member owns.
+func (a *assignor) Subscription([]string) ([]byte, []kafka.TopicPartition, error) {
+	s := a.subscriptionInfo()
+	b, err := s.Encode()
+	if err != nil {
+		return nil, nil, fmt.Errorf("subscription user data: %w", err)
+	}
+	a.mu.Lock()
+	owned := slices.Clone(a.owned)
+	a.mu.Unlock()
+	return b, owned, nil
+}
+
+func wireTask(id processor.TaskID) assignment.TaskID {
+	return assignment.TaskID{Subtopology: int32(id.Subtopology), Partition: int32(id.Partition)}
+}
+
+func localTask(id assignment.TaskID) (processor.TaskID, error) {
+	if id.Topology != "" {
+		return processor.TaskID{}, fmt.Errorf("task %s belongs to named topology %q, which this library does not have", id, id.Topology)
+	}
+	return processor.TaskID{Subtopology: int(id.Subtopology), Partition: int(id.Partition)}, nil
+}
+
+// tasksFor returns the tasks of the given topic metadata and, per task, its partitions: the
+// partitions with the same number of the topics one sub-topology reads form one task (Java's
+// PartitionGrouper), which keeps co-partitioned topics together.
 func tasksFor(subs []subtopologySources, topics map[string][]int32) ([]processor.TaskID, map[processor.TaskID]map[string][]int32) {
 	parts := map[processor.TaskID]map[string][]int32{}
 	var ids []processor.TaskID
@@ -259,232 +270,358 @@ func parseTaskID(s string) (processor.TaskID, bool) {
 	if !ok {
 		return id, false
 	}
-	if _, err := fmt.Sscanf(a+" "+b, "%d %d", &id.Subtopology, &id.Partition); err != nil {
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || x < 0 || y < 0 {
 		return id, false
 	}
-	return id, true
+	return processor.TaskID{Subtopology: x, Partition: y}, true
 }
 
-// Plan computes the assignment on the group leader: per member, its partitions by topic.
-func (a *assignor) Plan(members map[string]sarama.ConsumerGroupMemberMetadata, topics map[string][]int32) (sarama.BalanceStrategyPlan, error) {
-	type member struct {
-		id      string
-		sub     subscription
-		tasks   []processor.TaskID
-		standby []processor.TaskID
-		hadSb   map[processor.TaskID]bool
+// Assign implements group.Assignor on the leader, as Java's StreamsPartitionAssignor.assign:
+// see assignment.Assign. Members whose subscription cannot be read are logged as errors (with
+// their member id): they get the error code ASSIGNMENT_ERROR and no tasks, and the partitions
+// they own go to no one else until they left.
+func (a *assignor) Assign(members []group.Subscription, partitions map[string]int32) (map[string]group.Assignment, error) {
+	topics := make(map[string][]int32, len(partitions))
+	for t, n := range partitions {
+		ps := make([]int32, n)
+		for i := range ps {
+			ps[i] = int32(i)
+		}
+		topics[t] = ps
 	}
-	ms := make([]*member, 0, len(members))
-	for id, md := range members {
-		m := &member{id: id, hadSb: map[processor.TaskID]bool{}}
-		if len(md.UserData) > 0 {
-			if err := json.Unmarshal(md.UserData, &m.sub); err != nil {
-				// Not one of ours (another version, or a Java Kafka Streams instance): tasks
-				// given to it could stall until its session expires.
-				a.logError("a group member's subscription user data cannot be decoded; it gets no tasks",
-					"member", id, "error", err)
-				continue
+	var missing []string
+	for _, s := range a.subs {
+		for _, t := range s.Topics {
+			if _, ok := partitions[t]; !ok && !slices.Contains(missing, t) {
+				missing = append(missing, t)
 			}
 		}
-		for _, s := range m.sub.Standby {
-			if tid, ok := parseTaskID(s); ok {
-				m.hadSb[tid] = true
-			}
-		}
-		ms = append(ms, m)
 	}
-	sort.Slice(ms, func(i, j int) bool {
-		if ms[i].sub.ProcessID != ms[j].sub.ProcessID {
-			return ms[i].sub.ProcessID < ms[j].sub.ProcessID
-		}
-		if ms[i].sub.Thread != ms[j].sub.Thread {
-			return ms[i].sub.Thread < ms[j].sub.Thread
-		}
-		return ms[i].id < ms[j].id
-	})
-	for _, m := range ms {
-		if m.sub.ErrorCode == assignorErrorShutdownRequested {
-			return a.errorPlan(members, assignorErrorShutdownRequested), nil
-		}
-	}
+	slices.Sort(missing)
 	ids, parts := tasksFor(a.subs, topics)
-	assignTasks := func() {
-		if len(ms) == 0 {
-			return
-		}
-		base, extra := len(ids)/len(ms), len(ids)%len(ms)
-		taken := map[processor.TaskID]bool{}
-		exists := map[processor.TaskID]bool{}
-		for _, id := range ids {
-			exists[id] = true
-		}
-		// Sticky: each member keeps up to base of its owned tasks, then up to `extra` members
-		// keep one more.
-		// Owned tasks are kept partition by partition across sub-topologies, so that a member
-		// giving tasks away keeps a share of every sub-topology (and of its stores).
-		owned := make([][]processor.TaskID, len(ms))
-		for i, m := range ms {
-			for _, s := range m.sub.Owned {
-				if id, ok := parseTaskID(s); ok && exists[id] {
-					owned[i] = append(owned[i], id)
-				}
-			}
-			sort.Slice(owned[i], func(a, b int) bool {
-				x, y := owned[i][a], owned[i][b]
-				if x.Partition != y.Partition {
-					return x.Partition < y.Partition
-				}
-				return x.Subtopology < y.Subtopology
-			})
-		}
-		for i, m := range ms {
-			for _, id := range owned[i] {
-				if len(m.tasks) < base && !taken[id] {
-					taken[id] = true
-					m.tasks = append(m.tasks, id)
-				}
+	in := assignment.Group{Tasks: map[assignment.TaskID][]kafka.TopicPartition{}, MissingSourceTopics: missing,
+		Leader: a.processID, NowMs: a.clock().UnixMilli(), Config: a.cfg}
+	changelogs := map[int]subtopologySources{}
+	for _, s := range a.subs {
+		changelogs[s.ID] = s
+	}
+	var stateful []processor.TaskID
+	for _, id := range ids {
+		var tps []kafka.TopicPartition
+		for t, ps := range parts[id] {
+			for _, p := range ps {
+				tps = append(tps, kafka.TopicPartition{Topic: t, Partition: p})
 			}
 		}
-		for i, m := range ms {
-			if extra == 0 {
+		in.Tasks[wireTask(id)] = tps
+		if len(changelogs[id.Subtopology].Changelogs) > 0 {
+			stateful = append(stateful, id)
+			in.Stateful = append(in.Stateful, wireTask(id))
+		}
+	}
+	in.EndOffsetSums = func() (map[assignment.TaskID]int64, error) { return a.endOffsetSums(stateful, changelogs) }
+	for _, m := range members {
+		in.Members = append(in.Members, assignment.Member{ID: m.MemberID, Owned: m.Owned, UserData: m.UserData, Err: m.Err})
+	}
+	res, err := assignment.Assign(in)
+	if err != nil {
+		return nil, err
+	}
+	a.logPlan(res)
+	a.mu.Lock()
+	a.lastPlan = res
+	a.mu.Unlock()
+	out := make(map[string]group.Assignment, len(res.Assignments))
+	for id, ma := range res.Assignments {
+		ud, err := ma.Info.Encode()
+		if err != nil {
+			return nil, fmt.Errorf("assignment of member %s: %w", id, err)
+		}
+		out[id] = group.Assignment{Partitions: ma.Partitions, UserData: ud}
+	}
+	return out, nil
+}
+
+// endOffsetSums returns, per stateful task, the sum of its changelog partitions' end offsets
+// (source changelogs: the committed offset, 0 when none), saturating at math.MaxInt64.
+func (a *assignor) endOffsetSums(tasks []processor.TaskID, subs map[int]subtopologySources) (map[assignment.TaskID]int64, error) {
+	if a.endOffsets == nil {
+		return nil, errors.New("no end offset lookup")
+	}
+	var ends, commits []kafka.TopicPartition
+	for _, id := range tasks {
+		s := subs[id.Subtopology]
+		for _, t := range s.Changelogs {
+			tp := kafka.TopicPartition{Topic: t, Partition: int32(id.Partition)}
+			if slices.Contains(s.SourceChangelogs, t) {
+				commits = append(commits, tp)
+			} else {
+				ends = append(ends, tp)
+			}
+		}
+	}
+	offsets := map[kafka.TopicPartition]int64{}
+	if len(ends) > 0 {
+		got, err := a.endOffsets(ends)
+		if err != nil {
+			return nil, fmt.Errorf("changelog end offsets: %w", err)
+		}
+		for tp, off := range got {
+			offsets[tp] = off
+		}
+	}
+	if len(commits) > 0 {
+		if a.committed == nil {
+			return nil, errors.New("no committed offset lookup")
+		}
+		got, err := a.committed(commits)
+		if err != nil {
+			return nil, fmt.Errorf("committed offsets of source changelogs: %w", err)
+		}
+		for tp, off := range got {
+			offsets[tp] = max(off, 0)
+		}
+	}
+	out := make(map[assignment.TaskID]int64, len(tasks))
+	for _, id := range tasks {
+		var sum int64
+		for _, t := range subs[id.Subtopology].Changelogs {
+			tp := kafka.TopicPartition{Topic: t, Partition: int32(id.Partition)}
+			off, ok := offsets[tp]
+			if !ok {
+				return nil, fmt.Errorf("no end offset for changelog %s of task %s", tp, id)
+			}
+			if sum > math.MaxInt64-off {
+				sum = math.MaxInt64
 				break
 			}
-			for _, id := range owned[i] {
-				if !taken[id] && len(m.tasks) == base {
-					taken[id] = true
-					m.tasks = append(m.tasks, id)
-					extra--
-					break
-				}
+			sum += off
+		}
+		out[wireTask(id)] = sum
+	}
+	return out, nil
+}
+
+// logPlan logs what the leader decided, and every member it could not understand.
+func (a *assignor) logPlan(res *assignment.Result) {
+	lg := a.logger()
+	for _, u := range res.Unreadable {
+		lg.Error("group leader: a member's subscription cannot be read; it gets the error code ASSIGNMENT_ERROR and no tasks, "+
+			"and the partitions it owns stay unassigned until it leaves the group",
+			"member", u.ID, "error", u.Err)
+	}
+	if len(res.DuplicateOwned) > 0 {
+		lg.Warn("group leader: partitions claimed by two members", "partitions", fmt.Sprint(res.DuplicateOwned))
+	}
+	if res.ErrorCode != assignment.ErrorNone {
+		lg.Error("group leader: every member gets an error assignment", "code", res.ErrorCode, "reason", res.ErrorReason)
+		return
+	}
+	if res.Fallback != nil {
+		lg.Warn("group leader: task lags unknown (changelog end offsets could not be read); keeping the previous assignment and probing again",
+			"error", res.Fallback)
+	}
+	if res.VersionProbing {
+		lg.Info("group leader: a member uses a newer assignment protocol version; answering with the commonly supported one",
+			"version", res.UsedVersion, "supported", res.SupportedVersion)
+	}
+	var b strings.Builder
+	for _, c := range res.Clients {
+		fmt.Fprintf(&b, " %s(threads %d)=active %v standby %v;", c.ProcessID, c.Capacity(), c.Active(), c.Standby())
+	}
+	lg.Info("group leader: assigned tasks", "clients", len(res.Clients), "assignment", strings.TrimSpace(b.String()),
+		"probing_rebalance", res.ProbingRebalance, "version", res.UsedVersion)
+}
+
+// onAssignment reads this member's assignment (Java: StreamsPartitionAssignor.onAssignment):
+// the error code, the version checks and version probing, the active tasks paired with the
+// assigned partitions, the standbys, the hosts, and the follow-up it asks for. Errors (wrap
+// ErrAssignment): the user data cannot be read, its version is above the subscription's, the
+// partitions and tasks do not pair up, a task of a named topology.
+func (a *assignor) onAssignment(as group.Assignment) (received, error) {
+	r := received{nextRebalanceMs: assignment.NoRebalance}
+	if len(as.UserData) == 0 {
+		return r, fmt.Errorf("%w: the assignment has no user data", ErrAssignment)
+	}
+	info, err := assignment.DecodeAssignment(as.UserData)
+	if err != nil {
+		return r, fmt.Errorf("%w: %w", ErrAssignment, err)
+	}
+	r.errorCode = info.ErrorCode
+	if info.ErrorCode != assignment.ErrorNone {
+		a.setLast(r)
+		return r, nil
+	}
+	a.mu.Lock()
+	used := a.used
+	if used == 0 {
+		used = assignment.LatestSupportedVersion
+	}
+	a.mu.Unlock()
+	if info.Version > used {
+		return r, fmt.Errorf("%w: sent a version %d subscription but got an assignment of higher version %d", ErrAssignment, used, info.Version)
+	}
+	if info.CommonlySupportedVersion > assignment.LatestSupportedVersion {
+		return r, fmt.Errorf("%w: the commonly supported version %d is above the latest this library supports, %d",
+			ErrAssignment, info.CommonlySupportedVersion, assignment.LatestSupportedVersion)
+	}
+	tps := slices.Clone(as.Partitions)
+	slices.SortFunc(tps, func(x, y kafka.TopicPartition) int {
+		if c := strings.Compare(x.Topic, y.Topic); c != 0 {
+			return c
+		}
+		return int(x.Partition) - int(y.Partition)
+	})
+	if len(tps) != len(info.ActiveTasks) {
+		return r, fmt.Errorf("%w: %d assigned partitions but %d active task ids", ErrAssignment, len(tps), len(info.ActiveTasks))
+	}
+	r.active = map[processor.TaskID][]kafka.TopicPartition{}
+	for i, tp := range tps {
+		id, err := localTask(info.ActiveTasks[i])
+		if err != nil {
+			return r, fmt.Errorf("%w: %w", ErrAssignment, err)
+		}
+		r.active[id] = append(r.active[id], tp)
+	}
+	r.standby = map[processor.TaskID][]kafka.TopicPartition{}
+	for wid, ps := range info.StandbyTasks {
+		id, err := localTask(wid)
+		if err != nil {
+			return r, fmt.Errorf("%w: %w", ErrAssignment, err)
+		}
+		r.standby[id] = ps
+	}
+	r.hosts, r.standbyHosts = a.hostTasks(info.PartitionsByHost), a.hostTasks(info.StandbyPartitionsByHost)
+	r.nextRebalanceMs = info.NextRebalanceMs
+
+	// Version probing (Java: maybeUpdateSubscriptionVersion), then the host check.
+	a.mu.Lock()
+	a.used = used
+	if info.Version >= assignment.EarliestProbeableVersion {
+		switch {
+		case info.CommonlySupportedVersion > a.used:
+			r.why = fmt.Sprintf("version probing: the group supports version %d now (this member sent %d)", info.CommonlySupportedVersion, a.used)
+			a.used = info.CommonlySupportedVersion
+		case info.Version < a.used:
+			r.why = fmt.Sprintf("version probing: the leader answered with version %d (this member sent %d); downgrading to %d",
+				info.Version, a.used, info.CommonlySupportedVersion)
+			a.used = info.CommonlySupportedVersion
+		}
+	}
+	a.mu.Unlock()
+	if r.why == "" && a.endpoint != "" && len(info.PartitionsByHost) > 0 {
+		if h, ok := parseHostPort(a.endpoint); ok {
+			if _, found := info.PartitionsByHost[h]; !found {
+				r.why = "this instance's application.server " + a.endpoint + " is not in the assignment's host map"
 			}
 		}
-		// The rest go to the least loaded member, preferring one that does not yet run a task
-		// of the same sub-topology.
-		for _, id := range ids {
-			if taken[id] {
+	}
+	if r.why != "" {
+		r.nextRebalanceMs = 0
+	}
+	a.setLast(r)
+	return r, nil
+}
+
+func (a *assignor) setLast(r received) {
+	a.mu.Lock()
+	a.last = r
+	f := a.onAssign
+	a.mu.Unlock()
+	if f != nil {
+		f(r)
+	}
+}
+
+// hostTasks turns partitions by host into tasks by "host:port" (a partition of a topic no
+// sub-topology reads is left out).
+func (a *assignor) hostTasks(m map[assignment.HostInfo][]kafka.TopicPartition) map[string][]processor.TaskID {
+	out := make(map[string][]processor.TaskID, len(m))
+	subOf := map[string]int{}
+	for _, s := range a.subs {
+		for _, t := range s.Topics {
+			subOf[t] = s.ID
+		}
+	}
+	for h, tps := range m {
+		key := h.String()
+		if strings.Contains(h.Host, ":") {
+			key = "[" + h.Host + "]:" + strconv.Itoa(int(h.Port))
+		}
+		seen := map[processor.TaskID]bool{}
+		ids := []processor.TaskID{}
+		for _, tp := range tps {
+			sub, ok := subOf[tp.Topic]
+			if !ok {
 				continue
 			}
-			var best *member
-			bestScore := 0
-			for _, m := range ms {
-				// Load first; then prefer a member keeping a standby of the task (a fast
-				// fail-over), then one without a task of the same sub-topology.
-				score := len(m.tasks) * 4
-				for _, t := range m.tasks {
-					if t.Subtopology == id.Subtopology {
-						score++
-						break
-					}
-				}
-				if m.hadSb[id] {
-					score -= 2
-				}
-				if best == nil || score < bestScore {
-					best, bestScore = m, score
-				}
+			id := processor.TaskID{Subtopology: sub, Partition: int(tp.Partition)}
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
 			}
-			taken[id] = true
-			best.tasks = append(best.tasks, id)
 		}
+		sortTasks(ids)
+		out[key] = ids
 	}
-	assignTasks()
-	// Standby tasks: num.standby.replicas copies of each task on members of other processes
-	// than the active one (and than each other), least loaded first, keeping previous
-	// standbys where possible. Java: the standby part of the HighAvailabilityTaskAssignor.
-	if a.standbys > 0 {
-		activeOf := map[processor.TaskID]*member{}
-		for _, m := range ms {
-			for _, t := range m.tasks {
-				activeOf[t] = m
-			}
-		}
-		for _, id := range ids {
-			used := map[string]bool{}
-			if am := activeOf[id]; am != nil {
-				used[am.sub.ProcessID] = true
-			}
-			for r := 0; r < a.standbys; r++ {
-				var best *member
-				bestScore := 0
-				for _, m := range ms {
-					if used[m.sub.ProcessID] {
-						continue
-					}
-					score := (len(m.tasks) + len(m.standby)) * 4
-					if m.hadSb[id] {
-						score -= 3
-					}
-					if best == nil || score < bestScore {
-						best, bestScore = m, score
-					}
-				}
-				if best == nil {
-					break
-				}
-				used[best.sub.ProcessID] = true
-				best.standby = append(best.standby, id)
-			}
-		}
-	}
-	hosts := map[string][]string{}
-	for _, m := range ms {
-		sortTasks(m.tasks)
-		if m.sub.Host != "" {
-			for _, t := range m.tasks {
-				hosts[m.sub.Host] = append(hosts[m.sub.Host], t.String())
-			}
-		}
-	}
-	plan := sarama.BalanceStrategyPlan{}
-	infos := map[string]assignmentInfo{}
-	for _, m := range ms {
-		info := assignmentInfo{Version: 1, Active: []string{}, Hosts: hosts}
-		sortTasks(m.standby)
-		for _, t := range m.standby {
-			info.Standby = append(info.Standby, t.String())
-		}
-		for _, t := range m.tasks {
-			info.Active = append(info.Active, t.String())
-			for topic, ps := range parts[t] {
-				for _, p := range ps {
-					plan.Add(m.id, topic, p)
-				}
-			}
-		}
-		if _, ok := plan[m.id]; !ok {
-			plan[m.id] = map[string][]int32{}
-		}
-		infos[m.id] = info
-	}
-	a.mu.Lock()
-	a.plan = infos
-	a.mu.Unlock()
-	return plan, nil
+	return out
 }
 
-// AssignmentData returns the user data of the leader's plan for memberID.
-func (a *assignor) AssignmentData(memberID string, _ map[string][]int32, _ int32) ([]byte, error) {
-	a.mu.Lock()
-	info, ok := a.plan[memberID]
-	a.mu.Unlock()
-	if !ok {
-		info = assignmentInfo{Version: 1, Active: []string{}}
+func parseHostPort(endpoint string) (assignment.HostInfo, bool) {
+	i := strings.LastIndexByte(endpoint, ':')
+	if i <= 0 {
+		return assignment.HostInfo{}, false
 	}
-	return json.Marshal(info)
+	port, err := strconv.Atoi(endpoint[i+1:])
+	if err != nil {
+		return assignment.HostInfo{}, false
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(endpoint[:i], "["), "]")
+	return assignment.HostInfo{Host: host, Port: int32(port)}, true
 }
 
-// errorPlan is the plan of a rebalance the leader answers with an error code: every member gets
-// no partitions and, in its assignment user data, code. Java: StreamsPartitionAssignor's
-// errorAssignment.
-func (a *assignor) errorPlan(members map[string]sarama.ConsumerGroupMemberMetadata, code int32) sarama.BalanceStrategyPlan {
-	plan := sarama.BalanceStrategyPlan{}
-	infos := map[string]assignmentInfo{}
-	for id := range members {
-		plan[id] = map[string][]int32{}
-		infos[id] = assignmentInfo{Version: 1, Active: []string{}, ErrorCode: code}
-	}
+// scheduleFollowup arranges the follow-up rebalance an assignment asked for: at once (0), at a
+// time (ms since the epoch), or none (assignment.NoRebalance cancels a scheduled one). The
+// member is asked to rejoin (RequestRejoin), which the thread sees on its next loop iteration.
+// Java: StreamThread's nextProbingRebalanceMs check and enforceRebalance.
+func (a *assignor) scheduleFollowup(m *group.Member, atMs int64, why string) {
 	a.mu.Lock()
-	a.plan = infos
+	defer a.mu.Unlock()
+	if a.followup != nil {
+		a.followup.Stop()
+		a.followup = nil
+	}
+	a.followAt = atMs
+	switch {
+	case atMs == assignment.NoRebalance:
+		return
+	case atMs == 0:
+		if why == "" {
+			why = "the leader asked for a follow-up rebalance at once (tasks change owners once revoked)"
+		}
+		m.RequestRejoin(why)
+		return
+	}
+	d := time.Until(time.UnixMilli(atMs))
+	if why == "" {
+		why = "probing rebalance scheduled by the leader, for warm-up replicas that may have caught up"
+	}
+	a.logger().Info("follow-up rebalance scheduled", "at", time.UnixMilli(atMs).Format(time.RFC3339), "in", d.Round(time.Second).String())
+	if d <= 0 {
+		m.RequestRejoin(why)
+		return
+	}
+	a.followup = time.AfterFunc(d, func() { m.RequestRejoin(why) })
+}
+
+// stopFollowup cancels a scheduled follow-up rebalance (a rejoin is under way anyway).
+func (a *assignor) stopFollowup() {
+	a.mu.Lock()
+	if a.followup != nil {
+		a.followup.Stop()
+		a.followup = nil
+	}
 	a.mu.Unlock()
-	return plan
 }

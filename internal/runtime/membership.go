@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/assignment"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/task"
@@ -50,11 +55,23 @@ func (th *thread) prepareRejoin(why error) error {
 
 // rebalance joins the group and applies the assignment. Errors: a *joinError (retried by run
 // unless it wraps group.ErrFatal), restore and offset lookup failures (KafkaError: the tasks
-// are closed dirty and the thread rejoins), task errors (fatal for the thread).
+// are closed dirty and the thread rejoins), task errors (fatal for the thread), and errors
+// wrapping ErrAssignment or ErrMissingSourceTopics when the assignment cannot be followed
+// (fatal for the thread, as Java's TaskAssignmentException and MissingSourceTopicException;
+// the tasks, committed before the join, are closed clean first).
+//
+// The assignment is applied as Java's cooperative StreamThread does: the active tasks the
+// assignment keeps stay as they are, revoked ones are closed clean (committed before the join)
+// and the member rejoins at once so that their new owners get them; standbys (warm-ups
+// included) are created, kept or closed, and promoted when they become active; the follow-up
+// rebalance the assignment asks for (at once, or a probing rebalance at a time) is scheduled.
 func (th *thread) rebalance() error {
 	th.setState(ThreadRebalancing)
-	th.assignor.setOwned(th.activeIDs())
-	th.assignor.setOwnedStandby(th.standbyIDs())
+	if err := th.assignor.init(th); err != nil {
+		return fmt.Errorf("%s: %w", th.name, err)
+	}
+	th.assignor.stopFollowup()
+	th.assignor.setOwned(th.ownedPartitions())
 	joined, err := th.member.Join(th.ctx)
 	if err != nil {
 		if th.ctx.Err() != nil {
@@ -72,46 +89,50 @@ func (th *thread) rebalance() error {
 		th.abortTransaction()
 		th.closeTasks(false)
 	}
-	th.assignor.onAssignment(joined.Assignment)
-	th.checkShutdownAssignment()
-	assigned := map[processor.TaskID]bool{}
-	partsOf := map[processor.TaskID][]kafka.TopicPartition{}
-	for _, tp := range joined.Assignment.Partitions {
-		sub, ok := th.rt.SubtopologyOf(tp.Topic)
-		if !ok {
-			th.log.Error("the assignment holds a partition of a topic this application does not read", "partition", tp.String())
-			continue
-		}
-		id := processor.TaskID{Subtopology: sub, Partition: int(tp.Partition)}
-		assigned[id] = true
-		partsOf[id] = append(partsOf[id], tp)
+	got, err := th.assignor.onAssignment(joined.Assignment)
+	if err == nil {
+		err = th.checkAssignment(got)
 	}
+	if err != nil {
+		th.closeAll()
+		return fmt.Errorf("%s: assignment of generation %d from leader %s: %w", th.name, joined.Generation, joined.LeaderID, err)
+	}
+	th.checkShutdownAssignment()
+	switch got.errorCode {
+	case assignment.ErrorNone, assignment.ErrorShutdownRequested:
+	case assignment.ErrorVersionProbing:
+		th.log.Info("the leader answered with error code VERSION_PROBING; taking no tasks this time")
+	case assignment.ErrorIncompleteSourceTopicMetadata:
+		th.closeAll()
+		return fmt.Errorf("%s: %w: the group leader (member %s) found source topics missing (error code INCOMPLETE_SOURCE_TOPIC_METADATA)",
+			th.name, ErrMissingSourceTopics, joined.LeaderID)
+	default:
+		th.closeAll()
+		return fmt.Errorf("%s: %w: the group leader (member %s) answered with error code %d (%s); see the leader's log",
+			th.name, ErrAssignment, joined.LeaderID, got.errorCode, assignorErrorName(got.errorCode))
+	}
+	revoked := false
 	for id := range th.tasks {
-		if !assigned[id] {
+		if _, ok := got.active[id]; !ok {
 			// Revoked: committed before the join; checkpoint and close.
 			th.closeTask(id, true)
+			revoked = true
 		}
 	}
 	// Standby tasks: promote the ones now active here, close the ones no longer assigned,
 	// create the new ones.
-	standby := map[processor.TaskID]bool{}
-	for _, s := range th.assignor.lastAssignment().Standby {
-		if id, ok := parseTaskID(s); ok {
-			standby[id] = true
-		}
-	}
 	for id := range th.standbys {
-		if assigned[id] {
+		if _, ok := got.active[id]; ok {
 			if err := th.promote(th.ctx, id); err != nil {
 				th.log.Warn("promoting standby failed; restoring the task instead", "task", id.String(), "error", err)
 				th.closeStandby(id, false)
 			}
-		} else if !standby[id] {
+		} else if _, ok := got.standby[id]; !ok {
 			th.closeStandby(id, true)
 		}
 	}
-	for id := range standby {
-		if th.standbys[id] != nil || assigned[id] {
+	for _, id := range sortedIDs(got.standby) {
+		if _, ok := got.active[id]; th.standbys[id] != nil || ok {
 			continue
 		}
 		sb, err := th.createStandby(th.ctx, id)
@@ -121,11 +142,9 @@ func (th *thread) rebalance() error {
 		}
 		th.standbys[id] = sb
 	}
-	th.assignor.setOwnedStandby(th.standbyIDs())
-	ids := make([]processor.TaskID, 0, len(assigned))
+	ids := sortedIDs(got.active)
 	var fresh []kafka.TopicPartition
-	for id := range assigned {
-		ids = append(ids, id)
+	for _, id := range ids {
 		if th.tasks[id] != nil {
 			if th.inputs[id] != nil {
 				continue // kept: its partitions stay assigned at their positions
@@ -140,7 +159,7 @@ func (th *thread) rebalance() error {
 			}
 			th.tasks[id] = t
 		}
-		for _, tp := range partsOf[id] {
+		for _, tp := range got.active[id] {
 			th.addInput(id, tp)
 			fresh = append(fresh, tp)
 		}
@@ -148,9 +167,8 @@ func (th *thread) rebalance() error {
 	if err := th.assignInputs(fresh); err != nil {
 		return err
 	}
-	sortTasks(ids)
 	th.indexInputs()
-	th.assignor.setOwned(ids)
+	th.assignor.setOwned(th.ownedPartitions())
 	th.reportTasks()
 	th.mu.Lock()
 	th.running = map[processor.TaskID]*task.Task{}
@@ -159,8 +177,175 @@ func (th *thread) rebalance() error {
 	}
 	th.mu.Unlock()
 	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(ids), "standbys", fmt.Sprint(th.standbyIDs()), "generation", joined.Generation)
+	if got.errorCode == assignment.ErrorNone || got.errorCode == assignment.ErrorVersionProbing {
+		next, why := got.nextRebalanceMs, got.why
+		if revoked && next != 0 {
+			// Java's consumer rejoins after revoking partitions (cooperative protocol).
+			next, why = 0, "tasks were revoked; rejoining so that their new owners can take them (cooperative rebalancing)"
+		}
+		th.assignor.scheduleFollowup(th.member, next, why)
+	}
 	th.setState(ThreadRunning)
 	return nil
+}
+
+// checkAssignment refuses an assignment whose partitions do not belong to the tasks it pairs
+// them with in this instance's topology (the members run different topologies).
+func (th *thread) checkAssignment(got received) error {
+	for id, tps := range got.active {
+		for _, tp := range tps {
+			sub, ok := th.rt.SubtopologyOf(tp.Topic)
+			if !ok {
+				return fmt.Errorf("%w: partition %s of task %s: this application's topology reads no topic %q", ErrAssignment, tp, id, tp.Topic)
+			}
+			if sub != id.Subtopology || int(tp.Partition) != id.Partition {
+				return fmt.Errorf("%w: partition %s belongs to task %d_%d in this application's topology, not %s (do the instances run the same topology?)",
+					ErrAssignment, tp, sub, tp.Partition, id)
+			}
+		}
+	}
+	for id := range got.standby {
+		if l := th.rt.layout; l == nil {
+			continue
+		} else if _, ok := l.Tasks[id.Subtopology]; !ok {
+			return fmt.Errorf("%w: standby task %s: this application's topology has no sub-topology %d", ErrAssignment, id, id.Subtopology)
+		}
+	}
+	return nil
+}
+
+// closeAll closes the active tasks (committed before the join) and the standbys clean.
+func (th *thread) closeAll() {
+	th.closeTasks(true)
+	for id := range th.standbys {
+		th.closeStandby(id, true)
+	}
+	th.reportTasks()
+}
+
+// ownedPartitions returns the partitions this thread's active tasks read, sorted: what the
+// member owns (its consumer-protocol owned partitions).
+func (th *thread) ownedPartitions() []kafka.TopicPartition {
+	out := make([]kafka.TopicPartition, 0, len(th.in))
+	for tp := range th.in {
+		out = append(out, tp)
+	}
+	slices.SortFunc(out, func(a, b kafka.TopicPartition) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
+	return out
+}
+
+// taskOffsetSums returns the task offset sums of this thread's subscription (Java:
+// TaskManager.taskOffsetSums): OffsetSumRunning for each active task with logged stores (all
+// are restored and running when the thread rejoins), the sum of the changelog offsets a standby
+// applied (of the last record each store holds), and, from the first thread only, the
+// checkpointed sums of the task directories in the state directory that no thread of this
+// instance holds (Java's threads report the directories they lock). Stateless tasks are left
+// out.
+func (th *thread) taskOffsetSums() map[processor.TaskID]int64 {
+	out := map[processor.TaskID]int64{}
+	for id, ts := range th.states {
+		if th.tasks[id] != nil && len(ts.Partitions()) > 0 {
+			out[id] = assignment.OffsetSumRunning
+		}
+	}
+	for id, sb := range th.standbys {
+		if len(sb.tps) == 0 {
+			continue
+		}
+		out[id] = offsetSum(sb.ts.Offsets())
+	}
+	if th.idx == 0 {
+		for id, sum := range th.rt.unownedOffsetSums() {
+			if _, ok := out[id]; !ok {
+				out[id] = sum
+			}
+		}
+	}
+	return out
+}
+
+// offsetSum sums known changelog offsets, saturating at math.MaxInt64.
+func offsetSum(offs map[changelog.TopicPartition]int64) int64 {
+	var sum int64
+	for _, off := range offs {
+		if off < 0 {
+			continue
+		}
+		if sum > math.MaxInt64-off {
+			return math.MaxInt64
+		}
+		sum += off
+	}
+	return sum
+}
+
+// unownedOffsetSums reads the checkpoints of the task directories under
+// <state.dir>/<application.id> that no thread of this instance holds: the state a previous run
+// (or another instance sharing the directory) left, which makes this instance a good owner of
+// those tasks. A directory without checkpoint is left out.
+func (r *Runtime) unownedOffsetSums() map[processor.TaskID]int64 {
+	if r.cfg.StateDir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Join(r.cfg.StateDir, r.cfg.ApplicationID))
+	if err != nil {
+		return nil
+	}
+	out := map[processor.TaskID]int64{}
+	for _, e := range entries {
+		id, ok := parseTaskID(e.Name())
+		if !e.IsDir() || !ok {
+			continue
+		}
+		r.mu.Lock()
+		_, held := r.taskLocks[id]
+		r.mu.Unlock()
+		if held {
+			continue
+		}
+		path := filepath.Join(r.taskDir(id), changelog.CheckpointFileName)
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		offs, err := changelog.ReadCheckpoint(path)
+		if err != nil {
+			r.log.Warn("reading a task's checkpoint for the subscription", "task", id.String(), "error", err)
+			continue
+		}
+		out[id] = offsetSum(offs)
+	}
+	return out
+}
+
+func sortedIDs[V any](m map[processor.TaskID]V) []processor.TaskID {
+	ids := make([]processor.TaskID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sortTasks(ids)
+	return ids
+}
+
+// assignorErrorName names a Java AssignorError code.
+func assignorErrorName(code int32) string {
+	switch code {
+	case assignment.ErrorNone:
+		return "NONE"
+	case assignment.ErrorIncompleteSourceTopicMetadata:
+		return "INCOMPLETE_SOURCE_TOPIC_METADATA"
+	case assignment.ErrorVersionProbing:
+		return "VERSION_PROBING"
+	case assignment.ErrorAssignmentError:
+		return "ASSIGNMENT_ERROR"
+	case assignment.ErrorShutdownRequested:
+		return "SHUTDOWN_REQUESTED"
+	}
+	return "unknown"
 }
 
 // activeIDs returns the ids of the active tasks, sorted.

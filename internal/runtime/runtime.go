@@ -17,6 +17,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/assignment"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
@@ -103,6 +104,12 @@ type Config struct {
 	// NumStandbyReplicas is num.standby.replicas: standby copies of each task kept on other
 	// instances.
 	NumStandbyReplicas int
+	// Assignment holds acceptable.recovery.lag, max.warmup.replicas and
+	// probing.rebalance.interval.ms, used when a thread of this instance leads the group
+	// (NumStandbyReplicas is taken from above). The zero value means Java's defaults.
+	Assignment assignment.Config
+	// ClientTags are the client.tag.* properties, sent in every subscription.
+	ClientTags map[string]string
 	// CacheMaxBytes is statestore.cache.max.bytes, split evenly over the threads; 0 turns
 	// the record caches off.
 	CacheMaxBytes int64
@@ -160,9 +167,11 @@ type Runtime struct {
 	mu      sync.Mutex
 	threads []*thread
 	hosts   map[string][]processor.TaskID
-	fatal   error
-	closed  bool
-	dlq     sarama.SyncProducer
+	// standbyHosts are the standby tasks per application.server.
+	standbyHosts map[string][]processor.TaskID
+	fatal        error
+	closed       bool
+	dlq          sarama.SyncProducer
 	// taskLocks names the thread holding each task's state directory (Java: StateDirectory
 	// locks); a thread taking over a task waits until the previous owner closed it.
 	taskLocks map[processor.TaskID]int
@@ -181,6 +190,10 @@ func New(cfg Config) *Runtime {
 	}
 	if cfg.PrepareTimeout <= 0 {
 		cfg.PrepareTimeout = 60 * time.Second
+	}
+	if cfg.Assignment == (assignment.Config{}) {
+		cfg.Assignment = assignment.Config{AcceptableRecoveryLag: assignment.DefaultAcceptableRecoveryLag,
+			MaxWarmupReplicas: assignment.DefaultMaxWarmupReplicas, ProbingRebalanceInterval: assignment.DefaultProbingRebalanceInterval}
 	}
 	return &Runtime{cfg: cfg, log: cfg.Logger}
 }
@@ -308,16 +321,11 @@ func (r *Runtime) threadFailed(idx int, err error) bool {
 }
 
 func (r *Runtime) setHosts(info assignmentInfo) {
-	hosts := map[string][]processor.TaskID{}
-	for h, ids := range info.Hosts {
-		for _, s := range ids {
-			if id, ok := parseTaskID(s); ok {
-				hosts[h] = append(hosts[h], id)
-			}
-		}
+	if info.errorCode != 0 {
+		return // an error assignment carries no hosts; keep the last known ones
 	}
 	r.mu.Lock()
-	r.hosts = hosts
+	r.hosts, r.standbyHosts = info.hosts, info.standbyHosts
 	r.mu.Unlock()
 }
 
@@ -328,6 +336,18 @@ func (r *Runtime) Hosts() map[string][]processor.TaskID {
 	defer r.mu.Unlock()
 	out := map[string][]processor.TaskID{}
 	for h, ids := range r.hosts {
+		out[h] = slices.Clone(ids)
+	}
+	return out
+}
+
+// StandbyHosts returns, per application.server, the standby tasks it holds (from the last
+// assignment this instance received; KIP-535).
+func (r *Runtime) StandbyHosts() map[string][]processor.TaskID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string][]processor.TaskID{}
+	for h, ids := range r.standbyHosts {
 		out[h] = slices.Clone(ids)
 	}
 	return out

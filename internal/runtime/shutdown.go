@@ -90,7 +90,7 @@ func (th *thread) maybeSendShutdown() bool {
 // or the runtime stops its threads itself when that is nil). The thread's new assignment is
 // empty then. Java: StreamsRebalanceListener.onPartitionsAssigned -> StreamThread.shutdownToError.
 func (th *thread) checkShutdownAssignment() {
-	if th.assignor.lastAssignment().ErrorCode != assignorErrorShutdownRequested {
+	if th.assignor.lastAssignment().errorCode != assignorErrorShutdownRequested {
 		return
 	}
 	r := th.rt

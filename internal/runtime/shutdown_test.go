@@ -1,29 +1,15 @@
 package runtime
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/IBM/sarama"
+	"github.com/kstreams-go/kstreams/internal/assignment"
+	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/group"
 )
-
-// assignmentOf decodes the leader's assignment user data for member id.
-func assignmentOf(t *testing.T, a *assignor, id string) (assignmentInfo, string) {
-	t.Helper()
-	b, err := a.AssignmentData(id, nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var info assignmentInfo
-	if err := json.Unmarshal(b, &info); err != nil {
-		t.Fatal(err)
-	}
-	return info, string(b)
-}
 
 // A member announcing SHUTDOWN_REQUESTED (Java's AssignorError code 4) in its subscription makes
 // the leader give every member no partitions and the error code 4, as Java's
@@ -32,38 +18,38 @@ func TestAssignorShutdownRequested(t *testing.T) {
 	code0, code4 := new(atomic.Int32), new(atomic.Int32)
 	code4.Store(4)
 	subs := []subtopologySources{{ID: 0, Topics: []string{"in"}}}
-	requester := &assignor{subs: subs, self: subscription{ProcessID: "p2", Thread: 0, Host: "p2:80"}, errCode: code4}
-	other := &assignor{subs: subs, self: subscription{ProcessID: "p1", Thread: 0, Host: "p1:80"}, errCode: code0}
+	requester := testAssignor(t, subs, pidB, "p2:80", nil)
+	requester.errCode = code4
+	other := testAssignor(t, subs, pidA, "p1:80", nil)
+	other.errCode = code0
 	ud := func(a *assignor) []byte {
-		b, err := a.SubscriptionUserData([]string{"in"})
+		b, _, err := a.Subscription([]string{"in"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
-	if s := string(ud(other)); strings.Contains(s, `"err"`) {
-		t.Errorf("subscription without a request carries an error code: %s", s)
+	if s, _ := assignment.DecodeSubscription(ud(other)); s.ErrorCode != 0 {
+		t.Errorf("subscription without a request carries error code %d", s.ErrorCode)
 	}
 	reqUD := ud(requester)
-	var sub subscription
-	if err := json.Unmarshal(reqUD, &sub); err != nil || sub.ErrorCode != 4 || !strings.Contains(string(reqUD), `"err":4`) {
-		t.Fatalf("requester's subscription %s (%v): error code %d, want 4", reqUD, err, sub.ErrorCode)
+	if s, err := assignment.DecodeSubscription(reqUD); err != nil || s.ErrorCode != 4 {
+		t.Fatalf("requester's subscription: error code %d (%v), want 4", s.ErrorCode, err)
 	}
-	topics := map[string][]int32{"in": {0, 1, 2, 3}}
+	parts := map[string]int32{"in": 4}
 	// Without the request the plan assigns all four tasks.
-	leader := &assignor{subs: subs}
-	plan, err := leader.Plan(map[string]sarama.ConsumerGroupMemberMetadata{
-		"m1": {UserData: ud(other)}, "m2": member(t, "p2", 0)}, topics)
+	plan, err := other.Assign([]group.Subscription{{MemberID: "m1", UserData: ud(other)}, {MemberID: "m2", UserData: ud(other)}}, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(plan["m1"]["in"]) + len(plan["m2"]["in"]); n != 4 {
+	if n := len(plan["m1"].Partitions) + len(plan["m2"].Partitions); n != 4 {
 		t.Fatalf("normal plan assigns %d partitions, want 4: %v", n, plan)
 	}
 	// With it, everybody (the requester included, and a member of the requesting process
 	// whose own subscription lacks the code) gets nothing and the code.
-	plan, err = leader.Plan(map[string]sarama.ConsumerGroupMemberMetadata{
-		"m1": {UserData: ud(other)}, "m2": {UserData: reqUD}, "m3": member(t, "p2", 1, "0_1")}, topics)
+	third := testAssignor(t, subs, pidB, "p2:80", nil)
+	plan, err = other.Assign([]group.Subscription{{MemberID: "m1", UserData: ud(other)}, {MemberID: "m2", UserData: reqUD},
+		{MemberID: "m3", UserData: ud(third), Owned: []kafka.TopicPartition{tpOf("in", 1)}}}, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,12 +57,12 @@ func TestAssignorShutdownRequested(t *testing.T) {
 		t.Fatalf("plan has %d members, want 3 (every member needs its error assignment): %v", len(plan), plan)
 	}
 	for _, id := range []string{"m1", "m2", "m3"} {
-		if tps, ok := plan[id]; !ok || len(tps) != 0 {
-			t.Errorf("%s: partitions %v, want none", id, tps)
+		if len(plan[id].Partitions) != 0 {
+			t.Errorf("%s: partitions %v, want none", id, plan[id].Partitions)
 		}
-		info, raw := assignmentOf(t, leader, id)
-		if info.ErrorCode != 4 || len(info.Active) != 0 || len(info.Standby) != 0 || len(info.Hosts) != 0 {
-			t.Errorf("%s: assignment %s, want error code 4 and no tasks", id, raw)
+		info, err := assignment.DecodeAssignment(plan[id].UserData)
+		if err != nil || info.ErrorCode != 4 || len(info.ActiveTasks) != 0 || len(info.StandbyTasks) != 0 || len(info.PartitionsByHost) != 0 {
+			t.Errorf("%s: assignment %+v (%v), want error code 4 and no tasks", id, info, err)
 		}
 	}
 	// Members told so: their next subscription carries the code too (the instance's shared
@@ -84,16 +70,19 @@ func TestAssignorShutdownRequested(t *testing.T) {
 	r := &Runtime{log: slog.New(slog.DiscardHandler)}
 	var calls []error
 	r.cfg.OnApplicationShutdown = func(err error) { calls = append(calls, err) }
-	th := &thread{rt: r, name: "t-1", log: r.log, assignor: &assignor{subs: subs, self: subscription{ProcessID: "p1"}, errCode: &r.shutdown.code}}
-	b, _ := leader.AssignmentData("m1", nil, 1)
-	th.assignor.OnAssignment(&sarama.ConsumerGroupMemberAssignment{UserData: b}, 1)
+	ta := testAssignor(t, subs, pidA, "", nil)
+	ta.errCode = &r.shutdown.code
+	th := &thread{rt: r, name: "t-1", log: r.log, assignor: ta}
+	if _, err := th.assignor.onAssignment(plan["m1"]); err != nil {
+		t.Fatal(err)
+	}
 	th.checkShutdownAssignment()
 	th.checkShutdownAssignment() // a second thread's (or rebalance's) answer: no second call
 	if len(calls) != 1 || !errors.Is(calls[0], ErrApplicationShutdown) || !errors.Is(r.Fatal(), ErrApplicationShutdown) {
 		t.Fatalf("shutdown callback calls %v, fatal %v; want one call with ErrApplicationShutdown", calls, r.Fatal())
 	}
-	if err := json.Unmarshal(ud(th.assignor), &sub); err != nil || sub.ErrorCode != 4 {
-		t.Errorf("subscription after the error assignment: code %d (%v), want 4", sub.ErrorCode, err)
+	if s, err := assignment.DecodeSubscription(ud(th.assignor)); err != nil || s.ErrorCode != 4 {
+		t.Errorf("subscription after the error assignment: code %d (%v), want 4", s.ErrorCode, err)
 	}
 }
 
@@ -102,9 +91,14 @@ func TestAssignorNoShutdownOnNormalAssignment(t *testing.T) {
 	r := &Runtime{log: slog.New(slog.DiscardHandler)}
 	called := false
 	r.cfg.OnApplicationShutdown = func(error) { called = true }
-	th := &thread{rt: r, name: "t-1", log: r.log, assignor: &assignor{errCode: &r.shutdown.code}}
-	b, _ := json.Marshal(assignmentInfo{Version: 1, Active: []string{"0_0"}})
-	th.assignor.OnAssignment(&sarama.ConsumerGroupMemberAssignment{UserData: b}, 1)
+	a := testAssignor(t, []subtopologySources{{ID: 0, Topics: []string{"in"}}}, pidA, "", nil)
+	a.errCode = &r.shutdown.code
+	th := &thread{rt: r, name: "t-1", log: r.log, assignor: a}
+	info := assignment.Assignment{Version: 11, CommonlySupportedVersion: 11, ActiveTasks: []assignment.TaskID{{}}, NextRebalanceMs: assignment.NoRebalance}
+	b, _ := info.Encode()
+	if _, err := th.assignor.onAssignment(group.Assignment{Partitions: []kafka.TopicPartition{tpOf("in", 0)}, UserData: b}); err != nil {
+		t.Fatal(err)
+	}
 	th.checkShutdownAssignment()
 	if called || r.shutdown.code.Load() != 0 {
 		t.Fatalf("normal assignment: callback %v, code %d", called, r.shutdown.code.Load())

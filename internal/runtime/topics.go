@@ -178,7 +178,16 @@ func computeLayout(b *topology.Builder, appID string, existing map[string]int32,
 	repart := map[string]topology.InternalTopicProperties{}
 	var missing []string
 	for _, g := range groups {
-		l.Subtopologies = append(l.Subtopologies, subtopologySources{ID: g.Subtopology, Topics: slices.Clone(g.SourceTopics)})
+		st := subtopologySources{ID: g.Subtopology, Topics: slices.Clone(g.SourceTopics)}
+		for topic := range g.ChangelogTopics {
+			st.Changelogs = append(st.Changelogs, topic)
+			if slices.Contains(g.SourceTopics, topic) {
+				st.SourceChangelogs = append(st.SourceChangelogs, topic)
+			}
+		}
+		slices.Sort(st.Changelogs)
+		slices.Sort(st.SourceChangelogs)
+		l.Subtopologies = append(l.Subtopologies, st)
 		for _, t := range g.SourceTopics {
 			if p, ok := g.RepartitionSourceTopics[t]; ok {
 				repart[t] = p
