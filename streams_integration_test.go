@@ -134,6 +134,7 @@ func createTopicsWith(t testing.TB, addrs []string, cfg *sarama.Config, partitio
 			t.Fatalf("create %s: %v", tp, err)
 		}
 	}
+	kafkatest.WaitTopicsReady(t, addrs, cfg, topics...)
 }
 
 // produceLines writes n random lines over a vocabulary and returns the expected counts.
