@@ -42,11 +42,16 @@ func (j JavaRunner) java() string {
 	return "java"
 }
 
+// jvmFlags start each Runner with the client compiler only and the serial collector: a run
+// lasts a few seconds, in which C2 compilation and G1's threads cost about a third of its CPU
+// time without making it faster (the suite starts hundreds of them).
+var jvmFlags = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
+
 func (j JavaRunner) exec(ctx context.Context, args ...string) error {
 	if j.Classpath == "" {
 		return fmt.Errorf("%w: no classpath", ErrJava)
 	}
-	cmd := exec.CommandContext(ctx, j.java(), append([]string{"-cp", j.Classpath, RunnerClass}, args...)...)
+	cmd := exec.CommandContext(ctx, j.java(), append(append(jvmFlags[:len(jvmFlags):len(jvmFlags)], "-cp", j.Classpath, RunnerClass), args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
@@ -110,7 +115,7 @@ func (j JavaRunner) List(ctx context.Context) ([]string, error) {
 	if j.Classpath == "" {
 		return nil, fmt.Errorf("%w: no classpath", ErrJava)
 	}
-	cmd := exec.CommandContext(ctx, j.java(), "-cp", j.Classpath, RunnerClass, "--list")
+	cmd := exec.CommandContext(ctx, j.java(), append(jvmFlags[:len(jvmFlags):len(jvmFlags)], "-cp", j.Classpath, RunnerClass, "--list")...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
