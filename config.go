@@ -17,6 +17,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/testdriver"
@@ -460,10 +461,10 @@ func (c *Config) saramaConfig() *sarama.Config {
 		switch strings.ToUpper(c.SASLMechanism) {
 		case "SCRAM-SHA-256":
 			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
-			sc.Net.SASL.SCRAMClientGeneratorFunc = scramSHA256
+			sc.Net.SASL.SCRAMClientGeneratorFunc = kafka.SCRAMSHA256
 		case "SCRAM-SHA-512":
 			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
-			sc.Net.SASL.SCRAMClientGeneratorFunc = scramSHA512
+			sc.Net.SASL.SCRAMClientGeneratorFunc = kafka.SCRAMSHA512
 		default:
 			sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
 		}
