@@ -387,7 +387,9 @@ func (c *Conn) saslRound(ctx context.Context, auth []byte) ([]byte, error) {
 	e.noTags()
 	body, err := c.roundTrip(ctx, apiSaslAuthenticate, 2, true, e.b)
 	if err != nil {
-		return nil, err
+		// Not ErrAuthentication: the connection failed (kfake closes it on a wrong password
+		// instead of answering SASL_AUTHENTICATION_FAILED, as Kafka does).
+		return nil, fmt.Errorf("streamsgroup: SASL %s authentication as %q: %w", c.cfg.SASL.Mechanism, c.cfg.SASL.User, err)
 	}
 	d := dec{b: body}
 	code := d.int16()
