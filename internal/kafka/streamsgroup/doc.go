@@ -18,9 +18,15 @@
 //   - The first heartbeat (epoch 0) is answered with epoch 1, empty task lists and the status
 //     ASSIGNMENT_DELAYED while group.streams.initial.rebalance.delay.ms runs; the tasks come
 //     in a later heartbeat, with a new epoch.
-//   - A join with a user endpoint whose source topic the coordinator does not see in its
-//     metadata yet (created a moment before) was answered UNKNOWN_SERVER_ERROR (the broker
-//     logged a NoSuchElementException while computing the endpoint-to-partitions map): the
-//     caller retries it like a retriable error.
+//   - A join with a user endpoint (application.server) whose source topic is missing, or not
+//     yet in the coordinator's metadata (created a moment before), is answered
+//     UNKNOWN_SERVER_ERROR (the broker logs a NoSuchElementException computing the
+//     endpoint-to-partitions map); without a user endpoint the same join is answered with the
+//     status MISSING_SOURCE_TOPICS naming the topics. The caller retries UNKNOWN_SERVER_ERROR
+//     with backoff.
+//   - While internal topics (changelogs, repartition topics) are missing, the heartbeats carry
+//     MISSING_INTERNAL_TOPICS naming them and no tasks; the coordinator creates them (the
+//     repartition topic with the source's partition count, the configs as sent) and assigns
+//     the tasks a few heartbeats later.
 //   - Describe names the group states "Stable", "Empty", ... (capitalized).
 package streamsgroup
