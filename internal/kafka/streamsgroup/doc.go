@@ -1,7 +1,8 @@
 // Package streamsgroup speaks the streams rebalance protocol of KIP-1071 (Kafka 4.1+,
 // group.protocol=streams), which sarama does not know: our own encoding of
 // StreamsGroupHeartbeat (API key 88, versions 0-1) and StreamsGroupDescribe (API key 89,
-// version 0), and a connection of our own to send them on ([Conn]): Kafka's framing
+// version 0) and of OffsetCommit version 9 (the first a member of the new protocols may
+// commit with; sarama stops at 8), and a connection of our own to send them on ([Conn]): Kafka's framing
 // (4-byte size, request header v2 with the client id and an empty tagged-field section,
 // response header v1), flexible-version compact encodings, an ApiVersions check of the
 // versions we send, TLS and SASL (PLAIN, SCRAM-SHA-256/512) as the other connections'
@@ -28,5 +29,10 @@
 //     MISSING_INTERNAL_TOPICS naming them and no tasks; the coordinator creates them (the
 //     repartition topic with the source's partition count, the configs as sent) and assigns
 //     the tasks a few heartbeats later.
+//   - A streams member's OffsetCommit v8 is answered UNSUPPORTED_VERSION; v9 with the member
+//     epoch in the generation's place commits (a stale epoch: STALE_MEMBER_EPOCH, an unknown
+//     member: UNKNOWN_MEMBER_ID). TxnOffsetCommit v3 with the member epoch as the generation
+//     commits (a stale epoch: ILLEGAL_GENERATION), so exactly-once needs no new request.
+//     OffsetFetch v8 without a member reads the offsets.
 //   - Describe names the group states "Stable", "Empty", ... (capitalized).
 package streamsgroup
