@@ -25,10 +25,7 @@ func TestIntegrationOffsetCommitMemberEpoch(t *testing.T) {
 	createTopic(t, br, topic, 1)
 	c, _ := coordinatorConn(t, br, kafkatest.SaramaConfig(), group)
 	m := &member{t: t, c: c, group: group, id: uuid(t), pid: uuid(t)}
-	m.heartbeat(m.joinRequest(&Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{topic}}}}))
-	if m.lastErr != nil {
-		t.Fatal(m.lastErr)
-	}
+	m.join(&Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{topic}}}})
 	m.untilAssigned([]Tasks{{Subtopology: "0", Partitions: []int32{0}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -47,19 +44,29 @@ func TestIntegrationOffsetCommitMemberEpoch(t *testing.T) {
 	if k := resp8.Errors[topic][0]; k != sarama.ErrUnsupportedVersion {
 		t.Fatalf("OffsetCommit v8 by a streams member: %v, want UNSUPPORTED_VERSION", k)
 	}
+	// fetch reads the committed offset, waiting while a transaction's commit is not complete
+	// (UNSTABLE_OFFSET_COMMIT: the markers are being written).
 	fetch := func() int64 {
 		t.Helper()
-		g := sarama.OffsetFetchRequestGroup{GroupId: group}
-		g.AddPartition(topic, 0)
-		fresp, err := raw.FetchOffset(&sarama.OffsetFetchRequest{Version: 8, RequireStable: true, Groups: []sarama.OffsetFetchRequestGroup{g}})
-		if err != nil {
-			t.Fatal(err)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			g := sarama.OffsetFetchRequestGroup{GroupId: group}
+			g.AddPartition(topic, 0)
+			fresp, err := raw.FetchOffset(&sarama.OffsetFetchRequest{Version: 8, RequireStable: true, Groups: []sarama.OffsetFetchRequestGroup{g}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			blk := fresp.GetBlock(topic, 0)
+			switch {
+			case blk == nil:
+				t.Fatalf("OffsetFetch: no block: %+v", fresp)
+			case blk.Err == sarama.ErrNoError:
+				return blk.Offset
+			case blk.Err != sarama.ErrUnstableOffsetCommit || time.Now().After(deadline):
+				t.Fatalf("OffsetFetch: %v", blk.Err)
+			}
+			time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
 		}
-		blk := fresp.GetBlock(topic, 0)
-		if blk == nil || blk.Err != sarama.ErrNoError {
-			t.Fatalf("OffsetFetch: %+v", fresp)
-		}
-		return blk.Offset
 	}
 
 	commit := func(epoch int32, id string, offset int64) error {
