@@ -64,27 +64,8 @@ func createTopic(t *testing.T, br kafkatest.Broker, name string, partitions int3
 	if err := admin.CreateTopic(name, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until every partition has a leader: the coordinator reads the partition counts
-	// from the same metadata.
-	c, err := sarama.NewClient(br.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := c.RefreshMetadata(name)
-		for p := int32(0); p < partitions && err == nil; p++ {
-			_, err = c.Leader(name, p)
-		}
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("topic %s has no leaders within 30 s: %v", name, err)
-		}
-		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+	// The coordinator reads the partition counts from the same metadata.
+	kafkatest.WaitTopicsReady(t, br.Addrs, nil, name)
 }
 
 // member is a streams member driven by the test.
