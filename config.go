@@ -17,6 +17,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/testdriver"
@@ -274,6 +275,45 @@ type Config struct {
 	// produce with the library's own batch-level client on sarama's protocol layer, so the
 	// Consumer and Producer sections do not apply to them: set Consumer and Producer above.
 	Sarama func(*sarama.Config)
+
+	// GroupProtocol is group.protocol, the rebalance protocol of the stream threads' group:
+	// GroupProtocolClassic (the default: JoinGroup/SyncGroup with the streams assignor) or
+	// GroupProtocolStreams (KIP-1071: the broker assigns the tasks, StreamsGroupHeartbeat),
+	// case-insensitive. GroupProtocolStreams is not supported yet: New refuses it. Every
+	// instance of an application must use the same protocol; an instance started against a
+	// group of the other protocol fails at once (Run returns an error naming the group).
+	// "consumer" is refused, as Java refuses it for Kafka Streams. Java:
+	// StreamsConfig.GROUP_PROTOCOL_CONFIG.
+	GroupProtocol GroupProtocol
+}
+
+// GroupProtocol is group.protocol's value. Java: org.apache.kafka.streams.GroupProtocol.
+type GroupProtocol string
+
+// GroupProtocolConfig is group.protocol, read by [ConfigFromProperties].
+const GroupProtocolConfig = "group.protocol"
+
+const (
+	// GroupProtocolClassic is "classic", the default: the classic group protocol with the
+	// streams partition assignor run by the group's leader.
+	GroupProtocolClassic GroupProtocol = "classic"
+	// GroupProtocolStreams is "streams", the streams rebalance protocol (KIP-1071): the group
+	// coordinator assigns the tasks. Not supported yet.
+	GroupProtocolStreams GroupProtocol = "streams"
+)
+
+// validateGroupProtocol checks group.protocol (case-insensitive, as Java).
+func (c *Config) validateGroupProtocol() error {
+	switch GroupProtocol(strings.ToLower(string(c.GroupProtocol))) {
+	case "", GroupProtocolClassic:
+		return nil
+	case GroupProtocolStreams:
+		return &ConfigError{Property: GroupProtocolConfig, Value: string(c.GroupProtocol),
+			Reason: "the streams rebalance protocol (KIP-1071) is not supported yet; use classic (the default)"}
+	default:
+		return &ConfigError{Property: GroupProtocolConfig, Value: string(c.GroupProtocol),
+			Reason: "must be classic or streams (case insensitive); Kafka Streams does not run on the consumer protocol"}
+	}
 }
 
 // Int64 returns a pointer to v, for optional fields such as StateStoreCacheMaxBytes.
@@ -358,7 +398,7 @@ func (c *Config) Validate() error {
 	default:
 		return &ConfigError{Property: SecurityProtocolConfig, Value: c.SecurityProtocol, Reason: "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"}
 	}
-	return nil
+	return c.validateGroupProtocol()
 }
 
 // withDefaults returns a copy with Java's defaults filled in.
@@ -421,10 +461,10 @@ func (c *Config) saramaConfig() *sarama.Config {
 		switch strings.ToUpper(c.SASLMechanism) {
 		case "SCRAM-SHA-256":
 			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
-			sc.Net.SASL.SCRAMClientGeneratorFunc = scramSHA256
+			sc.Net.SASL.SCRAMClientGeneratorFunc = kafka.SCRAMSHA256
 		case "SCRAM-SHA-512":
 			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
-			sc.Net.SASL.SCRAMClientGeneratorFunc = scramSHA512
+			sc.Net.SASL.SCRAMClientGeneratorFunc = kafka.SCRAMSHA512
 		default:
 			sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
 		}
@@ -587,6 +627,9 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 		if c.TLS, err = tlsFromProperties(get); err != nil {
 			return c, err
 		}
+	}
+	if v, ok := get(GroupProtocolConfig); ok {
+		c.GroupProtocol = GroupProtocol(v)
 	}
 	return c, nil
 }

@@ -32,7 +32,8 @@ import (
 // Errors: ctx's (context.Canceled or DeadlineExceeded, wrapped with the last failure);
 // kafka.ErrClosed after Close; errors wrapping ErrFatal, with the Kafka error code where
 // there is one (errors.Is(err, sarama.ErrGroupAuthorizationFailed)): GROUP_AUTHORIZATION_FAILED,
-// INCONSISTENT_GROUP_PROTOCOL, GROUP_MAX_SIZE_REACHED, INVALID_SESSION_TIMEOUT,
+// INCONSISTENT_GROUP_PROTOCOL (a *ProtocolMismatchError naming the group's type, e.g. a
+// streams group of KIP-1071), GROUP_MAX_SIZE_REACHED, INVALID_SESSION_TIMEOUT,
 // INVALID_GROUP_ID, UNSUPPORTED_VERSION, ErrFencedInstanceID, an Assignor error, an
 // assignment that cannot be decoded.
 func (m *Member) Join(ctx context.Context) (Joined, error) {
@@ -161,7 +162,9 @@ func (m *Member) joinOnce(ctx context.Context) (Joined, outcome, error) {
 		return Joined{}, retryLater, m.kerr("JoinGroup", resp.Err)
 	case sarama.ErrFencedInstancedId:
 		return Joined{}, failed, m.fenced("JoinGroup")
-	case sarama.ErrInconsistentGroupProtocol, sarama.ErrInvalidSessionTimeout, sarama.ErrInvalidGroupId,
+	case sarama.ErrInconsistentGroupProtocol:
+		return Joined{}, failed, m.mismatch(ctx, coord)
+	case sarama.ErrInvalidSessionTimeout, sarama.ErrInvalidGroupId,
 		sarama.ErrGroupAuthorizationFailed, sarama.ErrGroupMaxSizeReached, sarama.ErrUnsupportedVersion:
 		return Joined{}, failed, m.fatalf(resp.Err, "JoinGroup")
 	default:

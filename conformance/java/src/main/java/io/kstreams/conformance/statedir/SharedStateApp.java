@@ -45,6 +45,7 @@ import org.apache.kafka.streams.processor.StateRestoreListener;
  * <pre>
  * SharedStateApp run --bootstrap HOST:PORT --app-id ID --input TOPIC --output TOPIC --windowed TOPIC
  *                    --state-dir DIR --guarantee at_least_once|exactly_once_v2 [--describe FILE]
+ *                    [--group-protocol classic|streams]
  * </pre>
  * writes describe() to FILE (when given), starts, prints "state RUNNING" (and every other state)
  * and "restored STORE PARTITION N" at the end of each store restore on stdout, and runs until
@@ -159,13 +160,16 @@ public final class SharedStateApp {
         p.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
         p.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 6_000);
         p.put(StreamsConfig.consumerPrefix("heartbeat.interval.ms"), 500);
+        if (opts.containsKey("group-protocol")) {
+            p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, opts.get("group-protocol"));
+        }
         return p;
     }
 
     private static void usage(final String message) {
         System.err.println("SharedStateApp: " + message);
         System.err.println("usage: SharedStateApp run --bootstrap B --app-id ID --input T --output T --windowed T "
-            + "--state-dir DIR --guarantee G [--describe FILE]");
+            + "--state-dir DIR --guarantee G [--describe FILE] [--group-protocol classic|streams]");
         System.exit(2);
     }
 }

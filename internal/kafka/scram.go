@@ -1,4 +1,4 @@
-package kstreams
+package kafka
 
 import (
 	"crypto/hmac"
@@ -27,8 +27,12 @@ type scramClient struct {
 	done             bool
 }
 
-func scramSHA256() sarama.SCRAMClient { return &scramClient{h: sha256.New} }
-func scramSHA512() sarama.SCRAMClient { return &scramClient{h: sha512.New} }
+// SCRAMSHA256 returns a new SCRAM-SHA-256 client: a sarama Net.SASL.SCRAMClientGeneratorFunc,
+// also used by the connections of our own (internal/kafka/streamsgroup).
+func SCRAMSHA256() sarama.SCRAMClient { return &scramClient{h: sha256.New} }
+
+// SCRAMSHA512 returns a new SCRAM-SHA-512 client, as SCRAMSHA256.
+func SCRAMSHA512() sarama.SCRAMClient { return &scramClient{h: sha512.New} }
 
 // Begin implements sarama.SCRAMClient.
 func (c *scramClient) Begin(user, pass, _ string) error {
