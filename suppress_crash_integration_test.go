@@ -43,7 +43,9 @@ func suppressTopology(t testing.TB, input, output string) *processor.Topology {
 		Count().
 		Suppress(kstream.SuppressedUntilWindowCloses(kstream.BufferConfigUnbounded())).
 		ToStream().
-		SelectKey(func(wk kstream.Windowed[string], _ int64) string { return fmt.Sprintf("%s@%d", wk.Key, wk.Window.Start) }).
+		SelectKey(func(wk kstream.Windowed[string], _ int64) string {
+			return fmt.Sprintf("%s@%d", wk.Key, wk.Window.Start)
+		}).
 		To(output, kstream.ProducedWith(S, serde.Long()))
 	topo, err := b.Build()
 	if err != nil {
@@ -228,15 +230,7 @@ func checkSuppressCrash(t *testing.T, b kafkatest.Broker) {
 	}()
 	produceSuppressed(t, b, input, base, partitions, 160, 161, nil)
 	out.waitFinal(t, want, 3*time.Minute, app.Err)
-	out.mu.Lock()
-	defer out.mu.Unlock()
-	for k, seq := range out.seqs {
-		if _, ok := want[k]; !ok {
-			t.Errorf("unexpected final %s = %v", k, seq)
-		} else if len(seq) != 1 {
-			t.Errorf("window %s emitted %d times: %v (want once, %d)", k, len(seq), seq, want[k])
-		}
-	}
+	checkEachOnce(t, out, want)
 	t.Logf("%d windows, each emitted once", len(want))
 }
 
