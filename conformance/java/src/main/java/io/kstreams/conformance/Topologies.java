@@ -36,6 +36,7 @@ public final class Topologies {
         JoinTopologies.all().forEach(Topologies::register);
         TableJoinTopologies.all().forEach(Topologies::register);
         NullKeyTopologies.all().forEach(Topologies::register);
+        DedupTopologies.all().forEach(Topologies::register);
     }
 
     private Topologies() {
