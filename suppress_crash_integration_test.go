@@ -144,6 +144,46 @@ func committedAll(t testing.TB, b kafkatest.Broker, appID, topic string) bool {
 	return true
 }
 
+// runKilledChild runs the test binary's helper test as a child process (env=args), logs its
+// ERROR and STATE lines, and SIGKILLs it once until() holds (polled; 3 minutes at most).
+func runKilledChild(t *testing.T, helper, env, args string, k int, until func() bool, what string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+helper+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env+"="+args)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if l := sc.Text(); strings.HasPrefix(l, "ERROR") || strings.HasPrefix(l, "STATE") {
+				t.Logf("child %d: %s", k, l)
+			}
+		}
+	}()
+	deadline := time.Now().Add(3 * time.Minute)
+	for !until() {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-done
+			cmd.Wait()
+			t.Fatalf("child %d: not %s in time", k, what)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	_ = cmd.Wait()
+}
+
 func checkSuppressCrash(t *testing.T, b kafkatest.Broker) {
 	input, output, appID := kafkatest.Name(t, "events"), kafkatest.Name(t, "finals"), kafkatest.Name(t, "suppress")
 	stateDir := t.TempDir()
@@ -154,50 +194,14 @@ func checkSuppressCrash(t *testing.T, b kafkatest.Broker) {
 	want := map[string]int64{}
 	out := readOutput(t, b, output, sarama.ReadCommitted)
 	emitted := func() int { return out.total() }
-
-	runChild := func(k int, until func() bool, what string) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSuppressChild$", "-test.v")
-		cmd.Env = append(os.Environ(), envSuppressChild+"="+strings.Join([]string{strings.Join(b.Addrs, ","), input, output, appID, stateDir}, "|"))
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if l := sc.Text(); strings.HasPrefix(l, "ERROR") || strings.HasPrefix(l, "STATE") {
-					t.Logf("child %d: %s", k, l)
-				}
-			}
-		}()
-		deadline := time.Now().Add(3 * time.Minute)
-		for !until() {
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				<-done
-				cmd.Wait()
-				t.Fatalf("child %d: not %s in time (%d finals emitted)", k, what, emitted())
-			}
-			time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
-		}
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		<-done
-		_ = cmd.Wait()
-	}
+	childArgs := strings.Join([]string{strings.Join(b.Addrs, ","), input, output, appID, stateDir}, "|")
 
 	// Child 1 processes windows 0..29 and is killed once every input record is committed: the
 	// windows still open at stream time (window 29 + 10 s of grace) sit in the buffer and in its
 	// changelog only, since nothing will be reprocessed.
 	produceSuppressed(t, b, input, base, partitions, 0, 30, want)
 	closedBefore := 2 * 3 * (30 - 11) // per partition and word, windows 0..18 closed by window 29
-	runChild(1, func() bool { return emitted() >= closedBefore && committedAll(t, b, appID, input) }, "fully committed")
+	runKilledChild(t, "TestHelperSuppressChild", envSuppressChild, childArgs, 1, func() bool { return emitted() >= closedBefore && committedAll(t, b, appID, input) }, "fully committed")
 	buffered := len(want) - emitted()
 	t.Logf("child 1 killed with %d finals emitted and %d windows in the buffer", emitted(), buffered)
 	if buffered <= 0 {
@@ -207,7 +211,7 @@ func checkSuppressCrash(t *testing.T, b kafkatest.Broker) {
 	// Child 2 processes windows 30..59 and is killed at any point once some results came out.
 	produceSuppressed(t, b, input, base, partitions, 30, 60, want)
 	mark := emitted()
-	runChild(2, func() bool { return emitted() > mark+20 }, "emitting")
+	runKilledChild(t, "TestHelperSuppressChild", envSuppressChild, childArgs, 2, func() bool { return emitted() > mark+20 }, "emitting")
 	t.Logf("child 2 killed with %d finals emitted", emitted())
 
 	// A final run, and records 100 s later (their own windows stay open) close every window.
