@@ -50,7 +50,7 @@ func (d Deduplicated[ID]) WithLoggingEnabled(config map[string]string) Deduplica
 
 // DeduplicateByKey drops every record whose key was already forwarded within window of it: a
 // record with timestamp t is forwarded only if no forwarded record with the same key has a
-// timestamp in [t-window, t+window]; a forwarded record starts a new window for its key, a
+// timestamp in [max(0, t-window), t+window]; a forwarded record starts a new window for its key, a
 // dropped one does not (so a key repeated forever comes out about once per window). Records
 // with a null key are forwarded. See [KStream.Deduplicate] for the store, names and
 // guarantees; the ids are the keys, serialized with the stream's key serde (or d's).
@@ -186,7 +186,7 @@ func (p *dedupeProc) Process(r processor.Record[any, any]) error {
 		return p.ctx.Forward(r)
 	}
 	t := r.Timestamp
-	it := p.store.FetchTimeRange(id, t-p.d.windowMs, t+p.d.windowMs)
+	it := p.store.FetchTimeRange(id, max(0, t-p.d.windowMs), t+p.d.windowMs)
 	seen := it.Next()
 	err := it.Err()
 	if cerr := it.Close(); err == nil {
