@@ -146,7 +146,13 @@ type graphNode struct {
 	keyChanging, valueChanging, merge bool
 	// optimizable is the repartition of an OptimizableRepartitionNode (nil otherwise).
 	optimizable *repartitionSpec
-	removed     bool
+	// repartition is the repartition this node writes (optimizable or not; nil otherwise).
+	repartition *repartitionSpec
+	// nullKeyRelaxedJoin marks a join that accepts null-key records (KIP-962: stream-table and
+	// stream-globalTable left joins, stream-stream left and outer joins). Java:
+	// GraphNode.Label.NULL_KEY_RELAXED_JOIN.
+	nullKeyRelaxedJoin bool
+	removed            bool
 }
 
 // addNode links n under parents and gives it the next build priority (adding a node again
@@ -277,6 +283,7 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 			return nil, err
 		}
 	}
+	b.relaxNullKeyRepartitions()
 	t := processor.NewTopology()
 	if err := b.writeInPriorityOrder(t); err != nil {
 		return nil, err

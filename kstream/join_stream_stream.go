@@ -476,6 +476,7 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 		}
 		return nil
 	}}, thisW, otherW)
+	n.nullKeyRelaxedJoin = leftOuter || rightOuter // KIP-962: keeps null keys at upstream repartitions
 	srcs := append(append([]string(nil), this.sourceNodes...), that.sourceNodes...)
 	return KStream[K, VR]{s: &streamImpl{b: b, name: mergeN, node: n, keySerde: keySerde, sourceNodes: srcs}}
 }

@@ -258,6 +258,7 @@ func streamTableJoinOp[K, V, VO, VR any](s KStream[K, V], table KTable[K, VO], j
 		}
 		return nil
 	}}, this.node)
+	n.nullKeyRelaxedJoin = left // KIP-962: keeps null keys at upstream repartitions
 	keySerde := this.keySerde
 	if jd.keySerde != nil {
 		keySerde = untyped(jd.keySerde)
@@ -305,6 +306,7 @@ func globalJoinOp[K, V, KG, VG, VR any](s KStream[K, V], table GlobalKTable[KG, 
 	}
 	sup := &streamTableJoin{getter: table.getter, keyMapper: km, joiner: joinerOf(jf), left: left}
 	n := b.addNode(processorNode(name, sup, nil, nil), s.s.node)
+	n.nullKeyRelaxedJoin = left // KIP-962: keeps null keys at upstream repartitions
 	return KStream[K, VR]{s: &streamImpl{b: b, name: name, node: n, keySerde: s.s.keySerde, repartitionRequired: s.s.repartitionRequired,
 		sourceNodes: s.s.sourceNodes}}
 }

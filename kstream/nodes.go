@@ -121,8 +121,9 @@ type repartitionSpec struct {
 	partitions                  int32
 	// keepNullKeys lets null-key records through the filter. Java 4.4 replaces the pass-all
 	// filter of every repartition with "key != null" unless a join that relaxes the null-key
-	// requirement (KIP-962: stream-table left join, stream-stream left/outer join) is
-	// downstream (InternalStreamsBuilder.rewriteRepartitionNodes); joins set this flag.
+	// requirement (KIP-962: stream-table and stream-globalTable left joins, stream-stream
+	// left/outer joins) is downstream (InternalStreamsBuilder.rewriteRepartitionNodes);
+	// relaxNullKeyRepartitions sets it at Build.
 	keepNullKeys bool
 }
 
@@ -157,7 +158,7 @@ func (r *repartitionSpec) node() *graphNode {
 		}
 		return ctx.Forward(rec)
 	}}
-	return &graphNode{name: r.source, optimizable: r, write: func(t *processor.Topology, parents []string) error {
+	return &graphNode{name: r.source, optimizable: r, repartition: r, write: func(t *processor.Topology, parents []string) error {
 		t.Internal().AddInternalTopic(r.topic, topology.InternalTopicProperties{NumberOfPartitions: r.partitions})
 		if err := t.AddProcessor(r.filter, processor.ProcessorSupplier[any, any, any, any](pass), parents...); err != nil {
 			return err
@@ -167,6 +168,35 @@ func (r *repartitionSpec) node() *graphNode {
 		}
 		return t.AddSource(r.source, []string{r.topic}, sourceOpts(r.keySerde, r.valueSerde, processor.FailOnInvalidTimestamp{})...)
 	}}
+}
+
+// relaxNullKeyRepartitions sets keepNullKeys on every stream repartition with a null-key
+// relaxed join anywhere downstream of it (through any path of the graph), and clears it on the
+// others, which then drop null-key records. It runs after the optimizer's rewrites, as Java's
+// rewriteRepartitionNodes runs last in optimizeTopology (whatever topology.optimization says).
+// Java: NodesWithRelaxedNullKeyJoinDownstream.
+func (b *StreamsBuilder) relaxNullKeyRepartitions() {
+	memo := map[*graphNode]bool{}
+	var relaxedBelow func(n *graphNode) bool
+	relaxedBelow = func(n *graphNode) bool {
+		if v, ok := memo[n]; ok {
+			return v
+		}
+		below := false
+		for _, c := range n.children {
+			// Every child is visited (no short cut) so the memo covers the whole graph.
+			if relaxedBelow(c) || c.nullKeyRelaxedJoin {
+				below = true
+			}
+		}
+		memo[n] = below
+		return below
+	}
+	for _, n := range b.nodes {
+		if n.repartition != nil && !n.removed {
+			n.repartition.keepNullKeys = relaxedBelow(n)
+		}
+	}
 }
 
 // tableRepartitionNode writes a KGroupedTable repartition (no filter): internal topic, sink

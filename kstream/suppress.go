@@ -73,12 +73,15 @@ func (c BufferConfig) EmitEarlyWhenFull() BufferConfig { c.shutDown = false; ret
 // bound. Java: shutDownWhenFull().
 func (c BufferConfig) ShutDownWhenFull() BufferConfig { c.shutDown = true; return c }
 
-// WithLoggingDisabled returns a copy without changelog. Java: withLoggingDisabled(). (The
-// buffer has no changelog yet either way; see ktable.SuppressBufferBuilder.)
+// WithLoggingDisabled returns a copy without changelog: the buffer's contents are lost when the
+// task moves or the application crashes (their windows' results are then never emitted).
+// Java: withLoggingDisabled().
 func (c BufferConfig) WithLoggingDisabled() BufferConfig { c.noLogging = true; return c }
 
-// WithLoggingEnabled returns a copy with a changelog and extra topic configs (kept; see
-// WithLoggingDisabled). Java: withLoggingEnabled(config).
+// WithLoggingEnabled returns a copy with a changelog (the default) and extra topic configs for
+// it (may be nil). The changelog "<application.id>-<store>-changelog" is in Java's layout (see
+// ktable.SuppressBuffer), so a Java application's buffer restores into ours and back. Java:
+// withLoggingEnabled(config).
 func (c BufferConfig) WithLoggingEnabled(config map[string]string) BufferConfig {
 	c.noLogging, c.logConfig = false, config
 	return c
@@ -117,7 +120,10 @@ type graceSupplier interface{ GraceMs() int64 }
 
 // Suppress holds back the table's updates as s says and forwards them later. The processor is
 // "KTABLE-SUPPRESS-<n>" (or s's name) with the in-memory buffer store
-// "KTABLE-SUPPRESS-STATE-STORE-<n>" (or "<name>-store"). The table asks its parent for old
+// "KTABLE-SUPPRESS-STATE-STORE-<n>" (or "<name>-store"), logged to
+// "<application.id>-<store>-changelog" unless the buffer config disables logging; after a
+// restart or a task move the buffer is restored from it and the held updates are emitted once
+// stream time passes them again. The table asks its parent for old
 // values, as Java. Java: KTable.suppress.
 func (t KTable[K, V]) Suppress(s Suppressed) KTable[K, V] {
 	b := t.t.b
@@ -153,7 +159,7 @@ func (t KTable[K, V]) Suppress(s Suppressed) KTable[K, V] {
 	}
 	sup := ktable.NewSuppress(t.t.supplier, cfg)
 	n := b.addNode(processorNode(name, sup, nil, func() processor.StoreBuilder {
-		return ktable.SuppressBufferBuilder{StoreName: storeName}
+		return ktable.SuppressBufferBuilder{StoreName: storeName, LoggingDisabled: s.buffer.noLogging, LogConfigs: s.buffer.logConfig}
 	}), t.t.node)
 	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: t.t.keySerde, valueSerde: t.t.valueSerde, supplier: sup}}
 }

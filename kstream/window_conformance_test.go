@@ -90,6 +90,16 @@ var windowTopologies = []dslTopology{
 			Suppress(kstream.SuppressedUntilTimeLimit(20*wms, kstream.BufferConfigMaxRecords(2).WithLoggingDisabled()).WithName("limit")).
 			ToStream().To("win-suppress-full-output")
 	}},
+	{name: "win-suppress-log", types: kinds{"output": {kB, kL}}, caching: true, build: func(b *kstream.StreamsBuilder) {
+		kstream.WindowedBy(winGrouped(b, "win-suppress-log"), kstream.TimeWindowsOfSizeAndGrace(10*wms, 3*wms)).Count().
+			Suppress(kstream.SuppressedUntilWindowCloses(kstream.BufferConfigUnbounded())).
+			ToStream().To("win-suppress-log-output")
+	}},
+	{name: "win-suppress-log-full", types: kinds{"output": {kB, kL}}, caching: true, build: func(b *kstream.StreamsBuilder) {
+		kstream.WindowedBy(winGrouped(b, "win-suppress-log-full"), kstream.TimeWindowsOfSizeWithNoGrace(100*wms)).Count().
+			Suppress(kstream.SuppressedUntilTimeLimit(20*wms, kstream.BufferConfigMaxRecords(2)).WithName("limit")).
+			ToStream().To("win-suppress-log-full-output")
+	}},
 	{name: "win-suppress-bytes", types: kinds{"output": {kB, kL}}, build: func(b *kstream.StreamsBuilder) {
 		kstream.WindowedBy(winGrouped(b, "win-suppress-bytes"), kstream.TimeWindowsOfSizeWithNoGrace(100*wms)).Count().
 			Suppress(kstream.SuppressedUntilTimeLimit(20*wms, kstream.BufferConfigMaxBytes(130).WithLoggingDisabled())).

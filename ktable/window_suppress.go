@@ -2,6 +2,8 @@ package ktable
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -74,15 +76,44 @@ func (s *Suppress) View() ValueGetterSupplier { return s.parent.View() }
 // Get returns a new processor.
 func (s *Suppress) Get() processor.Processor[any, any, any, any] { return &suppressProc{s: s} }
 
-// SuppressBuffer is the in-memory state store of a suppression (no changelog yet). Java
-// counterpart: InMemoryTimeOrderedKeyValueChangeBuffer.
+// SuppressBuffer is the in-memory state store of a suppression. With logging on (the
+// default, as in Java) it is backed by the changelog topic "<application.id>-<store>-changelog"
+// in Java's layout, so a Java application's buffer restores into ours and back: at each commit
+// every key put or evicted since the last one is logged, a buffered key as its serialized key
+// with the value below and header "v" = 0x03, an evicted key as a tombstone without headers.
+// The value (big-endian) is the record context (timestamp int64, offset int64, topic as int32
+// length + UTF-8, partition int32, header count int32, per header int32 key length + UTF-8 key
+// and int32 value length (-1: null) + value), the prior value, the old value (-2: the same
+// bytes as the prior value) and the new value, each as int32 length (-1: null) + bytes, then
+// the buffer time (int64 ms). Restore reads that layout (version 3, the only one Java 4.x
+// writes; other versions fail with ErrSuppressChangelog). Java counterpart:
+// InMemoryTimeOrderedKeyValueChangeBuffer with BufferValue and ProcessorRecordContext.serialize.
 type SuppressBuffer struct {
 	name    string
 	open    bool
+	logging bool
 	entries []*bufEntry // by (time, key bytes)
 	index   map[string]*bufEntry
 	size    int64
+
+	logger bufferLogger
+	clock  interface{ CurrentSystemTimeMs() int64 }
+	rca    recordContextSetter
+	// dirty holds the keys put or evicted since the last commit, each with its insertion
+	// number; dirtyCap is the capacity Java's HashSet of them would have (see dirtyOrder).
+	dirty    map[string]int
+	dirtySeq int
+	dirtyCap int
 }
+
+// bufferLogger is the engine's changelog writer (store.HeadersChangelogContext).
+type bufferLogger interface {
+	LogChangeWithHeaders(storeName string, key, value []byte, timestamp int64, headers serde.Headers) error
+}
+
+// ErrSuppressChangelog is returned when a suppress buffer's changelog record cannot be read
+// (an unknown version header or a truncated value).
+var ErrSuppressChangelog = errors.New("suppress buffer: invalid changelog record")
 
 type bufEntry struct {
 	time        int64
@@ -98,25 +129,257 @@ type bufEntry struct {
 	partition   int32
 	offset      int64
 	recordBytes int64
+	// restored entries hold only bytes: key and change are decoded when emitted.
+	restored bool
 }
 
 // Name returns the store name.
 func (b *SuppressBuffer) Name() string { return b.name }
 
-// Init opens the buffer.
-func (b *SuppressBuffer) Init(processor.StateStoreContext, processor.StateStore) error {
+// Init opens the buffer and registers it for restore from its changelog.
+func (b *SuppressBuffer) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	b.open = true
 	b.index = map[string]*bufEntry{}
+	b.dirty, b.dirtySeq, b.dirtyCap = map[string]int{}, 0, 16
+	b.logger, _ = ctx.(bufferLogger)
+	b.clock, _ = ctx.(interface{ CurrentSystemTimeMs() int64 })
+	b.rca, _ = ctx.(recordContextSetter)
+	if root == nil {
+		root = b
+	}
+	return ctx.Register(root, b.restore)
+}
+
+// Flush logs the keys changed since the last flush (see FlushCache).
+func (b *SuppressBuffer) Flush() error { return b.FlushCache() }
+
+// FlushCache writes the changelog records of the keys put or evicted since the last call; the
+// task calls it at every commit, before the commit's records are flushed. Java:
+// InMemoryTimeOrderedKeyValueChangeBuffer.flush (also called before the record collector's
+// flush). The records of one flush come in the iteration order of Java's HashSet of the dirty
+// keys, so the changelog matches Java's record for record.
+func (b *SuppressBuffer) FlushCache() error {
+	if len(b.dirty) == 0 {
+		return nil
+	}
+	if !b.logging || b.logger == nil {
+		clear(b.dirty)
+		return nil
+	}
+	var now int64
+	if b.clock != nil {
+		now = b.clock.CurrentSystemTimeMs()
+	}
+	for _, k := range b.dirtyOrder() {
+		var err error
+		if e, ok := b.index[k]; ok {
+			err = b.logger.LogChangeWithHeaders(b.name, e.kb, e.encode(), now, changelogHeaders)
+		} else {
+			err = b.logger.LogChangeWithHeaders(b.name, []byte(k), nil, now, serde.Headers{})
+		}
+		if err != nil {
+			return fmt.Errorf("suppress buffer %s: log change: %w", b.name, err)
+		}
+	}
+	clear(b.dirty)
 	return nil
 }
 
-// Flush does nothing (no changelog).
-func (b *SuppressBuffer) Flush() error { return nil }
+// changelogHeaders is Java's CHANGELOG_HEADERS: "v" = 3 (the record context comes first).
+var changelogHeaders = *serde.NewHeaders(serde.Header{Key: "v", Value: []byte{3}})
+
+func (b *SuppressBuffer) markDirty(kb []byte) {
+	if !b.logging {
+		return
+	}
+	if _, ok := b.dirty[string(kb)]; ok {
+		return
+	}
+	b.dirty[string(kb)] = b.dirtySeq
+	b.dirtySeq++
+	// java.util.HashMap doubles its table when the size exceeds 0.75 of its capacity; clear()
+	// keeps the table, so the capacity never shrinks.
+	if len(b.dirty) > b.dirtyCap/4*3 {
+		b.dirtyCap *= 2
+	}
+}
+
+// dirtyOrder returns the dirty keys in the iteration order of a java.util.HashSet<Bytes> of
+// them: by bucket (Bytes.hashCode = Arrays.hashCode, spread h ^ h>>>16, masked by the
+// capacity), and within a bucket in insertion order.
+func (b *SuppressBuffer) dirtyOrder() []string {
+	keys := make([]string, 0, len(b.dirty))
+	for k := range b.dirty {
+		keys = append(keys, k)
+	}
+	mask := uint32(b.dirtyCap - 1)
+	bucket := func(k string) uint32 {
+		h := int32(1)
+		for i := 0; i < len(k); i++ {
+			h = 31*h + int32(int8(k[i]))
+		}
+		u := uint32(h)
+		return (u ^ u>>16) & mask
+	}
+	slices.SortFunc(keys, func(x, y string) int {
+		if bx, by := bucket(x), bucket(y); bx != by {
+			return cmp.Compare(bx, by)
+		}
+		return cmp.Compare(b.dirty[x], b.dirty[y])
+	})
+	return keys
+}
+
+// encode returns the changelog value of e (Java: BufferValue.serialize(8) + buffer time).
+func (e *bufEntry) encode() []byte {
+	out := binary.BigEndian.AppendUint64(nil, uint64(e.ts))
+	out = binary.BigEndian.AppendUint64(out, uint64(e.offset))
+	out = appendBytes(out, []byte(e.topic))
+	out = binary.BigEndian.AppendUint32(out, uint32(e.partition))
+	out = binary.BigEndian.AppendUint32(out, uint32(e.headers.Len()))
+	for h := range e.headers.All() {
+		out = appendBytes(out, []byte(h.Key))
+		out = appendBytes(out, h.Value)
+	}
+	out = appendBytes(out, e.prior)
+	switch {
+	case e.old == nil:
+		out = binary.BigEndian.AppendUint32(out, nullLen)
+	case e.sameOld:
+		out = binary.BigEndian.AppendUint32(out, samePriorLen)
+	default:
+		out = appendBytes(out, e.old)
+	}
+	out = appendBytes(out, e.newB)
+	return binary.BigEndian.AppendUint64(out, uint64(e.time))
+}
+
+const (
+	nullLen      = 0xffffffff // -1: null
+	samePriorLen = 0xfffffffe // -2: old value = prior value
+)
+
+func appendBytes(out, b []byte) []byte {
+	if b == nil {
+		return binary.BigEndian.AppendUint32(out, nullLen)
+	}
+	out = binary.BigEndian.AppendUint32(out, uint32(len(b)))
+	return append(out, b...)
+}
+
+// bufReader reads the changelog value layout; a short value sets err.
+type bufReader struct {
+	b   []byte
+	err error
+}
+
+func (r *bufReader) int64() int64 {
+	if len(r.b) < 8 {
+		r.err = ErrSuppressChangelog
+		return 0
+	}
+	v := int64(binary.BigEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *bufReader) int32() int32 {
+	if len(r.b) < 4 {
+		r.err = ErrSuppressChangelog
+		return 0
+	}
+	v := int32(binary.BigEndian.Uint32(r.b))
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *bufReader) bytesOf(n int32) []byte {
+	if n == -1 {
+		return nil
+	}
+	if n < 0 || int(n) > len(r.b) {
+		r.err = ErrSuppressChangelog
+		return nil
+	}
+	v := append([]byte{}, r.b[:n]...)
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *bufReader) nullable() []byte { return r.bytesOf(r.int32()) }
+
+// decodeBufEntry reads a version-3 changelog value.
+func decodeBufEntry(kb, v []byte) (*bufEntry, error) {
+	r := &bufReader{b: v}
+	e := &bufEntry{kb: append([]byte{}, kb...), restored: true}
+	e.ts = r.int64()
+	e.offset = r.int64()
+	e.topic = string(r.nullable())
+	e.partition = r.int32()
+	if n := r.int32(); n > 0 {
+		for i := int32(0); i < n && r.err == nil; i++ {
+			k := r.nullable()
+			e.headers.Add(string(k), r.nullable())
+		}
+	}
+	e.prior = r.nullable()
+	switch n := r.int32(); n {
+	case -2:
+		e.old, e.sameOld = e.prior, true
+	default:
+		e.old = r.bytesOf(n)
+		e.sameOld = javaEqual(e.prior, e.old)
+	}
+	e.newB = r.nullable()
+	e.time = r.int64()
+	if r.err != nil || len(r.b) != 0 {
+		return nil, ErrSuppressChangelog
+	}
+	return e, nil
+}
+
+// javaEqual is java.util.Arrays.equals: null equals only null.
+func javaEqual(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+
+// restore applies changelog records: a value (header v=3) buffers its key (a key already
+// buffered keeps its place), a tombstone removes the key. Java: restoreBatch.
+func (b *SuppressBuffer) restore(batch []processor.RestoreRecord) error {
+	for _, rec := range batch {
+		if rec.Value == nil {
+			if e, ok := b.index[string(rec.Key)]; ok {
+				b.remove(e)
+			}
+			continue
+		}
+		v, ok := rec.Headers.LastHeader("v")
+		if !ok || !bytes.Equal(v.Value, []byte{3}) {
+			return fmt.Errorf("%w: store %s, partition %d, offset %d: version header %v (only version 3 is read)",
+				ErrSuppressChangelog, b.name, rec.Partition, rec.Offset, v.Value)
+		}
+		e, err := decodeBufEntry(rec.Key, rec.Value)
+		if err != nil {
+			return fmt.Errorf("%w: store %s, partition %d, offset %d", err, b.name, rec.Partition, rec.Offset)
+		}
+		e.recordBytes = e.computeSize()
+		if prev, ok := b.index[string(e.kb)]; ok {
+			e.time = prev.time
+			b.size += e.recordBytes - prev.recordBytes
+			*prev = *e
+			continue
+		}
+		b.insert(e)
+	}
+	return nil
+}
 
 // Close drops the buffer.
-func (b *SuppressBuffer) Close() error { b.open = false; b.entries, b.index = nil, nil; return nil }
+func (b *SuppressBuffer) Close() error {
+	b.open = false
+	b.entries, b.index, b.dirty, b.size = nil, nil, nil, 0
+	return nil
+}
 
-// Persistent returns false.
+// Persistent returns false: the buffer lives in memory and is rebuilt from its changelog.
 func (b *SuppressBuffer) Persistent() bool { return false }
 
 // IsOpen reports whether the buffer is open.
@@ -151,8 +414,10 @@ func (b *SuppressBuffer) less(a *bufEntry, time int64, kb []byte) bool {
 
 // put buffers e (non-resetting: a buffered key keeps its place and prior value).
 func (b *SuppressBuffer) put(e *bufEntry) {
+	b.markDirty(e.kb)
 	if prev, ok := b.index[string(e.kb)]; ok {
-		e.time, e.prior, e.sameOld = prev.time, prev.prior, false
+		e.time, e.prior = prev.time, prev.prior
+		e.sameOld = javaEqual(e.prior, e.old)
 		e.recordBytes = e.computeSize()
 		b.size += e.recordBytes - prev.recordBytes
 		*prev = *e
@@ -160,7 +425,11 @@ func (b *SuppressBuffer) put(e *bufEntry) {
 	}
 	e.prior, e.sameOld = e.old, true
 	e.recordBytes = e.computeSize()
-	i, _ := slices.BinarySearchFunc(b.entries, e, func(x, y *bufEntry) int {
+	b.insert(e)
+}
+
+func (b *SuppressBuffer) search(e *bufEntry) (int, bool) {
+	return slices.BinarySearchFunc(b.entries, e, func(x, y *bufEntry) int {
 		if b.less(x, y.time, y.kb) {
 			return -1
 		}
@@ -169,9 +438,22 @@ func (b *SuppressBuffer) put(e *bufEntry) {
 		}
 		return 1
 	})
+}
+
+func (b *SuppressBuffer) insert(e *bufEntry) {
+	i, _ := b.search(e)
 	b.entries = slices.Insert(b.entries, i, e)
 	b.index[string(e.kb)] = e
 	b.size += e.recordBytes
+}
+
+// remove drops a buffered entry (a restored tombstone).
+func (b *SuppressBuffer) remove(e *bufEntry) {
+	if i, ok := b.search(e); ok {
+		b.entries = slices.Delete(b.entries, i, i+1)
+	}
+	delete(b.index, string(e.kb))
+	b.size -= e.recordBytes
 }
 
 func (b *SuppressBuffer) minTime() (int64, bool) {
@@ -187,27 +469,38 @@ func (b *SuppressBuffer) popFront() *bufEntry {
 	b.entries = b.entries[1:]
 	delete(b.index, string(e.kb))
 	b.size -= e.recordBytes
+	b.markDirty(e.kb)
 	return e
 }
 
-// SuppressBufferBuilder builds a SuppressBuffer; it satisfies processor.StoreBuilder (no
-// changelog: LoggingEnabled is false, a documented difference from Java, whose buffer logs to
-// "<application.id>-<store>-changelog").
-type SuppressBufferBuilder struct{ StoreName string }
+// SuppressBufferBuilder builds a SuppressBuffer; it satisfies processor.StoreBuilder. The
+// buffer is logged to "<application.id>-<store>-changelog" unless LoggingDisabled (Java:
+// BufferConfig.withLoggingDisabled); LogConfigs are the changelog topic's extra configs
+// (Java: withLoggingEnabled(config)).
+type SuppressBufferBuilder struct {
+	StoreName       string
+	LoggingDisabled bool
+	LogConfigs      map[string]string
+}
 
 // Name returns the store name.
 func (s SuppressBufferBuilder) Name() string { return s.StoreName }
 
 // Build returns a new buffer.
 func (s SuppressBufferBuilder) Build() (processor.StateStore, error) {
-	return &SuppressBuffer{name: s.StoreName}, nil
+	return &SuppressBuffer{name: s.StoreName, logging: !s.LoggingDisabled}, nil
 }
 
-// LoggingEnabled returns false (see the type doc).
-func (s SuppressBufferBuilder) LoggingEnabled() bool { return false }
+// LoggingEnabled reports whether the buffer has a changelog (default true).
+func (s SuppressBufferBuilder) LoggingEnabled() bool { return !s.LoggingDisabled }
 
-// LogConfig returns nil.
-func (s SuppressBufferBuilder) LogConfig() map[string]string { return nil }
+// LogConfig returns the changelog topic's extra configs (nil without logging).
+func (s SuppressBufferBuilder) LogConfig() map[string]string {
+	if s.LoggingDisabled {
+		return nil
+	}
+	return s.LogConfigs
+}
 
 type suppressProc struct {
 	base
@@ -330,8 +623,52 @@ func (p *suppressProc) enforce() error {
 }
 
 func (p *suppressProc) emit(e *bufEntry) error {
+	if e.restored {
+		if err := p.decode(e); err != nil {
+			return err
+		}
+	}
 	if e.change.New == nil && p.s.cfg.SafeToDropTombstones {
 		return nil
 	}
-	return p.ctx.Forward(processor.Record[any, any]{Key: e.key, Value: Change{New: e.change.New, Old: e.change.Old}, Timestamp: e.ts, Headers: e.headers})
+	rec := processor.Record[any, any]{Key: e.key, Value: Change{New: e.change.New, Old: e.change.Old}, Timestamp: e.ts, Headers: e.headers}
+	// Java forwards with the buffered record's context (its topic, partition and offset).
+	if p.buf.rca != nil {
+		defer p.buf.rca.SetRecordContext(processor.RecordContext{Topic: e.topic, Partition: e.partition, Offset: e.offset,
+			Timestamp: e.ts, Headers: e.headers})()
+	}
+	return p.ctx.Forward(rec)
+}
+
+// recordContextSetter is store.RecordContextAccess's setter, on the engine's context.
+type recordContextSetter interface {
+	SetRecordContext(rc processor.RecordContext) (restore func())
+}
+
+// decode turns a restored entry's bytes into its key and change (Java deserializes every
+// evicted entry with the buffer's serdes).
+func (p *suppressProc) decode(e *bufEntry) error {
+	topic := p.s.cfg.StoreName + "-changelog"
+	var err error
+	if e.key, err = p.deser(p.keySerde, topic, e.kb); err != nil {
+		return fmt.Errorf("suppress %s: deserialize key: %w", p.s.cfg.StoreName, err)
+	}
+	if e.change.New, err = p.deser(p.valueSerde, topic, e.newB); err != nil {
+		return fmt.Errorf("suppress %s: deserialize new value: %w", p.s.cfg.StoreName, err)
+	}
+	if e.change.Old, err = p.deser(p.valueSerde, topic, e.old); err != nil {
+		return fmt.Errorf("suppress %s: deserialize old value: %w", p.s.cfg.StoreName, err)
+	}
+	e.restored = false
+	return nil
+}
+
+func (p *suppressProc) deser(s serde.Serde[any], topic string, b []byte) (any, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if s == nil {
+		return nil, fmt.Errorf("no serde for a restored entry")
+	}
+	return s.Deserialize(topic, nil, b)
 }

@@ -411,6 +411,11 @@ func (s *storeContext) LogChangeWithHeaders(store string, key, value []byte, tim
 // RecordTimestamp returns the current record (or punctuation) timestamp.
 func (s *storeContext) RecordTimestamp() int64 { return s.t.rc.timestamp }
 
+// CurrentSystemTimeMs returns the wall-clock time now (ms; the driver's mocked clock in the test
+// driver): the suppress buffer stamps its changelog records with it, as Java's producer stamps
+// a record sent without timestamp. Java: StateStoreContext's currentSystemTimeMs.
+func (s *storeContext) CurrentSystemTimeMs() int64 { return s.t.cfg.Clock() }
+
 // CurrentRecordContext returns the context of the record being processed: topic ("" in a
 // punctuation, Java's null), partition and offset (-1 in a punctuation), timestamp and headers.
 // Java: InternalProcessorContext.recordContext(). For store layers (the record cache).

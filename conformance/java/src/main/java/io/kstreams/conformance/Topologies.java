@@ -35,6 +35,8 @@ public final class Topologies {
         DslTopologies.all().forEach(Topologies::register);
         JoinTopologies.all().forEach(Topologies::register);
         TableJoinTopologies.all().forEach(Topologies::register);
+        NullKeyTopologies.all().forEach(Topologies::register);
+        DedupTopologies.all().forEach(Topologies::register);
     }
 
     private Topologies() {

@@ -201,6 +201,23 @@ final class WindowTopologies {
                 .suppress(Suppressed.untilTimeLimit(Duration.ofMillis(20), BufferConfig.maxBytes(130).withLoggingDisabled()))
                 .toStream().to("win-suppress-bytes-output"),
                 "output", BL),
+            // The suppress buffer's changelog (issue 15 item 4): untilWindowCloses with an
+            // unbounded buffer and logging on (the default): buffered keys are logged at each
+            // commit in Java's BufferValue layout with header v=3, emitted keys as tombstones.
+            new Win("win-suppress-log", b -> grouped(b, "win-suppress-log")
+                .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(10), Duration.ofMillis(3)))
+                .count()
+                .suppress(Suppressed.untilWindowCloses(BufferConfig.unbounded()))
+                .toStream().to("win-suppress-log-output"),
+                "output", BL),
+            // A logged buffer that emits early when full (two records), records with headers.
+            new Win("win-suppress-log-full", b -> grouped(b, "win-suppress-log-full")
+                .windowedBy(TimeWindows.ofSizeWithNoGrace(Duration.ofMillis(100)))
+                .count()
+                .suppress(Suppressed.untilTimeLimit(Duration.ofMillis(20), BufferConfig.maxRecords(2))
+                    .withName("limit"))
+                .toStream().to("win-suppress-log-full-output"),
+                "output", BL),
             // Session windows closing under suppress(untilWindowCloses): deletes of merged
             // sessions are dropped.
             new Win("win-session-suppress", b -> grouped(b, "win-session-suppress")

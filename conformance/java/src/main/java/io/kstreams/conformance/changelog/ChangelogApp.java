@@ -18,8 +18,13 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.Suppressed;
+import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.kstream.internals.SessionWindow;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -61,6 +66,9 @@ import org.apache.kafka.streams.state.WindowStore;
  *     {"store":"tskv","key":K,"value":V,"timestamp":TS}
  *     {"store":"win","key":K,"start":S,"end":E,"value":N}
  *     {"store":"sess","key":K,"start":S,"end":E,"value":N}
+ * ChangelogApp suppress --bootstrap HOST:PORT --app-id ID --input TOPIC --output TOPIC --state-dir DIR --expect N
+ *     runs {@link #suppressTopology} until N input records are processed, then closes (the
+ *     suppress buffer's changelog then holds the windows still open) and exits.
  * </pre>
  *
  * Exit status 0 on success, 2 on a usage error, 1 otherwise.
@@ -97,6 +105,9 @@ public final class ChangelogApp {
                     break;
                 case "dump":
                     dump(opts, Path.of(required(opts, "output")));
+                    break;
+                case "suppress":
+                    suppress(opts, required(opts, "output"), Long.parseLong(required(opts, "expect")));
                     break;
                 default:
                     usage("unknown mode " + args[0]);
@@ -136,6 +147,52 @@ public final class ChangelogApp {
         t.addStateStore(Stores.sessionStoreBuilder(
             Stores.persistentSessionStore("sess", Duration.ofHours(1)), Serdes.String(), Serdes.Long()), "writer");
         return t;
+    }
+
+    /**
+     * The suppress buffer cross-restore topology (package kstreams, suppress_java_integration_test.go
+     * builds the same one in Go): input (String/String) -> peek (counts) -> groupByKey ->
+     * 1 s tumbling windows with 10 s grace -> count (store KSTREAM-AGGREGATE-STATE-STORE-0000000002)
+     * -> suppress(untilWindowCloses(unbounded)) (store KTABLE-SUPPRESS-STATE-STORE-0000000005,
+     * logged) -> toStream -> selectKey "key@windowStart" -> output (String/Long).
+     */
+    static Topology suppressTopology(final String input, final String output, final AtomicLong processed, final Properties props) {
+        final StreamsBuilder b = new StreamsBuilder();
+        b.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
+            .peek((k, v) -> processed.incrementAndGet())
+            .groupByKey()
+            .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofSeconds(1), Duration.ofSeconds(10)))
+            .count()
+            .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()))
+            .toStream()
+            .selectKey((wk, v) -> wk.key() + "@" + wk.window().start())
+            .to(output, Produced.with(Serdes.String(), Serdes.Long()));
+        return b.build(props);
+    }
+
+    private static void suppress(final Map<String, String> opts, final String output, final long expect) throws Exception {
+        final AtomicLong processed = new AtomicLong();
+        final Properties props = props(opts);
+        props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+        props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+        final KafkaStreams streams = new KafkaStreams(suppressTopology(opts.get("input"), output, processed, props), props);
+        streams.setUncaughtExceptionHandler(e -> {
+            e.printStackTrace(System.err);
+            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        streams.start();
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (processed.get() < expect) {
+            if (System.nanoTime() > deadline || streams.state() == KafkaStreams.State.ERROR
+                || streams.state() == KafkaStreams.State.PENDING_ERROR) {
+                streams.close(Duration.ofSeconds(30));
+                throw new IllegalStateException("processed " + processed.get() + " of " + expect + " records; state " + streams.state());
+            }
+            Thread.sleep(20);
+        }
+        if (!streams.close(Duration.ofSeconds(60))) {
+            throw new IllegalStateException("close timed out");
+        }
     }
 
     /** Writes every input record into the three stores. */

@@ -1,0 +1,173 @@
+package kstreams_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams"
+	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/kstream"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// Deduplication across SIGKILLs under exactly-once (issue 15 item 6): ids repeated inside the
+// window, before and after kills, come out once per window.
+
+const envDedupeChild = "KSTREAMS_DEDUPE_CHILD" // bootstrap|input|output|appID|stateDir
+
+// dedupeTopology forwards each id (the key) once per 10 s window; the value is the round.
+func dedupeTopology(t testing.TB, input, output string) *processor.Topology {
+	t.Helper()
+	S, L := serde.String(), serde.Long()
+	b := kstream.NewStreamsBuilder()
+	kstream.Stream(b, input, kstream.ConsumedWith(S, L)).DeduplicateByKey(10*time.Second).To(output, kstream.ProducedWith(S, L))
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
+}
+
+// TestHelperDedupeChild is not a test: run by checkDedupeCrash as a child process.
+func TestHelperDedupeChild(t *testing.T) {
+	if os.Getenv(envDedupeChild) == "" {
+		t.Skip("helper process for the deduplication crash tests")
+	}
+	a := strings.Split(os.Getenv(envDedupeChild), "|")
+	app, err := kstreams.New(dedupeTopology(t, a[1], a[2]), kstreams.Config{
+		ApplicationID: a[3], BootstrapServers: strings.Split(a[0], ","), ProcessingGuarantee: kstreams.ExactlyOnceV2,
+		CommitInterval: 100 * time.Millisecond, StateDir: a[4], Sarama: fastSarama, Consumer: fastConsumer,
+	})
+	if err != nil {
+		fmt.Println("ERROR", err)
+		os.Exit(2)
+	}
+	app.SetStateListener(func(n, _ kstreams.State) { fmt.Println("STATE", n) })
+	if err := app.Run(context.Background()); err != nil {
+		fmt.Println("ERROR", err)
+		os.Exit(3)
+	}
+}
+
+// produceIDs writes ids id-0..id-(n-1), each `repeat` times 200 ms apart from start, value round.
+func produceIDs(t testing.TB, b kafkatest.Broker, topic string, n, repeat int, start int64, round int64) {
+	t.Helper()
+	cfg := kafkatest.SaramaConfig()
+	cfg.Producer.Return.Successes = true
+	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	val, err := serde.Long().Serialize(topic, nil, round)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []*sarama.ProducerMessage
+	for r := range repeat {
+		for i := range n {
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(fmt.Sprintf("id-%d", i)),
+				Value: sarama.ByteEncoder(val), Timestamp: time.UnixMilli(start + int64(r)*200)})
+		}
+	}
+	if err := p.SendMessages(msgs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// committedSum returns the sum of the group's committed offsets of topic (0 for none).
+func committedSum(t testing.TB, b kafkatest.Broker, appID, topic string) int64 {
+	t.Helper()
+	client, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	om, err := sarama.NewOffsetManagerFromClient(appID, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer om.Close()
+	ps, err := client.Partitions(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, p := range ps {
+		pom, err := om.ManagePartition(topic, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := pom.NextOffset(); n > 0 {
+			sum += n
+		}
+		pom.AsyncClose()
+	}
+	return sum
+}
+
+func checkDedupeCrash(t *testing.T, b kafkatest.Broker) {
+	input, output, appID := kafkatest.Name(t, "ids"), kafkatest.Name(t, "unique"), kafkatest.Name(t, "dedupe")
+	stateDir := t.TempDir()
+	createTopics(t, b, 2, input)
+	createTopics(t, b, 1, output) // one partition: a duplicate would come before the last result
+	const ids = 200
+	base := time.Now().Add(-time.Hour).Truncate(time.Second).UnixMilli()
+	out := readOutput(t, b, output, sarama.ReadCommitted)
+	args := strings.Join([]string{strings.Join(b.Addrs, ","), input, output, appID, stateDir}, "|")
+
+	// Round 1: every id 5 times within 1 s; child 1 is killed once every input record is
+	// committed, so the seen ids live only in the store's changelog.
+	produceIDs(t, b, input, ids, 5, base, 1)
+	runKilledChild(t, "TestHelperDedupeChild", envDedupeChild, args, 1, func() bool {
+		return out.total() >= ids && committedAll(t, b, appID, input)
+	}, "fully committed")
+	// More repeats inside the same window: child 2 is killed once it committed some of them
+	// (at whatever point of its work that is).
+	produceIDs(t, b, input, ids, 5, base+1000, 1)
+	runKilledChild(t, "TestHelperDedupeChild", envDedupeChild, args, 2, func() bool {
+		return committedSum(t, b, appID, input) > 5*ids
+	}, "committing the repeats")
+	produceIDs(t, b, input, ids, 5, base+2000, 1)
+	// Round 2, 30 s later: each id once more, repeated; a final run processes everything.
+	produceIDs(t, b, input, ids, 3, base+30_000, 2)
+	app, err := kstreams.New(dedupeTopology(t, input, output), kstreams.Config{
+		ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
+		CommitInterval: 100 * time.Millisecond, StateDir: stateDir, Sarama: fastSarama, Consumer: fastConsumer,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer closeApp(t, app)
+	want := map[string]int64{}
+	for i := range ids {
+		want[fmt.Sprintf("id-%d", i)] = 2
+	}
+	out.waitFinal(t, want, 3*time.Minute, app.Err)
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	for k, seq := range out.seqs {
+		if len(seq) != 2 || seq[0] != 1 || seq[1] != 2 {
+			t.Errorf("%s: emitted %v, want [1 2] (once per window)", k, seq)
+		}
+	}
+	if len(out.seqs) != ids {
+		t.Errorf("%d ids emitted, want %d", len(out.seqs), ids)
+	}
+}
+
+func TestIntegrationDeduplicateCrashExactlyOnce(t *testing.T) { checkDedupeCrash(t, kafkatest.Real(t)) }
+
+func TestEmbeddedDeduplicateCrashExactlyOnce(t *testing.T) {
+	checkDedupeCrash(t, kafkatest.Embedded(t))
+}
