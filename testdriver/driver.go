@@ -28,7 +28,9 @@ var (
 	// Java: NoSuchElementException "Empty topic: ...".
 	ErrEmptyTopic = errors.New("testdriver: empty topic")
 	// ErrUnknownClass is returned for a Java class name in the properties that has no Go counterpart.
-	ErrUnknownClass = errors.New("testdriver: unknown Java class")
+	// It is serde.ErrUnknownClass, which serde.ForJavaClass and
+	// processor.TimestampExtractorForJavaClass wrap too.
+	ErrUnknownClass = serde.ErrUnknownClass
 	// ErrClosed is returned by operations on a closed driver.
 	ErrClosed = errors.New("testdriver: driver is closed")
 	// ErrNoStore is returned when a store does not exist or has another type.
@@ -125,17 +127,17 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 	}
 	var err error
 	if o.keySerde == nil && props[DefaultKeySerdeConfig] != "" {
-		if o.keySerde, err = JavaSerde(props[DefaultKeySerdeConfig]); err != nil {
+		if o.keySerde, err = serde.ForJavaClass(props[DefaultKeySerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
 	if o.valueSerde == nil && props[DefaultValueSerdeConfig] != "" {
-		if o.valueSerde, err = JavaSerde(props[DefaultValueSerdeConfig]); err != nil {
+		if o.valueSerde, err = serde.ForJavaClass(props[DefaultValueSerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
 	if o.extractor == nil && props[DefaultTimestampExtractorConfig] != "" {
-		if o.extractor, err = JavaTimestampExtractor(props[DefaultTimestampExtractorConfig]); err != nil {
+		if o.extractor, err = processor.TimestampExtractorForJavaClass(props[DefaultTimestampExtractorConfig]); err != nil {
 			return nil, err
 		}
 	}
