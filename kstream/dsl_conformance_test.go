@@ -134,10 +134,10 @@ var dslTopologies = []dslTopology{
 	{name: "dsl-process", types: kinds{"output": {kS, kS}, "seen-changelog": {kS, kL}}, build: func(b *kstream.StreamsBuilder) {
 		b.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("seen"), S, L))
 		kstream.Stream(b, "dsl-process-input", kstream.ConsumedWith(S, S)).
-			Process(processor.ProcessorSupplierFunc[string, string, string, string](func() processor.Processor[string, string, string, string] {
+			Process(processor.NewSupplier(func() processor.Processor[string, string, string, string] {
 				return &seenProcessor{}
-			}), kstream.Named{}, "seen").
-			ProcessValues(processor.FixedKeyProcessorSupplierFunc[string, string, string](func() processor.FixedKeyProcessor[string, string, string] {
+			}), "seen").
+			ProcessValuesNamed(processor.NewFixedKeySupplier(func() processor.FixedKeyProcessor[string, string, string] {
 				return &upperProcessor{}
 			}), kstream.NamedAs("upper")).
 			To("dsl-process-output", kstream.ProducedWith(S, S))

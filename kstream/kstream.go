@@ -387,13 +387,22 @@ func (s KStream[K, V]) to(topic string, extractor processor.TopicNameExtractor[K
 	}}, s.s.node)
 }
 
-// Process runs a Processor API processor on the stream, connected to the named stores (added
-// with StreamsBuilder.AddStateStore, or provided by the supplier through
-// processor.ConnectedStoreProvider). named names the processor (the zero Named generates
-// "KSTREAM-PROCESSOR-<n>"). The result may have any keys, so it is marked for repartitioning.
-// Java: process(supplier, [named,] stateStoreNames...).
-func (s KStream[K, V]) Process[KR, VR any](supplier processor.ProcessorSupplier[K, V, KR, VR], named Named, stateStoreNames ...string) KStream[KR, VR] {
-	name := named.name
+// Process runs a Processor API processor on the stream, named "KSTREAM-PROCESSOR-<n>" and
+// connected to the named stores (added with StreamsBuilder.AddStateStore, or provided by the
+// supplier through processor.ConnectedStoreProvider). The result may have any keys, so it is
+// marked for repartitioning. Use ProcessNamed to name the processor. Java:
+// process(supplier, stateStoreNames...).
+func (s KStream[K, V]) Process[KR, VR any](supplier processor.ProcessorSupplier[K, V, KR, VR], stateStoreNames ...string) KStream[KR, VR] {
+	return processStream(s, supplier, "", stateStoreNames)
+}
+
+// ProcessNamed is Process with the processor named by named (the zero Named generates the
+// name). Java: process(supplier, named, stateStoreNames...).
+func (s KStream[K, V]) ProcessNamed[KR, VR any](supplier processor.ProcessorSupplier[K, V, KR, VR], named Named, stateStoreNames ...string) KStream[KR, VR] {
+	return processStream(s, supplier, named.name, stateStoreNames)
+}
+
+func processStream[K, V, KR, VR any](s KStream[K, V], supplier processor.ProcessorSupplier[K, V, KR, VR], name string, stateStoreNames []string) KStream[KR, VR] {
 	if name == "" {
 		name = s.s.b.newProcessorName(processorName)
 	} else {
@@ -413,10 +422,20 @@ func (s KStream[K, V]) Process[KR, VR any](supplier processor.ProcessorSupplier[
 	return KStream[KR, VR]{s: s.derive(name, n, nil, nil, true)}
 }
 
-// ProcessValues runs a fixed-key processor (it cannot change keys) on the stream; otherwise as
-// Process ("KSTREAM-PROCESSVALUES-<n>"). Java: processValues.
-func (s KStream[K, V]) ProcessValues[VR any](supplier processor.FixedKeyProcessorSupplier[K, V, VR], named Named, stateStoreNames ...string) KStream[K, VR] {
-	name := named.name
+// ProcessValues runs a fixed-key processor (it cannot change keys) on the stream, named
+// "KSTREAM-PROCESSVALUES-<n>"; otherwise as Process. Java: processValues(supplier,
+// stateStoreNames...).
+func (s KStream[K, V]) ProcessValues[VR any](supplier processor.FixedKeyProcessorSupplier[K, V, VR], stateStoreNames ...string) KStream[K, VR] {
+	return processValues(s, supplier, "", stateStoreNames)
+}
+
+// ProcessValuesNamed is ProcessValues with the processor named by named (the zero Named
+// generates the name). Java: processValues(supplier, named, stateStoreNames...).
+func (s KStream[K, V]) ProcessValuesNamed[VR any](supplier processor.FixedKeyProcessorSupplier[K, V, VR], named Named, stateStoreNames ...string) KStream[K, VR] {
+	return processValues(s, supplier, named.name, stateStoreNames)
+}
+
+func processValues[K, V, VR any](s KStream[K, V], supplier processor.FixedKeyProcessorSupplier[K, V, VR], name string, stateStoreNames []string) KStream[K, VR] {
 	if name == "" {
 		name = s.s.b.newProcessorName(processValuesName)
 	} else {

@@ -44,7 +44,7 @@ func TestWindowLateRecordTopic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out := testdriver.CreateOutputTopic(d, "out", serde.TimeWindowed(serde.String(), 10), serde.Long())
+	out := testdriver.CreateOutputTopic(d, "out", serde.TimeWindowed(serde.String(), 10*time.Millisecond), serde.Long())
 	got, err := out.ReadRecordsToList()
 	if err != nil {
 		t.Fatal(err)

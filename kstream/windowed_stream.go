@@ -243,7 +243,7 @@ func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix
 	sb := windowStoreBuilder(mi, retention, size)
 	var keySerde serde.Serde[any]
 	if mi.keySerde != nil {
-		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), size))
+		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), msDuration(size)))
 	}
 	t := w.g.buildWindowed(windowedResult{name: name, mi: mi, storeB: sb, sup: sup, late: late, keySerde: keySerde, valueSerd: mi.valueSerde})
 	return KTable[Windowed[K], VR]{t: t}
@@ -560,7 +560,7 @@ func (w TimeWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut
 	}
 	var keySerde serde.Serde[any]
 	if mi.keySerde != nil {
-		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), size))
+		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), msDuration(size)))
 	}
 	return KTable[Windowed[K], VOut]{t: cogroupWindowed(w.c, named, mi, windowStoreBuilder(mi, retention, size), sup, keySerde)}
 }

@@ -29,10 +29,11 @@ type DroppedRecordsSensor interface {
 	RecordDropped(n int64)
 }
 
-// EmitIntervalConfig is Java's internal property throttling on-window-close emission checks
-// (wall-clock ms between two checks; default 1000). Java:
+// emitIntervalConfig is Java's internal property throttling on-window-close emission checks
+// (wall-clock ms between two checks; default 1000); users set it through
+// kstream.EmitIntervalWindowedAggregationConfig, beside the outer join's. Java:
 // StreamsConfig.InternalConfig.EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION.
-const EmitIntervalConfig = "__emit.interval.ms.kstreams.windowed.aggregation__"
+const emitIntervalConfig = "__emit.interval.ms.kstreams.windowed.aggregation__"
 
 // Header names of records sent to a late-record topic (no Java counterpart).
 const (
@@ -131,7 +132,7 @@ func (w *windowBase) init(ctx processor.ProcessorContext[any, any], opts *Window
 	w.dropped, _ = ctx.(DroppedRecordsSensor)
 	w.log = slog.Default()
 	w.emitInterval = 1000
-	if v, ok := ctx.AppConfigs()[EmitIntervalConfig]; ok {
+	if v, ok := ctx.AppConfigs()[emitIntervalConfig]; ok {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			w.emitInterval = n
 		}

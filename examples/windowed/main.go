@@ -108,7 +108,7 @@ func Topology(input, output, late string) (*processor.Topology, error) {
 		EmitStrategy(kstream.EmitOnWindowClose()).
 		Count(kstream.MaterializedAs[string, int64](StoreName).WithRetention(Retention), kstream.LateRecordsTo(late)).
 		ToStream().
-		To(output, kstream.ProducedWith(serde.TimeWindowed(serde.String(), WindowSize.Milliseconds()), serde.Long()))
+		To(output, kstream.ProducedWith(serde.TimeWindowed(serde.String(), WindowSize), serde.Long()))
 	return b.Build()
 }
 
@@ -187,7 +187,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	app, err := kstreams.New(topo, kstreams.Config{
 		ApplicationID: *appID, BootstrapServers: addrs, StateDir: stateDir, Registry: reg,
 		CommitInterval: 100 * time.Millisecond,
-		Properties:     map[string]string{ktable.EmitIntervalConfig: "0"},
+		Properties:     map[string]string{kstream.EmitIntervalWindowedAggregationConfig: "0"},
 		Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -243,7 +243,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	progress("processed %d views and closed the application (output committed)", len(Views))
 
-	windowed := serde.TimeWindowed(serde.String(), WindowSize.Milliseconds())
+	windowed := serde.TimeWindowed(serde.String(), WindowSize)
 	var lines []string
 	outs, err := readAll(client, output)
 	if err != nil {
