@@ -45,8 +45,9 @@ var (
 	// name is empty, longer than 249 characters or has a character other than ASCII letters,
 	// digits, '.', '_' and '-'. Java: "Name ... is illegal" (TopologyException).
 	ErrInvalidName = errors.New("invalid name")
-	// ErrOptionType: a Materialized of other key/value types than the operator's result. (No
-	// Java counterpart: Java's generics reject it at compile time.)
+	// ErrOptionType: an option of the foreign-key joins (TableJoined, Materialized) of other
+	// key/value types than the join's. The other table operators' options are checked by the
+	// compiler (TableOption). (No Java counterpart: Java's generics reject it at compile time.)
 	ErrOptionType = errors.New("option of the wrong type")
 	// ErrNilFunction: a nil function (predicate, mapper, aggregator, ...). Java: NullPointerException.
 	ErrNilFunction = errors.New("function must not be nil")

@@ -456,11 +456,11 @@ func processValues[K, V, VR any](s KStream[K, V], supplier processor.FixedKeyPro
 }
 
 // ToTable turns the stream into a table (each record an upsert, a null value a delete),
-// repartitioning first if the stream was re-keyed. Options: Named, Materialized[K, V]. Java:
+// repartitioning first if the stream was re-keyed. Options: TableNamed, Materialized[K, V]. Java:
 // toTable.
-func (s KStream[K, V]) ToTable(opts ...TableOption) KTable[K, V] {
+func (s KStream[K, V]) ToTable(opts ...TableOption[K, V]) KTable[K, V] {
 	b := s.s.b
-	named, mat := splitTableOptions[K, V](b, "ToTable", opts)
+	named, mat := splitTableOptions(opts)
 	name := b.orElseGenerate(named, toTableName)
 	mi := materialize(b, mat, toTableName)
 	keySerde, valueSerde := mi.keySerde, mi.valueSerde

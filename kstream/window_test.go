@@ -19,7 +19,8 @@ func TestWindowLateRecordTopic(t *testing.T) {
 	s := kstream.Stream(b, "in", kstream.ConsumedWith(serde.String(), serde.String()))
 	counts := kstream.WindowedBy(s.GroupByKey(kstream.GroupedWith(serde.String(), serde.String())),
 		kstream.TimeWindowsOfSizeAndGrace(10*time.Millisecond, 5*time.Millisecond)).
-		Count(kstream.LateRecordsTo("late"))
+		LateRecordsTo("late").
+		Count()
 	counts.ToStream().To("out")
 	topo, err := b.Build()
 	if err != nil {
@@ -177,7 +178,7 @@ func TestSessionLateRecordTopic(t *testing.T) {
 	b := kstream.NewStreamsBuilder()
 	g := kstream.Stream(b, "in", kstream.ConsumedWith(serde.String(), serde.String())).GroupByKey(kstream.GroupedWith(serde.String(), serde.String()))
 	kstream.WindowedBySession(g, kstream.SessionWindowsOfInactivityGapAndGrace(5*time.Millisecond, 2*time.Millisecond)).
-		Count(kstream.LateRecordsToWith("late", serde.String(), serde.String())).ToStream().To("out")
+		LateRecordsToWith("late", serde.String(), serde.String()).Count().ToStream().To("out")
 	topo, err := b.Build()
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@
 // any run whose input has not moved past them yet.
 //
 // Java has no late-record topic (it counts late records in the dropped-records metric and logs
-// them); kstream.LateRecordsTo adds it. The on-window-close check normally runs at most once
+// them); LateRecordsTo adds it. The on-window-close check normally runs at most once
 // per second of wall-clock time (Java's internal emit.interval.ms.kstreams.windowed.aggregation);
 // the example sets it to 0 so a short run emits without waiting.
 package main
@@ -106,7 +106,8 @@ func Topology(input, output, late string) (*processor.Topology, error) {
 	kstream.WindowedBy(views.GroupByKey(kstream.GroupedWith(serde.String(), serde.String())),
 		kstream.TimeWindowsOfSizeAndGrace(WindowSize, Grace)).
 		EmitStrategy(kstream.EmitOnWindowClose()).
-		Count(kstream.MaterializedAs[string, int64](StoreName).WithRetention(Retention), kstream.LateRecordsTo(late)).
+		LateRecordsTo(late).
+		Count(kstream.MaterializedAs[string, int64](StoreName).WithRetention(Retention)).
 		ToStream().
 		To(output, kstream.ProducedWith(serde.TimeWindowed(serde.String(), WindowSize), serde.Long()))
 	return b.Build()
