@@ -118,6 +118,9 @@ type StreamsBuilder struct {
 	// inMemoryStores: default.dsl.store=in_memory (or the in-memory dsl.store.suppliers.class)
 	// for the Build in progress.
 	inMemoryStores bool
+	// storeTypes are the key and value types of the stores materialized so far, by store
+	// name; Build records them in the topology for typed store views.
+	storeTypes map[string][2]reflect.Type
 }
 
 // NewStreamsBuilder returns an empty builder. Java: new StreamsBuilder().
@@ -290,6 +293,11 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 		return nil, err
 	}
 	b.applyCopartitions(t)
+	for name, kv := range b.storeTypes {
+		if st := t.Internal().Store(name); st != nil {
+			st.KeyType, st.ValueType = kv[0], kv[1]
+		}
+	}
 	return t, nil
 }
 
@@ -331,6 +339,10 @@ func materialize[K, V any](b *StreamsBuilder, m *Materialized[K, V], prefix stri
 	} else {
 		mi.storeName = b.newStoreName(prefix)
 	}
+	if b.storeTypes == nil {
+		b.storeTypes = map[string][2]reflect.Type{}
+	}
+	b.storeTypes[mi.storeName] = [2]reflect.Type{reflect.TypeFor[K](), reflect.TypeFor[V]()}
 	return mi
 }
 

@@ -147,6 +147,10 @@ type Store struct {
 	// topic (Java: addGlobalStore / reprocessOnRestore=true), false for addReadOnlyStateStore-like
 	// direct restore.
 	ReprocessOnRestore bool
+	// KeyType and ValueType are the types of the keys and values a DSL store holds (those of
+	// the Materialized it was made from; the store itself is untyped); nil for stores added
+	// through the Processor API, whose builders are typed. Typed store views check them.
+	KeyType, ValueType reflect.Type
 }
 
 // Builder is the untyped topology graph. The zero value is not usable; call [New]. It is not
