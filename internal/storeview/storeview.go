@@ -80,7 +80,11 @@ func Compatible(declared, requested reflect.Type) bool {
 // viewed as a kind store of K and V; else a *store.WrongStoreTypeError naming the store's
 // kind and types and the views it offers.
 func Check[K, V any](name string, have Kind, key, value reflect.Type, want Kind) error {
-	k, v := reflect.TypeFor[K](), reflect.TypeFor[V]()
+	return CheckTypes(name, have, key, value, want, reflect.TypeFor[K](), reflect.TypeFor[V]())
+}
+
+// CheckTypes is Check with the requested key and value types k and v given as values.
+func CheckTypes(name string, have Kind, key, value reflect.Type, want Kind, k, v reflect.Type) error {
 	if Compatible(key, k) && Compatible(value, v) {
 		return nil
 	}
@@ -88,9 +92,33 @@ func Check[K, V any](name string, have Kind, key, value reflect.Type, want Kind)
 		Use: suggest(have, key, value)}
 }
 
+// TimestampedValueType returns X for t = *store.ValueAndTimestamp[X], else t.
+func TimestampedValueType(t reflect.Type) reflect.Type {
+	if x, ok := timestampedValue(t); ok {
+		return x
+	}
+	return t
+}
+
+// timestampedValue returns X and true for v = *store.ValueAndTimestamp[X].
+func timestampedValue(v reflect.Type) (reflect.Type, bool) {
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return v, false
+	}
+	e := v.Elem()
+	f, ok := e.FieldByName("Value")
+	if !ok || e.PkgPath() != reflect.TypeFor[store.ValueAndTimestamp[any]]().PkgPath() || !strings.HasPrefix(e.Name(), "ValueAndTimestamp[") {
+		return v, false
+	}
+	return f.Type, true
+}
+
 // Describe names a kind of store with its key and value types, e.g. "timestamped key-value
 // store of string keys and float64 values".
 func Describe(kind Kind, key, value reflect.Type) string {
+	if kind == "" {
+		kind = "store"
+	}
 	if key == nil || value == nil {
 		return string(kind)
 	}
@@ -252,28 +280,17 @@ func Inspect(s processor.StateStore) (Kind, reflect.Type, reflect.Type) {
 		}
 		return m.Type.In(1), m.Type.Out(0), true
 	}
-	timestamped := func(v reflect.Type) (reflect.Type, bool) {
-		if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-			return v, false
-		}
-		f, ok := v.Elem().FieldByName("Value")
-		if !ok || v.Elem().PkgPath() != reflect.TypeFor[store.ValueAndTimestamp[any]]().PkgPath() ||
-			len(v.Elem().Name()) < len("ValueAndTimestamp[") || v.Elem().Name()[:len("ValueAndTimestamp[")] != "ValueAndTimestamp[" {
-			return v, false
-		}
-		return f.Type, true
-	}
 	if k, v, ok := get("FetchSession", 3); ok {
 		return Session, k, v
 	}
 	if k, v, ok := get("Fetch", 2); ok {
-		if x, ts := timestamped(v); ts {
+		if x, ts := timestampedValue(v); ts {
 			return TimestampedWindow, k, x
 		}
 		return Window, k, v
 	}
 	if k, v, ok := get("Get", 1); ok {
-		if x, ts := timestamped(v); ts {
+		if x, ts := timestampedValue(v); ts {
 			return TimestampedKeyValue, k, x
 		}
 		return KeyValue, k, v
@@ -285,7 +302,15 @@ func Inspect(s processor.StateStore) (Kind, reflect.Type, reflect.Type) {
 // that kind: its kind comes from Inspect, its types from the DSL (key, value) when known, else
 // from Inspect.
 func Mismatch[K, V any](name string, s processor.StateStore, key, value reflect.Type, want Kind) error {
+	return MismatchTypes(name, s, key, value, want, reflect.TypeFor[K](), reflect.TypeFor[V]())
+}
+
+// MismatchTypes is Mismatch with the requested key and value types k and v given as values.
+func MismatchTypes(name string, s processor.StateStore, key, value reflect.Type, want Kind, wantKey, wantValue reflect.Type) error {
 	kind, k, v := Inspect(s)
+	if kind == "" {
+		kind = KindOf(s)
+	}
 	if key != nil && value != nil {
 		k, v = key, value
 	}
@@ -293,7 +318,7 @@ func Mismatch[K, V any](name string, s processor.StateStore, key, value reflect.
 	if kind != "" {
 		have = Describe(kind, k, v)
 	}
-	return &store.WrongStoreTypeError{Store: name, Have: have, Want: Describe(want, reflect.TypeFor[K](), reflect.TypeFor[V]()),
+	return &store.WrongStoreTypeError{Store: name, Have: have, Want: Describe(want, wantKey, wantValue),
 		Use: suggest(kind, k, v)}
 }
 
