@@ -478,7 +478,10 @@ var jaasOption = regexp.MustCompile(`(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"`)
 
 // ConfigFromProperties builds a Config from Java properties (see the *Config constants).
 // Java class names are accepted for serdes (Serdes$StringSerde, ...), timestamp extractors
-// and the LogAndContinue / LogAndFail handlers. Unknown properties are kept in Properties.
+// and the LogAndContinue / LogAndFail handlers. Unknown properties are kept in Properties, and
+// New logs a warning naming each with the known property it likely misspells
+// (UnknownProperties: "bootstrap.server", did you mean "bootstrap.servers"), as Java warns of
+// configs supplied but not used.
 // Errors: *ConfigError naming the property. The result is not validated: New does that.
 func ConfigFromProperties(props map[string]string) (Config, error) {
 	c := Config{Properties: map[string]string{}}

@@ -16,10 +16,14 @@
 // engine (nil is Java's null); user functions get typed values, with null turned into the zero
 // value of non-nillable types (use pointer types, e.g. serde.Nullable, to see nulls).
 //
-// Errors: operators do not return errors; misuse (an invalid or duplicate name, a Materialized of
-// the wrong types, a topic read twice, ...) is recorded in the builder and returned by Build,
-// the first one wrapped with what it concerns (Java throws at the call or at build()). Every
-// such error matches [ErrInvalidTopology] and a more specific sentinel.
+// Errors: operators do not return errors; misuse (an invalid or duplicate name, a nil function,
+// streams reading overlapping but not equal topic lists, a foreign-key join's Materialized of
+// the wrong types, ...) is recorded in the builder and returned by Build, the first one wrapped
+// with what it concerns (Java throws at the call or at build()). Every such error matches
+// [ErrInvalidTopology] and a more specific sentinel. The options of the other operators are
+// typed, so the compiler refuses a Materialized of the wrong types. A topic read by two Stream
+// calls is not an error: as in Java, the streams share one source node, which deserializes with
+// the first call's serdes.
 package kstream
 
 import (

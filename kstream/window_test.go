@@ -83,7 +83,7 @@ func TestWindowLateRecordTopic(t *testing.T) {
 		ktable.LateHeaderWindow:     "[0,10)",
 		ktable.LateHeaderReason:     "window closed: window end <= stream time - grace",
 		ktable.LateHeaderStreamTime: "15",
-		ktable.LateHeaderCloseTime:  "10",
+		ktable.LateHeaderCloseTime:  "15", // the window [0,10) closes at its end + grace 5, not stream time - grace
 		ktable.LateHeaderProcessor:  "KSTREAM-AGGREGATE-0000000002",
 	}
 	for k, v := range wantHeaders {
@@ -211,7 +211,7 @@ func TestSessionLateRecordTopic(t *testing.T) {
 		t.Fatalf("late records %+v, want c=5@12", late)
 	}
 	for k, v := range map[string]string{ktable.LateHeaderWindow: "[12,12]",
-		ktable.LateHeaderReason: "window closed: session end < stream time - grace - gap", ktable.LateHeaderCloseTime: "13"} {
+		ktable.LateHeaderReason: "window closed: session end < stream time - grace - gap", ktable.LateHeaderCloseTime: "20"} { // [12,12] closes at 12 + gap 5 + grace 2 + 1
 		if h, ok := late[0].Headers.LastHeader(k); !ok || string(h.Value) != v {
 			t.Errorf("header %s = %q, want %q", k, h.Value, v)
 		}
