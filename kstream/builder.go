@@ -34,6 +34,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -125,6 +126,17 @@ type StreamsBuilder struct {
 	// storeTypes are the key and value types of the stores materialized so far, by store
 	// name; Build records them in the topology for typed store views.
 	storeTypes map[string][2]reflect.Type
+	// warnings are the suspect constructs found so far (processor.Topology.Analyze).
+	warnings []topology.Warning
+}
+
+// warnNoGrace records that the windowed aggregation name (store) has no grace period; fix is
+// the windows constructor that gives one.
+func (b *StreamsBuilder) warnNoGrace(name, store, fix string) {
+	b.warnings = append(b.warnings, topology.Warning{Kind: processor.WarningNoGrace, Node: name,
+		Message: fmt.Sprintf("windowed aggregation %s (store %s) has no grace period: a window closes as soon as stream time "+
+			"passes its end, so a record out of order by even 1 ms is dropped; unless the input is in timestamp order, "+
+			"give the windows a grace period (%s)", name, store, fix)})
 }
 
 // NewStreamsBuilder returns an empty builder. Java: new StreamsBuilder().
@@ -297,6 +309,9 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 		return nil, err
 	}
 	b.applyCopartitions(t)
+	for _, w := range b.warnings {
+		t.Internal().AddWarning(w)
+	}
 	for name, kv := range b.storeTypes {
 		if st := t.Internal().Store(name); st != nil {
 			st.KeyType, st.ValueType = kv[0], kv[1]

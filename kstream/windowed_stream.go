@@ -227,6 +227,13 @@ func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix
 		b.fail(dslErr(ErrInvalidWindows, "ON_WINDOW_CLOSE strategy is only supported for TimeWindows and SlidingWindows"))
 	}
 	mk, split := windowedKeyFuncs[K]()
+	if grace == 0 {
+		fix := "TimeWindowsOfSizeAndGrace"
+		if w.kind == slidingWindowKind {
+			fix = "SlidingWindowsOfTimeDifferenceAndGrace"
+		}
+		b.warnNoGrace(name, mi.storeName, fix)
+	}
 	wo := ktable.WindowOptions{StoreName: mi.storeName, GraceMs: grace, EmitOnClose: w.emit.onClose, KeySerde: mi.keySerde,
 		WindowedKey: mk, BaseKey: split, ProcessorName: name}
 	if late != nil {
@@ -359,6 +366,9 @@ func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix s
 	}
 	name := b.orElseGenerate(named, prefix)
 	gap, grace := w.session.gapMs, w.session.graceMs
+	if grace == 0 {
+		b.warnNoGrace(name, mi.storeName, "SessionWindowsOfInactivityGapAndGrace")
+	}
 	retention := gap + grace
 	if mat != nil && mat.retentionOK {
 		retention = mat.retention.Milliseconds()

@@ -156,10 +156,12 @@ type Store struct {
 // Builder is the untyped topology graph. The zero value is not usable; call [New]. It is not
 // safe for concurrent use.
 type Builder struct {
-	nodes   []*Node
-	byName  map[string]*Node
-	stores  map[string]*Store
-	storeOr []string // store names in the order added (stable iteration for the engine)
+	// warnings are the suspect constructs recorded while building (AddWarning).
+	warnings []Warning
+	nodes    []*Node
+	byName   map[string]*Node
+	stores   map[string]*Store
+	storeOr  []string // store names in the order added (stable iteration for the engine)
 	// rawTopics are all topics read by non-global sources; globalTopics those of global stores.
 	rawTopics    map[string]bool
 	globalTopics map[string]bool
