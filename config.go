@@ -20,7 +20,6 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
-	"github.com/kstreams-go/kstreams/testdriver"
 )
 
 // ProcessingGuarantee is processing.guarantee. Java: StreamsConfig.AT_LEAST_ONCE /
@@ -479,7 +478,10 @@ var jaasOption = regexp.MustCompile(`(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"`)
 
 // ConfigFromProperties builds a Config from Java properties (see the *Config constants).
 // Java class names are accepted for serdes (Serdes$StringSerde, ...), timestamp extractors
-// and the LogAndContinue / LogAndFail handlers. Unknown properties are kept in Properties.
+// and the LogAndContinue / LogAndFail handlers. Unknown properties are kept in Properties, and
+// New logs a warning naming each with the known property it likely misspells
+// (UnknownProperties: "bootstrap.server", did you mean "bootstrap.servers"), as Java warns of
+// configs supplied but not used.
 // Errors: *ConfigError naming the property. The result is not validated: New does that.
 func ConfigFromProperties(props map[string]string) (Config, error) {
 	c := Config{Properties: map[string]string{}}
@@ -567,17 +569,17 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 	}
 	var err error
 	if v, ok := get(DefaultKeySerdeConfig); ok {
-		if c.DefaultKeySerde, err = testdriver.JavaSerde(v); err != nil {
+		if c.DefaultKeySerde, err = serde.ForJavaClass(v); err != nil {
 			return c, &ConfigError{Property: DefaultKeySerdeConfig, Value: v, Reason: err.Error()}
 		}
 	}
 	if v, ok := get(DefaultValueSerdeConfig); ok {
-		if c.DefaultValueSerde, err = testdriver.JavaSerde(v); err != nil {
+		if c.DefaultValueSerde, err = serde.ForJavaClass(v); err != nil {
 			return c, &ConfigError{Property: DefaultValueSerdeConfig, Value: v, Reason: err.Error()}
 		}
 	}
 	if v, ok := get(DefaultTimestampExtractorConfig); ok {
-		if c.DefaultTimestampExtractor, err = testdriver.JavaTimestampExtractor(v); err != nil {
+		if c.DefaultTimestampExtractor, err = processor.TimestampExtractorForJavaClass(v); err != nil {
 			return c, &ConfigError{Property: DefaultTimestampExtractorConfig, Value: v, Reason: err.Error()}
 		}
 	}

@@ -114,6 +114,17 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker) {
 		hdr["__streams.errors.offset"] != fmt.Sprint(poison) || hdr["__streams.errors.message"] == "" {
 		t.Fatalf("dead-letter headers %v", hdr)
 	}
+	// The error is named by its own type, not by the fmt wrapper around it, and its chain
+	// stands in for Java's stack trace (issue 16, item 4).
+	if got := hdr["__streams.errors.exception"]; got != "*serde.Error" {
+		t.Errorf("exception header %q, want *serde.Error", got)
+	}
+	const msg = `serde Long: deserialize 3 bytes from topic "` + "%s" + `": wrong data length: want 8 bytes`
+	wantChain := strings.Join([]string{"*fmt.wrapError: value: " + msg, "*serde.Error: " + msg,
+		"*fmt.wrapError: wrong data length: want 8 bytes", "*errors.errorString: wrong data length"}, "\n")
+	if got := hdr["__streams.errors.stacktrace"]; got != strings.ReplaceAll(wantChain, "%s", input) {
+		t.Errorf("stacktrace header\n%s\nwant\n%s", got, strings.ReplaceAll(wantChain, "%s", input))
+	}
 	closeApp(t, app)
 
 	// Default handler (fail): the instance moves to ERROR with the deserialization error.

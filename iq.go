@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -11,16 +12,21 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/internal/runtime"
+	"github.com/kstreams-go/kstreams/internal/storeview"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/store"
 )
 
-// ErrStoreNotAvailable is returned by interactive queries when the store is unknown, not of
-// the requested type, or not queryable now (the instance is not Running, or its tasks are
-// migrating). Java: InvalidStateStoreException (and its subclasses).
+// ErrStoreNotAvailable is returned by interactive queries when the store is not queryable now
+// (the instance is not Running, no local task has it, or its tasks are migrating): retry later.
+// A store the topology does not have is ErrUnknownStore and a view of the wrong types
+// store.ErrWrongStoreType, neither of which a retry fixes. Java: InvalidStateStoreException
+// (StreamsNotStartedException, StateStoreMigratedException).
 var ErrStoreNotAvailable = errors.New("kstreams: state store not available")
 
-// ErrUnknownStore is returned by QueryMetadataForKey for a store the topology does not have.
+// ErrUnknownStore is returned by QueryMetadataForKey and the store views (KeyValueStore,
+// TimestampedKeyValueStore) for a store the topology does not have. Java:
+// UnknownStateStoreException.
 var ErrUnknownStore = errors.New("kstreams: unknown state store")
 
 // TaskMetadata describes one active task of a local stream thread. Java: TaskMetadata.
@@ -113,22 +119,65 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 	return md, nil
 }
 
-// KeyValueStore returns a read-only view of the key-value store name across the instance's
-// local active tasks (Java: store(StoreQueryParameters.fromNameAndType(name,
+// The interactive queries view a store with the key and value types it holds, the same rule
+// as the test driver's typed accessors: a Processor API store built as
+// store.KeyValueStore[K, V] has K and V; a DSL store has the types of the Materialized it was
+// made from (Count: Materialized[K, int64], so K and int64), whatever engine-level types it is
+// built with; a timestamped store (the DSL's aggregations and tables) is viewed with its plain
+// values (KeyValueStore) or with its timestamps (TimestampedKeyValueStore). A view of other
+// types is refused when it is made with a *store.WrongStoreTypeError
+// (errors.Is(err, store.ErrWrongStoreType)) saying what the store holds and which views fit,
+// not with ErrStoreNotAvailable, which asks to retry later: retrying cannot fix the types.
+// An interface type such as any accepts every value.
+
+// KeyValueStore returns a read-only view of the key-value store name, keys K and plain values
+// V, across the instance's local active tasks (Java: store(StoreQueryParameters.fromNameAndType(name,
 // QueryableStoreTypes.keyValueStore()))). The view looks the tasks up on every call, so it
-// follows rebalances. It serves Processor API stores of K and V and the DSL's stores
-// (timestamped ones give their plain values). Reads are safe while the stream threads run:
-// each waits until the owning thread leaves the store (at most a processing batch or a cache
-// flush) and never fills the record cache; iterators read one task's entries at a time into
-// memory. Do not read the view from the instance's own processing code (a processor,
-// punctuator or serde running on a stream thread): the read would wait for
-// the very thread making it and never return (Java's locks are re-entrant; ours are not);
-// processing code reads its stores through ProcessorContext.StateStore. Errors:
-// ErrStoreNotAvailable when the instance is not Running, no local task has a store of that
-// name and type, or (from reads) the task migrated since the view found it.
+// follows rebalances. It serves Processor API stores of K and V and the DSL's stores with the
+// types of their Materialized (timestamped ones give their plain values), e.g.
+// KeyValueStore[string, int64] for a Count by string keys. Reads are safe while the stream
+// threads run: each waits until the owning thread leaves the store (at most a processing batch
+// or a cache flush) and never fills the record cache; iterators read one task's entries at a
+// time into memory. Do not read the view from the instance's own processing code (a
+// processor, punctuator or serde running on a stream thread): the read would wait for the very
+// thread making it and never return (Java's locks are re-entrant; ours are not); processing
+// code reads its stores through ProcessorContext.StateStore. Errors: ErrUnknownStore when the
+// topology has no store of that name; *store.WrongStoreTypeError (store.ErrWrongStoreType)
+// when the store does not hold K and V or is not a key-value store; ErrStoreNotAvailable when
+// the instance is not Running, no local task has the store, or (from reads) the task migrated
+// since the view found it.
 func KeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyValueStore[K, V], error) {
-	c := &compositeKV[K, V]{k: k, name: name}
+	return newCompositeKV[K, V](k, name, storeview.KeyValue, storeview.ReadOnlyKeyValue[K, V])
+}
+
+// TimestampedKeyValueStore returns a read-only view of the timestamped key-value store name
+// (the DSL's aggregations and tables), keys K and values *store.ValueAndTimestamp[V] (the value
+// and the timestamp of the record that last updated it, ms), across the instance's local
+// active tasks, e.g. TimestampedKeyValueStore[string, int64] for a Count by string keys. It
+// behaves as KeyValueStore otherwise, errors included. Java:
+// QueryableStoreTypes.timestampedKeyValueStore().
+func TimestampedKeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyValueStore[K, *store.ValueAndTimestamp[V]], error) {
+	return newCompositeKV[K, *store.ValueAndTimestamp[V]](k, name, storeview.TimestampedKeyValue, storeview.ReadOnlyTimestampedKeyValue[K, V])
+}
+
+// newCompositeKV checks the view's types against what the topology declares for the store
+// (DSL stores) and against the local stores (all stores, once the instance runs) and returns
+// the view. The value type the user asked for is V, or X of V = *ValueAndTimestamp[X] for a
+// timestamped view.
+func newCompositeKV[K, V any](k *KafkaStreams, name string, want storeview.Kind,
+	view func(processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool)) (store.ReadOnlyKeyValueStore[K, V], error) {
+	st := k.topology.Internal().Store(name)
+	if st == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, name)
+	}
+	c := &compositeKV[K, V]{k: k, name: name, want: want, view: view, keyType: st.KeyType, valueType: st.ValueType}
 	if _, err := c.stores(); err != nil {
+		if errors.Is(err, ErrStoreNotAvailable) {
+			// Not running (or no local task): the declared types still refuse a wrong view now.
+			if derr := c.checkDeclared(nil); derr != nil {
+				return nil, derr
+			}
+		}
 		return nil, err
 	}
 	return c, nil
@@ -142,6 +191,38 @@ func KeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyVal
 type compositeKV[K, V any] struct {
 	k    *KafkaStreams
 	name string
+	want storeview.Kind
+	view func(processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool)
+	// keyType and valueType are the DSL store's declared types (nil for Processor API stores).
+	keyType, valueType reflect.Type
+}
+
+// checkDeclared checks the requested types against the DSL store's declared ones (and, given
+// a local store s, its kind); nil for Processor API stores, whose type the view itself checks.
+func (c *compositeKV[K, V]) checkDeclared(s processor.StateStore) error {
+	if c.keyType == nil || c.valueType == nil {
+		return nil
+	}
+	if c.want == storeview.TimestampedKeyValue {
+		return checkTimestamped[K, V](c, s)
+	}
+	if s == nil {
+		return storeview.Check[K, V](c.name, "", c.keyType, c.valueType, c.want)
+	}
+	return storeview.CheckDeclared[K, V](c.name, s, c.keyType, c.valueType, c.want)
+}
+
+// checkTimestamped checks a timestamped view, whose V is *ValueAndTimestamp[X], by X.
+func checkTimestamped[K, V any](c *compositeKV[K, V], s processor.StateStore) error {
+	x := storeview.TimestampedValueType(reflect.TypeFor[V]())
+	if s == nil {
+		return storeview.CheckTypes(c.name, "", c.keyType, c.valueType, c.want, reflect.TypeFor[K](), x)
+	}
+	have := storeview.KindOf(s)
+	if have != storeview.TimestampedKeyValue {
+		return storeview.MismatchTypes(c.name, s, c.keyType, c.valueType, c.want, reflect.TypeFor[K](), x)
+	}
+	return storeview.CheckTypes(c.name, have, c.keyType, c.valueType, c.want, reflect.TypeFor[K](), x)
 }
 
 // taskKV is one task's store seen with the requested types, and the way to read it safely.
@@ -179,9 +260,12 @@ func (c *compositeKV[K, V]) stores() ([]taskKV[K, V], error) {
 	var out []taskKV[K, V]
 	for _, id := range ids {
 		q := byTask[id]
-		kv, ok := asKeyValue[K, V](q.Store)
+		if err := c.checkDeclared(q.Store); err != nil {
+			return nil, err
+		}
+		kv, ok := c.view(q.Store)
 		if !ok {
-			return nil, fmt.Errorf("%w: %q is a %T, not a key-value store of the requested types", ErrStoreNotAvailable, c.name, q.Store)
+			return nil, c.mismatch(q.Store)
 		}
 		out = append(out, taskKV[K, V]{kv: kv, q: q})
 	}
@@ -189,6 +273,15 @@ func (c *compositeKV[K, V]) stores() ([]taskKV[K, V], error) {
 		return nil, fmt.Errorf("%w: %q: no local task has it", ErrStoreNotAvailable, c.name)
 	}
 	return out, nil
+}
+
+// mismatch is the error for a local store the view cannot read.
+func (c *compositeKV[K, V]) mismatch(s processor.StateStore) error {
+	k, v := reflect.TypeFor[K](), reflect.TypeFor[V]()
+	if c.want == storeview.TimestampedKeyValue {
+		v = storeview.TimestampedValueType(v)
+	}
+	return storeview.MismatchTypes(c.name, s, c.keyType, c.valueType, c.want, k, v)
 }
 
 // Get implements store.ReadOnlyKeyValueStore: the first local store holding key.
@@ -316,110 +409,3 @@ func (it *concatIter[K, V]) Close() error {
 	it.closed = true
 	return nil
 }
-
-// asKeyValue returns s as a read-only key-value store of K and V for interactive queries: the
-// store's query view (store.QueryView: reads never fill the record cache, so a query cannot
-// evict or flush, as Java caches only the stream thread's reads) when it has these types
-// (Processor API stores), or a view converting the untyped stores the DSL builds
-// (KeyValueStore[any, any], or timestamped ones whose values it unwraps, as Java's
-// keyValueStore() query type does over a timestamped store).
-func asKeyValue[K, V any](s processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool) {
-	if kv, ok := store.QueryView[K, V](s); ok {
-		return kv, true
-	}
-	if kv, ok := store.QueryView[any, *store.ValueAndTimestamp[any]](s); ok {
-		return &untypedKV[K, V, *store.ValueAndTimestamp[any]]{s: kv, value: func(v *store.ValueAndTimestamp[any]) any {
-			if v == nil {
-				return nil
-			}
-			return v.Value
-		}}, true
-	}
-	if kv, ok := store.QueryView[any, any](s); ok {
-		return &untypedKV[K, V, any]{s: kv, value: func(v any) any { return v }}, true
-	}
-	return nil, false
-}
-
-// errQueryType is a key or value of another type than the query asked for.
-func errQueryType(what string, v any, want any) error {
-	return fmt.Errorf("%w: the store holds a %s of type %T, not %T", ErrStoreNotAvailable, what, v, want)
-}
-
-// cast returns v as a T (nil: the zero T).
-func cast[T any](what string, v any) (T, error) {
-	var zero T
-	if v == nil {
-		return zero, nil
-	}
-	t, ok := v.(T)
-	if !ok {
-		return zero, errQueryType(what, v, zero)
-	}
-	return t, nil
-}
-
-// untypedKV views an untyped store (keys any, values X) with keys K and values V.
-type untypedKV[K, V, X any] struct {
-	s     store.ReadOnlyKeyValueStore[any, X]
-	value func(X) any
-}
-
-func (u *untypedKV[K, V, X]) Get(key K) (V, bool, error) {
-	var zero V
-	x, ok, err := u.s.Get(key)
-	if err != nil || !ok {
-		return zero, ok, err
-	}
-	v, err := cast[V]("value", u.value(x))
-	return v, err == nil, err
-}
-
-func (u *untypedKV[K, V, X]) iter(it store.KeyValueIterator[any, X]) store.KeyValueIterator[K, V] {
-	return &untypedIter[K, V, X]{it: it, value: u.value}
-}
-
-func (u *untypedKV[K, V, X]) Range(from, to K) store.KeyValueIterator[K, V] {
-	return u.iter(u.s.Range(from, to))
-}
-func (u *untypedKV[K, V, X]) ReverseRange(from, to K) store.KeyValueIterator[K, V] {
-	return u.iter(u.s.ReverseRange(from, to))
-}
-func (u *untypedKV[K, V, X]) All() store.KeyValueIterator[K, V] { return u.iter(u.s.All()) }
-func (u *untypedKV[K, V, X]) ReverseAll() store.KeyValueIterator[K, V] {
-	return u.iter(u.s.ReverseAll())
-}
-func (u *untypedKV[K, V, X]) PrefixScan(prefix []byte) store.KeyValueIterator[K, V] {
-	return u.iter(u.s.PrefixScan(prefix))
-}
-func (u *untypedKV[K, V, X]) ApproximateNumEntries() int64 { return u.s.ApproximateNumEntries() }
-
-// untypedIter converts an untyped store's entries; a key or value of another type ends the
-// iteration with an error.
-type untypedIter[K, V, X any] struct {
-	it    store.KeyValueIterator[any, X]
-	value func(X) any
-	k     K
-	v     V
-	err   error
-}
-
-func (u *untypedIter[K, V, X]) Next() bool {
-	if u.err != nil || !u.it.Next() {
-		return false
-	}
-	if u.k, u.err = cast[K]("key", u.it.Key()); u.err != nil {
-		return false
-	}
-	u.v, u.err = cast[V]("value", u.value(u.it.Value()))
-	return u.err == nil
-}
-func (u *untypedIter[K, V, X]) Key() K   { return u.k }
-func (u *untypedIter[K, V, X]) Value() V { return u.v }
-func (u *untypedIter[K, V, X]) Err() error {
-	if u.err != nil {
-		return u.err
-	}
-	return u.it.Err()
-}
-func (u *untypedIter[K, V, X]) Close() error { return u.it.Close() }

@@ -180,9 +180,14 @@ type StateDirError struct {
 	Err error
 }
 
-// Error implements error.
+// Error implements error: "kstreams: state directory <path> (state.dir): <cause>", the
+// cause without its own "kstreams: " prefix.
 func (e *StateDirError) Error() string {
-	return fmt.Sprintf("kstreams: state directory %s (state.dir): %v", e.Path, e.Err)
+	cause := "<nil>"
+	if e.Err != nil {
+		cause = strings.TrimPrefix(e.Err.Error(), "kstreams: ")
+	}
+	return fmt.Sprintf("kstreams: state directory %s (state.dir): %s", e.Path, cause)
 }
 
 // Unwrap returns the cause.

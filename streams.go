@@ -155,6 +155,13 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	for _, u := range UnknownProperties(cfg.Properties) {
+		attrs := []any{"property", u[0]}
+		if u[1] != "" {
+			attrs = append(attrs, "did_you_mean", u[1])
+		}
+		cfg.Logger.Warn("kstreams: unknown configuration property: nothing reads it (it is kept in Properties)", attrs...)
+	}
 	pid, lock, err := processID(cfg.StateDir, cfg.ApplicationID, hasPersistentStores(topology))
 	if err != nil {
 		return nil, err
@@ -351,12 +358,16 @@ func (k *KafkaStreams) finish() {
 // thread has its tasks restored, to Running. Errors: ErrIllegalState when not Created,
 // *MissingSourceTopicsError, *PartitionCountError, ErrCopartition, connection errors (the
 // instance then is in Error). Java: start().
-func (k *KafkaStreams) Start() error {
+func (k *KafkaStreams) Start() error { return k.startAs("Start") }
+
+// startAs is Start, naming op (Start or Run) in its error.
+func (k *KafkaStreams) startAs(op string) error {
 	k.mu.Lock()
 	if k.state != Created {
 		st := k.state
 		k.mu.Unlock()
-		return fmt.Errorf("%w: Start called in state %s", ErrIllegalState, st)
+		return fmt.Errorf("%w: %s on an instance in state %s: an instance runs once (Start or Run, not both, not twice); "+
+			"to run the topology again make a new instance with kstreams.New", ErrIllegalState, op, st)
 	}
 	notify := k.setStateLocked(Rebalancing)
 	k.mu.Unlock()
@@ -506,7 +517,7 @@ func (k *KafkaStreams) Close(ctx context.Context) error {
 // Run starts the instance, blocks until ctx ends or a fatal error stops it, closes it (with
 // a 30 s deadline) and returns the fatal error, or nil after a clean stop.
 func (k *KafkaStreams) Run(ctx context.Context) error {
-	if err := k.Start(); err != nil {
+	if err := k.startAs("Run"); err != nil {
 		return err
 	}
 	select {

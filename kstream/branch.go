@@ -21,7 +21,7 @@ type BranchedKStream[K, V any] struct {
 
 // Split starts branching the stream. Java: split([named]).
 func (s KStream[K, V]) Split(named ...Named) *BranchedKStream[K, V] {
-	name := s.s.b.orElseGenerate(lastNamed(named), branchName)
+	name := s.impl().b.orElseGenerate(lastNamed(named), branchName)
 	bs := &BranchedKStream[K, V]{src: s, name: name, out: map[string]KStream[K, V]{}}
 	bs.node = s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)

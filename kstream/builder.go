@@ -16,10 +16,14 @@
 // engine (nil is Java's null); user functions get typed values, with null turned into the zero
 // value of non-nillable types (use pointer types, e.g. serde.Nullable, to see nulls).
 //
-// Errors: operators do not return errors; misuse (an invalid or duplicate name, a Materialized of
-// the wrong types, a topic read twice, ...) is recorded in the builder and returned by Build,
-// the first one wrapped with what it concerns (Java throws at the call or at build()). Every
-// such error matches [ErrInvalidTopology] and a more specific sentinel.
+// Errors: operators do not return errors; misuse (an invalid or duplicate name, a nil function,
+// streams reading overlapping but not equal topic lists, a foreign-key join's Materialized of
+// the wrong types, ...) is recorded in the builder and returned by Build, the first one wrapped
+// with what it concerns (Java throws at the call or at build()). Every such error matches
+// [ErrInvalidTopology] and a more specific sentinel. The options of the other operators are
+// typed, so the compiler refuses a Materialized of the wrong types. A topic read by two Stream
+// calls is not an error: as in Java, the streams share one source node, which deserializes with
+// the first call's serdes.
 package kstream
 
 import (
@@ -30,6 +34,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -45,8 +50,9 @@ var (
 	// name is empty, longer than 249 characters or has a character other than ASCII letters,
 	// digits, '.', '_' and '-'. Java: "Name ... is illegal" (TopologyException).
 	ErrInvalidName = errors.New("invalid name")
-	// ErrOptionType: a Materialized of other key/value types than the operator's result. (No
-	// Java counterpart: Java's generics reject it at compile time.)
+	// ErrOptionType: an option of the foreign-key joins (TableJoined, Materialized) of other
+	// key/value types than the join's. The other table operators' options are checked by the
+	// compiler (TableOption). (No Java counterpart: Java's generics reject it at compile time.)
 	ErrOptionType = errors.New("option of the wrong type")
 	// ErrNilFunction: a nil function (predicate, mapper, aggregator, ...). Java: NullPointerException.
 	ErrNilFunction = errors.New("function must not be nil")
@@ -117,6 +123,20 @@ type StreamsBuilder struct {
 	// inMemoryStores: default.dsl.store=in_memory (or the in-memory dsl.store.suppliers.class)
 	// for the Build in progress.
 	inMemoryStores bool
+	// storeTypes are the key and value types of the stores materialized so far, by store
+	// name; Build records them in the topology for typed store views.
+	storeTypes map[string][2]reflect.Type
+	// warnings are the suspect constructs found so far (processor.Topology.Analyze).
+	warnings []topology.Warning
+}
+
+// warnNoGrace records that the windowed aggregation name (store) has no grace period; fix is
+// the windows constructor that gives one.
+func (b *StreamsBuilder) warnNoGrace(name, store, fix string) {
+	b.warnings = append(b.warnings, topology.Warning{Kind: processor.WarningNoGrace, Node: name,
+		Message: fmt.Sprintf("windowed aggregation %s (store %s) has no grace period: a window closes as soon as stream time "+
+			"passes its end, so a record out of order by even 1 ms is dropped; unless the input is in timestamp order, "+
+			"give the windows a grace period (%s)", name, store, fix)})
 }
 
 // NewStreamsBuilder returns an empty builder. Java: new StreamsBuilder().
@@ -289,6 +309,14 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 		return nil, err
 	}
 	b.applyCopartitions(t)
+	for _, w := range b.warnings {
+		t.Internal().AddWarning(w)
+	}
+	for name, kv := range b.storeTypes {
+		if st := t.Internal().Store(name); st != nil {
+			st.KeyType, st.ValueType = kv[0], kv[1]
+		}
+	}
 	return t, nil
 }
 
@@ -330,6 +358,10 @@ func materialize[K, V any](b *StreamsBuilder, m *Materialized[K, V], prefix stri
 	} else {
 		mi.storeName = b.newStoreName(prefix)
 	}
+	if b.storeTypes == nil {
+		b.storeTypes = map[string][2]reflect.Type{}
+	}
+	b.storeTypes[mi.storeName] = [2]reflect.Type{reflect.TypeFor[K](), reflect.TypeFor[V]()}
 	return mi
 }
 

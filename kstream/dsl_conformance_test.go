@@ -134,10 +134,10 @@ var dslTopologies = []dslTopology{
 	{name: "dsl-process", types: kinds{"output": {kS, kS}, "seen-changelog": {kS, kL}}, build: func(b *kstream.StreamsBuilder) {
 		b.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("seen"), S, L))
 		kstream.Stream(b, "dsl-process-input", kstream.ConsumedWith(S, S)).
-			Process(processor.ProcessorSupplierFunc[string, string, string, string](func() processor.Processor[string, string, string, string] {
+			Process(processor.NewSupplier(func() processor.Processor[string, string, string, string] {
 				return &seenProcessor{}
-			}), kstream.Named{}, "seen").
-			ProcessValues(processor.FixedKeyProcessorSupplierFunc[string, string, string](func() processor.FixedKeyProcessor[string, string, string] {
+			}), "seen").
+			ProcessValuesNamed(processor.NewFixedKeySupplier(func() processor.FixedKeyProcessor[string, string, string] {
 				return &upperProcessor{}
 			}), kstream.NamedAs("upper")).
 			To("dsl-process-output", kstream.ProducedWith(S, S))
@@ -194,7 +194,7 @@ var dslTopologies = []dslTopology{
 	{name: "dsl-table-mat", caching: true, types: kinds{"output": {kS, kS}, "source-store-changelog": {kS, kS}, "filtered-store-changelog": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		kstream.Table(b, "dsl-table-mat-input", kstream.ConsumedWith(S, S), kstream.MaterializedAs[string, string]("source-store")).
 			Filter(func(_, v string) bool { return !strings.HasPrefix(v, "x") }, kstream.MaterializedAs[string, string]("filtered-store")).
-			MapValues(func(v string) string { return v + "!" }, kstream.NamedAs("bang")).
+			MapValues(func(v string) string { return v + "!" }, kstream.TableNamedAs[string, string]("bang")).
 			ToStream().To("dsl-table-mat-output")
 	}},
 	{name: "dsl-table-count", caching: true, types: kinds{"output": {kS, kL}, "dsl-table-count-input-STATE-STORE-0000000000-changelog": {kS, kS},
@@ -218,7 +218,7 @@ var dslTopologies = []dslTopology{
 			Aggregate(func() string { return "" },
 				func(_ string, v string, agg string) string { return agg + "+" + v },
 				func(_ string, v string, agg string) string { return agg + "-" + v },
-				kstream.NamedAs("agg"), kstream.MaterializedAs[string, string]("agg-store").WithValueSerde(S)).
+				kstream.TableNamedAs[string, string]("agg"), kstream.MaterializedAs[string, string]("agg-store").WithValueSerde(S)).
 			ToStream().To("dsl-table-aggregate-output")
 	}},
 	{name: "dsl-totable", caching: true, types: kinds{"out-a": {kS, kS}, "out-b": {kS, kS}, "tt-store-changelog": {kS, kS},
@@ -252,7 +252,7 @@ var dslTopologies = []dslTopology{
 		kstream.Stream(b, "dsl-named-input", kstream.ConsumedAs[string, *string]("input").WithKeySerde(S).WithValueSerde(NS)).
 			Filter(func(_ string, v *string) bool { return v != nil }, kstream.NamedAs("keep")).
 			GroupBy(func(_ string, v *string) string { return *v }, kstream.GroupedAs[string, *string]("regroup").WithKeySerde(S).WithValueSerde(NS)).
-			Count(kstream.NamedAs("counter"), kstream.MaterializedAs[string, int64]("count-store")).
+			Count(kstream.TableNamedAs[string, int64]("counter"), kstream.MaterializedAs[string, int64]("count-store")).
 			ToStream(kstream.NamedAs("updates")).
 			To("dsl-named-output", kstream.ProducedAs[string, int64]("sink").WithKeySerde(S).WithValueSerde(L))
 	}},

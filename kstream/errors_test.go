@@ -50,9 +50,6 @@ func TestBuildErrors(t *testing.T) {
 			s.GroupByKey().Count(kstream.MaterializedAs[string, int64]("counts"))
 			s.GroupByKey().Count(kstream.MaterializedAs[string, int64]("counts"))
 		}, nil, processor.ErrDuplicateStore, "a different state store has already been added with the name counts"},
-		{"materialized of the wrong types", func(b *kstream.StreamsBuilder) {
-			kstream.Stream(b, "in", str).GroupByKey().Count(kstream.MaterializedAs[string, string]("counts"))
-		}, nil, kstream.ErrOptionType, "Count got kstream.Materialized[string,string]; it needs Materialized[string, int64]"},
 		{"nil function", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).Filter(nil).To("out")
 		}, nil, kstream.ErrNilFunction, "KSTREAM-FILTER-0000000001: function must not be nil"},

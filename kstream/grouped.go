@@ -48,10 +48,10 @@ func (g *groupedStreamImpl) aggregate(name string, mi *materializedInternal, sup
 
 // Count counts the records per key (records with a null key or value are dropped). The store
 // is "KSTREAM-AGGREGATE-STATE-STORE-<n>" unless a Materialized names it; its serdes default to
-// the grouping's key serde and serde.Long(). Options: Named, Materialized[K, int64]. Java: count.
-func (g KGroupedStream[K, V]) Count(opts ...TableOption) KTable[K, int64] {
+// the grouping's key serde and serde.Long(). Options: TableNamed, Materialized[K, int64]. Java: count.
+func (g KGroupedStream[K, V]) Count(opts ...TableOption[K, int64]) KTable[K, int64] {
 	b := g.g.b
-	named, mat := splitTableOptions[K, int64](b, "Count", opts)
+	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, streamAggName)
 	if mi.keySerde == nil {
 		mi.keySerde = g.g.keySerde
@@ -67,10 +67,10 @@ func (g KGroupedStream[K, V]) Count(opts ...TableOption) KTable[K, int64] {
 
 // Reduce combines the values of each key with reducer (the first value is the initial
 // aggregate; null keys and values are dropped). Store serdes default to the grouping's.
-// Options: Named, Materialized[K, V]. Java: reduce.
-func (g KGroupedStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption) KTable[K, V] {
+// Options: TableNamed, Materialized[K, V]. Java: reduce.
+func (g KGroupedStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption[K, V]) KTable[K, V] {
 	b := g.g.b
-	named, mat := splitTableOptions[K, V](b, "Reduce", opts)
+	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, streamReduceName)
 	if mi.keySerde == nil {
 		mi.keySerde = g.g.keySerde
@@ -120,11 +120,11 @@ func aggregatorOf[K, V, VR any](f func(K, V, VR) VR) ktable.Aggregator {
 
 // Aggregate folds the values of each key into an aggregate: initializer gives the first
 // aggregate, aggregator adds a value (null keys and values are dropped). The store's key serde
-// defaults to the grouping's, its value serde to default.value.serde. Options: Named,
+// defaults to the grouping's, its value serde to default.value.serde. Options: TableNamed,
 // Materialized[K, VR]. Java: aggregate.
-func (g KGroupedStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, opts ...TableOption) KTable[K, VR] {
+func (g KGroupedStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
 	b := g.g.b
-	named, mat := splitTableOptions[K, VR](b, "Aggregate", opts)
+	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, streamAggName)
 	if mi.keySerde == nil {
 		mi.keySerde = g.g.keySerde
@@ -183,12 +183,12 @@ func (c CogroupedKStream[K, VOut]) Cogroup[VIn any](grouped KGroupedStream[K, VI
 
 // Aggregate builds the cogrouped aggregation: one "COGROUPKSTREAM-AGGREGATE-<n>" processor per
 // stream (repartitioned first if re-keyed), all writing one store, merged by a
-// "COGROUPKSTREAM-MERGE-<n>" processor. Options: Named (the processors become
+// "COGROUPKSTREAM-MERGE-<n>" processor. Options: TableNamed (the processors become
 // "<name>-cogroup-agg-<i>" and "<name>-cogroup-merge"), Materialized[K, VOut]. Java:
 // CogroupedKStream.aggregate.
-func (c CogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, opts ...TableOption) KTable[K, VOut] {
+func (c CogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, opts ...TableOption[K, VOut]) KTable[K, VOut] {
 	b := c.c.b
-	named, mat := splitTableOptions[K, VOut](b, "Cogroup Aggregate", opts)
+	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, cogroupAggName)
 	if initializer == nil {
 		b.fail(dslErr(ErrNilFunction, "cogroup aggregate: initializer must not be nil"))

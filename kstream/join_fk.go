@@ -30,8 +30,15 @@ const (
 // used for FK join should be a singleton set".
 var ErrForeignKeyPartitioner = errors.New("a foreign-key join partitioner must return exactly one partition")
 
-// tableOption makes TableJoined usable as an option of [KTable.JoinFK] and [KTable.LeftJoinFK].
-func (TableJoined[K, KO]) tableOption() {}
+// fkJoinOption makes TableJoined usable as an option of [KTable.JoinFK] and [KTable.LeftJoinFK].
+func (TableJoined[K, KO]) fkJoinOption() {}
+
+// FKJoinOption is an optional argument of the foreign-key joins: a TableJoined[K, KO] (name,
+// partitioners) or a Materialized[K, VR] (the result's store). Go cannot check both kinds'
+// type arguments in one argument list (TableJoined has the other table's key type, Materialized
+// the result's value type), so one of other types fails Build with ErrOptionType. Java: the
+// TableJoined and Materialized overloads of join and leftJoin with a foreign-key extractor.
+type FKJoinOption interface{ fkJoinOption() }
 
 // JoinFK returns the inner foreign-key join of this table with other (KIP-213): each row of
 // this table whose foreignKey(value) is a key of other gets the value joiner(value,
@@ -59,7 +66,7 @@ func (TableJoined[K, KO]) tableOption() {}
 // (reported by Build): ErrNilFunction (nil extractor or joiner), ErrForeignBuilder,
 // ErrOptionType, ErrInvalidName; at processing time ErrForeignKeyPartitioner (a partitioner
 // choosing other than one partition) and the serdes' errors. Java: KTable.join(KTable, Function, ValueJoiner[, TableJoined][, Materialized]).
-func (t KTable[K, V]) JoinFK[KO, VO, VR any](other KTable[KO, VO], foreignKey func(V) KO, joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
+func (t KTable[K, V]) JoinFK[KO, VO, VR any](other KTable[KO, VO], foreignKey func(V) KO, joiner func(V, VO) VR, opts ...FKJoinOption) KTable[K, VR] {
 	var fk func(K, V) KO
 	if foreignKey != nil {
 		fk = func(_ K, v V) KO { return foreignKey(v) }
@@ -69,7 +76,7 @@ func (t KTable[K, V]) JoinFK[KO, VO, VR any](other KTable[KO, VO], foreignKey fu
 
 // JoinFKWithKey is [KTable.JoinFK] with a foreign-key extractor that also sees the row's key.
 // Java: KTable.join(KTable, BiFunction, ValueJoiner[, TableJoined][, Materialized]).
-func (t KTable[K, V]) JoinFKWithKey[KO, VO, VR any](other KTable[KO, VO], foreignKey func(K, V) KO, joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
+func (t KTable[K, V]) JoinFKWithKey[KO, VO, VR any](other KTable[KO, VO], foreignKey func(K, V) KO, joiner func(V, VO) VR, opts ...FKJoinOption) KTable[K, VR] {
 	return fkJoin[K, V, KO, VO, VR](t, other, foreignKey, joiner, false, "JoinFKWithKey", opts)
 }
 
@@ -77,7 +84,7 @@ func (t KTable[K, V]) JoinFKWithKey[KO, VO, VR any](other KTable[KO, VO], foreig
 // table is in the result; joiner gets the zero value of VO (Java: null) when the foreign key is
 // null or has no row in other. Java: KTable.leftJoin(KTable, Function, ValueJoiner[,
 // TableJoined][, Materialized]).
-func (t KTable[K, V]) LeftJoinFK[KO, VO, VR any](other KTable[KO, VO], foreignKey func(V) KO, joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
+func (t KTable[K, V]) LeftJoinFK[KO, VO, VR any](other KTable[KO, VO], foreignKey func(V) KO, joiner func(V, VO) VR, opts ...FKJoinOption) KTable[K, VR] {
 	var fk func(K, V) KO
 	if foreignKey != nil {
 		fk = func(_ K, v V) KO { return foreignKey(v) }
@@ -87,13 +94,13 @@ func (t KTable[K, V]) LeftJoinFK[KO, VO, VR any](other KTable[KO, VO], foreignKe
 
 // LeftJoinFKWithKey is [KTable.LeftJoinFK] with a foreign-key extractor that also sees the
 // row's key. Java: KTable.leftJoin(KTable, BiFunction, ValueJoiner[, TableJoined][, Materialized]).
-func (t KTable[K, V]) LeftJoinFKWithKey[KO, VO, VR any](other KTable[KO, VO], foreignKey func(K, V) KO, joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
+func (t KTable[K, V]) LeftJoinFKWithKey[KO, VO, VR any](other KTable[KO, VO], foreignKey func(K, V) KO, joiner func(V, VO) VR, opts ...FKJoinOption) KTable[K, VR] {
 	return fkJoin[K, V, KO, VO, VR](t, other, foreignKey, joiner, true, "LeftJoinFKWithKey", opts)
 }
 
 // fkJoin follows Java's KTableImpl.doJoinOnForeignKey step by step (the order of generated
 // names, graph nodes and materializations matters for names and Describe).
-func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(K, V) KO, joiner func(V, VO) VR, leftJoin bool, op string, opts []TableOption) KTable[K, VR] {
+func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(K, V) KO, joiner func(V, VO) VR, leftJoin bool, op string, opts []FKJoinOption) KTable[K, VR] {
 	b := t.t.b
 	var tj TableJoined[K, KO]
 	var mat *Materialized[K, VR]

@@ -11,11 +11,6 @@ import (
 	"github.com/kstreams-go/kstreams/store"
 )
 
-// EmitIntervalOuterJoinConfig is Java's internal property throttling how often (wall-clock ms,
-// default 1000) a left/outer stream-stream join scans its shared store for records whose
-// window has closed. Java: StreamsConfig.InternalConfig.EMIT_INTERVAL_MS_KSTREAMS_OUTER_JOIN_SPURIOUS_RESULTS_FIX.
-const EmitIntervalOuterJoinConfig = "__emit.interval.ms.kstreams.outer.join.spurious.results.fix__"
-
 // timeTracker is the stream time and the smallest held-back timestamp shared by the two join
 // processors of one task. Java: KStreamImplJoin.TimeTracker.
 type timeTracker struct {

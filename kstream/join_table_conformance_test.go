@@ -25,7 +25,7 @@ var tableJoinTopologies = []dslTopology{
 	{name: "tt-left", caching: true, types: kinds{"output": {kS, kS}, "count": {kS, kL}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Table(b, "tt-left-left", kstream.ConsumedWith(S, S), kstream.MaterializedAs[string, string]("tt-left-l"))
 		r := kstream.Table(b, "tt-left-right", kstream.ConsumedWith(S, S))
-		j := l.LeftJoin(r, joinVals, kstream.NamedAs("lj"),
+		j := l.LeftJoin(r, joinVals, kstream.TableNamedAs[string, string]("lj"),
 			kstream.MaterializedAs[string, string]("tt-left-store").WithKeySerde(S).WithValueSerde(S))
 		j.ToStream().To("tt-left-output", kstream.ProducedWith(S, S))
 		j.GroupBy(func(k, v string) (string, string) { return v[strings.IndexByte(v, '|')+1:], k }, kstream.GroupedWith(S, S)).
@@ -45,13 +45,13 @@ var tableJoinTopologies = []dslTopology{
 			Reduce(func(a, v string) string { return a + "+" + v })
 		m := kstream.KTable[string, string].MapValues(l.Join(agg, joinVals), strings.ToUpper)
 		kstream.Stream(b, "tt-chain-stream", kstream.ConsumedWith(S, S)).Join(m, joinVals).To("tt-chain-output", kstream.ProducedWith(S, S))
-		m.OuterJoin(kstream.Table(b, "tt-chain-right", kstream.ConsumedWith(S, S)), joinVals, kstream.NamedAs("oj")).ToStream().
+		m.OuterJoin(kstream.Table(b, "tt-chain-right", kstream.ConsumedWith(S, S)), joinVals, kstream.TableNamedAs[string, string]("oj")).ToStream().
 			To("tt-chain-outer", kstream.ProducedWith(S, S))
 	}},
 	{name: "tt-types", caching: true, types: kinds{"output": {kS, kL}, "self": {kS, kL}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Table(b, "tt-types-left", kstream.ConsumedWith(S, L))
 		r := kstream.Table(b, "tt-types-right", kstream.ConsumedWith(S, serde.Integer()))
-		l.OuterJoin(r, func(a int64, c int32) int64 { return a + int64(c) }, kstream.NamedAs("sum"), kstream.MaterializedWith(S, L)).
+		l.OuterJoin(r, func(a int64, c int32) int64 { return a + int64(c) }, kstream.TableNamedAs[string, int64]("sum"), kstream.MaterializedWith(S, L)).
 			ToStream().To("tt-types-output", kstream.ProducedWith(S, L))
 		l.Join(l, func(a, c int64) int64 { return a * c }).ToStream().To("tt-types-self", kstream.ProducedWith(S, L))
 	}},

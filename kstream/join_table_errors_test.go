@@ -26,17 +26,13 @@ func TestTableJoinBuildErrors(t *testing.T) {
 			r := kstream.Table(b, "r", kstream.ConsumedWith(S, S))
 			kstream.Table(b, "l", kstream.ConsumedWith(S, S)).OuterJoin(r, (func(string, string) string)(nil))
 		}, kstream.ErrNilFunction},
-		{"table join: Materialized of the wrong types", func(b *kstream.StreamsBuilder) {
-			r := kstream.Table(b, "r", kstream.ConsumedWith(S, S))
-			kstream.Table(b, "l", kstream.ConsumedWith(S, S)).Join(r, joinVals, kstream.MaterializedAs[string, int64]("x"))
-		}, kstream.ErrOptionType},
 		{"fk join: nil extractor", func(b *kstream.StreamsBuilder) {
 			r := kstream.Table(b, "r", kstream.ConsumedWith(NS, S))
 			kstream.Table(b, "l", kstream.ConsumedWith(S, S)).JoinFK(r, (func(string) *string)(nil), joinVals)
 		}, kstream.ErrNilFunction},
-		{"fk join: Named is not an option (use TableJoinedAs)", func(b *kstream.StreamsBuilder) {
+		{"fk join: Materialized of the wrong types", func(b *kstream.StreamsBuilder) {
 			r := kstream.Table(b, "r", kstream.ConsumedWith(NS, S))
-			kstream.Table(b, "l", kstream.ConsumedWith(S, S)).LeftJoinFK(r, foreignKeyOf, joinVals, kstream.NamedAs("n"))
+			kstream.Table(b, "l", kstream.ConsumedWith(S, S)).LeftJoinFK(r, foreignKeyOf, joinVals, kstream.MaterializedAs[string, int64]("x"))
 		}, kstream.ErrOptionType},
 		{"fk join: other builder", func(b *kstream.StreamsBuilder) {
 			r := kstream.Table(kstream.NewStreamsBuilder(), "r", kstream.ConsumedWith(NS, S))

@@ -11,16 +11,15 @@ import (
 // delete on either side deletes the result row. Both tables are materialized (source tables
 // get a store "<topic>-STATE-STORE-<n>") so that each side can look the other up.
 //
-// Options: Named (processors "<name>-join-this", "<name>-join-other" and the merge processor
+// Options: TableNamed[K, VR] (processors "<name>-join-this", "<name>-join-other" and the merge processor
 // "<name>"; default KTABLE-JOINTHIS-<n>, KTABLE-JOINOTHER-<n>, KTABLE-MERGE-<n>) and
 // Materialized[K, VR] (the result gets a store, named or "KTABLE-MERGE-STATE-STORE-<n>", key
 // serde defaulting to this table's). Both tables must be co-partitioned (their source topics
 // are put in one co-partition group). Errors (reported by Build): ErrNilFunction for a nil
-// joiner, ErrForeignBuilder for a table of another builder, ErrOptionType for a Materialized of
-// other types, ErrNotCopartitioned when both sides read repartition topics with different fixed
+// joiner, ErrForeignBuilder for a table of another builder, ErrNotCopartitioned when both sides read repartition topics with different fixed
 // partition counts. Java: KTable.join(KTable, ValueJoiner[,
 // Named][, Materialized]).
-func (t KTable[K, V]) Join[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
+func (t KTable[K, V]) Join[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
 	return tableTableJoin[K, V, VO, VR](t, other.t, joiner, false, false, "Join", opts)
 }
 
@@ -29,7 +28,7 @@ func (t KTable[K, V]) Join[VO, VR any](other KTable[K, VO], joiner func(V, VO) V
 // none (Java: null). The result timestamp is the max of both rows' (this row's when other has
 // none). Options and errors as for [KTable.Join]. Java: KTable.leftJoin(KTable, ValueJoiner[,
 // Named][, Materialized]).
-func (t KTable[K, V]) LeftJoin[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
+func (t KTable[K, V]) LeftJoin[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
 	return tableTableJoin[K, V, VO, VR](t, other.t, joiner, true, false, "LeftJoin", opts)
 }
 
@@ -37,15 +36,15 @@ func (t KTable[K, V]) LeftJoin[VO, VR any](other KTable[K, VO], joiner func(V, V
 // while either table has a value; the missing side reaches joiner as its zero value (Java:
 // null). Options and errors as for [KTable.Join]. Java: KTable.outerJoin(KTable, ValueJoiner[,
 // Named][, Materialized]).
-func (t KTable[K, V]) OuterJoin[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption) KTable[K, VR] {
+func (t KTable[K, V]) OuterJoin[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
 	return tableTableJoin[K, V, VO, VR](t, other.t, joiner, true, true, "OuterJoin", opts)
 }
 
 // tableTableJoin follows Java's KTableImpl.doJoin step by step (the order of generated names
 // and of materializations matters).
-func tableTableJoin[K, V, VO, VR any](t KTable[K, V], other *tableImpl, joiner func(V, VO) VR, leftOuter, rightOuter bool, op string, opts []TableOption) KTable[K, VR] {
+func tableTableJoin[K, V, VO, VR any](t KTable[K, V], other *tableImpl, joiner func(V, VO) VR, leftOuter, rightOuter bool, op string, opts []TableOption[K, VR]) KTable[K, VR] {
 	b := t.t.b
-	named, mat := splitTableOptions[K, VR](b, op, opts)
+	named, mat := splitTableOptions(opts)
 	var mi *materializedInternal
 	if mat != nil {
 		mi = materialize(b, mat, tableMergeName)

@@ -38,27 +38,36 @@ type streamImpl struct {
 // org.apache.kafka.streams.kstream.KStream.
 type KStream[K, V any] struct{ s *streamImpl }
 
+// impl is the stream's state; a zero KStream (declared, never made by Stream or an operator)
+// panics here with a message that says so, instead of a nil pointer dereference deep inside.
+func (s KStream[K, V]) impl() *streamImpl {
+	if s.s == nil {
+		panic("kstream: zero KStream: make a KStream with kstream.Stream(builder, topic, ...) or from an operator of another KStream or KTable, not with var or KStream{}")
+	}
+	return s.s
+}
+
 func (s KStream[K, V]) derive(name string, node *graphNode, keySerde, valueSerde serde.Serde[any], repartition bool) *streamImpl {
-	return &streamImpl{b: s.s.b, name: name, node: node, keySerde: keySerde, valueSerde: valueSerde, repartitionRequired: repartition,
-		sourceNodes: s.s.sourceNodes}
+	return &streamImpl{b: s.impl().b, name: name, node: node, keySerde: keySerde, valueSerde: valueSerde, repartitionRequired: repartition,
+		sourceNodes: s.impl().sourceNodes}
 }
 
 func (s KStream[K, V]) stateless(name string, f procFunc) *graphNode {
-	return s.s.b.addNode(processorNode(name, funcSupplier{f: f}, nil, nil), s.s.node)
+	return s.impl().b.addNode(processorNode(name, funcSupplier{f: f}, nil, nil), s.impl().node)
 }
 
 // keyChanging adds a key-changing stateless node (Java: keyChangingOperation(true)).
 func (s KStream[K, V]) keyChanging(name string, f procFunc) *graphNode {
 	n := processorNode(name, funcSupplier{f: f}, nil, nil)
 	n.keyChanging = true
-	return s.s.b.addNode(n, s.s.node)
+	return s.impl().b.addNode(n, s.impl().node)
 }
 
 // valueChanging adds a value-changing stateless node (Java: setValueChangingOperation(true)).
 func (s KStream[K, V]) valueChanging(name string, f procFunc) *graphNode {
 	n := processorNode(name, funcSupplier{f: f}, nil, nil)
 	n.valueChanging = true
-	return s.s.b.addNode(n, s.s.node)
+	return s.impl().b.addNode(n, s.impl().node)
 }
 
 // Stream returns a stream reading topic with the optional Consumed (the last one given wins;
@@ -102,7 +111,7 @@ func StreamPattern[K, V any](b *StreamsBuilder, pattern string, consumed ...Cons
 }
 
 // Name returns the name of the processor node that produces this stream.
-func (s KStream[K, V]) Name() string { return s.s.name }
+func (s KStream[K, V]) Name() string { return s.impl().name }
 
 // Filter keeps the records for which pred returns true. Java: filter.
 func (s KStream[K, V]) Filter(pred func(K, V) bool, named ...Named) KStream[K, V] {
@@ -115,7 +124,7 @@ func (s KStream[K, V]) FilterNot(pred func(K, V) bool, named ...Named) KStream[K
 }
 
 func (s KStream[K, V]) filter(pred func(K, V) bool, not bool, named []Named) KStream[K, V] {
-	name := s.s.b.orElseGenerate(lastNamed(named), filterName)
+	name := s.impl().b.orElseGenerate(lastNamed(named), filterName)
 	s.checkFunc(name, pred == nil)
 	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
@@ -127,22 +136,22 @@ func (s KStream[K, V]) filter(pred func(K, V) bool, not bool, named []Named) KSt
 		}
 		return nil
 	})
-	return KStream[K, V]{s: s.derive(name, n, s.s.keySerde, s.s.valueSerde, s.s.repartitionRequired)}
+	return KStream[K, V]{s: s.derive(name, n, s.impl().keySerde, s.impl().valueSerde, s.impl().repartitionRequired)}
 }
 
 func (s KStream[K, V]) checkFunc(name string, isNil bool) {
 	if isNil {
-		s.s.b.fail(dslErr(ErrNilFunction, "%s: function must not be nil", name))
+		s.impl().b.fail(dslErr(ErrNilFunction, "%s: function must not be nil", name))
 	}
 }
 
 // SelectKey gives every record the key f returns (the value is kept). The stream is marked for
 // repartitioning: a later grouping or join reads it through a repartition topic. Java: selectKey.
 func (s KStream[K, V]) SelectKey[KR any](f func(K, V) KR, named ...Named) KStream[KR, V] {
-	name := s.s.b.orElseGenerate(lastNamed(named), keySelectName)
+	name := s.impl().b.orElseGenerate(lastNamed(named), keySelectName)
 	s.checkFunc(name, f == nil)
 	n := s.keyChanging(name, selectKeyFunc(f))
-	return KStream[KR, V]{s: s.derive(name, n, nil, s.s.valueSerde, true)}
+	return KStream[KR, V]{s: s.derive(name, n, nil, s.impl().valueSerde, true)}
 }
 
 func selectKeyFunc[K, V, KR any](f func(K, V) KR) procFunc {
@@ -159,7 +168,7 @@ func selectKeyFunc[K, V, KR any](f func(K, V) KR) procFunc {
 // Map replaces every record's key and value with what f returns; the stream is marked for
 // repartitioning. Java: map.
 func (s KStream[K, V]) Map[KR, VR any](f func(K, V) (KR, VR), named ...Named) KStream[KR, VR] {
-	name := s.s.b.orElseGenerate(lastNamed(named), mapName)
+	name := s.impl().b.orElseGenerate(lastNamed(named), mapName)
 	s.checkFunc(name, f == nil)
 	n := s.keyChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
@@ -205,7 +214,7 @@ func mapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) VR, named []Na
 // FlatMap replaces every record with the records f returns (none, one or more, in order); the
 // stream is marked for repartitioning. Java: flatMap.
 func (s KStream[K, V]) FlatMap[KR, VR any](f func(K, V) []KeyValue[KR, VR], named ...Named) KStream[KR, VR] {
-	name := s.s.b.orElseGenerate(lastNamed(named), flatMapName)
+	name := s.impl().b.orElseGenerate(lastNamed(named), flatMapName)
 	s.checkFunc(name, f == nil)
 	n := s.keyChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
@@ -262,7 +271,7 @@ func flatMapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) []VR, name
 
 // Peek calls f for every record and forwards it unchanged. Java: peek.
 func (s KStream[K, V]) Peek(f func(K, V), named ...Named) KStream[K, V] {
-	name := s.s.b.orElseGenerate(lastNamed(named), peekName)
+	name := s.impl().b.orElseGenerate(lastNamed(named), peekName)
 	s.checkFunc(name, f == nil)
 	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
@@ -272,12 +281,12 @@ func (s KStream[K, V]) Peek(f func(K, V), named ...Named) KStream[K, V] {
 		f(k, v)
 		return ctx.Forward(r)
 	})
-	return KStream[K, V]{s: s.derive(name, n, s.s.keySerde, s.s.valueSerde, s.s.repartitionRequired)}
+	return KStream[K, V]{s: s.derive(name, n, s.impl().keySerde, s.impl().valueSerde, s.impl().repartitionRequired)}
 }
 
 // Foreach calls f for every record (a terminal operation). Java: foreach.
 func (s KStream[K, V]) Foreach(f func(K, V), named ...Named) {
-	name := s.s.b.orElseGenerate(lastNamed(named), foreachName)
+	name := s.impl().b.orElseGenerate(lastNamed(named), foreachName)
 	s.checkFunc(name, f == nil)
 	s.stateless(name, func(_ processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
@@ -292,18 +301,18 @@ func (s KStream[K, V]) Foreach(f func(K, V), named ...Named) {
 // Merge returns a stream of the records of both streams (in processing order). Java: merge.
 // Errors (at Build): ErrForeignBuilder.
 func (s KStream[K, V]) Merge(other KStream[K, V], named ...Named) KStream[K, V] {
-	name := s.s.b.orElseGenerate(lastNamed(named), mergeName)
-	if other.s == nil || other.s.b != s.s.b {
-		s.s.b.fail(dslErr(ErrForeignBuilder, "merge %s: the other stream belongs to another StreamsBuilder", name))
+	name := s.impl().b.orElseGenerate(lastNamed(named), mergeName)
+	if other.s == nil || other.s.b != s.impl().b {
+		s.impl().b.fail(dslErr(ErrForeignBuilder, "merge %s: the other stream belongs to another StreamsBuilder", name))
 		return s
 	}
 	mn := processorNode(name, funcSupplier{f: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		return ctx.Forward(r)
 	}}, nil, nil)
 	mn.merge = true
-	n := s.s.b.addNode(mn, s.s.node, other.s.node)
-	out := s.derive(name, n, nil, nil, s.s.repartitionRequired || other.s.repartitionRequired)
-	out.sourceNodes = append(append([]string(nil), s.s.sourceNodes...), other.s.sourceNodes...)
+	n := s.impl().b.addNode(mn, s.impl().node, other.s.node)
+	out := s.derive(name, n, nil, nil, s.impl().repartitionRequired || other.s.repartitionRequired)
+	out.sourceNodes = append(append([]string(nil), s.impl().sourceNodes...), other.s.sourceNodes...)
 	return KStream[K, V]{s: out}
 }
 
@@ -317,26 +326,26 @@ func (s KStream[K, V]) Repartition(repartitioned ...Repartitioned[K, V]) KStream
 	}
 	name := r.name
 	if name == "" {
-		name = s.s.b.newProcessorName(repartitionName)
+		name = s.impl().b.newProcessorName(repartitionName)
 	} else {
-		s.s.b.checkName(name)
+		s.impl().b.checkName(name)
 	}
 	keySerde, valueSerde := untyped(r.keySerde), untyped(r.valueSerde)
 	if valueSerde == nil {
-		valueSerde = s.s.valueSerde
+		valueSerde = s.impl().valueSerde
 	}
 	var part processor.StreamPartitioner[any, any]
 	if r.partitioner != nil {
 		part = processor.UntypedStreamPartitioner(r.partitioner)
 	}
-	rp := s.s.b.newRepartition(name, keySerde, valueSerde, part)
+	rp := s.impl().b.newRepartition(name, keySerde, valueSerde, part)
 	rp.partitions = r.numPartitions
 	rn := rp.node()
 	rn.optimizable = nil // Java: UnoptimizableRepartitionNode
-	n := s.s.b.addNode(rn, s.s.node)
+	n := s.impl().b.addNode(rn, s.impl().node)
 	outKey := keySerde
 	if outKey == nil {
-		outKey = s.s.keySerde
+		outKey = s.impl().keySerde
 	}
 	out := s.derive(rp.source, n, outKey, valueSerde, false)
 	out.sourceNodes = []string{rp.source}
@@ -353,7 +362,7 @@ func (s KStream[K, V]) To(topic string, produced ...Produced[K, V]) {
 // to(TopicNameExtractor[, produced]).
 func (s KStream[K, V]) ToExtractor(extractor processor.TopicNameExtractor[K, V], produced ...Produced[K, V]) {
 	if extractor == nil {
-		s.s.b.fail(dslErr(ErrNilFunction, "to: topic name extractor must not be nil"))
+		s.impl().b.fail(dslErr(ErrNilFunction, "to: topic name extractor must not be nil"))
 		return
 	}
 	s.to("", extractor, produced)
@@ -366,10 +375,10 @@ func (s KStream[K, V]) to(topic string, extractor processor.TopicNameExtractor[K
 	}
 	keySerde, valueSerde := untyped(p.keySerde), untyped(p.valueSerde)
 	if keySerde == nil {
-		keySerde = s.s.keySerde
+		keySerde = s.impl().keySerde
 	}
 	if valueSerde == nil {
-		valueSerde = s.s.valueSerde
+		valueSerde = s.impl().valueSerde
 	}
 	var part processor.StreamPartitioner[any, any]
 	if p.partitioner != nil {
@@ -377,23 +386,32 @@ func (s KStream[K, V]) to(topic string, extractor processor.TopicNameExtractor[K
 	} else {
 		part = windowedPartitioner(keySerde) // windowed keys partition by the base key (Java: WindowedStreamPartitioner)
 	}
-	name := s.s.b.orElseGenerate(p.name, sinkName)
-	s.s.b.addNode(&graphNode{name: name, write: func(t *processor.Topology, parents []string) error {
+	name := s.impl().b.orElseGenerate(p.name, sinkName)
+	s.impl().b.addNode(&graphNode{name: name, write: func(t *processor.Topology, parents []string) error {
 		opts := sinkOpts(keySerde, valueSerde, part)
 		if extractor != nil {
 			return t.AddDynamicSink(name, extractor, parents, opts...)
 		}
 		return t.AddSink(name, topic, parents, opts...)
-	}}, s.s.node)
+	}}, s.impl().node)
 }
 
-// Process runs a Processor API processor on the stream, connected to the named stores (added
-// with StreamsBuilder.AddStateStore, or provided by the supplier through
-// processor.ConnectedStoreProvider). named names the processor (the zero Named generates
-// "KSTREAM-PROCESSOR-<n>"). The result may have any keys, so it is marked for repartitioning.
-// Java: process(supplier, [named,] stateStoreNames...).
-func (s KStream[K, V]) Process[KR, VR any](supplier processor.ProcessorSupplier[K, V, KR, VR], named Named, stateStoreNames ...string) KStream[KR, VR] {
-	name := named.name
+// Process runs a Processor API processor on the stream, named "KSTREAM-PROCESSOR-<n>" and
+// connected to the named stores (added with StreamsBuilder.AddStateStore, or provided by the
+// supplier through processor.ConnectedStoreProvider). The result may have any keys, so it is
+// marked for repartitioning. Use ProcessNamed to name the processor. Java:
+// process(supplier, stateStoreNames...).
+func (s KStream[K, V]) Process[KR, VR any](supplier processor.ProcessorSupplier[K, V, KR, VR], stateStoreNames ...string) KStream[KR, VR] {
+	return processStream(s, supplier, "", stateStoreNames)
+}
+
+// ProcessNamed is Process with the processor named by named (the zero Named generates the
+// name). Java: process(supplier, named, stateStoreNames...).
+func (s KStream[K, V]) ProcessNamed[KR, VR any](supplier processor.ProcessorSupplier[K, V, KR, VR], named Named, stateStoreNames ...string) KStream[KR, VR] {
+	return processStream(s, supplier, named.name, stateStoreNames)
+}
+
+func processStream[K, V, KR, VR any](s KStream[K, V], supplier processor.ProcessorSupplier[K, V, KR, VR], name string, stateStoreNames []string) KStream[KR, VR] {
 	if name == "" {
 		name = s.s.b.newProcessorName(processorName)
 	} else {
@@ -413,10 +431,20 @@ func (s KStream[K, V]) Process[KR, VR any](supplier processor.ProcessorSupplier[
 	return KStream[KR, VR]{s: s.derive(name, n, nil, nil, true)}
 }
 
-// ProcessValues runs a fixed-key processor (it cannot change keys) on the stream; otherwise as
-// Process ("KSTREAM-PROCESSVALUES-<n>"). Java: processValues.
-func (s KStream[K, V]) ProcessValues[VR any](supplier processor.FixedKeyProcessorSupplier[K, V, VR], named Named, stateStoreNames ...string) KStream[K, VR] {
-	name := named.name
+// ProcessValues runs a fixed-key processor (it cannot change keys) on the stream, named
+// "KSTREAM-PROCESSVALUES-<n>"; otherwise as Process. Java: processValues(supplier,
+// stateStoreNames...).
+func (s KStream[K, V]) ProcessValues[VR any](supplier processor.FixedKeyProcessorSupplier[K, V, VR], stateStoreNames ...string) KStream[K, VR] {
+	return processValues(s, supplier, "", stateStoreNames)
+}
+
+// ProcessValuesNamed is ProcessValues with the processor named by named (the zero Named
+// generates the name). Java: processValues(supplier, named, stateStoreNames...).
+func (s KStream[K, V]) ProcessValuesNamed[VR any](supplier processor.FixedKeyProcessorSupplier[K, V, VR], named Named, stateStoreNames ...string) KStream[K, VR] {
+	return processValues(s, supplier, named.name, stateStoreNames)
+}
+
+func processValues[K, V, VR any](s KStream[K, V], supplier processor.FixedKeyProcessorSupplier[K, V, VR], name string, stateStoreNames []string) KStream[K, VR] {
 	if name == "" {
 		name = s.s.b.newProcessorName(processValuesName)
 	} else {
@@ -437,22 +465,22 @@ func (s KStream[K, V]) ProcessValues[VR any](supplier processor.FixedKeyProcesso
 }
 
 // ToTable turns the stream into a table (each record an upsert, a null value a delete),
-// repartitioning first if the stream was re-keyed. Options: Named, Materialized[K, V]. Java:
+// repartitioning first if the stream was re-keyed. Options: TableNamed, Materialized[K, V]. Java:
 // toTable.
-func (s KStream[K, V]) ToTable(opts ...TableOption) KTable[K, V] {
-	b := s.s.b
-	named, mat := splitTableOptions[K, V](b, "ToTable", opts)
+func (s KStream[K, V]) ToTable(opts ...TableOption[K, V]) KTable[K, V] {
+	b := s.impl().b
+	named, mat := splitTableOptions(opts)
 	name := b.orElseGenerate(named, toTableName)
 	mi := materialize(b, mat, toTableName)
 	keySerde, valueSerde := mi.keySerde, mi.valueSerde
 	if keySerde == nil {
-		keySerde = s.s.keySerde
+		keySerde = s.impl().keySerde
 	}
 	if valueSerde == nil {
-		valueSerde = s.s.valueSerde
+		valueSerde = s.impl().valueSerde
 	}
-	parent, sources := s.s.node, s.s.sourceNodes
-	if s.s.repartitionRequired {
+	parent, sources := s.impl().node, s.impl().sourceNodes
+	if s.impl().repartitionRequired {
 		rp := b.newRepartition(name, keySerde, valueSerde, nil)
 		parent, sources = b.addNode(rp.node(), parent), []string{rp.source}
 	}
@@ -471,13 +499,13 @@ func (s KStream[K, V]) ToTable(opts ...TableOption) KTable[K, V] {
 // serdes are used for a repartition topic (needed when the stream was re-keyed); a Grouped gives
 // them (nil: defaults) and the repartition topic name. Java: groupByKey([grouped]).
 func (s KStream[K, V]) GroupByKey(grouped ...Grouped[K, V]) KGroupedStream[K, V] {
-	g := groupedStreamImpl{b: s.s.b, name: s.s.name, node: s.s.node, repartitionRequired: s.s.repartitionRequired, sourceNodes: s.s.sourceNodes,
-		keySerde: s.s.keySerde, valueSerde: s.s.valueSerde}
+	g := groupedStreamImpl{b: s.impl().b, name: s.impl().name, node: s.impl().node, repartitionRequired: s.impl().repartitionRequired, sourceNodes: s.impl().sourceNodes,
+		keySerde: s.impl().keySerde, valueSerde: s.impl().valueSerde}
 	if len(grouped) > 0 {
 		gr := grouped[len(grouped)-1]
 		g.keySerde, g.valueSerde, g.userName = untyped(gr.keySerde), untyped(gr.valueSerde), gr.name
 		if gr.name != "" {
-			s.s.b.checkName(gr.name)
+			s.impl().b.checkName(gr.name)
 		}
 	}
 	return KGroupedStream[K, V]{g: &g}
@@ -493,13 +521,13 @@ func (s KStream[K, V]) GroupBy[KR any](f func(K, V) KR, grouped ...Grouped[KR, V
 	} else {
 		gr.valueSerde = nil
 	}
-	name := s.s.b.orElseGenerate(gr.name, keySelectName)
+	name := s.impl().b.orElseGenerate(gr.name, keySelectName)
 	s.checkFunc(name, f == nil)
 	n := s.keyChanging(name, selectKeyFunc(f))
-	g := groupedStreamImpl{b: s.s.b, name: name, node: n, repartitionRequired: true, sourceNodes: s.s.sourceNodes,
+	g := groupedStreamImpl{b: s.impl().b, name: name, node: n, repartitionRequired: true, sourceNodes: s.impl().sourceNodes,
 		keySerde: untyped(gr.keySerde), valueSerde: untyped(gr.valueSerde), userName: gr.name}
 	if len(grouped) == 0 {
-		g.valueSerde = s.s.valueSerde
+		g.valueSerde = s.impl().valueSerde
 	}
 	return KGroupedStream[KR, V]{g: &g}
 }

@@ -145,14 +145,14 @@ func tableSourceOptions[K, V any](c Consumed[K, V], materialized []Materialized[
 }
 
 // Filter keeps the rows whose value passes pred; other rows become deletes (tombstones
-// downstream). pred only sees non-null values. Options: Named, Materialized[K, V] (a named
+// downstream). pred only sees non-null values. Options: TableNamed, Materialized[K, V] (a named
 // store materializes the result). Java: KTable.filter.
-func (t KTable[K, V]) Filter(pred func(K, V) bool, opts ...TableOption) KTable[K, V] {
+func (t KTable[K, V]) Filter(pred func(K, V) bool, opts ...TableOption[K, V]) KTable[K, V] {
 	return t.filter(pred, false, opts)
 }
 
 // FilterNot keeps the rows whose value fails pred. Java: KTable.filterNot.
-func (t KTable[K, V]) FilterNot(pred func(K, V) bool, opts ...TableOption) KTable[K, V] {
+func (t KTable[K, V]) FilterNot(pred func(K, V) bool, opts ...TableOption[K, V]) KTable[K, V] {
 	return t.filter(pred, true, opts)
 }
 
@@ -166,9 +166,9 @@ func predicateOf[K, V any](f func(K, V) bool) ktable.Predicate {
 	}
 }
 
-func (t KTable[K, V]) filter(pred func(K, V) bool, not bool, opts []TableOption) KTable[K, V] {
+func (t KTable[K, V]) filter(pred func(K, V) bool, not bool, opts []TableOption[K, V]) KTable[K, V] {
 	b := t.t.b
-	named, mat := splitTableOptions[K, V](b, "Filter", opts)
+	named, mat := splitTableOptions(opts)
 	keySerde, valueSerde := t.t.keySerde, t.t.valueSerde
 	var storeName string
 	var mi *materializedInternal
@@ -211,8 +211,8 @@ func storeBuilderIf(storeName string, mi *materializedInternal) func() processor
 }
 
 // MapValues maps every row's value (f sees only non-null values; deletes stay deletes).
-// Options: Named, Materialized[K, VR]. Java: KTable.mapValues(ValueMapper).
-func (t KTable[K, V]) MapValues[VR any](f func(V) VR, opts ...TableOption) KTable[K, VR] {
+// Options: TableNamed, Materialized[K, VR]. Java: KTable.mapValues(ValueMapper).
+func (t KTable[K, V]) MapValues[VR any](f func(V) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
 	var g func(K, V) VR
 	if f != nil {
 		g = func(_ K, v V) VR { return f(v) }
@@ -222,13 +222,13 @@ func (t KTable[K, V]) MapValues[VR any](f func(V) VR, opts ...TableOption) KTabl
 
 // MapValuesWithKey maps every row's value with a function of key and value. Java:
 // KTable.mapValues(ValueMapperWithKey).
-func (t KTable[K, V]) MapValuesWithKey[VR any](f func(K, V) VR, opts ...TableOption) KTable[K, VR] {
+func (t KTable[K, V]) MapValuesWithKey[VR any](f func(K, V) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
 	return tableMapValues(t, f, opts)
 }
 
-func tableMapValues[K, V, VR any](t KTable[K, V], f func(K, V) VR, opts []TableOption) KTable[K, VR] {
+func tableMapValues[K, V, VR any](t KTable[K, V], f func(K, V) VR, opts []TableOption[K, VR]) KTable[K, VR] {
 	b := t.t.b
-	named, mat := splitTableOptions[K, VR](b, "MapValues", opts)
+	named, mat := splitTableOptions(opts)
 	keySerde := t.t.keySerde
 	var valueSerde serde.Serde[any]
 	var storeName string
@@ -332,11 +332,11 @@ func (g *groupedTableImpl) aggregate(named, prefix string, mi *materializedInter
 }
 
 // Count counts the rows per key (adder +1, subtractor -1); store serdes default to the
-// grouping's key serde and serde.Long(). Options: Named, Materialized[K, int64]. Java:
+// grouping's key serde and serde.Long(). Options: TableNamed, Materialized[K, int64]. Java:
 // KGroupedTable.count.
-func (g KGroupedTable[K, V]) Count(opts ...TableOption) KTable[K, int64] {
+func (g KGroupedTable[K, V]) Count(opts ...TableOption[K, int64]) KTable[K, int64] {
 	b := g.g.b
-	named, mat := splitTableOptions[K, int64](b, "Count", opts)
+	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, tableAggName)
 	if mi.keySerde == nil {
 		mi.keySerde = g.g.keySerde
@@ -351,10 +351,10 @@ func (g KGroupedTable[K, V]) Count(opts ...TableOption) KTable[K, int64] {
 }
 
 // Reduce combines values per key: adder adds a new value, subtractor removes an old one. Store
-// serdes default to the grouping's. Options: Named, Materialized[K, V]. Java: KGroupedTable.reduce.
-func (g KGroupedTable[K, V]) Reduce(adder, subtractor func(agg, value V) V, opts ...TableOption) KTable[K, V] {
+// serdes default to the grouping's. Options: TableNamed, Materialized[K, V]. Java: KGroupedTable.reduce.
+func (g KGroupedTable[K, V]) Reduce(adder, subtractor func(agg, value V) V, opts ...TableOption[K, V]) KTable[K, V] {
 	b := g.g.b
-	named, mat := splitTableOptions[K, V](b, "Reduce", opts)
+	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, tableAggName) // Java names the store KTABLE-AGGREGATE-STATE-STORE-<n> for reduce too
 	if mi.keySerde == nil {
 		mi.keySerde = g.g.keySerde
@@ -371,11 +371,11 @@ func (g KGroupedTable[K, V]) Reduce(adder, subtractor func(agg, value V) V, opts
 
 // Aggregate folds values per key: initializer gives the first aggregate, adder adds a new
 // value, subtractor removes an old one. The store's key serde defaults to the grouping's, its
-// value serde to default.value.serde. Options: Named, Materialized[K, VR]. Java:
+// value serde to default.value.serde. Options: TableNamed, Materialized[K, VR]. Java:
 // KGroupedTable.aggregate.
-func (g KGroupedTable[K, V]) Aggregate[VR any](initializer func() VR, adder, subtractor func(key K, value V, agg VR) VR, opts ...TableOption) KTable[K, VR] {
+func (g KGroupedTable[K, V]) Aggregate[VR any](initializer func() VR, adder, subtractor func(key K, value V, agg VR) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
 	b := g.g.b
-	named, mat := splitTableOptions[K, VR](b, "Aggregate", opts)
+	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, tableAggName)
 	if mi.keySerde == nil {
 		mi.keySerde = g.g.keySerde

@@ -26,7 +26,8 @@ func untyped[T any](s serde.Serde[T]) serde.Serde[any] {
 
 // Named gives a processor (and, for some operators, its internal topics and stores) a name
 // instead of a generated one. Names may contain ASCII letters and digits, '.', '_' and '-', at
-// most 249 characters. Java counterpart: org.apache.kafka.streams.kstream.Named.
+// most 249 characters. Operators that produce a table take [TableNamed] instead, which carries
+// the result's types. Java counterpart: org.apache.kafka.streams.kstream.Named.
 type Named struct{ name string }
 
 // NamedAs returns a Named with the given name. Java: Named.as(name).
@@ -35,13 +36,36 @@ func NamedAs(name string) Named { return Named{name: name} }
 // Name returns the name.
 func (n Named) Name() string { return n.name }
 
-func (Named) tableOption() {}
+// TableOption is an optional argument of an operator whose result is a KTable[K, V] (for a
+// windowed aggregation, a KTable[Windowed[K], V]): a [Materialized][K, V] (the result's store)
+// or a [TableNamed][K, V] (the processor's name). The compiler checks the types: a
+// Materialized of other key or value types than the result's does not compile. Java: the
+// Named and Materialized overloads of count, reduce, aggregate, filter, mapValues, join and
+// toTable.
+type TableOption[K, V any] interface {
+	applyTable(*tableOptions[K, V])
+}
 
-// TableOption is an optional argument of operators that produce a table: a [Named] (the
-// processor name) and/or a [Materialized] of the result's key and value types (the store).
-// Giving a Materialized of other types makes Build fail with [ErrOptionType]. Java: the
-// Named and Materialized overloads of count, reduce, aggregate, filter, mapValues, ...
-type TableOption interface{ tableOption() }
+// tableOptions are the options a table operator was given (the last of each kind wins).
+type tableOptions[K, V any] struct {
+	name string
+	mat  *Materialized[K, V]
+}
+
+// TableNamed names the processor of an operator that produces a KTable[K, V], as [Named]
+// names a stream operator's (a table operator's options are typed by the result's key and
+// value types, which Named does not carry). Java: Named passed to a table operator.
+type TableNamed[K, V any] struct{ name string }
+
+// TableNamedAs returns the option naming a table operator's processor, e.g.
+// Count(kstream.TableNamedAs[string, int64]("counter")). Names follow [NamedAs]'s rules.
+// Java: Named.as(name).
+func TableNamedAs[K, V any](name string) TableNamed[K, V] { return TableNamed[K, V]{name: name} }
+
+// Name returns the name.
+func (n TableNamed[K, V]) Name() string { return n.name }
+
+func (n TableNamed[K, V]) applyTable(o *tableOptions[K, V]) { o.name = n.name }
 
 func lastNamed(named []Named) string {
 	if len(named) == 0 {
@@ -191,7 +215,9 @@ type Materialized[K, V any] struct {
 	retentionOK bool
 }
 
-func (Materialized[K, V]) tableOption() {}
+func (m Materialized[K, V]) applyTable(o *tableOptions[K, V]) { o.mat = &m }
+
+func (Materialized[K, V]) fkJoinOption() {}
 
 // MaterializedAs returns a Materialized naming the store. Java: Materialized.as(storeName).
 func MaterializedAs[K, V any](storeName string) Materialized[K, V] {
@@ -332,22 +358,14 @@ func BranchedWithConsumer[K, V any](f func(KStream[K, V]), name ...string) Branc
 	return b
 }
 
-// splitTableOptions picks the Named and the Materialized[K, V] out of opts.
-func splitTableOptions[K, V any](b *StreamsBuilder, op string, opts []TableOption) (string, *Materialized[K, V]) {
-	var name string
-	var mat *Materialized[K, V]
-	for _, o := range opts {
-		switch o := o.(type) {
-		case nil:
-		case Named:
-			name = o.name
-		case Materialized[K, V]:
-			m := o
-			mat = &m
-		default:
-			b.fail(dslErr(ErrOptionType, "%s got %T; it needs Materialized[%s, %s] (the key and value types of its result) or Named",
-				op, o, typeName[K](), typeName[V]()))
+// splitTableOptions returns the name and the Materialized[K, V] given in opts (nil ones are
+// skipped).
+func splitTableOptions[K, V any](opts []TableOption[K, V]) (string, *Materialized[K, V]) {
+	var o tableOptions[K, V]
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyTable(&o)
 		}
 	}
-	return name, mat
+	return o.name, o.mat
 }

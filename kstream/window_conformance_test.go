@@ -40,7 +40,7 @@ var windowTopologies = []dslTopology{
 	{name: "win-aggregate", types: kinds{"output": {kB, kS}}, caching: true, build: func(b *kstream.StreamsBuilder) {
 		kstream.WindowedBy(winGrouped(b, "win-aggregate"), kstream.TimeWindowsOfSizeAndGrace(15*wms, 3*wms).AdvanceBy(5*wms)).
 			Aggregate(func() string { return "<" }, func(_ string, v, agg string) string { return agg + v },
-				kstream.NamedAs("win-agg"), kstream.MaterializedAs[string, string]("agg-store").WithValueSerde(S).WithRetention(100*wms)).
+				kstream.TableNamedAs[string, string]("win-agg"), kstream.MaterializedAs[string, string]("agg-store").WithValueSerde(S).WithRetention(100*wms)).
 			MapValues(func(v string) string { return v + ">" }).
 			ToStream().To("win-aggregate-output")
 	}},
@@ -146,7 +146,7 @@ func init() {
 			c = kstream.CogroupedKStream[string, string].Cogroup(c, g2, func(_ string, v, agg string) string { return agg + "b" + v })
 			kstream.CogroupWindowedBySession(c, kstream.SessionWindowsOfInactivityGapWithNoGrace(5*wms)).
 				Aggregate(func() string { return "" }, func(_ string, a1, a2 string) string { return a1 + "|" + a2 },
-					kstream.NamedAs("cg"), kstream.MaterializedWith(S, S)).
+					kstream.TableNamedAs[string, string]("cg"), kstream.MaterializedWith(S, S)).
 				ToStream().To("win-cogroup-session-output")
 		}},
 	)

@@ -3,6 +3,7 @@ package kstream
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 
@@ -13,7 +14,7 @@ import (
 // partitioner (murmur2, here sarama's Java-compatible implementation) picks for the base key,
 // whatever the window.
 func TestWindowedPartitionerUsesBaseKey(t *testing.T) {
-	p := windowedPartitioner(serde.Untyped(serde.TimeWindowed(serde.String(), 100)))
+	p := windowedPartitioner(serde.Untyped(serde.TimeWindowed(serde.String(), 100*time.Millisecond)))
 	if p == nil {
 		t.Fatal("no partitioner for a windowed serde")
 	}

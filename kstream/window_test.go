@@ -19,7 +19,8 @@ func TestWindowLateRecordTopic(t *testing.T) {
 	s := kstream.Stream(b, "in", kstream.ConsumedWith(serde.String(), serde.String()))
 	counts := kstream.WindowedBy(s.GroupByKey(kstream.GroupedWith(serde.String(), serde.String())),
 		kstream.TimeWindowsOfSizeAndGrace(10*time.Millisecond, 5*time.Millisecond)).
-		Count(kstream.LateRecordsTo("late"))
+		LateRecordsTo("late").
+		Count()
 	counts.ToStream().To("out")
 	topo, err := b.Build()
 	if err != nil {
@@ -44,7 +45,7 @@ func TestWindowLateRecordTopic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out := testdriver.CreateOutputTopic(d, "out", serde.TimeWindowed(serde.String(), 10), serde.Long())
+	out := testdriver.CreateOutputTopic(d, "out", serde.TimeWindowed(serde.String(), 10*time.Millisecond), serde.Long())
 	got, err := out.ReadRecordsToList()
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestWindowLateRecordTopic(t *testing.T) {
 		ktable.LateHeaderWindow:     "[0,10)",
 		ktable.LateHeaderReason:     "window closed: window end <= stream time - grace",
 		ktable.LateHeaderStreamTime: "15",
-		ktable.LateHeaderCloseTime:  "10",
+		ktable.LateHeaderCloseTime:  "15", // the window [0,10) closes at its end + grace 5, not stream time - grace
 		ktable.LateHeaderProcessor:  "KSTREAM-AGGREGATE-0000000002",
 	}
 	for k, v := range wantHeaders {
@@ -177,7 +178,7 @@ func TestSessionLateRecordTopic(t *testing.T) {
 	b := kstream.NewStreamsBuilder()
 	g := kstream.Stream(b, "in", kstream.ConsumedWith(serde.String(), serde.String())).GroupByKey(kstream.GroupedWith(serde.String(), serde.String()))
 	kstream.WindowedBySession(g, kstream.SessionWindowsOfInactivityGapAndGrace(5*time.Millisecond, 2*time.Millisecond)).
-		Count(kstream.LateRecordsToWith("late", serde.String(), serde.String())).ToStream().To("out")
+		LateRecordsToWith("late", serde.String(), serde.String()).Count().ToStream().To("out")
 	topo, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func TestSessionLateRecordTopic(t *testing.T) {
 		t.Fatalf("late records %+v, want c=5@12", late)
 	}
 	for k, v := range map[string]string{ktable.LateHeaderWindow: "[12,12]",
-		ktable.LateHeaderReason: "window closed: session end < stream time - grace - gap", ktable.LateHeaderCloseTime: "13"} {
+		ktable.LateHeaderReason: "window closed: session end < stream time - grace - gap", ktable.LateHeaderCloseTime: "20"} { // [12,12] closes at 12 + gap 5 + grace 2 + 1
 		if h, ok := late[0].Headers.LastHeader(k); !ok || string(h.Value) != v {
 			t.Errorf("header %s = %q, want %q", k, h.Value, v)
 		}

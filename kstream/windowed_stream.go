@@ -12,28 +12,11 @@ import (
 // Name prefixes of windowed aggregations (Java: KGroupedStreamImpl / CogroupedKStreamImpl).
 const lateSinkSuffix = "-late-records"
 
-// LateRecordTopic makes a windowed aggregation send every record it drops for a closed window
-// to topic, unchanged (key, value, timestamp, headers) plus headers naming the window that
-// rejected it and why (ktable.LateHeaderWindow, LateHeaderReason, LateHeaderStreamTime,
-// LateHeaderCloseTime, LateHeaderProcessor), so nothing is lost silently. The records go through
-// the nodes "<aggregation>-late-records-filter" and "<aggregation>-late-records" (a sink). Key
-// and value serdes default to the grouping's serdes, else the default serdes. Records dropped
-// for a null key are not sent (they are only counted). No Java counterpart (Java only counts
-// and logs them).
-type LateRecordTopic struct {
+// lateRecordTopic is where a windowed aggregation sends the records it drops for a closed
+// window (see TimeWindowedKStream.LateRecordsTo).
+type lateRecordTopic struct {
 	topic                string
 	keySerde, valueSerde serde.Serde[any]
-}
-
-func (LateRecordTopic) tableOption() {}
-
-// LateRecordsTo returns the option sending late records to topic with the grouping's serdes.
-func LateRecordsTo(topic string) LateRecordTopic { return LateRecordTopic{topic: topic} }
-
-// LateRecordsToWith returns the option sending late records to topic with the given serdes
-// (K and V are the grouped stream's key and value types).
-func LateRecordsToWith[K, V any](topic string, keySerde serde.Serde[K], valueSerde serde.Serde[V]) LateRecordTopic {
-	return LateRecordTopic{topic: topic, keySerde: untyped(keySerde), valueSerde: untyped(valueSerde)}
 }
 
 // windowKind tells the three window types apart.
@@ -54,6 +37,7 @@ type TimeWindowedKStream[K, V any] struct {
 	time    TimeWindows
 	sliding SlidingWindows
 	emit    EmitStrategy
+	late    *lateRecordTopic
 }
 
 // SessionWindowedKStream is a grouped stream windowed by SessionWindows. Java counterpart:
@@ -62,6 +46,7 @@ type SessionWindowedKStream[K, V any] struct {
 	g       *groupedStreamImpl
 	session SessionWindows
 	emit    EmitStrategy
+	late    *lateRecordTopic
 }
 
 // WindowedBy windows the grouped stream by tumbling or hopping time windows. An invalid
@@ -105,20 +90,35 @@ func (w SessionWindowedKStream[K, V]) EmitStrategy(e EmitStrategy) SessionWindow
 	return w
 }
 
-// windowOptions picks Named, Materialized[K, VR] and LateRecordTopic out of opts.
-func windowOptions[K, VR any](b *StreamsBuilder, op string, opts []TableOption) (string, *Materialized[K, VR], *LateRecordTopic) {
-	var rest []TableOption
-	var late *LateRecordTopic
-	for _, o := range opts {
-		if l, ok := o.(LateRecordTopic); ok {
-			l := l
-			late = &l
-			continue
-		}
-		rest = append(rest, o)
-	}
-	named, mat := splitTableOptions[K, VR](b, op, rest)
-	return named, mat, late
+// LateRecordsTo returns a copy whose aggregation sends every record it drops for a closed
+// window to topic, unchanged (key, value, timestamp, headers), plus headers naming the window
+// that rejected it and why (ktable.LateHeaderWindow, LateHeaderReason, LateHeaderStreamTime,
+// LateHeaderCloseTime, LateHeaderProcessor), so nothing is lost silently. The records go
+// through the nodes "<aggregation>-late-records-filter" and "<aggregation>-late-records" (a
+// sink) with the grouping's serdes, else the default serdes. Records dropped for a null key are
+// not sent (they are only counted). No Java counterpart (Java only counts and logs them).
+func (w TimeWindowedKStream[K, V]) LateRecordsTo(topic string) TimeWindowedKStream[K, V] {
+	w.late = &lateRecordTopic{topic: topic}
+	return w
+}
+
+// LateRecordsToWith is LateRecordsTo with the key and value serdes of the late-record topic.
+func (w TimeWindowedKStream[K, V]) LateRecordsToWith(topic string, keySerde serde.Serde[K], valueSerde serde.Serde[V]) TimeWindowedKStream[K, V] {
+	w.late = &lateRecordTopic{topic: topic, keySerde: untyped(keySerde), valueSerde: untyped(valueSerde)}
+	return w
+}
+
+// LateRecordsTo returns a copy whose aggregation sends every record it drops for a closed
+// session to topic, as [TimeWindowedKStream.LateRecordsTo] does. No Java counterpart.
+func (w SessionWindowedKStream[K, V]) LateRecordsTo(topic string) SessionWindowedKStream[K, V] {
+	w.late = &lateRecordTopic{topic: topic}
+	return w
+}
+
+// LateRecordsToWith is LateRecordsTo with the key and value serdes of the late-record topic.
+func (w SessionWindowedKStream[K, V]) LateRecordsToWith(topic string, keySerde serde.Serde[K], valueSerde serde.Serde[V]) SessionWindowedKStream[K, V] {
+	w.late = &lateRecordTopic{topic: topic, keySerde: untyped(keySerde), valueSerde: untyped(valueSerde)}
+	return w
 }
 
 // windowedResult is what a windowed aggregation needs to write its nodes.
@@ -127,7 +127,7 @@ type windowedResult struct {
 	mi        *materializedInternal
 	storeB    func() processor.StoreBuilder // resolved when the topology is built (default.dsl.store)
 	sup       ktable.Supplier
-	late      *LateRecordTopic
+	late      *lateRecordTopic
 	keySerde  serde.Serde[any] // of the result table (windowed serde) or nil
 	valueSerd serde.Serde[any]
 }
@@ -198,10 +198,11 @@ func (w TimeWindowedKStream[K, V]) params() (size, grace, minRetention int64) {
 
 // aggregate builds a time or sliding windowed aggregation. prefix is the processor/store
 // prefix; defaultValue is the store value serde when none is given.
-func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix string, opts []TableOption, burnIfUnnamed bool,
+func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix string, opts []TableOption[K, VR], burnIfUnnamed bool,
 	defaultValue serde.Serde[any], init ktable.Initializer, agg ktable.Aggregator) KTable[Windowed[K], VR] {
 	b := w.g.b
-	named, mat, late := windowOptions[K, VR](b, op, opts)
+	named, mat := splitTableOptions(opts)
+	late := w.late
 	if burnIfUnnamed && mat != nil && mat.storeName == "" {
 		b.newStoreName(prefix) // Java burns a name for count(Materialized) (topology compatibility)
 	}
@@ -226,6 +227,13 @@ func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix
 		b.fail(dslErr(ErrInvalidWindows, "ON_WINDOW_CLOSE strategy is only supported for TimeWindows and SlidingWindows"))
 	}
 	mk, split := windowedKeyFuncs[K]()
+	if grace == 0 {
+		fix := "TimeWindowsOfSizeAndGrace"
+		if w.kind == slidingWindowKind {
+			fix = "SlidingWindowsOfTimeDifferenceAndGrace"
+		}
+		b.warnNoGrace(name, mi.storeName, fix)
+	}
 	wo := ktable.WindowOptions{StoreName: mi.storeName, GraceMs: grace, EmitOnClose: w.emit.onClose, KeySerde: mi.keySerde,
 		WindowedKey: mk, BaseKey: split, ProcessorName: name}
 	if late != nil {
@@ -243,7 +251,7 @@ func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix
 	sb := windowStoreBuilder(mi, retention, size)
 	var keySerde serde.Serde[any]
 	if mi.keySerde != nil {
-		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), size))
+		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), msDuration(size)))
 	}
 	t := w.g.buildWindowed(windowedResult{name: name, mi: mi, storeB: sb, sup: sup, late: late, keySerde: keySerde, valueSerd: mi.valueSerde})
 	return KTable[Windowed[K], VR]{t: t}
@@ -298,11 +306,11 @@ func sessionStoreBuilder(mi *materializedInternal, retention int64) func() proce
 
 // Count counts the records of each key per window. Store "KSTREAM-AGGREGATE-STATE-STORE-<n>"
 // unless a Materialized[K, int64] names it (an unnamed Materialized uses up one more counter
-// value, as Java); store value serde defaults to serde.Long(). Options: Named,
+// value, as Java); store value serde defaults to serde.Long(). Options: TableNamed,
 // Materialized[K, int64] (WithRetention: default size + grace; sliding: 2 x difference +
-// grace; smaller fails Build with ErrInvalidWindows), LateRecordTopic. Records with a null key
+// grace; smaller fails Build with ErrInvalidWindows); LateRecordsTo adds a late-record topic. Records with a null key
 // are dropped. Java: TimeWindowedKStream.count.
-func (w TimeWindowedKStream[K, V]) Count(opts ...TableOption) KTable[Windowed[K], int64] {
+func (w TimeWindowedKStream[K, V]) Count(opts ...TableOption[K, int64]) KTable[Windowed[K], int64] {
 	return timeWindowedAggregate[K, V, int64](w, "Count", streamAggName, opts, true, untyped(serde.Long()),
 		func() (any, error) { return int64(0), nil },
 		func(_, _, agg any) (any, error) {
@@ -314,7 +322,7 @@ func (w TimeWindowedKStream[K, V]) Count(opts ...TableOption) KTable[Windowed[K]
 // Reduce combines the values of each key per window with reducer (the first value is the
 // window's initial aggregate). Store serdes default to the grouping's. Options as Count, with
 // Materialized[K, V]. Java: TimeWindowedKStream.reduce.
-func (w TimeWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption) KTable[Windowed[K], V] {
+func (w TimeWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption[K, V]) KTable[Windowed[K], V] {
 	if reducer == nil {
 		w.g.b.fail(dslErr(ErrNilFunction, "windowed reduce: reducer must not be nil"))
 	}
@@ -333,7 +341,7 @@ func (w TimeWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...
 // aggregate, aggregator adds a value. The store's key serde defaults to the grouping's, its
 // value serde to default.value.serde. Options as Count, with Materialized[K, VR]. Java:
 // TimeWindowedKStream.aggregate.
-func (w TimeWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, opts ...TableOption) KTable[Windowed[K], VR] {
+func (w TimeWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, opts ...TableOption[K, VR]) KTable[Windowed[K], VR] {
 	if initializer == nil || aggregator == nil {
 		w.g.b.fail(dslErr(ErrNilFunction, "windowed aggregate: initializer and aggregator must not be nil"))
 	}
@@ -341,10 +349,11 @@ func (w TimeWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggr
 }
 
 // sessionAggregate builds a session-windowed aggregation.
-func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix string, opts []TableOption, burnIfUnnamed bool,
+func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix string, opts []TableOption[K, VR], burnIfUnnamed bool,
 	defaultValue serde.Serde[any], init ktable.Initializer, agg ktable.Aggregator, merger ktable.Merger) KTable[Windowed[K], VR] {
 	b := w.g.b
-	named, mat, late := windowOptions[K, VR](b, op, opts)
+	named, mat := splitTableOptions(opts)
+	late := w.late
 	if burnIfUnnamed && mat != nil && mat.storeName == "" {
 		b.newStoreName(prefix)
 	}
@@ -357,6 +366,9 @@ func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix s
 	}
 	name := b.orElseGenerate(named, prefix)
 	gap, grace := w.session.gapMs, w.session.graceMs
+	if grace == 0 {
+		b.warnNoGrace(name, mi.storeName, "SessionWindowsOfInactivityGapAndGrace")
+	}
 	retention := gap + grace
 	if mat != nil && mat.retentionOK {
 		retention = mat.retention.Milliseconds()
@@ -384,9 +396,9 @@ func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix s
 	return KTable[Windowed[K], VR]{t: t}
 }
 
-// Count counts the records of each key per session. Options: Named, Materialized[K, int64]
-// (retention default gap + grace), LateRecordTopic. Java: SessionWindowedKStream.count.
-func (w SessionWindowedKStream[K, V]) Count(opts ...TableOption) KTable[Windowed[K], int64] {
+// Count counts the records of each key per session. Options: TableNamed, Materialized[K, int64]
+// (retention default gap + grace); LateRecordsTo adds a late-record topic. Java: SessionWindowedKStream.count.
+func (w SessionWindowedKStream[K, V]) Count(opts ...TableOption[K, int64]) KTable[Windowed[K], int64] {
 	return sessionAggregate[K, V, int64](w, "Count", streamAggName, opts, true, untyped(serde.Long()),
 		func() (any, error) { return int64(0), nil },
 		func(_, _, agg any) (any, error) {
@@ -402,7 +414,7 @@ func (w SessionWindowedKStream[K, V]) Count(opts ...TableOption) KTable[Windowed
 
 // Reduce combines the values of each key per session with reducer; merging sessions reduces
 // their aggregates. Options as Count, with Materialized[K, V]. Java: SessionWindowedKStream.reduce.
-func (w SessionWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption) KTable[Windowed[K], V] {
+func (w SessionWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption[K, V]) KTable[Windowed[K], V] {
 	if reducer == nil {
 		w.g.b.fail(dslErr(ErrNilFunction, "session reduce: reducer must not be nil"))
 	}
@@ -421,7 +433,7 @@ func (w SessionWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts 
 // Aggregate folds the values of each key per session: initializer gives a session's first
 // aggregate, aggregator adds a value, merger combines the aggregates of two sessions a record
 // joins. Options as Count, with Materialized[K, VR]. Java: SessionWindowedKStream.aggregate.
-func (w SessionWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, merger func(key K, agg1, agg2 VR) VR, opts ...TableOption) KTable[Windowed[K], VR] {
+func (w SessionWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, merger func(key K, agg1, agg2 VR) VR, opts ...TableOption[K, VR]) KTable[Windowed[K], VR] {
 	if initializer == nil || aggregator == nil || merger == nil {
 		w.g.b.fail(dslErr(ErrNilFunction, "session aggregate: initializer, aggregator and merger must not be nil"))
 	}
@@ -531,10 +543,10 @@ func cogroupWindowed(c *cogroupImpl, named string, mi *materializedInternal, sb 
 // aggregate, each stream's aggregator adds its values. Store "COGROUPKSTREAM-AGGREGATE-STATE-STORE-<n>"
 // unless a Materialized[K, VOut] names it (serdes default to the default serdes; the result's key
 // serde is a time-windowed serde only when the Materialized gives a key serde, as Java). Options:
-// Named, Materialized[K, VOut]. Java: TimeWindowedCogroupedKStream.aggregate.
-func (w TimeWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, opts ...TableOption) KTable[Windowed[K], VOut] {
+// TableNamed, Materialized[K, VOut]. Java: TimeWindowedCogroupedKStream.aggregate.
+func (w TimeWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, opts ...TableOption[K, VOut]) KTable[Windowed[K], VOut] {
 	b := w.c.b
-	named, mat := splitTableOptions[K, VOut](b, "windowed cogroup Aggregate", opts)
+	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, cogroupAggName)
 	if initializer == nil {
 		b.fail(dslErr(ErrNilFunction, "windowed cogroup aggregate: initializer must not be nil"))
@@ -560,17 +572,17 @@ func (w TimeWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut
 	}
 	var keySerde serde.Serde[any]
 	if mi.keySerde != nil {
-		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), size))
+		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), msDuration(size)))
 	}
 	return KTable[Windowed[K], VOut]{t: cogroupWindowed(w.c, named, mi, windowStoreBuilder(mi, retention, size), sup, keySerde)}
 }
 
 // Aggregate builds the session-windowed cogrouped aggregation; merger combines the aggregates
-// of two sessions a record joins. Options: Named, Materialized[K, VOut]. Java:
+// of two sessions a record joins. Options: TableNamed, Materialized[K, VOut]. Java:
 // SessionWindowedCogroupedKStream.aggregate.
-func (w SessionWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, merger func(key K, agg1, agg2 VOut) VOut, opts ...TableOption) KTable[Windowed[K], VOut] {
+func (w SessionWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, merger func(key K, agg1, agg2 VOut) VOut, opts ...TableOption[K, VOut]) KTable[Windowed[K], VOut] {
 	b := w.c.b
-	named, mat := splitTableOptions[K, VOut](b, "session cogroup Aggregate", opts)
+	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, cogroupAggName)
 	if initializer == nil || merger == nil {
 		b.fail(dslErr(ErrNilFunction, "session cogroup aggregate: initializer and merger must not be nil"))

@@ -189,11 +189,28 @@ type EmitStrategy struct{ onClose bool }
 func EmitOnWindowUpdate() EmitStrategy { return EmitStrategy{} }
 
 // EmitOnWindowClose forwards one final result per window once stream time passes its end plus
-// grace; checks run at most once per second of wall-clock time (Java's internal
-// __emit.interval.ms.kstreams.windowed.aggregation__, default 1000 ms), so with a test driver
-// whose clock does not move only the first record triggers emission. Java:
+// grace (KIP-825). In a running application the aggregation looks for closed windows at most
+// once per EmitIntervalWindowedAggregationConfig of wall-clock time (default 1000 ms), when a
+// record arrives, so a window's result can come up to that long after the record that closed
+// it; the test driver sets the interval to 0, as Java's TopologyTestDriver does, so there every
+// record that moves stream time past a window's end plus grace emits it at once. Java:
 // EmitStrategy.onWindowClose().
 func EmitOnWindowClose() EmitStrategy { return EmitStrategy{onClose: true} }
+
+// Java's internal properties throttling the DSL's emission checks, set in the application's
+// properties (kstreams.Config.Properties) or the test driver's. Both are wall-clock ms between
+// two checks, default 1000; the test driver sets both to 0 unless given, as Java's
+// TopologyTestDriver does.
+const (
+	// EmitIntervalWindowedAggregationConfig throttles how often a windowed aggregation with
+	// EmitOnWindowClose looks for closed windows. Java:
+	// StreamsConfig.InternalConfig.EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION.
+	EmitIntervalWindowedAggregationConfig = "__emit.interval.ms.kstreams.windowed.aggregation__"
+	// EmitIntervalOuterJoinConfig throttles how often a left or outer stream-stream join scans
+	// its shared store for held-back records whose window has closed (KIP-633). Java:
+	// StreamsConfig.InternalConfig.EMIT_INTERVAL_MS_KSTREAMS_OUTER_JOIN_SPURIOUS_RESULTS_FIX.
+	EmitIntervalOuterJoinConfig = "__emit.interval.ms.kstreams.outer.join.spurious.results.fix__"
+)
 
 // OnWindowClose reports whether this is the on-window-close strategy.
 func (e EmitStrategy) OnWindowClose() bool { return e.onClose }

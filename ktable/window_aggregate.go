@@ -29,10 +29,11 @@ type DroppedRecordsSensor interface {
 	RecordDropped(n int64)
 }
 
-// EmitIntervalConfig is Java's internal property throttling on-window-close emission checks
-// (wall-clock ms between two checks; default 1000). Java:
+// emitIntervalConfig is Java's internal property throttling on-window-close emission checks
+// (wall-clock ms between two checks; default 1000); users set it through
+// kstream.EmitIntervalWindowedAggregationConfig, beside the outer join's. Java:
 // StreamsConfig.InternalConfig.EMIT_INTERVAL_MS_KSTREAMS_WINDOWED_AGGREGATION.
-const EmitIntervalConfig = "__emit.interval.ms.kstreams.windowed.aggregation__"
+const emitIntervalConfig = "__emit.interval.ms.kstreams.windowed.aggregation__"
 
 // Header names of records sent to a late-record topic (no Java counterpart).
 const (
@@ -43,7 +44,11 @@ const (
 	LateHeaderReason = "kstreams.late.reason"
 	// LateHeaderStreamTime is the stream time (ms, decimal) the aggregation had observed.
 	LateHeaderStreamTime = "kstreams.late.stream-time"
-	// LateHeaderCloseTime is the window close time (ms, decimal): stream time - grace (- gap).
+	// LateHeaderCloseTime is the window's close time (ms, decimal): the stream time from which
+	// the window takes no more records, window end + grace for time windows (whose end is
+	// exclusive), window end + grace + 1 for sliding windows and session end + gap + grace + 1
+	// for session windows (whose ends are inclusive). The record was late because the stream
+	// time (LateHeaderStreamTime) had reached it.
 	LateHeaderCloseTime = "kstreams.late.close-time"
 	// LateHeaderProcessor names the aggregation processor.
 	LateHeaderProcessor = "kstreams.late.processor"
@@ -131,7 +136,7 @@ func (w *windowBase) init(ctx processor.ProcessorContext[any, any], opts *Window
 	w.dropped, _ = ctx.(DroppedRecordsSensor)
 	w.log = slog.Default()
 	w.emitInterval = 1000
-	if v, ok := ctx.AppConfigs()[EmitIntervalConfig]; ok {
+	if v, ok := ctx.AppConfigs()[emitIntervalConfig]; ok {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			w.emitInterval = n
 		}
@@ -160,8 +165,10 @@ func (w *windowBase) dropNullKey(what string) {
 }
 
 // dropLate counts and logs a record skipped for a closed window, and sends it to the late
-// record node when there is one.
-func (w *windowBase) dropLate(r processor.Record[any, any], window, rule string, closeTime int64) error {
+// record node when there is one. closeTime is the aggregation's expiry bound (stream time -
+// grace, Java's "expiration" in its log line), windowClose the window's own close time
+// (LateHeaderCloseTime).
+func (w *windowBase) dropLate(r processor.Record[any, any], window, rule string, closeTime, windowClose int64) error {
 	w.drop()
 	attrs := []any{"timestamp", r.Timestamp, "window", window, "expiration", closeTime, "streamTime", w.observed}
 	if md, ok := w.ctx.RecordMetadata(); ok {
@@ -175,7 +182,7 @@ func (w *windowBase) dropLate(r processor.Record[any, any], window, rule string,
 	h.Add(LateHeaderWindow, []byte(window))
 	h.Add(LateHeaderReason, []byte("window closed: "+rule))
 	h.Add(LateHeaderStreamTime, []byte(strconv.FormatInt(w.observed, 10)))
-	h.Add(LateHeaderCloseTime, []byte(strconv.FormatInt(closeTime, 10)))
+	h.Add(LateHeaderCloseTime, []byte(strconv.FormatInt(windowClose, 10)))
 	if w.name != "" {
 		h.Add(LateHeaderProcessor, []byte(w.name))
 	}
@@ -330,7 +337,7 @@ func (p *windowAggProc) Process(r processor.Record[any, any]) error {
 	closeTime := p.observed - p.opts.GraceMs
 	for _, win := range p.a.windows.WindowsFor(r.Timestamp) {
 		if win.End <= closeTime {
-			if err := p.dropLate(r, timeWindowString(win.Start, win.End), "window end <= stream time - grace", closeTime); err != nil {
+			if err := p.dropLate(r, timeWindowString(win.Start, win.End), "window end <= stream time - grace", closeTime, win.End+p.opts.GraceMs); err != nil {
 				return err
 			}
 			continue

@@ -111,7 +111,7 @@ func (p *sessionProc) Process(r processor.Record[any, any]) error {
 		return err
 	}
 	if merged.End < closeTime {
-		if err := p.dropLate(r, closedWindowString(merged.Start, merged.End), "session end < stream time - grace - gap", closeTime); err != nil {
+		if err := p.dropLate(r, closedWindowString(merged.Start, merged.End), "session end < stream time - grace - gap", closeTime, merged.End+p.a.gapMs+p.opts.GraceMs+1); err != nil {
 			return err
 		}
 	} else {

@@ -69,7 +69,7 @@ func (p *slidingProc) Process(r processor.Record[any, any]) error {
 	closeTime := p.observed - p.opts.GraceMs
 	d := p.a.diffMs
 	if end := r.Timestamp + d; end < closeTime {
-		return p.dropLate(r, closedWindowString(r.Timestamp, end), "window end < stream time - grace", closeTime)
+		return p.dropLate(r, closedWindowString(r.Timestamp, end), "window end < stream time - grace", closeTime, end+p.opts.GraceMs+1)
 	}
 	var err error
 	if r.Timestamp < d {
@@ -258,7 +258,7 @@ func (p *slidingProc) createPreviousRight(start int64, r processor.Record[any, a
 func (p *slidingProc) updateWindow(start int64, v *ValueAndTimestamp, r processor.Record[any, any], closeTime int64) error {
 	end := start + p.a.diffMs
 	if end < closeTime {
-		return p.dropLate(r, closedWindowString(start, end), "window end < stream time - grace", closeTime)
+		return p.dropLate(r, closedWindowString(start, end), "window end < stream time - grace", closeTime, end+p.opts.GraceMs+1)
 	}
 	var oldAgg any
 	if v != nil {

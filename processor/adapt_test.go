@@ -156,3 +156,28 @@ func TestUntypedSerdeAdapters(t *testing.T) {
 		t.Fatalf("%q %v", topic, err)
 	}
 }
+
+// NewSupplier takes its type parameters from the function: they are written once.
+func TestNewSupplierInfersTypes(t *testing.T) {
+	topo := processor.NewTopology()
+	if err := topo.AddSource("in", []string{"in"}); err != nil {
+		t.Fatal(err)
+	}
+	sup := processor.NewSupplier(func() processor.Processor[string, string, string, int] { return &lenProc{} })
+	var _ processor.ProcessorSupplier[string, string, string, int] = sup
+	if err := topo.AddProcessor("len", sup, "in"); err != nil {
+		t.Fatal(err)
+	}
+	fk := processor.NewFixedKeySupplier(func() processor.FixedKeyProcessor[string, string, int] { return nil })
+	var _ processor.FixedKeyProcessorSupplier[string, string, int] = fk
+}
+
+type lenProc struct {
+	ctx processor.ProcessorContext[string, int]
+}
+
+func (p *lenProc) Init(ctx processor.ProcessorContext[string, int]) error { p.ctx = ctx; return nil }
+func (p *lenProc) Process(r processor.Record[string, string]) error {
+	return p.ctx.Forward(processor.Record[string, int]{Key: r.Key, Value: len(r.Value), Timestamp: r.Timestamp})
+}
+func (p *lenProc) Close() error { return nil }

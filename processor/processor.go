@@ -51,12 +51,31 @@ type ProcessorSupplier[KIn, VIn, KOut, VOut any] interface {
 }
 
 // ProcessorSupplierFunc adapts a function to a [ProcessorSupplier]; the function must return
-// a new processor on every call. Java: a lambda `() -> new MyProcessor()`.
+// a new processor on every call. [NewSupplier] makes one without writing the type parameters
+// twice. Java: a lambda `() -> new MyProcessor()`.
 type ProcessorSupplierFunc[KIn, VIn, KOut, VOut any] func() Processor[KIn, VIn, KOut, VOut]
 
 // Get calls f.
 func (f ProcessorSupplierFunc[KIn, VIn, KOut, VOut]) Get() Processor[KIn, VIn, KOut, VOut] {
 	return f()
+}
+
+// NewSupplier returns f as a [ProcessorSupplier]; the type parameters come from f's type, so
+// they are written once:
+//
+//	topo.AddProcessor("upper", processor.NewSupplier(func() processor.Processor[string, string, string, string] {
+//		return &upper{}
+//	}), "source")
+//
+// f must return a new processor on every call. Java: a lambda `() -> new MyProcessor()`.
+func NewSupplier[KIn, VIn, KOut, VOut any](f func() Processor[KIn, VIn, KOut, VOut]) ProcessorSupplierFunc[KIn, VIn, KOut, VOut] {
+	return f
+}
+
+// NewFixedKeySupplier returns f as a [FixedKeyProcessorSupplier], its type parameters taken
+// from f's type, as [NewSupplier].
+func NewFixedKeySupplier[KIn, VIn, VOut any](f func() FixedKeyProcessor[KIn, VIn, VOut]) FixedKeyProcessorSupplierFunc[KIn, VIn, VOut] {
+	return f
 }
 
 // FixedKeyProcessorSupplier creates a new [FixedKeyProcessor] for each task, as

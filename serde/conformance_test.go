@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -224,7 +225,11 @@ func codecFor(t *testing.T, v vector) codec {
 			return listOfNillable(eBytes)
 		}
 	case "TimeWindowed":
-		size := parseInt(v.WindowSize, 64)
+		ms := parseInt(v.WindowSize, 64)
+		size := time.Duration(ms) * time.Millisecond
+		if ms == math.MaxInt64 {
+			size = math.MaxInt64 // Java's Long.MAX_VALUE ms (see serde.TimeWindowed)
+		}
 		switch inner {
 		case "String":
 			return windowedOf(eString, serde.TimeWindowed(eString.s, size))

@@ -4,6 +4,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kstreams-go/kstreams/serde"
@@ -64,7 +65,7 @@ func FuzzDeserialize(f *testing.F) {
 		decodeAgain(t, serde.ListSerde(serde.Nullable(serde.String())), data)
 		decodeAgain(t, serde.ListSerde(serde.ByteArray()), data)
 		decodeAgain(t, serde.ListSerde(serde.Nullable(serde.UUID())), data)
-		decodeAgain(t, serde.TimeWindowed(serde.String(), 100), data)
+		decodeAgain(t, serde.TimeWindowed(serde.String(), 100*time.Millisecond), data)
 		decodeAgain(t, serde.SessionWindowed(serde.ByteArray()), data)
 		if s, _ := serde.String().Deserialize(topic, nil, data); !utf8.ValidString(s) {
 			t.Fatalf("String decoded %x to invalid UTF-8 %q", data, s)
@@ -142,7 +143,7 @@ func FuzzRoundTrip(f *testing.F) {
 			end = math.MaxInt64
 		}
 		tw := serde.Windowed[int64]{Key: n, Window: serde.Window{Start: start, End: end}}
-		check("TimeWindowed", rt("TimeWindowed", serde.Untyped(serde.TimeWindowed(serde.Long(), size)), tw), tw)
+		check("TimeWindowed", rt("TimeWindowed", serde.Untyped(serde.TimeWindowed(serde.Long(), time.Duration(size)*time.Millisecond)), tw), tw)
 		sw := serde.Windowed[[]byte]{Key: []byte(s), Window: serde.Window{Start: start / 2, End: start}}
 		check("SessionWindowed", rt("SessionWindowed", serde.Untyped(serde.SessionWindowed(serde.ByteArray())), sw), sw)
 	})

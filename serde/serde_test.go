@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -38,7 +39,7 @@ func TestNames(t *testing.T) {
 		{serde.Void(), "Void"},
 		{serde.ListSerde(serde.Long()), "ListSerde<Long>"},
 		{serde.ListSerde(serde.Nullable(serde.String())), "ListSerde<String>"},
-		{serde.TimeWindowed(serde.String(), 100), "TimeWindowed<String>"},
+		{serde.TimeWindowed(serde.String(), 100*time.Millisecond), "TimeWindowed<String>"},
 		{serde.SessionWindowed(serde.Long()), "SessionWindowed<Long>"},
 		{serde.JSON[map[string]int](), "JSON<map[string]int>"},
 		{serde.Untyped(serde.Long()), "Long"},
@@ -136,7 +137,7 @@ func TestNullable(t *testing.T) {
 		t.Fatal("Nullable(Long) lost FixedSize")
 	}
 	// A windowed key's empty bytes are Java null.
-	w := serde.Nullable(serde.TimeWindowed(serde.String(), 10))
+	w := serde.Nullable(serde.TimeWindowed(serde.String(), 10*time.Millisecond))
 	if v, err := w.Deserialize(topic, nil, []byte{}); v != nil || err != nil {
 		t.Fatalf("Nullable(TimeWindowed).Deserialize(empty) = %v, %v", v, err)
 	}
@@ -341,7 +342,7 @@ func TestWindowed(t *testing.T) {
 	if w.String() != "[a@0/100]" {
 		t.Fatalf("String = %q", w.String())
 	}
-	ts := serde.TimeWindowed(serde.String(), 100)
+	ts := serde.TimeWindowed(serde.String(), 100*time.Millisecond)
 	b, _ := ts.Serialize(topic, nil, serde.Windowed[string]{Key: "a", Window: serde.Window{Start: 5, End: 999}})
 	if hex.EncodeToString(b) != "61"+"0000000000000005" {
 		t.Fatalf("time-windowed = %x", b)
@@ -376,7 +377,7 @@ func TestWindowed(t *testing.T) {
 	}
 
 	// A key that serializes to null is an error (Java: NullPointerException).
-	bw := serde.TimeWindowed(serde.ByteArray(), 10)
+	bw := serde.TimeWindowed(serde.ByteArray(), 10*time.Millisecond)
 	if _, err := bw.Serialize(topic, nil, serde.Windowed[[]byte]{}); !errors.Is(err, serde.ErrNull) {
 		t.Fatalf("nil key err = %v", err)
 	}

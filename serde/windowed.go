@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 )
 
 // Window is the time span of a windowed key, in epoch milliseconds (Java:
@@ -87,16 +88,25 @@ func baseKeyOfAny[K any](name string, inner Serde[K], topic string, headers *Hea
 // reported as null through DecodesToNull (Java returns null); 1-7 bytes give
 // an error wrapping ErrWrongLength. Otherwise inner decodes all but the last
 // 8 bytes (an inner error is returned wrapped), Start is the last 8 bytes,
-// and End = Start + windowSize in ms; if that sum is negative (overflow, or a
+// and End = Start + windowSize (ms); if that sum is negative (overflow, or a
 // negative windowSize) End becomes math.MaxInt64, as Java truncates. The
 // window must then satisfy Java's TimeWindow rules: Start >= 0 and End >
 // Start, else an error wraps ErrInvalidWindow (so windowSize <= 0 makes
 // nearly every input fail, as in Java). Java's forChangelog(true) mode,
 // which reads the window-store key layout instead, is not offered.
 //
+// windowSize is the windows' size (the windowed aggregation's TimeWindows
+// size), used with ms precision; time.Duration(math.MaxInt64) stands for
+// Java's Long.MAX_VALUE ms (its default when no size is configured), which
+// makes every End math.MaxInt64.
+//
 // The result also implements WindowedSerializer[K].
-func TimeWindowed[K any](inner Serde[K], windowSize int64) Serde[Windowed[K]] {
-	return &timeWindowed[K]{inner: inner, size: windowSize, name: "TimeWindowed<" + Name(inner) + ">"}
+func TimeWindowed[K any](inner Serde[K], windowSize time.Duration) Serde[Windowed[K]] {
+	ms := windowSize.Milliseconds()
+	if windowSize == math.MaxInt64 {
+		ms = math.MaxInt64
+	}
+	return &timeWindowed[K]{inner: inner, size: ms, name: "TimeWindowed<" + Name(inner) + ">"}
 }
 
 type timeWindowed[K any] struct {
@@ -107,8 +117,8 @@ type timeWindowed[K any] struct {
 
 func (s *timeWindowed[K]) String() string { return s.name }
 
-// WindowSize returns the window size in ms given to TimeWindowed.
-func (s *timeWindowed[K]) WindowSize() int64 { return s.size }
+// WindowSizeMs returns the window size given to TimeWindowed, in ms.
+func (s *timeWindowed[K]) WindowSizeMs() int64 { return s.size }
 
 // DecodesToNull reports whether data is nil or empty, which Java's
 // TimeWindowedDeserializer decodes to null.

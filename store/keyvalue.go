@@ -95,3 +95,38 @@ func storeErr(name, op string, err error) error {
 	}
 	return &StoreError{Store: name, Op: op, Err: err}
 }
+
+// ErrWrongStoreType is wrapped by the error returned when a store is asked for (as a view of
+// given key and value types, by the test driver or an interactive query) with types or a kind
+// it does not have; *WrongStoreTypeError says which. It is not a "retry later" error: the
+// same request fails the same way until the code asks for other types. Java:
+// InvalidStateStoreException "the queryable store type ... does not accept the actual store
+// type" (Java's generics catch the rest at compile time).
+var ErrWrongStoreType = errors.New("store: wrong store type")
+
+// WrongStoreTypeError is a store asked for with types (or a kind) it does not have. It wraps
+// ErrWrongStoreType.
+type WrongStoreTypeError struct {
+	// Store is the store name.
+	Store string
+	// Have describes the store, e.g. "timestamped key-value store of string keys and float64
+	// values" (a DSL store) or its Go type (a Processor API store).
+	Have string
+	// Want describes what was asked for, e.g. "key-value store of string keys and string values".
+	Want string
+	// Use lists the views that fit the store (e.g. "KeyValueStore[string, float64] or
+	// TimestampedKeyValueStore[string, float64]"), "" when not known.
+	Use string
+}
+
+// Error implements error.
+func (e *WrongStoreTypeError) Error() string {
+	msg := fmt.Sprintf("store: state store %q is a %s, not a %s", e.Store, e.Have, e.Want)
+	if e.Use != "" {
+		msg += "; ask for " + e.Use
+	}
+	return msg
+}
+
+// Unwrap returns ErrWrongStoreType.
+func (e *WrongStoreTypeError) Unwrap() error { return ErrWrongStoreType }

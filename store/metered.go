@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync/atomic"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -18,6 +19,11 @@ var ErrNullKey = errors.New("store: key cannot be null")
 // context has no default serde usable for the store's type either.
 // Java counterpart: ConfigException / StreamsException from WrappingNullableUtils.prepareKeySerde.
 var ErrNoSerde = errors.New("store: no serde configured")
+
+// typeName is T as Go source writes it.
+func typeName[T any]() string {
+	return strings.ReplaceAll(reflect.TypeFor[T]().String(), "interface {}", "any")
+}
 
 // MeteredKeyValueStore is the typed outer layer of a key-value store: it turns K and V into
 // bytes with the store's serdes and calls the bytes-level store below (change-logging layer,
@@ -107,14 +113,14 @@ func (m *MeteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 	if ctx != nil {
 		m.topic = ChangelogTopic(ctx.ApplicationID(), m.Name())
 		if m.keySerde == nil {
-			s, err := defaultSerde[K](ctx.KeySerde())
+			s, err := defaultSerde[K](ctx.KeySerde(), "key")
 			if err != nil {
 				return storeErr(m.Name(), "init: key serde", err)
 			}
 			m.keySerde = s
 		}
 		if m.valueSerde == nil {
-			s, err := defaultSerde[V](ctx.ValueSerde())
+			s, err := defaultSerde[V](ctx.ValueSerde(), "value")
 			if err != nil {
 				return storeErr(m.Name(), "init: value serde", err)
 			}
@@ -444,10 +450,14 @@ func isNil(v any) bool {
 }
 
 // defaultSerde adapts a context default serde (of any) to Serde[T] (serde.Typed: a value of
-// another type than T fails at deserialization with serde.ErrWrongType).
-func defaultSerde[T any](s serde.Serde[any]) (serde.Serde[T], error) {
+// another type than T fails at deserialization with serde.ErrWrongType); which is "key" or
+// "value", for the error when there is no default.
+func defaultSerde[T any](s serde.Serde[any], which string) (serde.Serde[T], error) {
 	if s == nil {
-		return nil, ErrNoSerde
+		return nil, fmt.Errorf("%w: the store has no %s serde of %s and no default.%s.serde is configured; "+
+			"give the store its serdes (kstream.Materialized WithKeySerde/WithValueSerde, or the serdes of its "+
+			"store builder) or set default.%s.serde (Config.Default%sSerde)",
+			ErrNoSerde, which, typeName[T](), which, which, strings.ToUpper(which[:1])+which[1:])
 	}
 	return serde.Typed[T](s), nil
 }

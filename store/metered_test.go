@@ -142,3 +142,25 @@ func TestTypedStoreDefaultSerdes(t *testing.T) {
 		t.Fatalf("Init without serdes: %v", err)
 	}
 }
+
+// noDefaultsContext is a store context without default serdes.
+type noDefaultsContext struct{ fakeContext }
+
+func (noDefaultsContext) KeySerde() serde.Serde[any]   { return nil }
+func (noDefaultsContext) ValueSerde() serde.Serde[any] { return nil }
+
+// A store without a serde and no default says which serde, of which type, and how to give it
+// (issue 16, item 4).
+func TestMissingStoreSerdeMessage(t *testing.T) {
+	st, _ := Stores.KeyValueStoreBuilder[string, int64](Stores.InMemoryKeyValueStore("totals"), serde.String(), nil).Build()
+	err := st.Init(&noDefaultsContext{fakeContext{appID: "app"}}, st)
+	if !errors.Is(err, ErrNoSerde) {
+		t.Fatalf("Init = %v, want ErrNoSerde", err)
+	}
+	want := `store "totals": init: value serde: store: no serde configured: the store has no value serde of int64 and no ` +
+		`default.value.serde is configured; give the store its serdes (kstream.Materialized WithKeySerde/WithValueSerde, ` +
+		`or the serdes of its store builder) or set default.value.serde (Config.DefaultValueSerde)`
+	if err.Error() != want {
+		t.Fatalf("message\n got %s\nwant %s", err, want)
+	}
+}

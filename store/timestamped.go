@@ -340,7 +340,7 @@ func (t *timestampedStore[K, V]) FreshValues() {}
 // Init resolves default serdes and initialises the layers below.
 func (t *timestampedStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if t.vs.inner == nil && ctx != nil {
-		s, err := defaultSerde[V](ctx.ValueSerde())
+		s, err := defaultSerde[V](ctx.ValueSerde(), "value")
 		if err != nil {
 			return storeErr(t.Name(), "init: value serde", err)
 		}

@@ -158,7 +158,7 @@ type timestampedWindowStore[K, V any] struct {
 // Init resolves default serdes and initialises the layers below.
 func (t *timestampedWindowStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if t.vs.inner == nil && ctx != nil {
-		s, err := defaultSerde[V](ctx.ValueSerde())
+		s, err := defaultSerde[V](ctx.ValueSerde(), "value")
 		if err != nil {
 			return storeErr(t.Name(), "init: value serde", err)
 		}

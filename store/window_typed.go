@@ -18,14 +18,14 @@ func (s *storeSerdes[K, V]) init(ctx processor.StateStoreContext) error {
 	if ctx != nil {
 		s.topic = ChangelogTopic(ctx.ApplicationID(), s.name)
 		if s.keySerde == nil {
-			ks, err := defaultSerde[K](ctx.KeySerde())
+			ks, err := defaultSerde[K](ctx.KeySerde(), "key")
 			if err != nil {
 				return storeErr(s.name, "init: key serde", err)
 			}
 			s.keySerde = ks
 		}
 		if s.valueSerde == nil {
-			vs, err := defaultSerde[V](ctx.ValueSerde())
+			vs, err := defaultSerde[V](ctx.ValueSerde(), "value")
 			if err != nil {
 				return storeErr(s.name, "init: value serde", err)
 			}

@@ -72,56 +72,20 @@ func exceptionHandlers(props map[string]string) (deser func(task.RawRecord, erro
 	return deser, proc, nil
 }
 
-// JavaSerde returns the Go serde (as Serde[any]) of a Java serde class name, as used in
-// default.key.serde / default.value.serde: org.apache.kafka.common.serialization.Serdes$XSerde
-// for X in String, Long, Integer, Short, Double, Float, Boolean, ByteArray, Bytes, UUID, Void.
-// Unknown names return an error wrapping ErrUnknownClass.
-func JavaSerde(className string) (serde.Serde[any], error) {
-	const p = "org.apache.kafka.common.serialization.Serdes$"
-	switch className {
-	case p + "StringSerde":
-		return serde.Untyped(serde.String()), nil
-	case p + "LongSerde":
-		return serde.Untyped(serde.Long()), nil
-	case p + "IntegerSerde":
-		return serde.Untyped(serde.Integer()), nil
-	case p + "ShortSerde":
-		return serde.Untyped(serde.Short()), nil
-	case p + "DoubleSerde":
-		return serde.Untyped(serde.Double()), nil
-	case p + "FloatSerde":
-		return serde.Untyped(serde.Float()), nil
-	case p + "BooleanSerde":
-		return serde.Untyped(serde.Boolean()), nil
-	case p + "ByteArraySerde":
-		return serde.Untyped(serde.ByteArray()), nil
-	case p + "BytesSerde":
-		return serde.Untyped(serde.Bytes()), nil
-	case p + "UUIDSerde":
-		return serde.Untyped(serde.UUID()), nil
-	case p + "VoidSerde":
-		return serde.Untyped(serde.Void()), nil
-	}
-	return nil, fmt.Errorf("%w: serde class %q", ErrUnknownClass, className)
-}
+// JavaSerde returns the Go serde of a Java serde class name, as [serde.ForJavaClass] does (it
+// moved there: the mapping belongs with the serdes). Unknown names return an error wrapping
+// ErrUnknownClass.
+//
+// Deprecated: use serde.ForJavaClass.
+func JavaSerde(className string) (serde.Serde[any], error) { return serde.ForJavaClass(className) }
 
-// JavaTimestampExtractor returns the Go extractor of a Java extractor class name
-// (org.apache.kafka.streams.processor.FailOnInvalidTimestamp, LogAndSkipOnInvalidTimestamp,
-// UsePartitionTimeOnInvalidTimestamp, WallclockTimestampExtractor). Unknown names return an
-// error wrapping ErrUnknownClass.
+// JavaTimestampExtractor returns the Go extractor of a Java extractor class name, as
+// [processor.TimestampExtractorForJavaClass] does. Unknown names return an error wrapping
+// ErrUnknownClass.
+//
+// Deprecated: use processor.TimestampExtractorForJavaClass.
 func JavaTimestampExtractor(className string) (processor.TimestampExtractor, error) {
-	const p = "org.apache.kafka.streams.processor."
-	switch className {
-	case p + "FailOnInvalidTimestamp":
-		return processor.FailOnInvalidTimestamp{}, nil
-	case p + "LogAndSkipOnInvalidTimestamp":
-		return processor.LogAndSkipOnInvalidTimestamp{}, nil
-	case p + "UsePartitionTimeOnInvalidTimestamp":
-		return processor.UsePartitionTimeOnInvalidTimestamp{}, nil
-	case p + "WallclockTimestampExtractor":
-		return processor.WallclockTimestampExtractor{}, nil
-	}
-	return nil, fmt.Errorf("%w: timestamp extractor class %q", ErrUnknownClass, className)
+	return processor.TimestampExtractorForJavaClass(className)
 }
 
 // Option configures a TopologyTestDriver beyond its Java properties.

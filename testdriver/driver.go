@@ -13,7 +13,6 @@ import (
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // Errors of the driver.
@@ -28,10 +27,14 @@ var (
 	// Java: NoSuchElementException "Empty topic: ...".
 	ErrEmptyTopic = errors.New("testdriver: empty topic")
 	// ErrUnknownClass is returned for a Java class name in the properties that has no Go counterpart.
-	ErrUnknownClass = errors.New("testdriver: unknown Java class")
+	// It is serde.ErrUnknownClass, which serde.ForJavaClass and
+	// processor.TimestampExtractorForJavaClass wrap too.
+	ErrUnknownClass = serde.ErrUnknownClass
 	// ErrClosed is returned by operations on a closed driver.
 	ErrClosed = errors.New("testdriver: driver is closed")
-	// ErrNoStore is returned when a store does not exist or has another type.
+	// ErrNoStore is returned when no store has the name asked for. A store that exists with
+	// other types (or of another kind) than asked for is a *store.WrongStoreTypeError
+	// (store.ErrWrongStoreType) instead.
 	ErrNoStore = errors.New("testdriver: no such state store")
 	// ErrNoTimestamp is returned by PipeRecord for a record without timestamp when the caller
 	// gives none either (Java: IllegalStateException).
@@ -74,6 +77,8 @@ type TopologyTestDriver struct {
 	pending  []task.OutRecord
 	outputs  map[string][]task.OutRecord
 	closed   bool
+	// graph is the topology (for the DSL stores' key and value types).
+	graph *topology.Builder
 }
 
 type collector struct{ d *TopologyTestDriver }
@@ -125,21 +130,21 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 	}
 	var err error
 	if o.keySerde == nil && props[DefaultKeySerdeConfig] != "" {
-		if o.keySerde, err = JavaSerde(props[DefaultKeySerdeConfig]); err != nil {
+		if o.keySerde, err = serde.ForJavaClass(props[DefaultKeySerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
 	if o.valueSerde == nil && props[DefaultValueSerdeConfig] != "" {
-		if o.valueSerde, err = JavaSerde(props[DefaultValueSerdeConfig]); err != nil {
+		if o.valueSerde, err = serde.ForJavaClass(props[DefaultValueSerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
 	if o.extractor == nil && props[DefaultTimestampExtractorConfig] != "" {
-		if o.extractor, err = JavaTimestampExtractor(props[DefaultTimestampExtractorConfig]); err != nil {
+		if o.extractor, err = processor.TimestampExtractorForJavaClass(props[DefaultTimestampExtractorConfig]); err != nil {
 			return nil, err
 		}
 	}
-	d := &TopologyTestDriver{appID: appID, wallClock: initialWallClockMs, offsets: map[string]int64{},
+	d := &TopologyTestDriver{graph: b, appID: appID, wallClock: initialWallClockMs, offsets: map[string]int64{},
 		outputs: map[string][]task.OutRecord{}}
 	deserHandler, procHandler, err := exceptionHandlers(props)
 	if err != nil {
@@ -413,27 +418,6 @@ func (d *TopologyTestDriver) AllStateStores() map[string]processor.StateStore {
 		}
 	}
 	return out
-}
-
-// KeyValueStore returns the key-value store name as a KeyValueStore[K, V] (the store's own
-// typed view; writes go through its caching and change logging). For a timestamped store (the
-// DSL's aggregations and tables) it returns, as Java's driver, a facade that reads the plain
-// values and writes them with timestamp -1. Errors wrap ErrNoStore when there is no such store
-// or it is neither a KeyValueStore[K, V] nor a TimestampedKeyValueStore[K, V].
-// Java: getKeyValueStore(name) (null there).
-func KeyValueStore[K, V any](d *TopologyTestDriver, name string) (store.KeyValueStore[K, V], error) {
-	s, err := d.StateStore(name)
-	if err != nil {
-		return nil, err
-	}
-	if ts, ok := s.(store.TimestampedKeyValueStore[K, V]); ok {
-		return keyValueStoreFacade[K, V]{inner: ts}, nil
-	}
-	kv, ok := s.(store.KeyValueStore[K, V])
-	if !ok {
-		return nil, fmt.Errorf("%w: %q is a %T, not a store.KeyValueStore[%T, %T]", ErrNoStore, name, s, *new(K), *new(V))
-	}
-	return kv, nil
 }
 
 // Close closes the processors and the stores (after a final commit), then captures what was

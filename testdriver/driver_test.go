@@ -83,9 +83,11 @@ func TestWordCountProcessorDemo(t *testing.T) {
 	if v, ok, _ := kv.Get("hello"); !ok || v != 2 {
 		t.Fatalf("store hello = %v %v", v, ok)
 	}
-	if _, err := KeyValueStore[string, int64](d, "Counts"); !errors.Is(err, ErrNoStore) {
-		t.Fatalf("wrong type: %v", err)
-	}
+	_, err = KeyValueStore[string, int64](d, "Counts")
+	wantErr(t, err, store.ErrWrongStoreType, `store: state store "Counts" is a key-value store of string keys and int32 values, `+
+		`not a key-value store of string keys and int64 values; ask for KeyValueStore[string, int32]`)
+	_, err = KeyValueStore[string, int32](d, "Count")
+	wantErr(t, err, ErrNoStore, `testdriver: no such state store: "Count"`)
 	must(t, d.Close())
 	if kv.IsOpen() {
 		t.Fatal("store open after Close")

@@ -25,7 +25,7 @@ func (p *upper) Close() error { return nil }
 func Example() {
 	topo := processor.NewTopology()
 	_ = topo.AddSource("in", []string{"input"})
-	_ = topo.AddProcessor("upper", processor.ProcessorSupplierFunc[string, string, string, string](
+	_ = topo.AddProcessor("upper", processor.NewSupplier(
 		func() processor.Processor[string, string, string, string] { return &upper{} }), "in")
 	_ = topo.AddSink("out", "output", []string{"upper"})
 
@@ -93,7 +93,7 @@ func ExampleTopologyTestDriver_AdvanceWallClockTime() {
 	topo := processor.NewTopology()
 	_ = topo.AddSource("in", []string{"clicks"}, processor.WithKeyDeserializer[string](serde.String()),
 		processor.WithValueDeserializer[string](serde.String()))
-	_ = topo.AddProcessor("count", processor.ProcessorSupplierFunc[string, string, string, int64](
+	_ = topo.AddProcessor("count", processor.NewSupplier(
 		func() processor.Processor[string, string, string, int64] { return &counter{} }), "in")
 	_ = topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("counts"),
 		serde.String(), serde.Long()).WithLoggingDisabled(), "count")

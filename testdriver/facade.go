@@ -1,29 +1,12 @@
 package testdriver
 
 import (
-	"fmt"
-
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/store"
 )
 
 // noTimestamp is the timestamp the facade writes with: -1, Java's ConsumerRecord.NO_TIMESTAMP.
 const noTimestamp int64 = -1
-
-// TimestampedKeyValueStore returns the timestamped key-value store name (the DSL's aggregation
-// and table stores). Errors wrap ErrNoStore when there is no such store or it is not a
-// store.TimestampedKeyValueStore[K, V]. Java: getTimestampedKeyValueStore(name).
-func TimestampedKeyValueStore[K, V any](d *TopologyTestDriver, name string) (store.TimestampedKeyValueStore[K, V], error) {
-	s, err := d.StateStore(name)
-	if err != nil {
-		return nil, err
-	}
-	ts, ok := s.(store.TimestampedKeyValueStore[K, V])
-	if !ok {
-		return nil, fmt.Errorf("%w: %q is a %T, not a store.TimestampedKeyValueStore[%T, %T]", ErrNoStore, name, s, *new(K), *new(V))
-	}
-	return ts, nil
-}
 
 // keyValueStoreFacade is the plain key-value view of a timestamped store that Java's driver
 // returns from getKeyValueStore: reads drop the timestamps, writes store timestamp -1.

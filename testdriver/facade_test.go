@@ -1,7 +1,6 @@
 package testdriver
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -60,7 +59,7 @@ func TestTimestampedStoreAccessAndFacade(t *testing.T) {
 	if old, ok, _ := kv.Delete("a"); !ok || old != "x" {
 		t.Fatalf("facade delete = %q %v", old, ok)
 	}
-	if _, err := TimestampedKeyValueStore[string, int64](d, "last"); !errors.Is(err, ErrNoStore) {
-		t.Fatalf("wrong type: %v", err)
-	}
+	_, err = TimestampedKeyValueStore[string, int64](d, "last")
+	wantErr(t, err, store.ErrWrongStoreType, `store: state store "last" is a timestamped key-value store of string keys and string values, `+
+		`not a timestamped key-value store of string keys and int64 values; ask for KeyValueStore[string, string] or TimestampedKeyValueStore[string, string]`)
 }

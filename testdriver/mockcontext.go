@@ -83,12 +83,12 @@ func NewMockProcessorContext[KForward, VForward any](props map[string]string, op
 	}
 	var err error
 	if o.keySerde == nil && cfg[DefaultKeySerdeConfig] != "" {
-		if o.keySerde, err = JavaSerde(cfg[DefaultKeySerdeConfig]); err != nil {
+		if o.keySerde, err = serde.ForJavaClass(cfg[DefaultKeySerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
 	if o.valueSerde == nil && cfg[DefaultValueSerdeConfig] != "" {
-		if o.valueSerde, err = JavaSerde(cfg[DefaultValueSerdeConfig]); err != nil {
+		if o.valueSerde, err = serde.ForJavaClass(cfg[DefaultValueSerdeConfig]); err != nil {
 			return nil, err
 		}
 	}

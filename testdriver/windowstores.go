@@ -1,53 +1,10 @@
 package testdriver
 
 import (
-	"fmt"
-
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
 )
-
-// WindowStore returns the window store name (plain values). For a timestamped window store (the
-// DSL's windowed aggregations) it returns, as Java's driver, a facade that reads the plain values
-// and writes them with timestamp -1. Errors wrap ErrNoStore when there is no such store or it
-// is neither a store.WindowStore[K, V] nor a store.TimestampedWindowStore[K, V].
-// Java: getWindowStore(name) (which returns null there).
-func WindowStore[K, V any](d *TopologyTestDriver, name string) (store.WindowStore[K, V], error) {
-	if s, err := d.StateStore(name); err == nil {
-		if ts, ok := s.(store.TimestampedWindowStore[K, V]); ok {
-			return windowStoreFacade[K, V]{inner: ts}, nil
-		}
-	}
-	return storeAs[store.WindowStore[K, V]](d, name, "store.WindowStore")
-}
-
-// SessionStore returns the session store name. Errors wrap ErrNoStore when there is no such
-// store or it is not a store.SessionStore[K, V]. Java: getSessionStore(name).
-func SessionStore[K, V any](d *TopologyTestDriver, name string) (store.SessionStore[K, V], error) {
-	return storeAs[store.SessionStore[K, V]](d, name, "store.SessionStore")
-}
-
-// storeAs returns the store name converted to S.
-func storeAs[S any](d *TopologyTestDriver, name, what string) (S, error) {
-	var zero S
-	s, err := d.StateStore(name)
-	if err != nil {
-		return zero, err
-	}
-	typed, ok := s.(S)
-	if !ok {
-		return zero, fmt.Errorf("%w: %q is a %T, not a %s of these types", ErrNoStore, name, s, what)
-	}
-	return typed, nil
-}
-
-// TimestampedWindowStore returns the timestamped window store name (the DSL's windowed
-// aggregations). Errors wrap ErrNoStore when there is no such store or it is not a
-// store.TimestampedWindowStore[K, V]. Java: getTimestampedWindowStore(name).
-func TimestampedWindowStore[K, V any](d *TopologyTestDriver, name string) (store.TimestampedWindowStore[K, V], error) {
-	return storeAs[store.TimestampedWindowStore[K, V]](d, name, "store.TimestampedWindowStore")
-}
 
 // windowStoreFacade is the plain view of a timestamped window store that Java's driver returns
 // from getWindowStore: reads drop the timestamps, writes store timestamp -1.

@@ -1,7 +1,6 @@
 package testdriver
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -41,12 +40,12 @@ func TestWindowAndSessionStoreAccess(t *testing.T) {
 	if v, ok, err := ws.Fetch("k", 2000); err != nil || !ok || v != "v" {
 		t.Fatalf("fetch = %q %v %v", v, ok, err)
 	}
-	if _, err := SessionStore[string, string](d, "win"); !errors.Is(err, ErrNoStore) {
-		t.Fatalf("session accessor on a window store: %v", err)
-	}
-	if _, err := WindowStore[string, int64](d, "win"); !errors.Is(err, ErrNoStore) {
-		t.Fatalf("wrong value type: %v", err)
-	}
+	_, err = SessionStore[string, string](d, "win")
+	wantErr(t, err, store.ErrWrongStoreType, `store: state store "win" is a window store of string keys and string values, `+
+		`not a session store of string keys and string values; ask for WindowStore[string, string]`)
+	_, err = WindowStore[string, int64](d, "win")
+	wantErr(t, err, store.ErrWrongStoreType, `store: state store "win" is a window store of string keys and string values, `+
+		`not a window store of string keys and int64 values; ask for WindowStore[string, string]`)
 }
 
 type tsWindowWriter struct {

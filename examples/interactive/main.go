@@ -142,16 +142,15 @@ func (in *Instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var n int64
 	if ok {
-		n, _ = v.Value.(int64)
+		n = v
 	}
 	writeJSON(w, countResponse{User: user, Count: n, ServedBy: in.Addr})
 }
 
-// localStore is the instance's read-only view of StoreName. The DSL keeps counts in a
-// timestamped store of untyped keys and values; the root package's KeyValueStore does not yet
-// offer Java's plain-value facade over it, so the view is asked for in those types.
-func localStore(app *kstreams.KafkaStreams) (store.ReadOnlyKeyValueStore[any, *store.ValueAndTimestamp[any]], error) {
-	return kstreams.KeyValueStore[any, *store.ValueAndTimestamp[any]](app, StoreName)
+// localStore is the instance's read-only view of StoreName, with the types of the Count's
+// Materialized (string users, int64 counts).
+func localStore(app *kstreams.KafkaStreams) (store.ReadOnlyKeyValueStore[string, int64], error) {
+	return kstreams.KeyValueStore[string, int64](app, StoreName)
 }
 
 func (in *Instance) serveLocal(w http.ResponseWriter) {
@@ -164,9 +163,7 @@ func (in *Instance) serveLocal(w http.ResponseWriter) {
 	defer it.Close()
 	out := map[string]int64{}
 	for it.Next() {
-		k, _ := it.Key().(string)
-		n, _ := it.Value().Value.(int64)
-		out[k] = n
+		out[it.Key()] = it.Value()
 	}
 	if err := it.Err(); err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)

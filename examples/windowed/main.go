@@ -23,7 +23,7 @@
 // any run whose input has not moved past them yet.
 //
 // Java has no late-record topic (it counts late records in the dropped-records metric and logs
-// them); kstream.LateRecordsTo adds it. The on-window-close check normally runs at most once
+// them); LateRecordsTo adds it. The on-window-close check normally runs at most once
 // per second of wall-clock time (Java's internal emit.interval.ms.kstreams.windowed.aggregation);
 // the example sets it to 0 so a short run emits without waiting.
 package main
@@ -106,9 +106,10 @@ func Topology(input, output, late string) (*processor.Topology, error) {
 	kstream.WindowedBy(views.GroupByKey(kstream.GroupedWith(serde.String(), serde.String())),
 		kstream.TimeWindowsOfSizeAndGrace(WindowSize, Grace)).
 		EmitStrategy(kstream.EmitOnWindowClose()).
-		Count(kstream.MaterializedAs[string, int64](StoreName).WithRetention(Retention), kstream.LateRecordsTo(late)).
+		LateRecordsTo(late).
+		Count(kstream.MaterializedAs[string, int64](StoreName).WithRetention(Retention)).
 		ToStream().
-		To(output, kstream.ProducedWith(serde.TimeWindowed(serde.String(), WindowSize.Milliseconds()), serde.Long()))
+		To(output, kstream.ProducedWith(serde.TimeWindowed(serde.String(), WindowSize), serde.Long()))
 	return b.Build()
 }
 
@@ -187,7 +188,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	app, err := kstreams.New(topo, kstreams.Config{
 		ApplicationID: *appID, BootstrapServers: addrs, StateDir: stateDir, Registry: reg,
 		CommitInterval: 100 * time.Millisecond,
-		Properties:     map[string]string{ktable.EmitIntervalConfig: "0"},
+		Properties:     map[string]string{kstream.EmitIntervalWindowedAggregationConfig: "0"},
 		Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -243,7 +244,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	progress("processed %d views and closed the application (output committed)", len(Views))
 
-	windowed := serde.TimeWindowed(serde.String(), WindowSize.Milliseconds())
+	windowed := serde.TimeWindowed(serde.String(), WindowSize)
 	var lines []string
 	outs, err := readAll(client, output)
 	if err != nil {

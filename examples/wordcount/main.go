@@ -71,7 +71,6 @@ import (
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 //go:embed texts/*.txt
@@ -480,15 +479,11 @@ type wordCount struct {
 }
 
 // queryCounts reads every count from the application's store (interactive query) and sorts
-// them by count descending, then word ascending.
-//
-// The DSL materializes counts in a timestamped key-value store whose engine-level types are
-// untyped (any keys, *store.ValueAndTimestamp[any] values), and the root package's
-// KeyValueStore view does not yet offer Java's plain-value facade over such a store
-// (Java: QueryableStoreTypes.keyValueStore() on a timestamped store), so the view is asked for
-// in those types and the words and counts are taken out here.
+// them by count descending, then word ascending. The store is viewed with the types of the
+// Count's Materialized: string words, int64 counts (the plain values of the DSL's timestamped
+// store; kstreams.TimestampedKeyValueStore[string, int64] would give their timestamps too).
 func queryCounts(app *kstreams.KafkaStreams) ([]wordCount, error) {
-	kv, err := kstreams.KeyValueStore[any, *store.ValueAndTimestamp[any]](app, storeName)
+	kv, err := kstreams.KeyValueStore[string, int64](app, storeName)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", storeName, err)
 	}
@@ -496,12 +491,7 @@ func queryCounts(app *kstreams.KafkaStreams) ([]wordCount, error) {
 	defer it.Close()
 	var out []wordCount
 	for it.Next() {
-		word, ok1 := it.Key().(string)
-		n, ok2 := it.Value().Value.(int64)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("query %s: unexpected entry %T=%T", storeName, it.Key(), it.Value().Value)
-		}
-		out = append(out, wordCount{word, n})
+		out = append(out, wordCount{it.Key(), it.Value()})
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("query %s: %w", storeName, err)

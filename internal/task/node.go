@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -52,7 +53,9 @@ func (n *node) init() error {
 			n.valueDeser = t.cfg.DefaultValueSerde
 		}
 		if n.keyDeser == nil || n.valueDeser == nil {
-			return fmt.Errorf("task %s: failed to initialize serdes for source node %s: %w", t.id, n.spec.Name, ErrNoSerde)
+			return missingSerde(t.id.String(), "source node", n.spec.Name, "topics "+strings.Join(n.spec.Topics, ", "),
+				n.keyDeser == nil, n.valueDeser == nil,
+				"kstream.ConsumedWith(keySerde, valueSerde) on the Stream or Table, or deserializers on Topology.AddSource")
 		}
 		t.setDefaults(n.keyDeser, n.valueDeser)
 		n.internKey, n.internValue = serde.IsString(n.keyDeser), serde.IsString(n.valueDeser)
@@ -70,7 +73,12 @@ func (n *node) init() error {
 			n.valueSer = t.cfg.DefaultValueSerde
 		}
 		if n.keySer == nil || n.valueSer == nil {
-			return fmt.Errorf("task %s: failed to initialize serdes for sink node %s: %w", t.id, n.spec.Name, ErrNoSerde)
+			topic := "topic " + n.spec.Topic
+			if n.spec.Topic == "" {
+				topic = "topics chosen per record"
+			}
+			return missingSerde(t.id.String(), "sink node", n.spec.Name, topic, n.keySer == nil, n.valueSer == nil,
+				"kstream.ProducedWith(keySerde, valueSerde) on To, or serializers on Topology.AddSink")
 		}
 		t.setDefaults(n.keySer, n.valueSer)
 		if serde.AppendsInPlace(n.keySer) {
@@ -458,4 +466,19 @@ func (t *Task) setDefaults(vs ...any) {
 			u.UseDefaultSerdes(t.cfg.DefaultKeySerde, t.cfg.DefaultValueSerde)
 		}
 	}
+}
+
+// missingSerde is the error of a source or sink node without a key or value serde and no
+// default for it: which are missing, where the node reads or writes, and how to give them.
+func missingSerde(task, kind, name, where string, key, value bool, give string) error {
+	which, defaults := "key and value serdes", "default.key.serde and default.value.serde are"
+	switch {
+	case !value:
+		which, defaults = "key serde", "default.key.serde is"
+	case !key:
+		which, defaults = "value serde", "default.value.serde is"
+	}
+	return fmt.Errorf("task %s: %s %s (%s) has no %s and no %s configured; give it its serdes (%s) "+
+		"or set the defaults (Config.DefaultKeySerde/DefaultValueSerde, default.key.serde/default.value.serde): %w",
+		task, kind, name, where, which, defaults, give, ErrNoSerde)
 }

@@ -147,15 +147,21 @@ type Store struct {
 	// topic (Java: addGlobalStore / reprocessOnRestore=true), false for addReadOnlyStateStore-like
 	// direct restore.
 	ReprocessOnRestore bool
+	// KeyType and ValueType are the types of the keys and values a DSL store holds (those of
+	// the Materialized it was made from; the store itself is untyped); nil for stores added
+	// through the Processor API, whose builders are typed. Typed store views check them.
+	KeyType, ValueType reflect.Type
 }
 
 // Builder is the untyped topology graph. The zero value is not usable; call [New]. It is not
 // safe for concurrent use.
 type Builder struct {
-	nodes   []*Node
-	byName  map[string]*Node
-	stores  map[string]*Store
-	storeOr []string // store names in the order added (stable iteration for the engine)
+	// warnings are the suspect constructs recorded while building (AddWarning).
+	warnings []Warning
+	nodes    []*Node
+	byName   map[string]*Node
+	stores   map[string]*Store
+	storeOr  []string // store names in the order added (stable iteration for the engine)
 	// rawTopics are all topics read by non-global sources; globalTopics those of global stores.
 	rawTopics    map[string]bool
 	globalTopics map[string]bool

@@ -1,0 +1,23 @@
+package kstreams_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The runtime package does not depend on the test driver (issue 16): the Java class-name
+// mapping of serdes and timestamp extractors lives with the serdes and the Processor API.
+func TestRootDoesNotImportTestDriver(t *testing.T) {
+	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "github.com/kstreams-go/kstreams/testdriver" || strings.HasPrefix(p, "github.com/kstreams-go/kstreams/testdriver/") {
+			t.Fatalf("package kstreams depends on %s", p)
+		}
+	}
+}
