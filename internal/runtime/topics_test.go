@@ -124,10 +124,10 @@ func TestWindowedChangelogConfigs(t *testing.T) {
 	want := map[string]map[string]string{
 		"app-ver-changelog":  {"cleanup.policy": "compact", "min.compaction.lag.ms": "86460000"},
 		"app-ver2-changelog": {"cleanup.policy": "compact", "min.compaction.lag.ms": "5"},
-		"app-tw-changelog": {"cleanup.policy": "compact,delete", "retention.ms": "86460000"},
-		"app-w-changelog":  {"cleanup.policy": "compact,delete", "retention.ms": "1000"},
-		"app-ss-changelog": {"cleanup.policy": "compact,delete", "retention.ms": "86430000"},
-		"app-kv-changelog": {"cleanup.policy": "compact"},
+		"app-tw-changelog":   {"cleanup.policy": "compact,delete", "retention.ms": "86460000"},
+		"app-w-changelog":    {"cleanup.policy": "compact,delete", "retention.ms": "1000"},
+		"app-ss-changelog":   {"cleanup.policy": "compact,delete", "retention.ms": "86430000"},
+		"app-kv-changelog":   {"cleanup.policy": "compact"},
 	}
 	check := func(l *Layout, want map[string]map[string]string) {
 		t.Helper()
