@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +27,8 @@ import (
 
 // The Java side is conformance/java's io.kstreams.conformance.changelog.ChangelogApp: a Java
 // Kafka Streams 4.4 application with a key-value ("kv"), a timestamped key-value ("tskv"), a window ("win": retention 1 h, size
-// 10 s) and a session ("sess": retention 1 h) store, all persistent and logged.
+// 10 s), a session ("sess": retention 1 h) and a versioned key-value ("ver": history retention
+// 10 s, versions written out of order) store, all persistent and logged.
 
 const javaChangelogApp = "io.kstreams.conformance.changelog.ChangelogApp"
 
@@ -35,12 +37,16 @@ type crossInput struct {
 	ts         int64
 }
 
+// crossBase is the first cross input's timestamp, the same for every call in a test process
+// (the dumps probe the versioned store at times derived from it).
+var crossBase = sync.OnceValue(func() int64 { return time.Now().Add(-10*time.Minute).UnixMilli() / 1000 * 1000 })
+
 // crossInputs are the records both sides write into their stores.
 func crossInputs() []crossInput {
 	// Timestamps near now: Java creates window and session changelogs with
 	// cleanup.policy=compact,delete and retention.ms = store retention + 24 h, so older
 	// records would be deleted by the broker.
-	base := time.Now().Add(-10*time.Minute).UnixMilli() / 1000 * 1000
+	base := crossBase()
 	var out []crossInput
 	for i := 0; i < 60; i++ {
 		v := strconv.Itoa(i * 7)
@@ -58,12 +64,41 @@ func crossStores(t *testing.T) []processor.StoreBuilder {
 	must(t, err)
 	ss, err := store.Stores.PersistentSessionStore("sess", time.Hour)
 	must(t, err)
+	vs, err := store.Stores.PersistentVersionedKeyValueStore("ver", 10*time.Second)
+	must(t, err)
 	return []processor.StoreBuilder{
 		store.Stores.KeyValueStoreBuilder(store.Stores.PersistentKeyValueStore("kv"), serde.String(), serde.String()),
 		store.Stores.TimestampedKeyValueStoreBuilder(store.Stores.PersistentTimestampedKeyValueStore("tskv"), serde.String(), serde.String()),
 		store.Stores.WindowStoreBuilder(ws, serde.String(), serde.Long()),
 		store.Stores.SessionStoreBuilder(ss, serde.String(), serde.Long()),
+		store.Stores.VersionedKeyValueStoreBuilder(vs, serde.String(), serde.String()),
 	}
+}
+
+// crossStoreNames are the names of the stores of crossStores.
+var crossStoreNames = []string{"kv", "tskv", "win", "sess", "ver"}
+
+// verTimestamp is the version timestamp the writers give the "ver" store for a record at ts:
+// out of order by up to 18 s, so that some puts are beyond its 10 s history retention.
+func verTimestamp(ts int64) int64 { return ts - ((ts/1000)%7)*3000 }
+
+// verProbes are the asOf timestamps at which the dumps query the "ver" store (every second
+// around the cross inputs' timestamps).
+func verProbes() []int64 {
+	ins := crossInputs()
+	var out []int64
+	for p := ins[0].ts - 20_000; p <= ins[len(ins)-1].ts+2_000; p += 1000 {
+		out = append(out, p)
+	}
+	return out
+}
+
+func verProbesArg() string {
+	var s []string
+	for _, p := range verProbes() {
+		s = append(s, strconv.FormatInt(p, 10))
+	}
+	return strings.Join(s, ",")
 }
 
 // crossWrite applies the Java app's Writer logic to the Go stores.
@@ -72,6 +107,7 @@ func crossWrite(t *testing.T, tk *task.Task, in crossInput) {
 	tskv := tk.Store("tskv").(store.TimestampedKeyValueStore[string, string])
 	win := tk.Store("win").(store.WindowStore[string, int64])
 	sess := tk.Store("sess").(store.SessionStore[string, int64])
+	ver := tk.Store("ver").(store.VersionedKeyValueStore[string, string])
 	del := in.value == "del"
 	var n int64
 	if !del {
@@ -93,6 +129,21 @@ func crossWrite(t *testing.T, tk *task.Task, in crossInput) {
 	} else {
 		must(t, sess.Put(s, n))
 	}
+	if del {
+		_, err := ver.Delete(in.key, verTimestamp(in.ts))
+		must(t, err)
+	} else {
+		_, err := ver.Put(in.key, in.value, verTimestamp(in.ts))
+		must(t, err)
+	}
+}
+
+type verLine struct {
+	Store     string `json:"store"`
+	Key       string `json:"key"`
+	AsOf      int64  `json:"asOf"`
+	Value     string `json:"value"`
+	Timestamp int64  `json:"timestamp"`
 }
 
 type kvLine struct {
@@ -136,6 +187,23 @@ func goDump(t *testing.T, tk *task.Task) []string {
 	for k, v := range store.All(tk.Store("sess").(store.SessionStore[string, int64]).FetchRange("", "\uffff")) {
 		add(windowedLine{"sess", k.Key, k.Window.Start, k.Window.End, v})
 	}
+	ver := tk.Store("ver").(store.VersionedKeyValueStore[string, string])
+	for k := 0; k <= 10; k++ {
+		key := fmt.Sprintf("key-%d", k)
+		for _, asOf := range append([]int64{-1}, verProbes()...) {
+			var r *store.VersionedRecord[string]
+			var err error
+			if asOf < 0 {
+				r, err = ver.Get(key)
+			} else {
+				r, err = ver.GetAsOf(key, asOf)
+			}
+			must(t, err)
+			if r != nil {
+				add(verLine{"ver", key, asOf, r.Value, r.Timestamp})
+			}
+		}
+	}
 	return out
 }
 
@@ -158,7 +226,7 @@ func runJavaChangelogApp(t *testing.T, args ...string) {
 // hasAllStores fails t unless lines has entries of every store.
 func hasAllStores(t *testing.T, lines []string) {
 	t.Helper()
-	for _, s := range []string{"kv", "tskv", "win", "sess"} {
+	for _, s := range crossStoreNames {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, `{"store":"`+s+`"`) }) {
 			t.Fatalf("no %s entries in %q", s, lines)
 		}
@@ -191,7 +259,7 @@ func createTopics(t *testing.T, b kafkatest.Broker, topics ...string) {
 // openCrossTask opens a Go task with the cross stores of application app, writing its
 // changelog to log, and restores it from the changelogs.
 func openCrossTask(t *testing.T, app string, log *kafkaLog, dir string) (*task.Task, *TaskState, *countingListener) {
-	for _, s := range []string{"kv", "tskv", "win", "sess"} {
+	for _, s := range crossStoreNames {
 		log.ensureTopic(app + "-" + s + "-changelog")
 	}
 	coll := &logCollector{log: log}
@@ -227,7 +295,7 @@ func TestIntegrationJavaChangelogToGo(t *testing.T) {
 		"--state-dir", t.TempDir(), "--expect", strconv.Itoa(len(ins)))
 	dumpPath := filepath.Join(t.TempDir(), "java.jsonl")
 	runJavaChangelogApp(t, "dump", "--bootstrap", b.Addrs[0], "--app-id", app, "--input", input,
-		"--state-dir", t.TempDir(), "--output", dumpPath)
+		"--state-dir", t.TempDir(), "--output", dumpPath, "--ver-probes", verProbesArg())
 	want := readLines(t, dumpPath)
 	hasAllStores(t, want)
 
@@ -235,9 +303,9 @@ func TestIntegrationJavaChangelogToGo(t *testing.T) {
 	defer tk.Close()
 	got := goDump(t, tk)
 	if !slices.Equal(got, want) {
-		t.Fatalf("Go stores restored from Java's changelogs differ from Java's own restore\n got %q\nwant %q", got, want)
+		t.Fatalf("Go stores restored from Java's changelogs differ from Java's own restore\n%s", lineDiff(got, want))
 	}
-	for _, s := range []string{"kv", "tskv", "win", "sess"} {
+	for _, s := range crossStoreNames {
 		if lis.restored[s] == 0 {
 			t.Errorf("%s: nothing restored", s)
 		}
@@ -249,7 +317,7 @@ func TestIntegrationJavaChangelogToGo(t *testing.T) {
 		crossWrite(t, tk2, in)
 	}
 	if got := goDump(t, tk2); !slices.Equal(got, want) {
-		t.Fatalf("Go writer disagrees with Java's\n got %q\nwant %q", got, want)
+		t.Fatalf("Go writer disagrees with Java's\n%s", lineDiff(got, want))
 	}
 }
 
@@ -274,9 +342,26 @@ func TestIntegrationGoChangelogToJava(t *testing.T) {
 
 	dumpPath := filepath.Join(t.TempDir(), "java.jsonl")
 	runJavaChangelogApp(t, "dump", "--bootstrap", b.Addrs[0], "--app-id", app, "--input", input,
-		"--state-dir", t.TempDir(), "--output", dumpPath)
+		"--state-dir", t.TempDir(), "--output", dumpPath, "--ver-probes", verProbesArg())
 	got := readLines(t, dumpPath)
 	if !slices.Equal(got, want) {
-		t.Fatalf("Java stores restored from Go's changelogs differ from the Go stores\n got %q\nwant %q", got, want)
+		t.Fatalf("Java stores restored from Go's changelogs differ from the Go stores (got: Java's)\n%s", lineDiff(got, want))
 	}
+}
+
+// lineDiff lists the lines only in got and only in want.
+func lineDiff(got, want []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d lines, want %d\n", len(got), len(want))
+	for _, l := range got {
+		if !slices.Contains(want, l) {
+			fmt.Fprintf(&b, "+ %s\n", l)
+		}
+	}
+	for _, l := range want {
+		if !slices.Contains(got, l) {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+	}
+	return b.String()
 }

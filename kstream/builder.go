@@ -337,6 +337,7 @@ type materializedInternal struct {
 	keySerde   serde.Serde[any]
 	valueSerde serde.Serde[any]
 	supplier   store.KeyValueBytesStoreSupplier
+	versioned  store.VersionedBytesStoreSupplier
 	caching    bool
 	logging    bool
 	logConfig  map[string]string
@@ -351,6 +352,7 @@ func materialize[K, V any](b *StreamsBuilder, m *Materialized[K, V], prefix stri
 	if m != nil {
 		mi.storeName, mi.keySerde, mi.valueSerde, mi.supplier = m.storeName, untyped(m.keySerde), untyped(m.valueSerde), m.supplier
 		mi.caching, mi.logging, mi.logConfig = !m.noCaching, !m.noLogging, m.logConfig
+		mi.versioned = m.versioned
 	}
 	if mi.storeName != "" {
 		mi.queryable = true
@@ -379,6 +381,16 @@ func (m *materializedInternal) queryableName() string {
 func (m *materializedInternal) storeBuilder() processor.StoreBuilder {
 	if m.builder != nil {
 		return m.builder
+	}
+	if m.versioned != nil {
+		vb := store.Stores.VersionedKeyValueStoreBuilder[any, any](m.versioned, m.keySerde, m.valueSerde)
+		if m.logging {
+			vb.WithLoggingEnabled(m.logConfig)
+		} else {
+			vb.WithLoggingDisabled()
+		}
+		m.builder = vb
+		return vb
 	}
 	sup := m.supplier
 	if sup == nil {

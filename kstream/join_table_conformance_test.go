@@ -3,11 +3,13 @@ package kstream_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstreams-go/kstreams/conformance"
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
 )
 
 // The table-table and foreign-key join reference topologies of
@@ -16,6 +18,22 @@ import (
 // come from Java. Joiners print a null side as "-" (see joinVals).
 
 var tableJoinTopologies = []dslTopology{
+	{name: "ver-tt", caching: true, types: kinds{"output": {kS, kS}, "left-output": {kS, kS}, "outer": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
+		l := kstream.Table(b, "ver-tt-left", kstream.ConsumedWith(S, S), kstream.MaterializedAsVersioned[string, string](versionedSupplier("ver-tt-l")))
+		r := kstream.Table(b, "ver-tt-right", kstream.ConsumedWith(S, S), kstream.MaterializedAsVersioned[string, string](versionedSupplier("ver-tt-r")))
+		l.Join(r, joinVals).ToStream().To("ver-tt-output", kstream.ProducedWith(S, S))
+		l.LeftJoin(r, joinVals, kstream.MaterializedWith(S, S)).ToStream().To("ver-tt-left-output", kstream.ProducedWith(S, S))
+		plain := kstream.Table(b, "ver-tt-plain", kstream.ConsumedWith(S, S))
+		plain.OuterJoin(r, joinVals).ToStream().To("ver-tt-outer", kstream.ProducedWith(S, S))
+	}},
+	{name: "ver-agg", caching: true, types: kinds{"count": {kS, kL}, "reduce": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
+		v := kstream.Table(b, "ver-agg-versioned", kstream.ConsumedWith(S, S), kstream.MaterializedAsVersioned[string, string](versionedSupplier("ver-agg-v")))
+		v.GroupBy(func(k, x string) (string, string) { return x[:1], k }, kstream.GroupedWith(S, S)).
+			Count().ToStream().To("ver-agg-count", kstream.ProducedWith(S, L))
+		v.GroupBy(func(_, x string) (string, string) { return "all", x }, kstream.GroupedAs[string, string]("ver-agg-all").WithKeySerde(S).WithValueSerde(S)).
+			Reduce(func(a, x string) string { return a + "+" + x }, func(a, x string) string { return a + "-" + x }).
+			ToStream().To("ver-agg-reduce", kstream.ProducedWith(S, S))
+	}},
 	{name: "tt-inner", caching: true, types: kinds{"output": {kS, kS}}, build: func(b *kstream.StreamsBuilder) {
 		l := kstream.Table(b, "tt-inner-left", kstream.ConsumedWith(S, S)).
 			Filter(func(_ string, v string) bool { return !strings.HasPrefix(v, "x") })
@@ -117,4 +135,14 @@ func TestConformanceTableJoins(t *testing.T) {
 			})
 		}
 	}
+}
+
+// versionedSupplier is the Pebble versioned store (history retention 50 ms) of the versioned
+// table topologies.
+func versionedSupplier(name string) store.VersionedBytesStoreSupplier {
+	s, err := store.Stores.PersistentVersionedKeyValueStore(name, 50*time.Millisecond)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

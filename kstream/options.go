@@ -208,6 +208,7 @@ type Materialized[K, V any] struct {
 	keySerde    serde.Serde[K]
 	valueSerde  serde.Serde[V]
 	supplier    store.KeyValueBytesStoreSupplier
+	versioned   store.VersionedBytesStoreSupplier
 	noCaching   bool
 	noLogging   bool
 	logConfig   map[string]string
@@ -228,6 +229,17 @@ func MaterializedAs[K, V any](storeName string) Materialized[K, V] {
 // Java: Materialized.as(KeyValueBytesStoreSupplier).
 func MaterializedAsSupplier[K, V any](supplier store.KeyValueBytesStoreSupplier) Materialized[K, V] {
 	return Materialized[K, V]{storeName: supplier.Name(), supplier: supplier}
+}
+
+// MaterializedAsVersioned returns a Materialized using supplier's versioned engines (and its
+// name): the table is a versioned table (KIP-889). Its store keeps the history of every key for
+// the supplier's history retention and has no record cache (WithCachingEnabled is ignored, as
+// Java ignores caching for versioned stores). An update older than the history retention is
+// neither stored nor forwarded, and table-table joins and table aggregations (groupBy) drop
+// out-of-order updates (KIP-914); value getters read the latest version. Java:
+// Materialized.as(VersionedBytesStoreSupplier).
+func MaterializedAsVersioned[K, V any](supplier store.VersionedBytesStoreSupplier) Materialized[K, V] {
+	return Materialized[K, V]{storeName: supplier.Name(), versioned: supplier}
 }
 
 // MaterializedWith returns a Materialized with the given serdes (and a generated store name).

@@ -30,6 +30,10 @@ type Change struct {
 	New any
 	// Old is the old value (nil: none, or old values are not sent).
 	Old any
+	// NotLatest marks an update of a versioned table that is not its key's latest version (an
+	// out-of-order update, KIP-914): table-table joins and table aggregations drop it. Java:
+	// Change.isLatest (inverted, so that a zero Change is the latest).
+	NotLatest bool
 }
 
 // String renders the change as Java's Change.toString: "(new<-old)".
@@ -111,6 +115,11 @@ func (g *storeGetter) Close() {}
 // GetStore returns the untyped timestamped store named name from ctx. Errors: the context's
 // error for an unknown or unconnected store, a *processor.StoreTypeError for another store type.
 func GetStore(ctx processor.ProcessingContext, name string) (Store, error) {
+	if st, err := ctx.StateStore(name); err == nil {
+		if vs, ok := st.(store.VersionedKeyValueStore[any, any]); ok {
+			return &VersionedView{Versioned: vs}, nil
+		}
+	}
 	return processor.GetStateStore[Store](ctx, name)
 }
 

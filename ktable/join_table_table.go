@@ -91,6 +91,11 @@ func (p *tableJoinProc) Process(r processor.Record[any, any]) error {
 		return nil
 	}
 	c := r.Value.(Change)
+	if c.NotLatest {
+		// An out-of-order update of a versioned table is not joined (KIP-914; Java counts a
+		// dropped record).
+		return nil
+	}
 	o, err := p.getter.Get(r.Key)
 	if err != nil {
 		return err

@@ -33,6 +33,10 @@ func storeForwarder(ctx processor.ProcessorContext[any, any], name string, sendO
 }
 
 func put(st Store, key, value any, ts int64) error {
+	if v, ok := st.(*VersionedView); ok {
+		_, err := v.PutAt(key, value, ts)
+		return err
+	}
 	return st.Put(key, store.MakeValueAndTimestamp(value, ts))
 }
 
@@ -131,6 +135,17 @@ func (p *sourceProc) Process(r processor.Record[any, any]) error {
 	old, err := get(p.st, r.Key)
 	if err != nil {
 		return err
+	}
+	if v, ok := p.st.(*VersionedView); ok {
+		// A versioned table (KIP-914): the old value is the latest version; an update beyond
+		// the history retention is neither stored nor forwarded; an out-of-order one is
+		// forwarded marked as not the latest. Java: KTableSource.process.
+		res, err := v.PutAt(r.Key, r.Value, r.Timestamp)
+		if err != nil || res == store.PutReturnCodeNotPut {
+			return err
+		}
+		r.Value = Change{New: r.Value, Old: valueOf(old), NotLatest: res != store.PutReturnCodeValidToUndefined}
+		return p.fwd.MaybeForward(r)
 	}
 	if err := put(p.st, r.Key, r.Value, r.Timestamp); err != nil {
 		return err
@@ -411,6 +426,10 @@ func (p *repartitionMapProc) Process(r processor.Record[any, any]) error {
 		return fmt.Errorf("%w: record key for the grouping KTable should not be null", ErrNullKey)
 	}
 	c := r.Value.(Change)
+	if c.NotLatest {
+		// An out-of-order update of a versioned table is not aggregated (KIP-914).
+		return nil
+	}
 	var nk, nv, ok, ov any
 	var err error
 	if c.New != nil {

@@ -1,7 +1,8 @@
 // Package store holds the state stores of kstreams-go, the Go counterpart of Java's
 // org.apache.kafka.streams.state package (Kafka Streams 4.x).
 //
-// Store kinds: key-value ([KeyValueStore], [TimestampedKeyValueStore]), window
+// Store kinds: key-value ([KeyValueStore], [TimestampedKeyValueStore]), versioned key-value
+// ([VersionedKeyValueStore], KIP-889; its on-disk layout is described in versioned.go), window
 // ([WindowStore]) and session ([SessionStore]) stores, with read-only views
 // ([ReadOnlyKeyValueStore], [ReadOnlyWindowStore], [ReadOnlySessionStore]).
 //
@@ -18,8 +19,9 @@
 //
 // Suppliers: InMemoryKeyValueStore, PersistentKeyValueStore, PersistentTimestampedKeyValueStore,
 // LruMap, InMemoryWindowStore, PersistentWindowStore, InMemorySessionStore,
-// PersistentSessionStore. Builders: KeyValueStoreBuilder, TimestampedKeyValueStoreBuilder,
-// WindowStoreBuilder, TimestampedWindowStoreBuilder, SessionStoreBuilder, each with Java's
+// PersistentSessionStore, PersistentVersionedKeyValueStore, InMemoryVersionedKeyValueStore.
+// Builders: KeyValueStoreBuilder, TimestampedKeyValueStoreBuilder, VersionedKeyValueStoreBuilder
+// (no record cache), WindowStoreBuilder, TimestampedWindowStoreBuilder, SessionStoreBuilder, each with Java's
 // WithLoggingEnabled(config) / WithLoggingDisabled / WithCachingEnabled / WithCachingDisabled.
 //
 // Ordering: keys are ordered by their serialized bytes in unsigned lexicographic order (Java's

@@ -136,6 +136,20 @@ type RetentionStoreBuilder interface {
 	RetentionPeriod() int64
 }
 
+// VersionedStoreBuilder is implemented by builders of versioned key-value stores
+// (store.VersionedKeyValueStoreBuilder): their changelogs get cleanup.policy=compact and,
+// unless their log config sets it, min.compaction.lag.ms = history retention + 24 h, as Java's
+// VersionedChangelogTopicConfig.
+type VersionedStoreBuilder interface {
+	// HistoryRetentionMs returns the store's history retention in ms.
+	HistoryRetentionMs() int64
+}
+
+// VersionedChangelogAdditionalCompactionLagMs is what Java adds to a versioned store's history
+// retention for its changelog's min.compaction.lag.ms (24 h, fixed; not
+// windowstore.changelog.additional.retention.ms).
+const VersionedChangelogAdditionalCompactionLagMs = 24 * 60 * 60 * 1000
+
 // retentionMsStoreBuilder is the same for builders naming the method RetentionPeriodMs
 // (store.TimestampedWindowStoreBuilder, which the DSL's windowed aggregations use).
 type retentionMsStoreBuilder interface {
@@ -286,6 +300,11 @@ func computeLayout(b *topology.Builder, appID string, existing map[string]int32,
 			}
 			if sb != nil {
 				maps.Copy(cfg, sb.LogConfig())
+			}
+			if v, ok := sb.(VersionedStoreBuilder); ok {
+				if _, set := sb.LogConfig()["min.compaction.lag.ms"]; !set {
+					cfg["min.compaction.lag.ms"] = fmt.Sprint(windowedRetentionMs(v.HistoryRetentionMs(), VersionedChangelogAdditionalCompactionLagMs))
+				}
 			}
 			l.Internal = append(l.Internal, InternalTopic{Name: topic, Partitions: n, Configs: cfg, Changelog: true})
 			l.Partitions[topic] = n

@@ -111,12 +111,23 @@ func TestWindowedChangelogConfigs(t *testing.T) {
 	must(err)
 	must(topo.AddStateStore(store.Stores.SessionStoreBuilder(ss, serde.String(), serde.Long()), "p"))
 	must(topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("kv"), serde.String(), serde.Long()), "p"))
+	vs, err := store.Stores.PersistentVersionedKeyValueStore("ver", time.Minute)
+	must(err)
+	must(topo.AddStateStore(store.Stores.VersionedKeyValueStoreBuilder(vs, serde.String(), serde.Long()), "p"))
+	vs2, err := store.Stores.InMemoryVersionedKeyValueStore("ver2", time.Minute)
+	must(err)
+	must(topo.AddStateStore(store.Stores.VersionedKeyValueStoreBuilder(vs2, serde.String(), serde.Long()).
+		WithLoggingEnabled(map[string]string{"min.compaction.lag.ms": "5"}), "p"))
 
+	// Versioned stores (Java's VersionedChangelogTopicConfig): compact, min.compaction.lag.ms =
+	// history retention + 24 h (fixed) unless the log config sets it.
 	want := map[string]map[string]string{
-		"app-tw-changelog": {"cleanup.policy": "compact,delete", "retention.ms": "86460000"},
-		"app-w-changelog":  {"cleanup.policy": "compact,delete", "retention.ms": "1000"},
-		"app-ss-changelog": {"cleanup.policy": "compact,delete", "retention.ms": "86430000"},
-		"app-kv-changelog": {"cleanup.policy": "compact"},
+		"app-ver-changelog":  {"cleanup.policy": "compact", "min.compaction.lag.ms": "86460000"},
+		"app-ver2-changelog": {"cleanup.policy": "compact", "min.compaction.lag.ms": "5"},
+		"app-tw-changelog":   {"cleanup.policy": "compact,delete", "retention.ms": "86460000"},
+		"app-w-changelog":    {"cleanup.policy": "compact,delete", "retention.ms": "1000"},
+		"app-ss-changelog":   {"cleanup.policy": "compact,delete", "retention.ms": "86430000"},
+		"app-kv-changelog":   {"cleanup.policy": "compact"},
 	}
 	check := func(l *Layout, want map[string]map[string]string) {
 		t.Helper()

@@ -1,5 +1,6 @@
 package io.kstreams.conformance;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -14,6 +15,7 @@ import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.TableJoined;
 import org.apache.kafka.streams.kstream.ValueJoiner;
+import org.apache.kafka.streams.state.Stores;
 
 /**
  * Table-table and foreign-key join reference topologies (issue 4 item 6); the Go port rebuilds
@@ -118,7 +120,29 @@ final class TableJoinTopologies {
                 j.join(b.table("fk-chain-third", Consumed.with(S, S)), J).toStream().to("fk-chain-chain", Produced.with(S, S));
                 j.groupBy((k, v) -> KeyValue.pair(v.substring(v.indexOf('|') + 1), k), Grouped.with(S, S))
                     .count().toStream().to("fk-chain-count", Produced.with(S, Serdes.Long()));
-            }, "output", DslTopologies.SS, "chain", DslTopologies.SS, "count", DslTopologies.SL)
+            }, "output", DslTopologies.SS, "chain", DslTopologies.SS, "count", DslTopologies.SL),
+            // versioned tables (KIP-889, history retention 50 ms) joined: out-of-order updates
+            // are not joined and updates beyond the history retention are dropped (KIP-914); a
+            // non-versioned table joined with a versioned one.
+            new DslTopologies.Dsl("ver-tt", b -> {
+                final KTable<String, String> l = b.table("ver-tt-left", Consumed.with(S, S),
+                    Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("ver-tt-l", Duration.ofMillis(50))));
+                final KTable<String, String> r = b.table("ver-tt-right", Consumed.with(S, S),
+                    Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("ver-tt-r", Duration.ofMillis(50))));
+                l.join(r, J).toStream().to("ver-tt-output", Produced.with(S, S));
+                l.leftJoin(r, J, Materialized.with(S, S)).toStream().to("ver-tt-left-output", Produced.with(S, S));
+                final KTable<String, String> plain = b.table("ver-tt-plain", Consumed.with(S, S));
+                plain.outerJoin(r, J).toStream().to("ver-tt-outer", Produced.with(S, S));
+            }, "output", DslTopologies.SS, "left-output", DslTopologies.SS, "outer", DslTopologies.SS),
+            // a table aggregation over a versioned table: out-of-order updates are not aggregated.
+            new DslTopologies.Dsl("ver-agg", b -> {
+                final KTable<String, String> v = b.table("ver-agg-versioned", Consumed.with(S, S),
+                    Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("ver-agg-v", Duration.ofMillis(50))));
+                v.groupBy((k, x) -> KeyValue.pair(x.substring(0, 1), k), Grouped.with(S, S))
+                    .count().toStream().to("ver-agg-count", Produced.with(S, Serdes.Long()));
+                v.groupBy((k, x) -> KeyValue.pair("all", x), Grouped.with("ver-agg-all", S, S))
+                    .reduce((a, x) -> a + "+" + x, (a, x) -> a + "-" + x).toStream().to("ver-agg-reduce", Produced.with(S, S));
+            }, "count", DslTopologies.SL, "reduce", DslTopologies.SS)
         );
     }
 }

@@ -30,6 +30,9 @@ import org.apache.kafka.streams.kstream.internals.SessionWindow;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.query.StateQueryRequest;
+import org.apache.kafka.streams.query.StateQueryResult;
+import org.apache.kafka.streams.query.VersionedKeyQuery;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
@@ -40,6 +43,8 @@ import org.apache.kafka.streams.state.SessionStore;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.TimestampedKeyValueStore;
 import org.apache.kafka.streams.state.ValueAndTimestamp;
+import org.apache.kafka.streams.state.VersionedKeyValueStore;
+import org.apache.kafka.streams.state.VersionedRecord;
 import org.apache.kafka.streams.state.WindowStore;
 
 /**
@@ -53,19 +58,24 @@ import org.apache.kafka.streams.state.WindowStore;
  *   <li>"tskv" (timestamped key-value, String/String): put(k, (v, ts)), or delete(k) when v is "del";</li>
  *   <li>"win" (window, retention 1 h, size 10 s, String/Long): put(k, n, ts - ts % 10000);</li>
  *   <li>"sess" (session, retention 1 h, String/Long): put([k@ts/ts+1000], n), or remove it when v is "del";</li>
+ *   <li>"ver" (versioned key-value, history retention 10 s, String/String): put(k, v, vts), or
+ *       delete(k, vts) when v is "del", where vts = ts - ((ts / 1000) % 7) * 3000 (out of order,
+ *       some beyond the history retention);</li>
  * </ul>
  * where n = Long.parseLong(v) (0 for "del").
  *
  * <pre>
  * ChangelogApp fill --bootstrap HOST:PORT --app-id ID --input TOPIC --state-dir DIR --expect N
  *     runs until N input records are processed, then closes (commit, checkpoint) and exits.
- * ChangelogApp dump --bootstrap HOST:PORT --app-id ID --input TOPIC --state-dir DIR --output FILE
+ * ChangelogApp dump --bootstrap HOST:PORT --app-id ID --input TOPIC --state-dir DIR --output FILE [--ver-probes T1,T2,...]
  *     starts (restoring the stores from their changelogs), waits until RUNNING, writes every
  *     entry of the three stores (interactive queries) as JSON lines, closes and exits:
  *     {"store":"kv","key":K,"value":V}
  *     {"store":"tskv","key":K,"value":V,"timestamp":TS}
  *     {"store":"win","key":K,"start":S,"end":E,"value":N}
  *     {"store":"sess","key":K,"start":S,"end":E,"value":N}
+ *     {"store":"ver","key":K,"asOf":T,"value":V,"timestamp":TS}   (IQv2 VersionedKeyQuery, for
+ *     the keys key-0 .. key-10, asOf -1 for the latest version and each probe T; null results left out)
  * ChangelogApp suppress --bootstrap HOST:PORT --app-id ID --input TOPIC --output TOPIC --state-dir DIR --expect N
  *     runs {@link #suppressTopology} until N input records are processed, then closes (the
  *     suppress buffer's changelog then holds the windows still open) and exits.
@@ -146,6 +156,8 @@ public final class ChangelogApp {
             Serdes.String(), Serdes.Long()), "writer");
         t.addStateStore(Stores.sessionStoreBuilder(
             Stores.persistentSessionStore("sess", Duration.ofHours(1)), Serdes.String(), Serdes.Long()), "writer");
+        t.addStateStore(Stores.versionedKeyValueStoreBuilder(
+            Stores.persistentVersionedKeyValueStore("ver", Duration.ofSeconds(10)), Serdes.String(), Serdes.String()), "writer");
         return t;
     }
 
@@ -202,6 +214,7 @@ public final class ChangelogApp {
         private TimestampedKeyValueStore<String, String> tskv;
         private WindowStore<String, Long> win;
         private SessionStore<String, Long> sess;
+        private VersionedKeyValueStore<String, String> ver;
 
         Writer(final AtomicLong processed) {
             this.processed = processed;
@@ -213,6 +226,7 @@ public final class ChangelogApp {
             tskv = context.getStateStore("tskv");
             win = context.getStateStore("win");
             sess = context.getStateStore("sess");
+            ver = context.getStateStore("ver");
         }
 
         @Override
@@ -233,6 +247,12 @@ public final class ChangelogApp {
                 sess.remove(session);
             } else {
                 sess.put(session, n);
+            }
+            final long vts = ts - ((ts / 1000) % 7) * 3000;
+            if (del) {
+                ver.delete(r.key(), vts);
+            } else {
+                ver.put(r.key(), r.value(), vts);
             }
             processed.incrementAndGet();
         }
@@ -324,6 +344,38 @@ public final class ChangelogApp {
                 }
                 try (KeyValueIterator<Windowed<String>, Long> it = sess.fetch("", "\uffff")) {
                     writeWindowed(w, "sess", it);
+                }
+                final java.util.List<Long> probes = new java.util.ArrayList<>();
+                probes.add(-1L);
+                if (opts.containsKey("ver-probes")) {
+                    for (final String p : opts.get("ver-probes").split(",")) {
+                        probes.add(Long.parseLong(p));
+                    }
+                }
+                for (int k = 0; k <= 10; k++) {
+                    for (final long asOf : probes) {
+                        VersionedKeyQuery<String, String> q = VersionedKeyQuery.withKey("key-" + k);
+                        if (asOf >= 0) {
+                            q = q.asOf(java.time.Instant.ofEpochMilli(asOf));
+                        }
+                        final StateQueryResult<VersionedRecord<String>> res = streams.query(StateQueryRequest.inStore("ver").withQuery(q));
+                        VersionedRecord<String> rec = null;
+                        for (final org.apache.kafka.streams.query.QueryResult<VersionedRecord<String>> one : res.getPartitionResults().values()) {
+                            if (!one.isSuccess()) {
+                                throw new IllegalStateException("versioned query failed: " + one.getFailureMessage());
+                            }
+                            if (one.getResult() != null) {
+                                rec = one.getResult();
+                            }
+                        }
+                        if (rec == null) {
+                            continue;
+                        }
+                        final ObjectNode o = JSON.createObjectNode();
+                        o.put("store", "ver").put("key", "key-" + k).put("asOf", asOf).put("value", rec.value()).put("timestamp", rec.timestamp());
+                        w.write(JSON.writeValueAsString(o));
+                        w.newLine();
+                    }
                 }
             }
         } finally {
