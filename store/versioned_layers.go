@@ -200,14 +200,14 @@ func (m *MeteredVersionedKeyValueStore[K, V]) Init(ctx processor.StateStoreConte
 	if ctx != nil {
 		m.topic = ChangelogTopic(ctx.ApplicationID(), m.Name())
 		if m.keySerde == nil {
-			s, err := defaultSerde[K](ctx.KeySerde())
+			s, err := defaultSerde[K](ctx.KeySerde(), "key")
 			if err != nil {
 				return storeErr(m.Name(), "init: key serde", err)
 			}
 			m.keySerde = s
 		}
 		if m.valueSerde == nil {
-			s, err := defaultSerde[V](ctx.ValueSerde())
+			s, err := defaultSerde[V](ctx.ValueSerde(), "value")
 			if err != nil {
 				return storeErr(m.Name(), "init: value serde", err)
 			}
