@@ -264,12 +264,14 @@ func Consume[K, V any](t testing.TB, b *Broker, topic string, keySerde serde.Des
 var ErrNotProcessed = errors.New("kstreamstest: input not processed in time")
 
 // WaitProcessed waits until the application applicationID has committed offsets at the end of
-// every non-empty partition of its input topics, so every record produced to them before the call has
-// been processed and its results (output, changelogs) flushed: a commit follows them. The
-// application commits every commit.interval.ms (Config.CommitInterval), so a short interval
-// makes the wait short. It returns an error wrapping ErrNotProcessed naming the partitions
-// behind, with their committed and end offsets, when timeout passes; other errors are
-// connection errors.
+// every non-empty partition of its input topics and then of its repartition topics
+// ("<applicationID>-...-repartition", where a key-changing topology hands records from one
+// sub-topology to the next), so every record produced to the inputs before the call has gone
+// through the whole topology and its results (output, changelogs) are flushed: a commit
+// follows them. The application commits every commit.interval.ms (Config.CommitInterval), so
+// a short interval makes the wait short. It returns an error wrapping ErrNotProcessed naming
+// the partitions behind, with their committed and end offsets, when timeout passes; other
+// errors are connection errors.
 func (b *Broker) WaitProcessed(applicationID string, timeout time.Duration, inputTopics ...string) error {
 	client, err := sarama.NewClient(b.addrs, b.saramaConfig())
 	if err != nil {
@@ -280,26 +282,73 @@ func (b *Broker) WaitProcessed(applicationID string, timeout time.Duration, inpu
 	if err != nil {
 		return fmt.Errorf("kstreamstest: admin client: %w", err)
 	}
+	deadline := time.Now().Add(timeout)
+	if err := waitCommitted(client, admin, applicationID, inputTopics, deadline, timeout); err != nil {
+		return err
+	}
+	// The inputs' records are committed, so what they produced into the repartition topics is
+	// written; each round follows it one sub-topology further, until a round finds nothing new.
+	done := map[string]map[int32]int64{}
+	for {
+		if err := client.RefreshMetadata(); err != nil {
+			return fmt.Errorf("kstreamstest: metadata: %w", err)
+		}
+		all, err := client.Topics()
+		if err != nil {
+			return fmt.Errorf("kstreamstest: topics: %w", err)
+		}
+		var repartition []string
+		for _, t := range all {
+			if strings.HasPrefix(t, applicationID+"-") && strings.HasSuffix(t, "-repartition") {
+				repartition = append(repartition, t)
+			}
+		}
+		ends, err := endOffsets(client, repartition)
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(ends) == fmt.Sprint(done) {
+			return nil
+		}
+		if err := waitCommitted(client, admin, applicationID, repartition, deadline, timeout); err != nil {
+			return err
+		}
+		done = ends
+	}
+}
+
+// endOffsets returns the end offset of every non-empty partition of topics.
+func endOffsets(client sarama.Client, topics []string) (map[string]map[int32]int64, error) {
 	ends := map[string]map[int32]int64{}
-	for _, topic := range inputTopics {
+	for _, topic := range topics {
 		parts, err := client.Partitions(topic)
 		if err != nil {
-			return fmt.Errorf("kstreamstest: topic %s: %w", topic, err)
+			return nil, fmt.Errorf("kstreamstest: topic %s: %w", topic, err)
 		}
 		ends[topic] = map[int32]int64{}
 		for _, p := range parts {
 			end, err := client.GetOffset(topic, p, sarama.OffsetNewest)
 			if err != nil {
-				return fmt.Errorf("kstreamstest: end offset of %s-%d: %w", topic, p, err)
+				return nil, fmt.Errorf("kstreamstest: end offset of %s-%d: %w", topic, p, err)
 			}
 			first, err := client.GetOffset(topic, p, sarama.OffsetOldest)
 			if err != nil {
-				return fmt.Errorf("kstreamstest: start offset of %s-%d: %w", topic, p, err)
+				return nil, fmt.Errorf("kstreamstest: start offset of %s-%d: %w", topic, p, err)
 			}
 			if end > first { // an empty partition has nothing to process
 				ends[topic][p] = end
 			}
 		}
+	}
+	return ends, nil
+}
+
+// waitCommitted waits until the group applicationID has committed the end offsets (read now)
+// of every non-empty partition of topics, or deadline passes (ErrNotProcessed).
+func waitCommitted(client sarama.Client, admin sarama.ClusterAdmin, applicationID string, topics []string, deadline time.Time, timeout time.Duration) error {
+	ends, err := endOffsets(client, topics)
+	if err != nil {
+		return err
 	}
 	topicParts := map[string][]int32{}
 	for topic, ps := range ends {
@@ -307,7 +356,6 @@ func (b *Broker) WaitProcessed(applicationID string, timeout time.Duration, inpu
 			topicParts[topic] = append(topicParts[topic], p)
 		}
 	}
-	deadline := time.Now().Add(timeout)
 	for {
 		resp, err := admin.ListConsumerGroupOffsets(applicationID, topicParts)
 		if errors.Is(err, sarama.ErrGroupIDNotFound) { // a group that never committed (kfake)
