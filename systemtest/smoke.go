@@ -21,20 +21,21 @@ const SmokeApplicationID = "SmokeTest"
 const smokeEnd = math.MaxInt32
 
 // SmokeProperties returns props (copied) completed as Kafka's SmokeTestClient completes them:
-// application id SmokeTest unless props has one, client id "SmokeTest-<name>", the state
-// directory stateDir (Java: a fresh temporary directory), processing.guarantee exactly_once_v2
-// unless props sets it, and 3 days of additional changelog retention for window stores.
+// application id SmokeTest, client id "SmokeTest-<name>", the state directory stateDir (Java: a
+// fresh temporary directory), processing.guarantee exactly_once_v2 and 3 days of additional
+// changelog retention for window stores, each unless props sets it (Java lays the properties
+// file over these defaults, so Kafka's system tests' state.dir wins too).
 func SmokeProperties(props map[string]string, name, stateDir string) map[string]string {
 	out := map[string]string{
-		"application.id":                                SmokeApplicationID,
-		"processing.guarantee":                          "exactly_once_v2",
+		"application.id":       SmokeApplicationID,
+		"client.id":            "SmokeTest-" + name,
+		"state.dir":            stateDir,
+		"processing.guarantee": "exactly_once_v2",
 		"windowstore.changelog.additional.retention.ms": strconv.FormatInt((72 * time.Hour).Milliseconds(), 10),
 	}
 	for k, v := range props {
 		out[k] = v
 	}
-	out["client.id"] = "SmokeTest-" + name
-	out["state.dir"] = stateDir
 	return out
 }
 
