@@ -12,7 +12,7 @@
 #      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set;
 #   5. Kafka's own Kafka Streams system-test verifiers (EosTestDriver, SmokeTestDriver) against
 #      our ports of their clients (systemtest/), on the plain broker: two variants, about
-#      4.5 minutes (every variant: make systemtest, scripts/systemtest.sh).
+#      4 to 7 minutes (every variant: make systemtest, scripts/systemtest.sh).
 # A missing prerequisite stops it with one line saying what is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -331,6 +331,7 @@ func resetTopics(t *testing.T, addr, appID string, topics []string) {
 			time.Sleep(200 * time.Millisecond) // still being deleted; bounded by the deadline
 		}
 	}
+	kafkatest.WaitTopicsReady(t, []string{addr}, nil, topics...)
 }
 
 // waitCaughtUp waits until group's committed offsets equal the end offsets on every partition
