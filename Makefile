@@ -2,12 +2,18 @@
 # command fetches it from the module proxy on first use).
 export GOTOOLCHAIN := go1.27.3
 
-.PHONY: test unit vet fmt kafka-up kafka-down conformance-java generate bench
+.PHONY: test unit vet fmt kafka-up kafka-down conformance-java generate bench systemtest
 
 ## test: gofmt, go vet, go test ./..., then the integration tests against a real Apache Kafka
 ## broker (started here and stopped at the end) and the Java conformance suite.
 test:
 	@scripts/test.sh
+
+## systemtest: Kafka's own system-test verifiers (EosTestDriver, SmokeTestDriver) against our
+## ports of their clients, every variant, on a broker of its own (scripts/systemtest.sh; about
+## 25 minutes). Not part of test, which runs two of the variants.
+systemtest:
+	@scripts/systemtest.sh
 
 ## unit: go test ./... only: no JVM, no broker.
 unit:

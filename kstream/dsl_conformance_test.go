@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstreams-go/kstreams/conformance"
 	"github.com/kstreams-go/kstreams/kstream"
@@ -255,6 +256,32 @@ var dslTopologies = []dslTopology{
 			Count(kstream.TableNamedAs[string, int64]("counter"), kstream.MaterializedAs[string, int64]("count-store")).
 			ToStream(kstream.NamedAs("updates")).
 			To("dsl-named-output", kstream.ProducedAs[string, int64]("sink").WithKeySerde(S).WithValueSerde(L))
+	}},
+	{name: "dsl-tostream-mapper", caching: true, types: kinds{"rekeyed": {kS, kS}, "counts": {kS, kL}, "unwindowed": {kS, kL},
+		"first-counts-repartition": {kS, kS}, "first-counts-changelog": {kS, kL}}, build: func(b *kstream.StreamsBuilder) {
+		t := kstream.Table(b, "dsl-tostream-mapper-input", kstream.ConsumedWith(S, NS))
+		t.ToStreamMapper(func(k string, v *string) string {
+			if v == nil {
+				return k + ":null"
+			}
+			return k + ":" + *v
+		}).To("dsl-tostream-mapper-rekeyed", kstream.ProducedWith(S, NS))
+		t.ToStreamMapper(func(_ string, v *string) *string {
+			if v == nil {
+				return nil
+			}
+			return ptr((*v)[:1])
+		}, kstream.NamedAs("first-char")).
+			GroupByKey(kstream.GroupedWith(NS, NS)).
+			Count(kstream.MaterializedAs[*string, int64]("first-counts")).
+			ToStream().To("dsl-tostream-mapper-counts", kstream.ProducedWith(NS, L))
+		kstream.WindowedBy(kstream.Stream(b, "dsl-tostream-mapper-events", kstream.ConsumedWith(S, S)).GroupByKey(),
+			kstream.TimeWindowsOfSizeWithNoGrace(100*time.Millisecond)).
+			Count().
+			ToStreamMapper(func(wk kstream.Windowed[string], _ int64) string {
+				return wk.Key + "@" + strconv.FormatInt(wk.Window.Start, 10)
+			}).
+			To("dsl-tostream-mapper-unwindowed", kstream.ProducedWith(S, L))
 	}},
 }
 

@@ -269,6 +269,17 @@ func (t KTable[K, V]) ToStream(named ...Named) KStream[K, V] {
 	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: t.t.keySerde, valueSerde: t.t.valueSerde, sourceNodes: t.t.sourceNodes}}
 }
 
+// ToStreamMapper returns the stream of the table's updates (deletes as null values), each
+// re-keyed by mapper from the row's key and new value (a windowed table's Windowed key to its
+// plain key, for instance). As in Java it is ToStream(named) followed by SelectKey(mapper):
+// named names the to-stream node, the key selector gets a generated name
+// (KSTREAM-KEY-SELECT-...), and a grouping or join downstream repartitions. A nil mapper is
+// reported by StreamsBuilder.Build (ErrNilFunction). Java: KTable.toStream(KeyValueMapper[,
+// Named]).
+func (t KTable[K, V]) ToStreamMapper[KR any](mapper func(K, V) KR, named ...Named) KStream[KR, V] {
+	return t.ToStream(named...).SelectKey(mapper)
+}
+
 // GroupBy re-keys the table's rows with f (which returns the new key and value) for an
 // aggregation; updates are sent as a subtraction of the old row and an addition of the new one
 // through the repartition topic "<store or Grouped name>-repartition". Without a Grouped the

@@ -9,7 +9,10 @@
 #      beside the first; the schema-registry integration tests against an Apicurio Registry
 #      started likewise.
 #   4. the conformance suite: the packages whose tests use the Java Kafka Streams reference
-#      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set.
+#      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set;
+#   5. Kafka's own Kafka Streams system-test verifiers (EosTestDriver, SmokeTestDriver) against
+#      our ports of their clients (systemtest/), on the plain broker: two variants, about
+#      4 to 7 minutes (every variant: make systemtest, scripts/systemtest.sh).
 # A missing prerequisite stops it with one line saying what is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -116,5 +119,15 @@ pkgs=$(grep -rl --include='*_test.go' -e 'KSTREAMS_CONFORMANCE_CP' -e '"github.c
 	xargs -r -n1 dirname | sort -u)
 pkgs=$(printf '%s\n' ./conformance $pkgs | sort -u)
 go test -count=1 -timeout 20m $pkgs
+
+step "Kafka's system-test verifiers against systemtest/cmd (EOS complex with 3 SIGKILLs; Smoke exactly_once_v2 with a crash)"
+# Kafka's own EosTestDriver and SmokeTestDriver (its kafka-streams test jars) verify our ports of
+# their clients; each run logs the driver's verdict line. Every variant: make systemtest.
+KSTREAMS_SYSTEMTEST_CP=$(scripts/systemtest.sh build)
+export KSTREAMS_SYSTEMTEST_CP
+# -v: the tests log what they start, kill and stop, and the verdicts; the processes' own output
+# is in .build/systemtest/<test>/.
+KSTREAMS_SYSTEMTEST_LOGS=$PWD/.build/systemtest go test -count=1 -v -timeout 20m \
+	-run 'TestDescribeMatchesJava|TestIntegrationSystem(EosComplexKills|SmokeEosCrash)$' ./systemtest
 echo
 echo "make test: all steps passed"

@@ -1,5 +1,6 @@
 package io.kstreams.conformance;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,6 +25,7 @@ import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.Repartitioned;
+import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.processor.RecordContext;
 import org.apache.kafka.streams.processor.TopicNameExtractor;
 import org.apache.kafka.streams.processor.api.FixedKeyProcessor;
@@ -315,7 +317,24 @@ final class DslTopologies {
                     .count(Named.as("counter"), Materialized.as("count-store"))
                     .toStream(Named.as("updates"))
                     .to("dsl-named-output", Produced.<String, Long>as("sink").withKeySerde(S).withValueSerde(L));
-            }, "output", SL, "regroup-repartition", SS, "count-store-changelog", SL)
+            }, "output", SL, "regroup-repartition", SS, "count-store-changelog", SL),
+            // toStream(KeyValueMapper): a table's updates re-keyed (a tombstone maps with a null
+            // value); the re-keyed stream is repartitioned before a grouping (named to-stream
+            // node, generated key selector); a windowed count re-keyed to its plain key.
+            new Dsl("dsl-tostream-mapper", b -> {
+                final KTable<String, String> t = b.table("dsl-tostream-mapper-input", Consumed.with(S, S));
+                t.toStream((k, v) -> k + ":" + v).to("dsl-tostream-mapper-rekeyed", Produced.with(S, S));
+                t.toStream((k, v) -> v == null ? null : v.substring(0, 1), Named.as("first-char"))
+                    .groupByKey(Grouped.with(S, S))
+                    .count(Materialized.as("first-counts"))
+                    .toStream().to("dsl-tostream-mapper-counts", Produced.with(S, L));
+                b.stream("dsl-tostream-mapper-events", Consumed.with(S, S))
+                    .groupByKey()
+                    .windowedBy(TimeWindows.ofSizeWithNoGrace(Duration.ofMillis(100)))
+                    .count()
+                    .toStream((wk, n) -> wk.key() + "@" + wk.window().start())
+                    .to("dsl-tostream-mapper-unwindowed", Produced.with(S, L));
+            }, "rekeyed", SS, "counts", SL, "unwindowed", SL, "first-counts-repartition", SS, "first-counts-changelog", SL)
         );
     }
 }
