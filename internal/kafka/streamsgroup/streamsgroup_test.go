@@ -90,13 +90,18 @@ func (m *member) joinRequest(topo *Topology) *HeartbeatRequest {
 
 // join sends the join heartbeat of topo until it is not answered UNKNOWN_SERVER_ERROR, which
 // Apache Kafka 4.4 answers while its coordinator does not see a just created source topic
-// (see the package doc), and fails the test on another error.
+// (see the package doc), nor COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE or
+// NOT_COORDINATOR, which a just started broker (the secured node of make test) answers while it
+// creates and loads __consumer_offsets (single-node brokers: the coordinator stays the same
+// node), and fails the test on another error.
 func (m *member) join(topo *Topology) *HeartbeatResponse {
 	m.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp := m.heartbeat(m.joinRequest(topo))
-		if !errors.Is(m.lastErr, sarama.ErrUnknown) || time.Now().After(deadline) {
+		retry := errors.Is(m.lastErr, sarama.ErrUnknown) || errors.Is(m.lastErr, sarama.ErrOffsetsLoadInProgress) ||
+			errors.Is(m.lastErr, sarama.ErrConsumerCoordinatorNotAvailable) || errors.Is(m.lastErr, sarama.ErrNotCoordinatorForConsumer)
+		if !retry || time.Now().After(deadline) {
 			if m.lastErr != nil {
 				m.t.Fatalf("join: %v", m.lastErr)
 			}
