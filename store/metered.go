@@ -110,25 +110,12 @@ func (m *MeteredKeyValueStore[K, V]) Inner() KeyValueBytesStore { return m.inner
 
 // Init resolves default serdes, sets the serde topic and initialises the inner store with root.
 func (m *MeteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if ctx != nil {
-		m.topic = ChangelogTopic(ctx.ApplicationID(), m.Name())
-		if m.keySerde == nil {
-			s, err := defaultSerde[K](ctx.KeySerde(), "key")
-			if err != nil {
-				return storeErr(m.Name(), "init: key serde", err)
-			}
-			m.keySerde = s
-		}
-		if m.valueSerde == nil {
-			s, err := defaultSerde[V](ctx.ValueSerde(), "value")
-			if err != nil {
-				return storeErr(m.Name(), "init: value serde", err)
-			}
-			m.valueSerde = s
-		}
+	topic, err := initSerdes(ctx, m.Name(), &m.keySerde, &m.valueSerde)
+	if err != nil {
+		return err
 	}
-	if m.keySerde == nil || m.valueSerde == nil {
-		return storeErr(m.Name(), "init", ErrNoSerde)
+	if ctx != nil {
+		m.topic = topic
 	}
 	if _, ok := any(m.valueSerde).(freshSerializer); ok {
 		m.cachingBelow, _ = m.inner.(*CachingKeyValueStore)
@@ -447,6 +434,35 @@ func isNil(v any) bool {
 		return rv.IsNil()
 	}
 	return false
+}
+
+// initSerdes fills the key and value serdes a store layer was built without from ctx's
+// defaults and returns the topic its serdes are called with (the store's changelog topic;
+// "" without ctx). Errors: ErrNoSerde (wrapped with the store's name) when a serde is still
+// missing.
+func initSerdes[K, V any](ctx processor.StateStoreContext, name string, ks *serde.Serde[K], vs *serde.Serde[V]) (string, error) {
+	var topic string
+	if ctx != nil {
+		topic = ChangelogTopic(ctx.ApplicationID(), name)
+		if *ks == nil {
+			s, err := defaultSerde[K](ctx.KeySerde(), "key")
+			if err != nil {
+				return "", storeErr(name, "init: key serde", err)
+			}
+			*ks = s
+		}
+		if *vs == nil {
+			s, err := defaultSerde[V](ctx.ValueSerde(), "value")
+			if err != nil {
+				return "", storeErr(name, "init: value serde", err)
+			}
+			*vs = s
+		}
+	}
+	if *ks == nil || *vs == nil {
+		return "", storeErr(name, "init", ErrNoSerde)
+	}
+	return topic, nil
 }
 
 // defaultSerde adapts a context default serde (of any) to Serde[T] (serde.Typed: a value of

@@ -197,25 +197,12 @@ func (m *MeteredVersionedKeyValueStore[K, V]) HistoryRetentionMs() int64 {
 
 // Init resolves default serdes, sets the serde topic and initialises the inner store.
 func (m *MeteredVersionedKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if ctx != nil {
-		m.topic = ChangelogTopic(ctx.ApplicationID(), m.Name())
-		if m.keySerde == nil {
-			s, err := defaultSerde[K](ctx.KeySerde(), "key")
-			if err != nil {
-				return storeErr(m.Name(), "init: key serde", err)
-			}
-			m.keySerde = s
-		}
-		if m.valueSerde == nil {
-			s, err := defaultSerde[V](ctx.ValueSerde(), "value")
-			if err != nil {
-				return storeErr(m.Name(), "init: value serde", err)
-			}
-			m.valueSerde = s
-		}
+	topic, err := initSerdes(ctx, m.Name(), &m.keySerde, &m.valueSerde)
+	if err != nil {
+		return err
 	}
-	if m.keySerde == nil || m.valueSerde == nil {
-		return storeErr(m.Name(), "init", ErrNoSerde)
+	if ctx != nil {
+		m.topic = topic
 	}
 	return m.inner.Init(ctx, root)
 }
