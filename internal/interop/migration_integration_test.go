@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,9 +24,17 @@ import (
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/bench/wc"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/kstream"
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
 )
 
 const javaWordCount = "io.kstreams.conformance.migration.WordCountApp"
+
+// windowSizeMs is the size of the windowed count's tumbling windows (the Java side's
+// TimeWindows.ofSizeAndGrace(10 s, 1 h)): a run of a few minutes spans many windows, and every
+// window's count is checked.
+const windowSizeMs = 10_000
 
 // Settings both sides share: one standby replica, a short commit interval (the output of a
 // cached count appears at commits) and a short session timeout.
@@ -35,11 +44,14 @@ const (
 	heartbeatMs      = 500
 )
 
-// TestIntegrationJavaRollingMigration runs the word count on two Java instances, then
+// TestIntegrationJavaRollingMigration runs the word count, with a windowed count of the same
+// words beside it (10 s tumbling windows, so the tasks carry a window store and its
+// changelog too), on two Java instances, then
 // replaces them one at a time by Go instances, then one Go instance by a Java one again, while
 // the input keeps flowing; every step waits until the group has processed everything produced
 // before it (no stalled partition anywhere in the mixed group). The final counts must equal an
-// independent count of the input; under exactly-once every word's updates must also be
+// independent count of the input (the windowed ones too, window by window, from the record
+// timestamps the producer set); under exactly-once every word's updates must also be
 // strictly increasing (no update processed twice). Along the way a Java leader assigns a Go
 // member, a Go leader assigns a Go member, and a Go leader assigns a Java member.
 func TestIntegrationJavaRollingMigration(t *testing.T) {
@@ -56,16 +68,18 @@ func TestIntegrationJavaRollingMigration(t *testing.T) {
 
 func rollingMigration(t *testing.T, b kafkatest.Broker, cp string, guarantee kstreams.ProcessingGuarantee) {
 	input, output, appID := kafkatest.Name(t, "lines"), kafkatest.Name(t, "counts"), kafkatest.Name(t, "wc-mixed")
-	createTopics(t, b, 4, input, output)
+	windowed := kafkatest.Name(t, "windowed-counts")
+	createTopics(t, b, 4, input, output, windowed)
 	p := startProducer(t, b, input)
 	out := readOutput(t, b, output, guarantee == kstreams.ExactlyOnceV2)
-	env := &mixed{t: t, b: b, cp: cp, appID: appID, input: input, output: output, guarantee: guarantee}
+	wout := readOutput(t, b, windowed, guarantee == kstreams.ExactlyOnceV2)
+	env := &mixed{t: t, b: b, cp: cp, appID: appID, input: input, output: output, windowed: windowed, guarantee: guarantee}
 
 	j1 := env.startJava("java-1")
 	j2 := env.startJava("java-2")
 	j1.waitRunning(t)
 	j2.waitRunning(t)
-	want, err := wc.Topology(input, output)
+	want, err := env.topology()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +93,8 @@ func rollingMigration(t *testing.T, b kafkatest.Broker, cp string, guarantee kst
 	g1 := env.startGo("go-1")
 	env.waitTasks(g1)
 	env.waitCaughtUp(out, p, "java-2 leading, go-1 following")
-	// Four stateful and four stateless tasks, one standby each for the stateful ones: both
+	// Four stateless tasks (the source sub-topology) and eight stateful ones (the count's and
+	// the windowed count's), one standby each for the stateful ones: both
 	// sides hold actives, and standbys of the other's stateful tasks.
 	j2.waitTasks(t, "java-2 with go-1")
 	env.waitStandbys(g1)
@@ -106,11 +121,14 @@ func rollingMigration(t *testing.T, b kafkatest.Broker, cp string, guarantee kst
 	}
 
 	total := p.stop(t)
-	counts := p.counts()
+	counts, wcounts := p.counts(), p.windowedCounts()
 	out.waitFinal(t, counts, 2*time.Minute, env.alive(g2, j3))
-	t.Logf("%s: %d lines, %d words, %d output records; final counts exact", guarantee, total, len(counts), out.records())
+	wout.waitFinal(t, wcounts, 2*time.Minute, env.alive(g2, j3))
+	t.Logf("%s: %d lines, %d words, %d output records, %d word windows, %d windowed output records; final counts exact",
+		guarantee, total, len(counts), out.records(), len(wcounts), wout.records())
 	if guarantee == kstreams.ExactlyOnceV2 {
 		out.checkIncreasing(t)
+		wout.checkIncreasing(t)
 	}
 	for _, g := range []*goInstance{g1, g2} {
 		if n := g.errors(); n != "" {
@@ -126,6 +144,7 @@ type mixed struct {
 	b                    kafkatest.Broker
 	cp                   string
 	appID, input, output string
+	windowed             string // the windowed count's output topic
 	guarantee            kstreams.ProcessingGuarantee
 	javas                []*javaInstance
 	gos                  []*goInstance
@@ -250,9 +269,29 @@ type goInstance struct {
 	stopped bool
 }
 
+// topology is the Go side of WordCountApp with windowed.output: bench/wc's word count and,
+// from the same grouped stream, a count per word and 10 s window (grace 1 h) keyed
+// "word@windowStartMs".
+func (m *mixed) topology() (*processor.Topology, error) {
+	b := kstream.NewStreamsBuilder()
+	words := kstream.Stream(b, m.input, kstream.ConsumedWith(serde.String(), serde.String())).
+		FlatMapValues(wc.SplitWords).
+		GroupBy(func(_, word string) string { return word }, kstream.GroupedWith(serde.String(), serde.String()))
+	words.Count(kstream.MaterializedAs[string, int64]("counts-store")).
+		ToStream().
+		To(m.output, kstream.ProducedWith(serde.String(), serde.Long()))
+	kstream.WindowedBy(words, kstream.TimeWindowsOfSizeAndGrace(windowSizeMs*time.Millisecond, time.Hour)).
+		Count(kstream.MaterializedAs[string, int64]("windowed-counts-store")).
+		ToStreamMapper(func(wk kstream.Windowed[string], _ int64) string {
+			return wk.Key + "@" + strconv.FormatInt(wk.Window.Start, 10)
+		}).
+		To(m.windowed, kstream.ProducedWith(serde.String(), serde.Long()))
+	return b.Build()
+}
+
 func (m *mixed) startGo(name string) *goInstance {
 	m.t.Helper()
-	topo, err := wc.Topology(m.input, m.output)
+	topo, err := m.topology()
 	if err != nil {
 		m.t.Fatal(err)
 	}
@@ -346,7 +385,7 @@ func (m *mixed) startJava(name string) *javaInstance {
 	args := []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m", "-cp", m.cp, javaWordCount, strings.Join(m.b.Addrs, ","), m.appID, m.input, m.output, m.t.TempDir(),
 		"processing.guarantee=" + string(m.guarantee), "num.standby.replicas=1",
 		fmt.Sprintf("commit.interval.ms=%d", commitIntervalMs), fmt.Sprintf("session.timeout.ms=%d", sessionTimeoutMs),
-		fmt.Sprintf("heartbeat.interval.ms=%d", heartbeatMs)}
+		fmt.Sprintf("heartbeat.interval.ms=%d", heartbeatMs), "windowed.output=" + m.windowed}
 	cmd := exec.Command(java, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -498,11 +537,12 @@ func (j *javaInstance) stop(t *testing.T) {
 // producer writes lines of words from a small vocabulary until stopped, counting the words
 // as Java's WordCountDemo does (lower-cased, split on non-word characters).
 type producer struct {
-	mu    sync.Mutex
-	count map[string]int64
-	lines int
-	stopC chan struct{}
-	done  chan error
+	mu     sync.Mutex
+	count  map[string]int64
+	wcount map[string]int64 // "word@windowStartMs" -> count
+	lines  int
+	stopC  chan struct{}
+	done   chan error
 }
 
 func startProducer(t *testing.T, b kafkatest.Broker, topic string) *producer {
@@ -516,7 +556,7 @@ func startProducer(t *testing.T, b kafkatest.Broker, topic string) *producer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &producer{count: map[string]int64{}, stopC: make(chan struct{}), done: make(chan error, 1)}
+	p := &producer{count: map[string]int64{}, wcount: map[string]int64{}, stopC: make(chan struct{}), done: make(chan error, 1)}
 	r := rand.New(rand.NewPCG(14, uint64(time.Now().UnixNano())))
 	go func() {
 		defer sp.Close()
@@ -531,6 +571,10 @@ func startProducer(t *testing.T, b kafkatest.Broker, topic string) *producer {
 			}
 			var msgs []*sarama.ProducerMessage
 			batch := map[string]int64{}
+			// One timestamp per batch, never decreasing: each input partition's records are
+			// in timestamp order (the repartition topics mix them; the grace absorbs that).
+			ts := time.Now().UnixMilli()
+			window := strconv.FormatInt(ts-ts%windowSizeMs, 10)
 			for i := 0; i < 10; i++ {
 				n := 2 + r.IntN(4)
 				words := make([]string, n)
@@ -542,7 +586,7 @@ func startProducer(t *testing.T, b kafkatest.Broker, topic string) *producer {
 					batch[w]++
 				}
 				msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(fmt.Sprintf("k%d", r.IntN(1000))),
-					Value: sarama.StringEncoder(line)})
+					Value: sarama.StringEncoder(line), Timestamp: time.UnixMilli(ts)})
 			}
 			if err := sp.SendMessages(msgs); err != nil {
 				p.done <- err
@@ -551,6 +595,7 @@ func startProducer(t *testing.T, b kafkatest.Broker, topic string) *producer {
 			p.mu.Lock()
 			for w, n := range batch {
 				p.count[w] += n
+				p.wcount[w+"@"+window] += n
 			}
 			p.lines += len(msgs)
 			p.mu.Unlock()
@@ -573,6 +618,18 @@ func (p *producer) counts() map[string]int64 {
 	defer p.mu.Unlock()
 	out := make(map[string]int64, len(p.count))
 	for w, n := range p.count {
+		out[w] = n
+	}
+	return out
+}
+
+// windowedCounts returns the counts per word and window so far (only acknowledged lines),
+// keyed as the windowed output: "word@windowStartMs".
+func (p *producer) windowedCounts() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int64, len(p.wcount))
+	for w, n := range p.wcount {
 		out[w] = n
 	}
 	return out

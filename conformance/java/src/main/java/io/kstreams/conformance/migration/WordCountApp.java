@@ -12,10 +12,12 @@ import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.TimeWindows;
 
 /**
  * Kafka Streams' WordCountDemo (the topology of bench/java's WordCount and of kstreams-go's
@@ -24,7 +26,10 @@ import org.apache.kafka.streams.kstream.Produced;
  * (internal/interop): Go and Java instances of one application in one consumer group.
  *
  * <p>Usage: WordCountApp BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR [key=value ...]. The key=value
- * pairs are StreamsConfig properties (processing.guarantee, num.standby.replicas, ...). One
+ * pairs are StreamsConfig properties (processing.guarantee, num.standby.replicas, ...), except
+ * windowed.output=TOPIC, which adds a windowed count of the same grouped words (10 s tumbling
+ * windows with a grace of 1 h, store "windowed-counts-store"), written to TOPIC keyed
+ * "word@windowStartMs". One
  * stream thread. Prints "STATE &lt;state&gt;" on stdout at every state change, "TASKS active=A
  * standby=S" whenever its task counts change, and "DESCRIBE" followed by the topology's
  * description; runs until stdin closes or SIGTERM, then closes, leaving the group, and exits 0.
@@ -34,14 +39,20 @@ public final class WordCountApp {
 
     private WordCountApp() {}
 
-    static Topology topology(final String input, final String output) {
+    static Topology topology(final String input, final String output, final String windowedOutput) {
         final StreamsBuilder builder = new StreamsBuilder();
         final KStream<String, String> source = builder.stream(input);
-        final KTable<String, Long> counts = source
+        final KGroupedStream<String, String> words = source
             .flatMapValues(value -> Arrays.asList(value.toLowerCase(Locale.getDefault()).split("\\W+")))
-            .groupBy((key, value) -> value)
-            .count(Materialized.as("counts-store"));
+            .groupBy((key, value) -> value);
+        final KTable<String, Long> counts = words.count(Materialized.as("counts-store"));
         counts.toStream().to(output, Produced.with(Serdes.String(), Serdes.Long()));
+        if (windowedOutput != null) {
+            words.windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofHours(1)))
+                .count(Materialized.as("windowed-counts-store"))
+                .toStream((wk, n) -> wk.key() + "@" + wk.window().start())
+                .to(windowedOutput, Produced.with(Serdes.String(), Serdes.Long()));
+        }
         return builder.build();
     }
 
@@ -59,15 +70,20 @@ public final class WordCountApp {
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put("auto.offset.reset", "earliest");
+        String windowedOutput = null;
         for (int i = 5; i < args.length; i++) {
             final int eq = args[i].indexOf('=');
             if (eq <= 0) {
                 System.err.println("not key=value: " + args[i]);
                 System.exit(2);
             }
+            if (args[i].substring(0, eq).equals("windowed.output")) {
+                windowedOutput = args[i].substring(eq + 1);
+                continue;
+            }
             props.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
-        final Topology topology = topology(args[2], args[3]);
+        final Topology topology = topology(args[2], args[3], windowedOutput);
         final KafkaStreams streams = new KafkaStreams(topology, props);
         final CountDownLatch closed = new CountDownLatch(1);
         final Runnable close = () -> {
