@@ -36,5 +36,5 @@
 //
 // Store access: StateStore, AllStateStores, KeyValueStore and WindowStore (which, as Java, give a
 // plain view of timestamped stores), TimestampedKeyValueStore, TimestampedWindowStore,
-// SessionStore. Not supported yet: versioned stores, metrics.
+// SessionStore, VersionedKeyValueStore. Not supported yet: metrics.
 package testdriver

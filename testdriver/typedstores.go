@@ -160,3 +160,28 @@ func SessionStore[K, V any](d *TopologyTestDriver, name string) (store.SessionSt
 	}
 	return storeview.SessionStore[K, V](u), nil
 }
+
+// VersionedKeyValueStore returns the versioned key-value store name (KIP-889: a table
+// materialized with store.Stores.PersistentVersionedKeyValueStore or
+// InMemoryVersionedKeyValueStore, or a Processor API versioned store) viewed with keys K and
+// values V: reads of the latest version and of the version as of a timestamp (ms), and writes
+// through its change logging. Errors: ErrNoStore, *store.WrongStoreTypeError (see the rule
+// above). Java: getVersionedKeyValueStore(name).
+func VersionedKeyValueStore[K, V any](d *TopologyTestDriver, name string) (store.VersionedKeyValueStore[K, V], error) {
+	s, err := d.StateStore(name)
+	if err != nil {
+		return nil, err
+	}
+	if vs, ok := s.(store.VersionedKeyValueStore[K, V]); ok {
+		return vs, nil
+	}
+	u, ok := s.(storeview.UntypedVersioned)
+	if !ok {
+		return nil, wrongType[K, V](d, name, s, storeview.Versioned)
+	}
+	kt, vt := d.declared(name)
+	if err := storeview.Check[K, V](name, storeview.Versioned, kt, vt, storeview.Versioned); err != nil {
+		return nil, err
+	}
+	return storeview.VersionedStore[K, V](u), nil
+}

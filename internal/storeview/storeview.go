@@ -56,6 +56,8 @@ func KindOf(s processor.StateStore) Kind {
 		return Window
 	case UntypedSession:
 		return Session
+	case UntypedVersioned:
+		return Versioned
 	}
 	return ""
 }
@@ -145,6 +147,8 @@ func suggest(kind Kind, key, value reflect.Type) string {
 		return "WindowStore[" + kv + "]"
 	case Session:
 		return "SessionStore[" + kv + "]"
+	case Versioned:
+		return "VersionedKeyValueStore[" + kv + "]"
 	}
 	return ""
 }
@@ -288,6 +292,13 @@ func Inspect(s processor.StateStore) (Kind, reflect.Type, reflect.Type) {
 			return TimestampedWindow, k, x
 		}
 		return Window, k, v
+	}
+	if m, ok := t.MethodByName("GetAsOf"); ok && m.Type.NumIn() == 3 && m.Type.NumOut() == 2 {
+		if r := m.Type.Out(0); r.Kind() == reflect.Pointer && r.Elem().Kind() == reflect.Struct {
+			if f, ok := r.Elem().FieldByName("Value"); ok {
+				return Versioned, m.Type.In(1), f.Type
+			}
+		}
 	}
 	if k, v, ok := get("Get", 1); ok {
 		if x, ts := timestampedValue(v); ts {
