@@ -240,8 +240,10 @@ type Config struct {
 	// (DefaultProductionExceptionHandler).
 	ProductionHandler ProductionHandler
 	// DeadLetterQueueTopic is errors.dead.letter.queue.topic.name (KIP-1034): records skipped
-	// by a handler that continues are written there (raw key and value, with headers
-	// __streams.errors.* naming the cause); default "" (none).
+	// by a deserialization handler that continues are written there (raw key and value, with
+	// headers __streams.errors.* naming the cause) by the task's producer, so under
+	// exactly_once_v2 in the task's transaction (once, with the offsets that skip them);
+	// default "" (none).
 	DeadLetterQueueTopic string
 
 	// Security: security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL); default PLAINTEXT.

@@ -72,7 +72,7 @@ func producePoisoned(t testing.TB, b kafkatest.Broker, topic string, n, poisonAt
 	}
 }
 
-func checkPoisonRecord(t *testing.T, b kafkatest.Broker) {
+func checkPoisonRecord(t *testing.T, b kafkatest.Broker, guarantee kstreams.ProcessingGuarantee) {
 	input, output, dlq := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "dlq")
 	createTopics(t, b, 1, input, output, dlq)
 	const n, poison = 200, 77
@@ -83,6 +83,7 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker) {
 	app, err := kstreams.New(doubleTopology(t, input, output), kstreams.Config{
 		ApplicationID: kafkatest.Name(t, "poison"), BootstrapServers: b.Addrs, CommitInterval: 100 * time.Millisecond,
 		StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer, DeadLetterQueueTopic: dlq,
+		ProcessingGuarantee: guarantee,
 		DeserializationHandler: func(topic string, partition int32, offset int64, err error) kstreams.HandlerResponse {
 			return kstreams.Continue
 		},
@@ -93,7 +94,11 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker) {
 	if err := app.Start(); err != nil {
 		t.Fatal(err)
 	}
-	out := readOutput(t, b, output, sarama.ReadUncommitted)
+	isolation := sarama.ReadUncommitted
+	if guarantee == kstreams.ExactlyOnceV2 {
+		isolation = sarama.ReadCommitted
+	}
+	out := readOutput(t, b, output, isolation)
 	want := map[string]int64{}
 	for i := 0; i < n; i++ {
 		if i != poison {
@@ -186,8 +191,18 @@ func readRaw(t testing.TB, b kafkatest.Broker, topic string, n int, timeout time
 	return out
 }
 
-func TestIntegrationPoisonRecord(t *testing.T) { checkPoisonRecord(t, kafkatest.Real(t)) }
-func TestEmbeddedPoisonRecord(t *testing.T)    { checkPoisonRecord(t, kafkatest.Embedded(t)) }
+func TestIntegrationPoisonRecord(t *testing.T) {
+	checkPoisonRecord(t, kafkatest.Real(t), kstreams.AtLeastOnce)
+}
+func TestEmbeddedPoisonRecord(t *testing.T) {
+	checkPoisonRecord(t, kafkatest.Embedded(t), kstreams.AtLeastOnce)
+}
+
+// Under exactly-once the dead-letter record is written by the task's transactional producer,
+// with the output and the offsets that skip the poison record.
+func TestIntegrationPoisonRecordExactlyOnce(t *testing.T) {
+	checkPoisonRecord(t, kafkatest.Real(t), kstreams.ExactlyOnceV2)
+}
 
 // failOnceProcessor doubles values but fails the first time it sees failAt (a global flag),
 // and always fails on dropAt.

@@ -446,8 +446,7 @@ func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
 		h := c.DeserializationHandler
 		tc.DeserializationHandler = func(rec task.RawRecord, err error) task.HandlerResponse {
 			if h(rec.Topic, rec.Partition, rec.Offset, err) == Continue {
-				k.deadLetter(rec, err)
-				return task.Continue
+				return task.Continue // the runtime dead-letters it (DeadLetterQueueTopic)
 			}
 			return task.Fail
 		}
@@ -470,14 +469,6 @@ func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
 			return task.Fail
 		}
 	}
-}
-
-// deadLetter queues a skipped input record for the dead-letter topic (KIP-1034 headers).
-func (k *KafkaStreams) deadLetter(rec task.RawRecord, err error) {
-	if k.cfg.DeadLetterQueueTopic == "" || k.rt == nil {
-		return
-	}
-	k.rt.DeadLetter(rec, err)
 }
 
 // Close stops the instance: threads commit, close their tasks and leave the group. It

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/internal/task"
 )
@@ -26,50 +23,26 @@ const (
 	HeaderErrorOffset     = "__streams.errors.offset"
 )
 
-// DeadLetter writes rec (raw key, value and headers) to the dead-letter topic with headers
-// naming the error and where the record came from (KIP-1034). It uses a separate idempotent
-// producer and waits for the acknowledgement; under exactly-once it is outside the thread's
-// transaction, so a record may be dead-lettered twice after an abort. Failures are logged.
-func (r *Runtime) DeadLetter(rec task.RawRecord, cause error) {
-	if r.cfg.DeadLetterTopic == "" {
-		return
-	}
-	r.mu.Lock()
-	if r.dlq == nil {
-		pc := r.cfg.Sarama()
-		pc.ClientID = r.cfg.ClientID + "-dlq-producer"
-		pc.Producer.Return.Successes = true
-		pc.Producer.RequiredAcks = sarama.WaitForAll
-		pc.Producer.Partitioner = sarama.NewMurmur2Partitioner
-		p, err := sarama.NewSyncProducer(r.cfg.Brokers, pc)
-		if err != nil {
-			r.mu.Unlock()
-			r.log.Error("cannot create dead-letter producer", "error", err)
-			return
+// DeadLetterRecord returns the function building the dead-letter record of an input record a
+// handler skipped: topic, rec's raw key, value, timestamp and headers, plus headers naming the
+// error and where the record came from (KIP-1034). The default partitioner places it (murmur2
+// of the key). The task sends it through the thread's producer like any output, so under
+// exactly-once it is part of the task's transaction: written once, with the offsets that skip
+// the record, or not at all (Java: the handler's dead-letter records go through the task's
+// RecordCollector).
+func DeadLetterRecord(topic string) func(rec task.RawRecord, cause error) task.OutRecord {
+	return func(rec task.RawRecord, cause error) task.OutRecord {
+		out := task.OutRecord{Topic: topic, Partition: -1, Key: rec.Key, Value: rec.Value, Timestamp: rec.Timestamp}
+		for h := range rec.Headers.All() {
+			out.Headers.Add(h.Key, h.Value)
 		}
-		r.dlq = p
-	}
-	p := r.dlq
-	r.mu.Unlock()
-	m := &sarama.ProducerMessage{Topic: r.cfg.DeadLetterTopic, Timestamp: time.UnixMilli(rec.Timestamp)}
-	if rec.Key != nil {
-		m.Key = sarama.ByteEncoder(rec.Key)
-	}
-	if rec.Value != nil {
-		m.Value = sarama.ByteEncoder(rec.Value)
-	}
-	for h := range rec.Headers.All() {
-		m.Headers = append(m.Headers, sarama.RecordHeader{Key: []byte(h.Key), Value: h.Value})
-	}
-	m.Headers = append(m.Headers,
-		sarama.RecordHeader{Key: []byte(HeaderErrorException), Value: []byte(ErrorName(cause))},
-		sarama.RecordHeader{Key: []byte(HeaderErrorMessage), Value: []byte(cause.Error())},
-		sarama.RecordHeader{Key: []byte(HeaderErrorStacktrace), Value: []byte(ErrorChain(cause))},
-		sarama.RecordHeader{Key: []byte(HeaderErrorTopic), Value: []byte(rec.Topic)},
-		sarama.RecordHeader{Key: []byte(HeaderErrorPartition), Value: []byte(strconv.Itoa(int(rec.Partition)))},
-		sarama.RecordHeader{Key: []byte(HeaderErrorOffset), Value: []byte(strconv.FormatInt(rec.Offset, 10))})
-	if _, _, err := p.SendMessage(m); err != nil {
-		r.log.Error("cannot write to the dead-letter topic", "topic", r.cfg.DeadLetterTopic, "error", err)
+		out.Headers.Add(HeaderErrorException, []byte(ErrorName(cause)))
+		out.Headers.Add(HeaderErrorMessage, []byte(cause.Error()))
+		out.Headers.Add(HeaderErrorStacktrace, []byte(ErrorChain(cause)))
+		out.Headers.Add(HeaderErrorTopic, []byte(rec.Topic))
+		out.Headers.Add(HeaderErrorPartition, []byte(strconv.Itoa(int(rec.Partition))))
+		out.Headers.Add(HeaderErrorOffset, []byte(strconv.FormatInt(rec.Offset, 10)))
+		return out
 	}
 }
 

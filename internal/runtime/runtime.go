@@ -131,7 +131,8 @@ type Config struct {
 	Group group.Config
 	// Production decides about records that cannot be sent; nil fails.
 	Production ProductionHandler
-	// DeadLetterTopic, when set, receives the raw records dropped by a handler that continues.
+	// DeadLetterTopic, when set, receives the raw records dropped by a deserialization handler
+	// that continues (Task.DeadLetter is set from it: see DeadLetterRecord).
 	DeadLetterTopic string
 	// Logger logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -171,7 +172,6 @@ type Runtime struct {
 	standbyHosts map[string][]processor.TaskID
 	fatal        error
 	closed       bool
-	dlq          sarama.SyncProducer
 	// taskLocks names the thread holding each task's state directory (Java: StateDirectory
 	// locks); a thread taking over a task waits until the previous owner closed it.
 	taskLocks map[processor.TaskID]int
@@ -187,6 +187,9 @@ func New(cfg Config) *Runtime {
 	}
 	if cfg.MaxBufferedPerPartition <= 0 {
 		cfg.MaxBufferedPerPartition = 1000
+	}
+	if cfg.DeadLetterTopic != "" && cfg.Task.DeadLetter == nil {
+		cfg.Task.DeadLetter = DeadLetterRecord(cfg.DeadLetterTopic)
 	}
 	if cfg.PrepareTimeout <= 0 {
 		cfg.PrepareTimeout = 60 * time.Second
@@ -270,10 +273,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 		}
 	}
 	r.mu.Lock()
-	if r.dlq != nil {
-		r.dlq.Close()
-		r.dlq = nil
-	}
 	if r.pebble != nil {
 		if err := r.pebble.Close(); err != nil {
 			r.log.Warn("closing the Pebble environment", "error", err)

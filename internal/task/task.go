@@ -95,6 +95,10 @@ type Config struct {
 	// is skipped (Continue: dropped and counted) or fails the task (Fail). nil means Fail, Java's
 	// default LogAndFailExceptionHandler. Java: deserialization.exception.handler.
 	DeserializationHandler func(rec RawRecord, err error) HandlerResponse
+	// DeadLetter, when set, builds the dead-letter record of a record DeserializationHandler
+	// skipped; the task sends it through Collector before going on (under exactly-once inside
+	// the transaction). nil sends none. Java: errors.dead.letter.queue.topic.name (KIP-1034).
+	DeadLetter func(rec RawRecord, err error) OutRecord
 	// ProcessingHandler decides, for an error returned (or a panic raised) by a processor or a
 	// punctuator, whether to drop the record at that node and go on (Continue) or fail (Fail).
 	// node is the failing node; rec is the record it was processing (zero in a punctuation).

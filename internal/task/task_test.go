@@ -416,6 +416,30 @@ func TestDeserializationErrors(t *testing.T) {
 	}
 }
 
+// A record the deserialization handler skips is sent, through the task's collector, as the
+// dead-letter record the config builds, before the records after it are processed.
+func TestDeserializationErrorDeadLetter(t *testing.T) {
+	clock := int64(0)
+	spec := pipeline(&funcProc{})
+	spec.Nodes[0].ValueDeserializer = serde.Untyped(serde.Long())
+	spec.Nodes[2].ValueSerializer = serde.Untyped(serde.Long())
+	tk, c := newTask(t, spec, &clock, func(cfg *Config) {
+		cfg.DeserializationHandler = func(RawRecord, error) HandlerResponse { return Continue }
+		cfg.DeadLetter = func(rec RawRecord, err error) OutRecord {
+			return OutRecord{Topic: "dlq", Partition: -1, Key: rec.Key, Value: rec.Value, Timestamp: rec.Timestamp}
+		}
+	})
+	if err := tk.AddRecord(raw("in", 0, 1, "k", "abc")); err != nil {
+		t.Fatal(err)
+	}
+	_ = tk.AddRecord(RawRecord{Topic: "in", Offset: 1, Timestamp: 2, Key: []byte("k"), Value: []byte{0, 0, 0, 0, 0, 0, 0, 7}})
+	drain(t, tk, 0)
+	if tk.DroppedRecords() != 1 || len(c.out) != 2 || c.out[0].Topic != "dlq" || string(c.out[0].Value) != "abc" ||
+		c.out[0].Timestamp != 1 || c.out[1].Topic != "out" {
+		t.Fatalf("dropped %d output %s", tk.DroppedRecords(), c.lines())
+	}
+}
+
 func TestQueueRecoversAfterDeserializationError(t *testing.T) {
 	clock := int64(0)
 	spec := pipeline(&funcProc{})
