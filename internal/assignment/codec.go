@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/kbin"
 )
 
 // Protocol versions of the "stream" protocol's user data (Java:
@@ -267,11 +268,11 @@ func (s *Subscription) Encode() ([]byte, error) {
 	}
 	v := s.Version
 	var e encoder
-	e.int32(v)
+	e.Int32(v)
 	if v >= 3 {
-		e.int32(s.LatestSupportedVersion)
+		e.Int32(s.LatestSupportedVersion)
 	}
-	e.buf = append(e.buf, s.ProcessID[:]...)
+	e.Buf = append(e.Buf, s.ProcessID[:]...)
 	if v <= 6 {
 		var prev, standby []TaskID
 		for _, id := range ids {
@@ -282,15 +283,15 @@ func (s *Subscription) Encode() ([]byte, error) {
 			}
 		}
 		for _, list := range [][]TaskID{prev, standby} {
-			e.int32(int32(len(list)))
+			e.Int32(int32(len(list)))
 			for _, id := range list {
-				e.int32(id.Subtopology)
-				e.int32(id.Partition)
+				e.Int32(id.Subtopology)
+				e.Int32(id.Partition)
 			}
 		}
 	}
 	if v >= 2 {
-		e.bytes([]byte(s.UserEndpoint))
+		e.Bytes([]byte(s.UserEndpoint))
 	}
 	if v >= 7 && v <= 9 {
 		// Grouped by sub-topology: each entry lists its partitions with their sums.
@@ -302,47 +303,47 @@ func (s *Subscription) Encode() ([]byte, error) {
 				groups = append(groups, []TaskID{id})
 			}
 		}
-		e.int32(int32(len(groups)))
+		e.Int32(int32(len(groups)))
 		for _, g := range groups {
-			e.int32(g[0].Subtopology)
-			e.int32(int32(len(g)))
+			e.Int32(g[0].Subtopology)
+			e.Int32(int32(len(g)))
 			for _, id := range g {
-				e.int32(id.Partition)
-				e.int64(s.TaskOffsetSums[id])
+				e.Int32(id.Partition)
+				e.Int64(s.TaskOffsetSums[id])
 			}
 		}
 	}
 	if v >= 10 {
-		e.int32(int32(len(ids)))
+		e.Int32(int32(len(ids)))
 		for _, id := range ids {
-			e.int32(id.Subtopology)
-			e.int32(id.Partition)
-			e.int64(s.TaskOffsetSums[id])
+			e.Int32(id.Subtopology)
+			e.Int32(id.Partition)
+			e.Int64(s.TaskOffsetSums[id])
 			if id.Topology == "" {
-				e.int16(-1)
+				e.Int16(-1)
 			} else {
-				e.string(id.Topology)
+				e.String(id.Topology)
 			}
 		}
 	}
 	if v >= 8 {
-		e.buf = append(e.buf, byte(s.UniqueField))
+		e.Buf = append(e.Buf, byte(s.UniqueField))
 	}
 	if v >= 9 {
-		e.int32(s.ErrorCode)
+		e.Int32(s.ErrorCode)
 	}
 	if v >= 11 {
 		keys := slices.Sorted(maps.Keys(s.ClientTags))
-		e.int32(int32(len(keys)))
+		e.Int32(int32(len(keys)))
 		for _, k := range keys {
-			e.bytes([]byte(k))
-			e.bytes([]byte(s.ClientTags[k]))
+			e.Bytes([]byte(k))
+			e.Bytes([]byte(s.ClientTags[k]))
 		}
 	}
-	if e.err != nil {
-		return nil, fmt.Errorf("encode subscription: %w", e.err)
+	if e.Err != nil {
+		return nil, fmt.Errorf("encode subscription: %w", e.Err)
 	}
-	return e.buf, nil
+	return e.Buf, nil
 }
 
 // DecodeSubscription reads a subscription as Java's SubscriptionInfo.decode does: a version
@@ -350,13 +351,13 @@ func (s *Subscription) Encode() ([]byte, error) {
 // it); otherwise every field of the version. Errors: ErrMalformed (truncated data, a null
 // array or bytes field, a duplicate client tag), ErrVersion (Java's version checks).
 func DecodeSubscription(b []byte) (Subscription, error) {
-	d := decoder{buf: b}
+	d := decoder{kbin.Reader{Buf: b, Malformed: ErrMalformed}}
 	var s Subscription
-	s.Version = d.int32()
-	if d.err == nil && s.Version > LatestSupportedVersion {
-		s.LatestSupportedVersion = d.int32()
-		if d.err != nil {
-			return Subscription{}, fmt.Errorf("decode subscription: %w", d.err)
+	s.Version = d.Int32()
+	if d.Err == nil && s.Version > LatestSupportedVersion {
+		s.LatestSupportedVersion = d.Int32()
+		if d.Err != nil {
+			return Subscription{}, fmt.Errorf("decode subscription: %w", d.Err)
 		}
 		if err := checkVersions(s.Version, s.LatestSupportedVersion); err != nil {
 			return Subscription{}, fmt.Errorf("decode subscription: %w", err)
@@ -364,14 +365,14 @@ func DecodeSubscription(b []byte) (Subscription, error) {
 		return s, nil
 	}
 	v := s.Version
-	if d.err == nil && v < 1 {
+	if d.Err == nil && v < 1 {
 		return Subscription{}, fmt.Errorf("decode subscription: %w: version %d", ErrVersion, v)
 	}
 	s.LatestSupportedVersion = UnknownVersion
 	if v >= 3 {
-		s.LatestSupportedVersion = d.int32()
+		s.LatestSupportedVersion = d.Int32()
 	}
-	copy(s.ProcessID[:], d.take(16, "processId"))
+	copy(s.ProcessID[:], d.Take(16, "processId"))
 	sums := map[TaskID]int64{}
 	if v <= 6 {
 		for _, sum := range []int64{OffsetSumRunning, OffsetSumUnknown} {
@@ -379,59 +380,59 @@ func DecodeSubscription(b []byte) (Subscription, error) {
 			if sum == OffsetSumUnknown {
 				field = "standbyTasks"
 			}
-			n := d.arrayLen(field, 8)
+			n := d.ArrayLen(field, 8)
 			for i := 0; i < n; i++ {
-				id := TaskID{Subtopology: d.int32(), Partition: d.int32()}
+				id := TaskID{Subtopology: d.Int32(), Partition: d.Int32()}
 				sums[id] = sum // a standby listed as previous active too ends a standby, as in Java
 			}
 		}
 	}
 	if v >= 2 {
-		s.UserEndpoint = string(d.bytes("userEndPoint"))
+		s.UserEndpoint = string(d.Bytes("userEndPoint"))
 	}
 	if v >= 7 && v <= 9 {
-		n := d.arrayLen("taskOffsetSums", 8)
+		n := d.ArrayLen("taskOffsetSums", 8)
 		for i := 0; i < n; i++ {
-			sub := d.int32()
-			m := d.arrayLen("partitionToOffsetSum", 12)
+			sub := d.Int32()
+			m := d.ArrayLen("partitionToOffsetSum", 12)
 			for j := 0; j < m; j++ {
-				id := TaskID{Subtopology: sub, Partition: d.int32()}
-				sums[id] = d.int64()
+				id := TaskID{Subtopology: sub, Partition: d.Int32()}
+				sums[id] = d.Int64()
 			}
 		}
 	}
 	if v >= 10 {
-		n := d.arrayLen("taskOffsetSums", 18)
+		n := d.ArrayLen("taskOffsetSums", 18)
 		for i := 0; i < n; i++ {
-			id := TaskID{Subtopology: d.int32(), Partition: d.int32()}
-			sum := d.int64()
-			id.Topology = d.nullableString("namedTopology")
+			id := TaskID{Subtopology: d.Int32(), Partition: d.Int32()}
+			sum := d.Int64()
+			id.Topology = d.NullableString("namedTopology")
 			sums[id] = sum
 		}
 	}
 	if v >= 8 {
-		if u := d.take(1, "uniqueField"); u != nil {
+		if u := d.Take(1, "uniqueField"); u != nil {
 			s.UniqueField = int8(u[0])
 		}
 	}
 	if v >= 9 {
-		s.ErrorCode = d.int32()
+		s.ErrorCode = d.Int32()
 	}
 	if v >= 11 {
-		n := d.arrayLen("clientTags", 8)
-		for i := 0; i < n && d.err == nil; i++ {
-			k, val := string(d.bytes("key")), string(d.bytes("value"))
+		n := d.ArrayLen("clientTags", 8)
+		for i := 0; i < n && d.Err == nil; i++ {
+			k, val := string(d.Bytes("key")), string(d.Bytes("value"))
 			if s.ClientTags == nil {
 				s.ClientTags = map[string]string{}
 			}
-			if _, dup := s.ClientTags[k]; dup && d.err == nil {
-				d.fail("client tag %q appears twice", k)
+			if _, dup := s.ClientTags[k]; dup && d.Err == nil {
+				d.Fail("client tag %q appears twice", k)
 			}
 			s.ClientTags[k] = val
 		}
 	}
-	if d.err != nil {
-		return Subscription{}, fmt.Errorf("decode subscription (version %d): %w", v, d.err)
+	if d.Err != nil {
+		return Subscription{}, fmt.Errorf("decode subscription (version %d): %w", v, d.Err)
 	}
 	if err := checkVersions(s.Version, s.LatestSupportedVersion); err != nil {
 		return Subscription{}, fmt.Errorf("decode subscription: %w", err)
@@ -484,16 +485,16 @@ func (a *Assignment) Encode() ([]byte, error) {
 		return nil, fmt.Errorf("encode assignment: %w: version must be between 1 and %d; was: %d", ErrVersion, LatestSupportedVersion, v)
 	}
 	var e encoder
-	e.int32(v)
+	e.Int32(v)
 	if v >= 3 {
-		e.int32(a.CommonlySupportedVersion)
+		e.Int32(a.CommonlySupportedVersion)
 	}
-	e.int32(int32(len(a.ActiveTasks)))
+	e.Int32(int32(len(a.ActiveTasks)))
 	for _, id := range a.ActiveTasks {
 		e.taskID(id, v)
 	}
 	sb := slices.SortedFunc(maps.Keys(a.StandbyTasks), TaskID.Compare)
-	e.int32(int32(len(sb)))
+	e.Int32(int32(len(sb)))
 	for _, id := range sb {
 		e.taskID(id, v)
 		e.partitions(a.StandbyTasks[id], nil)
@@ -510,15 +511,15 @@ func (a *Assignment) Encode() ([]byte, error) {
 		e.hostPartitions(a.StandbyPartitionsByHost, dict)
 	}
 	if v >= 4 {
-		e.int32(a.ErrorCode)
+		e.Int32(a.ErrorCode)
 	}
 	if v >= 7 {
-		e.int64(a.NextRebalanceMs)
+		e.Int64(a.NextRebalanceMs)
 	}
-	if e.err != nil {
-		return nil, fmt.Errorf("encode assignment: %w", e.err)
+	if e.Err != nil {
+		return nil, fmt.Errorf("encode assignment: %w", e.Err)
 	}
-	return e.buf, nil
+	return e.Buf, nil
 }
 
 // DecodeAssignment reads an assignment as Java's AssignmentInfo.decode does. Sets are returned
@@ -526,26 +527,26 @@ func (a *Assignment) Encode() ([]byte, error) {
 // (Java: "Unable to decode assignment data: used version: ..."), ErrMalformed for truncated
 // or inconsistent data.
 func DecodeAssignment(b []byte) (Assignment, error) {
-	d := decoder{buf: b}
+	d := decoder{kbin.Reader{Buf: b, Malformed: ErrMalformed}}
 	a := Assignment{CommonlySupportedVersion: UnknownVersion, NextRebalanceMs: NoRebalance}
-	a.Version = d.int32()
+	a.Version = d.Int32()
 	v := a.Version
-	if d.err != nil {
-		return Assignment{}, fmt.Errorf("decode assignment: %w", d.err)
+	if d.Err != nil {
+		return Assignment{}, fmt.Errorf("decode assignment: %w", d.Err)
 	}
 	if v < 1 || v > LatestSupportedVersion {
 		return Assignment{}, fmt.Errorf("decode assignment: %w: unable to decode assignment data: used version: %d; latest supported version: %d",
 			ErrVersion, v, LatestSupportedVersion)
 	}
 	if v >= 3 {
-		a.CommonlySupportedVersion = d.int32()
+		a.CommonlySupportedVersion = d.Int32()
 	}
-	n := d.arrayLen("activeTasks", 8)
-	for i := 0; i < n && d.err == nil; i++ {
+	n := d.ArrayLen("activeTasks", 8)
+	for i := 0; i < n && d.Err == nil; i++ {
 		a.ActiveTasks = append(a.ActiveTasks, d.taskID(v))
 	}
-	n = d.arrayLen("standbyTasks", 12)
-	for i := 0; i < n && d.err == nil; i++ {
+	n = d.ArrayLen("standbyTasks", 12)
+	for i := 0; i < n && d.Err == nil; i++ {
 		id := d.taskID(v)
 		tps := d.partitions(nil)
 		if a.StandbyTasks == nil {
@@ -565,78 +566,46 @@ func DecodeAssignment(b []byte) (Assignment, error) {
 		a.StandbyPartitionsByHost = d.hostPartitions(dict)
 	}
 	if v >= 4 {
-		a.ErrorCode = d.int32()
+		a.ErrorCode = d.Int32()
 	}
 	if v >= 7 {
-		a.NextRebalanceMs = d.int64()
+		a.NextRebalanceMs = d.Int64()
 	}
-	if d.err != nil {
-		return Assignment{}, fmt.Errorf("decode assignment (version %d): %w", v, d.err)
+	if d.Err != nil {
+		return Assignment{}, fmt.Errorf("decode assignment (version %d): %w", v, d.Err)
 	}
 	return a, nil
 }
 
-// encoder writes big-endian primitives; the first error sticks.
-type encoder struct {
-	buf []byte
-	err error
-}
-
-func (e *encoder) int16(v int16) { e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(v)) }
-func (e *encoder) int32(v int32) { e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(v)) }
-func (e *encoder) int64(v int64) { e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(v)) }
-
-func (e *encoder) setErr(err error) {
-	if e.err == nil {
-		e.err = err
-	}
-}
-
-// bytes writes Kafka's non-nullable bytes: int32 length, then the bytes.
-func (e *encoder) bytes(b []byte) {
-	if len(b) > math.MaxInt32 {
-		e.setErr(errors.New("bytes field too long"))
-		return
-	}
-	e.int32(int32(len(b)))
-	e.buf = append(e.buf, b...)
-}
-
-// string writes Kafka's string: int16 length, then UTF-8.
-func (e *encoder) string(s string) {
-	if len(s) > math.MaxInt16 {
-		e.setErr(fmt.Errorf("string of %d bytes is longer than %d", len(s), math.MaxInt16))
-		return
-	}
-	e.int16(int16(len(s)))
-	e.buf = append(e.buf, s...)
-}
+// encoder and decoder write and read Kafka's classic encoding (kbin) and the Java-specific
+// parts of Kafka Streams' formats: writeUTF strings, task ids, partition sets.
+type encoder struct{ kbin.Writer }
 
 // utf writes Java's DataOutput.writeUTF: an unsigned 16-bit length, then modified UTF-8.
 func (e *encoder) utf(s string) {
 	m := modifiedUTF8(s)
 	if len(m) > math.MaxUint16 {
-		e.setErr(fmt.Errorf("%q is %d bytes in modified UTF-8, more than 65535", s[:min(len(s), 40)], len(m)))
+		e.SetErr(fmt.Errorf("%q is %d bytes in modified UTF-8, more than 65535", s[:min(len(s), 40)], len(m)))
 		return
 	}
-	e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(len(m)))
-	e.buf = append(e.buf, m...)
+	e.Buf = binary.BigEndian.AppendUint16(e.Buf, uint16(len(m)))
+	e.Buf = append(e.Buf, m...)
 }
 
 // taskID writes Java's ConsumerProtocolUtils.writeTaskIdTo.
 func (e *encoder) taskID(id TaskID, version int32) {
-	e.int32(id.Subtopology)
-	e.int32(id.Partition)
+	e.Int32(id.Subtopology)
+	e.Int32(id.Partition)
 	if version < MinNamedTopologyVersion {
 		if id.Topology != "" {
-			e.setErr(fmt.Errorf("%w: named topology task %s needs version %d", ErrVersion, id, MinNamedTopologyVersion))
+			e.SetErr(fmt.Errorf("%w: named topology task %s needs version %d", ErrVersion, id, MinNamedTopologyVersion))
 		}
 		return
 	}
 	units := utf16.Encode([]rune(id.Topology))
-	e.int32(int32(len(units)))
+	e.Int32(int32(len(units)))
 	for _, u := range units {
-		e.buf = binary.BigEndian.AppendUint16(e.buf, u)
+		e.Buf = binary.BigEndian.AppendUint16(e.Buf, u)
 	}
 }
 
@@ -644,23 +613,23 @@ func (e *encoder) taskID(id TaskID, version int32) {
 // and partition of each, sorted, without duplicates.
 func (e *encoder) partitions(tps []kafka.TopicPartition, dict map[string]int32) {
 	tps = sortedTPs(tps)
-	e.int32(int32(len(tps)))
+	e.Int32(int32(len(tps)))
 	for _, tp := range tps {
 		if dict != nil {
-			e.int32(dict[tp.Topic])
+			e.Int32(dict[tp.Topic])
 		} else {
 			e.utf(tp.Topic)
 		}
-		e.int32(tp.Partition)
+		e.Int32(tp.Partition)
 	}
 }
 
 func (e *encoder) hostPartitions(m map[HostInfo][]kafka.TopicPartition, dict map[string]int32) {
 	hosts := slices.SortedFunc(maps.Keys(m), compareHost)
-	e.int32(int32(len(hosts)))
+	e.Int32(int32(len(hosts)))
 	for _, h := range hosts {
 		e.utf(h.Host)
-		e.int32(h.Port)
+		e.Int32(h.Port)
 		e.partitions(m[h], dict)
 	}
 }
@@ -678,10 +647,10 @@ func (e *encoder) topicDict(ms ...map[HostInfo][]kafka.TopicPartition) map[strin
 	}
 	topics := slices.Sorted(maps.Keys(set))
 	dict := make(map[string]int32, len(topics))
-	e.int32(int32(len(topics)))
+	e.Int32(int32(len(topics)))
 	for i, t := range topics {
 		dict[t] = int32(i)
-		e.int32(int32(i))
+		e.Int32(int32(i))
 		e.utf(t)
 	}
 	return dict
@@ -693,121 +662,35 @@ func sortedTPs(tps []kafka.TopicPartition) []kafka.TopicPartition {
 	return slices.Compact(out)
 }
 
-// decoder reads big-endian primitives; the first error sticks and later reads return zero
-// values.
-type decoder struct {
-	buf []byte
-	off int
-	err error
-}
-
-func (d *decoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
-	}
-}
-
-func (d *decoder) take(n int, what string) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n < 0 || len(d.buf)-d.off < n {
-		d.fail("%s needs %d bytes at offset %d, %d left", what, n, d.off, len(d.buf)-d.off)
-		return nil
-	}
-	b := d.buf[d.off : d.off+n : d.off+n]
-	d.off += n
-	return b
-}
-
-func (d *decoder) int16() int16 {
-	if b := d.take(2, "int16"); b != nil {
-		return int16(binary.BigEndian.Uint16(b))
-	}
-	return 0
-}
-
-func (d *decoder) int32() int32 {
-	if b := d.take(4, "int32"); b != nil {
-		return int32(binary.BigEndian.Uint32(b))
-	}
-	return 0
-}
-
-func (d *decoder) int64() int64 {
-	if b := d.take(8, "int64"); b != nil {
-		return int64(binary.BigEndian.Uint64(b))
-	}
-	return 0
-}
-
-// arrayLen reads a count; minSize is the least encoded size of one element, so that a count
-// the remaining bytes cannot hold fails before anything is allocated for it.
-func (d *decoder) arrayLen(field string, minSize int) int {
-	n := int(d.int32())
-	if d.err != nil {
-		return 0
-	}
-	if n < 0 {
-		d.fail("non-nullable field %s was serialized as null", field)
-		return 0
-	}
-	if n > (len(d.buf)-d.off)/minSize {
-		d.fail("%s: %d elements do not fit in the %d bytes left", field, n, len(d.buf)-d.off)
-		return 0
-	}
-	return n
-}
-
-// bytes reads Kafka's non-nullable bytes.
-func (d *decoder) bytes(field string) []byte {
-	n := int(d.int32())
-	if d.err != nil {
-		return nil
-	}
-	if n < 0 {
-		d.fail("non-nullable field %s was serialized as null", field)
-		return nil
-	}
-	return d.take(n, field)
-}
-
-// nullableString reads Kafka's nullable string (null as "").
-func (d *decoder) nullableString(field string) string {
-	n := int(d.int16())
-	if d.err != nil || n < 0 {
-		return ""
-	}
-	return string(d.take(n, field))
-}
+type decoder struct{ kbin.Reader }
 
 // utf reads Java's DataInput.readUTF.
 func (d *decoder) utf(field string) string {
-	b := d.take(2, field)
+	b := d.Take(2, field)
 	if b == nil {
 		return ""
 	}
-	raw := d.take(int(binary.BigEndian.Uint16(b)), field)
-	if d.err != nil {
+	raw := d.Take(int(binary.BigEndian.Uint16(b)), field)
+	if d.Err != nil {
 		return ""
 	}
 	s, err := fromModifiedUTF8(raw)
 	if err != nil {
-		d.fail("%s: %v", field, err)
+		d.Fail("%s: %v", field, err)
 	}
 	return s
 }
 
 // taskID reads Java's ConsumerProtocolUtils.readTaskIdFrom.
 func (d *decoder) taskID(version int32) TaskID {
-	id := TaskID{Subtopology: d.int32(), Partition: d.int32()}
+	id := TaskID{Subtopology: d.Int32(), Partition: d.Int32()}
 	if version >= MinNamedTopologyVersion {
-		n := int(d.int32())
-		if d.err == nil && (n < 0 || n > (len(d.buf)-d.off)/2) {
-			d.fail("named topology of %d chars does not fit in the %d bytes left", n, len(d.buf)-d.off)
+		n := int(d.Int32())
+		if d.Err == nil && (n < 0 || n > (len(d.Buf)-d.Off)/2) {
+			d.Fail("named topology of %d chars does not fit in the %d bytes left", n, len(d.Buf)-d.Off)
 			return id
 		}
-		raw := d.take(2*n, "named topology")
+		raw := d.Take(2*n, "named topology")
 		units := make([]uint16, n)
 		for i := range units {
 			units[i] = binary.BigEndian.Uint16(raw[2*i:])
@@ -819,31 +702,31 @@ func (d *decoder) taskID(version int32) TaskID {
 
 // partitions reads a set of partitions (topics by writeUTF, or by index into dict).
 func (d *decoder) partitions(dict map[int32]string) []kafka.TopicPartition {
-	n := d.arrayLen("partitions", 6)
+	n := d.ArrayLen("partitions", 6)
 	out := make([]kafka.TopicPartition, 0, n)
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := 0; i < n && d.Err == nil; i++ {
 		var tp kafka.TopicPartition
 		if dict != nil {
-			idx := d.int32()
+			idx := d.Int32()
 			t, ok := dict[idx]
-			if !ok && d.err == nil {
-				d.fail("topic index %d is not in the topic dictionary", idx)
+			if !ok && d.Err == nil {
+				d.Fail("topic index %d is not in the topic dictionary", idx)
 			}
 			tp.Topic = t
 		} else {
 			tp.Topic = d.utf("topic")
 		}
-		tp.Partition = d.int32()
+		tp.Partition = d.Int32()
 		out = append(out, tp)
 	}
 	return sortedTPs(out)
 }
 
 func (d *decoder) hostPartitions(dict map[int32]string) map[HostInfo][]kafka.TopicPartition {
-	n := d.arrayLen("partitionsByHost", 10)
+	n := d.ArrayLen("partitionsByHost", 10)
 	out := make(map[HostInfo][]kafka.TopicPartition, n)
-	for i := 0; i < n && d.err == nil; i++ {
-		h := HostInfo{Host: d.utf("host"), Port: d.int32()}
+	for i := 0; i < n && d.Err == nil; i++ {
+		h := HostInfo{Host: d.utf("host"), Port: d.Int32()}
 		out[h] = d.partitions(dict)
 	}
 	if len(out) == 0 {
@@ -853,10 +736,10 @@ func (d *decoder) hostPartitions(dict map[int32]string) map[HostInfo][]kafka.Top
 }
 
 func (d *decoder) topicDict() map[int32]string {
-	n := d.arrayLen("topic dictionary", 6)
+	n := d.ArrayLen("topic dictionary", 6)
 	dict := make(map[int32]string, n)
-	for i := 0; i < n && d.err == nil; i++ {
-		idx := d.int32()
+	for i := 0; i < n && d.Err == nil; i++ {
+		idx := d.Int32()
 		dict[idx] = d.utf("topic")
 	}
 	return dict

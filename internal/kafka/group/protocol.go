@@ -2,13 +2,12 @@ package group
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/kbin"
 )
 
 // ProtocolType is the protocol type of a consumer group, sent in JoinGroup and SyncGroup
@@ -48,33 +47,33 @@ func EncodeSubscription(s Subscription) ([]byte, error) {
 	slices.SortFunc(owned, compareTP)
 
 	var e encoder
-	e.int16(s.Version)
-	e.arrayLen(len(topics))
+	e.Int16(s.Version)
+	e.ArrayLen(len(topics))
 	for _, t := range topics {
-		e.string(t)
+		e.String(t)
 	}
-	e.bytes(s.UserData)
+	e.NullableBytes(s.UserData)
 	if s.Version >= 1 {
 		groups := groupByTopic(owned)
-		e.arrayLen(len(groups))
+		e.ArrayLen(len(groups))
 		for _, g := range groups {
-			e.string(g.topic)
-			e.arrayLen(len(g.partitions))
+			e.String(g.topic)
+			e.ArrayLen(len(g.partitions))
 			for _, p := range g.partitions {
-				e.int32(p)
+				e.Int32(p)
 			}
 		}
 	}
 	if s.Version >= 2 {
-		e.int32(s.Generation)
+		e.Int32(s.Generation)
 	}
 	if s.Version >= 3 {
-		e.nullableString(s.Rack)
+		e.NullableString(s.Rack)
 	}
-	if e.err != nil {
-		return nil, fmt.Errorf("encode subscription: %w", e.err)
+	if e.Err != nil {
+		return nil, fmt.Errorf("encode subscription: %w", e.Err)
 	}
-	return e.buf, nil
+	return e.Buf, nil
 }
 
 // DecodeSubscription parses Java's version-prefixed ConsumerProtocolSubscription as Java's
@@ -85,38 +84,38 @@ func EncodeSubscription(s Subscription) ([]byte, error) {
 // negative version, a message shorter than its fields, a null array or string where the
 // schema allows none.
 func DecodeSubscription(b []byte) (Subscription, error) {
-	d := decoder{buf: b}
+	d := decoder{kbin.Reader{Buf: b, Malformed: ErrMalformed}}
 	s := Subscription{Generation: -1}
-	s.Version = d.int16()
-	if d.err == nil && s.Version < 0 {
+	s.Version = d.Int16()
+	if d.Err == nil && s.Version < 0 {
 		return Subscription{}, fmt.Errorf("%w: subscription version %d", ErrMalformed, s.Version)
 	}
 	v := min(s.Version, SubscriptionVersion)
-	if n := d.arrayLen("topics", 2); n > 0 {
+	if n := d.ArrayLen("topics", 2); n > 0 {
 		s.Topics = make([]string, 0, n)
 		for range n {
-			s.Topics = append(s.Topics, d.string("topic"))
+			s.Topics = append(s.Topics, d.String("topic"))
 		}
 	}
-	s.UserData = d.bytes()
+	s.UserData = d.NullableBytes("bytes")
 	if v >= 1 {
-		n := d.arrayLen("owned_partitions", 6)
+		n := d.ArrayLen("owned_partitions", 6)
 		for range n {
-			topic := d.string("owned topic")
-			m := d.arrayLen("owned partitions", 4)
+			topic := d.String("owned topic")
+			m := d.ArrayLen("owned partitions", 4)
 			for range m {
-				s.Owned = append(s.Owned, kafka.TopicPartition{Topic: topic, Partition: d.int32()})
+				s.Owned = append(s.Owned, kafka.TopicPartition{Topic: topic, Partition: d.Int32()})
 			}
 		}
 	}
 	if v >= 2 {
-		s.Generation = d.int32()
+		s.Generation = d.Int32()
 	}
 	if v >= 3 {
-		s.Rack = d.nullableString()
+		s.Rack = d.NullableString("string")
 	}
-	if d.err != nil {
-		return Subscription{}, fmt.Errorf("decode subscription (version %d): %w", s.Version, d.err)
+	if d.Err != nil {
+		return Subscription{}, fmt.Errorf("decode subscription (version %d): %w", s.Version, d.Err)
 	}
 	return s, nil
 }
@@ -131,7 +130,7 @@ func EncodeAssignment(a Assignment) ([]byte, error) {
 		return nil, fmt.Errorf("encode assignment: version %d is not 0-%d", a.Version, AssignmentVersion)
 	}
 	var e encoder
-	e.int16(a.Version)
+	e.Int16(a.Version)
 	var topics []string
 	byTopic := map[string][]int32{}
 	for _, tp := range a.Partitions {
@@ -140,20 +139,20 @@ func EncodeAssignment(a Assignment) ([]byte, error) {
 		}
 		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
 	}
-	e.arrayLen(len(topics))
+	e.ArrayLen(len(topics))
 	for _, t := range topics {
-		e.string(t)
+		e.String(t)
 		ps := byTopic[t]
-		e.arrayLen(len(ps))
+		e.ArrayLen(len(ps))
 		for _, p := range ps {
-			e.int32(p)
+			e.Int32(p)
 		}
 	}
-	e.bytes(a.UserData)
-	if e.err != nil {
-		return nil, fmt.Errorf("encode assignment: %w", e.err)
+	e.NullableBytes(a.UserData)
+	if e.Err != nil {
+		return nil, fmt.Errorf("encode assignment: %w", e.Err)
 	}
-	return e.buf, nil
+	return e.Buf, nil
 }
 
 // DecodeAssignment parses Java's version-prefixed ConsumerProtocolAssignment as Java's
@@ -161,23 +160,23 @@ func EncodeAssignment(a Assignment) ([]byte, error) {
 // trailing bytes ignored). Partitions lists the assigned partitions in message order;
 // UserData aliases b. Errors wrap ErrMalformed.
 func DecodeAssignment(b []byte) (Assignment, error) {
-	d := decoder{buf: b}
+	d := decoder{kbin.Reader{Buf: b, Malformed: ErrMalformed}}
 	var a Assignment
-	a.Version = d.int16()
-	if d.err == nil && a.Version < 0 {
+	a.Version = d.Int16()
+	if d.Err == nil && a.Version < 0 {
 		return Assignment{}, fmt.Errorf("%w: assignment version %d", ErrMalformed, a.Version)
 	}
-	n := d.arrayLen("assigned_partitions", 6)
+	n := d.ArrayLen("assigned_partitions", 6)
 	for range n {
-		topic := d.string("assigned topic")
-		m := d.arrayLen("assigned partitions", 4)
+		topic := d.String("assigned topic")
+		m := d.ArrayLen("assigned partitions", 4)
 		for range m {
-			a.Partitions = append(a.Partitions, kafka.TopicPartition{Topic: topic, Partition: d.int32()})
+			a.Partitions = append(a.Partitions, kafka.TopicPartition{Topic: topic, Partition: d.Int32()})
 		}
 	}
-	a.UserData = d.bytes()
-	if d.err != nil {
-		return Assignment{}, fmt.Errorf("decode assignment (version %d): %w", a.Version, d.err)
+	a.UserData = d.NullableBytes("bytes")
+	if d.Err != nil {
+		return Assignment{}, fmt.Errorf("decode assignment (version %d): %w", a.Version, d.Err)
 	}
 	return a, nil
 }
@@ -207,152 +206,7 @@ func groupByTopic(tps []kafka.TopicPartition) []topicPartitions {
 	return out
 }
 
-// encoder writes Kafka's non-flexible primitive types (big-endian).
-type encoder struct {
-	buf []byte
-	err error
-}
+// encoder and decoder write and read the consumer protocol's classic encoding.
+type encoder struct{ kbin.Writer }
 
-func (e *encoder) int16(v int16) { e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(v)) }
-func (e *encoder) int32(v int32) { e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(v)) }
-
-func (e *encoder) arrayLen(n int) {
-	if n > math.MaxInt32 {
-		e.setErr(fmt.Errorf("array of %d elements", n))
-		return
-	}
-	e.int32(int32(n))
-}
-
-func (e *encoder) string(s string) {
-	if len(s) > math.MaxInt16 {
-		e.setErr(fmt.Errorf("string of %d bytes is longer than %d", len(s), math.MaxInt16))
-		return
-	}
-	e.int16(int16(len(s)))
-	e.buf = append(e.buf, s...)
-}
-
-// nullableString writes "" as null.
-func (e *encoder) nullableString(s string) {
-	if s == "" {
-		e.int16(-1)
-		return
-	}
-	e.string(s)
-}
-
-// bytes writes nil as null.
-func (e *encoder) bytes(b []byte) {
-	if b == nil {
-		e.int32(-1)
-		return
-	}
-	if len(b) > math.MaxInt32 {
-		e.setErr(fmt.Errorf("bytes of %d bytes", len(b)))
-		return
-	}
-	e.int32(int32(len(b)))
-	e.buf = append(e.buf, b...)
-}
-
-func (e *encoder) setErr(err error) {
-	if e.err == nil {
-		e.err = err
-	}
-}
-
-// decoder reads Kafka's non-flexible primitive types; the first error sticks and makes every
-// later read return zero values.
-type decoder struct {
-	buf []byte
-	off int
-	err error
-}
-
-func (d *decoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
-	}
-}
-
-func (d *decoder) take(n int, what string) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n < 0 || len(d.buf)-d.off < n {
-		d.fail("%s needs %d bytes at offset %d, %d left", what, n, d.off, len(d.buf)-d.off)
-		return nil
-	}
-	b := d.buf[d.off : d.off+n : d.off+n]
-	d.off += n
-	return b
-}
-
-func (d *decoder) int16() int16 {
-	b := d.take(2, "int16")
-	if b == nil {
-		return 0
-	}
-	return int16(binary.BigEndian.Uint16(b))
-}
-
-func (d *decoder) int32() int32 {
-	b := d.take(4, "int32")
-	if b == nil {
-		return 0
-	}
-	return int32(binary.BigEndian.Uint32(b))
-}
-
-// arrayLen reads a non-nullable array length; minSize is the least encoded size of one
-// element, to refuse a length the remaining bytes cannot hold before allocating for it.
-func (d *decoder) arrayLen(field string, minSize int) int {
-	n := int(d.int32())
-	if d.err != nil {
-		return 0
-	}
-	if n < 0 {
-		d.fail("non-nullable array %s is null", field)
-		return 0
-	}
-	if n > (len(d.buf)-d.off)/minSize {
-		d.fail("array %s of %d elements does not fit in %d bytes", field, n, len(d.buf)-d.off)
-		return 0
-	}
-	return n
-}
-
-func (d *decoder) string(field string) string {
-	n := int(d.int16())
-	if d.err != nil {
-		return ""
-	}
-	if n < 0 {
-		d.fail("non-nullable string %s is null", field)
-		return ""
-	}
-	return string(d.take(n, field))
-}
-
-// nullableString reads null as "".
-func (d *decoder) nullableString() string {
-	n := int(d.int16())
-	if d.err != nil || n < 0 {
-		return ""
-	}
-	return string(d.take(n, "string"))
-}
-
-// bytes reads nullable bytes: null as nil, aliasing the input otherwise.
-func (d *decoder) bytes() []byte {
-	n := int(d.int32())
-	if d.err != nil || n < 0 {
-		return nil
-	}
-	b := d.take(n, "bytes")
-	if b == nil && d.err == nil {
-		b = []byte{}
-	}
-	return b
-}
+type decoder struct{ kbin.Reader }
