@@ -1,4 +1,4 @@
-package kstreams_test
+package integration_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/internal/testhooks"
 	"github.com/kstreams-go/kstreams/internal/kafkatest/certs"
 )
 
@@ -99,7 +100,7 @@ func newSecureEnv(t testing.TB, sb kafkatest.SecureBroker) *secureEnv {
 // as the super user, with the security settings an application with e.admin would use.
 func (e *secureEnv) adminSarama() *sarama.Config {
 	sc := kafkatest.SaramaConfig()
-	base := e.admin.SaramaConfigForTest()
+	base := testhooks.SaramaConfig(&e.admin)
 	sc.Net.TLS, sc.Net.SASL = base.Net.TLS, base.Net.SASL
 	return sc
 }
@@ -134,7 +135,7 @@ func (e *secureEnv) scramUser(t testing.TB, admin sarama.ClusterAdmin, user stri
 	// a connection as the user authenticates.
 	cfg := e.admin
 	cfg.SASLUsername, cfg.SASLPassword = user, pass
-	sc := cfg.SaramaConfigForTest()
+	sc := testhooks.SaramaConfig(&cfg)
 	sc.Metadata.Retry.Max = 0
 	deadline := time.Now().Add(30 * time.Second)
 	for {

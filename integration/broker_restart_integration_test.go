@@ -1,4 +1,4 @@
-package kstreams_test
+package integration_test
 
 import (
 	"log"
@@ -27,7 +27,7 @@ type ownBroker struct {
 func startOwnBroker(t *testing.T) *ownBroker {
 	t.Helper()
 	ob := &ownBroker{runDir: t.TempDir()}
-	cmd := exec.Command("bash", "scripts/kafka/kafka.sh", "up")
+	cmd := exec.Command("bash", "../scripts/kafka/kafka.sh", "up")
 	cmd.Env = append(os.Environ(), "KAFKA_RUN_DIR="+ob.runDir)
 	out, err := cmd.Output()
 	if err != nil {
@@ -40,7 +40,7 @@ func startOwnBroker(t *testing.T) *ownBroker {
 }
 
 func (ob *ownBroker) script(t *testing.T, arg string) {
-	cmd := exec.Command("bash", "scripts/kafka/kafka.sh", arg)
+	cmd := exec.Command("bash", "../scripts/kafka/kafka.sh", arg)
 	cmd.Env = append(os.Environ(), "KAFKA_RUN_DIR="+ob.runDir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Logf("kafka.sh %s: %v: %s", arg, err, out)

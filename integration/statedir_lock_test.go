@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package kstreams_test
+package integration_test
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package kstreams_test
+package integration_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/internal/testhooks"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -113,7 +114,7 @@ func checkWarmupAndProbing(t *testing.T, b kafkatest.Broker) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kstreams.SetProbingRebalanceIntervalForTest(app, 3*time.Second)
+		testhooks.SetProbingRebalanceInterval(app, 3*time.Second)
 		return app, reg
 	}
 	app1, _ := mk("one")
