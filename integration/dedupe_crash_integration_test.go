@@ -1,9 +1,7 @@
 package integration_test
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -36,25 +34,7 @@ func dedupeTopology(t testing.TB, input, output string) *processor.Topology {
 }
 
 // TestHelperDedupeChild is not a test: run by checkDedupeCrash as a child process.
-func TestHelperDedupeChild(t *testing.T) {
-	if os.Getenv(envDedupeChild) == "" {
-		t.Skip("helper process for the deduplication crash tests")
-	}
-	a := strings.Split(os.Getenv(envDedupeChild), "|")
-	app, err := kstreams.New(dedupeTopology(t, a[1], a[2]), kstreams.Config{
-		ApplicationID: a[3], BootstrapServers: strings.Split(a[0], ","), ProcessingGuarantee: kstreams.ExactlyOnceV2,
-		CommitInterval: 100 * time.Millisecond, StateDir: a[4], Sarama: fastSarama, Consumer: fastConsumer,
-	})
-	if err != nil {
-		fmt.Println("ERROR", err)
-		os.Exit(2)
-	}
-	app.SetStateListener(func(n, _ kstreams.State) { fmt.Println("STATE", n) })
-	if err := app.Run(context.Background()); err != nil {
-		fmt.Println("ERROR", err)
-		os.Exit(3)
-	}
-}
+func TestHelperDedupeChild(t *testing.T) { runChildApp(t, envDedupeChild, dedupeTopology) }
 
 // produceIDs writes ids id-0..id-(n-1), each `repeat` times 200 ms apart from start, value round.
 func produceIDs(t testing.TB, b kafkatest.Broker, topic string, n, repeat int, start int64, round int64) {
@@ -85,30 +65,9 @@ func produceIDs(t testing.TB, b kafkatest.Broker, topic string, n, repeat int, s
 // committedSum returns the sum of the group's committed offsets of topic (0 for none).
 func committedSum(t testing.TB, b kafkatest.Broker, appID, topic string) int64 {
 	t.Helper()
-	client, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	om, err := sarama.NewOffsetManagerFromClient(appID, client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer om.Close()
-	ps, err := client.Partitions(topic)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sum int64
-	for _, p := range ps {
-		pom, err := om.ManagePartition(topic, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n, _ := pom.NextOffset(); n > 0 {
-			sum += n
-		}
-		pom.AsyncClose()
+	for _, o := range groupOffsets(t, b, appID, topic) {
+		sum += max(o.committed, 0)
 	}
 	return sum
 }

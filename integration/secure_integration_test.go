@@ -12,8 +12,8 @@ import (
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
-	"github.com/kstreams-go/kstreams/internal/testhooks"
 	"github.com/kstreams-go/kstreams/internal/kafkatest/certs"
+	"github.com/kstreams-go/kstreams/internal/testhooks"
 )
 
 // The word count on a secured broker: SASL_SSL with SCRAM-SHA-512 and SSL with client

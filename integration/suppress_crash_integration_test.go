@@ -56,12 +56,18 @@ func suppressTopology(t testing.TB, input, output string) *processor.Topology {
 
 // TestHelperSuppressChild is not a test: run by checkSuppressCrash as a child process, it runs
 // the suppress topology under exactly-once until it is killed.
-func TestHelperSuppressChild(t *testing.T) {
-	if os.Getenv(envSuppressChild) == "" {
-		t.Skip("helper process for the suppress crash tests")
+func TestHelperSuppressChild(t *testing.T) { runChildApp(t, envSuppressChild, suppressTopology) }
+
+// runChildApp runs, in a crash test's child process, topology on the arguments in env
+// (bootstrap|input|output|appID|stateDir) under exactly-once until the process is killed,
+// printing "STATE <state>" at each change and "ERROR <error>" before exiting on one. The test
+// skips when env is unset (the test binary runs as the parent).
+func runChildApp(t *testing.T, env string, topology func(t testing.TB, input, output string) *processor.Topology) {
+	if os.Getenv(env) == "" {
+		t.Skip("helper process of a crash test")
 	}
-	a := strings.Split(os.Getenv(envSuppressChild), "|")
-	app, err := kstreams.New(suppressTopology(t, a[1], a[2]), kstreams.Config{
+	a := strings.Split(os.Getenv(env), "|")
+	app, err := kstreams.New(topology(t, a[1], a[2]), kstreams.Config{
 		ApplicationID: a[3], BootstrapServers: strings.Split(a[0], ","), ProcessingGuarantee: kstreams.ExactlyOnceV2,
 		CommitInterval: 100 * time.Millisecond, StateDir: a[4], Sarama: fastSarama, Consumer: fastConsumer,
 	})
@@ -112,6 +118,20 @@ func produceSuppressed(t testing.TB, b kafkatest.Broker, topic string, base int6
 // committedAll reports whether the group's committed offsets of topic are its end offsets.
 func committedAll(t testing.TB, b kafkatest.Broker, appID, topic string) bool {
 	t.Helper()
+	for _, o := range groupOffsets(t, b, appID, topic) {
+		if o.committed != o.end {
+			return false
+		}
+	}
+	return true
+}
+
+// partitionOffsets are a partition's committed offset (-1 for none) and end offset.
+type partitionOffsets struct{ committed, end int64 }
+
+// groupOffsets returns, per partition of topic, the group's committed offset and the end offset.
+func groupOffsets(t testing.TB, b kafkatest.Broker, appID, topic string) map[int32]partitionOffsets {
+	t.Helper()
 	client, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +146,7 @@ func committedAll(t testing.TB, b kafkatest.Broker, appID, topic string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := make(map[int32]partitionOffsets, len(ps))
 	for _, p := range ps {
 		end, err := client.GetOffset(topic, p, sarama.OffsetNewest)
 		if err != nil {
@@ -137,11 +158,9 @@ func committedAll(t testing.TB, b kafkatest.Broker, appID, topic string) bool {
 		}
 		committed, _ := pom.NextOffset()
 		pom.AsyncClose()
-		if committed != end {
-			return false
-		}
+		out[p] = partitionOffsets{committed: committed, end: end}
 	}
-	return true
+	return out
 }
 
 // runKilledChild runs the test binary's helper test as a child process (env=args), logs its
