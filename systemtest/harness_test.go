@@ -417,89 +417,14 @@ func javaCmd(version, class string, args ...string) []string {
 	return append([]string{"java", "-Xmx512m", "-cp", javaClasspath(version), class}, args...)
 }
 
-// ownBroker is a broker of the test's own (scripts/kafka/kafka.sh up in a KAFKA_RUN_DIR of its
-// own, never the shared one), for the runs that restart it; it is stopped when the test ends.
-type ownBroker struct {
-	runDir string
-	addr   string
-}
-
-func startOwnBroker(t *testing.T) *ownBroker {
+// bounceBroker stops the broker (SIGTERM, as kafka.sh down), keeps it down for downFor, and
+// starts it again on the same config, ports and data. Kafka's StreamsBrokerDownResilienceTest
+// does the same to its brokers while the clients run.
+func bounceBroker(t *testing.T, ob *kafkatest.OwnBroker, downFor time.Duration) {
 	t.Helper()
-	ob := &ownBroker{runDir: t.TempDir()}
-	cmd := exec.Command("bash", "../scripts/kafka/kafka.sh", "up")
-	cmd.Env = append(os.Environ(), "KAFKA_RUN_DIR="+ob.runDir)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("starting a broker of our own with kafka.sh up: %v", err)
-	}
-	lines := strings.Fields(strings.TrimSpace(string(out)))
-	ob.addr = lines[len(lines)-1]
-	t.Cleanup(func() { ob.script(t, "down") })
-	return ob
-}
-
-func (ob *ownBroker) script(t *testing.T, arg string) {
-	cmd := exec.Command("bash", "../scripts/kafka/kafka.sh", arg)
-	cmd.Env = append(os.Environ(), "KAFKA_RUN_DIR="+ob.runDir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Logf("kafka.sh %s: %v: %s", arg, err, out)
-	}
-}
-
-// restart stops the broker (SIGTERM, as kafka.sh down), keeps it down for downFor, and starts
-// it again on the same config, ports and data (kafka.sh up would format a fresh log
-// directory), waiting until it answers metadata requests. Kafka's
-// StreamsBrokerDownResilienceTest does the same to its brokers while the clients run.
-func (ob *ownBroker) restart(t *testing.T, downFor time.Duration) {
-	t.Helper()
-	ob.script(t, "down")
+	ob.Stop(t)
 	t.Logf("broker stopped; starting it again in %s", downFor)
 	time.Sleep(downFor) // the outage itself, not a wait for a result
-	cache := os.Getenv("KSTREAMS_CACHE_DIR")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
-		}
-		cache = filepath.Join(base, "kstreams-go")
-	}
-	version := os.Getenv("KAFKA_VERSION")
-	if version == "" {
-		version = "4.4.0"
-	}
-	logf, err := os.Create(filepath.Join(ob.runDir, "logs", "stdout-restart.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("java", "-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true",
-		"-Dlog4j2.configurationFile="+filepath.Join(ob.runDir, "log4j2.properties"), "-Dkafka.logs.dir="+filepath.Join(ob.runDir, "logs"),
-		"-cp", filepath.Join(cache, "kafka-"+version, "libs", "*"), "kafka.Kafka", filepath.Join(ob.runDir, "server.properties"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); logf.Close() }()
-	// kafka.sh down (in Cleanup) stops the process named by the pid file.
-	if err := os.WriteFile(filepath.Join(ob.runDir, "pid"), []byte(fmt.Sprintf("%d\n", cmd.Process.Pid)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ob.runDir, "bootstrap"), []byte(ob.addr+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		cfg := kafkatest.SaramaConfig()
-		cfg.Metadata.Retry.Max = 0
-		if c, err := sarama.NewClient([]string{ob.addr}, cfg); err == nil {
-			c.Close()
-			t.Logf("broker restarted")
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("restarted broker did not come back within 2 minutes")
-		}
-		time.Sleep(200 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+	ob.Restart(t)
+	t.Logf("broker restarted")
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kstreams-go/kstreams/internal/kafkatest"
 )
 
 // Kafka's own Kafka Streams verifiers against our ports, on the real broker: EosTestDriver
@@ -107,9 +109,9 @@ func TestIntegrationSystemEosComplexTwoKills(t *testing.T) {
 func TestIntegrationSystemEosComplexBrokerRestart(t *testing.T) {
 	systemEnv(t)
 	allVariants(t)
-	ob := startOwnBroker(t)
-	runEos(t, eosScenario{complex: true, instances: 2, kills: 1, bounces: 1, addr: ob.addr,
-		midway: func(t *testing.T) { ob.restart(t, 20*time.Second) }})
+	ob := kafkatest.StartOwnBroker(t, false)
+	runEos(t, eosScenario{complex: true, instances: 2, kills: 1, bounces: 1, addr: ob.Addrs[0],
+		midway: func(t *testing.T) { bounceBroker(t, ob, 20*time.Second) }})
 }
 
 func runEos(t *testing.T, sc eosScenario) {
@@ -270,9 +272,9 @@ func TestIntegrationSystemSmokeEosTwoInstancesCrash(t *testing.T) {
 func TestIntegrationSystemSmokeEosBrokerRestart(t *testing.T) {
 	systemEnv(t)
 	allVariants(t)
-	ob := startOwnBroker(t)
-	runSmoke(t, smokeScenario{guarantee: "exactly_once_v2", crash: true, replaced: 2, instances: 1, addr: ob.addr, seconds: 90,
-		midway: func(t *testing.T) { ob.restart(t, 20*time.Second) }})
+	ob := kafkatest.StartOwnBroker(t, false)
+	runSmoke(t, smokeScenario{guarantee: "exactly_once_v2", crash: true, replaced: 2, instances: 1, addr: ob.Addrs[0], seconds: 90,
+		midway: func(t *testing.T) { bounceBroker(t, ob, 20*time.Second) }})
 }
 
 func runSmoke(t *testing.T, sc smokeScenario) {

@@ -5,6 +5,8 @@
 #
 #   scripts/kafka/kafka.sh up      fetch the jars (once), format a fresh log dir, start, wait until ready
 #   scripts/kafka/kafka.sh down    stop the broker started by `up` (TERM, then KILL after 30 s)
+#   scripts/kafka/kafka.sh restart start the stopped broker again on its config, ports and data
+#                                  (plain broker only; for tests that take a broker away)
 #   scripts/kafka/kafka.sh addr    print the bootstrap address of the running broker
 #   scripts/kafka/kafka.sh log     print the last lines of the broker log
 #   scripts/kafka/kafka.sh fetch   only fetch the jars (once; `up` does it too, but two `up`s
@@ -183,6 +185,26 @@ EOF
 	fi
 
 	echo "kafka.sh: starting ${secure:+the secured }Apache Kafka $version on 127.0.0.1:$broker_port (log: $run/logs/server.log)" >&2
+	echo "$heap" >"$run/heap"
+	launch "$heap" "${ready_args[@]}"
+	echo "127.0.0.1:$broker_port" >"$run/bootstrap"
+	if [ -n "$secure" ]; then
+		echo "kafka.sh: secured broker ready: SASL_SSL (SCRAM-SHA-512) at 127.0.0.1:$broker_port, SSL (mTLS) at 127.0.0.1:$ssl_port" >&2
+		echo "$run/secure.json"
+		return
+	fi
+	echo "kafka.sh: broker ready at 127.0.0.1:$broker_port" >&2
+	echo "127.0.0.1:$broker_port"
+}
+
+# launch starts the broker on $run/server.properties with heap $1 (its data formatted by up)
+# and waits until it answers "brokercheck ready" with the arguments after $1.
+launch() {
+	local heap=$1
+	shift
+	local ready_args=("$@")
+	local java_opts=(-Xms256m "-Xmx$heap" -XX:+UseG1GC -Djava.awt.headless=true
+		-Dlog4j2.configurationFile="$run/log4j2.properties" -Dkafka.logs.dir="$run/logs")
 	nohup java "${java_opts[@]}" -cp "$libs/*" kafka.Kafka "$run/server.properties" \
 		>"$run/logs/stdout.log" 2>&1 </dev/null &
 	local pid=$!
@@ -204,13 +226,25 @@ EOF
 			die "the broker did not answer a metadata request within ${ready_timeout}s (log: $run/logs/server.log)"
 		fi
 	done
-	echo "127.0.0.1:$broker_port" >"$run/bootstrap"
-	if [ -n "$secure" ]; then
-		echo "kafka.sh: secured broker ready: SASL_SSL (SCRAM-SHA-512) at 127.0.0.1:$broker_port, SSL (mTLS) at 127.0.0.1:$ssl_port" >&2
-		echo "$run/secure.json"
-		return
+}
+
+# restart starts the plain broker stopped by down again, on the config, ports and data up made
+# (up would format a fresh log directory), and prints its address once it is ready. Tests that
+# take a broker away and bring it back use it, on a KAFKA_RUN_DIR of their own.
+restart() {
+	[ -z "$secure" ] || die "restart is for the plain broker only"
+	if pid=$(running_pid); then
+		die "the broker is running (pid $pid); run '$0 down' first"
 	fi
-	echo "kafka.sh: broker ready at 127.0.0.1:$broker_port" >&2
+	[ -f "$run/server.properties" ] && [ -d "$run/data" ] || die "no broker was set up in $run; run '$0 up' first"
+	local broker_port
+	broker_port=$(sed -n 's#^advertised.listeners=PLAINTEXT://127.0.0.1:\([0-9]*\)$#\1#p' "$run/server.properties")
+	[ -n "$broker_port" ] || die "no PLAINTEXT listener in $run/server.properties"
+	fetch_jars
+	echo "kafka.sh: starting Apache Kafka $version again on 127.0.0.1:$broker_port (log: $run/logs/server.log)" >&2
+	launch "$(cat "$run/heap" 2>/dev/null || echo 1g)" -bootstrap "127.0.0.1:$broker_port"
+	echo "127.0.0.1:$broker_port" >"$run/bootstrap"
+	echo "kafka.sh: broker ready again at 127.0.0.1:$broker_port" >&2
 	echo "127.0.0.1:$broker_port"
 }
 
@@ -279,6 +313,7 @@ down() {
 case "${1:-}" in
 fetch) fetch_jars ;;
 up) up ;;
+restart) restart ;;
 down) down ;;
 addr) [ -f "$run/bootstrap" ] && running_pid >/dev/null && cat "$run/bootstrap" || die "no broker running" ;;
 log)
@@ -286,5 +321,5 @@ log)
 	[ -n "$secure" ] && lines=${3:-50}
 	tail -n "$lines" "$run/logs/server.log"
 	;;
-*) die "usage: $0 up|down|addr [secure] | $0 log [secure] [lines] | $0 fetch" ;;
+*) die "usage: $0 up|down|addr [secure] | $0 restart | $0 log [secure] [lines] | $0 fetch" ;;
 esac

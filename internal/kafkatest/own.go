@@ -1,0 +1,73 @@
+package kafkatest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// OwnBroker is an Apache Kafka broker of a test's own, started with scripts/kafka/kafka.sh in
+// a KAFKA_RUN_DIR of its own (never the shared broker's), for tests that take the broker away
+// and bring it back while an application runs. It is stopped when the test ends.
+type OwnBroker struct {
+	Broker
+	runDir string
+}
+
+// StartOwnBroker starts an own broker (kafka.sh up: fresh data, free ports; about 10 s). When
+// it cannot be started (no Java, no broker jars) the test is skipped with the reason if skip
+// is true, else failed.
+func StartOwnBroker(t testing.TB, skip bool) *OwnBroker {
+	t.Helper()
+	ob := &OwnBroker{runDir: t.TempDir()}
+	out, err := ob.script("up")
+	if err != nil {
+		if skip {
+			t.Skipf("cannot start a broker of the test's own with kafka.sh up (%v); the test needs Java and the broker jars", err)
+		}
+		t.Fatalf("starting a broker of the test's own with kafka.sh up: %v", err)
+	}
+	lines := strings.Fields(strings.TrimSpace(out))
+	ob.Broker = Broker{Kind: ApacheKafka, Addrs: []string{lines[len(lines)-1]}}
+	t.Cleanup(func() {
+		if out, err := ob.script("down"); err != nil {
+			t.Logf("kafka.sh down: %v: %s", err, out)
+		}
+	})
+	return ob
+}
+
+// Stop stops the broker (kafka.sh down: SIGTERM, a controlled shutdown).
+func (ob *OwnBroker) Stop(t testing.TB) {
+	t.Helper()
+	if out, err := ob.script("down"); err != nil {
+		t.Fatalf("kafka.sh down: %v: %s", err, out)
+	}
+}
+
+// Restart starts the stopped broker again on the same config, ports and data (kafka.sh
+// restart) and returns once it answers metadata requests.
+func (ob *OwnBroker) Restart(t testing.TB) {
+	t.Helper()
+	if out, err := ob.script("restart"); err != nil {
+		t.Fatalf("kafka.sh restart: %v: %s", err, out)
+	}
+}
+
+// script runs kafka.sh with arg on the broker's run directory; it returns stdout, and stderr
+// with the error.
+func (ob *OwnBroker) script(arg string) (string, error) {
+	_, self, _, _ := runtime.Caller(0)
+	cmd := exec.Command("bash", filepath.Join(filepath.Dir(self), "..", "..", "scripts", "kafka", "kafka.sh"), arg)
+	cmd.Env = append(os.Environ(), "KAFKA_RUN_DIR="+ob.runDir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return stderr.String(), err
+	}
+	return string(out), nil
+}
