@@ -8,7 +8,10 @@
 //     protocol): a rolling migration of the word count from Java to Go and back with input
 //     flowing, under at-least-once and exactly-once (migration_integration_test.go; the Java side
 //     is io.kstreams.conformance.migration.WordCountApp, Kafka Streams' WordCountDemo, with the
-//     same Describe() as bench/wc's topology).
+//     same Describe() as bench/wc's topology);
+//   - reset by cmd/kstreams-application-reset, Java's word count and ours each, then
+//     reprocessing all input from the start with exact counts (reset_integration_test.go, on
+//     SharedStateApp).
 //
 // The tests need KAFKA_BOOTSTRAP_SERVERS and KSTREAMS_CONFORMANCE_CP (make test sets both) and
 // skip otherwise.
