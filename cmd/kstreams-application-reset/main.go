@@ -27,8 +27,11 @@
 //     or -repartition (stores, KTable suppression buffers, repartitioning) or are a foreign-key
 //     join's subscription topics, or the subset --internal-topics names.
 //
-// Output topics are not touched. --dry-run prints the same steps and changes nothing.
-// --command-config (or Java's --config-file) is a client properties file: bootstrap.servers,
+// Output topics are not touched. --dry-run prints the same steps and changes nothing (Java's
+// removes the members even then). It resets applications of group.protocol=classic, the
+// default; it refuses a streams group (group.protocol=streams, KIP-1071), whose members the
+// classic group API does not show, pointing at Apache Kafka's kafka-streams-groups.sh.
+// --command-config (or --config-file, deprecated as in Java) is a client properties file: bootstrap.servers,
 // security.protocol, sasl.mechanism, sasl.jaas.config and the ssl.* PEM properties, as
 // kstreams.ConfigFromProperties reads them. Exit code 0 when done, 1 on an error (printed as
 // "ERROR: ...") or when an input topic does not exist.

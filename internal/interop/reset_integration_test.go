@@ -39,7 +39,7 @@ func TestIntegrationApplicationReset(t *testing.T) {
 				var stdout, stderr bytes.Buffer
 				code := resetter.Run([]string{"--bootstrap-server", b.Addrs[0], "--application-id", a.app,
 					"--input-topics", a.input, "--state-dir", dir}, &stdout, &stderr)
-				if code != resetter.ExitError || !strings.Contains(stderr.String(), "ERROR: consumer group is still active: consumer group '"+
+				if code != resetter.ExitError || !strings.Contains(stderr.String(), "ERROR: Consumer group '"+
 					a.app+"' is still active and has following members: [(memberId=") {
 					t.Fatalf("reset while Java runs: exit %d, stderr %q, want 1 and the group's members", code, stderr.String())
 				}

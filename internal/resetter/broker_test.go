@@ -2,6 +2,7 @@ package resetter
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 )
 
@@ -142,7 +144,7 @@ func testForce(t *testing.T, b kafkatest.Broker) {
 	member := joinMember(t, b.Addrs, cfg, app)
 	args := []string{"--bootstrap-server", strings.Join(b.Addrs, ","), "--application-id", app, "--input-topics", app + "-in"}
 	code, out, errs := runReset(args...)
-	if code != ExitError || !strings.Contains(errs, "ERROR: consumer group is still active: consumer group '"+app+
+	if code != ExitError || !strings.Contains(errs, "ERROR: Consumer group '"+app+
 		"' is still active and has following members: [(memberId="+member+", groupInstanceId=null, clientId=kstreams-test, host=") {
 		t.Fatalf("reset with a member: exit %d\n%s%s", code, out, errs)
 	}
@@ -198,3 +200,64 @@ func testSecure(t *testing.T, sb kafkatest.SecureBroker) {
 
 func TestIntegrationResetSecure(t *testing.T) { testSecure(t, kafkatest.Secure(t)) }
 func TestEmbeddedResetSecure(t *testing.T)    { testSecure(t, kafkatest.EmbeddedSecure(t)) }
+
+// An application of group.protocol=streams (KIP-1071): the classic DescribeGroups shows its
+// group as Dead without members, so the tool asks the group's type first and refuses, saying
+// which tool resets streams groups, instead of resetting under a running instance.
+func TestIntegrationResetStreamsGroup(t *testing.T) {
+	b := kafkatest.Real(t)
+	cfg := kafkatest.SaramaConfig()
+	app := kafkatest.Name(t, "rsg")
+	setup(t, b.Addrs, cfg, app)
+	client, err := sarama.NewClient(b.Addrs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	coord, err := client.Coordinator(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scfg, err := streamsgroup.ConfigFromSarama(cfg, "kstreams-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := streamsgroup.Dial(ctx, coord.Addr(), scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	pid := "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b"
+	req := &streamsgroup.HeartbeatRequest{GroupID: app, MemberID: "reset-test-member", MemberEpoch: streamsgroup.JoinEpoch,
+		RebalanceTimeoutMs: 30_000, ProcessID: &pid,
+		Topology:    &streamsgroup.Topology{Subtopologies: []streamsgroup.Subtopology{{ID: "0", SourceTopics: []string{app + "-in"}}}},
+		ActiveTasks: []streamsgroup.Tasks{}, StandbyTasks: []streamsgroup.Tasks{}, WarmupTasks: []streamsgroup.Tasks{},
+		TaskOffsets: []streamsgroup.TaskOffset{}, TaskEndOffsets: []streamsgroup.TaskOffset{}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := conn.Heartbeat(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		herr := resp.Err(app)
+		if herr == nil {
+			break
+		}
+		// A just created source topic is answered UNKNOWN_SERVER_ERROR for a moment (see
+		// package streamsgroup's doc); a just started broker answers coordinator errors.
+		if !errors.Is(herr, sarama.ErrUnknown) && !errors.Is(herr, sarama.ErrOffsetsLoadInProgress) &&
+			!errors.Is(herr, sarama.ErrConsumerCoordinatorNotAvailable) || time.Now().After(deadline) {
+			t.Fatalf("join the streams group: %v", herr)
+		}
+		time.Sleep(100 * time.Millisecond) // retry pace, bounded by the deadline
+	}
+	code, out, errs := runReset("--bootstrap-server", b.Addrs[0], "--application-id", app, "--input-topics", app+"-in")
+	want := "ERROR: group " + app + " is a streams group, not a classic one: " +
+		"this tool resets applications of group.protocol=classic (the default), as Java's kafka-streams-application-reset does; " +
+		"for a streams group (group.protocol=streams, KIP-1071) use Apache Kafka's kafka-streams-groups.sh\n"
+	if code != ExitError || errs != want || out != "" {
+		t.Fatalf("reset of a streams group: exit %d\nstdout %q\nstderr %q\nwant %q", code, out, errs, want)
+	}
+}

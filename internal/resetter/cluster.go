@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -70,7 +71,59 @@ func NewSaramaCluster(addrs []string, cfg *sarama.Config) (Cluster, error) {
 
 func (c *saramaCluster) Close() error { return c.admin.Close() }
 
+// ErrNotClassicGroup is returned by Members when the group exists with another protocol than
+// the classic one (group.protocol=streams, KIP-1071; or a consumer group of KIP-848), whose
+// members the classic DescribeGroups does not show (the broker describes such a group as Dead,
+// without members).
+var ErrNotClassicGroup = errors.New("not a classic group")
+
+// groupType returns the group's type as its coordinator lists it (ListGroups v5, KIP-848):
+// "classic", "consumer", "streams" or "share"; "" when there is no such group or the broker
+// does not know ListGroups v5 (before Kafka 3.8, when only classic groups exist).
+func (c *saramaCluster) groupType(group string) (string, error) {
+	coord, err := c.admin.Coordinator(group)
+	if err != nil {
+		return "", err
+	}
+	resp, err := coord.ListGroups(&sarama.ListGroupsRequest{Version: 5})
+	if err != nil {
+		return "", err
+	}
+	if errors.Is(resp.Err, sarama.ErrUnsupportedVersion) {
+		return "", nil
+	}
+	if resp.Err != sarama.ErrNoError {
+		return "", fmt.Errorf("list groups: %w", resp.Err)
+	}
+	if d, ok := resp.GroupsData[group]; ok && d.GroupType != "" {
+		return strings.ToLower(d.GroupType), nil
+	}
+	return "", nil
+}
+
+// NotClassicGroupError is a group of another type than classic; it wraps ErrNotClassicGroup.
+type NotClassicGroupError struct {
+	Group string
+	Type  string // as ListGroups names it: consumer, streams, share
+}
+
+func (e *NotClassicGroupError) Error() string {
+	return fmt.Sprintf("group %s is a %s group, not a classic one: this tool resets applications of group.protocol=classic "+
+		"(the default), as Java's kafka-streams-application-reset does; for a streams group (group.protocol=streams, "+
+		"KIP-1071) use Apache Kafka's kafka-streams-groups.sh", e.Group, e.Type)
+}
+
+// Unwrap returns ErrNotClassicGroup.
+func (e *NotClassicGroupError) Unwrap() error { return ErrNotClassicGroup }
+
 func (c *saramaCluster) Members(group string) ([]Member, error) {
+	typ, err := c.groupType(group)
+	if err != nil {
+		return nil, fmt.Errorf("group %s: %w", group, err)
+	}
+	if typ != "" && typ != "classic" {
+		return nil, &NotClassicGroupError{Group: group, Type: typ}
+	}
 	ds, err := c.admin.DescribeConsumerGroups([]string{group})
 	if err != nil {
 		return nil, err

@@ -79,12 +79,14 @@ type Options struct {
 	DryRun bool
 	// Force (--force) removes the group's members first (KIP-571) instead of refusing.
 	Force bool
-	// CommandConfig (--command-config, or Java's name --config-file) is a client properties
+	// CommandConfig (--command-config, or --config-file, deprecated in Java 4.x) is a client properties
 	// file: security.protocol, sasl.*, ssl.* and bootstrap.servers as kstreams.ConfigFromProperties
 	// reads them.
 	CommandConfig string
 	// Properties are CommandConfig's properties.
 	Properties map[string]string
+	// Notes are warnings about the command line to print first (a deprecated option).
+	Notes []string
 	// StateDir (--state-dir) is the state.dir whose <state.dir>/<application.id> is wiped;
 	// "" leaves local state alone.
 	StateDir string
@@ -155,7 +157,11 @@ func flagSet(o *Options, rf *resetFlags, servers *string) *flag.FlagSet {
 		}
 	}
 	fs.StringVar(&o.CommandConfig, "command-config", "", "Property file of client configs (security.protocol, sasl.*, ssl.* PEM) for the admin client.")
-	fs.StringVar(&o.CommandConfig, "config-file", "", "Java's name of --command-config.")
+	fs.Func("config-file", "(DEPRECATED, as in Java) The same as --command-config.", func(v string) error {
+		o.CommandConfig = v
+		o.Notes = append(o.Notes, "Option --config-file has been deprecated and will be removed in a future version. Use --command-config instead.")
+		return nil
+	})
 	fs.BoolVar(&o.Force, "force", false, "Remove the consumer group's members first (to remove stopped members left by a long session timeout). Make sure every application instance is stopped.")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Display the actions that would be performed without executing them.")
 	fs.StringVar(&o.StateDir, "state-dir", "", "The application's state.dir: delete the local state in <state-dir>/<application-id> (KafkaStreams#cleanUp), refused while an instance holds it.")

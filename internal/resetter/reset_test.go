@@ -59,6 +59,9 @@ func TestParseArgs(t *testing.T) {
 		o.Properties["sasl.jaas.config"] != `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";` {
 		t.Fatalf("--config-file: servers %v, properties %q", o.BootstrapServers, o.Properties)
 	}
+	if len(o.Notes) != 1 || o.Notes[0] != "Option --config-file has been deprecated and will be removed in a future version. Use --command-config instead." {
+		t.Errorf("--config-file notes %q, want Java's deprecation line", o.Notes)
+	}
 
 	for _, c := range []struct {
 		args []string
@@ -275,7 +278,7 @@ func TestResetRefusals(t *testing.T) {
 	f := newFake()
 	f.members = []Member{{MemberID: "m-1", ClientID: "c", Host: "/h"}}
 	_, err := Reset(&Options{ApplicationID: "wc", InputTopics: []string{"lines"}}, f, &bytes.Buffer{})
-	if !errors.Is(err, ErrGroupActive) || err.Error() != "consumer group is still active: consumer group 'wc' is still active and has "+
+	if !errors.Is(err, ErrGroupActive) || err.Error() != "Consumer group 'wc' is still active and has "+
 		"following members: [(memberId=m-1, groupInstanceId=null, clientId=c, host=/h)]. Make sure to stop all running application "+
 		"instances before running the reset tool. You can use option '--force' to remove active members from the group." {
 		t.Errorf("active group: %v", err)
@@ -364,7 +367,7 @@ func TestRunExitCodes(t *testing.T) {
 	Connect = func(*Options) (Cluster, error) { return f, nil }
 	errb.Reset()
 	if code := Run([]string{"--application-id", "wc"}, &out, &errb); code != ExitError ||
-		!strings.HasPrefix(errb.String(), "ERROR: consumer group is still active: consumer group 'wc' is still active") {
+		!strings.HasPrefix(errb.String(), "ERROR: Consumer group 'wc' is still active and has following members: [(memberId=m, ") {
 		t.Errorf("active group: %d %q", code, errb.String())
 	}
 }

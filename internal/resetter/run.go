@@ -49,6 +49,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return ExitError
 	}
+	for _, n := range o.Notes {
+		fmt.Fprintln(stdout, n)
+	}
 	c, err := Connect(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: connecting to %s: %v\n", strings.Join(o.BootstrapServers, ","), err)
@@ -63,10 +66,30 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// ErrGroupActive is returned by Reset when the application's group has members and Force is
-// not set: an instance still runs (or left a member behind that its session timeout has not
-// yet expired).
+// ErrGroupActive is wrapped by the *GroupActiveError Reset returns when the application's
+// group has members and Force is not set.
 var ErrGroupActive = errors.New("consumer group is still active")
+
+// GroupActiveError is the application's group with members: an instance still runs, or left
+// a member behind that its session timeout has not yet expired. Its message is Java's
+// (IllegalStateException in StreamsResetter).
+type GroupActiveError struct {
+	Group   string
+	Members []Member
+}
+
+func (e *GroupActiveError) Error() string {
+	ms := make([]string, len(e.Members))
+	for i, m := range e.Members {
+		ms[i] = m.String()
+	}
+	return fmt.Sprintf("Consumer group '%s' is still active and has following members: %s. "+
+		"Make sure to stop all running application instances before running the reset tool. "+
+		"You can use option '--force' to remove active members from the group.", e.Group, list(ms))
+}
+
+// Unwrap returns ErrGroupActive.
+func (e *GroupActiveError) Unwrap() error { return ErrGroupActive }
 
 // ErrNotInternalTopic is returned by Reset when --internal-topics names a topic that is not one
 // of the application's internal topics.
@@ -76,7 +99,7 @@ var ErrNotInternalTopic = errors.New("invalid topic specified in the --internal-
 func list(s []string) string { return "[" + strings.Join(s, ", ") + "]" }
 
 // Reset resets the application as o says on c, printing each step to out as Java's
-// StreamsResetter does, in this order: refuse (ErrGroupActive) while the group has members
+// StreamsResetter does, in this order: refuse (*GroupActiveError) while the group has members
 // unless o.Force; check o.InternalTopics (ErrNotInternalTopic) and, with o.StateDir, delete the
 // local state (a *kstreams.StateDirError wrapping kstreams.ErrStateDirLocked while an instance
 // holds it), both before anything on the cluster changes; remove the members (o.Force); commit
@@ -90,13 +113,7 @@ func Reset(o *Options, c Cluster, out io.Writer) (int, error) {
 		return ExitError, err
 	}
 	if len(members) > 0 && !o.Force {
-		ms := make([]string, len(members))
-		for i, m := range members {
-			ms[i] = m.String()
-		}
-		return ExitError, fmt.Errorf("%w: consumer group '%s' is still active and has following members: %s. "+
-			"Make sure to stop all running application instances before running the reset tool. "+
-			"You can use option '--force' to remove active members from the group.", ErrGroupActive, app, list(ms))
+		return ExitError, &GroupActiveError{Group: app, Members: members}
 	}
 	topics, err := c.Topics()
 	if err != nil {
