@@ -476,6 +476,14 @@ func (c *Config) saramaConfig() *sarama.Config {
 	return sc
 }
 
+// SaramaConfig returns the base sarama configuration of the instance's connections, for tools
+// and admin clients that talk to the same cluster as the application: protocol version Kafka
+// 4.0, metadata retries, and security from SecurityProtocol, SASLMechanism, SASLUsername,
+// SASLPassword and TLS (as ConfigFromProperties reads them from security.protocol,
+// sasl.mechanism, sasl.jaas.config and the ssl.* PEM properties), then the Sarama hook. It
+// does not validate c. No Java counterpart (Java clients take the properties themselves).
+func (c Config) SaramaConfig() *sarama.Config { return c.saramaConfig() }
+
 var jaasOption = regexp.MustCompile(`(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"`)
 
 // ConfigFromProperties builds a Config from Java properties (see the *Config constants).

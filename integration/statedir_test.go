@@ -101,3 +101,54 @@ func TestStateDirProcessFileJavaFormat(t *testing.T) {
 		}
 	}
 }
+
+// CleanUpStateDir deletes the tasks' and global stores' directories but keeps the lock and
+// the process id; it is refused while an instance holds the directory, and a missing
+// directory is no error.
+func TestCleanUpStateDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg := kstreams.Config{ApplicationID: "clean-app", BootstrapServers: []string{"127.0.0.1:1"}, StateDir: dir}
+	a, err := kstreams.New(wordCountTopologyWith(t, "in", "out", store.Stores.PersistentKeyValueStore("Counts")), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appDir := filepath.Join(dir, "clean-app")
+	if err := os.MkdirAll(filepath.Join(appDir, "0_0", "pebble"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(appDir, "global"), 0o755)
+	err = kstreams.CleanUpStateDir(dir, "clean-app")
+	var sde *kstreams.StateDirError
+	if !errors.Is(err, kstreams.ErrStateDirLocked) || !errors.As(err, &sde) || sde.Path != appDir {
+		t.Fatalf("clean up while an instance holds the directory: %v, want ErrStateDirLocked naming %s", err, appDir)
+	}
+	if _, err := os.Stat(filepath.Join(appDir, "0_0")); err != nil {
+		t.Fatalf("a refused clean up deleted state: %v", err)
+	}
+	a.Close(context.Background())
+	if err := kstreams.CleanUpStateDir(dir, "clean-app"); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(appDir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 || names[0] != ".lock" || names[1] != "kafka-streams-process-metadata" {
+		t.Errorf("left after clean up: %v, want the lock and process files", names)
+	}
+	b, err := kstreams.New(wordCountTopologyWith(t, "in", "out", store.Stores.PersistentKeyValueStore("Counts")), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ProcessID() != a.ProcessID() {
+		t.Errorf("process id after clean up %s, want %s (kept)", b.ProcessID(), a.ProcessID())
+	}
+	b.Close(context.Background())
+	if err := kstreams.CleanUpStateDir(dir, "no-such-app"); err != nil {
+		t.Errorf("missing directory: %v", err)
+	}
+	if err := kstreams.CleanUpStateDir(dir, "../x"); err == nil {
+		t.Errorf("application id ../x: no error")
+	}
+}

@@ -92,7 +92,7 @@ func copartition(t *processor.Topology, what string, nodes ...string) error {
 			}
 		}
 	}
-	t.Internal().CopartitionSources(srcs...)
+	t.Internal().CopartitionSourcesFor(what, srcs...)
 	fixed, fixedTopic := int32(0), ""
 	for _, s := range srcs {
 		for _, topic := range t.Internal().Node(s).Topics {
@@ -254,6 +254,7 @@ func streamTableJoinOp[K, V, VO, VR any](s KStream[K, V], table KTable[K, VO], j
 			return err
 		}
 		if stores := getter.StoreNames(); len(stores) > 0 {
+			t.Internal().MarkStoreReaders(name, stores...) // the join looks the table up
 			return t.ConnectProcessorAndStateStores(name, stores...)
 		}
 		return nil

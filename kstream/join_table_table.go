@@ -120,6 +120,9 @@ func tableTableJoin[K, V, VO, VR any](t KTable[K, V], other *tableImpl, joiner f
 		if err := tp.ConnectProcessorAndStateStores(otherName, thisStores...); err != nil {
 			return err
 		}
+		// each side looks the other side's table up
+		tp.Internal().MarkStoreReaders(thisName, otherStores...)
+		tp.Internal().MarkStoreReaders(otherName, thisStores...)
 		if sb != nil {
 			return tp.AddStateStore(sb(), mergeName)
 		}

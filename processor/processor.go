@@ -101,3 +101,14 @@ type ConnectedStoreProvider interface {
 	// Stores returns the store builders to add and connect; nil or empty for none.
 	Stores() []StoreBuilder
 }
+
+// ReadOnlyStoreProvider is implemented by suppliers whose processors only read some of the
+// stores connected to them (lookups: Get, Range, All), never write them. Topology.AddProcessor
+// and AddFixedKeyProcessor record them, and [Topology.Analyze] reports a store that only such
+// readers reach ([WarningStoreNotWritten]): every lookup would find nothing. Without it, a
+// processor connected to a store counts as writing it. The DSL marks its own lookups (the
+// stream-table and table-table joins' reads of the other side's table). No Java counterpart.
+type ReadOnlyStoreProvider interface {
+	// ReadOnlyStores returns the names of the connected stores the processors only read.
+	ReadOnlyStores() []string
+}

@@ -275,6 +275,9 @@ func (t *Topology) addUntypedProcessor(name string, u ProcessorSupplier[any, any
 	if err := t.b.AddProcessor(name, u, parents...); err != nil {
 		return err
 	}
+	if r, ok := orig.(ReadOnlyStoreProvider); ok {
+		t.b.MarkStoreReaders(name, r.ReadOnlyStores()...)
+	}
 	if c, ok := orig.(ConnectedStoreProvider); ok {
 		for _, sb := range c.Stores() {
 			if err := t.AddStateStore(sb, name); err != nil {

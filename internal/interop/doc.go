@@ -9,7 +9,10 @@
 //     Java to Go and back with input flowing, under at-least-once and exactly-once
 //     (migration_integration_test.go; the Java side is
 //     io.kstreams.conformance.migration.WordCountApp, Kafka Streams' WordCountDemo with
-//     windowed.output set, with the same Describe() as the test's Go topology).
+//     windowed.output set, with the same Describe() as the test's Go topology);
+//   - reset by cmd/kstreams-application-reset, Java's word count and ours each, then
+//     reprocessing all input from the start with exact counts (reset_integration_test.go, on
+//     SharedStateApp).
 //
 // The tests need KAFKA_BOOTSTRAP_SERVERS and KSTREAMS_CONFORMANCE_CP (make test sets both) and
 // skip otherwise.

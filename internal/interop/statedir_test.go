@@ -163,6 +163,13 @@ type latest struct {
 
 func readLatest(t *testing.T, b kafkatest.Broker, iso sarama.IsolationLevel, topics ...string) *latest {
 	t.Helper()
+	return readLatestFrom(t, b, iso, nil, topics...)
+}
+
+// readLatestFrom is readLatest starting at the offsets of from (topic -> partition -> offset;
+// the beginning where it has none).
+func readLatestFrom(t *testing.T, b kafkatest.Broker, iso sarama.IsolationLevel, from map[string]map[int32]int64, topics ...string) *latest {
+	t.Helper()
 	cfg := kafkatest.SaramaConfig()
 	cfg.Consumer.IsolationLevel = iso
 	c, err := sarama.NewConsumer(b.Addrs, cfg)
@@ -179,7 +186,11 @@ func readLatest(t *testing.T, b kafkatest.Broker, iso sarama.IsolationLevel, top
 			t.Fatal(err)
 		}
 		for _, p := range ps {
-			pc, err := c.ConsumePartition(topic, p, sarama.OffsetOldest)
+			start := sarama.OffsetOldest
+			if off, ok := from[topic][p]; ok {
+				start = off
+			}
+			pc, err := c.ConsumePartition(topic, p, start)
 			if err != nil {
 				t.Fatal(err)
 			}

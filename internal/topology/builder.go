@@ -170,6 +170,11 @@ type Builder struct {
 	// groups that must be co-partitioned.
 	internalTopics map[string]InternalTopicProperties
 	copartition    [][]string
+	// copartitionBy names the join node that recorded each copartition group ("" unknown).
+	copartitionBy []string
+	// readOnly are the processors' store connections known to only read: processor -> stores
+	// (MarkStoreReaders).
+	readOnly map[string]map[string]bool
 }
 
 // New returns an empty Builder.

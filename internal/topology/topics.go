@@ -40,7 +40,31 @@ func (b *Builder) DecorateTopic(applicationID, topic string) string {
 // CopartitionSources records that the topics of the named source nodes must be
 // co-partitioned (joins). Java: InternalTopologyBuilder.copartitionSources.
 func (b *Builder) CopartitionSources(sourceNodes ...string) {
+	b.CopartitionSourcesFor("", sourceNodes...)
+}
+
+// CopartitionSourcesFor is CopartitionSources for the join node join (named in
+// Topology.Analyze's warnings; "" when unknown).
+func (b *Builder) CopartitionSourcesFor(join string, sourceNodes ...string) {
 	b.copartition = append(b.copartition, slices.Clone(sourceNodes))
+	b.copartitionBy = append(b.copartitionBy, join)
+}
+
+// CopartitionSourceGroup is one recorded set of source nodes whose topics must be
+// co-partitioned, and the join node that recorded it ("" when unknown).
+type CopartitionSourceGroup struct {
+	Join    string
+	Sources []string
+}
+
+// CopartitionSourceGroups returns the recorded groups of source nodes as recorded (not merged),
+// in order.
+func (b *Builder) CopartitionSourceGroups() []CopartitionSourceGroup {
+	out := make([]CopartitionSourceGroup, len(b.copartition))
+	for i, g := range b.copartition {
+		out[i] = CopartitionSourceGroup{Join: b.copartitionBy[i], Sources: slices.Clone(g)}
+	}
+	return out
 }
 
 // CopartitionGroups returns the sets of run-time topic names that must have the same number of

@@ -15,3 +15,23 @@ func (b *Builder) AddWarning(w Warning) { b.warnings = append(b.warnings, w) }
 
 // Warnings returns the warnings recorded while building, in order.
 func (b *Builder) Warnings() []Warning { return append([]Warning(nil), b.warnings...) }
+
+// MarkStoreReaders records that processor only reads stores (Get, Range, ...), never writes
+// them: the DSL's join lookups through a table's value getter, or a processor supplier's
+// processor.ReadOnlyStoreProvider. The marks may come before or after the connections.
+// Topology.Analyze finds the stores that only such connections reach.
+func (b *Builder) MarkStoreReaders(processor string, stores ...string) {
+	if b.readOnly == nil {
+		b.readOnly = map[string]map[string]bool{}
+	}
+	if b.readOnly[processor] == nil {
+		b.readOnly[processor] = map[string]bool{}
+	}
+	for _, s := range stores {
+		b.readOnly[processor][s] = true
+	}
+}
+
+// ReadsOnly reports whether processor's connection to store was marked read-only
+// (MarkStoreReaders).
+func (b *Builder) ReadsOnly(processor, store string) bool { return b.readOnly[processor][store] }
