@@ -37,11 +37,13 @@
 //   - Describe names the group states "Stable", "Empty", ... (capitalized).
 package streamsgroup
 
-// # How the stream thread will run on it (group.protocol=streams, the next step)
+// # How the stream thread runs on it (group.protocol=streams)
 //
-// This package has the wire side only. The runtime side, for the next session, replaces the
-// classic group.Member of a stream thread by a streams member when Config.GroupProtocol is
-// "streams" (then config.go's validateGroupProtocol stops refusing it). The plan, from what
+// This package has the wire side only. The runtime side (internal/runtime/streamsmember.go and
+// membership_streams.go) replaces the classic group.Member of a stream thread by a streams
+// member when Config.GroupProtocol is "streams", following this plan except where noted:
+// TaskOffsets and TaskEndOffsets are sent empty (no lags reported yet), the instance still
+// creates the internal topics at start, and pattern sources are not described. The plan, from what
 // Java's StreamsMembershipManager, StreamsGroupHeartbeatRequestManager and StreamThread do
 // (Kafka 4.4) and what the tests here found:
 //
