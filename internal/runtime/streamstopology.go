@@ -16,13 +16,10 @@ import (
 // changelogs left out: they are user topics) and its co-partition groups as indexes into the
 // two source lists. Topic configs are the ones the instance creates the internal topics with
 // (layout.Internal, Java's RepartitionTopicConfig / *ChangelogTopicConfig), sorted by key;
-// the replication factor is replication.factor, 0 (the broker's default) for -1. The sub-
+// the replication factor is replication.factor as Java sends it (-1: the broker's default). The sub-
 // topology ids are their numbers in decimal, as Java's. Java: the StreamsRebalanceData that
 // KafkaStreams builds from InternalTopologyBuilder.subtopologyToTopicsInfo.
 func streamsTopology(b *topology.Builder, appID string, l *Layout, rf int16) *streamsgroup.Topology {
-	if rf < 0 {
-		rf = 0
-	}
 	internal := map[string]InternalTopic{}
 	for _, it := range l.Internal {
 		internal[it.Name] = it
