@@ -283,7 +283,10 @@ type Config struct {
 	// case-insensitive. On GroupProtocolStreams each stream thread is a member of a streams
 	// group: the group coordinator assigns the tasks (active, standby, warm-up;
 	// num.standby.replicas and acceptable.recovery.lag are then the group's configs,
-	// group.streams.num.standby.replicas and friends, set on the broker); the instance
+	// group.streams.num.standby.replicas and friends, set on the broker, or the group
+	// configs streams.num.standby.replicas, streams.session.timeout.ms and
+	// streams.heartbeat.interval.ms, so Consumer.SessionTimeout and HeartbeatInterval do not
+	// apply either; Consumer.MaxPollInterval does); the instance
 	// still creates missing internal topics at start, as on the classic protocol, and sends
 	// them in its topology description (the coordinator creates those still missing). Every
 	// instance of an application must use the same protocol; an instance started against a

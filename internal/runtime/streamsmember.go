@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -324,7 +325,7 @@ func (m *streamsMember) Commit(ctx context.Context, offsets map[kafka.TopicParti
 		id := m.cfg.InstanceID
 		req.InstanceID = &id
 	}
-	for _, t := range slices.Sorted(mapKeys(byTopic)) {
+	for _, t := range slices.Sorted(maps.Keys(byTopic)) {
 		ps := byTopic[t]
 		slices.SortFunc(ps, func(a, b streamsgroup.CommitPartition) int { return int(a.Partition - b.Partition) })
 		req.Topics = append(req.Topics, streamsgroup.CommitTopic{Name: t, Partitions: ps})
@@ -380,16 +381,6 @@ func (m *streamsMember) Commit(ctx context.Context, offsets map[kafka.TopicParti
 			last = err
 		default:
 			return err
-		}
-	}
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
 		}
 	}
 }
@@ -587,6 +578,13 @@ func (m *streamsMember) lostLocked(err error) {
 // handle applies a heartbeat's answer. It returns an error to retry after a backoff.
 func (m *streamsMember) handle(req *streamsgroup.HeartbeatRequest, resp *streamsgroup.HeartbeatResponse) error {
 	err := resp.Err(m.cfg.GroupID)
+	var callbacks []func()
+	defer func() {
+		// Outside the lock: a callback may close the instance, and with it this member.
+		for _, f := range callbacks {
+			f()
+		}
+	}()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -655,30 +653,32 @@ func (m *streamsMember) handle(req *streamsgroup.HeartbeatRequest, resp *streams
 	}
 	if resp.PartitionsByUserEndpoint != nil {
 		m.endpointEpoch = resp.EndpointInformationEpoch
-		if m.cfg.OnEndpoints != nil {
-			m.cfg.OnEndpoints(resp.PartitionsByUserEndpoint)
+		if f := m.cfg.OnEndpoints; f != nil {
+			eps := resp.PartitionsByUserEndpoint
+			callbacks = append(callbacks, func() { f(eps) })
 		}
 	}
-	m.statusLocked(resp.Status)
+	if m.statusLocked(resp.Status) && m.cfg.OnShutdown != nil {
+		callbacks = append(callbacks, m.cfg.OnShutdown)
+	}
 	if changed {
 		m.changedLocked()
 	}
 	return nil
 }
 
-// statusLocked acts on the group's statuses: SHUTDOWN_APPLICATION shuts the instance down;
+// statusLocked acts on the group's statuses: SHUTDOWN_APPLICATION is reported (true: the
+// caller shuts the instance down);
 // MISSING_SOURCE_TOPICS fails the member after twice the heartbeat interval;
 // INCORRECTLY_PARTITIONED_TOPICS at once; the others are logged (once per change) and waited
 // out.
-func (m *streamsMember) statusLocked(st []streamsgroup.Status) {
+func (m *streamsMember) statusLocked(st []streamsgroup.Status) (shutdown bool) {
 	missing := false
 	text := fmt.Sprint(st)
 	for _, s := range st {
 		switch s.Code {
 		case streamsgroup.StatusShutdownApplication:
-			if m.cfg.OnShutdown != nil {
-				m.cfg.OnShutdown()
-			}
+			shutdown = true
 		case streamsgroup.StatusMissingSourceTopics:
 			missing = true
 			if m.missingSince.IsZero() {
@@ -701,6 +701,7 @@ func (m *streamsMember) statusLocked(st []streamsgroup.Status) {
 			m.log.Info("streams group status", "status", statusText(st))
 		}
 	}
+	return shutdown
 }
 
 // statusText names the statuses for the log.
