@@ -96,6 +96,13 @@ func (th *thread) rebalanceStreams() error {
 		th.abortTransaction()
 		th.closeTasks(false)
 	}
+	if th.rt.shutdown.code.Load() == assignorErrorShutdownRequested {
+		// This instance asked for the application's shutdown: it takes no tasks while the
+		// request goes out with the heartbeats (a classic member rejoins without tasks to
+		// carry it), so a failed thread's task is not processed again meanwhile.
+		th.log.Info("the application's shutdown is requested; taking no tasks")
+		t.Assignment = emptyAssignment()
+	}
 	got, err := th.streamsReceived(t.Assignment)
 	if err != nil {
 		th.closeAll()
