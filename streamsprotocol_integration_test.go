@@ -3,6 +3,7 @@ package kstreams_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +90,8 @@ func waitSplit(t *testing.T, b kafkatest.Broker, appID string, apps []*kstreams.
 // The word count on group.protocol=streams (KIP-1071) with two instances: the group
 // coordinator splits the 6 tasks between them (seen in the instances' metadata and in
 // StreamsGroupDescribe), one instance is restarted on its state directory, and the final
-// counts equal the independent count of the lines produced; under exactly_once_v2 every
+// counts equal the independent count of the lines produced (with both running, the key
+// metadata of interactive queries names the instance holding each word); under exactly_once_v2 every
 // word's updates are exactly 1, 2, ..., n.
 func checkStreamsProtocolWordCount(t *testing.T, guarantee kstreams.ProcessingGuarantee) {
 	b := kafkatest.Real(t)
@@ -106,7 +108,7 @@ func checkStreamsProtocolWordCount(t *testing.T, guarantee kstreams.ProcessingGu
 		app, err := kstreams.New(wordCountTopology(t, input, output), kstreams.Config{
 			ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: guarantee,
 			CommitInterval: 200 * time.Millisecond, StateDir: dirs[i], Sarama: fastSarama, Consumer: fastConsumer,
-			GroupProtocol: kstreams.GroupProtocolStreams,
+			GroupProtocol: kstreams.GroupProtocolStreams, ApplicationServer: fmt.Sprintf("localhost:%d", 8080+i),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -129,6 +131,7 @@ func checkStreamsProtocolWordCount(t *testing.T, guarantee kstreams.ProcessingGu
 	merge(want, produceLines(t, b, input, 1000, 3))
 	out.waitFinal(t, want, 2*time.Minute, app2.Err)
 	t.Logf("two instances: counts exact after %v", time.Since(start).Round(time.Millisecond))
+	waitKeyHosts(t, []*kstreams.KafkaStreams{app1, app2}, want)
 
 	// Restart the first instance on its state directory while lines keep coming.
 	if err := app1.Close(ctx); err != nil {
@@ -151,6 +154,49 @@ func checkStreamsProtocolWordCount(t *testing.T, guarantee kstreams.ProcessingGu
 	// Both left: the group is empty.
 	if g := describeStreamsGroup(t, b, appID); g.Err() != nil || g.GroupState != "Empty" || len(g.Members) != 0 {
 		t.Errorf("after both closed: %+v", g)
+	}
+}
+
+// waitKeyHosts waits until, on both instances, QueryMetadataForKey names for every word the
+// instance (its application.server, localhost:8080+i) whose local store holds it: the
+// coordinator's partitions by user endpoint became the instances' host metadata.
+func waitKeyHosts(t *testing.T, apps []*kstreams.KafkaStreams, want map[string]int64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		wrong := ""
+		for i, app := range apps {
+			local, err := kstreams.KeyValueStore[string, int64](app, "Counts")
+			if err != nil {
+				wrong = err.Error()
+				break
+			}
+			for w := range want {
+				md, err := app.QueryMetadataForKey("Counts", []byte(w))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, here, err := local.Get(w)
+				if err != nil {
+					wrong = err.Error()
+					break
+				}
+				if here != (md.ActiveHost == kstreams.HostInfo{Host: "localhost", Port: 8080 + i}) || md.ActiveHost.Port == 0 {
+					wrong = fmt.Sprintf("instance %d: word %s is local: %v, metadata: %+v", i+1, w, here, md)
+					break
+				}
+			}
+			if wrong != "" {
+				break
+			}
+		}
+		if wrong == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("key metadata does not match the local stores within 1 min: %s", wrong)
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval, bounded by the deadline
 	}
 }
 
