@@ -339,7 +339,7 @@ func (m *streamsMember) Commit(ctx context.Context, offsets map[kafka.TopicParti
 		}
 		m.mu.Lock()
 		req.MemberEpoch = m.epoch
-		ch := m.notify
+		ch, interval := m.notify, m.interval
 		m.mu.Unlock()
 		c, err := m.oc.get(ctx, m)
 		if err != nil {
@@ -364,6 +364,7 @@ func (m *streamsMember) Commit(ctx context.Context, offsets map[kafka.TopicParti
 			m.nudge()
 			select {
 			case <-ch:
+			case <-time.After(interval): // the epoch may have come before ch was taken
 			case <-ctx.Done():
 				return fmt.Errorf("group %q: commit offsets: %w (last error: %w)", m.cfg.GroupID, ctx.Err(), err)
 			}
