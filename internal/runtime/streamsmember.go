@@ -364,7 +364,7 @@ func (m *streamsMember) Commit(ctx context.Context, offsets map[kafka.TopicParti
 			m.nudge()
 			select {
 			case <-ch:
-			case <-time.After(interval): // the epoch may have come before ch was taken
+			case <-time.After(interval): // bounded, should the heartbeat bring no new epoch
 			case <-ctx.Done():
 				return fmt.Errorf("group %q: commit offsets: %w (last error: %w)", m.cfg.GroupID, ctx.Err(), err)
 			}
