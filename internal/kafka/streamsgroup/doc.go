@@ -71,8 +71,9 @@ package streamsgroup
 // cleanup.policy=delete, retention.ms=-1, segment.bytes=52428800,
 // message.timestamp.type=CreateTime for repartition topics; compact, or compact,delete with
 // retention.ms for window stores, for changelogs); replication factor from
-// replication.factor (0 for the broker's default where Config says -1; to check against
-// Java). Copartition groups (joins) are indexes into the sub-topology's SourceTopics and
+// replication.factor as Java sends it, -1 for the broker's default (checked: with 0 the
+// coordinator refuses a member joining Java's group, INVALID_REQUEST "Topology updates are
+// not supported yet", as it compares the topologies field by field). Copartition groups (joins) are indexes into the sub-topology's SourceTopics and
 // RepartitionSourceTopics. The coordinator creates the internal topics itself
 // (MISSING_INTERNAL_TOPICS until done), so the runtime's own CreateTopics at start is skipped
 // on this protocol; pattern sources go in SourceTopicRegex.
