@@ -280,7 +280,15 @@ type Config struct {
 	// GroupProtocol is group.protocol, the rebalance protocol of the stream threads' group:
 	// GroupProtocolClassic (the default: JoinGroup/SyncGroup with the streams assignor) or
 	// GroupProtocolStreams (KIP-1071: the broker assigns the tasks, StreamsGroupHeartbeat),
-	// case-insensitive. GroupProtocolStreams is not supported yet: New refuses it. Every
+	// case-insensitive. On GroupProtocolStreams each stream thread is a member of a streams
+	// group: the group coordinator assigns the tasks (active, standby, warm-up;
+	// num.standby.replicas and acceptable.recovery.lag are then the group's configs,
+	// group.streams.num.standby.replicas and friends, set on the broker, or the group
+	// configs streams.num.standby.replicas, streams.session.timeout.ms and
+	// streams.heartbeat.interval.ms, so Consumer.SessionTimeout and HeartbeatInterval do not
+	// apply either; Consumer.MaxPollInterval does); the instance
+	// still creates missing internal topics at start, as on the classic protocol, and sends
+	// them in its topology description (the coordinator creates those still missing). Every
 	// instance of an application must use the same protocol; an instance started against a
 	// group of the other protocol fails at once (Run returns an error naming the group).
 	// "consumer" is refused, as Java refuses it for Kafka Streams. Java:
@@ -299,18 +307,16 @@ const (
 	// streams partition assignor run by the group's leader.
 	GroupProtocolClassic GroupProtocol = "classic"
 	// GroupProtocolStreams is "streams", the streams rebalance protocol (KIP-1071): the group
-	// coordinator assigns the tasks. Not supported yet.
+	// coordinator assigns the tasks. Needs Apache Kafka 4.1 or later with the protocol enabled
+	// (group.coordinator.rebalance.protocols includes streams, as Apache Kafka 4.4 has by default).
 	GroupProtocolStreams GroupProtocol = "streams"
 )
 
 // validateGroupProtocol checks group.protocol (case-insensitive, as Java).
 func (c *Config) validateGroupProtocol() error {
 	switch GroupProtocol(strings.ToLower(string(c.GroupProtocol))) {
-	case "", GroupProtocolClassic:
+	case "", GroupProtocolClassic, GroupProtocolStreams:
 		return nil
-	case GroupProtocolStreams:
-		return &ConfigError{Property: GroupProtocolConfig, Value: string(c.GroupProtocol),
-			Reason: "the streams rebalance protocol (KIP-1071) is not supported yet; use classic (the default)"}
 	default:
 		return &ConfigError{Property: GroupProtocolConfig, Value: string(c.GroupProtocol),
 			Reason: "must be classic or streams (case insensitive); Kafka Streams does not run on the consumer protocol"}

@@ -8,9 +8,9 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// group.protocol: classic (the default, any case) is accepted; streams (KIP-1071) is refused
-// by New until the runtime supports it; consumer and anything else are refused as Java
-// refuses them (a ConfigException naming group.protocol).
+// group.protocol: classic (the default, any case) and streams (KIP-1071, any case) are
+// accepted; consumer and anything else are refused as Java refuses them (a ConfigException
+// naming group.protocol).
 func TestGroupProtocolConfig(t *testing.T) {
 	base := map[string]string{"application.id": "a", "bootstrap.servers": "127.0.0.1:1"}
 	for _, c := range []struct {
@@ -20,8 +20,8 @@ func TestGroupProtocolConfig(t *testing.T) {
 		{"", ""},
 		{"classic", ""},
 		{"CLASSIC", ""},
-		{"streams", "not supported yet"},
-		{"Streams", "not supported yet"},
+		{"streams", ""},
+		{"Streams", ""},
 		{"consumer", "must be classic or streams"},
 		{"eager", "must be classic or streams"},
 	} {
@@ -56,7 +56,7 @@ func TestGroupProtocolConfig(t *testing.T) {
 	}
 	// The Go field takes the same values.
 	cfg := Config{ApplicationID: "a", BootstrapServers: []string{"127.0.0.1:1"}, GroupProtocol: GroupProtocolStreams}
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "KIP-1071") {
+	if err := cfg.Validate(); err != nil {
 		t.Errorf("GroupProtocolStreams: Validate = %v", err)
 	}
 	cfg.GroupProtocol = GroupProtocolClassic

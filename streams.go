@@ -426,6 +426,7 @@ func (k *KafkaStreams) start() error {
 		Producer:                             c.producerConfig(),
 		Fetch:                                c.fetchConfig(),
 		Group:                                c.groupConfig(),
+		StreamsProtocol:                      strings.EqualFold(string(c.GroupProtocol), string(GroupProtocolStreams)),
 	}
 	if d := c.WindowStoreChangelogAdditionalRetention; d != nil {
 		rcfg.WindowChangelogAdditionalRetentionMs = d.Milliseconds()

@@ -96,7 +96,7 @@ func (l *stateLog) waitState(t *testing.T, name string, st kstreams.State, deadl
 // other with ErrApplicationShutdown, and only one handler ran. The marker goes to a
 // partition that the instance named by failing ("A" or "B") owns once both run (should a
 // rebalance move it in between, the other instance fails instead; the test logs which did).
-func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string) {
+func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, protocol kstreams.GroupProtocol) {
 	input, output, appID := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "shutdown-app")
 	createTopics(t, b, 4, input, output)
 	topo := processor.NewTopology()
@@ -119,7 +119,7 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string) 
 	}
 	start := func(name string, threads int) *instance {
 		in := &instance{name: name, states: newStateLog()}
-		in.app = newApp(t, b, topo, appID, kstreams.AtLeastOnce, threads)
+		in.app = newAppOn(t, b, topo, appID, kstreams.AtLeastOnce, threads, protocol)
 		in.app.SetStateListener(in.states.listen)
 		in.app.SetUncaughtExceptionHandler(func(err error) kstreams.ThreadResponse {
 			in.handled.Add(1)
@@ -135,6 +135,16 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string) 
 	bb := start("B", 2)
 	bb.states.waitState(t, bb.name, kstreams.Running, deadline)
 	a.states.waitState(t, a.name, kstreams.Running, deadline)
+	if protocol == kstreams.GroupProtocolStreams {
+		// A member of a streams group runs (with no tasks) from its first heartbeat on; the
+		// coordinator hands the tasks out with later ones: wait until both instances hold some.
+		for localTaskCount(a.app) == 0 || localTaskCount(bb.app) == 0 || localTaskCount(a.app)+localTaskCount(bb.app) != 4 {
+			if time.Now().After(deadline) {
+				t.Fatalf("tasks not split: A %v, B %v", a.app.MetadataForLocalThreads(), bb.app.MetadataForLocalThreads())
+			}
+			time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
+		}
+	}
 	owner := map[string]*instance{"A": a, "B": bb}[failing]
 	markerPartition := int32(-1)
 	for _, th := range owner.app.MetadataForLocalThreads() {
@@ -219,16 +229,23 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string) 
 	}
 }
 
-func shutdownApplicationCases(t *testing.T, broker func(testing.TB) kafkatest.Broker) {
+func shutdownApplicationCases(t *testing.T, broker func(testing.TB) kafkatest.Broker, protocol kstreams.GroupProtocol) {
 	// A: the failed thread is the instance's only one; B: its other thread announces too.
 	for _, failing := range []string{"A", "B"} {
-		t.Run("failing"+failing, func(t *testing.T) { checkShutdownApplication(t, broker(t), failing) })
+		t.Run("failing"+failing, func(t *testing.T) { checkShutdownApplication(t, broker(t), failing, protocol) })
 	}
 }
 
 func TestIntegrationShutdownApplication(t *testing.T) {
-	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Real(t) })
+	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Real(t) }, "")
 }
 func TestEmbeddedShutdownApplication(t *testing.T) {
-	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Embedded(t) })
+	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Embedded(t) }, "")
+}
+
+// The same on group.protocol=streams (KIP-1071): the request goes with the heartbeats
+// (ShutdownApplication) and the coordinator tells every member with the status
+// SHUTDOWN_APPLICATION.
+func TestIntegrationShutdownApplicationStreamsProtocol(t *testing.T) {
+	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Real(t) }, kstreams.GroupProtocolStreams)
 }

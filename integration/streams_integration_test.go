@@ -301,9 +301,17 @@ func (o *outputReader) checkExactSequences(t testing.TB, want map[string]int64) 
 
 func newApp(t testing.TB, b kafkatest.Broker, topo *processor.Topology, appID string, guarantee kstreams.ProcessingGuarantee, threads int) *kstreams.KafkaStreams {
 	t.Helper()
+	return newAppOn(t, b, topo, appID, guarantee, threads, "")
+}
+
+// newAppOn is newApp on group.protocol protocol ("": the default, classic).
+func newAppOn(t testing.TB, b kafkatest.Broker, topo *processor.Topology, appID string, guarantee kstreams.ProcessingGuarantee, threads int,
+	protocol kstreams.GroupProtocol) *kstreams.KafkaStreams {
+	t.Helper()
 	app, err := kstreams.New(topo, kstreams.Config{
 		ApplicationID: appID, BootstrapServers: b.Addrs, NumStreamThreads: threads,
 		ProcessingGuarantee: guarantee, CommitInterval: 200 * time.Millisecond, StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer,
+		GroupProtocol: protocol,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -62,18 +62,61 @@ func TestIntegrationJavaRollingMigration(t *testing.T) {
 	}
 	b := kafkatest.Real(t)
 	for _, g := range []kstreams.ProcessingGuarantee{kstreams.AtLeastOnce, kstreams.ExactlyOnceV2} {
-		t.Run(string(g), func(t *testing.T) { rollingMigration(t, b, cp, g) })
+		t.Run(string(g), func(t *testing.T) { rollingMigration(t, b, cp, g, kstreams.GroupProtocolClassic) })
 	}
 }
 
-func rollingMigration(t *testing.T, b kafkatest.Broker, cp string, guarantee kstreams.ProcessingGuarantee) {
+// TestIntegrationJavaRollingMigrationStreamsProtocol is TestIntegrationJavaRollingMigration
+// with every instance, Java and Go, on group.protocol=streams (KIP-1071): the group
+// coordinator assigns the tasks (so no member leads), and the group's standby replica is the
+// group config streams.num.standby.replicas=1 (num.standby.replicas is the classic
+// protocol's).
+func TestIntegrationJavaRollingMigrationStreamsProtocol(t *testing.T) {
+	cp := os.Getenv("KSTREAMS_CONFORMANCE_CP")
+	if cp == "" {
+		t.Skip("KSTREAMS_CONFORMANCE_CP is not set: the Java side of the mixed group needs the conformance/java harness " +
+			"(mvn -B -q -f conformance/java/pom.xml package; make test sets it)")
+	}
+	b := kafkatest.Real(t)
+	for _, g := range []kstreams.ProcessingGuarantee{kstreams.AtLeastOnce, kstreams.ExactlyOnceV2} {
+		t.Run(string(g), func(t *testing.T) { rollingMigration(t, b, cp, g, kstreams.GroupProtocolStreams) })
+	}
+}
+
+// groupResource is the GROUP config resource type of IncrementalAlterConfigs (KIP-848), which
+// sarama does not name.
+const groupResource sarama.ConfigResourceType = 32
+
+// setGroupConfigs sets group configs (streams.num.standby.replicas, ...) of group.
+func setGroupConfigs(t *testing.T, b kafkatest.Broker, groupID string, configs map[string]string) {
+	t.Helper()
+	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	entries := map[string]sarama.IncrementalAlterConfigsEntry{}
+	for k, v := range configs {
+		entries[k] = sarama.IncrementalAlterConfigsEntry{Operation: sarama.IncrementalAlterConfigsOperationSet, Value: &v}
+	}
+	if err := admin.IncrementalAlterConfig(groupResource, groupID, entries, false); err != nil {
+		t.Fatalf("group %s: set configs %v: %v", groupID, configs, err)
+	}
+}
+
+func rollingMigration(t *testing.T, b kafkatest.Broker, cp string, guarantee kstreams.ProcessingGuarantee, protocol kstreams.GroupProtocol) {
 	input, output, appID := kafkatest.Name(t, "lines"), kafkatest.Name(t, "counts"), kafkatest.Name(t, "wc-mixed")
 	windowed := kafkatest.Name(t, "windowed-counts")
 	createTopics(t, b, 4, input, output, windowed)
+	streams := protocol == kstreams.GroupProtocolStreams
+	if streams {
+		setGroupConfigs(t, b, appID, map[string]string{"streams.num.standby.replicas": "1"})
+	}
 	p := startProducer(t, b, input)
 	out := readOutput(t, b, output, guarantee == kstreams.ExactlyOnceV2)
 	wout := readOutput(t, b, windowed, guarantee == kstreams.ExactlyOnceV2)
-	env := &mixed{t: t, b: b, cp: cp, appID: appID, input: input, output: output, windowed: windowed, guarantee: guarantee}
+	env := &mixed{t: t, b: b, cp: cp, appID: appID, input: input, output: output, windowed: windowed, guarantee: guarantee,
+		protocol: protocol}
 
 	j1 := env.startJava("java-1")
 	j2 := env.startJava("java-2")
@@ -92,13 +135,13 @@ func rollingMigration(t *testing.T, b kafkatest.Broker, cp string, guarantee kst
 	j1.stop(t)
 	g1 := env.startGo("go-1")
 	env.waitTasks(g1)
-	env.waitCaughtUp(out, p, "java-2 leading, go-1 following")
+	env.waitCaughtUp(out, p, env.pair("java-2", "go-1"))
 	// Four stateless tasks (the source sub-topology) and eight stateful ones (the count's and
 	// the windowed count's), one standby each for the stateful ones: both
 	// sides hold actives, and standbys of the other's stateful tasks.
 	j2.waitTasks(t, "java-2 with go-1")
 	env.waitStandbys(g1)
-	if n := g1.leaderRounds(); n != 0 {
+	if n := g1.leaderRounds(); n != 0 && !streams {
 		t.Errorf("go-1 led %d rebalances while java-2, the older member, was in the group", n)
 	}
 	j2.stop(t)
@@ -113,10 +156,10 @@ func rollingMigration(t *testing.T, b kafkatest.Broker, cp string, guarantee kst
 	j3 := env.startJava("java-3")
 	j3.waitRunning(t)
 	env.waitTasks(g2)
-	env.waitCaughtUp(out, p, "go-2 leading, java-3 following")
+	env.waitCaughtUp(out, p, env.pair("go-2", "java-3"))
 	j3.waitTasks(t, "java-3 with go-2")
 	env.waitStandbys(g2)
-	if n := g2.leaderRounds(); n == 0 {
+	if n := g2.leaderRounds(); n == 0 && !streams {
 		t.Errorf("go-2 never led the group, though it was its oldest member once go-1 left")
 	}
 
@@ -146,8 +189,18 @@ type mixed struct {
 	appID, input, output string
 	windowed             string // the windowed count's output topic
 	guarantee            kstreams.ProcessingGuarantee
-	javas                []*javaInstance
-	gos                  []*goInstance
+	// protocol is group.protocol of every instance.
+	protocol kstreams.GroupProtocol
+	javas    []*javaInstance
+	gos      []*goInstance
+}
+
+// pair names a step with two instances: on the classic protocol the older one leads.
+func (m *mixed) pair(older, younger string) string {
+	if m.protocol == kstreams.GroupProtocolStreams {
+		return older + " and " + younger + " (the coordinator assigns)"
+	}
+	return older + " leading, " + younger + " following"
 }
 
 // alive returns a check failing when one of the running instances failed.
@@ -301,7 +354,7 @@ func (m *mixed) startGo(name string) *goInstance {
 		ApplicationID: m.appID, BootstrapServers: m.b.Addrs, ProcessingGuarantee: m.guarantee,
 		CommitInterval: commitIntervalMs * time.Millisecond, StateDir: m.t.TempDir(), NumStandbyReplicas: 1,
 		Consumer: kstreams.ConsumerConfig{SessionTimeout: sessionTimeoutMs * time.Millisecond, HeartbeatInterval: heartbeatMs * time.Millisecond},
-		Logger:   lg.With("instance", name), Registry: reg,
+		Logger:   lg.With("instance", name), Registry: reg, GroupProtocol: m.protocol,
 	})
 	if err != nil {
 		m.t.Fatal(err)
@@ -386,6 +439,9 @@ func (m *mixed) startJava(name string) *javaInstance {
 		"processing.guarantee=" + string(m.guarantee), "num.standby.replicas=1",
 		fmt.Sprintf("commit.interval.ms=%d", commitIntervalMs), fmt.Sprintf("session.timeout.ms=%d", sessionTimeoutMs),
 		fmt.Sprintf("heartbeat.interval.ms=%d", heartbeatMs), "windowed.output=" + m.windowed}
+	if m.protocol == kstreams.GroupProtocolStreams {
+		args = append(args, "group.protocol=streams")
+	}
 	cmd := exec.Command(java, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -53,7 +53,8 @@ func (th *thread) prepareRejoin(why error) error {
 	return nil
 }
 
-// rebalance joins the group and applies the assignment. Errors: a *joinError (retried by run
+// rebalance joins the group and applies the assignment (on the streams protocol:
+// rebalanceStreams). Errors: a *joinError (retried by run
 // unless it wraps group.ErrFatal), restore and offset lookup failures (KafkaError: the tasks
 // are closed dirty and the thread rejoins), task errors (fatal for the thread), and errors
 // wrapping ErrAssignment or ErrMissingSourceTopics when the assignment cannot be followed
@@ -66,13 +67,16 @@ func (th *thread) prepareRejoin(why error) error {
 // included) are created, kept or closed, and promoted when they become active; the follow-up
 // rebalance the assignment asks for (at once, or a probing rebalance at a time) is scheduled.
 func (th *thread) rebalance() error {
+	if th.streams != nil {
+		return th.rebalanceStreams()
+	}
 	th.setState(ThreadRebalancing)
 	if err := th.assignor.init(th); err != nil {
 		return fmt.Errorf("%s: %w", th.name, err)
 	}
 	th.assignor.stopFollowup()
 	th.assignor.setOwned(th.ownedPartitions())
-	joined, err := th.member.Join(th.ctx)
+	joined, err := th.classic.Join(th.ctx)
 	if err != nil {
 		if th.ctx.Err() != nil {
 			return nil
@@ -111,7 +115,29 @@ func (th *thread) rebalance() error {
 		return fmt.Errorf("%s: %w: the group leader (member %s) answered with error code %d (%s); see the leader's log",
 			th.name, ErrAssignment, joined.LeaderID, got.errorCode, assignorErrorName(got.errorCode))
 	}
-	revoked := false
+	revoked, err := th.applyAssignment(got)
+	if err != nil || th.ctx.Err() != nil {
+		return err
+	}
+	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(th.activeIDs()), "standbys", fmt.Sprint(th.standbyIDs()), "generation", joined.Generation)
+	if got.errorCode == assignment.ErrorNone || got.errorCode == assignment.ErrorVersionProbing {
+		next, why := got.nextRebalanceMs, got.why
+		if revoked && next != 0 {
+			// Java's consumer rejoins after revoking partitions (cooperative protocol).
+			next, why = 0, "tasks were revoked; rejoining so that their new owners can take them (cooperative rebalancing)"
+		}
+		th.assignor.scheduleFollowup(th.classic, next, why)
+	}
+	th.setState(ThreadRunning)
+	return nil
+}
+
+// applyAssignment applies the tasks received (from a classic assignment or the streams group
+// coordinator): active tasks kept stay as they are, revoked ones (committed before) are
+// closed clean, standbys are promoted, closed or created, new active tasks are created and
+// restored and their inputs assigned. It reports whether active tasks were revoked. Errors:
+// task creation and restore errors, the inputs' offset lookups.
+func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 	for id := range th.tasks {
 		if _, ok := got.active[id]; !ok {
 			// Revoked: committed before the join; checkpoint and close.
@@ -153,9 +179,9 @@ func (th *thread) rebalance() error {
 			t, err := th.createTask(th.ctx, id)
 			if err != nil {
 				if th.ctx.Err() != nil {
-					return nil
+					return revoked, nil
 				}
-				return err
+				return revoked, err
 			}
 			th.tasks[id] = t
 		}
@@ -165,7 +191,7 @@ func (th *thread) rebalance() error {
 		}
 	}
 	if err := th.assignInputs(fresh); err != nil {
-		return err
+		return revoked, err
 	}
 	th.indexInputs()
 	th.assignor.setOwned(th.ownedPartitions())
@@ -176,17 +202,7 @@ func (th *thread) rebalance() error {
 		th.running[id] = t
 	}
 	th.mu.Unlock()
-	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(ids), "standbys", fmt.Sprint(th.standbyIDs()), "generation", joined.Generation)
-	if got.errorCode == assignment.ErrorNone || got.errorCode == assignment.ErrorVersionProbing {
-		next, why := got.nextRebalanceMs, got.why
-		if revoked && next != 0 {
-			// Java's consumer rejoins after revoking partitions (cooperative protocol).
-			next, why = 0, "tasks were revoked; rejoining so that their new owners can take them (cooperative rebalancing)"
-		}
-		th.assignor.scheduleFollowup(th.member, next, why)
-	}
-	th.setState(ThreadRunning)
-	return nil
+	return revoked, nil
 }
 
 // checkAssignment refuses an assignment whose partitions do not belong to the tasks it pairs

@@ -22,6 +22,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
+	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
@@ -153,6 +154,10 @@ type Config struct {
 	OnApplicationShutdown func(err error)
 	// PrepareTimeout bounds internal topic preparation in Start; 0 means 60 s.
 	PrepareTimeout time.Duration
+	// StreamsProtocol is group.protocol=streams (KIP-1071): each thread is a member of a
+	// streams group (streamsmember.go) and the group coordinator assigns the tasks; false is
+	// the classic protocol with the streams assignor.
+	StreamsProtocol bool
 }
 
 // Runtime is a running application instance: its stream threads.
@@ -164,6 +169,10 @@ type Runtime struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// streamsTopo is the topology description of the streams protocol's members (nil on the
+	// classic protocol).
+	streamsTopo *streamsgroup.Topology
 
 	mu      sync.Mutex
 	threads []*thread
@@ -221,6 +230,9 @@ func (r *Runtime) Start(ctx context.Context) error {
 		return err
 	}
 	r.layout = l
+	if r.cfg.StreamsProtocol {
+		r.streamsTopo = streamsTopology(r.cfg.Topology, r.cfg.ApplicationID, l, r.cfg.ReplicationFactor)
+	}
 	r.subOf = map[string]int{}
 	for _, s := range l.Subtopologies {
 		for _, t := range s.Topics {

@@ -93,7 +93,14 @@ func (th *thread) checkShutdownAssignment() {
 	if th.assignor.lastAssignment().errorCode != assignorErrorShutdownRequested {
 		return
 	}
-	r := th.rt
+	th.rt.applicationShutdownReceived("error code SHUTDOWN_REQUESTED in the assignment of " + th.name)
+}
+
+// applicationShutdownReceived acts on the group's answer to a shutdown request, received by
+// how it came (for the error): a classic assignment's SHUTDOWN_REQUESTED, or the streams
+// group's status SHUTDOWN_APPLICATION (from the member's heartbeat goroutine). The first call shuts the
+// instance down to its error state; it does not block.
+func (r *Runtime) applicationShutdownReceived(how string) {
 	first := r.shutdown.received.CompareAndSwap(false, true)
 	// Keep announcing the request should a thread rejoin before it stops (Java keeps the
 	// received code for the next subscription too).
@@ -101,8 +108,8 @@ func (th *thread) checkShutdownAssignment() {
 	if !first {
 		return
 	}
-	err := fmt.Errorf("%w (error code SHUTDOWN_REQUESTED in the assignment of %s)", ErrApplicationShutdown, th.name)
-	th.log.Error("an instance of the application requested its shutdown; shutting down this instance")
+	err := fmt.Errorf("%w (%s)", ErrApplicationShutdown, how)
+	r.log.Error("an instance of the application requested its shutdown; shutting down this instance", "received", how)
 	r.mu.Lock()
 	if r.fatal == nil {
 		r.fatal = err

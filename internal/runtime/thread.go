@@ -43,8 +43,12 @@ type thread struct {
 
 	// cluster is the thread's view of the cluster, shared by its member, fetcher and producer
 	// (each on connections of its own).
-	cluster  *kafka.Cluster
-	member   *group.Member
+	cluster *kafka.Cluster
+	// member is the group member: classic (group.protocol=classic, the default) or streams
+	// (KIP-1071, membership_streams.go).
+	member   groupMember
+	classic  *group.Member
+	streams  *streamsMember
 	fetcher  *fetch.Fetcher
 	producer *produce.Producer
 	assignor *assignor
@@ -129,8 +133,16 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	if gc.InstanceID != "" {
 		gc.InstanceID = fmt.Sprintf("%s-%d", gc.InstanceID, idx+1) // unique per thread, as Java
 	}
-	if th.member, err = group.New(gc); err != nil {
-		return nil, fmt.Errorf("%s: group member: %w", th.name, err)
+	if r.cfg.StreamsProtocol {
+		if th.streams, err = th.newStreamsMember(gc); err != nil {
+			return nil, fmt.Errorf("%s: streams group member: %w", th.name, err)
+		}
+		th.member = th.streams
+	} else {
+		if th.classic, err = group.New(gc); err != nil {
+			return nil, fmt.Errorf("%s: group member: %w", th.name, err)
+		}
+		th.member = th.classic
 	}
 	fc := r.cfg.Fetch
 	fc.Cluster, fc.ClientID, fc.Logger = cl, th.name+"-consumer", th.log

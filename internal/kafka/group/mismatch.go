@@ -25,8 +25,9 @@ const (
 	GroupTypeShare = "share"
 )
 
-// ProtocolMismatchError is a JoinGroup refused with INCONSISTENT_GROUP_PROTOCOL: the group is
-// run by members of another group protocol (a streams group of Java Kafka Streams on
+// ProtocolMismatchError is a JoinGroup refused with INCONSISTENT_GROUP_PROTOCOL, or a streams
+// member's StreamsGroupHeartbeat answered GROUP_ID_NOT_FOUND (MemberProtocol "streams"): the
+// group is run by members of another group protocol (a streams group of Java Kafka Streams on
 // group.protocol=streams, a consumer group, a share group) or of another protocol type or
 // assignor protocol. errors.Is(err, ErrFatal) and errors.Is(err,
 // sarama.ErrInconsistentGroupProtocol) hold. Java: InconsistentGroupProtocolException.
@@ -39,10 +40,29 @@ type ProtocolMismatchError struct {
 	// ProtocolType is the group's protocol type ("consumer", "connect", ...), "" when not
 	// known; a streams group lists "streams".
 	ProtocolType string
+	// MemberProtocol is the protocol of the member that was refused: "" or "classic" for a
+	// classic member (JoinGroup answered INCONSISTENT_GROUP_PROTOCOL), "streams" for a
+	// streams member (KIP-1071) whose StreamsGroupHeartbeat was answered GROUP_ID_NOT_FOUND
+	// because the group is of another type.
+	MemberProtocol string
+	// Cause is the coordinator's answer when it was not INCONSISTENT_GROUP_PROTOCOL (the
+	// streams member's GROUP_ID_NOT_FOUND, with the broker's message); nil otherwise.
+	Cause error
 }
 
 // Error implements error.
 func (e *ProtocolMismatchError) Error() string {
+	if e.MemberProtocol == GroupTypeStreams {
+		what := "it is not a streams group: its members use another group protocol (group.protocol=classic, or a consumer group), and this member uses the streams protocol (group.protocol=streams, KIP-1071)"
+		if e.GroupType != "" {
+			what = fmt.Sprintf("it is a %s group, and this member uses the streams protocol (group.protocol=streams, KIP-1071)", e.GroupType)
+		}
+		s := fmt.Sprintf("group %q: %v: %s", e.GroupID, ErrFatal, what)
+		if e.Cause != nil {
+			s += " (" + e.Cause.Error() + ")"
+		}
+		return s
+	}
 	var what string
 	switch e.GroupType {
 	case GroupTypeStreams:
@@ -59,8 +79,11 @@ func (e *ProtocolMismatchError) Error() string {
 	return fmt.Sprintf("group %q: %v: %v: %s", e.GroupID, ErrFatal, sarama.ErrInconsistentGroupProtocol, what)
 }
 
-// Unwrap returns ErrFatal and sarama.ErrInconsistentGroupProtocol.
+// Unwrap returns ErrFatal and sarama.ErrInconsistentGroupProtocol, and Cause when set.
 func (e *ProtocolMismatchError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{ErrFatal, sarama.ErrInconsistentGroupProtocol, e.Cause}
+	}
 	return []error{ErrFatal, sarama.ErrInconsistentGroupProtocol}
 }
 

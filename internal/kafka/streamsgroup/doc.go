@@ -37,11 +37,13 @@
 //   - Describe names the group states "Stable", "Empty", ... (capitalized).
 package streamsgroup
 
-// # How the stream thread will run on it (group.protocol=streams, the next step)
+// # How the stream thread runs on it (group.protocol=streams)
 //
-// This package has the wire side only. The runtime side, for the next session, replaces the
-// classic group.Member of a stream thread by a streams member when Config.GroupProtocol is
-// "streams" (then config.go's validateGroupProtocol stops refusing it). The plan, from what
+// This package has the wire side only. The runtime side (internal/runtime/streamsmember.go and
+// membership_streams.go) replaces the classic group.Member of a stream thread by a streams
+// member when Config.GroupProtocol is "streams", following this plan except where noted:
+// TaskOffsets and TaskEndOffsets are sent empty (no lags reported yet), the instance still
+// creates the internal topics at start, and pattern sources are not described. The plan, from what
 // Java's StreamsMembershipManager, StreamsGroupHeartbeatRequestManager and StreamThread do
 // (Kafka 4.4) and what the tests here found:
 //
@@ -69,8 +71,9 @@ package streamsgroup
 // cleanup.policy=delete, retention.ms=-1, segment.bytes=52428800,
 // message.timestamp.type=CreateTime for repartition topics; compact, or compact,delete with
 // retention.ms for window stores, for changelogs); replication factor from
-// replication.factor (0 for the broker's default where Config says -1; to check against
-// Java). Copartition groups (joins) are indexes into the sub-topology's SourceTopics and
+// replication.factor as Java sends it, -1 for the broker's default (checked: with 0 the
+// coordinator refuses a member joining Java's group, INVALID_REQUEST "Topology updates are
+// not supported yet", as it compares the topologies field by field). Copartition groups (joins) are indexes into the sub-topology's SourceTopics and
 // RepartitionSourceTopics. The coordinator creates the internal topics itself
 // (MISSING_INTERNAL_TOPICS until done), so the runtime's own CreateTopics at start is skipped
 // on this protocol; pattern sources go in SourceTopicRegex.
