@@ -312,6 +312,26 @@ const (
 	GroupProtocolStreams GroupProtocol = "streams"
 )
 
+// ignoredOnStreamsProtocol names the settings c sets that a streams group (KIP-1071) takes
+// from its own configuration instead (streams.num.standby.replicas, streams.session.timeout.ms,
+// streams.heartbeat.interval.ms): New logs a warning for each, since they do nothing there.
+func (c *Config) ignoredOnStreamsProtocol() []string {
+	if !strings.EqualFold(string(c.GroupProtocol), string(GroupProtocolStreams)) {
+		return nil
+	}
+	var out []string
+	if c.NumStandbyReplicas > 0 {
+		out = append(out, "num.standby.replicas")
+	}
+	if c.Consumer.SessionTimeout > 0 {
+		out = append(out, "session.timeout.ms")
+	}
+	if c.Consumer.HeartbeatInterval > 0 {
+		out = append(out, "heartbeat.interval.ms")
+	}
+	return out
+}
+
 // validateGroupProtocol checks group.protocol (case-insensitive, as Java).
 func (c *Config) validateGroupProtocol() error {
 	switch GroupProtocol(strings.ToLower(string(c.GroupProtocol))) {

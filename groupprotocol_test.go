@@ -2,8 +2,10 @@ package kstreams
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -62,5 +64,37 @@ func TestGroupProtocolConfig(t *testing.T) {
 	cfg.GroupProtocol = GroupProtocolClassic
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("GroupProtocolClassic: Validate = %v", err)
+	}
+}
+
+// On group.protocol=streams the standby count and the session and heartbeat timings are the
+// group's configs: New warns about each one the instance sets, naming it, and about none on
+// the classic protocol.
+func TestStreamsProtocolIgnoredSettingsWarn(t *testing.T) {
+	for _, c := range []struct {
+		protocol GroupProtocol
+		want     []string
+	}{
+		{GroupProtocolStreams, []string{"num.standby.replicas", "session.timeout.ms", "heartbeat.interval.ms"}},
+		{GroupProtocolClassic, nil},
+	} {
+		var buf strings.Builder
+		cfg := Config{ApplicationID: "a", BootstrapServers: []string{"127.0.0.1:1"}, GroupProtocol: c.protocol,
+			NumStandbyReplicas: 1, Consumer: ConsumerConfig{SessionTimeout: 10 * time.Second, HeartbeatInterval: time.Second},
+			StateDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&buf, nil))}
+		app, err := New(processor.NewTopology(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = app.Close(t.Context())
+		var got []string
+		for _, l := range strings.Split(buf.String(), "\n") {
+			if strings.Contains(l, "group.protocol=streams") {
+				got = append(got, l[strings.Index(l, "property=")+len("property="):])
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: warnings for %v, want %v\n%s", c.protocol, got, c.want, buf.String())
+		}
 	}
 }

@@ -154,7 +154,13 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	ignored := cfg.ignoredOnStreamsProtocol()
 	cfg = cfg.withDefaults()
+	for _, name := range ignored {
+		cfg.Logger.Warn("kstreams: group.protocol=streams: the group's configuration decides this, not the instance's; "+
+			"set the group config (kafka-configs --entity-type groups) or the broker's group.streams.* default",
+			"property", name)
+	}
 	for _, u := range UnknownProperties(cfg.Properties) {
 		attrs := []any{"property", u[0]}
 		if u[1] != "" {
