@@ -13,7 +13,6 @@ import (
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 	"github.com/kstreams-go/kstreams/internal/kafkatest/certs"
-	"github.com/kstreams-go/kstreams/internal/testhooks"
 )
 
 // The word count on a secured broker: SASL_SSL with SCRAM-SHA-512 and SSL with client
@@ -100,7 +99,7 @@ func newSecureEnv(t testing.TB, sb kafkatest.SecureBroker) *secureEnv {
 // as the super user, with the security settings an application with e.admin would use.
 func (e *secureEnv) adminSarama() *sarama.Config {
 	sc := kafkatest.SaramaConfig()
-	base := testhooks.SaramaConfig(&e.admin)
+	base := e.admin.SaramaConfig()
 	sc.Net.TLS, sc.Net.SASL = base.Net.TLS, base.Net.SASL
 	return sc
 }
@@ -135,7 +134,7 @@ func (e *secureEnv) scramUser(t testing.TB, admin sarama.ClusterAdmin, user stri
 	// a connection as the user authenticates.
 	cfg := e.admin
 	cfg.SASLUsername, cfg.SASLPassword = user, pass
-	sc := testhooks.SaramaConfig(&cfg)
+	sc := cfg.SaramaConfig()
 	sc.Metadata.Retry.Max = 0
 	deadline := time.Now().Add(30 * time.Second)
 	for {
