@@ -1,12 +1,14 @@
 package kstream_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kstreams-go/kstreams/conformance"
 	"github.com/kstreams-go/kstreams/kstream"
+	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
 )
 
@@ -32,6 +34,33 @@ var semanticsTopologies = []dslTopology{
 			SelectKey(func(_, v string) string { return v[:1] }).
 			LeftJoin(m, joinVals, kstream.JoinedWith(S, S, S).WithGracePeriod(0)).
 			To("ver-st-derived-output", kstream.ProducedWith(S, S))
+	}},
+	// Typed tombstones (package doc, "Nulls"): the session merge's retractions reach a
+	// re-keying Map through the nullable view (nil *int64) and pass a MapValues and a Filter of
+	// int64 without calling them; Java's equivalents are null-safe functions.
+	{name: "tomb-session", caching: true, types: kinds{"rekeyed": {kS, kL}, "scaled": {conformance.KindBytes, kL}}, build: func(b *kstream.StreamsBuilder) {
+		c := kstream.WindowedBySession(kstream.Stream(b, "tomb-session-input", kstream.ConsumedWith(S, S)).GroupByKey(),
+			kstream.SessionWindowsOfInactivityGapWithNoGrace(10*time.Millisecond)).Count()
+		kstream.ToStreamNullable(c).Map(func(k kstream.Windowed[string], v *int64) (string, *int64) {
+			return fmt.Sprintf("%s@%d-%d", k.Key, k.Window.Start, k.Window.End), v
+		}).To("tomb-session-rekeyed", kstream.ProducedWith(S, serde.Nullable(L)))
+		c.ToStream().MapValues(func(v int64) int64 { return v * 10 }).
+			Filter(func(_ kstream.Windowed[string], v int64) bool { return v > 10 }).
+			To("tomb-session-scaled", kstream.ProducedWith(serde.SessionWindowed(S), L))
+	}},
+	// A table count after deletes (0, not null), a filter of it (tombstones) and a mapValues of
+	// the source table (its deletes), after ToStream: typed int64 functions are not called on
+	// the tombstones, the nullable view shows them to a Filter and a re-keying Map.
+	{name: "tomb-count", caching: true, types: kinds{"counts": {kS, kL}, "even": {kS, kL}, "lengths": {kS, kL}}, build: func(b *kstream.StreamsBuilder) {
+		t := kstream.Table(b, "tomb-count-input", kstream.ConsumedWith(S, S))
+		c := t.GroupBy(func(k, v string) (string, string) { return v, k }, kstream.GroupedWith(S, S)).Count()
+		c.ToStream().MapValues(func(v int64) int64 { return v + 100 }).To("tomb-count-counts", kstream.ProducedWith(S, L))
+		c.Filter(func(_ string, v int64) bool { return v%2 == 0 }).ToStream().
+			MapValues(func(v int64) int64 { return v + 100 }).To("tomb-count-even", kstream.ProducedWith(S, L))
+		lengths := kstream.KTable[string, string].MapValues(t, func(v string) int64 { return int64(len(v)) })
+		kstream.ToStreamNullable(lengths).Filter(func(_ string, v *int64) bool { return v == nil || *v > 1 }).
+			Map(func(k string, v *int64) (string, *int64) { return strings.ToUpper(k), v }).
+			To("tomb-count-lengths", kstream.ProducedWith(S, serde.Nullable(L)))
 	}},
 }
 

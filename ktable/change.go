@@ -8,7 +8,9 @@
 // KStreamAggregate, KStreamReduce, ChangedSerializer/ChangedDeserializer, TimestampedTupleForwarder).
 //
 // Everything here is untyped, as records travel through the engine: keys and values are `any`
-// and nil is Java's null. The typed user functions of package kstream are adapted to the
+// and nil is Java's null. The table processors never call their functions with a null value
+// (a delete passes as New nil, as in Java), and nothing here turns a null into a value; package
+// kstream's doc ("Nulls") states the rule typed functions follow. The typed user functions of package kstream are adapted to the
 // untyped function types of this package (Predicate, ValueMapper, ...) by kstream. Applications
 // do not use this package directly; operator authors (joins, windowed aggregations) do: see
 // /work/notes/dsl-structure.md.

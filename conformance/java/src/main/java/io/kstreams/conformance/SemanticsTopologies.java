@@ -4,12 +4,17 @@ import java.time.Duration;
 import java.util.List;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Joined;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.SessionWindows;
+import org.apache.kafka.streams.kstream.Windowed;
+import org.apache.kafka.streams.kstream.WindowedSerdes;
 import org.apache.kafka.streams.state.Stores;
 
 /**
@@ -25,6 +30,7 @@ final class SemanticsTopologies {
     }
 
     static final Serde<String> S = Serdes.String();
+    static final Serde<Long> L = Serdes.Long();
 
     static List<RefTopology> all() {
         return List.of(
@@ -50,7 +56,31 @@ final class SemanticsTopologies {
                 b.stream("ver-st-derived-stream", Consumed.with(S, S)).selectKey((k, v) -> v.substring(0, 1))
                     .leftJoin(m, TableJoinTopologies.J, Joined.<String, String, String>with(S, S, S).withGracePeriod(Duration.ZERO))
                     .to("ver-st-derived-output", Produced.with(S, S));
-            }, "output", DslTopologies.SS)
+            }, "output", DslTopologies.SS),
+            // a session count (gap 10 ms): merging sessions retracts the old ones with
+            // tombstones. Re-keyed by a mapper that passes the null on (the Go port sees it
+            // through the nullable view), scaled and filtered by null-safe functions (the Go
+            // port's typed functions are not called on tombstones, which pass through).
+            new DslTopologies.Dsl("tomb-session", b -> {
+                final KTable<Windowed<String>, Long> c = b.stream("tomb-session-input", Consumed.with(S, S)).groupByKey()
+                    .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(Duration.ofMillis(10))).count();
+                c.toStream().map((k, v) -> KeyValue.pair(k.key() + "@" + k.window().start() + "-" + k.window().end(), v))
+                    .to("tomb-session-rekeyed", Produced.with(S, L));
+                c.toStream().mapValues(v -> v == null ? null : v * 10).filter((k, v) -> v == null || v > 10)
+                    .to("tomb-session-scaled", Produced.with(WindowedSerdes.sessionWindowedSerdeFrom(String.class), L));
+            }, "rekeyed", DslTopologies.SL, "scaled", new RefTopology.TopicTypes(ValueType.BYTES, ValueType.LONG)),
+            // counts of a table re-grouped by value: a delete in the source table decrements a
+            // count (to 0, not null); a filter of the counts turns the odd ones into tombstones,
+            // and a mapValues of the source table forwards its deletes; both reach null-safe
+            // functions after toStream.
+            new DslTopologies.Dsl("tomb-count", b -> {
+                final KTable<String, String> t = b.table("tomb-count-input", Consumed.with(S, S));
+                final KTable<String, Long> c = t.groupBy((k, v) -> KeyValue.pair(v, k), Grouped.with(S, S)).count();
+                c.toStream().mapValues(v -> v == null ? null : v + 100).to("tomb-count-counts", Produced.with(S, L));
+                c.filter((k, v) -> v % 2 == 0).toStream().mapValues(v -> v == null ? null : v + 100).to("tomb-count-even", Produced.with(S, L));
+                t.mapValues(v -> (long) v.length()).toStream().filter((k, v) -> v == null || v > 1)
+                    .map((k, v) -> KeyValue.pair(k.toUpperCase(), v)).to("tomb-count-lengths", Produced.with(S, L));
+            }, "counts", DslTopologies.SL, "even", DslTopologies.SL, "lengths", DslTopologies.SL)
         );
     }
 }
