@@ -21,7 +21,9 @@ func TestTombstonesNeverBecomeValues(t *testing.T) {
 	var calls []string
 	call := func(what string, v int64) { calls = append(calls, fmt.Sprintf("%s(%d)", what, v)) }
 	out := kstream.ProducedWith(S, serde.Nullable(L))
-	nullable := func(st kstream.KStream[string, int64]) kstream.KStream[string, *int64] { return kstream.NullableValues(st) }
+	nullable := func(st kstream.KStream[string, int64]) kstream.KStream[string, *int64] {
+		return kstream.NullableValues(st)
+	}
 	nullable(s.MapValues(func(v int64) int64 { call("mapValues", v); return v + 1 })).To("mapvalues", out)
 	nullable(s.Filter(func(_ string, v int64) bool { call("filter", v); return v > 100 })).To("filter", out)
 	nullable(s.FlatMapValues(func(v int64) []int64 { call("flatMapValues", v); return []int64{v, v} })).To("flatmapvalues", out)
