@@ -318,7 +318,8 @@ func (s KStream[K, V]) JoinWithKey[VO, VR any](table KTable[K, VO], joiner func(
 }
 
 // LeftJoin is Join that keeps records without a table value (and null-key records with a
-// value): they are joined with null (the zero VO). Processor "KSTREAM-LEFTJOIN-<n>".
+// value): they are joined with null (the zero VO; nil when table is viewed with
+// NullableTableValues). Processor "KSTREAM-LEFTJOIN-<n>".
 // Java: KStream.leftJoin(KTable, ValueJoiner, Joined).
 func (s KStream[K, V]) LeftJoin[VO, VR any](table KTable[K, VO], joiner func(value V, tableValue VO) VR, joined ...Joined[K, V, VO]) KStream[K, VR] {
 	var f func(K, V, VO) VR
