@@ -23,14 +23,19 @@ type BranchedKStream[K, V any] struct {
 func (s KStream[K, V]) Split(named ...Named) *BranchedKStream[K, V] {
 	name := s.impl().b.orElseGenerate(lastNamed(named), branchName)
 	bs := &BranchedKStream[K, V]{src: s, name: name, out: map[string]KStream[K, V]{}}
+	vNil := nillable[V]()
 	bs.node = s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
-		k, v, err := cast2[K, V](r.Key, r.Value)
-		if err != nil {
-			return err
-		}
-		for i, p := range bs.preds {
-			if p(k, v) {
-				return ctx.ForwardTo(r, bs.children[i])
+		// A tombstone of a non-nillable value type is not given to the predicates: it goes to
+		// the default branch, if any.
+		if !tombstoneFor(vNil, r.Value) {
+			k, v, err := cast2[K, V](r.Key, r.Value)
+			if err != nil {
+				return err
+			}
+			for i, p := range bs.preds {
+				if p(k, v) {
+					return ctx.ForwardTo(r, bs.children[i])
+				}
 			}
 		}
 		if len(bs.children) > len(bs.preds) {

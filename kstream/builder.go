@@ -13,8 +13,43 @@
 //	topology, err := b.Build()
 //
 // Type-changing operators are generic methods (Go 1.27). Records travel untyped through the
-// engine (nil is Java's null); user functions get typed values, with null turned into the zero
-// value of non-nillable types (use pointer types, e.g. serde.Nullable, to see nulls).
+// engine (nil is Java's null); user functions get typed values.
+//
+// # Nulls
+//
+// One rule holds in the whole DSL: a null value (a tombstone: a deleted table row, a session
+// a merge retracted, an update a table filter dropped, a null record value on a topic) is never
+// turned into a non-null value. A function whose value type can hold nil (a pointer such as
+// serde.Nullable's *T, a slice, a map, an interface) gets the null as nil, exactly as Java
+// passes null, and decides. A function whose value type cannot (int64, string, a struct) is not
+// given the null as a value; the tombstone then goes on as a tombstone, or is dropped where
+// nothing else is possible:
+//
+//   - value functions (MapValues, FlatMapValues, Filter, FilterNot, Peek, Split's predicates)
+//     are not called: the record is forwarded with its null value (Filter keeps it, Split sends
+//     it to the default branch if there is one, FlatMapValues forwards it once), as Java
+//     forwards the null a null-safe function returns; Foreach is not called;
+//   - key selectors (SelectKey, GroupBy, KTable.ToStreamMapper, Deduplicate's id extractor)
+//     are called with the zero value and only give the key: the record stays a tombstone
+//     (Java calls them with null);
+//   - Map and FlatMap, which compute the value too, are not called: the tombstone is dropped and
+//     counted in the task's dropped-records metric (Java would call the mapper with null);
+//   - table operators (KTable.Filter, MapValues, GroupBy) and aggregations never call their
+//     functions with a null, as in Java; a left or outer join's missing side is not a value
+//     either: the joiner gets the zero value of a non-nillable type.
+//
+// To see tombstones with a typed function, view the values through pointers: [NullableValues]
+// (a stream), [ToStreamNullable] (a table's updates) and [NullableTableValues] (a table, e.g.
+// the other side of a left join) give *V values, nil for null, without adding a node; serdes
+// downstream of the view are Serde[*V] (serde.Nullable). For example, a session count re-keyed
+// with its retractions, as Java's counts.toStream().map(...) does:
+//
+//	kstream.ToStreamNullable(counts).Map(func(k kstream.Windowed[string], n *int64) (string, *int64) {
+//		return k.Key, n // n == nil: the session was merged away
+//	}).To("sessions", kstream.ProducedWith(serde.String(), serde.Nullable(serde.Int64())))
+//
+// The Processor API (Process, ProcessValues) is not covered: its typed records carry the zero
+// value of a non-nillable V for null; use a pointer V there.
 //
 // Errors: operators do not return errors; misuse (an invalid or duplicate name, a nil function,
 // streams reading overlapping but not equal topic lists, a foreign-key join's Materialized of
@@ -484,7 +519,9 @@ func boxLike[T any](v T, other any) any {
 // an operator's function expects (e.g. a default serde of another type). Java: ClassCastException.
 var ErrRecordType = processor.ErrRecordTypeMismatch
 
-// cast turns an engine value into T: nil becomes the zero value.
+// cast turns an engine value into T: nil becomes the zero value (the operators never give a
+// null value to a function whose value type is not nillable: see nillable), and a value of type
+// X becomes a new *X when T is *X (the nullable views, KStream.NullableValues).
 func cast[T any](what string, v any) (T, error) {
 	var zero T
 	if v == nil {
@@ -492,9 +529,36 @@ func cast[T any](what string, v any) (T, error) {
 	}
 	t, ok := v.(T)
 	if !ok {
+		if p, ok := serde.PointerTo[T](v); ok {
+			return p, nil
+		}
 		return zero, fmt.Errorf("%w: %s has type %T, the function expects %s", ErrRecordType, what, v, typeName[T]())
 	}
 	return t, nil
+}
+
+// nillable reports whether T can hold nil (pointer, slice, map, interface, func, channel).
+// The DSL's rule for nulls (package doc): a function whose value parameter is nillable gets a
+// null value as nil; one whose value type is not is never called for a null value.
+func nillable[T any]() bool {
+	switch reflect.TypeFor[T]().Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return true
+	}
+	return false
+}
+
+// tombstoneFor reports whether a record value v is a null that a function of value type V must
+// not see (v is nil and V is not nillable); vNil is nillable[V](), computed once per operator.
+func tombstoneFor(vNil bool, v any) bool { return v == nil && !vNil }
+
+// dropTombstone counts a tombstone a key-changing operator cannot re-key without calling its
+// function (see the package doc) as a dropped record. Java would call the function with null.
+func dropTombstone(ctx processor.ProcessorContext[any, any]) error {
+	if d, ok := ctx.(interface{ RecordDropped(n int64) }); ok {
+		d.RecordDropped(1)
+	}
+	return nil
 }
 
 func cast2[K, V any](key, value any) (K, V, error) {

@@ -1,10 +1,12 @@
 package kstream
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/kstreams-go/kstreams/ktable"
 	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
 )
 
 // Name prefixes of the join processors (Java: KStreamImpl's and KTableImpl's constants).
@@ -126,6 +128,12 @@ type streamTableJoin struct {
 	keyMapper func(key, value any) (any, error) // nil: the record key
 	joiner    untypedJoiner
 	left      bool
+	// bufferStore names the grace-period buffer (KIP-923; "" without grace); keySerde and
+	// valueSerde serialize the buffered records (nil: the default serdes), with the join's
+	// name as topic.
+	bufferStore          string
+	name                 string
+	keySerde, valueSerde serde.Serde[any]
 }
 
 func (j *streamTableJoin) Get() processor.Processor[any, any, any, any] {
@@ -133,14 +141,42 @@ func (j *streamTableJoin) Get() processor.Processor[any, any, any, any] {
 }
 
 type streamTableJoinProc struct {
-	j      *streamTableJoin
-	getter ktable.ValueGetter
-	ctx    processor.ProcessorContext[any, any]
+	j                    *streamTableJoin
+	getter               ktable.ValueGetter
+	versioned            bool
+	buf                  *ktable.JoinBuffer
+	keySerde, valueSerde serde.Serde[any]
+	ctx                  processor.ProcessorContext[any, any]
 }
 
 func (p *streamTableJoinProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.ctx = ctx
-	return p.getter.Init(ctx)
+	if err := p.getter.Init(ctx); err != nil {
+		return err
+	}
+	p.versioned = ktable.IsVersionedGetter(p.getter)
+	if p.j.bufferStore == "" {
+		return nil
+	}
+	if !p.versioned {
+		return dslErr(ErrJoinGrace, "%s: the table must be versioned to use a grace period in a stream-table join", p.j.name)
+	}
+	var err error
+	if p.buf, err = processor.GetStateStore[*ktable.JoinBuffer](ctx, p.j.bufferStore); err != nil {
+		return err
+	}
+	p.keySerde, p.valueSerde = p.j.keySerde, p.j.valueSerde
+	if p.keySerde == nil {
+		p.keySerde = ctx.KeySerde()
+	}
+	if p.valueSerde == nil {
+		p.valueSerde = ctx.ValueSerde()
+	}
+	if p.keySerde == nil || p.valueSerde == nil {
+		return fmt.Errorf("%s: no serdes for the grace-period buffer %s: give Joined key and value serdes or set default.key.serde and default.value.serde",
+			p.j.name, p.j.bufferStore)
+	}
+	return nil
 }
 
 func (p *streamTableJoinProc) mapKey(r processor.Record[any, any]) (any, error) {
@@ -160,9 +196,57 @@ func (p *streamTableJoinProc) Process(r processor.Record[any, any]) error {
 	if !(p.j.left && r.Key == nil && r.Value != nil) && (mapped == nil || r.Value == nil) {
 		return nil
 	}
+	// A null-key record of a left join is not buffered: it joins with null at once.
+	if p.buf == nil || r.Key == nil {
+		return p.join(r, mapped)
+	}
+	kb, err := p.keySerde.Serialize(p.j.name, nil, r.Key)
+	if err != nil {
+		return fmt.Errorf("%s: serialize key for the buffer: %w", p.j.name, err)
+	}
+	vb, err := p.valueSerde.Serialize(p.j.name, nil, r.Value)
+	if err != nil {
+		return fmt.Errorf("%s: serialize value for the buffer: %w", p.j.name, err)
+	}
+	rc := processor.RecordContext{Timestamp: r.Timestamp, Headers: r.Headers, Partition: -1, Offset: -1}
+	if md, ok := p.ctx.RecordMetadata(); ok {
+		rc.Topic, rc.Partition, rc.Offset = md.Topic, md.Partition, md.Offset
+	}
+	buffered, err := p.buf.Put(kb, vb, rc)
+	if err != nil {
+		return err
+	}
+	if !buffered { // later than the grace period: joined at once (Java)
+		return p.join(r, mapped)
+	}
+	return p.buf.EvictExpired(p.emit)
+}
+
+// emit joins a record leaving the buffer (its key is the stream key: no key mapper with grace).
+func (p *streamTableJoinProc) emit(br ktable.BufferedRecord) error {
+	key, err := p.keySerde.Deserialize(p.j.name, nil, br.Key)
+	if err != nil {
+		return fmt.Errorf("%s: deserialize buffered key: %w", p.j.name, err)
+	}
+	value, err := p.valueSerde.Deserialize(p.j.name, nil, br.Value)
+	if err != nil {
+		return fmt.Errorf("%s: deserialize buffered value: %w", p.j.name, err)
+	}
+	return p.join(processor.Record[any, any]{Key: key, Value: value, Timestamp: br.Context.Timestamp, Headers: br.Context.Headers}, key)
+}
+
+// join looks the mapped key up (as of the record's timestamp in a versioned table, KIP-914)
+// and forwards the joined record.
+func (p *streamTableJoinProc) join(r processor.Record[any, any], mapped any) error {
 	var other any
 	if mapped != nil {
-		vt, err := p.getter.Get(mapped)
+		var vt *ktable.ValueAndTimestamp
+		var err error
+		if p.versioned {
+			vt, err = p.getter.(ktable.VersionedValueGetter).GetAsOf(mapped, r.Timestamp)
+		} else {
+			vt, err = p.getter.Get(mapped)
+		}
 		if err != nil {
 			return err
 		}
@@ -183,9 +267,37 @@ func (p *streamTableJoinProc) Process(r processor.Record[any, any]) error {
 
 func (p *streamTableJoinProc) Close() error { p.getter.Close(); return nil }
 
+// checkGrace fails with ErrJoinGrace unless every store the join reads is versioned with a
+// history retention of at least graceMs (Java: StreamTableJoinNode.writeToTopology).
+func checkGrace(t *processor.Topology, name string, graceMs int64, stores []string) error {
+	if graceMs < 0 {
+		return dslErr(ErrJoinGrace, "%s: grace period must not be negative (got %d ms)", name, graceMs)
+	}
+	if len(stores) == 0 {
+		return dslErr(ErrJoinGrace, "%s: the table must be versioned to use a grace period in a stream-table join", name)
+	}
+	for _, s := range stores {
+		st := t.Internal().Store(s)
+		var v interface{ HistoryRetentionMs() int64 }
+		ok := false
+		if st != nil {
+			v, ok = st.Builder.(interface{ HistoryRetentionMs() int64 })
+		}
+		if !ok {
+			return dslErr(ErrJoinGrace, "%s: the table must be versioned to use a grace period in a stream-table join (store %s is not versioned; use MaterializedAsVersioned)", name, s)
+		}
+		if graceMs > v.HistoryRetentionMs() {
+			return dslErr(ErrJoinGrace, "%s: the history retention of store %s (%d ms) must be at least the grace period (%d ms)", name, s, v.HistoryRetentionMs(), graceMs)
+		}
+	}
+	return nil
+}
+
 // Join joins each record of this stream with the table's current value for its key (inner
 // join: records whose key has no table value, and records with a null key or value, are
-// dropped); the result has the stream record's key and timestamp and the value joiner(value,
+// dropped); against a versioned table (MaterializedAsVersioned, or a filter/mapValues of one
+// that is not materialized) it is the version as of the record's timestamp (KIP-914), and
+// Joined.WithGracePeriod makes records wait for out-of-order table updates (KIP-923); the result has the stream record's key and timestamp and the value joiner(value,
 // tableValue). If this stream's key was changed (SelectKey, Map, ...) it is repartitioned first
 // through "<name or stream name>-repartition" with the Joined's serdes. The stream and table
 // must be co-partitioned (checked when the application starts; fixed repartition counts at
@@ -206,7 +318,8 @@ func (s KStream[K, V]) JoinWithKey[VO, VR any](table KTable[K, VO], joiner func(
 }
 
 // LeftJoin is Join that keeps records without a table value (and null-key records with a
-// value): they are joined with null (the zero VO). Processor "KSTREAM-LEFTJOIN-<n>".
+// value): they are joined with null (the zero VO; nil when table is viewed with
+// NullableTableValues). Processor "KSTREAM-LEFTJOIN-<n>".
 // Java: KStream.leftJoin(KTable, ValueJoiner, Joined).
 func (s KStream[K, V]) LeftJoin[VO, VR any](table KTable[K, VO], joiner func(value V, tableValue VO) VR, joined ...Joined[K, V, VO]) KStream[K, VR] {
 	var f func(K, V, VO) VR
@@ -244,7 +357,21 @@ func streamTableJoinOp[K, V, VO, VR any](s KStream[K, V], table KTable[K, VO], j
 		b.fail(dslErr(ErrNilFunction, "%s: joiner must not be nil", name))
 	}
 	getter := table.t.supplier.View()
-	sup := &streamTableJoin{getter: getter, joiner: joinerOf(joiner), left: left}
+	sup := &streamTableJoin{getter: getter, joiner: joinerOf(joiner), left: left, name: name}
+	var buffer *ktable.JoinBufferBuilder
+	if jd.hasGrace {
+		// Java 4.4: the buffer serdes are Joined's, else the stream's (else the defaults).
+		sup.bufferStore = name + "-Buffer"
+		sup.keySerde, sup.valueSerde = this.keySerde, this.valueSerde
+		if jd.keySerde != nil {
+			sup.keySerde = untyped(jd.keySerde)
+		}
+		if jd.valueSerde != nil {
+			sup.valueSerde = untyped(jd.valueSerde)
+		}
+		buffer = &ktable.JoinBufferBuilder{StoreName: sup.bufferStore, GraceMs: jd.graceMs}
+		b.checkName(sup.bufferStore)
+	}
 	tableNode := table.t.name
 	n := b.addNode(&graphNode{name: name, write: func(t *processor.Topology, parents []string) error {
 		if err := copartition(t, name, parents[0], tableNode); err != nil {
@@ -253,8 +380,20 @@ func streamTableJoinOp[K, V, VO, VR any](s KStream[K, V], table KTable[K, VO], j
 		if err := t.AddProcessor(name, processor.ProcessorSupplier[any, any, any, any](sup), parents...); err != nil {
 			return err
 		}
-		if stores := getter.StoreNames(); len(stores) > 0 {
+		stores := getter.StoreNames()
+		if len(stores) > 0 {
 			t.Internal().MarkStoreReaders(name, stores...) // the join looks the table up
+		}
+		if buffer != nil {
+			if err := checkGrace(t, name, jd.graceMs, stores); err != nil {
+				return err
+			}
+			if err := t.AddStateStore(*buffer); err != nil {
+				return err
+			}
+			stores = append(slices.Clone(stores), buffer.StoreName)
+		}
+		if len(stores) > 0 {
 			return t.ConnectProcessorAndStateStores(name, stores...)
 		}
 		return nil

@@ -25,7 +25,8 @@ func (t KTable[K, V]) Join[VO, VR any](other KTable[K, VO], joiner func(V, VO) V
 
 // LeftJoin returns the left join of this table with other on the primary key: a row exists
 // while this table has a value; joiner gets otherValue as the zero value of VO when other has
-// none (Java: null). The result timestamp is the max of both rows' (this row's when other has
+// none (Java: null; a pointer VO, e.g. other viewed with NullableTableValues, gets nil). The
+// result timestamp is the max of both rows' (this row's when other has
 // none). Options and errors as for [KTable.Join]. Java: KTable.leftJoin(KTable, ValueJoiner[,
 // Named][, Materialized]).
 func (t KTable[K, V]) LeftJoin[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
@@ -34,7 +35,7 @@ func (t KTable[K, V]) LeftJoin[VO, VR any](other KTable[K, VO], joiner func(V, V
 
 // OuterJoin returns the outer join of this table with other on the primary key: a row exists
 // while either table has a value; the missing side reaches joiner as its zero value (Java:
-// null). Options and errors as for [KTable.Join]. Java: KTable.outerJoin(KTable, ValueJoiner[,
+// null; view a side with NullableTableValues to get nil). Options and errors as for [KTable.Join]. Java: KTable.outerJoin(KTable, ValueJoiner[,
 // Named][, Materialized]).
 func (t KTable[K, V]) OuterJoin[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
 	return tableTableJoin[K, V, VO, VR](t, other.t, joiner, true, true, "OuterJoin", opts)

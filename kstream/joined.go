@@ -100,15 +100,48 @@ func (w JoinWindows) String() string {
 	return fmt.Sprintf("JoinWindows{beforeMs=%d, afterMs=%d, graceMs=%d}", w.beforeMs, w.afterMs, w.graceMs)
 }
 
-// Joined gives the serdes and the processor name of a stream-table join: the key serde, the
-// stream's value serde and the table's value serde, used when the stream must be repartitioned
-// first (nil: the stream's serdes, else the defaults). The name names the join processor (and a
-// repartition topic "<name>-repartition"). Java counterpart: org.apache.kafka.streams.kstream.Joined.
+// Joined gives the serdes, the processor name and the grace period of a stream-table join: the
+// key serde, the stream's value serde and the table's value serde, used when the stream must be
+// repartitioned first and by the grace-period buffer (nil: the stream's serdes, else the
+// defaults). The name names the join processor (and a repartition topic "<name>-repartition").
+// The grace period (see WithGracePeriod) needs a versioned table. Java counterpart:
+// org.apache.kafka.streams.kstream.Joined.
 type Joined[K, V, VO any] struct {
 	keySerde        serde.Serde[K]
 	valueSerde      serde.Serde[V]
 	otherValueSerde serde.Serde[VO]
 	name            string
+	graceMs         int64
+	hasGrace        bool
+}
+
+// ErrJoinGrace is returned by Build for a stream-table join whose grace period cannot be
+// honoured: the table is not versioned (Java: IllegalArgumentException "KTable must be
+// versioned to use a grace period in a stream table join."), its history retention is shorter
+// than the grace period (Java: "History retention must be at least grace period."), or the
+// grace period is negative (Java does not check this). It also matches [ErrInvalidTopology].
+var ErrJoinGrace = errors.New("invalid stream-table join grace period")
+
+// WithGracePeriod returns a copy with a grace period for the stream side (KIP-923): each stream
+// record waits in a time-ordered buffer (the state store "<join name>-Buffer", changelogged as
+// "<application.id>-<join name>-Buffer-changelog") until stream time, the largest timestamp
+// buffered, passes the record's timestamp by more than grace; records then leave the buffer in
+// timestamp order and join with the table's version as of their timestamp. A record already
+// older than stream time minus grace when it arrives joins at once (with the version as of its
+// timestamp, null beyond the table's history retention). Records still buffered are not joined
+// until later records advance stream time. The table must be versioned (MaterializedAsVersioned)
+// with a history retention of at least grace, else Build fails with ErrJoinGrace. A left join's
+// null-key records are never buffered (Java 4.4 fails on them). Grace 0 joins each record at
+// once except that out-of-order ones still see the version as of their timestamp. Java:
+// Joined.withGracePeriod(Duration).
+func (j Joined[K, V, VO]) WithGracePeriod(grace time.Duration) Joined[K, V, VO] {
+	j.graceMs, j.hasGrace = grace.Milliseconds(), true
+	return j
+}
+
+// GracePeriod returns the grace period and whether one is set.
+func (j Joined[K, V, VO]) GracePeriod() (time.Duration, bool) {
+	return time.Duration(j.graceMs) * time.Millisecond, j.hasGrace
 }
 
 // JoinedWith returns a Joined with the three serdes (any may be nil). Java: Joined.with.

@@ -113,6 +113,15 @@ func StreamPattern[K, V any](b *StreamsBuilder, pattern string, consumed ...Cons
 // Name returns the name of the processor node that produces this stream.
 func (s KStream[K, V]) Name() string { return s.impl().name }
 
+// NullableValues returns s with its values seen through pointers: downstream functions get a
+// null value as nil and any other value as a pointer to a copy of it, so that they can see
+// tombstones (functions of non-nillable value types are never called for them: see the package
+// doc). The stream is the same (no node is added, Describe is unchanged); serdes given
+// downstream of the view are Serde[*V] (serde.Nullable) and serialize the underlying values
+// through it. It is a function because a method of KStream[K, V] cannot return KStream[K, *V]
+// (Go refuses the instantiation cycle). (No Java counterpart: Java's functions see null.)
+func NullableValues[K, V any](s KStream[K, V]) KStream[K, *V] { return KStream[K, *V]{s: s.impl()} }
+
 // Filter keeps the records for which pred returns true. Java: filter.
 func (s KStream[K, V]) Filter(pred func(K, V) bool, named ...Named) KStream[K, V] {
 	return s.filter(pred, false, named)
@@ -126,7 +135,11 @@ func (s KStream[K, V]) FilterNot(pred func(K, V) bool, named ...Named) KStream[K
 func (s KStream[K, V]) filter(pred func(K, V) bool, not bool, named []Named) KStream[K, V] {
 	name := s.impl().b.orElseGenerate(lastNamed(named), filterName)
 	s.checkFunc(name, pred == nil)
+	vNil := nillable[V]()
 	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		if tombstoneFor(vNil, r.Value) {
+			return ctx.Forward(r) // the predicate is not called on a tombstone: it passes
+		}
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -154,6 +167,8 @@ func (s KStream[K, V]) SelectKey[KR any](f func(K, V) KR, named ...Named) KStrea
 	return KStream[KR, V]{s: s.derive(name, n, nil, s.impl().valueSerde, true)}
 }
 
+// selectKeyFunc calls f even for a tombstone (with the zero V when V is not nillable): its
+// result is only the key, the value stays null (see the package doc).
 func selectKeyFunc[K, V, KR any](f func(K, V) KR) procFunc {
 	return func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		k, v, err := cast2[K, V](r.Key, r.Value)
@@ -170,7 +185,11 @@ func selectKeyFunc[K, V, KR any](f func(K, V) KR) procFunc {
 func (s KStream[K, V]) Map[KR, VR any](f func(K, V) (KR, VR), named ...Named) KStream[KR, VR] {
 	name := s.impl().b.orElseGenerate(lastNamed(named), mapName)
 	s.checkFunc(name, f == nil)
+	vNil := nillable[V]()
 	n := s.keyChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		if tombstoneFor(vNil, r.Value) {
+			return dropTombstone(ctx)
+		}
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -200,7 +219,11 @@ func (s KStream[K, V]) MapValuesWithKey[VR any](f func(K, V) VR, named ...Named)
 func mapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) VR, named []Named) KStream[K, VR] {
 	name := s.s.b.orElseGenerate(lastNamed(named), mapValuesName)
 	s.checkFunc(name, f == nil)
+	vNil := nillable[V]()
 	n := s.valueChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		if tombstoneFor(vNil, r.Value) {
+			return ctx.Forward(r) // not called on a tombstone: it passes as a tombstone
+		}
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -216,7 +239,11 @@ func mapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) VR, named []Na
 func (s KStream[K, V]) FlatMap[KR, VR any](f func(K, V) []KeyValue[KR, VR], named ...Named) KStream[KR, VR] {
 	name := s.impl().b.orElseGenerate(lastNamed(named), flatMapName)
 	s.checkFunc(name, f == nil)
+	vNil := nillable[V]()
 	n := s.keyChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		if tombstoneFor(vNil, r.Value) {
+			return dropTombstone(ctx)
+		}
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -252,7 +279,11 @@ func (s KStream[K, V]) FlatMapValuesWithKey[VR any](f func(K, V) []VR, named ...
 func flatMapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) []VR, named []Named) KStream[K, VR] {
 	name := s.s.b.orElseGenerate(lastNamed(named), flatMapValuesName)
 	s.checkFunc(name, f == nil)
+	vNil := nillable[V]()
 	n := s.valueChanging(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		if tombstoneFor(vNil, r.Value) {
+			return ctx.Forward(r) // not called on a tombstone: it passes as one tombstone
+		}
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -273,7 +304,11 @@ func flatMapValuesWithKey[K, V, VR any](s KStream[K, V], f func(K, V) []VR, name
 func (s KStream[K, V]) Peek(f func(K, V), named ...Named) KStream[K, V] {
 	name := s.impl().b.orElseGenerate(lastNamed(named), peekName)
 	s.checkFunc(name, f == nil)
+	vNil := nillable[V]()
 	n := s.stateless(name, func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		if tombstoneFor(vNil, r.Value) {
+			return ctx.Forward(r)
+		}
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err
@@ -288,7 +323,11 @@ func (s KStream[K, V]) Peek(f func(K, V), named ...Named) KStream[K, V] {
 func (s KStream[K, V]) Foreach(f func(K, V), named ...Named) {
 	name := s.impl().b.orElseGenerate(lastNamed(named), foreachName)
 	s.checkFunc(name, f == nil)
+	vNil := nillable[V]()
 	s.stateless(name, func(_ processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
+		if tombstoneFor(vNil, r.Value) {
+			return nil
+		}
 		k, v, err := cast2[K, V](r.Key, r.Value)
 		if err != nil {
 			return err

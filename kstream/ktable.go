@@ -269,6 +269,25 @@ func (t KTable[K, V]) ToStream(named ...Named) KStream[K, V] {
 	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: t.t.keySerde, valueSerde: t.t.valueSerde, sourceNodes: t.t.sourceNodes}}
 }
 
+// ToStreamNullable is t.ToStream(named...) with the values seen through pointers
+// (NullableValues): a tombstone (a deleted row, a retracted session, a filtered-out update) is
+// a nil *V, any other value a pointer to a copy of it. It is the typed way to see deletes
+// whatever V is, for instance to re-key them (Map, SelectKey), where a function of a
+// non-nillable V is not called for them (see the package doc). It adds only ToStream's node.
+// It is a function, not a method, because a method of KTable[K, V] cannot return KTable or
+// KStream of *V (Go refuses the instantiation cycle). Java: toStream(), whose functions see null.
+func ToStreamNullable[K, V any](t KTable[K, V], named ...Named) KStream[K, *V] {
+	return NullableValues(t.ToStream(named...))
+}
+
+// NullableTableValues returns t with its values seen through pointers: functions given its
+// values (joiners, filters, mappers, selectors) get nil for null and a pointer to a copy of the
+// value otherwise; a left or outer join's missing side becomes nil instead of the zero value.
+// The table is the same (no node, no store): Materialized and Produced serdes of the view are
+// Serde[*V] (serde.Nullable) and serialize the underlying values through it. (No Java
+// counterpart: Java's functions see null.)
+func NullableTableValues[K, V any](t KTable[K, V]) KTable[K, *V] { return KTable[K, *V]{t: t.t} }
+
 // ToStreamMapper returns the stream of the table's updates (deletes as null values), each
 // re-keyed by mapper from the row's key and new value (a windowed table's Windowed key to its
 // plain key, for instance). As in Java it is ToStream(named) followed by SelectKey(mapper):

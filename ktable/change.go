@@ -8,7 +8,9 @@
 // KStreamAggregate, KStreamReduce, ChangedSerializer/ChangedDeserializer, TimestampedTupleForwarder).
 //
 // Everything here is untyped, as records travel through the engine: keys and values are `any`
-// and nil is Java's null. The typed user functions of package kstream are adapted to the
+// and nil is Java's null. The table processors never call their functions with a null value
+// (a delete passes as New nil, as in Java), and nothing here turns a null into a value; package
+// kstream's doc ("Nulls") states the rule typed functions follow. The typed user functions of package kstream are adapted to the
 // untyped function types of this package (Predicate, ValueMapper, ...) by kstream. Applications
 // do not use this package directly; operator authors (joins, windowed aggregations) do: see
 // /work/notes/dsl-structure.md.
@@ -129,4 +131,42 @@ func valueOf(v *ValueAndTimestamp) any {
 		return nil
 	}
 	return v.Value
+}
+
+// VersionedValueGetter is implemented by the value getters of versioned tables (a versioned
+// source table, and the filters and mapValues over one that are not materialized): GetAsOf
+// returns the table's value of key as of asOf (ms), the version with the largest timestamp
+// <= asOf, or nil (no such version, a tombstone, or asOf beyond the history retention).
+// IsVersioned reports whether the getter is bound to a versioned store (known after Init).
+// Stream-table joins read the version as of each stream record's timestamp through it (KIP-914,
+// KIP-923). Java counterpart: KTableValueGetter.isVersioned and get(key, asOfTimestamp).
+type VersionedValueGetter interface {
+	ValueGetter
+	// IsVersioned reports whether GetAsOf answers as-of queries; valid after Init.
+	IsVersioned() bool
+	// GetAsOf returns the value of key as of asOf (ms), or nil.
+	GetAsOf(key any, asOf int64) (*ValueAndTimestamp, error)
+}
+
+// IsVersionedGetter reports whether g reads a versioned table (after g's Init).
+func IsVersionedGetter(g ValueGetter) bool {
+	v, ok := g.(VersionedValueGetter)
+	return ok && v.IsVersioned()
+}
+
+func (g *storeGetter) IsVersioned() bool {
+	_, ok := g.st.(*VersionedView)
+	return ok
+}
+
+func (g *storeGetter) GetAsOf(key any, asOf int64) (*ValueAndTimestamp, error) {
+	v, ok := g.st.(*VersionedView)
+	if !ok {
+		return g.Get(key)
+	}
+	r, err := v.Versioned.GetAsOf(key, asOf)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	return &ValueAndTimestamp{Value: r.Value, Timestamp: r.Timestamp}, nil
 }

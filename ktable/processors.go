@@ -389,6 +389,23 @@ func (g *derivedGetter) Get(key any) (*ValueAndTimestamp, error) {
 }
 func (g *derivedGetter) Close() { g.parent.Close() }
 
+// IsVersioned reports whether the parent getter reads a versioned table (Java:
+// KTableFilter/KTableMapValues getters' isVersioned).
+func (g *derivedGetter) IsVersioned() bool { return IsVersionedGetter(g.parent) }
+
+// GetAsOf computes the value from the parent's version as of asOf.
+func (g *derivedGetter) GetAsOf(key any, asOf int64) (*ValueAndTimestamp, error) {
+	p, ok := g.parent.(VersionedValueGetter)
+	if !ok || !p.IsVersioned() {
+		return g.Get(key)
+	}
+	v, err := p.GetAsOf(key, asOf)
+	if err != nil {
+		return nil, err
+	}
+	return g.compute(key, v)
+}
+
 // ---------------------------------------------------------------------------------------------
 // groupBy re-keying
 

@@ -232,15 +232,7 @@ func (b *SuppressBuffer) dirtyOrder() []string {
 
 // encode returns the changelog value of e (Java: BufferValue.serialize(8) + buffer time).
 func (e *bufEntry) encode() []byte {
-	out := binary.BigEndian.AppendUint64(nil, uint64(e.ts))
-	out = binary.BigEndian.AppendUint64(out, uint64(e.offset))
-	out = appendBytes(out, []byte(e.topic))
-	out = binary.BigEndian.AppendUint32(out, uint32(e.partition))
-	out = binary.BigEndian.AppendUint32(out, uint32(e.headers.Len()))
-	for h := range e.headers.All() {
-		out = appendBytes(out, []byte(h.Key))
-		out = appendBytes(out, h.Value)
-	}
+	out := appendRecordContext(nil, e.ts, e.offset, e.topic, e.partition, e.headers)
 	out = appendBytes(out, e.prior)
 	switch {
 	case e.old == nil:
@@ -308,20 +300,42 @@ func (r *bufReader) bytesOf(n int32) []byte {
 
 func (r *bufReader) nullable() []byte { return r.bytesOf(r.int32()) }
 
+// appendRecordContext appends a record context in Java's ProcessorRecordContext.serialize
+// layout: timestamp, offset, topic (int32 length + UTF-8), partition, header count, per header
+// int32 key length + key and int32 value length (-1: null) + value; big-endian.
+func appendRecordContext(out []byte, ts, offset int64, topic string, partition int32, headers serde.Headers) []byte {
+	out = binary.BigEndian.AppendUint64(out, uint64(ts))
+	out = binary.BigEndian.AppendUint64(out, uint64(offset))
+	out = appendBytes(out, []byte(topic))
+	out = binary.BigEndian.AppendUint32(out, uint32(partition))
+	out = binary.BigEndian.AppendUint32(out, uint32(headers.Len()))
+	for h := range headers.All() {
+		out = appendBytes(out, []byte(h.Key))
+		out = appendBytes(out, h.Value)
+	}
+	return out
+}
+
+// recordContext reads what appendRecordContext writes.
+func (r *bufReader) recordContext() (ts, offset int64, topic string, partition int32, headers serde.Headers) {
+	ts = r.int64()
+	offset = r.int64()
+	topic = string(r.nullable())
+	partition = r.int32()
+	if n := r.int32(); n > 0 {
+		for i := int32(0); i < n && r.err == nil; i++ {
+			k := r.nullable()
+			headers.Add(string(k), r.nullable())
+		}
+	}
+	return
+}
+
 // decodeBufEntry reads a version-3 changelog value.
 func decodeBufEntry(kb, v []byte) (*bufEntry, error) {
 	r := &bufReader{b: v}
 	e := &bufEntry{kb: append([]byte{}, kb...), restored: true}
-	e.ts = r.int64()
-	e.offset = r.int64()
-	e.topic = string(r.nullable())
-	e.partition = r.int32()
-	if n := r.int32(); n > 0 {
-		for i := int32(0); i < n && r.err == nil; i++ {
-			k := r.nullable()
-			e.headers.Add(string(k), r.nullable())
-		}
-	}
+	e.ts, e.offset, e.topic, e.partition, e.headers = r.recordContext()
 	e.prior = r.nullable()
 	switch n := r.int32(); n {
 	case -2:

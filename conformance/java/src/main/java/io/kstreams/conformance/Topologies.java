@@ -37,6 +37,7 @@ public final class Topologies {
         TableJoinTopologies.all().forEach(Topologies::register);
         NullKeyTopologies.all().forEach(Topologies::register);
         DedupTopologies.all().forEach(Topologies::register);
+        SemanticsTopologies.all().forEach(Topologies::register);
     }
 
     private Topologies() {
