@@ -1,6 +1,7 @@
 package kstreams
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -137,8 +138,13 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // types of their Materialized (timestamped ones give their plain values), e.g.
 // KeyValueStore[string, int64] for a Count by string keys. Reads are safe while the stream
 // threads run: each waits until the owning thread leaves the store (at most a processing batch
-// or a cache flush) and never fills the record cache; iterators read one task's entries at a
-// time into memory. Do not read the view from the instance's own processing code (a
+// or a cache flush) and never fills the record cache; iterators stream each task's store in
+// chunks of a few hundred entries (see concatIter), so an iteration over a large persistent
+// store holds one chunk in memory and never the store (an in-memory store is read a task at a
+// time), and the stream threads keep processing between
+// chunks; the keys of one task come in order and once each, and an iterator sees an entry
+// written meanwhile when it has not passed its key yet (Java's RocksDB iterators read a snapshot
+// instead). Do not read the view from the instance's own processing code (a
 // processor, punctuator or serde running on a stream thread): the read would wait for the very
 // thread making it and never return (Java's locks are re-entrant; ours are not); processing
 // code reads its stores through ProcessorContext.StateStore. Errors: ErrUnknownStore when the
@@ -186,8 +192,7 @@ func newCompositeKV[K, V any](k *KafkaStreams, name string, want storeview.Kind,
 // compositeKV is the read-only view over the local tasks' stores. Java:
 // CompositeReadOnlyKeyValueStore. Every read runs while the stream thread owning the store
 // leaves it alone (runtime.QueryableStore.Read), as Java reads under the caching layer's lock;
-// iterators therefore collect each task's entries at once (one task at a time) and hand them
-// out from memory.
+// iterators therefore read in chunks, each under that lock (concatIter).
 type compositeKV[K, V any] struct {
 	k    *KafkaStreams
 	name string
@@ -304,37 +309,42 @@ func (c *compositeKV[K, V]) Get(key K) (V, bool, error) {
 	return zero, false, nil
 }
 
-func (c *compositeKV[K, V]) concat(f func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
+func (c *compositeKV[K, V]) concat(scan store.Scan[K], f func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
 	ss, err := c.stores()
-	return &concatIter[K, V]{stores: ss, name: c.name, open: f, err: err, pos: -1}
+	return &concatIter[K, V]{stores: ss, name: c.name, scan: scan, open: f, err: err, pos: -1}
 }
 
 // Range implements store.ReadOnlyKeyValueStore (each store's range in turn, as Java's
 // composite store).
 func (c *compositeKV[K, V]) Range(from, to K) store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.Range(from, to) })
+	return c.concat(store.Scan[K]{Kind: store.ScanRange, From: from, To: to},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.Range(from, to) })
 }
 
 // ReverseRange implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) ReverseRange(from, to K) store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] {
-		return s.ReverseRange(from, to)
-	})
+	return c.concat(store.Scan[K]{Kind: store.ScanRange, From: from, To: to, Reverse: true},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] {
+			return s.ReverseRange(from, to)
+		})
 }
 
 // All implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) All() store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.All() })
+	return c.concat(store.Scan[K]{Kind: store.ScanAll},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.All() })
 }
 
 // ReverseAll implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) ReverseAll() store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.ReverseAll() })
+	return c.concat(store.Scan[K]{Kind: store.ScanAll, Reverse: true},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.ReverseAll() })
 }
 
 // PrefixScan implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) PrefixScan(prefix []byte) store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.PrefixScan(prefix) })
+	return c.concat(store.Scan[K]{Kind: store.ScanPrefix, Prefix: prefix},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.PrefixScan(prefix) })
 }
 
 // ApproximateNumEntries implements store.ReadOnlyKeyValueStore: the sum over local stores.
@@ -350,16 +360,32 @@ func (c *compositeKV[K, V]) ApproximateNumEntries() int64 {
 	return n
 }
 
-// concatIter walks the entries of several stores one store after another; each store's
-// entries are collected at once under the store's read lock.
+// queryChunk is how many entries a view's iterator reads from a store at a time: the stream
+// thread owning the store waits for one chunk (well under a millisecond), and the iterator
+// holds at most one chunk, whatever the size of the store.
+var queryChunk = 256
+
+// concatIter walks the entries of several stores one store after another. It reads each store
+// in chunks of queryChunk entries, each chunk while the owning stream thread leaves the store
+// alone (a fresh iteration of the store that resumes after the last key read, store.Scan), so
+// that neither a large store nor a slow reader holds memory or the thread: the keys of one
+// store come in strictly increasing (decreasing) order, each once; a key written between two
+// chunks is seen when the scan has not passed it. A store that cannot resume a scan (the
+// in-memory engine, which holds the store in memory anyway; a custom store type) is read
+// whole, under one lock.
 type concatIter[K, V any] struct {
 	stores []taskKV[K, V]
 	name   string
-	open   func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]
-	cur    []store.KeyValue[K, V]
-	pos    int
-	err    error
-	closed bool
+	scan   store.Scan[K]
+	// open iterates a store that is no store.Scanner.
+	open func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]
+	cur  []store.KeyValue[K, V]
+	pos  int
+	// inStore says stores[0] is being read; more that it may have entries after the key after.
+	inStore, more bool
+	after         []byte
+	err           error
+	closed        bool
 }
 
 func (it *concatIter[K, V]) Next() bool {
@@ -374,20 +400,56 @@ func (it *concatIter[K, V]) Next() bool {
 			it.pos++
 			return true
 		}
+		it.cur, it.pos = it.cur[:0], -1
+		switch {
+		case it.inStore && it.more:
+			it.err = it.fill(it.stores[0])
+			continue
+		case it.inStore:
+			it.stores, it.inStore = it.stores[1:], false
+		}
 		if len(it.stores) == 0 {
-			it.cur, it.pos = nil, -1
+			it.cur = nil
 			return false
 		}
-		s := it.stores[0]
-		it.stores = it.stores[1:]
-		it.cur, it.pos = nil, -1
-		var err error
-		if rerr := s.read(it.name, func(kv store.ReadOnlyKeyValueStore[K, V]) { it.cur, err = store.Collect(it.open(kv)) }); rerr != nil {
-			err = rerr
-		}
-		it.err = err
+		it.inStore, it.more, it.after = true, true, nil
 	}
+	it.cur, it.pos = nil, -1
 	return false
+}
+
+// fill reads the next chunk of s into cur.
+func (it *concatIter[K, V]) fill(s taskKV[K, V]) error {
+	var err error
+	rerr := s.read(it.name, func(kv store.ReadOnlyKeyValueStore[K, V]) {
+		var raw store.RawKeyIterator[K, V]
+		sc, ok := kv.(store.Scanner[K, V])
+		if ok {
+			scan := it.scan
+			scan.After = it.after
+			raw, ok = sc.Scan(scan)
+		}
+		if !ok {
+			it.cur, err = store.Collect(it.open(kv))
+			it.more = false
+			return
+		}
+		for len(it.cur) < queryChunk && raw.Next() {
+			it.cur = append(it.cur, store.Pair(raw.Key(), raw.Value()))
+		}
+		if err = raw.Err(); err == nil && len(it.cur) == queryChunk {
+			it.after = bytes.Clone(raw.RawKey())
+		} else {
+			it.more = false
+		}
+		if cerr := raw.Close(); err == nil {
+			err = cerr
+		}
+	})
+	if rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // entry is the entry Next moved to; the zero entry before the first Next, at the end, after
