@@ -26,7 +26,8 @@ import (
 var ErrStoreNotAvailable = errors.New("kstreams: state store not available")
 
 // ErrUnknownStore is returned by QueryMetadataForKey and the store views (KeyValueStore,
-// TimestampedKeyValueStore) for a store the topology does not have. Java:
+// TimestampedKeyValueStore, WindowStore, TimestampedWindowStore, SessionStore) for a store the
+// topology does not have. Java:
 // UnknownStateStoreException.
 var ErrUnknownStore = errors.New("kstreams: unknown state store")
 
