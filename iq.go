@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/IBM/sarama"
 
@@ -75,19 +73,17 @@ type KeyQueryMetadata struct {
 	// ActiveHost is the application.server of the instance running the key's task; zero when
 	// unknown (no instance announced an application.server, or a rebalance is in progress).
 	ActiveHost HostInfo
+	// StandbyHosts are the application.servers of the instances holding a standby of the
+	// key's task (KIP-535; they answer queries that allow stale data), sorted.
+	StandbyHosts []HostInfo
 	// Partition is the key's partition (Java's default partitioner over the source topics).
 	Partition int32
 	// TaskID is the task holding the key.
 	TaskID processor.TaskID
 }
 
-// QueryMetadataForKey returns where key (serialized with the store's key serde) of store
-// lives: its partition, task and the application.server of the instance running that task.
-// Errors: ErrUnknownStore, ErrIllegalState before Start. Java: queryMetadataForKey.
-func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byte) (KeyQueryMetadata, error) {
-	if k.rt == nil || k.rt.Layout() == nil {
-		return KeyQueryMetadata{}, fmt.Errorf("%w: query metadata before Start", ErrIllegalState)
-	}
+// storeSubtopology returns the sub-topology of the store's processors.
+func (k *KafkaStreams) storeSubtopology(storeName string) (int, bool) {
 	b := k.topology.Internal()
 	sub := -1
 	for _, g := range b.NodeGroups() {
@@ -97,7 +93,19 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 			}
 		}
 	}
-	if sub < 0 {
+	return sub, sub >= 0
+}
+
+// QueryMetadataForKey returns where key (serialized with the store's key serde) of store
+// lives: its partition, task and the application.servers of the instances running that task
+// and holding standbys of it; QueryMetadataForKeyOf takes a typed key and its serializer.
+// Errors: ErrUnknownStore, ErrIllegalState before Start. Java: queryMetadataForKey.
+func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byte) (KeyQueryMetadata, error) {
+	if k.rt == nil || k.rt.Layout() == nil {
+		return KeyQueryMetadata{}, fmt.Errorf("%w: query metadata before Start", ErrIllegalState)
+	}
+	sub, ok := k.storeSubtopology(storeName)
+	if !ok {
 		return KeyQueryMetadata{}, fmt.Errorf("%w: %q", ErrUnknownStore, storeName)
 	}
 	n := k.rt.Layout().Tasks[sub]
@@ -110,14 +118,19 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 	}
 	md := KeyQueryMetadata{Partition: p, TaskID: processor.TaskID{Subtopology: sub, Partition: int(p)}}
 	for host, ids := range k.rt.Hosts() {
-		if slices.Contains(ids, md.TaskID) {
-			h, port, err := net.SplitHostPort(host)
-			if err == nil {
-				pn, _ := strconv.Atoi(port)
-				md.ActiveHost = HostInfo{Host: h, Port: pn}
-			}
+		if hi, ok := parseHost(host); ok && slices.Contains(ids, md.TaskID) {
+			md.ActiveHost = hi
 		}
 	}
+	for host, ids := range k.rt.StandbyHosts() {
+		if hi, ok := parseHost(host); ok && slices.Contains(ids, md.TaskID) {
+			md.StandbyHosts = append(md.StandbyHosts, hi)
+		}
+	}
+	sort.Slice(md.StandbyHosts, func(i, j int) bool {
+		a, b := md.StandbyHosts[i], md.StandbyHosts[j]
+		return a.Host < b.Host || a.Host == b.Host && a.Port < b.Port
+	})
 	return md, nil
 }
 
@@ -152,9 +165,10 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // topology has no store of that name; *store.WrongStoreTypeError (store.ErrWrongStoreType)
 // when the store does not hold K and V or is not a key-value store; ErrStoreNotAvailable when
 // the instance is not Running, no local task has the store, or (from reads) the task migrated
-// since the view found it.
-func KeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyValueStore[K, V], error) {
-	return newCompositeKV[K, V](k, name, storeview.KeyValue, storeview.ReadOnlyKeyValue[K, V])
+// since the view found it. Options: EnableStaleStores (standbys answer too, KIP-535),
+// WithPartition (one partition's task).
+func KeyValueStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlyKeyValueStore[K, V], error) {
+	return newCompositeKV[K, V](k, name, queryOptions(opts), storeview.KeyValue, storeview.ReadOnlyKeyValue[K, V])
 }
 
 // TimestampedKeyValueStore returns a read-only view of the timestamped key-value store name
@@ -163,21 +177,21 @@ func KeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyVal
 // active tasks, e.g. TimestampedKeyValueStore[string, int64] for a Count by string keys. It
 // behaves as KeyValueStore otherwise, errors included. Java:
 // QueryableStoreTypes.timestampedKeyValueStore().
-func TimestampedKeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyValueStore[K, *store.ValueAndTimestamp[V]], error) {
-	return newCompositeKV[K, *store.ValueAndTimestamp[V]](k, name, storeview.TimestampedKeyValue, storeview.ReadOnlyTimestampedKeyValue[K, V])
+func TimestampedKeyValueStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlyKeyValueStore[K, *store.ValueAndTimestamp[V]], error) {
+	return newCompositeKV[K, *store.ValueAndTimestamp[V]](k, name, queryOptions(opts), storeview.TimestampedKeyValue, storeview.ReadOnlyTimestampedKeyValue[K, V])
 }
 
 // newCompositeKV checks the view's types against what the topology declares for the store
 // (DSL stores) and against the local stores (all stores, once the instance runs) and returns
 // the view. The value type the user asked for is V, or X of V = *ValueAndTimestamp[X] for a
 // timestamped view.
-func newCompositeKV[K, V any](k *KafkaStreams, name string, want storeview.Kind,
+func newCompositeKV[K, V any](k *KafkaStreams, name string, q storeQuery, want storeview.Kind,
 	view func(processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool)) (store.ReadOnlyKeyValueStore[K, V], error) {
 	st := k.topology.Internal().Store(name)
 	if st == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, name)
 	}
-	c := &compositeKV[K, V]{k: k, name: name, want: want, view: view, keyType: st.KeyType, valueType: st.ValueType}
+	c := &compositeKV[K, V]{k: k, name: name, q: q, want: want, view: view, keyType: st.KeyType, valueType: st.ValueType}
 	if _, err := c.stores(); err != nil {
 		if errors.Is(err, ErrStoreNotAvailable) {
 			// Not running (or no local task): the declared types still refuse a wrong view now.
@@ -197,6 +211,7 @@ func newCompositeKV[K, V any](k *KafkaStreams, name string, want storeview.Kind,
 type compositeKV[K, V any] struct {
 	k    *KafkaStreams
 	name string
+	q    storeQuery
 	want storeview.Kind
 	view func(processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool)
 	// keyType and valueType are the DSL store's declared types (nil for Processor API stores).
@@ -252,7 +267,7 @@ func (c *compositeKV[K, V]) stores() ([]taskKV[K, V], error) {
 	if c.k.rt == nil {
 		return nil, fmt.Errorf("%w: %q", ErrStoreNotAvailable, c.name)
 	}
-	byTask := c.k.rt.Stores(c.name)
+	byTask := c.k.queryStores(c.name, c.q)
 	ids := make([]processor.TaskID, 0, len(byTask))
 	for id := range byTask {
 		ids = append(ids, id)
@@ -276,7 +291,7 @@ func (c *compositeKV[K, V]) stores() ([]taskKV[K, V], error) {
 		out = append(out, taskKV[K, V]{kv: kv, q: q})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q: no local task has it", ErrStoreNotAvailable, c.name)
+		return nil, noLocalTask(c.name, c.q)
 	}
 	return out, nil
 }

@@ -31,9 +31,10 @@ import (
 // topology has no store of that name; *store.WrongStoreTypeError (store.ErrWrongStoreType)
 // when the store is no window store of K and V; ErrStoreNotAvailable when the instance is not
 // Running, no local task has the store, or (from reads) the task migrated since the view
-// found it.
-func WindowStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyWindowStore[K, V], error) {
-	l, err := newLookup(k, name, storeview.Window, reflect.TypeFor[K](), reflect.TypeFor[V]())
+// found it. Options: EnableStaleStores (standbys answer too, KIP-535), WithPartition (one
+// partition's task).
+func WindowStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlyWindowStore[K, V], error) {
+	l, err := newLookup(k, name, queryOptions(opts), storeview.Window, reflect.TypeFor[K](), reflect.TypeFor[V]())
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +50,8 @@ func WindowStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyWindowSt
 // and the timestamp of the record that last updated it, ms), across the instance's local
 // active tasks. It behaves as WindowStore otherwise, errors included. Java:
 // QueryableStoreTypes.timestampedWindowStore().
-func TimestampedWindowStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyWindowStore[K, *store.ValueAndTimestamp[V]], error) {
-	l, err := newLookup(k, name, storeview.TimestampedWindow, reflect.TypeFor[K](), reflect.TypeFor[V]())
+func TimestampedWindowStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlyWindowStore[K, *store.ValueAndTimestamp[V]], error) {
+	l, err := newLookup(k, name, queryOptions(opts), storeview.TimestampedWindow, reflect.TypeFor[K](), reflect.TypeFor[V]())
 	if err != nil {
 		return nil, err
 	}
@@ -71,8 +72,8 @@ func TimestampedWindowStore[K, V any](k *KafkaStreams, name string) (store.ReadO
 // the task holding the key; the range lookups (FindSessionsRange, FetchRange and their Backward
 // forms) give each local task's sessions in turn. Reads, memory and errors are as for
 // WindowStore.
-func SessionStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlySessionStore[K, V], error) {
-	l, err := newLookup(k, name, storeview.Session, reflect.TypeFor[K](), reflect.TypeFor[V]())
+func SessionStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlySessionStore[K, V], error) {
+	l, err := newLookup(k, name, queryOptions(opts), storeview.Session, reflect.TypeFor[K](), reflect.TypeFor[V]())
 	if err != nil {
 		return nil, err
 	}
@@ -88,18 +89,19 @@ func SessionStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlySession
 type lookup struct {
 	k    *KafkaStreams
 	name string
+	q    storeQuery
 	want storeview.Kind
 	// keyType and valueType are the DSL store's declared types (nil for Processor API stores).
 	keyType, valueType reflect.Type
 	reqKey, reqValue   reflect.Type
 }
 
-func newLookup(k *KafkaStreams, name string, want storeview.Kind, key, value reflect.Type) (lookup, error) {
+func newLookup(k *KafkaStreams, name string, q storeQuery, want storeview.Kind, key, value reflect.Type) (lookup, error) {
 	st := k.topology.Internal().Store(name)
 	if st == nil {
 		return lookup{}, fmt.Errorf("%w: %q", ErrUnknownStore, name)
 	}
-	return lookup{k: k, name: name, want: want, keyType: st.KeyType, valueType: st.ValueType, reqKey: key, reqValue: value}, nil
+	return lookup{k: k, name: name, q: q, want: want, keyType: st.KeyType, valueType: st.ValueType, reqKey: key, reqValue: value}, nil
 }
 
 // notReady turns a lookup failure into the view's error: while the store is not available the
@@ -151,7 +153,7 @@ func localViews[S any](l lookup, view func(processor.StateStore) (S, bool)) ([]t
 	if l.k.rt == nil {
 		return nil, fmt.Errorf("%w: %q", ErrStoreNotAvailable, l.name)
 	}
-	byTask := l.k.rt.Stores(l.name)
+	byTask := l.k.queryStores(l.name, l.q)
 	ids := make([]processor.TaskID, 0, len(byTask))
 	for id := range byTask {
 		ids = append(ids, id)
@@ -175,7 +177,7 @@ func localViews[S any](l lookup, view func(processor.StateStore) (S, bool)) ([]t
 		out = append(out, taskView[S]{s: s, q: q})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q: no local task has it", ErrStoreNotAvailable, l.name)
+		return nil, noLocalTask(l.name, l.q)
 	}
 	return out, nil
 }

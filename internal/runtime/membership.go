@@ -141,6 +141,9 @@ func (th *thread) rebalance() error {
 			continue
 		}
 		th.standbys[id] = sb
+		th.mu.Lock()
+		th.readableStandbys[id] = sb.t
+		th.mu.Unlock()
 	}
 	ids := sortedIDs(got.active)
 	var fresh []kafka.TopicPartition
