@@ -10,7 +10,6 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/kstreams-go/kstreams/internal/runtime"
 	"github.com/kstreams-go/kstreams/internal/storeview"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/store"
@@ -183,23 +182,22 @@ func TimestampedKeyValueStore[K, V any](k *KafkaStreams, name string, opts ...St
 
 // newCompositeKV checks the view's types against what the topology declares for the store
 // (DSL stores) and against the local stores (all stores, once the instance runs) and returns
-// the view. The value type the user asked for is V, or X of V = *ValueAndTimestamp[X] for a
-// timestamped view.
+// the view.
 func newCompositeKV[K, V any](k *KafkaStreams, name string, q storeQuery, want storeview.Kind,
 	view func(processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool)) (store.ReadOnlyKeyValueStore[K, V], error) {
-	st := k.topology.Internal().Store(name)
-	if st == nil {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, name)
+	// The value type the user asked for is V, or X of V = *ValueAndTimestamp[X] for a
+	// timestamped view.
+	value := reflect.TypeFor[V]()
+	if want == storeview.TimestampedKeyValue {
+		value = storeview.TimestampedValueType(value)
 	}
-	c := &compositeKV[K, V]{k: k, name: name, q: q, want: want, view: view, keyType: st.KeyType, valueType: st.ValueType}
-	if _, err := c.stores(); err != nil {
-		if errors.Is(err, ErrStoreNotAvailable) {
-			// Not running (or no local task): the declared types still refuse a wrong view now.
-			if derr := c.checkDeclared(nil); derr != nil {
-				return nil, derr
-			}
-		}
+	l, err := newLookup(k, name, q, want, reflect.TypeFor[K](), value)
+	if err != nil {
 		return nil, err
+	}
+	c := &compositeKV[K, V]{l: l, name: name, view: view}
+	if _, err := c.stores(); err != nil {
+		return nil, l.notReady(err)
 	}
 	return c, nil
 }
@@ -209,101 +207,15 @@ func newCompositeKV[K, V any](k *KafkaStreams, name string, q storeQuery, want s
 // leaves it alone (runtime.QueryableStore.Read), as Java reads under the caching layer's lock;
 // iterators therefore read in chunks, each under that lock (concatIter).
 type compositeKV[K, V any] struct {
-	k    *KafkaStreams
+	l    lookup
 	name string
-	q    storeQuery
-	want storeview.Kind
 	view func(processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool)
-	// keyType and valueType are the DSL store's declared types (nil for Processor API stores).
-	keyType, valueType reflect.Type
-}
-
-// checkDeclared checks the requested types against the DSL store's declared ones (and, given
-// a local store s, its kind); nil for Processor API stores, whose type the view itself checks.
-func (c *compositeKV[K, V]) checkDeclared(s processor.StateStore) error {
-	if c.keyType == nil || c.valueType == nil {
-		return nil
-	}
-	if c.want == storeview.TimestampedKeyValue {
-		return checkTimestamped[K, V](c, s)
-	}
-	if s == nil {
-		return storeview.Check[K, V](c.name, "", c.keyType, c.valueType, c.want)
-	}
-	return storeview.CheckDeclared[K, V](c.name, s, c.keyType, c.valueType, c.want)
-}
-
-// checkTimestamped checks a timestamped view, whose V is *ValueAndTimestamp[X], by X.
-func checkTimestamped[K, V any](c *compositeKV[K, V], s processor.StateStore) error {
-	x := storeview.TimestampedValueType(reflect.TypeFor[V]())
-	if s == nil {
-		return storeview.CheckTypes(c.name, "", c.keyType, c.valueType, c.want, reflect.TypeFor[K](), x)
-	}
-	have := storeview.KindOf(s)
-	if have != storeview.TimestampedKeyValue {
-		return storeview.MismatchTypes(c.name, s, c.keyType, c.valueType, c.want, reflect.TypeFor[K](), x)
-	}
-	return storeview.CheckTypes(c.name, have, c.keyType, c.valueType, c.want, reflect.TypeFor[K](), x)
 }
 
 // taskKV is one task's store seen with the requested types, and the way to read it safely.
-type taskKV[K, V any] struct {
-	kv store.ReadOnlyKeyValueStore[K, V]
-	q  runtime.QueryableStore
-}
+type taskKV[K, V any] = taskView[store.ReadOnlyKeyValueStore[K, V]]
 
-// read runs f on the store; ErrStoreNotAvailable when the task moved away meanwhile.
-func (s taskKV[K, V]) read(name string, f func(store.ReadOnlyKeyValueStore[K, V])) error {
-	if !s.q.Read(func() { f(s.kv) }) {
-		return fmt.Errorf("%w: %q: its task migrated or closed; look the store up again", ErrStoreNotAvailable, name)
-	}
-	return nil
-}
-
-func (c *compositeKV[K, V]) stores() ([]taskKV[K, V], error) {
-	if st := c.k.State(); st != Running && st != Rebalancing {
-		return nil, fmt.Errorf("%w: %q: the instance is %s", ErrStoreNotAvailable, c.name, st)
-	}
-	if c.k.rt == nil {
-		return nil, fmt.Errorf("%w: %q", ErrStoreNotAvailable, c.name)
-	}
-	byTask := c.k.queryStores(c.name, c.q)
-	ids := make([]processor.TaskID, 0, len(byTask))
-	for id := range byTask {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		if ids[i].Subtopology != ids[j].Subtopology {
-			return ids[i].Subtopology < ids[j].Subtopology
-		}
-		return ids[i].Partition < ids[j].Partition
-	})
-	var out []taskKV[K, V]
-	for _, id := range ids {
-		q := byTask[id]
-		if err := c.checkDeclared(q.Store); err != nil {
-			return nil, err
-		}
-		kv, ok := c.view(q.Store)
-		if !ok {
-			return nil, c.mismatch(q.Store)
-		}
-		out = append(out, taskKV[K, V]{kv: kv, q: q})
-	}
-	if len(out) == 0 {
-		return nil, noLocalTask(c.name, c.q)
-	}
-	return out, nil
-}
-
-// mismatch is the error for a local store the view cannot read.
-func (c *compositeKV[K, V]) mismatch(s processor.StateStore) error {
-	k, v := reflect.TypeFor[K](), reflect.TypeFor[V]()
-	if c.want == storeview.TimestampedKeyValue {
-		v = storeview.TimestampedValueType(v)
-	}
-	return storeview.MismatchTypes(c.name, s, c.keyType, c.valueType, c.want, k, v)
-}
+func (c *compositeKV[K, V]) stores() ([]taskKV[K, V], error) { return localViews(c.l, c.view) }
 
 // Get implements store.ReadOnlyKeyValueStore: the first local store holding key.
 func (c *compositeKV[K, V]) Get(key K) (V, bool, error) {
