@@ -1,17 +1,15 @@
 package kstreams
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/IBM/sarama"
 
-	"github.com/kstreams-go/kstreams/internal/runtime"
 	"github.com/kstreams-go/kstreams/internal/storeview"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/store"
@@ -25,7 +23,8 @@ import (
 var ErrStoreNotAvailable = errors.New("kstreams: state store not available")
 
 // ErrUnknownStore is returned by QueryMetadataForKey and the store views (KeyValueStore,
-// TimestampedKeyValueStore) for a store the topology does not have. Java:
+// TimestampedKeyValueStore, WindowStore, TimestampedWindowStore, SessionStore) for a store the
+// topology does not have. Java:
 // UnknownStateStoreException.
 var ErrUnknownStore = errors.New("kstreams: unknown state store")
 
@@ -73,19 +72,17 @@ type KeyQueryMetadata struct {
 	// ActiveHost is the application.server of the instance running the key's task; zero when
 	// unknown (no instance announced an application.server, or a rebalance is in progress).
 	ActiveHost HostInfo
+	// StandbyHosts are the application.servers of the instances holding a standby of the
+	// key's task (KIP-535; they answer queries that allow stale data), sorted.
+	StandbyHosts []HostInfo
 	// Partition is the key's partition (Java's default partitioner over the source topics).
 	Partition int32
 	// TaskID is the task holding the key.
 	TaskID processor.TaskID
 }
 
-// QueryMetadataForKey returns where key (serialized with the store's key serde) of store
-// lives: its partition, task and the application.server of the instance running that task.
-// Errors: ErrUnknownStore, ErrIllegalState before Start. Java: queryMetadataForKey.
-func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byte) (KeyQueryMetadata, error) {
-	if k.rt == nil || k.rt.Layout() == nil {
-		return KeyQueryMetadata{}, fmt.Errorf("%w: query metadata before Start", ErrIllegalState)
-	}
+// storeSubtopology returns the sub-topology of the store's processors.
+func (k *KafkaStreams) storeSubtopology(storeName string) (int, bool) {
 	b := k.topology.Internal()
 	sub := -1
 	for _, g := range b.NodeGroups() {
@@ -95,7 +92,19 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 			}
 		}
 	}
-	if sub < 0 {
+	return sub, sub >= 0
+}
+
+// QueryMetadataForKey returns where key (serialized with the store's key serde) of store
+// lives: its partition, task and the application.servers of the instances running that task
+// and holding standbys of it; QueryMetadataForKeyOf takes a typed key and its serializer.
+// Errors: ErrUnknownStore, ErrIllegalState before Start. Java: queryMetadataForKey.
+func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byte) (KeyQueryMetadata, error) {
+	if k.rt == nil || k.rt.Layout() == nil {
+		return KeyQueryMetadata{}, fmt.Errorf("%w: query metadata before Start", ErrIllegalState)
+	}
+	sub, ok := k.storeSubtopology(storeName)
+	if !ok {
 		return KeyQueryMetadata{}, fmt.Errorf("%w: %q", ErrUnknownStore, storeName)
 	}
 	n := k.rt.Layout().Tasks[sub]
@@ -108,14 +117,19 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 	}
 	md := KeyQueryMetadata{Partition: p, TaskID: processor.TaskID{Subtopology: sub, Partition: int(p)}}
 	for host, ids := range k.rt.Hosts() {
-		if slices.Contains(ids, md.TaskID) {
-			h, port, err := net.SplitHostPort(host)
-			if err == nil {
-				pn, _ := strconv.Atoi(port)
-				md.ActiveHost = HostInfo{Host: h, Port: pn}
-			}
+		if hi, ok := parseHost(host); ok && slices.Contains(ids, md.TaskID) {
+			md.ActiveHost = hi
 		}
 	}
+	for host, ids := range k.rt.StandbyHosts() {
+		if hi, ok := parseHost(host); ok && slices.Contains(ids, md.TaskID) {
+			md.StandbyHosts = append(md.StandbyHosts, hi)
+		}
+	}
+	sort.Slice(md.StandbyHosts, func(i, j int) bool {
+		a, b := md.StandbyHosts[i], md.StandbyHosts[j]
+		return a.Host < b.Host || a.Host == b.Host && a.Port < b.Port
+	})
 	return md, nil
 }
 
@@ -137,17 +151,23 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // types of their Materialized (timestamped ones give their plain values), e.g.
 // KeyValueStore[string, int64] for a Count by string keys. Reads are safe while the stream
 // threads run: each waits until the owning thread leaves the store (at most a processing batch
-// or a cache flush) and never fills the record cache; iterators read one task's entries at a
-// time into memory. Do not read the view from the instance's own processing code (a
+// or a cache flush) and never fills the record cache; iterators stream each task's store in
+// chunks of a few hundred entries (see concatIter), so an iteration over a large persistent
+// store holds one chunk in memory and never the store (an in-memory store is read a task at a
+// time), and the stream threads keep processing between
+// chunks; the keys of one task come in order and once each, and an iterator sees an entry
+// written meanwhile when it has not passed its key yet (Java's RocksDB iterators read a snapshot
+// instead). Do not read the view from the instance's own processing code (a
 // processor, punctuator or serde running on a stream thread): the read would wait for the very
 // thread making it and never return (Java's locks are re-entrant; ours are not); processing
 // code reads its stores through ProcessorContext.StateStore. Errors: ErrUnknownStore when the
 // topology has no store of that name; *store.WrongStoreTypeError (store.ErrWrongStoreType)
 // when the store does not hold K and V or is not a key-value store; ErrStoreNotAvailable when
 // the instance is not Running, no local task has the store, or (from reads) the task migrated
-// since the view found it.
-func KeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyValueStore[K, V], error) {
-	return newCompositeKV[K, V](k, name, storeview.KeyValue, storeview.ReadOnlyKeyValue[K, V])
+// since the view found it. Options: EnableStaleStores (standbys answer too, KIP-535),
+// WithPartition (one partition's task).
+func KeyValueStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlyKeyValueStore[K, V], error) {
+	return newCompositeKV[K, V](k, name, queryOptions(opts), storeview.KeyValue, storeview.ReadOnlyKeyValue[K, V])
 }
 
 // TimestampedKeyValueStore returns a read-only view of the timestamped key-value store name
@@ -156,29 +176,28 @@ func KeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyVal
 // active tasks, e.g. TimestampedKeyValueStore[string, int64] for a Count by string keys. It
 // behaves as KeyValueStore otherwise, errors included. Java:
 // QueryableStoreTypes.timestampedKeyValueStore().
-func TimestampedKeyValueStore[K, V any](k *KafkaStreams, name string) (store.ReadOnlyKeyValueStore[K, *store.ValueAndTimestamp[V]], error) {
-	return newCompositeKV[K, *store.ValueAndTimestamp[V]](k, name, storeview.TimestampedKeyValue, storeview.ReadOnlyTimestampedKeyValue[K, V])
+func TimestampedKeyValueStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlyKeyValueStore[K, *store.ValueAndTimestamp[V]], error) {
+	return newCompositeKV[K, *store.ValueAndTimestamp[V]](k, name, queryOptions(opts), storeview.TimestampedKeyValue, storeview.ReadOnlyTimestampedKeyValue[K, V])
 }
 
 // newCompositeKV checks the view's types against what the topology declares for the store
 // (DSL stores) and against the local stores (all stores, once the instance runs) and returns
-// the view. The value type the user asked for is V, or X of V = *ValueAndTimestamp[X] for a
-// timestamped view.
-func newCompositeKV[K, V any](k *KafkaStreams, name string, want storeview.Kind,
+// the view.
+func newCompositeKV[K, V any](k *KafkaStreams, name string, q storeQuery, want storeview.Kind,
 	view func(processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool)) (store.ReadOnlyKeyValueStore[K, V], error) {
-	st := k.topology.Internal().Store(name)
-	if st == nil {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, name)
+	// The value type the user asked for is V, or X of V = *ValueAndTimestamp[X] for a
+	// timestamped view.
+	value := reflect.TypeFor[V]()
+	if want == storeview.TimestampedKeyValue {
+		value = storeview.TimestampedValueType(value)
 	}
-	c := &compositeKV[K, V]{k: k, name: name, want: want, view: view, keyType: st.KeyType, valueType: st.ValueType}
-	if _, err := c.stores(); err != nil {
-		if errors.Is(err, ErrStoreNotAvailable) {
-			// Not running (or no local task): the declared types still refuse a wrong view now.
-			if derr := c.checkDeclared(nil); derr != nil {
-				return nil, derr
-			}
-		}
+	l, err := newLookup(k, name, q, want, reflect.TypeFor[K](), value)
+	if err != nil {
 		return nil, err
+	}
+	c := &compositeKV[K, V]{l: l, name: name, view: view}
+	if _, err := c.stores(); err != nil {
+		return nil, l.notReady(err)
 	}
 	return c, nil
 }
@@ -186,103 +205,17 @@ func newCompositeKV[K, V any](k *KafkaStreams, name string, want storeview.Kind,
 // compositeKV is the read-only view over the local tasks' stores. Java:
 // CompositeReadOnlyKeyValueStore. Every read runs while the stream thread owning the store
 // leaves it alone (runtime.QueryableStore.Read), as Java reads under the caching layer's lock;
-// iterators therefore collect each task's entries at once (one task at a time) and hand them
-// out from memory.
+// iterators therefore read in chunks, each under that lock (concatIter).
 type compositeKV[K, V any] struct {
-	k    *KafkaStreams
+	l    lookup
 	name string
-	want storeview.Kind
 	view func(processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool)
-	// keyType and valueType are the DSL store's declared types (nil for Processor API stores).
-	keyType, valueType reflect.Type
-}
-
-// checkDeclared checks the requested types against the DSL store's declared ones (and, given
-// a local store s, its kind); nil for Processor API stores, whose type the view itself checks.
-func (c *compositeKV[K, V]) checkDeclared(s processor.StateStore) error {
-	if c.keyType == nil || c.valueType == nil {
-		return nil
-	}
-	if c.want == storeview.TimestampedKeyValue {
-		return checkTimestamped[K, V](c, s)
-	}
-	if s == nil {
-		return storeview.Check[K, V](c.name, "", c.keyType, c.valueType, c.want)
-	}
-	return storeview.CheckDeclared[K, V](c.name, s, c.keyType, c.valueType, c.want)
-}
-
-// checkTimestamped checks a timestamped view, whose V is *ValueAndTimestamp[X], by X.
-func checkTimestamped[K, V any](c *compositeKV[K, V], s processor.StateStore) error {
-	x := storeview.TimestampedValueType(reflect.TypeFor[V]())
-	if s == nil {
-		return storeview.CheckTypes(c.name, "", c.keyType, c.valueType, c.want, reflect.TypeFor[K](), x)
-	}
-	have := storeview.KindOf(s)
-	if have != storeview.TimestampedKeyValue {
-		return storeview.MismatchTypes(c.name, s, c.keyType, c.valueType, c.want, reflect.TypeFor[K](), x)
-	}
-	return storeview.CheckTypes(c.name, have, c.keyType, c.valueType, c.want, reflect.TypeFor[K](), x)
 }
 
 // taskKV is one task's store seen with the requested types, and the way to read it safely.
-type taskKV[K, V any] struct {
-	kv store.ReadOnlyKeyValueStore[K, V]
-	q  runtime.QueryableStore
-}
+type taskKV[K, V any] = taskView[store.ReadOnlyKeyValueStore[K, V]]
 
-// read runs f on the store; ErrStoreNotAvailable when the task moved away meanwhile.
-func (s taskKV[K, V]) read(name string, f func(store.ReadOnlyKeyValueStore[K, V])) error {
-	if !s.q.Read(func() { f(s.kv) }) {
-		return fmt.Errorf("%w: %q: its task migrated or closed; look the store up again", ErrStoreNotAvailable, name)
-	}
-	return nil
-}
-
-func (c *compositeKV[K, V]) stores() ([]taskKV[K, V], error) {
-	if st := c.k.State(); st != Running && st != Rebalancing {
-		return nil, fmt.Errorf("%w: %q: the instance is %s", ErrStoreNotAvailable, c.name, st)
-	}
-	if c.k.rt == nil {
-		return nil, fmt.Errorf("%w: %q", ErrStoreNotAvailable, c.name)
-	}
-	byTask := c.k.rt.Stores(c.name)
-	ids := make([]processor.TaskID, 0, len(byTask))
-	for id := range byTask {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		if ids[i].Subtopology != ids[j].Subtopology {
-			return ids[i].Subtopology < ids[j].Subtopology
-		}
-		return ids[i].Partition < ids[j].Partition
-	})
-	var out []taskKV[K, V]
-	for _, id := range ids {
-		q := byTask[id]
-		if err := c.checkDeclared(q.Store); err != nil {
-			return nil, err
-		}
-		kv, ok := c.view(q.Store)
-		if !ok {
-			return nil, c.mismatch(q.Store)
-		}
-		out = append(out, taskKV[K, V]{kv: kv, q: q})
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q: no local task has it", ErrStoreNotAvailable, c.name)
-	}
-	return out, nil
-}
-
-// mismatch is the error for a local store the view cannot read.
-func (c *compositeKV[K, V]) mismatch(s processor.StateStore) error {
-	k, v := reflect.TypeFor[K](), reflect.TypeFor[V]()
-	if c.want == storeview.TimestampedKeyValue {
-		v = storeview.TimestampedValueType(v)
-	}
-	return storeview.MismatchTypes(c.name, s, c.keyType, c.valueType, c.want, k, v)
-}
+func (c *compositeKV[K, V]) stores() ([]taskKV[K, V], error) { return localViews(c.l, c.view) }
 
 // Get implements store.ReadOnlyKeyValueStore: the first local store holding key.
 func (c *compositeKV[K, V]) Get(key K) (V, bool, error) {
@@ -304,37 +237,42 @@ func (c *compositeKV[K, V]) Get(key K) (V, bool, error) {
 	return zero, false, nil
 }
 
-func (c *compositeKV[K, V]) concat(f func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
+func (c *compositeKV[K, V]) concat(scan store.Scan[K], f func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
 	ss, err := c.stores()
-	return &concatIter[K, V]{stores: ss, name: c.name, open: f, err: err, pos: -1}
+	return &concatIter[K, V]{stores: ss, name: c.name, scan: scan, open: f, err: err, pos: -1}
 }
 
 // Range implements store.ReadOnlyKeyValueStore (each store's range in turn, as Java's
 // composite store).
 func (c *compositeKV[K, V]) Range(from, to K) store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.Range(from, to) })
+	return c.concat(store.Scan[K]{Kind: store.ScanRange, From: from, To: to},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.Range(from, to) })
 }
 
 // ReverseRange implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) ReverseRange(from, to K) store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] {
-		return s.ReverseRange(from, to)
-	})
+	return c.concat(store.Scan[K]{Kind: store.ScanRange, From: from, To: to, Reverse: true},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] {
+			return s.ReverseRange(from, to)
+		})
 }
 
 // All implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) All() store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.All() })
+	return c.concat(store.Scan[K]{Kind: store.ScanAll},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.All() })
 }
 
 // ReverseAll implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) ReverseAll() store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.ReverseAll() })
+	return c.concat(store.Scan[K]{Kind: store.ScanAll, Reverse: true},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.ReverseAll() })
 }
 
 // PrefixScan implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) PrefixScan(prefix []byte) store.KeyValueIterator[K, V] {
-	return c.concat(func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.PrefixScan(prefix) })
+	return c.concat(store.Scan[K]{Kind: store.ScanPrefix, Prefix: prefix},
+		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.PrefixScan(prefix) })
 }
 
 // ApproximateNumEntries implements store.ReadOnlyKeyValueStore: the sum over local stores.
@@ -350,16 +288,32 @@ func (c *compositeKV[K, V]) ApproximateNumEntries() int64 {
 	return n
 }
 
-// concatIter walks the entries of several stores one store after another; each store's
-// entries are collected at once under the store's read lock.
+// queryChunk is how many entries a view's iterator reads from a store at a time: the stream
+// thread owning the store waits for one chunk (well under a millisecond), and the iterator
+// holds at most one chunk, whatever the size of the store.
+var queryChunk = 256
+
+// concatIter walks the entries of several stores one store after another. It reads each store
+// in chunks of queryChunk entries, each chunk while the owning stream thread leaves the store
+// alone (a fresh iteration of the store that resumes after the last key read, store.Scan), so
+// that neither a large store nor a slow reader holds memory or the thread: the keys of one
+// store come in strictly increasing (decreasing) order, each once; a key written between two
+// chunks is seen when the scan has not passed it. A store that cannot resume a scan (the
+// in-memory engine, which holds the store in memory anyway; a custom store type) is read
+// whole, under one lock.
 type concatIter[K, V any] struct {
 	stores []taskKV[K, V]
 	name   string
-	open   func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]
-	cur    []store.KeyValue[K, V]
-	pos    int
-	err    error
-	closed bool
+	scan   store.Scan[K]
+	// open iterates a store that is no store.Scanner.
+	open func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]
+	cur  []store.KeyValue[K, V]
+	pos  int
+	// inStore says stores[0] is being read; more that it may have entries after the key after.
+	inStore, more bool
+	after         []byte
+	err           error
+	closed        bool
 }
 
 func (it *concatIter[K, V]) Next() bool {
@@ -374,20 +328,56 @@ func (it *concatIter[K, V]) Next() bool {
 			it.pos++
 			return true
 		}
+		it.cur, it.pos = it.cur[:0], -1
+		switch {
+		case it.inStore && it.more:
+			it.err = it.fill(it.stores[0])
+			continue
+		case it.inStore:
+			it.stores, it.inStore = it.stores[1:], false
+		}
 		if len(it.stores) == 0 {
-			it.cur, it.pos = nil, -1
+			it.cur = nil
 			return false
 		}
-		s := it.stores[0]
-		it.stores = it.stores[1:]
-		it.cur, it.pos = nil, -1
-		var err error
-		if rerr := s.read(it.name, func(kv store.ReadOnlyKeyValueStore[K, V]) { it.cur, err = store.Collect(it.open(kv)) }); rerr != nil {
-			err = rerr
-		}
-		it.err = err
+		it.inStore, it.more, it.after = true, true, nil
 	}
+	it.cur, it.pos = nil, -1
 	return false
+}
+
+// fill reads the next chunk of s into cur.
+func (it *concatIter[K, V]) fill(s taskKV[K, V]) error {
+	var err error
+	rerr := s.read(it.name, func(kv store.ReadOnlyKeyValueStore[K, V]) {
+		var raw store.RawKeyIterator[K, V]
+		sc, ok := kv.(store.Scanner[K, V])
+		if ok {
+			scan := it.scan
+			scan.After = it.after
+			raw, ok = sc.Scan(scan)
+		}
+		if !ok {
+			it.cur, err = store.Collect(it.open(kv))
+			it.more = false
+			return
+		}
+		for len(it.cur) < queryChunk && raw.Next() {
+			it.cur = append(it.cur, store.Pair(raw.Key(), raw.Value()))
+		}
+		if err = raw.Err(); err == nil && len(it.cur) == queryChunk {
+			it.after = bytes.Clone(raw.RawKey())
+		} else {
+			it.more = false
+		}
+		if cerr := raw.Close(); err == nil {
+			err = cerr
+		}
+	})
+	if rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // entry is the entry Next moved to; the zero entry before the first Next, at the end, after

@@ -53,3 +53,43 @@ func TestConcatIterNoPanicOutsideEntries(t *testing.T) {
 		t.Fatalf("Err after Next on a closed iterator = %v, want store.ErrIteratorClosed", walk.Err())
 	}
 }
+
+// The window and session views' iterator reads one task at a time; a key's lookup stops at the
+// first task with entries (a key lives in one task), a range reads every task; Key and Value
+// are zero outside entries, and Next after Close reports store.ErrIteratorClosed.
+func TestCollectIterTasks(t *testing.T) {
+	reads := 0
+	task := func(keys ...string) func() ([]store.KeyValue[string, int64], error) {
+		return func() ([]store.KeyValue[string, int64], error) {
+			reads++
+			var out []store.KeyValue[string, int64]
+			for _, k := range keys {
+				out = append(out, store.Pair(k, int64(len(k))))
+			}
+			return out, nil
+		}
+	}
+	walk := func(it *collectIter[string, int64]) []string {
+		var got []string
+		for it.Next() {
+			got = append(got, it.Key())
+		}
+		if k, v := it.Key(), it.Value(); k != "" || v != 0 {
+			t.Fatalf("after the end: %q/%d", k, v)
+		}
+		return got
+	}
+	all := &collectIter[string, int64]{tasks: []func() ([]store.KeyValue[string, int64], error){task("a", "b"), task(), task("c")}, pos: -1}
+	if got := walk(all); len(got) != 3 || got[2] != "c" || reads != 3 {
+		t.Fatalf("range: %v after %d reads", got, reads)
+	}
+	reads = 0
+	one := &collectIter[string, int64]{tasks: []func() ([]store.KeyValue[string, int64], error){task(), task("k"), task("x")}, pos: -1, firstOnly: true}
+	if got := walk(one); len(got) != 1 || got[0] != "k" || reads != 2 {
+		t.Fatalf("key lookup: %v after %d reads, want [k] after 2", got, reads)
+	}
+	_ = one.Close()
+	if one.Next() || !errors.Is(one.Err(), store.ErrIteratorClosed) {
+		t.Fatalf("Next after Close: Err = %v", one.Err())
+	}
+}

@@ -204,7 +204,49 @@ func (s *InMemoryKeyValueStore) ApproximateNumEntries() int64 {
 	return int64(s.data.size)
 }
 
-// memIterator walks a snapshot of keys and reads their values live, skipping deleted keys.
+// pagedRange is the paged range of the Scan path (see pagedRanger): the keys are taken a page
+// at a time instead of copied for the whole range when the iterator opens.
+func (s *InMemoryKeyValueStore) pagedRange(from, to []byte, reverse bool) KeyValueIterator[[]byte, []byte] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
+	}
+	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
+		return EmptyIterator[[]byte, []byte]()
+	}
+	it := &memIterator{store: s, page: &memPage{from: bytes.Clone(from), to: bytes.Clone(to), reverse: reverse}}
+	it.refill()
+	return it
+}
+
+// memPageKeys is how many keys a paged iterator takes at a time.
+const memPageKeys = 256
+
+// memPage is the state of a paged iterator: its range and where the last page ended.
+type memPage struct {
+	from, to, last []byte
+	reverse, done  bool
+}
+
+// refill takes the next page of keys; the store's lock is held.
+func (it *memIterator) refill() bool {
+	p := it.page
+	if p == nil || p.done {
+		return false
+	}
+	it.keys, it.pos = it.store.data.keysPage(p.from, p.to, p.last, p.reverse, memPageKeys), 0
+	if len(it.keys) < memPageKeys {
+		p.done = true
+	}
+	if len(it.keys) > 0 {
+		p.last = it.keys[len(it.keys)-1]
+	}
+	return len(it.keys) > 0
+}
+
+// memIterator walks a snapshot of keys (or, paged, one page of keys at a time) and reads their
+// values live, skipping deleted keys.
 type memIterator struct {
 	store  *InMemoryKeyValueStore
 	keys   [][]byte
@@ -213,6 +255,7 @@ type memIterator struct {
 	value  []byte
 	err    error
 	closed bool
+	page   *memPage
 }
 
 func (it *memIterator) Next() bool {
@@ -231,7 +274,7 @@ func (it *memIterator) Next() bool {
 		it.err = storeErr(it.store.name, "iterate", ErrStoreClosed)
 		return false
 	}
-	for it.pos < len(it.keys) {
+	for it.pos < len(it.keys) || it.refill() {
 		k := it.keys[it.pos]
 		it.pos++
 		if v, ok := it.store.data.get(k); ok {

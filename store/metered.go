@@ -371,6 +371,11 @@ func (t *typedIterator[K, V]) Next() bool {
 		t.key, t.val = zk, zv
 		return false
 	}
+	return t.decode()
+}
+
+// decode reads the entry the bytes iterator is at into key and val.
+func (t *typedIterator[K, V]) decode() bool {
 	k, err := t.m.keySerde.Deserialize(t.m.topic, &serde.Headers{}, t.it.Key())
 	if err != nil {
 		t.err = storeErr(t.m.Name(), "iterate: deserialize key", err)

@@ -134,3 +134,61 @@ func (s *skiplist) keysWithPrefix(prefix []byte) [][]byte {
 	}
 	return out
 }
+
+// keysPage returns, in the iteration's order, up to n keys of [from, to] (nil bound =
+// unbounded; descending when reverse) that lie strictly beyond after (above it ascending,
+// below it descending; nil: from the range's start).
+func (s *skiplist) keysPage(from, to, after []byte, reverse bool, n int) [][]byte {
+	out := make([][]byte, 0, min(n, 64))
+	if !reverse {
+		var nd *slNode
+		switch {
+		case after != nil && (from == nil || bytes.Compare(after, from) >= 0):
+			if nd = s.findGE(after, nil); nd != nil && bytes.Equal(nd.key, after) {
+				nd = nd.next[0]
+			}
+		case from != nil:
+			nd = s.findGE(from, nil)
+		default:
+			nd = s.head.next[0]
+		}
+		for ; nd != nil && len(out) < n; nd = nd.next[0] {
+			if to != nil && bytes.Compare(nd.key, to) > 0 {
+				break
+			}
+			out = append(out, nd.key)
+		}
+		return out
+	}
+	hi, incl := to, true
+	if after != nil && (hi == nil || bytes.Compare(after, hi) <= 0) {
+		hi, incl = after, false
+	}
+	for nd := s.last(hi, incl); nd != nil && len(out) < n; nd = s.last(nd.key, false) {
+		if from != nil && bytes.Compare(nd.key, from) < 0 {
+			break
+		}
+		out = append(out, nd.key)
+	}
+	return out
+}
+
+// last returns the node with the greatest key below bound (at most bound when inclusive; nil
+// bound: the greatest key), or nil when there is none.
+func (s *skiplist) last(bound []byte, inclusive bool) *slNode {
+	x := s.head
+	for i := s.level - 1; i >= 0; i-- {
+		for nx := x.next[i]; nx != nil; nx = x.next[i] {
+			if bound != nil {
+				if c := bytes.Compare(nx.key, bound); c > 0 || (c == 0 && !inclusive) {
+					break
+				}
+			}
+			x = nx
+		}
+	}
+	if x == s.head {
+		return nil
+	}
+	return x
+}

@@ -491,20 +491,84 @@ func (t *ThreadCache) ReverseAll(namespace string) *Iterator {
 	return t.ReverseRange(namespace, nil, nil)
 }
 
-// Iterator walks the keys a named cache held in a range when the iterator was created; it reads
-// each entry when it reaches it (a Get: the entry becomes the most recently used), skipping keys
-// removed meanwhile. It is a peeking iterator, as Java's MemoryLRUCacheBytesIterator.
+// PageKeys is how many keys a paged iterator (RangePaged) takes from the cache at a time.
+const PageKeys = 256
+
+// RangePaged iterates the cached entries between from and to (nil bounds are unbounded; to
+// exclusive when !toInclusive), descending when reverse, as Range and ReverseRange do, but
+// takes the keys from the cache a page of PageKeys at a time, each page starting after the
+// last key of the one before, instead of copying the range's keys when it is created: an
+// iteration costs one page of memory and as much time as it goes. A key written into the range
+// ahead of the iterator between two pages is seen, unlike Range's; the interactive queries,
+// which read while the stream thread keeps off the cache, see exactly Range's entries.
+func (t *ThreadCache) RangePaged(namespace string, from, to []byte, toInclusive, reverse bool) *Iterator {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.caches[namespace]
+	if c == nil {
+		return &Iterator{}
+	}
+	p := &pager{toInclusive: toInclusive, reverse: reverse}
+	if from != nil {
+		s := string(from)
+		p.from = &s
+	}
+	if to != nil {
+		s := string(to)
+		p.to = &s
+	}
+	it := &Iterator{c: c, pager: p}
+	it.refill(true)
+	return it
+}
+
+// pager is the state of a paged iterator: the range and the last key taken.
+type pager struct {
+	from, to    *string
+	toInclusive bool
+	reverse     bool
+	last        *string
+	done        bool
+}
+
+// refill takes the next page of keys; locked says the caller holds the cache's lock.
+func (it *Iterator) refill(locked bool) bool {
+	p := it.pager
+	if p == nil || p.done {
+		return false
+	}
+	if !locked {
+		it.c.mu.Lock()
+		defer it.c.mu.Unlock()
+	}
+	it.c.ensureIndex()
+	it.keys, it.pos = it.c.index.page(p.from, p.to, p.toInclusive, p.last, p.reverse, PageKeys), 0
+	if len(it.keys) < PageKeys {
+		p.done = true
+	}
+	if len(it.keys) > 0 {
+		last := it.keys[len(it.keys)-1]
+		p.last = &last
+	}
+	return len(it.keys) > 0
+}
+
+// Iterator walks the keys a named cache held in a range when the iterator was created (or,
+// made by RangePaged, a page at a time); it reads each entry when it reaches it (a Get: the
+// entry becomes the most recently used), skipping keys removed meanwhile. It is a peeking
+// iterator, as Java's MemoryLRUCacheBytesIterator.
 type Iterator struct {
-	keys []string
-	c    *namedCache
-	pos  int
-	next *Entry
-	key  []byte
+	keys  []string
+	c     *namedCache
+	pos   int
+	next  *Entry
+	key   []byte
+	pager *pager
 }
 
 // HasNext reports whether there is a next entry, reading it from the cache if needed.
 func (it *Iterator) HasNext() bool {
-	for it.next == nil && it.pos < len(it.keys) {
+	for it.next == nil && (it.pos < len(it.keys) || it.refill(false)) {
 		k := it.keys[it.pos]
 		it.pos++
 		it.c.mu.Lock()
@@ -861,13 +925,18 @@ func (c *namedCache) keysBetween(from, to []byte, toInclusive bool) []string {
 	if f != nil && t != nil && strings.Compare(*f, *t) > 0 {
 		return nil
 	}
+	c.ensureIndex()
+	return c.index.between(f, t, toInclusive)
+}
+
+// ensureIndex builds the key index on the first range scan.
+func (c *namedCache) ensureIndex() {
 	if c.index == nil {
 		c.index = newKeyIndex()
 		for k := range c.nodes {
 			c.index.add(k)
 		}
 	}
-	return c.index.between(f, t, toInclusive)
 }
 
 func (c *namedCache) clear() {

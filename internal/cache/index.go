@@ -109,3 +109,56 @@ func (x *keyIndex) between(from, to *string, toInclusive bool) []string {
 func (x *keyIndex) clear() {
 	*x = *newKeyIndex()
 }
+
+// page returns, in the iteration's order, up to n keys of the range between from and to (as
+// in between; descending when reverse) that lie strictly beyond after (above it ascending,
+// below it descending; nil: from the range's start).
+func (x *keyIndex) page(from, to *string, toInclusive bool, after *string, reverse bool, n int) []string {
+	out := make([]string, 0, min(n, 64))
+	if !reverse {
+		var nd *indexNode
+		switch {
+		case after != nil && (from == nil || *after >= *from):
+			if nd = x.seek(*after, nil); nd != nil && nd.key == *after {
+				nd = nd.next[0]
+			}
+		case from != nil:
+			nd = x.seek(*from, nil)
+		default:
+			nd = x.head.next[0]
+		}
+		for ; nd != nil && len(out) < n; nd = nd.next[0] {
+			if to != nil && (nd.key > *to || (nd.key == *to && !toInclusive)) {
+				break
+			}
+			out = append(out, nd.key)
+		}
+		return out
+	}
+	hi, incl := to, toInclusive
+	if after != nil && (hi == nil || *after <= *hi) {
+		hi, incl = after, false
+	}
+	for nd := x.last(hi, incl); nd != nil && len(out) < n; nd = x.last(&nd.key, false) {
+		if from != nil && nd.key < *from {
+			break
+		}
+		out = append(out, nd.key)
+	}
+	return out
+}
+
+// last returns the node with the greatest key below bound (at most bound when inclusive; nil
+// bound: the greatest key), or nil when there is none.
+func (x *keyIndex) last(bound *string, inclusive bool) *indexNode {
+	n := x.head
+	for i := x.level - 1; i >= 0; i-- {
+		for nx := n.next[i]; nx != nil && (bound == nil || nx.key < *bound || (inclusive && nx.key == *bound)); nx = n.next[i] {
+			n = nx
+		}
+	}
+	if n == x.head {
+		return nil
+	}
+	return n
+}

@@ -167,6 +167,9 @@ func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 			continue
 		}
 		th.standbys[id] = sb
+		th.mu.Lock()
+		th.readableStandbys[id] = sb.t
+		th.mu.Unlock()
 	}
 	ids := sortedIDs(got.active)
 	var fresh []kafka.TopicPartition

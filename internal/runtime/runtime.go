@@ -370,13 +370,16 @@ func (r *Runtime) SubtopologyOf(topic string) (int, bool) {
 	return id, ok
 }
 
-// QueryableStore is a store of a running active task, for interactive queries.
+// QueryableStore is a store of a running active task (or, from StandbyStores, of a standby
+// task), for interactive queries.
 type QueryableStore struct {
 	// Store is the task's store (its outermost layer). Read it only inside Read.
 	Store processor.StateStore
-	th    *thread
-	id    processor.TaskID
-	t     *task.Task
+	// Standby says the store is a standby task's (its data may lag the active's).
+	Standby bool
+	th      *thread
+	id      processor.TaskID
+	t       *task.Task
 }
 
 // Read calls f while the stream thread owning the task leaves its stores and record cache
@@ -388,6 +391,9 @@ func (q QueryableStore) Read(f func()) bool {
 	defer q.th.storeMu.Unlock()
 	q.th.mu.Lock()
 	ok := q.th.running[q.id] == q.t
+	if q.Standby {
+		ok = q.th.readableStandbys[q.id] == q.t
+	}
 	q.th.mu.Unlock()
 	if ok {
 		f()
@@ -406,6 +412,25 @@ func (r *Runtime) Stores(name string) map[processor.TaskID]QueryableStore {
 		for id, t := range th.running {
 			if s := t.Store(name); s != nil {
 				out[id] = QueryableStore{Store: s, th: th, id: id, t: t}
+			}
+		}
+		th.mu.Unlock()
+	}
+	return out
+}
+
+// StandbyStores returns the store named name of every local standby task, by task (KIP-535:
+// interactive queries that allow stale data read them).
+func (r *Runtime) StandbyStores(name string) map[processor.TaskID]QueryableStore {
+	out := map[processor.TaskID]QueryableStore{}
+	r.mu.Lock()
+	threads := slices.Clone(r.threads)
+	r.mu.Unlock()
+	for _, th := range threads {
+		th.mu.Lock()
+		for id, t := range th.readableStandbys {
+			if s := t.Store(name); s != nil {
+				out[id] = QueryableStore{Store: s, Standby: true, th: th, id: id, t: t}
 			}
 		}
 		th.mu.Unlock()

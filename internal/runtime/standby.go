@@ -87,7 +87,10 @@ func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *st
 					batch = append(batch, processor.RestoreRecord{Key: r.Key, Value: v, Timestamp: r.Timestamp,
 						Partition: tp.Partition, Offset: r.Offset, Headers: r.Headers})
 				}
-				if err := sb.t.Restore(name, batch); err != nil {
+				th.storeMu.Lock() // interactive queries may read standbys (KIP-535)
+				err := sb.t.Restore(name, batch)
+				th.storeMu.Unlock()
+				if err != nil {
 					return n, fmt.Errorf("standby %s: apply %s: %w", id, tp, err)
 				}
 				sb.ts.RecordWritten(tp, recs[len(recs)-1].Offset)
@@ -137,6 +140,7 @@ func (th *thread) promote(ctx context.Context, id processor.TaskID) error {
 		m.restored.WithLabelValues(th.name).Add(float64(n))
 	}
 	th.log.Info("promoted standby task to active", "task", id.String(), "tail records", n)
+	th.dropReadableStandby(id)
 	delete(th.standbys, id)
 	th.tasks[id] = sb.t
 	th.states[id] = sb.ts
@@ -152,6 +156,9 @@ func (th *thread) closeStandby(id processor.TaskID, clean bool) {
 	if sb == nil {
 		return
 	}
+	th.dropReadableStandby(id)
+	th.storeMu.Lock()
+	defer th.storeMu.Unlock()
 	if clean {
 		// The stores first: a checkpoint must not claim offsets the stores could still lose.
 		err := sb.t.FlushStores()
@@ -187,4 +194,12 @@ func slicesSorted(m map[string]changelog.TopicPartition) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// dropReadableStandby stops interactive queries from finding the standby id; a query reading
+// it already finishes first (callers then take storeMu before they change or close it).
+func (th *thread) dropReadableStandby(id processor.TaskID) {
+	th.mu.Lock()
+	delete(th.readableStandbys, id)
+	th.mu.Unlock()
 }

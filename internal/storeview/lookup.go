@@ -202,3 +202,16 @@ func (r *sameKeyWindow[K, X, Y]) All() store.KeyValueIterator[serdeWindowed[K], 
 func (r *sameKeyWindow[K, X, Y]) BackwardAll() store.KeyValueIterator[serdeWindowed[K], Y] {
 	return r.windowed(r.s.BackwardAll())
 }
+
+// Scan implements store.Scanner when the typed store below does.
+func (r *sameKeyKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], bool) {
+	sc, ok := r.s.(store.Scanner[K, X])
+	if !ok {
+		return nil, false
+	}
+	it, ok := sc.Scan(s)
+	if !ok {
+		return nil, false
+	}
+	return rawIterOf(it, same[K], r.to), true
+}

@@ -268,6 +268,18 @@ func (c *convIter[KX, KY, X, Y]) Err() error {
 }
 func (c *convIter[KX, KY, X, Y]) Close() error { return c.it.Close() }
 
+// rawConvIter is convIter over a store.RawKeyIterator, passing its raw keys through.
+type rawConvIter[KX, KY, X, Y any] struct {
+	convIter[KX, KY, X, Y]
+	raw store.RawKeyIterator[KX, X]
+}
+
+func rawIterOf[KX, KY, X, Y any](it store.RawKeyIterator[KX, X], key func(KX) (KY, error), value func(X) (Y, error)) store.RawKeyIterator[KY, Y] {
+	return &rawConvIter[KX, KY, X, Y]{convIter: convIter[KX, KY, X, Y]{it: it, key: key, value: value}, raw: it}
+}
+
+func (c *rawConvIter[KX, KY, X, Y]) RawKey() []byte { return c.raw.RawKey() }
+
 // Inspect finds the kind, key and value types of a typed store from its methods (Get of a
 // key-value store, Fetch(key, windowStart) of a window store, FetchSession of a session store);
 // a value type *store.ValueAndTimestamp[X] makes the kind timestamped with values X. It

@@ -213,3 +213,16 @@ func (w *session[K, V]) Put(s serde.Windowed[K], value V) error {
 	return w.s.Put(windowedKeyFrom(s), PlainFrom(value))
 }
 func (w *session[K, V]) Remove(s serde.Windowed[K]) error { return w.s.Remove(windowedKeyFrom(s)) }
+
+// Scan implements store.Scanner when the untyped store below does.
+func (r *readKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], bool) {
+	sc, ok := r.s.(store.Scanner[any, X])
+	if !ok {
+		return nil, false
+	}
+	it, ok := sc.Scan(store.Scan[any]{Kind: s.Kind, From: Box(s.From), To: Box(s.To), Prefix: s.Prefix, Reverse: s.Reverse, After: s.After})
+	if !ok {
+		return nil, false
+	}
+	return rawIterOf(it, keyTo[K], r.to), true
+}
