@@ -1,4 +1,4 @@
-package kstreams_test
+package integration_test
 
 import (
 	"errors"
