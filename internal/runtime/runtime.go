@@ -401,6 +401,16 @@ func (q QueryableStore) Read(f func()) bool {
 	return ok
 }
 
+// Position returns what the task has processed of each input partition, the offset of the
+// last record (topic -> partition -> offset), read as Read reads the store; ok is false when the
+// task no longer runs there. A standby task has processed nothing (empty). Interactive queries
+// check position bounds against it (KIP-796): every store of a task reflects each record the
+// task processed.
+func (q QueryableStore) Position() (pos map[string]map[int32]int64, ok bool) {
+	ok = q.Read(func() { pos = q.t.ConsumedOffsets() })
+	return pos, ok
+}
+
 // Stores returns the store named name of every local active task that is running, by task.
 func (r *Runtime) Stores(name string) map[processor.TaskID]QueryableStore {
 	out := map[processor.TaskID]QueryableStore{}

@@ -1,0 +1,299 @@
+package kstreams
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
+)
+
+// Interactive queries v2 (KIP-796): a typed query against one store, answered per local
+// partition with the position (the input offsets) the answer reflects, and refused for a
+// partition whose store has not processed up to a position bound. The queries run on the
+// typed views (KeyValueStore, WindowStore, SessionStore), restricted to one partition each.
+
+// Position is, per input topic and partition, the offset of the last record reflected: of a
+// query result, the input its task had processed when it answered. Java:
+// org.apache.kafka.streams.query.Position.
+type Position map[string]map[int32]int64
+
+// Offset returns the position's offset of topic's partition, false when it has none.
+func (p Position) Offset(topic string, partition int32) (int64, bool) {
+	o, ok := p[topic][partition]
+	return o, ok
+}
+
+// merge adds q's offsets, keeping the larger of two.
+func (p Position) merge(q Position) Position {
+	if p == nil {
+		p = Position{}
+	}
+	for topic, parts := range q {
+		if p[topic] == nil {
+			p[topic] = map[int32]int64{}
+		}
+		for part, off := range parts {
+			if cur, ok := p[topic][part]; !ok || off > cur {
+				p[topic][part] = off
+			}
+		}
+	}
+	return p
+}
+
+// PositionBound is the least position a query accepts an answer at: unbounded (the zero
+// value), or at least a Position: the answering partition p's task must have processed, of
+// every topic the bound names for partition p, at least the bound's offset (a topic it has
+// not seen fails the bound; the bound's other partitions do not matter to p), as Java's
+// StoreQueryUtils.isPermitted. Java: org.apache.kafka.streams.query.PositionBound.
+type PositionBound struct {
+	at Position
+}
+
+// UnboundedPosition accepts any answer (the default). Java: PositionBound.unbounded().
+func UnboundedPosition() PositionBound { return PositionBound{} }
+
+// PositionBoundAt accepts answers of stores that have processed at least p. Java:
+// PositionBound.at(position).
+func PositionBoundAt(p Position) PositionBound { return PositionBound{at: p} }
+
+// IsUnbounded reports whether the bound accepts any answer.
+func (b PositionBound) IsUnbounded() bool { return len(b.at) == 0 }
+
+// reachedBy reports whether partition's task, having processed pos, satisfies the bound.
+func (b PositionBound) reachedBy(pos Position, partition int32) bool {
+	for topic, parts := range b.at {
+		off, bounded := parts[partition]
+		if !bounded {
+			continue
+		}
+		if got, ok := pos.Offset(topic, partition); !ok || got < off {
+			return false
+		}
+	}
+	return true
+}
+
+// FailureReason says why a partition did not answer. Java: FailureReason.
+type FailureReason string
+
+// The failure reasons.
+const (
+	// FailureNotPresent: no local task of the partition has the store (it is on another
+	// instance, or was asked for and does not exist).
+	FailureNotPresent FailureReason = "NOT_PRESENT"
+	// FailureNotActive: the local task is a standby and the request requires an active one.
+	FailureNotActive FailureReason = "NOT_ACTIVE"
+	// FailureNotUpToBound: the store has not processed up to the request's position bound yet
+	// (retry later, or on another instance).
+	FailureNotUpToBound FailureReason = "NOT_UP_TO_BOUND"
+	// FailureStoreException: the store failed, or is not of the kind or types the query needs.
+	FailureStoreException FailureReason = "STORE_EXCEPTION"
+)
+
+// QueryResult is one partition's answer: Result and the Position it reflects, or a Failure
+// with a message. Java: QueryResult.
+type QueryResult[R any] struct {
+	Result   R
+	Position Position
+	// Failure is "" for a success.
+	Failure FailureReason
+	// FailureMessage says more about a failure.
+	FailureMessage string
+}
+
+// IsSuccess reports whether the partition answered.
+func (r QueryResult[R]) IsSuccess() bool { return r.Failure == "" }
+
+// StateQueryResult is the answer of every partition asked. Java: StateQueryResult.
+type StateQueryResult[R any] struct {
+	// PartitionResults are the answers by input partition.
+	PartitionResults map[int32]QueryResult[R]
+}
+
+// OnlyPartitionResult returns the one partition's answer, an error when there are several or
+// none. Java: getOnlyPartitionResult().
+func (s *StateQueryResult[R]) OnlyPartitionResult() (QueryResult[R], error) {
+	if len(s.PartitionResults) != 1 {
+		return QueryResult[R]{}, fmt.Errorf("kstreams: %d partition results, not one", len(s.PartitionResults))
+	}
+	for _, r := range s.PartitionResults {
+		return r, nil
+	}
+	panic("unreachable")
+}
+
+// Position merges the positions of the successful answers. Java: getPosition().
+func (s *StateQueryResult[R]) Position() Position {
+	var p Position
+	for _, r := range s.PartitionResults {
+		if r.IsSuccess() {
+			p = p.merge(r.Position)
+		}
+	}
+	return p
+}
+
+// Query is a typed query with results of type R: KeyQuery, RangeQuery, WindowKeyQuery,
+// WindowRangeQuery. Java: org.apache.kafka.streams.query.Query.
+type Query[R any] interface {
+	// run answers the query from store name's task of partition p (the options select it).
+	run(k *KafkaStreams, name string, opts []StoreQueryOption) (R, error)
+}
+
+// StateQueryRequest asks store Store the Query. Java: StateQueryRequest.
+type StateQueryRequest[R any] struct {
+	// Store is the store's name.
+	Store string
+	// Query is the query.
+	Query Query[R]
+	// Partitions are the input partitions to ask; nil asks every local one.
+	Partitions []int32
+	// Bound is the least position an answer may reflect (default unbounded).
+	Bound PositionBound
+	// RequireActive refuses answers of standby tasks (FailureNotActive); by default standbys
+	// answer too, as Java's IQv2.
+	RequireActive bool
+}
+
+// StateQuery runs req on this instance's stores (KIP-796) and returns the answer of each
+// partition asked: every local partition of the store, or req.Partitions (those without a
+// local task answer FailureNotPresent). Errors: ErrUnknownStore, ErrStoreNotAvailable (the
+// instance is not running), a nil query. Java: KafkaStreams.query(StateQueryRequest).
+func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryResult[R], error) {
+	if req.Query == nil {
+		return nil, errors.New("kstreams: StateQuery: the request has no query")
+	}
+	if k.topology.Internal().Store(req.Store) == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, req.Store)
+	}
+	if st := k.State(); (st != Running && st != Rebalancing) || k.rt == nil {
+		return nil, fmt.Errorf("%w: %q: the instance is %s", ErrStoreNotAvailable, req.Store, st)
+	}
+	local := k.queryStores(req.Store, storeQuery{stale: true})
+	byPartition := map[int32]processor.TaskID{}
+	for id := range local {
+		byPartition[int32(id.Partition)] = id
+	}
+	parts := req.Partitions
+	if parts == nil {
+		parts = slices.Sorted(maps.Keys(byPartition))
+	}
+	out := &StateQueryResult[R]{PartitionResults: map[int32]QueryResult[R]{}}
+	for _, p := range parts {
+		id, ok := byPartition[p]
+		if !ok {
+			out.PartitionResults[p] = QueryResult[R]{Failure: FailureNotPresent,
+				FailureMessage: fmt.Sprintf("no local task of partition %d has store %q", p, req.Store)}
+			continue
+		}
+		qs := local[id]
+		if qs.Standby && req.RequireActive {
+			out.PartitionResults[p] = QueryResult[R]{Failure: FailureNotActive,
+				FailureMessage: fmt.Sprintf("task %s is a standby here", id)}
+			continue
+		}
+		pos, ok := qs.Position()
+		if !ok {
+			out.PartitionResults[p] = QueryResult[R]{Failure: FailureNotPresent,
+				FailureMessage: fmt.Sprintf("task %s moved or closed", id)}
+			continue
+		}
+		position := Position(pos)
+		if !req.Bound.reachedBy(position, p) {
+			out.PartitionResults[p] = QueryResult[R]{Position: position, Failure: FailureNotUpToBound,
+				FailureMessage: fmt.Sprintf("task %s has processed %v, not up to the bound %v", id, position, req.Bound.at)}
+			continue
+		}
+		opts := []StoreQueryOption{WithPartition(int(p))}
+		if qs.Standby {
+			opts = append(opts, EnableStaleStores())
+		}
+		r, err := req.Query.run(k, req.Store, opts)
+		if err != nil {
+			out.PartitionResults[p] = QueryResult[R]{Position: position, Failure: FailureStoreException, FailureMessage: err.Error()}
+			continue
+		}
+		out.PartitionResults[p] = QueryResult[R]{Result: r, Position: position}
+	}
+	return out, nil
+}
+
+// KeyQuery looks a key up in a key-value store (plain values of timestamped stores); the
+// result is the value, nil when the key has none. Java: KeyQuery.withKey(key).
+type KeyQuery[K, V any] struct{ Key K }
+
+func (q KeyQuery[K, V]) run(k *KafkaStreams, name string, opts []StoreQueryOption) (*V, error) {
+	s, err := KeyValueStore[K, V](k, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	v, ok, err := s.Get(q.Key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// RangeQuery scans a key-value store: keys From to To (inclusive) when HasBounds, else every
+// key; the result is an iterator the caller closes. Java: RangeQuery.withRange(from, to) /
+// withNoBounds() (one-sided bounds are not offered).
+type RangeQuery[K, V any] struct {
+	From, To  K
+	HasBounds bool
+}
+
+func (q RangeQuery[K, V]) run(k *KafkaStreams, name string, opts []StoreQueryOption) (store.KeyValueIterator[K, V], error) {
+	s, err := KeyValueStore[K, V](k, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if q.HasBounds {
+		return s.Range(q.From, q.To), nil
+	}
+	return s.All(), nil
+}
+
+// WindowKeyQuery fetches a key's windows starting in [TimeFrom, TimeTo] (ms) from a window
+// store; the result iterates window start -> value. Java:
+// WindowKeyQuery.withKeyAndWindowStartRange(key, timeFrom, timeTo).
+type WindowKeyQuery[K, V any] struct {
+	Key              K
+	TimeFrom, TimeTo int64
+}
+
+func (q WindowKeyQuery[K, V]) run(k *KafkaStreams, name string, opts []StoreQueryOption) (store.KeyValueIterator[int64, V], error) {
+	s, err := WindowStore[K, V](k, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.FetchTimeRange(q.Key, q.TimeFrom, q.TimeTo), nil
+}
+
+// WindowRangeQuery fetches windows: of every key starting in [TimeFrom, TimeTo] (ms) from a
+// window store, or, when HasKey, every session of Key from a session store. Java:
+// WindowRangeQuery.withWindowStartRange(timeFrom, timeTo) / withKey(key).
+type WindowRangeQuery[K, V any] struct {
+	TimeFrom, TimeTo int64
+	Key              K
+	HasKey           bool
+}
+
+func (q WindowRangeQuery[K, V]) run(k *KafkaStreams, name string, opts []StoreQueryOption) (store.KeyValueIterator[serde.Windowed[K], V], error) {
+	if q.HasKey {
+		s, err := SessionStore[K, V](k, name, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return s.Fetch(q.Key), nil
+	}
+	s, err := WindowStore[K, V](k, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.FetchAll(q.TimeFrom, q.TimeTo), nil
+}
