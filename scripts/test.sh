@@ -9,7 +9,8 @@
 #      beside the first; the schema-registry integration tests against an Apicurio Registry
 #      started likewise.
 #   4. the conformance suite: the packages whose tests use the Java Kafka Streams reference
-#      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set;
+#      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set (built before step 3,
+#      whose Java-beside-us tests need it too; step 4 skips the tests steps 2 and 3 ran);
 #   5. Kafka's own Kafka Streams system-test verifiers (EosTestDriver, SmokeTestDriver) against
 #      our ports of their clients (systemtest/), on the plain broker: two variants, about
 #      4 to 7 minutes (every variant: make systemtest, scripts/systemtest.sh).
@@ -104,21 +105,27 @@ SCHEMA_REGISTRY_URL=$(scripts/registry/registry.sh up)
 registry_started=1
 export SCHEMA_REGISTRY_URL
 
-step "integration tests against Apache Kafka at $addr (and the secured node of $KAFKA_SECURE_CONFIG)"
-go test -count=1 -timeout 20m -run Integration ./...
-
-step "conformance suite against Java Kafka Streams (conformance/java)"
+step "building the Java Kafka Streams reference harness (conformance/java)"
 if ! mvn -B -q -Dstyle.color=never -f conformance/java/pom.xml package >.build/mvn-conformance.log 2>&1; then
 	tail -n 30 .build/mvn-conformance.log >&2
 	die "building the Java reference harness failed (log: .build/mvn-conformance.log)"
 fi
+# The integration tests that run Java Kafka Streams beside us (internal/interop, the suppress
+# buffer's Java interop) read it too, so they run in the next step with the others.
 export KSTREAMS_CONFORMANCE_CP="$PWD/conformance/java/target/conformance.jar:$PWD/conformance/java/target/lib/*"
+
+step "integration tests against Apache Kafka at $addr (and the secured node of $KAFKA_SECURE_CONFIG)"
+go test -count=1 -timeout 20m -run Integration ./...
+
+step "conformance suite against Java Kafka Streams (conformance/java)"
 # Every package whose tests use the harness: they import the conformance package or read
-# KSTREAMS_CONFORMANCE_CP. They run whole, uncached (the Java side is not in Go's test cache).
+# KSTREAMS_CONFORMANCE_CP. Uncached (the Java side is not in Go's test cache); the broker tests
+# (TestIntegration..., run above) and the embedded-broker ones (TestEmbedded..., which need no
+# Java and ran in go test ./...) are not run again.
 pkgs=$(grep -rl --include='*_test.go' -e 'KSTREAMS_CONFORMANCE_CP' -e '"github.com/kstreams-go/kstreams/conformance"' . |
 	xargs -r -n1 dirname | sort -u)
 pkgs=$(printf '%s\n' ./conformance $pkgs | sort -u)
-go test -count=1 -timeout 20m $pkgs
+go test -count=1 -timeout 20m -skip '^Test(Integration|Embedded)' $pkgs
 
 step "Kafka's system-test verifiers against systemtest/cmd (EOS complex with 3 SIGKILLs; Smoke exactly_once_v2 with a crash)"
 # Kafka's own EosTestDriver and SmokeTestDriver (its kafka-streams test jars) verify our ports of
