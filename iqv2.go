@@ -197,6 +197,8 @@ func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryRe
 				FailureMessage: fmt.Sprintf("task %s is a standby here", id)}
 			continue
 		}
+		// The position is read before the query, under its own hold of the store: the answer
+		// reflects at least it (positions only grow), so a bound it meets is met by the answer.
 		pos, ok := qs.Position()
 		if !ok {
 			out.PartitionResults[p] = QueryResult[R]{Failure: FailureNotPresent,
