@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -71,6 +72,20 @@ type TaskStateConfig struct {
 	BulkRestoreMinRecords int
 	// ProgressInterval is how often a long restore logs its progress; default 10 s.
 	ProgressInterval time.Duration
+	// StoreLock, when set, is held while Restore changes a store: each batch it writes, a
+	// wipe, the start and end of a bulk restore; never while it waits for the broker. Readers
+	// that take it too (interactive queries of a restoring task with stale stores allowed,
+	// KIP-535) see each store between two batches. nil: no locking.
+	StoreLock sync.Locker
+}
+
+// locked runs f holding StoreLock, if any.
+func (s *TaskState) locked(f func() error) error {
+	if l := s.cfg.StoreLock; l != nil {
+		l.Lock()
+		defer l.Unlock()
+	}
+	return f()
 }
 
 // TaskState manages the changelog offsets of one task's stores: it restores them from their
@@ -187,7 +202,7 @@ func (s *TaskState) startOffset(name string, st processor.StateStore, checkpoint
 				s.log.Warn("state store has no checkpoint offset and is not empty: under exactly-once it may hold "+
 					"uncommitted data, so its local state is wiped and restored from the changelog",
 					"store", name, "changelog", tp.String())
-				if err := w.Wipe(); err != nil {
+				if err := s.locked(w.Wipe); err != nil {
 					return 0, err
 				}
 			}
@@ -224,7 +239,7 @@ func (s *TaskState) Restore(ctx context.Context) error {
 			for name := range s.tps {
 				if st := s.task.Store(name); st != nil {
 					if w, ok := store.FindWipeable(st); ok {
-						if err := w.Wipe(); err != nil {
+						if err := s.locked(w.Wipe); err != nil {
 							return fmt.Errorf("%w: store %q: wipe: %v", ErrChangelogRestore, name, err)
 						}
 					}
@@ -348,7 +363,7 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		s.log.Warn("checkpointed offset is outside the changelog: wiping the store and restoring from the beginning",
 			"store", name, "changelog", tp.String(), "offset", held, "logStart", begin, "logEnd", end)
 		if w, ok := store.FindWipeable(st); ok {
-			if err := w.Wipe(); err != nil {
+			if err := s.locked(w.Wipe); err != nil {
 				return err
 			}
 		}
@@ -383,13 +398,13 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	var bulk store.BulkRestorer
 	if minRecs := s.cfg.BulkRestoreMinRecords; minRecs >= 0 && end-pos >= int64(max(minRecs, 1)) {
 		if b, ok := store.FindBulkRestorer(st); ok {
-			if err := b.BeginBulkRestore(); err != nil {
+			if err := s.locked(b.BeginBulkRestore); err != nil {
 				return err
 			}
 			bulk = b
 			defer func() {
 				if bulk != nil {
-					bulk.AbortBulkRestore()
+					_ = s.locked(func() error { bulk.AbortBulkRestore(); return nil })
 				}
 			}()
 		}
@@ -400,7 +415,7 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := s.task.Restore(name, batch); err != nil {
+		if err := s.locked(func() error { return s.task.Restore(name, batch) }); err != nil {
 			return err
 		}
 		last := batch[len(batch)-1].Offset
@@ -477,7 +492,7 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	if bulk != nil {
 		b := bulk
 		bulk = nil
-		if err := b.EndBulkRestore(); err != nil {
+		if err := s.locked(b.EndBulkRestore); err != nil {
 			return err
 		}
 		if total > 0 {

@@ -105,6 +105,10 @@ type harness struct {
 	// bulkMin is TaskStateConfig.BulkRestoreMinRecords; env, if set, the Pebble environment.
 	bulkMin int
 	env     *store.PebbleEnv
+	// lock, if set, is TaskStateConfig.StoreLock, checked to be held around each restored
+	// batch (locked counts them) and released between them.
+	lock   *heldLock
+	locked *lockCheckingTask
 }
 
 func (h *harness) open() {
@@ -131,8 +135,15 @@ func (h *harness) open() {
 	h.buf = &bytes.Buffer{}
 	h.lis = newListener()
 	h.task = tk
-	h.ts = NewTaskState(TaskStateConfig{TaskDir: h.dir, ExactlyOnce: h.eos, Reader: h.log, Listener: h.lis,
-		Logger: slog.New(slog.NewTextHandler(h.buf, nil)), MaxBatchRecords: 7, BulkRestoreMinRecords: h.bulkMin}, tk)
+	cfg2 := TaskStateConfig{TaskDir: h.dir, ExactlyOnce: h.eos, Reader: h.log, Listener: h.lis,
+		Logger: slog.New(slog.NewTextHandler(h.buf, nil)), MaxBatchRecords: 7, BulkRestoreMinRecords: h.bulkMin}
+	var restored Task = tk
+	if h.lock != nil {
+		h.locked = &lockCheckingTask{Task: tk, t: h.t, lock: h.lock}
+		restored, cfg2.StoreLock = h.locked, h.lock
+		cfg2.Listener = lockCheckingListener{h.lis, h.t, h.lock}
+	}
+	h.ts = NewTaskState(cfg2, restored)
 	h.coll.ts = h.ts
 	if err := h.ts.Restore(context.Background()); err != nil {
 		h.t.Fatal(err)
