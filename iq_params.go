@@ -18,12 +18,14 @@ type storeQuery struct {
 	hasPartition bool
 }
 
-// EnableStaleStores lets the view read the stores of this instance's standby tasks as well as
-// those of its running active tasks (KIP-535): a standby answers while its active is gone (an
-// instance failed and the group has not moved the task yet) or on another instance, with data
-// that may lag the active's by the standby's changelog lag (Java updates standbys all the
-// time; here a thread applies what is new every 200 ms). Tasks restoring to become active are
-// not read (ours restore before they run). Java: StoreQueryParameters.enableStaleStores().
+// EnableStaleStores lets the view read the stores of this instance's standby tasks and of its
+// active tasks still restoring, as well as those of its running active tasks (KIP-535): a
+// standby answers while its active is gone (an instance failed and the group has not moved the
+// task yet) or on another instance, with data that may lag the active's by the standby's
+// changelog lag (Java updates standbys all the time; here a thread applies what is new every
+// 200 ms); a restoring task answers with what its restore has applied so far (reads wait for
+// the restore batch being written, at most 1000 records). Java:
+// StoreQueryParameters.enableStaleStores().
 func EnableStaleStores() StoreQueryOption { return func(q *storeQuery) { q.stale = true } }
 
 // WithPartition restricts the view to the local task of input partition p (the partition
@@ -47,9 +49,13 @@ func queryOptions(opts []StoreQueryOption) storeQuery {
 func (k *KafkaStreams) queryStores(name string, q storeQuery) map[processor.TaskID]runtime.QueryableStore {
 	out := k.rt.Stores(name)
 	if q.stale {
-		for id, s := range k.rt.StandbyStores(name) {
-			if _, ok := out[id]; !ok {
-				out[id] = s
+		// A task moving between two threads of the instance may show in two of these at once:
+		// the running one answers first, then the restoring active, then the standby.
+		for _, more := range []map[processor.TaskID]runtime.QueryableStore{k.rt.RestoringStores(name), k.rt.StandbyStores(name)} {
+			for id, s := range more {
+				if _, ok := out[id]; !ok {
+					out[id] = s
+				}
 			}
 		}
 	}

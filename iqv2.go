@@ -192,9 +192,13 @@ func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryRe
 			continue
 		}
 		qs := local[id]
-		if qs.Standby && req.RequireActive {
+		if (qs.Standby || qs.Restoring) && req.RequireActive {
+			what := "a standby"
+			if qs.Restoring {
+				what = "an active task still restoring"
+			}
 			out.PartitionResults[p] = QueryResult[R]{Failure: FailureNotActive,
-				FailureMessage: fmt.Sprintf("task %s is a standby here", id)}
+				FailureMessage: fmt.Sprintf("task %s is %s here", id, what)}
 			continue
 		}
 		// The position is read before the query, under its own hold of the store: the answer
@@ -212,7 +216,7 @@ func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryRe
 			continue
 		}
 		opts := []StoreQueryOption{WithPartition(int(p))}
-		if qs.Standby {
+		if qs.Standby || qs.Restoring {
 			opts = append(opts, EnableStaleStores())
 		}
 		r, err := req.Query.run(k, req.Store, opts)

@@ -204,6 +204,7 @@ func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 	for id, t := range th.tasks {
 		th.running[id] = t
 	}
+	clear(th.restoring)
 	th.mu.Unlock()
 	return revoked, nil
 }
@@ -381,6 +382,7 @@ func (th *thread) activeIDs() []processor.TaskID {
 func (th *thread) closeTasks(clean bool) {
 	th.mu.Lock()
 	th.running = map[processor.TaskID]*task.Task{}
+	clear(th.restoring)
 	th.mu.Unlock()
 	th.discard = !clean
 	for id := range th.tasks {
@@ -394,7 +396,7 @@ func (th *thread) closeTasks(clean bool) {
 // createTask builds a task of the sub-topology, initialises it, restores its stores from
 // their changelogs and registers it as active.
 func (th *thread) createTask(ctx context.Context, id processor.TaskID) (*task.Task, error) {
-	t, ts, err := th.newTask(ctx, id)
+	t, ts, err := th.newTask(ctx, id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -406,8 +408,11 @@ func (th *thread) createTask(ctx context.Context, id processor.TaskID) (*task.Ta
 }
 
 // newTask builds and initialises a task and restores its stores (from the checkpoint or the
-// offset stored with the data, to the end offset; read_committed under exactly-once).
-func (th *thread) newTask(ctx context.Context, id processor.TaskID) (*task.Task, *changelog.TaskState, error) {
+// offset stored with the data, to the end offset; read_committed under exactly-once). While
+// it restores, interactive queries that allow stale data read its stores between restore
+// batches (KIP-535), as a standby's (standby) or as a restoring active task's: an active
+// stays in th.restoring until applyAssignment makes it running, a standby stays readable.
+func (th *thread) newTask(ctx context.Context, id processor.TaskID, standby bool) (*task.Task, *changelog.TaskState, error) {
 	r := th.rt
 	spec, err := task.SpecFromTopology(r.cfg.Topology, r.cfg.ApplicationID, []int{id.Subtopology})
 	if err != nil {
@@ -442,8 +447,20 @@ func (th *thread) newTask(ctx context.Context, id processor.TaskID) (*task.Task,
 		return nil, nil, err
 	}
 	ts := changelog.NewTaskState(changelog.TaskStateConfig{TaskDir: cfg.StateDir, ExactlyOnce: r.cfg.ExactlyOnce,
-		Reader: th.reader, Listener: restoreCounter{th}, Logger: th.log}, t)
+		Reader: th.reader, Listener: restoreCounter{th}, Logger: th.log, StoreLock: &th.storeMu}, t)
+	readable := th.restoring
+	if standby {
+		readable = th.readableStandbys
+	}
+	th.mu.Lock()
+	readable[id] = t
+	th.mu.Unlock()
 	if err := ts.Restore(ctx); err != nil {
+		th.storeMu.Lock() // a query reading the store finishes first
+		th.mu.Lock()
+		delete(readable, id)
+		th.mu.Unlock()
+		th.storeMu.Unlock()
 		t.Close()
 		return nil, nil, kafkaErr(fmt.Sprintf("task %s: restore", id), err)
 	}
@@ -462,6 +479,9 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 	th.mu.Lock()
 	if th.running[id] == t {
 		delete(th.running, id)
+	}
+	if th.restoring[id] == t {
+		delete(th.restoring, id)
 	}
 	th.mu.Unlock()
 	th.removeInputs(id)

@@ -371,15 +371,18 @@ func (r *Runtime) SubtopologyOf(topic string) (int, bool) {
 }
 
 // QueryableStore is a store of a running active task (or, from StandbyStores, of a standby
-// task), for interactive queries.
+// task; from RestoringStores, of an active task still restoring), for interactive queries.
 type QueryableStore struct {
 	// Store is the task's store (its outermost layer). Read it only inside Read.
 	Store processor.StateStore
 	// Standby says the store is a standby task's (its data may lag the active's).
 	Standby bool
-	th      *thread
-	id      processor.TaskID
-	t       *task.Task
+	// Restoring says the store is an active task's that is restoring from its changelog (or
+	// catching up after a standby's promotion) and does not process yet: its data lags.
+	Restoring bool
+	th        *thread
+	id        processor.TaskID
+	t         *task.Task
 }
 
 // Read calls f while the stream thread owning the task leaves its stores and record cache
@@ -390,9 +393,14 @@ func (q QueryableStore) Read(f func()) bool {
 	q.th.storeMu.Lock()
 	defer q.th.storeMu.Unlock()
 	q.th.mu.Lock()
-	ok := q.th.running[q.id] == q.t
-	if q.Standby {
+	var ok bool
+	switch {
+	case q.Standby:
 		ok = q.th.readableStandbys[q.id] == q.t
+	case q.Restoring:
+		ok = q.th.restoring[q.id] == q.t
+	default:
+		ok = q.th.running[q.id] == q.t
 	}
 	q.th.mu.Unlock()
 	if ok {
@@ -441,6 +449,26 @@ func (r *Runtime) StandbyStores(name string) map[processor.TaskID]QueryableStore
 		for id, t := range th.readableStandbys {
 			if s := t.Store(name); s != nil {
 				out[id] = QueryableStore{Store: s, Standby: true, th: th, id: id, t: t}
+			}
+		}
+		th.mu.Unlock()
+	}
+	return out
+}
+
+// RestoringStores returns the store named name of every local active task that is restoring
+// (from a fresh assignment, or a standby's promotion) and does not run yet, by task (KIP-535:
+// interactive queries that allow stale data read them, between restore batches).
+func (r *Runtime) RestoringStores(name string) map[processor.TaskID]QueryableStore {
+	out := map[processor.TaskID]QueryableStore{}
+	r.mu.Lock()
+	threads := slices.Clone(r.threads)
+	r.mu.Unlock()
+	for _, th := range threads {
+		th.mu.Lock()
+		for id, t := range th.restoring {
+			if s := t.Store(name); s != nil {
+				out[id] = QueryableStore{Store: s, Restoring: true, th: th, id: id, t: t}
 			}
 		}
 		th.mu.Unlock()

@@ -30,7 +30,7 @@ type standbyTask struct {
 // createStandby builds the task's stores, brings them up to the changelogs' end and records
 // the positions.
 func (th *thread) createStandby(ctx context.Context, id processor.TaskID) (*standbyTask, error) {
-	t, ts, err := th.newTask(ctx, id)
+	t, ts, err := th.newTask(ctx, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,10 @@ func (th *thread) createStandby(ctx context.Context, id processor.TaskID) (*stan
 		}
 		begin, err := th.reader.BeginningOffset(ctx, tp)
 		if err != nil {
+			th.dropReadableStandby(id)
+			th.storeMu.Lock()
 			t.Close()
+			th.storeMu.Unlock()
 			return nil, kafkaErr("standby "+id.String()+": beginning offset", err)
 		}
 		sb.pos[name] = begin
@@ -140,7 +143,10 @@ func (th *thread) promote(ctx context.Context, id processor.TaskID) error {
 		m.restored.WithLabelValues(th.name).Add(float64(n))
 	}
 	th.log.Info("promoted standby task to active", "task", id.String(), "tail records", n)
-	th.dropReadableStandby(id)
+	th.mu.Lock() // an active now, readable as restoring until it runs
+	delete(th.readableStandbys, id)
+	th.restoring[id] = sb.t
+	th.mu.Unlock()
 	delete(th.standbys, id)
 	th.tasks[id] = sb.t
 	th.states[id] = sb.ts

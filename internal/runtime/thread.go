@@ -75,10 +75,13 @@ type thread struct {
 	// standbys are the standby tasks (num.standby.replicas).
 	standbys    map[processor.TaskID]*standbyTask
 	lastStandby time.Time
-	// running are the tasks processing now, readable by interactive queries; readableStandbys
-	// the standby tasks, readable by interactive queries that allow stale data (KIP-535).
+	// running are the tasks processing now, readable by interactive queries; restoring the
+	// active tasks being restored (or promoted from standby) that do not process yet, and
+	// readableStandbys the standby tasks (those restoring too): both readable by interactive
+	// queries that allow stale data (KIP-535).
 	mu               sync.Mutex
 	running          map[processor.TaskID]*task.Task
+	restoring        map[processor.TaskID]*task.Task
 	readableStandbys map[processor.TaskID]*task.Task
 	// storeMu is held by the thread while it processes, punctuates, commits or closes its
 	// active tasks or applies changelog records to (or closes) a standby, and by interactive queries while they read a store of one of them: the
@@ -109,8 +112,8 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		ctx: r.ctx, done: make(chan struct{}), tasks: map[processor.TaskID]*task.Task{},
 		states: map[processor.TaskID]*changelog.TaskState{}, changelogOwner: map[changelog.TopicPartition]processor.TaskID{},
 		standbys: map[processor.TaskID]*standbyTask{}, running: map[processor.TaskID]*task.Task{},
-		readableStandbys: map[processor.TaskID]*task.Task{},
-		in:               map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
+		readableStandbys: map[processor.TaskID]*task.Task{}, restoring: map[processor.TaskID]*task.Task{},
+		in: map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
 	th.log = r.log.With("thread", th.name)
 	for _, s := range r.layout.Subtopologies {
 		th.topics = append(th.topics, s.Topics...)
