@@ -4,8 +4,10 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kstreams-go/kstreams/internal/storeview"
+	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
 )
@@ -145,5 +147,34 @@ func TestRangeIterPlainStore(t *testing.T) {
 	}
 	if _, err := keys(rangeIter[int64, string](st, &two, nil, ResultOrderAny)); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("one-sided over a plain store: %v, want errors.ErrUnsupported", err)
+	}
+}
+
+// The kind that decides which queries a store answers is found for Processor API stores too
+// (typed, by their methods) and for the DSL's untyped stores.
+func TestQueryStoreKind(t *testing.T) {
+	verSup, err := store.Stores.InMemoryVersionedKeyValueStore("v", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s    processor.StateStore
+		want storeview.Kind
+	}{
+		{store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("kv"), serde.String(), serde.Long()).BuildKeyValueStore(), storeview.KeyValue},
+		{store.Stores.TimestampedKeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("ts"), serde.String(), serde.Long()).BuildTimestampedKeyValueStore(), storeview.TimestampedKeyValue},
+		{store.Stores.VersionedKeyValueStoreBuilder(verSup, serde.String(), serde.Long()).BuildVersionedKeyValueStore(), storeview.Versioned},
+		{store.Stores.VersionedKeyValueStoreBuilder[any, any](verSup, nil, nil).BuildVersionedKeyValueStore(), storeview.Versioned},
+	} {
+		if got := queryStoreKind(c.s); got != c.want {
+			t.Errorf("%T: kind %q, want %q", c.s, got, c.want)
+		}
+	}
+	typed := store.Stores.VersionedKeyValueStoreBuilder(verSup, serde.String(), serde.Long()).BuildVersionedKeyValueStore()
+	if _, ok := storeview.ReadOnlyVersioned[string, int64](typed); !ok {
+		t.Error("no versioned view of a typed versioned store")
+	}
+	if _, ok := storeview.ReadOnlyVersioned[string, string](typed); ok {
+		t.Error("a versioned view of the wrong value type")
 	}
 }
