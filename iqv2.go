@@ -6,9 +6,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/kstreams-go/kstreams/internal/storeview"
 	"github.com/kstreams-go/kstreams/processor"
-	"github.com/kstreams-go/kstreams/serde"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // Interactive queries v2 (KIP-796): a typed query against one store, answered per local
@@ -83,6 +82,10 @@ type FailureReason string
 
 // The failure reasons.
 const (
+	// FailureUnknownQueryType: the store does not answer this kind of query (a timestamped
+	// query of a plain store, a versioned query of an unversioned one, a window query of a
+	// key-value store, ...).
+	FailureUnknownQueryType FailureReason = "UNKNOWN_QUERY_TYPE"
 	// FailureNotPresent: no local task of the partition has the store (it is on another
 	// instance, or was asked for and does not exist).
 	FailureNotPresent FailureReason = "NOT_PRESENT"
@@ -91,7 +94,8 @@ const (
 	// FailureNotUpToBound: the store has not processed up to the request's position bound yet
 	// (retry later, or on another instance).
 	FailureNotUpToBound FailureReason = "NOT_UP_TO_BOUND"
-	// FailureStoreException: the store failed, or is not of the kind or types the query needs.
+	// FailureStoreException: the store failed, or does not hold the query's key and value
+	// types (the message names the types it holds).
 	FailureStoreException FailureReason = "STORE_EXCEPTION"
 )
 
@@ -138,12 +142,30 @@ func (s *StateQueryResult[R]) Position() Position {
 	return p
 }
 
-// Query is a typed query with results of type R: KeyQuery, RangeQuery, WindowKeyQuery,
-// WindowRangeQuery. Java: org.apache.kafka.streams.query.Query.
+// Query is a typed query with results of type R: KeyQuery, RangeQuery, TimestampedKeyQuery,
+// TimestampedRangeQuery, WindowKeyQuery, WindowRangeQuery, VersionedKeyQuery,
+// MultiVersionedKeyQuery. Java: org.apache.kafka.streams.query.Query.
 type Query[R any] interface {
+	// accepts says how a store of kind k answers the query ("" for a store the views cannot
+	// classify, a custom one: the query runs).
+	accepts(k storeview.Kind) (acceptance, error)
 	// run answers the query from store name's task of partition p (the options select it).
 	run(k *KafkaStreams, name string, opts []StoreQueryOption) (R, error)
 }
+
+// acceptance is how a kind of store answers a query, as Java's store layers do.
+type acceptance int
+
+const (
+	// queryRuns: the store answers.
+	queryRuns acceptance = iota
+	// queryUnknown: UNKNOWN_QUERY_TYPE once the position bound is met (Java: the innermost
+	// store knows the query, StoreQueryUtils, and checks the bound before the store type).
+	queryUnknown
+	// queryUnknownAnyBound: UNKNOWN_QUERY_TYPE whatever the bound (Java: no layer of the store
+	// knows the query, or the typed layer refuses its shape).
+	queryUnknownAnyBound
+)
 
 // StateQueryRequest asks store Store the Query. Java: StateQueryRequest.
 type StateQueryRequest[R any] struct {
@@ -156,14 +178,22 @@ type StateQueryRequest[R any] struct {
 	// Bound is the least position an answer may reflect (default unbounded).
 	Bound PositionBound
 	// RequireActive refuses answers of standby tasks (FailureNotActive); by default standbys
-	// answer too, as Java's IQv2.
+	// answer too, as Java's IQv2. An active task's answer is not checked against Bound then
+	// (Java: KafkaStreams.query passes an unbounded bound with requireActive).
 	RequireActive bool
 }
 
 // StateQuery runs req on this instance's stores (KIP-796) and returns the answer of each
 // partition asked: every local partition of the store, or req.Partitions (those without a
-// local task answer FailureNotPresent). Errors: ErrUnknownStore, ErrStoreNotAvailable (the
-// instance is not running), a nil query. Java: KafkaStreams.query(StateQueryRequest).
+// local task answer FailureNotPresent). A partition whose store cannot answer that kind of
+// query answers FailureUnknownQueryType, as Java's stores do (e.g. a TimestampedKeyQuery of a
+// plain key-value store, a VersionedKeyQuery of a key-value or window store, a
+// WindowRangeQuery by key of a window store). Errors: ErrUnknownStore, ErrStoreNotAvailable
+// (the instance is not running), a nil query; errors.ErrUnsupported (wrapped) for a KeyQuery
+// or RangeQuery of a versioned store and ErrInvalidQuery for a MultiVersionedKeyQuery whose
+// FromTime is after its ToTime, which Java throws from KafkaStreams.query
+// (UnsupportedOperationException, IllegalArgumentException). Java:
+// KafkaStreams.query(StateQueryRequest).
 func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryResult[R], error) {
 	if req.Query == nil {
 		return nil, errors.New("kstreams: StateQuery: the request has no query")
@@ -201,6 +231,11 @@ func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryRe
 				FailureMessage: fmt.Sprintf("task %s is %s here", id, what)}
 			continue
 		}
+		kind := queryStoreKind(qs.Store)
+		acc, err := req.Query.accepts(kind)
+		if err != nil {
+			return nil, fmt.Errorf("kstreams: StateQuery of store %q: %w", req.Store, err)
+		}
 		// The position is read before the query, under its own hold of the store: the answer
 		// reflects at least it (positions only grow), so a bound it meets is met by the answer.
 		pos, ok := qs.Position()
@@ -210,9 +245,19 @@ func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryRe
 			continue
 		}
 		position := Position(pos)
-		if !req.Bound.reachedBy(position, p) {
+		unknown := QueryResult[R]{Position: position, Failure: FailureUnknownQueryType,
+			FailureMessage: fmt.Sprintf("store %q is a %s, which does not answer a %s", req.Store, kind, queryName(req.Query))}
+		if acc == queryUnknownAnyBound {
+			out.PartitionResults[p] = unknown
+			continue
+		}
+		if !req.RequireActive && !req.Bound.reachedBy(position, p) {
 			out.PartitionResults[p] = QueryResult[R]{Position: position, Failure: FailureNotUpToBound,
 				FailureMessage: fmt.Sprintf("task %s has processed %v, not up to the bound %v", id, position, req.Bound.at)}
+			continue
+		}
+		if acc == queryUnknown {
+			out.PartitionResults[p] = unknown
 			continue
 		}
 		opts := []StoreQueryOption{WithPartition(int(p))}
@@ -227,79 +272,4 @@ func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryRe
 		out.PartitionResults[p] = QueryResult[R]{Result: r, Position: position}
 	}
 	return out, nil
-}
-
-// KeyQuery looks a key up in a key-value store (plain values of timestamped stores); the
-// result is the value, nil when the key has none. Java: KeyQuery.withKey(key).
-type KeyQuery[K, V any] struct{ Key K }
-
-func (q KeyQuery[K, V]) run(k *KafkaStreams, name string, opts []StoreQueryOption) (*V, error) {
-	s, err := KeyValueStore[K, V](k, name, opts...)
-	if err != nil {
-		return nil, err
-	}
-	v, ok, err := s.Get(q.Key)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return &v, nil
-}
-
-// RangeQuery scans a key-value store: keys From to To (inclusive) when HasBounds, else every
-// key; the result is an iterator the caller closes. Java: RangeQuery.withRange(from, to) /
-// withNoBounds() (one-sided bounds are not offered).
-type RangeQuery[K, V any] struct {
-	From, To  K
-	HasBounds bool
-}
-
-func (q RangeQuery[K, V]) run(k *KafkaStreams, name string, opts []StoreQueryOption) (store.KeyValueIterator[K, V], error) {
-	s, err := KeyValueStore[K, V](k, name, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if q.HasBounds {
-		return s.Range(q.From, q.To), nil
-	}
-	return s.All(), nil
-}
-
-// WindowKeyQuery fetches a key's windows starting in [TimeFrom, TimeTo] (ms) from a window
-// store; the result iterates window start -> value. Java:
-// WindowKeyQuery.withKeyAndWindowStartRange(key, timeFrom, timeTo).
-type WindowKeyQuery[K, V any] struct {
-	Key              K
-	TimeFrom, TimeTo int64
-}
-
-func (q WindowKeyQuery[K, V]) run(k *KafkaStreams, name string, opts []StoreQueryOption) (store.KeyValueIterator[int64, V], error) {
-	s, err := WindowStore[K, V](k, name, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return s.FetchTimeRange(q.Key, q.TimeFrom, q.TimeTo), nil
-}
-
-// WindowRangeQuery fetches windows: of every key starting in [TimeFrom, TimeTo] (ms) from a
-// window store, or, when HasKey, every session of Key from a session store. Java:
-// WindowRangeQuery.withWindowStartRange(timeFrom, timeTo) / withKey(key).
-type WindowRangeQuery[K, V any] struct {
-	TimeFrom, TimeTo int64
-	Key              K
-	HasKey           bool
-}
-
-func (q WindowRangeQuery[K, V]) run(k *KafkaStreams, name string, opts []StoreQueryOption) (store.KeyValueIterator[serde.Windowed[K], V], error) {
-	if q.HasKey {
-		s, err := SessionStore[K, V](k, name, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return s.Fetch(q.Key), nil
-	}
-	s, err := WindowStore[K, V](k, name, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return s.FetchAll(q.TimeFrom, q.TimeTo), nil
 }

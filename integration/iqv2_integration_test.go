@@ -19,7 +19,9 @@ import (
 
 // IQv2 (KIP-796, issue 15 item 5) on two instances of one application (four partitions): a
 // count, a windowed count and a session count, asked with KeyQuery, RangeQuery, WindowKeyQuery
-// and WindowRangeQuery. Every local partition answers with the input offsets its task
+// and WindowRangeQuery, and the follow-ups: one-sided and ordered RangeQuery (KIP-805, KIP-985),
+// TimestampedKeyQuery and TimestampedRangeQuery (KIP-992), UNKNOWN_QUERY_TYPE for queries a
+// store does not know. Every local partition answers with the input offsets its task
 // processed (the topic's last offset of the partition, once everything is processed); a
 // partition asked for that runs elsewhere is NOT_PRESENT; a position bound at the processed
 // offset is met and one beyond it is NOT_UP_TO_BOUND; a query of the wrong types is a
@@ -205,6 +207,91 @@ func TestIntegrationStateQueryIQv2(t *testing.T) {
 		}
 	}
 
+	// One-sided, ranged and ordered RangeQuery (Java: RangeQuery.withLowerBound, withUpperBound,
+	// withRange, withNoBounds, withAscendingKeys, withDescendingKeys): the bounds are
+	// inclusive and the order is the serialized keys' (for UTF-8 strings the strings' order),
+	// per partition. Over both instances the keys >= user-5 are user-5..user-7, those <=
+	// user-2 are user-0..user-2, and [user-2, user-4] holds user-2..user-4; each counts 2.
+	bounds := func(q kstreams.RangeQuery[string, int64]) string {
+		b := func(k *string) string {
+			if k == nil {
+				return "open"
+			}
+			return *k
+		}
+		return fmt.Sprintf("[%s, %s] %s", b(q.Lower), b(q.Upper), q.Order)
+	}
+	rangeKeys := func(q kstreams.RangeQuery[string, int64]) []string {
+		var got []string
+		for i, app := range apps {
+			res, err := kstreams.StateQuery(app, kstreams.StateQueryRequest[store.KeyValueIterator[string, int64]]{Store: "counts", Query: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, r := range res.PartitionResults {
+				if !r.IsSuccess() {
+					t.Fatalf("instance %d partition %d range %s failed: %s %s", i, p, bounds(q), r.Failure, r.FailureMessage)
+				}
+				kvs, err := store.Collect(r.Result)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, kv := range kvs {
+					if kv.Value != 2 {
+						t.Fatalf("range %s: %s=%d, want 2", bounds(q), kv.Key, kv.Value)
+					}
+					if j > 0 && (q.Order == kstreams.ResultOrderDescending && kvs[j-1].Key <= kv.Key ||
+						q.Order == kstreams.ResultOrderAscending && kvs[j-1].Key >= kv.Key) {
+						t.Fatalf("range %s partition %d: %s after %s, not in %s order", bounds(q), p, kv.Key, kvs[j-1].Key, q.Order)
+					}
+					got = append(got, kv.Key)
+				}
+			}
+		}
+		sort.Strings(got)
+		return got
+	}
+	for _, c := range []struct {
+		q    kstreams.RangeQuery[string, int64]
+		want []string
+	}{
+		{kstreams.RangeQueryWithLowerBound[string, int64]("user-5"), keys[5:]},
+		{kstreams.RangeQueryWithLowerBound[string, int64]("user-5").WithDescendingKeys(), keys[5:]},
+		{kstreams.RangeQueryWithUpperBound[string, int64]("user-2").WithAscendingKeys(), keys[:3]},
+		{kstreams.RangeQueryWithRange[string, int64]("user-2", "user-4").WithDescendingKeys(), keys[2:5]},
+		{kstreams.RangeQueryWithNoBounds[string, int64]().WithDescendingKeys(), keys},
+		{kstreams.RangeQueryWithRange[string, int64]("user-4", "user-2"), nil}, // lower above upper: none
+	} {
+		if got := rangeKeys(c.q); !slices.Equal(got, c.want) {
+			t.Fatalf("range %s: keys %v, want %v", bounds(c.q), got, c.want)
+		}
+	}
+	// TimestampedRangeQuery (KIP-992) gives each count with its timestamp: Java's aggregation
+	// keeps the largest timestamp of the records it aggregated, base+2000.
+	var tsKeys []string
+	for _, app := range apps {
+		res, err := kstreams.StateQuery(app, kstreams.StateQueryRequest[store.KeyValueIterator[string, *store.ValueAndTimestamp[int64]]]{Store: "counts",
+			Query: kstreams.TimestampedRangeQueryWithLowerBound[string, int64]("user-6").WithDescendingKeys()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, r := range res.PartitionResults {
+			kvs, err := store.Collect(r.Result)
+			if err != nil || !r.IsSuccess() {
+				t.Fatalf("partition %d timestamped range: %v %s", p, err, r.FailureMessage)
+			}
+			for _, kv := range kvs {
+				if kv.Value == nil || *kv.Value != (store.ValueAndTimestamp[int64]{Value: 2, Timestamp: base + 2000}) {
+					t.Fatalf("timestamped range: %s=%+v, want 2 at %d", kv.Key, kv.Value, base+2000)
+				}
+				tsKeys = append(tsKeys, kv.Key)
+			}
+		}
+	}
+	if sort.Strings(tsKeys); !slices.Equal(tsKeys, keys[6:]) {
+		t.Fatalf("timestamped range keys %v, want %v", tsKeys, keys[6:])
+	}
+
 	// One key on its owner: its window by key, its session, and the bounds.
 	k := keys[3]
 	md, err := apps[0].QueryMetadataForKey("counts", []byte(k))
@@ -258,6 +345,56 @@ func TestIntegrationStateQueryIQv2(t *testing.T) {
 		if r := res.PartitionResults[p]; r.Failure != c.want || (c.want == "" && (r.Result == nil || *r.Result != 2)) {
 			t.Fatalf("bound %+v: %+v, want failure %q", c.bound, r, c.want)
 		}
+	}
+	// TimestampedKeyQuery (KIP-992): the count and its timestamp; KeyQuery of the same store
+	// gave the plain count above.
+	tk, err := kstreams.StateQuery(owner, kstreams.StateQueryRequest[*store.ValueAndTimestamp[int64]]{Store: "counts",
+		Query: kstreams.TimestampedKeyQuery[string, int64]{Key: k}, Partitions: []int32{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := tk.PartitionResults[p]; !r.IsSuccess() || r.Result == nil || *r.Result != (store.ValueAndTimestamp[int64]{Value: 2, Timestamp: base + 2000}) {
+		t.Fatalf("timestamped key query of %s: %+v, want 2 at %d", k, r, base+2000)
+	}
+	// Queries a store does not know answer UNKNOWN_QUERY_TYPE, with the position, as Java's
+	// stores: a TimestampedKeyQuery of a window store, a VersionedKeyQuery of a key-value
+	// store, a KeyQuery of a session store, a WindowRangeQuery by key of a window store.
+	unknown := func(what string, r kstreams.FailureReason, msg string, pos kstreams.Position) {
+		t.Helper()
+		if r != kstreams.FailureUnknownQueryType {
+			t.Fatalf("%s: failure %q (%s), want UNKNOWN_QUERY_TYPE", what, r, msg)
+		}
+		if off, ok := pos.Offset(input, p); !ok || off != last[p] {
+			t.Fatalf("%s: position %v, want %s-%d at %d", what, pos, input, p, last[p])
+		}
+	}
+	if res, err := kstreams.StateQuery(owner, kstreams.StateQueryRequest[*store.ValueAndTimestamp[int64]]{Store: "win",
+		Query: kstreams.TimestampedKeyQuery[string, int64]{Key: k}, Partitions: []int32{p}}); err != nil {
+		t.Fatal(err)
+	} else {
+		r := res.PartitionResults[p]
+		unknown("timestamped key query of a window store", r.Failure, r.FailureMessage, r.Position)
+	}
+	if res, err := kstreams.StateQuery(owner, kstreams.StateQueryRequest[*store.VersionedRecord[int64]]{Store: "counts",
+		Query: kstreams.VersionedKeyQueryWithKey[string, int64](k), Partitions: []int32{p}}); err != nil {
+		t.Fatal(err)
+	} else {
+		r := res.PartitionResults[p]
+		unknown("versioned key query of a key-value store", r.Failure, r.FailureMessage, r.Position)
+	}
+	if res, err := kstreams.StateQuery(owner, kstreams.StateQueryRequest[*int64]{Store: "sessions",
+		Query: kstreams.KeyQuery[string, int64]{Key: k}, Partitions: []int32{p}}); err != nil {
+		t.Fatal(err)
+	} else {
+		r := res.PartitionResults[p]
+		unknown("key query of a session store", r.Failure, r.FailureMessage, r.Position)
+	}
+	if res, err := kstreams.StateQuery(owner, kstreams.StateQueryRequest[store.KeyValueIterator[serde.Windowed[string], int64]]{Store: "win",
+		Query: kstreams.WindowRangeQuery[string, int64]{Key: k, HasKey: true}, Partitions: []int32{p}}); err != nil {
+		t.Fatal(err)
+	} else {
+		r := res.PartitionResults[p]
+		unknown("window range query by key of a window store", r.Failure, r.FailureMessage, r.Position)
 	}
 	// The wrong types, an unknown store.
 	bad, err := kstreams.StateQuery(owner, kstreams.StateQueryRequest[*string]{Store: "counts",

@@ -31,6 +31,11 @@ type Scan[K any] struct {
 	// From and To are Range's inclusive bounds (ScanRange only; a nil key of a nillable type is
 	// unbounded, as for Range).
 	From, To K
+	// NoFrom and NoTo leave Range's lower or upper bound open whatever From or To holds, so
+	// that a one-sided range can be asked for keys of any type (an interactive query's
+	// RangeQuery with one bound, Java's RangeQuery.withLowerBound / withUpperBound). ScanRange
+	// only.
+	NoFrom, NoTo bool
 	// Prefix is PrefixScan's serialized prefix (ScanPrefix only).
 	Prefix []byte
 	// Reverse iterates in descending key order (not with ScanPrefix).
@@ -64,7 +69,10 @@ func (m *MeteredKeyValueStore[K, V]) Scan(s Scan[K]) (RawKeyIterator[K, V], bool
 	var err error
 	switch s.Kind {
 	case ScanRange:
-		if from, err = m.boundBytes("range", s.From); err == nil {
+		if !s.NoFrom {
+			from, err = m.boundBytes("range", s.From)
+		}
+		if err == nil && !s.NoTo {
 			to, err = m.boundBytes("range", s.To)
 		}
 		if err != nil {

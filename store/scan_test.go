@@ -106,6 +106,12 @@ func TestScanResumesLikeThePlainIterators(t *testing.T) {
 				{"range", Scan[string]{Kind: ScanRange, From: "k005", To: "k410"}, q.Range("k005", "k410")},
 				{"reverse range", Scan[string]{Kind: ScanRange, From: "k005", To: "k410", Reverse: true}, q.ReverseRange("k005", "k410")},
 				{"empty range", Scan[string]{Kind: ScanRange, From: "k410", To: "k005"}, q.Range("k410", "k005")},
+				// One-sided ranges of a key type with no nil (NoFrom, NoTo: the From or To given is
+				// ignored): every key is at least "" and below "zz".
+				{"open below", Scan[string]{Kind: ScanRange, From: "k999", To: "k005", NoFrom: true}, q.Range("", "k005")},
+				{"open above", Scan[string]{Kind: ScanRange, From: "k410", To: "a", NoTo: true}, q.Range("k410", "zz")},
+				{"reverse open above", Scan[string]{Kind: ScanRange, From: "k410", NoTo: true, Reverse: true}, q.ReverseRange("k410", "zz")},
+				{"open both", Scan[string]{Kind: ScanRange, NoFrom: true, NoTo: true}, q.All()},
 				{"prefix", Scan[string]{Kind: ScanPrefix, Prefix: []byte("k4")}, q.PrefixScan([]byte("k4"))},
 				{"prefix k1", Scan[string]{Kind: ScanPrefix, Prefix: []byte("k1")}, q.PrefixScan([]byte("k1"))},
 			}

@@ -1,6 +1,9 @@
 package storeview
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/store"
 )
@@ -61,4 +64,50 @@ func versionedTo[V any](r *store.VersionedRecord[any]) (*store.VersionedRecord[V
 		return nil, err
 	}
 	return &store.VersionedRecord[V]{Value: v, Timestamp: r.Timestamp, ValidTo: r.ValidTo, HasValidTo: r.HasValidTo}, nil
+}
+
+// GetVersions implements store.VersionHistoryReader over the untyped store (errors.ErrUnsupported,
+// wrapped, when it cannot list versions).
+func (w *versioned[K, V]) GetVersions(key K, fromTime, toTime int64, ascending bool) (store.VersionedRecordIterator[V], error) {
+	r, ok := w.s.(store.VersionHistoryReader[any, any])
+	if !ok {
+		return nil, fmt.Errorf("%w: store %q (%T) cannot list versions", errors.ErrUnsupported, w.s.Name(), w.s)
+	}
+	it, err := r.GetVersions(Box(key), fromTime, toTime, ascending)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := store.CollectVersions(it)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.VersionedRecord[V], 0, len(raw))
+	for i := range raw {
+		v, err := versionedTo[V](&raw[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *v)
+	}
+	return store.VersionedRecordsIterator(out), nil
+}
+
+// ReadOnlyVersioned views s, a versioned store, with keys K and values V for interactive
+// queries (the reads of store.VersionedKeyValueStore and store.VersionHistoryReader); false
+// when s is none.
+func ReadOnlyVersioned[K, V any](s processor.StateStore) (VersionedReader[K, V], bool) {
+	switch v := s.(type) {
+	case VersionedReader[K, V]:
+		return v, true
+	case UntypedVersioned:
+		return &versioned[K, V]{StateStore: v, s: v}, true
+	}
+	return nil, false
+}
+
+// VersionedReader is what the interactive queries read of a versioned store.
+type VersionedReader[K, V any] interface {
+	Get(key K) (*store.VersionedRecord[V], error)
+	GetAsOf(key K, asOfTimestamp int64) (*store.VersionedRecord[V], error)
+	store.VersionHistoryReader[K, V]
 }

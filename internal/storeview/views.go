@@ -220,7 +220,7 @@ func (r *readKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], boo
 	if !ok {
 		return nil, false
 	}
-	it, ok := sc.Scan(store.Scan[any]{Kind: s.Kind, From: Box(s.From), To: Box(s.To), Prefix: s.Prefix, Reverse: s.Reverse, After: s.After})
+	it, ok := sc.Scan(store.Scan[any]{Kind: s.Kind, From: Box(s.From), To: Box(s.To), NoFrom: s.NoFrom, NoTo: s.NoTo, Prefix: s.Prefix, Reverse: s.Reverse, After: s.After})
 	if !ok {
 		return nil, false
 	}
