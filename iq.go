@@ -152,7 +152,7 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // KeyValueStore[string, int64] for a Count by string keys. Reads are safe while the stream
 // threads run: each waits until the owning thread leaves the store (at most a processing batch
 // or a cache flush) and never fills the record cache; iterators stream each task's store in
-// chunks of a few hundred entries (see concatIter), so an iteration over a large persistent
+// chunks of a few hundred entries (see chunkIter), so an iteration over a large persistent
 // store holds one chunk in memory and never the store (an in-memory store is read a task at a
 // time), and the stream threads keep processing between
 // chunks; the keys of one task come in order and once each, and an iterator sees an entry
@@ -205,7 +205,7 @@ func newCompositeKV[K, V any](k *KafkaStreams, name string, q storeQuery, want s
 // compositeKV is the read-only view over the local tasks' stores. Java:
 // CompositeReadOnlyKeyValueStore. Every read runs while the stream thread owning the store
 // leaves it alone (runtime.QueryableStore.Read), as Java reads under the caching layer's lock;
-// iterators therefore read in chunks, each under that lock (concatIter).
+// iterators therefore read in chunks, each under that lock (chunkIter).
 type compositeKV[K, V any] struct {
 	l    lookup
 	name string
@@ -237,9 +237,19 @@ func (c *compositeKV[K, V]) Get(key K) (V, bool, error) {
 	return zero, false, nil
 }
 
-func (c *compositeKV[K, V]) concat(scan store.Scan[K], f func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
+// concat is the view's iterator of scan: each task's store in turn, in chunks (chunkIter),
+// or with open when the store cannot scan.
+func (c *compositeKV[K, V]) concat(scan store.Scan[K], open func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
 	ss, err := c.stores()
-	return &concatIter[K, V]{stores: ss, name: c.name, scan: scan, open: f, err: err, pos: -1}
+	return newChunkIter(c.name, ss, err, false, func(kv store.ReadOnlyKeyValueStore[K, V], after []byte) (store.RawKeyIterator[K, V], bool) {
+		sc, ok := kv.(store.Scanner[K, V])
+		if !ok {
+			return nil, false
+		}
+		s := scan
+		s.After = after
+		return sc.Scan(s)
+	}, open)
 }
 
 // Range implements store.ReadOnlyKeyValueStore (each store's range in turn, as Java's
@@ -293,30 +303,74 @@ func (c *compositeKV[K, V]) ApproximateNumEntries() int64 {
 // holds at most one chunk, whatever the size of the store.
 var queryChunk = 256
 
-// concatIter walks the entries of several stores one store after another. It reads each store
-// in chunks of queryChunk entries, each chunk while the owning stream thread leaves the store
-// alone (a fresh iteration of the store that resumes after the last key read, store.Scan), so
-// that neither a large store nor a slow reader holds memory or the thread: the keys of one
-// store come in strictly increasing (decreasing) order, each once; a key written between two
-// chunks is seen when the scan has not passed it. A store that cannot resume a scan (the
-// in-memory engine, which holds the store in memory anyway; a custom store type) is read
-// whole, under one lock.
-type concatIter[K, V any] struct {
-	stores []taskKV[K, V]
-	name   string
-	scan   store.Scan[K]
-	// open iterates a store that is no store.Scanner.
-	open func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]
-	cur  []store.KeyValue[K, V]
-	pos  int
-	// inStore says stores[0] is being read; more that it may have entries after the key after.
-	inStore, more bool
-	after         []byte
-	err           error
-	closed        bool
+// chunkReader reads one task's next chunk: the entries after the raw key after (nil: from the
+// start), appended to buf, and the raw key to resume after when there may be more (nil when
+// the task's entries are all read).
+type chunkReader[KK, V any] func(after []byte, buf []store.KeyValue[KK, V]) (out []store.KeyValue[KK, V], next []byte, err error)
+
+// newChunkIter returns the iterator over the tasks ts (see chunkIter): scan opens a task's
+// store iteration resumed after a raw key (false: the store cannot, a custom store type), open
+// its plain iteration, read whole instead; firstOnly stops after the first task with entries
+// (a key's lookups: a key lives in one task); err is the lookup's error, if any.
+func newChunkIter[S, KK, V any](name string, ts []taskView[S], err error, firstOnly bool,
+	scan func(s S, after []byte) (store.RawKeyIterator[KK, V], bool), open func(S) store.KeyValueIterator[KK, V]) *chunkIter[KK, V] {
+	it := &chunkIter[KK, V]{err: err, pos: -1, firstOnly: firstOnly}
+	for _, t := range ts {
+		it.tasks = append(it.tasks, chunked(name, t, scan, open))
+	}
+	return it
 }
 
-func (it *concatIter[K, V]) Next() bool {
+// chunked is the chunkReader of task t: each chunk is up to queryChunk entries of a fresh
+// scan resumed after the last raw key read, read while the owning stream thread leaves the
+// store alone; a store that cannot scan is read whole, under one lock.
+func chunked[S, KK, V any](name string, t taskView[S], scan func(s S, after []byte) (store.RawKeyIterator[KK, V], bool), open func(S) store.KeyValueIterator[KK, V]) chunkReader[KK, V] {
+	return func(after []byte, buf []store.KeyValue[KK, V]) (out []store.KeyValue[KK, V], next []byte, err error) {
+		out = buf
+		rerr := t.read(name, func(s S) {
+			raw, ok := scan(s, after)
+			if !ok {
+				out, err = store.Collect(open(s))
+				return
+			}
+			for len(out) < queryChunk && raw.Next() {
+				out = append(out, store.Pair(raw.Key(), raw.Value()))
+			}
+			if err = raw.Err(); err == nil && len(out) == queryChunk {
+				next = bytes.Clone(raw.RawKey())
+			}
+			if cerr := raw.Close(); err == nil {
+				err = cerr
+			}
+		})
+		if rerr != nil {
+			return nil, nil, rerr
+		}
+		return out, next, err
+	}
+}
+
+// chunkIter walks the entries of several tasks' stores one task after another, the views'
+// iterator of every kind of store (key-value, window, session). It reads each task in chunks
+// of queryChunk entries (chunkReader), so that neither a large store nor a slow reader holds
+// memory or the stream thread: the entries of one task come in the store's order, each once,
+// and an entry written between two chunks is seen when the scan has not passed it (see
+// store.Scan and store.WindowScan). A store that cannot resume a scan (a custom store type) is
+// read whole, under one lock.
+type chunkIter[KK, V any] struct {
+	tasks     []chunkReader[KK, V]
+	firstOnly bool
+	cur       []store.KeyValue[KK, V]
+	pos       int
+	// inTask says tasks[0] is being read; more that it may have entries after the raw key
+	// after; got that it gave entries.
+	inTask, more, got bool
+	after             []byte
+	err               error
+	closed            bool
+}
+
+func (it *chunkIter[KK, V]) Next() bool {
 	if it.closed {
 		if it.err == nil {
 			it.err = store.ErrIteratorClosed
@@ -329,73 +383,40 @@ func (it *concatIter[K, V]) Next() bool {
 			return true
 		}
 		it.cur, it.pos = it.cur[:0], -1
-		switch {
-		case it.inStore && it.more:
-			it.err = it.fill(it.stores[0])
+		if it.inTask && it.more {
+			it.cur, it.after, it.err = it.tasks[0](it.after, it.cur)
+			it.more, it.got = it.after != nil, it.got || len(it.cur) > 0
 			continue
-		case it.inStore:
-			it.stores, it.inStore = it.stores[1:], false
 		}
-		if len(it.stores) == 0 {
-			it.cur = nil
-			return false
+		if it.inTask {
+			it.tasks, it.inTask = it.tasks[1:], false
+			if it.firstOnly && it.got {
+				break
+			}
 		}
-		it.inStore, it.more, it.after = true, true, nil
+		if len(it.tasks) == 0 {
+			break
+		}
+		it.inTask, it.more, it.got, it.after = true, true, false, nil
 	}
-	it.cur, it.pos = nil, -1
+	it.cur, it.pos, it.tasks = nil, -1, nil
 	return false
-}
-
-// fill reads the next chunk of s into cur.
-func (it *concatIter[K, V]) fill(s taskKV[K, V]) error {
-	var err error
-	rerr := s.read(it.name, func(kv store.ReadOnlyKeyValueStore[K, V]) {
-		var raw store.RawKeyIterator[K, V]
-		sc, ok := kv.(store.Scanner[K, V])
-		if ok {
-			scan := it.scan
-			scan.After = it.after
-			raw, ok = sc.Scan(scan)
-		}
-		if !ok {
-			it.cur, err = store.Collect(it.open(kv))
-			it.more = false
-			return
-		}
-		for len(it.cur) < queryChunk && raw.Next() {
-			it.cur = append(it.cur, store.Pair(raw.Key(), raw.Value()))
-		}
-		if err = raw.Err(); err == nil && len(it.cur) == queryChunk {
-			it.after = bytes.Clone(raw.RawKey())
-		} else {
-			it.more = false
-		}
-		if cerr := raw.Close(); err == nil {
-			err = cerr
-		}
-	})
-	if rerr != nil {
-		return rerr
-	}
-	return err
 }
 
 // entry is the entry Next moved to; the zero entry before the first Next, at the end, after
 // an error and after Close (as the store package's iterators, never a panic).
-func (it *concatIter[K, V]) entry() (kv store.KeyValue[K, V]) {
+func (it *chunkIter[KK, V]) entry() (kv store.KeyValue[KK, V]) {
 	if it.pos >= 0 && it.pos < len(it.cur) {
 		kv = it.cur[it.pos]
 	}
 	return kv
 }
 
-func (it *concatIter[K, V]) Key() K   { return it.entry().Key }
-func (it *concatIter[K, V]) Value() V { return it.entry().Value }
-func (it *concatIter[K, V]) Err() error {
-	return it.err
-}
-func (it *concatIter[K, V]) Close() error {
-	it.cur, it.stores, it.pos = nil, nil, -1
+func (it *chunkIter[KK, V]) Key() KK    { return it.entry().Key }
+func (it *chunkIter[KK, V]) Value() V   { return it.entry().Value }
+func (it *chunkIter[KK, V]) Err() error { return it.err }
+func (it *chunkIter[KK, V]) Close() error {
+	it.cur, it.tasks, it.pos = nil, nil, -1
 	it.closed = true
 	return nil
 }

@@ -2,6 +2,7 @@ package kstreams
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/store"
@@ -13,7 +14,7 @@ import (
 // store.ErrIteratorClosed.
 func TestConcatIterNoPanicOutsideEntries(t *testing.T) {
 	errLookup := errors.New("lookup failed")
-	failed := &concatIter[string, int64]{name: "counts", err: errLookup, pos: -1}
+	failed := &chunkIter[string, int64]{err: errLookup, pos: -1}
 	if k, v := failed.Key(), failed.Value(); k != "" || v != 0 {
 		t.Fatalf("before Next: Key/Value = %q/%d, want zero", k, v)
 	}
@@ -29,7 +30,7 @@ func TestConcatIterNoPanicOutsideEntries(t *testing.T) {
 
 	// An iterator over entries already read (as after a store's Collect), walked to the end.
 	entries := []store.KeyValue[string, int64]{store.Pair("a", int64(1)), store.Pair("b", int64(2))}
-	walk := &concatIter[string, int64]{name: "counts", cur: entries, pos: -1}
+	walk := &chunkIter[string, int64]{cur: entries, pos: -1}
 	var got []string
 	for walk.Next() {
 		got = append(got, walk.Key())
@@ -54,22 +55,36 @@ func TestConcatIterNoPanicOutsideEntries(t *testing.T) {
 	}
 }
 
-// The window and session views' iterator reads one task at a time; a key's lookup stops at the
-// first task with entries (a key lives in one task), a range reads every task; Key and Value
-// are zero outside entries, and Next after Close reports store.ErrIteratorClosed.
-func TestCollectIterTasks(t *testing.T) {
+// The views' iterator reads each task in chunks, resuming after the raw key of the last entry
+// of the chunk before; a key's lookup stops at the first task with entries (a key lives in one
+// task), a range reads every task; Key and Value are zero outside entries, and Next after
+// Close reports store.ErrIteratorClosed.
+func TestChunkIterTasks(t *testing.T) {
+	defer func(n int) { queryChunk = n }(queryChunk)
+	queryChunk = 2
 	reads := 0
-	task := func(keys ...string) func() ([]store.KeyValue[string, int64], error) {
-		return func() ([]store.KeyValue[string, int64], error) {
+	// task serves keys in chunks of queryChunk, resuming after the key given (the raw key is the
+	// key's bytes).
+	task := func(keys ...string) chunkReader[string, int64] {
+		return func(after []byte, buf []store.KeyValue[string, int64]) ([]store.KeyValue[string, int64], []byte, error) {
 			reads++
-			var out []store.KeyValue[string, int64]
-			for _, k := range keys {
-				out = append(out, store.Pair(k, int64(len(k))))
+			i := 0
+			if after != nil {
+				for i < len(keys) && keys[i] <= string(after) {
+					i++
+				}
 			}
-			return out, nil
+			for ; i < len(keys) && len(buf) < queryChunk; i++ {
+				buf = append(buf, store.Pair(keys[i], int64(len(keys[i]))))
+			}
+			var next []byte
+			if len(buf) == queryChunk {
+				next = []byte(buf[len(buf)-1].Key)
+			}
+			return buf, next, nil
 		}
 	}
-	walk := func(it *collectIter[string, int64]) []string {
+	walk := func(it *chunkIter[string, int64]) []string {
 		var got []string
 		for it.Next() {
 			got = append(got, it.Key())
@@ -79,14 +94,15 @@ func TestCollectIterTasks(t *testing.T) {
 		}
 		return got
 	}
-	all := &collectIter[string, int64]{tasks: []func() ([]store.KeyValue[string, int64], error){task("a", "b"), task(), task("c")}, pos: -1}
-	if got := walk(all); len(got) != 3 || got[2] != "c" || reads != 3 {
-		t.Fatalf("range: %v after %d reads", got, reads)
+	all := &chunkIter[string, int64]{tasks: []chunkReader[string, int64]{task("a", "b", "c"), task(), task("d", "e")}, pos: -1}
+	// a,b | c | (none) | d,e | (none): five reads.
+	if got := walk(all); strings.Join(got, ",") != "a,b,c,d,e" || reads != 5 {
+		t.Fatalf("range: %v after %d reads, want [a b c d e] after 5", got, reads)
 	}
 	reads = 0
-	one := &collectIter[string, int64]{tasks: []func() ([]store.KeyValue[string, int64], error){task(), task("k"), task("x")}, pos: -1, firstOnly: true}
-	if got := walk(one); len(got) != 1 || got[0] != "k" || reads != 2 {
-		t.Fatalf("key lookup: %v after %d reads, want [k] after 2", got, reads)
+	one := &chunkIter[string, int64]{tasks: []chunkReader[string, int64]{task(), task("k", "l", "m"), task("x")}, pos: -1, firstOnly: true}
+	if got := walk(one); strings.Join(got, ",") != "k,l,m" || reads != 3 {
+		t.Fatalf("key lookup: %v after %d reads, want [k l m] after 3", got, reads)
 	}
 	_ = one.Close()
 	if one.Next() || !errors.Is(one.Err(), store.ErrIteratorClosed) {

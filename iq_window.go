@@ -3,6 +3,7 @@ package kstreams
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 
@@ -23,10 +24,15 @@ import (
 // Fetch(key, windowStart) and the key's fetches (FetchTimeRange, BackwardFetchTimeRange) read
 // the task holding the key; the range and all-key fetches (FetchKeyRange, FetchAll, All and
 // their Backward forms) give each local task's entries in turn, tasks by id, each task's in
-// the store's order. A task's matching entries are read at once, while its stream thread keeps
-// off the store (at most a processing batch or a cache flush), and held until the iterator
-// moves on to the next task: unlike the key-value views, these iterators hold one task's
-// matches in memory. Reads never fill the record cache. Do not read the view from the
+// the store's order. As the key-value views' iterators (see KeyValueStore), these read each
+// task's store in chunks of a few hundred entries (store.WindowScan), each chunk while its
+// stream thread keeps off the store (at most a processing batch or a cache flush), and hold
+// one chunk in memory, never the store, whatever its size and engine; the stream threads keep
+// processing between chunks. A task's entries come in the store's order, each once, and an
+// iterator sees a window written meanwhile when it has not passed it yet (Java's RocksDB
+// iterators read a snapshot instead). A custom store type that cannot resume a scan is read a
+// task at a time, its matches held until the iterator moves on. Reads never fill the record
+// cache. Do not read the view from the
 // instance's own processing code (see KeyValueStore). Errors: ErrUnknownStore when the
 // topology has no store of that name; *store.WrongStoreTypeError (store.ErrWrongStoreType)
 // when the store is no window store of K and V; ErrStoreNotAvailable when the instance is not
@@ -199,74 +205,6 @@ func first[S, V any](name string, ts []taskView[S], get func(S) (V, bool, error)
 	return zero, false, nil
 }
 
-// taskIter reads each task's entries of open in turn (see collectIter); firstOnly stops after
-// the first task with entries (the key's lookups: a key lives in one task).
-func taskIter[S, KK, V any](name string, ts []taskView[S], err error, firstOnly bool, open func(S) store.KeyValueIterator[KK, V]) store.KeyValueIterator[KK, V] {
-	it := &collectIter[KK, V]{err: err, pos: -1, firstOnly: firstOnly}
-	for _, t := range ts {
-		it.tasks = append(it.tasks, func() ([]store.KeyValue[KK, V], error) {
-			var kvs []store.KeyValue[KK, V]
-			var err error
-			if rerr := t.read(name, func(s S) { kvs, err = store.Collect(open(s)) }); rerr != nil {
-				return nil, rerr
-			}
-			return kvs, err
-		})
-	}
-	return it
-}
-
-// collectIter walks the entries of several tasks one task after another, reading each task's
-// entries at once when it gets to it.
-type collectIter[KK, V any] struct {
-	tasks     []func() ([]store.KeyValue[KK, V], error)
-	firstOnly bool
-	cur       []store.KeyValue[KK, V]
-	pos       int
-	err       error
-	closed    bool
-}
-
-func (it *collectIter[KK, V]) Next() bool {
-	if it.closed {
-		if it.err == nil {
-			it.err = store.ErrIteratorClosed
-		}
-		return false
-	}
-	for it.err == nil {
-		if it.pos+1 < len(it.cur) {
-			it.pos++
-			return true
-		}
-		if len(it.tasks) == 0 || (it.firstOnly && len(it.cur) > 0) {
-			break
-		}
-		read := it.tasks[0]
-		it.tasks = it.tasks[1:]
-		it.cur, it.pos = nil, -1
-		it.cur, it.err = read()
-	}
-	it.cur, it.pos, it.tasks = nil, -1, nil
-	return false
-}
-
-func (it *collectIter[KK, V]) entry() (kv store.KeyValue[KK, V]) {
-	if it.pos >= 0 && it.pos < len(it.cur) {
-		kv = it.cur[it.pos]
-	}
-	return kv
-}
-
-func (it *collectIter[KK, V]) Key() KK    { return it.entry().Key }
-func (it *collectIter[KK, V]) Value() V   { return it.entry().Value }
-func (it *collectIter[KK, V]) Err() error { return it.err }
-func (it *collectIter[KK, V]) Close() error {
-	it.cur, it.tasks, it.pos = nil, nil, -1
-	it.closed = true
-	return nil
-}
-
 // compositeWindow is the read-only window view over the local tasks' stores. Java:
 // CompositeReadOnlyWindowStore.
 type compositeWindow[K, V any] struct {
@@ -280,15 +218,45 @@ func (c *compositeWindow[K, V]) stores() ([]taskView[store.ReadOnlyWindowStore[K
 
 type windowView[K, V any] = store.ReadOnlyWindowStore[K, V]
 
-func (c *compositeWindow[K, V]) times(open func(windowView[K, V]) store.KeyValueIterator[int64, V]) store.KeyValueIterator[int64, V] {
-	ts, err := c.stores()
-	return taskIter(c.l.name, ts, err, true, open)
+// scanWindows is the scan of a window view resumed after a raw key; false when the view
+// cannot scan.
+func scanWindows[K, V any](s windowView[K, V], scan store.WindowScan[K], after []byte) (store.RawKeyIterator[serde.Windowed[K], V], bool) {
+	sc, ok := s.(store.WindowScanner[K, V])
+	if !ok {
+		return nil, false
+	}
+	scan.After = after
+	return sc.ScanWindows(scan)
 }
 
-func (c *compositeWindow[K, V]) windowed(open func(windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V]) store.KeyValueIterator[serde.Windowed[K], V] {
+// times is the iterator of a key's windows (scan of kind store.WindowScanKey, or open when
+// the store cannot scan): the first task with entries, in chunks, keyed by window start.
+func (c *compositeWindow[K, V]) times(scan store.WindowScan[K], open func(windowView[K, V]) store.KeyValueIterator[int64, V]) store.KeyValueIterator[int64, V] {
 	ts, err := c.stores()
-	return taskIter(c.l.name, ts, err, false, open)
+	return newChunkIter(c.l.name, ts, err, true, func(s windowView[K, V], after []byte) (store.RawKeyIterator[int64, V], bool) {
+		it, ok := scanWindows(s, scan, after)
+		if !ok {
+			return nil, false
+		}
+		return &startKeys[K, V]{it}, true
+	}, open)
 }
+
+// windowed is the iterator of a range or all-key scan (or open when the store cannot scan):
+// every task in turn, in chunks.
+func (c *compositeWindow[K, V]) windowed(scan store.WindowScan[K], open func(windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	ts, err := c.stores()
+	return newChunkIter(c.l.name, ts, err, false, func(s windowView[K, V], after []byte) (store.RawKeyIterator[serde.Windowed[K], V], bool) {
+		return scanWindows(s, scan, after)
+	}, open)
+}
+
+// startKeys is a window scan's iterator keyed by window start (FetchTimeRange's keys).
+type startKeys[K, V any] struct {
+	store.RawKeyIterator[serde.Windowed[K], V]
+}
+
+func (s *startKeys[K, V]) Key() int64 { return s.RawKeyIterator.Key().Window.Start }
 
 // Fetch implements store.ReadOnlyWindowStore: the key's window starting at windowStart.
 func (c *compositeWindow[K, V]) Fetch(key K, windowStart int64) (V, bool, error) {
@@ -303,14 +271,14 @@ func (c *compositeWindow[K, V]) Fetch(key K, windowStart int64) (V, bool, error)
 // FetchTimeRange implements store.ReadOnlyWindowStore: the key's windows starting in
 // [timeFrom, timeTo], by start. Java: fetch(key, timeFrom, timeTo).
 func (c *compositeWindow[K, V]) FetchTimeRange(key K, timeFrom, timeTo int64) store.KeyValueIterator[int64, V] {
-	return c.times(func(s windowView[K, V]) store.KeyValueIterator[int64, V] {
+	return c.times(store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: timeFrom, TimeTo: timeTo}, func(s windowView[K, V]) store.KeyValueIterator[int64, V] {
 		return s.FetchTimeRange(key, timeFrom, timeTo)
 	})
 }
 
 // BackwardFetchTimeRange implements store.ReadOnlyWindowStore. Java: backwardFetch(key, from, to).
 func (c *compositeWindow[K, V]) BackwardFetchTimeRange(key K, timeFrom, timeTo int64) store.KeyValueIterator[int64, V] {
-	return c.times(func(s windowView[K, V]) store.KeyValueIterator[int64, V] {
+	return c.times(store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: timeFrom, TimeTo: timeTo, Reverse: true}, func(s windowView[K, V]) store.KeyValueIterator[int64, V] {
 		return s.BackwardFetchTimeRange(key, timeFrom, timeTo)
 	})
 }
@@ -318,7 +286,7 @@ func (c *compositeWindow[K, V]) BackwardFetchTimeRange(key K, timeFrom, timeTo i
 // FetchKeyRange implements store.ReadOnlyWindowStore: the windows of keyFrom..keyTo starting
 // in [timeFrom, timeTo]. Java: fetch(keyFrom, keyTo, timeFrom, timeTo).
 func (c *compositeWindow[K, V]) FetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: timeFrom, TimeTo: timeTo}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FetchKeyRange(keyFrom, keyTo, timeFrom, timeTo)
 	})
 }
@@ -326,33 +294,35 @@ func (c *compositeWindow[K, V]) FetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo
 // BackwardFetchKeyRange implements store.ReadOnlyWindowStore. Java: backwardFetch(keyFrom,
 // keyTo, timeFrom, timeTo).
 func (c *compositeWindow[K, V]) BackwardFetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: timeFrom, TimeTo: timeTo, Reverse: true}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFetchKeyRange(keyFrom, keyTo, timeFrom, timeTo)
 	})
 }
 
 // FetchAll implements store.ReadOnlyWindowStore: every window starting in [timeFrom, timeTo].
 func (c *compositeWindow[K, V]) FetchAll(timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanAll, TimeFrom: timeFrom, TimeTo: timeTo}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FetchAll(timeFrom, timeTo)
 	})
 }
 
 // BackwardFetchAll implements store.ReadOnlyWindowStore.
 func (c *compositeWindow[K, V]) BackwardFetchAll(timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanAll, TimeFrom: timeFrom, TimeTo: timeTo, Reverse: true}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFetchAll(timeFrom, timeTo)
 	})
 }
 
 // All implements store.ReadOnlyWindowStore: every window.
 func (c *compositeWindow[K, V]) All() store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] { return s.All() })
+	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64},
+		func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] { return s.All() })
 }
 
 // BackwardAll implements store.ReadOnlyWindowStore.
 func (c *compositeWindow[K, V]) BackwardAll() store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] { return s.BackwardAll() })
+	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64, Reverse: true},
+		func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] { return s.BackwardAll() })
 }
 
 // compositeSession is the read-only session view over the local tasks' stores. Java:
@@ -368,9 +338,19 @@ func (c *compositeSession[K, V]) stores() ([]taskView[store.ReadOnlySessionStore
 	return localViews(c.l, c.view)
 }
 
-func (c *compositeSession[K, V]) sessions(firstOnly bool, open func(sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V]) store.KeyValueIterator[serde.Windowed[K], V] {
+// sessions is the iterator of scan (or open when the store cannot scan), in chunks:
+// firstOnly stops after the first task with entries (the key's lookups).
+func (c *compositeSession[K, V]) sessions(firstOnly bool, scan store.WindowScan[K], open func(sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V]) store.KeyValueIterator[serde.Windowed[K], V] {
 	ts, err := c.stores()
-	return taskIter(c.l.name, ts, err, firstOnly, open)
+	return newChunkIter(c.l.name, ts, err, firstOnly, func(s sessionView[K, V], after []byte) (store.RawKeyIterator[serde.Windowed[K], V], bool) {
+		sc, ok := s.(store.SessionScanner[K, V])
+		if !ok {
+			return nil, false
+		}
+		sc2 := scan
+		sc2.After = after
+		return sc.ScanSessions(sc2)
+	}, open)
 }
 
 // FetchSession implements store.ReadOnlySessionStore: the value of the key's session
@@ -390,40 +370,41 @@ func (c *compositeSession[K, V]) FetchSession(key K, sessionStart, sessionEnd in
 // earliestSessionEnd and starting at or before latestSessionStart. Java: findSessions(key,
 // earliestSessionEndTime, latestSessionStartTime).
 func (c *compositeSession[K, V]) FindSessions(key K, earliestSessionEnd, latestSessionStart int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(true, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(true, store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FindSessions(key, earliestSessionEnd, latestSessionStart)
 	})
 }
 
 // BackwardFindSessions implements store.ReadOnlySessionStore.
 func (c *compositeSession[K, V]) BackwardFindSessions(key K, earliestSessionEnd, latestSessionStart int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(true, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(true, store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFindSessions(key, earliestSessionEnd, latestSessionStart)
 	})
 }
 
 // FindSessionsRange implements store.ReadOnlySessionStore: FindSessions for keyFrom..keyTo.
 func (c *compositeSession[K, V]) FindSessionsRange(keyFrom, keyTo K, earliestSessionEnd, latestSessionStart int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(false, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(false, store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FindSessionsRange(keyFrom, keyTo, earliestSessionEnd, latestSessionStart)
 	})
 }
 
 // BackwardFindSessionsRange implements store.ReadOnlySessionStore.
 func (c *compositeSession[K, V]) BackwardFindSessionsRange(keyFrom, keyTo K, earliestSessionEnd, latestSessionStart int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(false, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(false, store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFindSessionsRange(keyFrom, keyTo, earliestSessionEnd, latestSessionStart)
 	})
 }
 
 // Fetch implements store.ReadOnlySessionStore: every session of key. Java: fetch(key).
 func (c *compositeSession[K, V]) Fetch(key K) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(true, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] { return s.Fetch(key) })
+	return c.sessions(true, store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: 0, TimeTo: math.MaxInt64},
+		func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] { return s.Fetch(key) })
 }
 
 // BackwardFetch implements store.ReadOnlySessionStore.
 func (c *compositeSession[K, V]) BackwardFetch(key K) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(true, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(true, store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFetch(key)
 	})
 }
@@ -431,14 +412,14 @@ func (c *compositeSession[K, V]) BackwardFetch(key K) store.KeyValueIterator[ser
 // FetchRange implements store.ReadOnlySessionStore: every session of keyFrom..keyTo. Java:
 // fetch(keyFrom, keyTo).
 func (c *compositeSession[K, V]) FetchRange(keyFrom, keyTo K) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(false, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(false, store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: 0, TimeTo: math.MaxInt64}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FetchRange(keyFrom, keyTo)
 	})
 }
 
 // BackwardFetchRange implements store.ReadOnlySessionStore.
 func (c *compositeSession[K, V]) BackwardFetchRange(keyFrom, keyTo K) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(false, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(false, store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFetchRange(keyFrom, keyTo)
 	})
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"log/slog"
 	"math"
@@ -241,8 +242,14 @@ type segmentsIterator struct {
 	lower, upper []byte
 	forward      bool
 	keep         func([]byte) bool
-	cur          KeyValueIterator[[]byte, []byte]
-	key, value   []byte
+	// paged reads the segments with paged iterators where they have them (scan); after, when
+	// not nil, is the store key a scan resumes after, in segment afterSeg; curID is the id of
+	// the segment cur reads.
+	paged           bool
+	after           []byte
+	afterSeg, curID int64
+	cur             KeyValueIterator[[]byte, []byte]
+	key, value      []byte
 	err          error
 	closed       bool
 }
@@ -260,15 +267,25 @@ func (it *segmentsIterator) Next() bool {
 				it.key, it.value = nil, nil
 				return false
 			}
-			seg := it.s.eng.segment(it.ids[0], false)
+			id := it.ids[0]
+			seg := it.s.eng.segment(id, false)
 			it.ids = it.ids[1:]
 			if seg == nil {
 				continue // dropped meanwhile
 			}
-			it.cur = seg.iter(it.lower, it.upper, it.forward)
+			lower, upper := it.segmentBounds(id)
+			if p, ok := seg.(pagedSegment); ok && it.paged {
+				it.cur = p.pagedIter(lower, upper, it.forward)
+			} else {
+				it.cur = seg.iter(lower, upper, it.forward)
+			}
+			it.curID = id
 		}
 		if it.cur.Next() {
 			if it.keep != nil && !it.keep(it.cur.Key()) {
+				continue
+			}
+			if it.after != nil && it.curID == it.afterSeg && bytes.Equal(it.cur.Key(), it.after) {
 				continue
 			}
 			it.key, it.value = it.cur.Key(), it.cur.Value()

@@ -215,3 +215,16 @@ func (r *sameKeyKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], 
 	}
 	return rawIterOf(it, same[K], r.to), true
 }
+
+// ScanWindows implements store.WindowScanner when the typed store below does.
+func (r *sameKeyWindow[K, X, Y]) ScanWindows(s store.WindowScan[K]) (store.RawKeyIterator[serdeWindowed[K], Y], bool) {
+	sc, ok := r.s.(store.WindowScanner[K, X])
+	if !ok {
+		return nil, false
+	}
+	it, ok := sc.ScanWindows(s)
+	if !ok {
+		return nil, false
+	}
+	return rawIterOf(it, same[serdeWindowed[K]], r.to), true
+}

@@ -226,3 +226,35 @@ func (r *readKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], boo
 	}
 	return rawIterOf(it, keyTo[K], r.to), true
 }
+
+// boxScan is s with untyped keys, for the untyped store below a view.
+func boxScan[K any](s store.WindowScan[K]) store.WindowScan[any] {
+	return store.WindowScan[any]{Kind: s.Kind, Key: Box(s.Key), From: Box(s.From), To: Box(s.To),
+		TimeFrom: s.TimeFrom, TimeTo: s.TimeTo, Reverse: s.Reverse, After: s.After}
+}
+
+// ScanWindows implements store.WindowScanner when the untyped store below does.
+func (r *readWindow[K, X, Y]) ScanWindows(s store.WindowScan[K]) (store.RawKeyIterator[serde.Windowed[K], Y], bool) {
+	sc, ok := r.s.(store.WindowScanner[any, X])
+	if !ok {
+		return nil, false
+	}
+	it, ok := sc.ScanWindows(boxScan(s))
+	if !ok {
+		return nil, false
+	}
+	return rawIterOf(it, windowedKeyTo[K], r.to), true
+}
+
+// ScanSessions implements store.SessionScanner when the untyped store below does.
+func (w *session[K, V]) ScanSessions(s store.WindowScan[K]) (store.RawKeyIterator[serde.Windowed[K], V], bool) {
+	sc, ok := w.s.(store.SessionScanner[any, any])
+	if !ok {
+		return nil, false
+	}
+	it, ok := sc.ScanSessions(boxScan(s))
+	if !ok {
+		return nil, false
+	}
+	return rawIterOf(it, windowedKeyTo[K], PlainTo[V]), true
+}

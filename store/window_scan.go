@@ -1,0 +1,338 @@
+package store
+
+import (
+	"bytes"
+	"math"
+	"slices"
+
+	"github.com/kstreams-go/kstreams/serde"
+)
+
+// WindowScanKind says which window or session store iteration a [WindowScan] continues.
+type WindowScanKind int
+
+// The iterations a [WindowScan] can describe.
+const (
+	// WindowScanKey is one key's iteration: a window store's FetchTimeRange(Key, TimeFrom,
+	// TimeTo) (BackwardFetchTimeRange when Reverse); a session store's FindSessions(Key,
+	// TimeFrom, TimeTo) (Fetch(Key) is FindSessions(Key, 0, math.MaxInt64)).
+	WindowScanKey WindowScanKind = iota
+	// WindowScanRange is a key range's iteration: a window store's FetchKeyRange(From, To,
+	// TimeFrom, TimeTo); a session store's FindSessionsRange(From, To, TimeFrom, TimeTo)
+	// (FetchRange is FindSessionsRange(From, To, 0, math.MaxInt64)). A nil bound of a nillable
+	// key type is unbounded.
+	WindowScanRange
+	// WindowScanAll is every key's iteration: a window store's FetchAll(TimeFrom, TimeTo) (All
+	// is FetchAll(math.MinInt64, math.MaxInt64)); for a session store, FindSessionsRange with
+	// both key bounds open.
+	WindowScanAll
+)
+
+// WindowScan describes one of a window or session store's iterations, possibly resumed after
+// an entry it already handed out, as [Scan] does for key-value stores: a reader that reads a
+// large store in bounded chunks (interactive queries read a few hundred entries at a time,
+// each chunk while the stream thread leaves the store alone) opens the same WindowScan again
+// with After set to the raw store key ([RawKeyIterator.RawKey]) of the last entry it got.
+//
+// Raw keys are the stores' keys: key ‖ int64 window start ‖ int32 seqnum for windows, key ‖
+// int64 session end ‖ int64 session start for sessions (see [WindowStoreKey],
+// [SessionStoreKey]). Every one of these iterations walks the store in one order, the order of
+// the store's segments (segment = window start, or session end, / segment interval) and then of
+// the raw keys' bytes (for one key's windows that is window start order); the backward forms
+// walk it in reverse. A resumed scan goes on strictly after After in that order, so it never
+// repeats, skips or reorders an entry that exists throughout; an entry written between two
+// chunks is seen when it is still ahead of the scan. Java has no counterpart: its iterators over
+// RocksDB hold a snapshot open instead.
+type WindowScan[K any] struct {
+	// Kind is the iteration.
+	Kind WindowScanKind
+	// Key is the key of a WindowScanKey scan.
+	Key K
+	// From and To are the inclusive key bounds of a WindowScanRange scan.
+	From, To K
+	// TimeFrom and TimeTo are the inclusive time bounds (ms): the window starts for window
+	// stores; the earliest session end and the latest session start for session stores.
+	TimeFrom, TimeTo int64
+	// Reverse iterates backward (the Backward forms).
+	Reverse bool
+	// After, when not nil, is a raw store key: the scan starts strictly after it in its order.
+	After []byte
+}
+
+// WindowScanner is a read-only window store view that can run a [WindowScan]; its iterator's
+// keys are the windows (for a WindowScanKey scan the caller takes Window.Start as the
+// FetchTimeRange key). ScanWindows reports false when the store under the view cannot (a
+// custom store type): then the caller iterates with the plain methods.
+type WindowScanner[K, V any] interface {
+	ScanWindows(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool)
+}
+
+// SessionScanner is a read-only session store view that can run a [WindowScan] (see
+// [WindowScanner]); its iterator's keys are the sessions.
+type SessionScanner[K, V any] interface {
+	ScanSessions(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool)
+}
+
+// segScan is a WindowScan at the bytes level: keyFrom and keyTo are serialized (nil:
+// unbounded), single says keyFrom is the one key of a WindowScanKey scan, and after is the raw
+// store key to resume after.
+type segScan struct {
+	keyFrom, keyTo   []byte
+	single           bool
+	timeFrom, timeTo int64
+	reverse          bool
+	after            []byte
+}
+
+// windowBytesScanner is a window bytes store (or layer) that runs segScans; the iterator's
+// keys are window store keys, and windowSize (ms) gives the windows' ends.
+type windowBytesScanner interface {
+	scanWindows(q segScan) (it KeyValueIterator[[]byte, []byte], windowSize int64, ok bool)
+}
+
+// sessionBytesScanner is a session bytes store (or layer) that runs segScans; the iterator's
+// keys are session store keys.
+type sessionBytesScanner interface {
+	scanSessions(q segScan) (KeyValueIterator[[]byte, []byte], bool)
+}
+
+func scanWindowsOf(s WindowBytesStore, q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
+	if sc, ok := s.(windowBytesScanner); ok {
+		return sc.scanWindows(q)
+	}
+	return nil, 0, false
+}
+
+func scanSessionsOf(s SessionBytesStore, q segScan) (KeyValueIterator[[]byte, []byte], bool) {
+	if sc, ok := s.(sessionBytesScanner); ok {
+		return sc.scanSessions(q)
+	}
+	return nil, false
+}
+
+// --- engines ---
+
+// scanWindows implements windowBytesScanner over the segments: the bounds of fetchKey
+// (single) or fetchRange, resumed after q.after.
+func (w *windowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
+	from := w.seg.actualFrom(q.timeFrom)
+	if q.timeTo < from || !q.single && q.keyFrom != nil && q.keyTo != nil && bytes.Compare(q.keyFrom, q.keyTo) > 0 {
+		return EmptyIterator[[]byte, []byte](), w.windowSize, true
+	}
+	timeTo := q.timeTo
+	if q.single {
+		key := q.keyFrom
+		lower, upper := WindowStoreKey(key, from, 0), WindowStoreKey(key, timeTo, math.MaxInt32)
+		return w.seg.scan(from, timeTo, lower, upper, !q.reverse, q.after, func(sk []byte) bool {
+			k, ts, _, err := SplitWindowStoreKey(sk)
+			return err == nil && bytes.Equal(k, key) && ts >= from && ts <= timeTo
+		}), w.windowSize, true
+	}
+	var upper []byte
+	if q.keyTo != nil {
+		upper = prefixEnd(q.keyTo)
+	}
+	return w.seg.scan(from, timeTo, q.keyFrom, upper, !q.reverse, q.after, func(sk []byte) bool {
+		k, ts, _, err := SplitWindowStoreKey(sk)
+		return err == nil && ts >= from && ts <= timeTo &&
+			(q.keyFrom == nil || bytes.Compare(k, q.keyFrom) >= 0) && (q.keyTo == nil || bytes.Compare(k, q.keyTo) <= 0)
+	}), w.windowSize, true
+}
+
+// scanSessions implements sessionBytesScanner with find's bounds, resumed after q.after.
+func (s *sessionBytesStore) scanSessions(q segScan) (KeyValueIterator[[]byte, []byte], bool) {
+	keyFrom, keyTo := q.keyFrom, q.keyTo
+	if q.single {
+		keyTo = keyFrom
+	}
+	if keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
+		return EmptyIterator[[]byte, []byte](), true
+	}
+	earliestEnd, latestStart := s.seg.actualFrom(q.timeFrom), q.timeTo
+	var upper []byte
+	if keyTo != nil {
+		upper = prefixEnd(keyTo)
+	}
+	return s.seg.scan(earliestEnd, math.MaxInt64, keyFrom, upper, !q.reverse, q.after, func(sk []byte) bool {
+		k, start, end, err := SplitSessionStoreKey(sk)
+		return err == nil && end >= earliestEnd && start <= latestStart &&
+			(keyFrom == nil || bytes.Compare(k, keyFrom) >= 0) && (keyTo == nil || bytes.Compare(k, keyTo) <= 0)
+	}), true
+}
+
+// scan is fetch resumed strictly after the store key after (nil: from the start), its
+// segments read with paged iterators: the segments before after's (in the direction) are left
+// out, after's own is read from after on (after itself skipped), the later ones whole.
+func (s *segmentedBytesStore) scan(segFrom, segTo int64, lower, upper []byte, forward bool, after []byte, keep func(storeKey []byte) bool) KeyValueIterator[[]byte, []byte] {
+	it := s.fetch(segFrom, segTo, lower, upper, forward, keep)
+	si, ok := it.(*segmentsIterator)
+	if !ok {
+		return it // an error iterator
+	}
+	si.paged = true
+	if after != nil {
+		si.after, si.afterSeg = bytes.Clone(after), SegmentID(s.segTime(after), s.segmentInterval)
+		si.ids = slices.DeleteFunc(si.ids, func(id int64) bool {
+			return forward && id < si.afterSeg || !forward && id > si.afterSeg
+		})
+	}
+	return si
+}
+
+// segmentBounds are the bounds of segment id in a (resumed) segments iteration.
+func (it *segmentsIterator) segmentBounds(id int64) (lower, upper []byte) {
+	lower, upper = it.lower, it.upper
+	if it.after == nil || id != it.afterSeg {
+		return lower, upper
+	}
+	if it.forward {
+		if lower == nil || bytes.Compare(it.after, lower) > 0 {
+			lower = it.after
+		}
+	} else if upper == nil || bytes.Compare(it.after, upper) < 0 {
+		upper = it.after
+	}
+	return lower, upper
+}
+
+// pagedSegment is a segment whose plain iterator copies its range's keys when it opens (the
+// in-memory one); pagedIter takes them a page at a time instead.
+type pagedSegment interface {
+	pagedIter(from, to []byte, forward bool) KeyValueIterator[[]byte, []byte]
+}
+
+func (g memSegment) pagedIter(from, to []byte, forward bool) KeyValueIterator[[]byte, []byte] {
+	return g.s.pagedRange(from, to, !forward)
+}
+
+// --- change-logging layers: reads pass through ---
+
+func (c *ChangeLoggingWindowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
+	return scanWindowsOf(c.WindowBytesStore, q)
+}
+
+func (c *ChangeLoggingTimestampedWindowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
+	return scanWindowsOf(c.WindowBytesStore, q)
+}
+
+func (c *ChangeLoggingSessionBytesStore) scanSessions(q segScan) (KeyValueIterator[[]byte, []byte], bool) {
+	return scanSessionsOf(c.SessionBytesStore, q)
+}
+
+// --- typed layers ---
+
+// segScanOf serializes s's keys for the bytes level; op names the operation in errors.
+func segScanOf[K, V any](ss *storeSerdes[K, V], op string, s WindowScan[K]) (segScan, error) {
+	q := segScan{timeFrom: s.TimeFrom, timeTo: s.TimeTo, reverse: s.Reverse, after: s.After}
+	var err error
+	switch s.Kind {
+	case WindowScanKey:
+		q.single = true
+		q.keyFrom, err = ss.key(op, s.Key)
+		q.keyTo = q.keyFrom
+	case WindowScanRange:
+		if !isNil(s.From) {
+			if q.keyFrom, err = ss.key(op, s.From); err != nil {
+				return q, err
+			}
+		}
+		if !isNil(s.To) {
+			q.keyTo, err = ss.key(op, s.To)
+		}
+	}
+	return q, err
+}
+
+// ScanWindows implements [WindowScanner] over the bytes store below, when every layer below
+// can (the built-in layers and engines can).
+func (m *MeteredWindowStore[K, V]) ScanWindows(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool) {
+	q, err := segScanOf(&m.s, "fetch", s)
+	if err != nil {
+		return &rawWindowedIterator[K, V]{s: &m.s, err: err}, true
+	}
+	it, size, ok := scanWindowsOf(m.inner, q)
+	if !ok {
+		return nil, false
+	}
+	return &rawWindowedIterator[K, V]{s: &m.s, it: it, window: func(sk []byte) ([]byte, serde.Window, error) {
+		k, ts, _, err := SplitWindowStoreKey(sk)
+		return k, serde.Window{Start: ts, End: windowEnd(ts, size)}, err
+	}}, true
+}
+
+// ScanSessions implements [SessionScanner] over the bytes store below, when every layer below
+// can.
+func (m *MeteredSessionStore[K, V]) ScanSessions(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool) {
+	q, err := segScanOf(&m.s, "findSessions", s)
+	if err != nil {
+		return &rawWindowedIterator[K, V]{s: &m.s, err: err}, true
+	}
+	it, ok := scanSessionsOf(m.inner, q)
+	if !ok {
+		return nil, false
+	}
+	return &rawWindowedIterator[K, V]{s: &m.s, it: it, window: func(sk []byte) ([]byte, serde.Window, error) {
+		k, start, end, err := SplitSessionStoreKey(sk)
+		return k, serde.Window{Start: start, End: end}, err
+	}}, true
+}
+
+// rawWindowedIterator decodes a bytes iterator over raw window or session store keys into
+// windowed keys and values, keeping the raw key for RawKey.
+type rawWindowedIterator[K, V any] struct {
+	s      *storeSerdes[K, V]
+	it     KeyValueIterator[[]byte, []byte]
+	window func(storeKey []byte) ([]byte, serde.Window, error)
+	key    serde.Windowed[K]
+	val    V
+	raw    []byte
+	err    error
+}
+
+func (r *rawWindowedIterator[K, V]) Next() bool {
+	var zk serde.Windowed[K]
+	var zv V
+	r.key, r.val, r.raw = zk, zv, nil
+	if r.err != nil || r.it == nil || !r.it.Next() {
+		return false
+	}
+	sk := r.it.Key()
+	kb, w, err := r.window(sk)
+	if err != nil {
+		r.err = storeErr(r.s.name, "iterate", err)
+		return false
+	}
+	k, err := r.s.decodeKey("iterate", kb)
+	if err != nil {
+		r.err = err
+		return false
+	}
+	v, _, err := r.s.decodeValue("iterate", r.it.Value())
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.key, r.val, r.raw = serde.Windowed[K]{Key: Detach(k), Window: w}, Detach(v), sk
+	return true
+}
+
+func (r *rawWindowedIterator[K, V]) Key() serde.Windowed[K] { return r.key }
+func (r *rawWindowedIterator[K, V]) Value() V               { return r.val }
+
+// RawKey implements RawKeyIterator: the store key of the current entry (a view valid until the
+// next Next or Close).
+func (r *rawWindowedIterator[K, V]) RawKey() []byte { return r.raw }
+
+func (r *rawWindowedIterator[K, V]) Err() error {
+	if r.err != nil || r.it == nil {
+		return r.err
+	}
+	return r.it.Err()
+}
+
+func (r *rawWindowedIterator[K, V]) Close() error {
+	if r.it == nil {
+		return nil
+	}
+	return r.it.Close()
+}
