@@ -250,8 +250,8 @@ type segmentsIterator struct {
 	afterSeg, curID int64
 	cur             KeyValueIterator[[]byte, []byte]
 	key, value      []byte
-	err          error
-	closed       bool
+	err             error
+	closed          bool
 }
 
 func (it *segmentsIterator) Next() bool {
