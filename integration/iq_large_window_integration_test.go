@@ -147,52 +147,67 @@ func checkLargeWindowRangeBoundedMemory(t *testing.T, b kafkatest.Broker) {
 		}
 		return a.start < b.start
 	}
-	heapBase := heapNow()
-	var peak uint64
+	// iterate walks the view's windows once, checking each; an ErrStoreNotAvailable error (a
+	// rebalance moved the tasks meanwhile) is returned for a retry.
+	iterate := func() (n int, peak uint64, err error) {
+		heapBase := heapNow()
+		it := ws.All()
+		defer it.Close()
+		part := -1
+		var prev order
+		for it.Next() {
+			w, v := it.Key(), it.Value()
+			cur := order{w.Window.Start / bigWindowSegment, w.Key, w.Window.Start}
+			kp, idx, _ := strings.Cut(strings.TrimPrefix(w.Key, "~done-"), "-")
+			p, err := strconv.Atoi(kp)
+			if err != nil {
+				t.Fatalf("entry %d: key %q", n, w.Key)
+			}
+			switch {
+			case p != part:
+				if p < part {
+					t.Fatalf("entry %d: task %d after task %d", n, p, part)
+				}
+				part = p // the next task's store starts again from its first window
+			case !less(prev, cur):
+				t.Fatalf("entry %d: %+v after %+v: out of order", n, cur, prev)
+			}
+			prev = cur
+			if strings.HasPrefix(w.Key, "~done-") {
+				if v != "done" || w.Window.Start != base {
+					t.Fatalf("entry %d: marker %q@%d = %q", n, w.Key, w.Window.Start, v)
+				}
+			} else {
+				k, _ := strconv.Atoi(idx)
+				i := k*bigWindowsPerKey + int((w.Window.Start-base)/bigWindowStep)
+				if v != fmt.Sprintf("value-%034d", i) || w.Window.End != w.Window.Start+bigWindowStep {
+					t.Fatalf("entry %d: %q@%d-%d = %q, want value %d", n, w.Key, w.Window.Start, w.Window.End, v, i)
+				}
+			}
+			n++
+			if n%100_000 == 0 {
+				if h := heapNow(); h > heapBase && h-heapBase > peak {
+					peak = h - heapBase
+				}
+			}
+		}
+		return n, peak, it.Err()
+	}
+	deadline = time.Now().Add(time.Minute)
 	start := time.Now()
-	it := ws.All()
-	n, part := 0, -1
-	var prev order
-	for it.Next() {
-		w, v := it.Key(), it.Value()
-		cur := order{w.Window.Start / bigWindowSegment, w.Key, w.Window.Start}
-		kp, idx, _ := strings.Cut(strings.TrimPrefix(w.Key, "~done-"), "-")
-		p, err := strconv.Atoi(kp)
-		if err != nil {
-			t.Fatalf("entry %d: key %q", n, w.Key)
-		}
-		switch {
-		case p != part:
-			if p < part {
-				t.Fatalf("entry %d: task %d after task %d", n, p, part)
-			}
-			part = p // the next task's store starts again from its first window
-		case !less(prev, cur):
-			t.Fatalf("entry %d: %+v after %+v: out of order", n, cur, prev)
-		}
-		prev = cur
-		if strings.HasPrefix(w.Key, "~done-") {
-			if v != "done" || w.Window.Start != base {
-				t.Fatalf("entry %d: marker %q@%d = %q", n, w.Key, w.Window.Start, v)
-			}
+	n, peak, err := iterate()
+	for errors.Is(err, kstreams.ErrStoreNotAvailable) && time.Now().Before(deadline) {
+		t.Logf("iteration interrupted after %d windows (%v); again", n, err)
+		if ws, err = kstreams.WindowStore[string, string](app, "BigW"); err == nil {
+			start = time.Now()
+			n, peak, err = iterate()
 		} else {
-			k, _ := strconv.Atoi(idx)
-			i := k*bigWindowsPerKey + int((w.Window.Start-base)/bigWindowStep)
-			if v != fmt.Sprintf("value-%034d", i) || w.Window.End != w.Window.Start+bigWindowStep {
-				t.Fatalf("entry %d: %q@%d-%d = %q, want value %d", n, w.Key, w.Window.Start, w.Window.End, v, i)
-			}
-		}
-		n++
-		if n%100_000 == 0 {
-			if h := heapNow(); h > heapBase && h-heapBase > peak {
-				peak = h - heapBase
-			}
+			time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
 		}
 	}
-	if err := it.Err(); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
-	_ = it.Close()
 	elapsed := time.Since(start)
 	if n != parts*(perTask+1) {
 		t.Fatalf("iterated %d windows, want %d", n, parts*(perTask+1))
