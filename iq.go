@@ -152,10 +152,9 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // KeyValueStore[string, int64] for a Count by string keys. Reads are safe while the stream
 // threads run: each waits until the owning thread leaves the store (at most a processing batch
 // or a cache flush) and never fills the record cache; iterators stream each task's store in
-// chunks of a few hundred entries (see chunkIter), so an iteration over a large persistent
-// store holds one chunk in memory and never the store (an in-memory store is read a task at a
-// time), and the stream threads keep processing between
-// chunks; the keys of one task come in order and once each, and an iterator sees an entry
+// chunks of a few hundred entries (see chunkIter), so an iteration over a large store (Pebble
+// or in memory) holds one chunk in memory and never the store, and the stream threads keep
+// processing between chunks; the keys of one task come in order and once each, and an iterator sees an entry
 // written meanwhile when it has not passed its key yet (Java's RocksDB iterators read a snapshot
 // instead). Do not read the view from the instance's own processing code (a
 // processor, punctuator or serde running on a stream thread): the read would wait for the very
@@ -164,7 +163,7 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // topology has no store of that name; *store.WrongStoreTypeError (store.ErrWrongStoreType)
 // when the store does not hold K and V or is not a key-value store; ErrStoreNotAvailable when
 // the instance is not Running, no local task has the store, or (from reads) the task migrated
-// since the view found it. Options: EnableStaleStores (standbys answer too, KIP-535),
+// since the view found it. Options: EnableStaleStores (standbys and restoring tasks answer too, KIP-535),
 // WithPartition (one partition's task).
 func KeyValueStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlyKeyValueStore[K, V], error) {
 	return newCompositeKV[K, V](k, name, queryOptions(opts), storeview.KeyValue, storeview.ReadOnlyKeyValue[K, V])

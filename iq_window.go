@@ -37,7 +37,7 @@ import (
 // topology has no store of that name; *store.WrongStoreTypeError (store.ErrWrongStoreType)
 // when the store is no window store of K and V; ErrStoreNotAvailable when the instance is not
 // Running, no local task has the store, or (from reads) the task migrated since the view
-// found it. Options: EnableStaleStores (standbys answer too, KIP-535), WithPartition (one
+// found it. Options: EnableStaleStores (standbys and restoring tasks answer too, KIP-535), WithPartition (one
 // partition's task).
 func WindowStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlyWindowStore[K, V], error) {
 	l, err := newLookup(k, name, queryOptions(opts), storeview.Window, reflect.TypeFor[K](), reflect.TypeFor[V]())
