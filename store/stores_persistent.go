@@ -199,9 +199,9 @@ func (o *builderOptions) logCfg() map[string]string {
 }
 
 // WindowStoreBuilder builds typed window stores: an engine from the supplier, wrapped (inside
-// out) in change logging (default on) and the typed metered layer. Caching is off by default;
-// the flag is kept (CachingEnabled) but no window caching layer exists yet, which behaves as
-// Java with statestore.cache.max.bytes=0. It satisfies processor.StoreBuilder.
+// out) in change logging (default on), the record cache ([CachingWindowStore], off by default;
+// never over a supplier that retains duplicates, as Java's builder drops it then) and the typed
+// metered layer. It satisfies processor.StoreBuilder.
 // Java counterpart: org.apache.kafka.streams.state.internals.WindowStoreBuilder.
 type WindowStoreBuilder[K, V any] struct {
 	supplier   WindowBytesStoreSupplier
@@ -233,7 +233,10 @@ func (b *WindowStoreBuilder[K, V]) WithLoggingDisabled() *WindowStoreBuilder[K, 
 	return b
 }
 
-// WithCachingEnabled asks for a record cache. Java: withCachingEnabled().
+// WithCachingEnabled puts a record cache ([CachingWindowStore]) under the typed layer: writes
+// stay in the thread's cache (statestore.cache.max.bytes) until a commit or an eviction flushes
+// them to the store and changelog. Ignored when the supplier retains duplicates (Java logs a
+// warning and does the same). Java: withCachingEnabled().
 func (b *WindowStoreBuilder[K, V]) WithCachingEnabled() *WindowStoreBuilder[K, V] {
 	b.opts.caching = true
 	return b
@@ -269,12 +272,15 @@ func (b *WindowStoreBuilder[K, V]) BuildWindowStore() WindowStore[K, V] {
 	if b.opts.logging {
 		inner = NewChangeLoggingWindowBytesStore(inner, b.supplier.RetainDuplicates())
 	}
+	if b.opts.caching && !b.supplier.RetainDuplicates() {
+		inner = NewCachingWindowStore(inner, b.supplier.WindowSize(), b.supplier.SegmentIntervalMs())
+	}
 	return NewMeteredWindowStore(inner, b.keySerde, b.valueSerde)
 }
 
 // SessionStoreBuilder builds typed session stores: an engine from the supplier, wrapped in
-// change logging (default on) and the typed metered layer (caching flag kept, as
-// WindowStoreBuilder). Java counterpart: org.apache.kafka.streams.state.internals.SessionStoreBuilder.
+// change logging (default on), the record cache ([CachingSessionStore], off by default) and
+// the typed metered layer. Java counterpart: org.apache.kafka.streams.state.internals.SessionStoreBuilder.
 type SessionStoreBuilder[K, V any] struct {
 	supplier   SessionBytesStoreSupplier
 	keySerde   serde.Serde[K]

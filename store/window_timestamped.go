@@ -142,7 +142,7 @@ func (b *TimestampedWindowStoreBuilder[K, V]) BuildTimestampedWindowStore() Time
 	if b.opts.logging {
 		inner = NewChangeLoggingTimestampedWindowBytesStore(inner, b.supplier.RetainDuplicates())
 	}
-	if b.opts.caching {
+	if b.opts.caching && !b.supplier.RetainDuplicates() {
 		inner = NewCachingWindowStore(inner, b.supplier.WindowSize(), b.supplier.SegmentIntervalMs())
 	}
 	vs := &vatSerde[V]{inner: b.valueSerde}
