@@ -421,54 +421,34 @@ func (q QueryableStore) Position() (pos map[string]map[int32]int64, ok bool) {
 
 // Stores returns the store named name of every local active task that is running, by task.
 func (r *Runtime) Stores(name string) map[processor.TaskID]QueryableStore {
-	out := map[processor.TaskID]QueryableStore{}
-	r.mu.Lock()
-	threads := slices.Clone(r.threads)
-	r.mu.Unlock()
-	for _, th := range threads {
-		th.mu.Lock()
-		for id, t := range th.running {
-			if s := t.Store(name); s != nil {
-				out[id] = QueryableStore{Store: s, th: th, id: id, t: t}
-			}
-		}
-		th.mu.Unlock()
-	}
-	return out
+	return r.stores(name, func(th *thread) map[processor.TaskID]*task.Task { return th.running }, QueryableStore{})
 }
 
 // StandbyStores returns the store named name of every local standby task, by task (KIP-535:
 // interactive queries that allow stale data read them).
 func (r *Runtime) StandbyStores(name string) map[processor.TaskID]QueryableStore {
-	out := map[processor.TaskID]QueryableStore{}
-	r.mu.Lock()
-	threads := slices.Clone(r.threads)
-	r.mu.Unlock()
-	for _, th := range threads {
-		th.mu.Lock()
-		for id, t := range th.readableStandbys {
-			if s := t.Store(name); s != nil {
-				out[id] = QueryableStore{Store: s, Standby: true, th: th, id: id, t: t}
-			}
-		}
-		th.mu.Unlock()
-	}
-	return out
+	return r.stores(name, func(th *thread) map[processor.TaskID]*task.Task { return th.readableStandbys }, QueryableStore{Standby: true})
 }
 
 // RestoringStores returns the store named name of every local active task that is restoring
 // (from a fresh assignment, or a standby's promotion) and does not run yet, by task (KIP-535:
 // interactive queries that allow stale data read them, between restore batches).
 func (r *Runtime) RestoringStores(name string) map[processor.TaskID]QueryableStore {
+	return r.stores(name, func(th *thread) map[processor.TaskID]*task.Task { return th.restoring }, QueryableStore{Restoring: true})
+}
+
+// stores returns the store named name of the tasks each thread's set (read under th.mu) holds,
+// as QueryableStores marked as kind is.
+func (r *Runtime) stores(name string, set func(*thread) map[processor.TaskID]*task.Task, kind QueryableStore) map[processor.TaskID]QueryableStore {
 	out := map[processor.TaskID]QueryableStore{}
 	r.mu.Lock()
 	threads := slices.Clone(r.threads)
 	r.mu.Unlock()
 	for _, th := range threads {
 		th.mu.Lock()
-		for id, t := range th.restoring {
+		for id, t := range set(th) {
 			if s := t.Store(name); s != nil {
-				out[id] = QueryableStore{Store: s, Restoring: true, th: th, id: id, t: t}
+				out[id] = QueryableStore{Store: s, Standby: kind.Standby, Restoring: kind.Restoring, th: th, id: id, t: t}
 			}
 		}
 		th.mu.Unlock()
