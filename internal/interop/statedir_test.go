@@ -49,29 +49,10 @@ func newAppTopics(t *testing.T, b kafkatest.Broker, prefix string) appTopics {
 			t.Fatalf("create %s: %v", topic, err)
 		}
 	}
-	// Wait until every partition has a leader, so the first produce does not race the
-	// topic's creation.
-	c, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := c.RefreshMetadata(topics...)
-		for _, topic := range topics {
-			for p := int32(0); p < 2 && err == nil; p++ {
-				_, err = c.Leader(topic, p)
-			}
-		}
-		if err == nil {
-			return a
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("topics %v have no leaders within 30 s: %v", topics, err)
-		}
-		time.Sleep(100 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+	// Every partition's leader answers before the first produce or fetch: a leader named in
+	// the metadata may still answer NOT_LEADER_OR_FOLLOWER for a moment.
+	kafkatest.WaitTopicsReady(t, b.Addrs, nil, topics...)
+	return a
 }
 
 // splitWords splits a line as the Java app does (lower case, split on \W+) for the lines
