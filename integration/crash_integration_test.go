@@ -151,6 +151,9 @@ func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int, pebble boo
 	t.Cleanup(func() {
 		if t.Failed() {
 			logTxnState(t, b.Addrs, appID, input, output)
+			// Where the final run's stream threads are, should one have stalled (it ran
+			// in this process): their goroutines.
+			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 		}
 	})
 	reg := prometheus.NewRegistry()
