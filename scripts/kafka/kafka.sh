@@ -107,8 +107,13 @@ up() {
 	broker_port=$(echo "$ports" | sed -n 1p)
 	controller_port=$(echo "$ports" | sed -n 2p)
 	ssl_port=$(echo "$ports" | sed -n 3p)
-	# A cluster id is 16 random bytes in URL-safe base64 without padding.
-	cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+	# A cluster id is 16 random bytes in URL-safe base64 without padding, not starting with
+	# '-': kafka-storage would take such an id for an option ("--cluster-id: expected one
+	# argument"), one start in 64; Kafka's own Uuid.randomUuid draws again for the same reason.
+	cluster_id=-
+	while [ "${cluster_id#-}" != "$cluster_id" ]; do
+		cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+	done
 
 	local format_args=() heap=1g ready_args=(-bootstrap "127.0.0.1:$broker_port")
 	if [ -n "$secure" ]; then
