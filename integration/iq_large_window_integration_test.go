@@ -226,11 +226,7 @@ func checkLargeWindowRangeBoundedMemory(t *testing.T, b kafkatest.Broker) {
 	// views read in chunks). One chunk is a few tens of KiB; the growth seen now (about 3 MiB)
 	// is the record cache's bookkeeping, bounded by the cache size (10 MiB by default), not by
 	// the store's.
-	const bound = 16 << 20
-	t.Logf("iterated %d windows in %v; live heap growth peak %d KiB (bound %d KiB)", n, elapsed, peak>>10, bound>>10)
-	if peak > bound {
-		t.Fatalf("live heap grew by %d KiB while iterating, want at most %d KiB", peak>>10, bound>>10)
-	}
+	checkHeapGrowth(t, "windows", n, elapsed, peak)
 	closeApp(t, app)
 }
 
