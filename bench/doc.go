@@ -1,7 +1,7 @@
 // Package bench holds the benchmarks of kstreams-go (Go benchmarks, not timed tests). Each
 // prints a ratio against a baseline measured in the same run:
 //
-//   - BenchmarkPebbleKeyValueStore: Put, Get and a 100-key Range of store.PebbleKeyValueStore
+//   - BenchmarkPebbleKeyValueStore: Put, Get and a 100-key Range of the Pebble key-value store (store.Stores.PersistentKeyValueStore)
 //     against raw Pebble opened with the same options (store.PebbleEnv.RawOptions). The metric
 //     "ours/raw" is the time ratio (1.15 = 15% overhead).
 //   - BenchmarkRestore: restore of a changelog of -restore.records records (default 200 000;

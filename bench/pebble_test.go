@@ -26,7 +26,7 @@ func benchKey(i int) []byte {
 }
 
 // openPair opens our Pebble store and a raw Pebble database with the same options.
-func openPair(b *testing.B) (*store.PebbleKeyValueStore, *pebble.DB) {
+func openPair(b *testing.B) (store.KeyValueBytesStore, *pebble.DB) {
 	b.Helper()
 	env, err := store.NewPebbleEnv(store.PebbleOptions{})
 	if err != nil {
@@ -37,7 +37,7 @@ func openPair(b *testing.B) (*store.PebbleKeyValueStore, *pebble.DB) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ours := store.NewPebbleKeyValueStore("ours")
+	ours := store.Stores.PersistentKeyValueStore("ours").Get()
 	if err := ours.Init(storeCtx{dir: dir, env: env}, ours); err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func openPair(b *testing.B) (*store.PebbleKeyValueStore, *pebble.DB) {
 	return ours, raw
 }
 
-func fillPair(b *testing.B, ours *store.PebbleKeyValueStore, raw *pebble.DB) {
+func fillPair(b *testing.B, ours store.KeyValueBytesStore, raw *pebble.DB) {
 	b.Helper()
 	val := make([]byte, benchValLen)
 	for i := 0; i < benchKeys; i++ {

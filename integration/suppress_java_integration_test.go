@@ -13,7 +13,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams"
-	"github.com/kstreams-go/kstreams/conformance"
+	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"

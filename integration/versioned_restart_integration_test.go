@@ -99,7 +99,11 @@ func checkVersionedRestart(t *testing.T, b kafkatest.Broker, persistent bool, gu
 		iso = sarama.ReadCommitted
 	}
 	out := readOutput(t, b, output, iso)
-	ref := store.NewInMemoryVersionedKeyValueStore("ref", 20_000)
+	refSup, err := store.Stores.InMemoryVersionedKeyValueStore("ref", 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := refSup.Get()
 	if err := ref.Init(nil, ref); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kstreams-go/kstreams/internal/topology"
-	"github.com/kstreams-go/kstreams/ktable"
+	"github.com/kstreams-go/kstreams/internal/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kstreams-go/kstreams/conformance"
+	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/internal/cache"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/kstream"

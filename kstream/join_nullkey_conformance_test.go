@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kstreams-go/kstreams/conformance"
+	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/kstream"
 )
 

@@ -286,15 +286,16 @@ func outerJoinSupplier(b *StreamsBuilder, name string, thisSupplier store.Window
 }
 
 func (b *outerJoinStoreBuilder) Build() (processor.StateStore, error) {
-	var engine store.KeyValueBytesStore
-	if b.supplier != nil {
-		engine = b.supplier.Get()
-	} else {
-		engine = store.NewInMemoryKeyValueStore(b.name)
+	sup := b.supplier
+	if sup == nil {
+		sup = store.Stores.InMemoryKeyValueStore(b.name)
 	}
-	if b.logging {
-		engine = store.NewChangeLoggingKeyValueBytesStore(engine)
+	// The plain key-value builder without a cache gives the engine with change logging under a
+	// pass-through bytes layer.
+	kb := store.Stores.KeyValueStoreBuilder(sup, serde.ByteArray(), serde.ByteArray()).WithCachingDisabled()
+	if !b.logging {
+		kb = kb.WithLoggingDisabled()
 	}
-	inner := &listValueBytesStore{KeyValueBytesStore: engine}
+	inner := &listValueBytesStore{KeyValueBytesStore: kb.BuildKeyValueStore()}
 	return &outerJoinStore{name: b.name, inner: inner, keySerde: b.keySerde, leftSerde: b.leftSerde, rightSerde: b.rightSerde}, nil
 }

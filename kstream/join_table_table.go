@@ -1,7 +1,7 @@
 package kstream
 
 import (
-	"github.com/kstreams-go/kstreams/ktable"
+	"github.com/kstreams-go/kstreams/internal/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 )
 

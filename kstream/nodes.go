@@ -4,7 +4,7 @@ import (
 	"regexp"
 
 	"github.com/kstreams-go/kstreams/internal/topology"
-	"github.com/kstreams-go/kstreams/ktable"
+	"github.com/kstreams-go/kstreams/internal/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )

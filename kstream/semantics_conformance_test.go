@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kstreams-go/kstreams/conformance"
+	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"

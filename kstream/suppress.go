@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/kstreams-go/kstreams/ktable"
+	"github.com/kstreams-go/kstreams/internal/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 )
 

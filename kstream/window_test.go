@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/kstream"
-	"github.com/kstreams-go/kstreams/ktable"
+	"github.com/kstreams-go/kstreams/internal/ktable"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/testdriver"
 )

@@ -3,7 +3,7 @@ package kstream
 import (
 	"time"
 
-	"github.com/kstreams-go/kstreams/ktable"
+	"github.com/kstreams-go/kstreams/internal/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -92,7 +92,7 @@ func (w SessionWindowedKStream[K, V]) EmitStrategy(e EmitStrategy) SessionWindow
 
 // LateRecordsTo returns a copy whose aggregation sends every record it drops for a closed
 // window to topic, unchanged (key, value, timestamp, headers), plus headers naming the window
-// that rejected it and why (ktable.LateHeaderWindow, LateHeaderReason, LateHeaderStreamTime,
+// that rejected it and why (LateHeaderWindow, LateHeaderReason, LateHeaderStreamTime,
 // LateHeaderCloseTime, LateHeaderProcessor), so nothing is lost silently. The records go
 // through the nodes "<aggregation>-late-records-filter" and "<aggregation>-late-records" (a
 // sink) with the grouping's serdes, else the default serdes. Records dropped for a null key are

@@ -25,14 +25,14 @@ die() { echo "systemtest.sh: $*" >&2; exit 1; }
 build() {
 	command -v mvn >/dev/null 2>&1 || die "mvn not found on PATH: install Maven 3.8 or newer; it fetches Kafka's test jars from Maven Central"
 	mkdir -p .build
-	local pom=systemtest/java/pom.xml
+	local pom=internal/systemtest/java/pom.xml
 	if ! mvn -B -q -Dstyle.color=never -f $pom package >.build/mvn-systemtest.log 2>&1 ||
 		! mvn -B -q -Dstyle.color=never -f $pom -Dkafka.version=4.2.1 dependency:copy-dependencies \
 			-DincludeScope=runtime -DoutputDirectory=target/lib-4.2.1 >>.build/mvn-systemtest.log 2>&1; then
 		tail -n 30 .build/mvn-systemtest.log >&2
-		die "building systemtest/java failed (log: .build/mvn-systemtest.log)"
+		die "building internal/systemtest/java failed (log: .build/mvn-systemtest.log)"
 	fi
-	echo "$PWD/systemtest/java/target"
+	echo "$PWD/internal/systemtest/java/target"
 }
 
 if [ "${1:-}" = build ]; then
@@ -50,6 +50,6 @@ export KAFKA_BOOTSTRAP_SERVERS
 export KSTREAMS_SYSTEMTEST_ALL=1 KSTREAMS_SYSTEMTEST_LOGS=$PWD/.build/systemtest
 start=$(date +%s)
 status=0
-go test -count=1 -v -timeout 120m -run 'TestDescribeMatchesJava|TestIntegrationSystem' "$@" ./systemtest || status=$?
+go test -count=1 -v -timeout 120m -run 'TestDescribeMatchesJava|TestIntegrationSystem' "$@" ./internal/systemtest || status=$?
 echo "systemtest.sh: $(( ($(date +%s) - start) / 60 )) min; logs in .build/systemtest/"
 exit $status

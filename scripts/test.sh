@@ -12,7 +12,7 @@
 #      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set (built before step 3,
 #      whose Java-beside-us tests need it too; step 4 skips the tests steps 2 and 3 ran);
 #   5. Kafka's own Kafka Streams system-test verifiers (EosTestDriver, SmokeTestDriver) against
-#      our ports of their clients (systemtest/), on the plain broker: two variants, about
+#      our ports of their clients (internal/systemtest/), on the plain broker: two variants, about
 #      4 to 7 minutes (every variant: make systemtest, scripts/systemtest.sh).
 # A missing prerequisite stops it with one line saying what is missing.
 set -euo pipefail
@@ -122,12 +122,12 @@ step "conformance suite against Java Kafka Streams (conformance/java)"
 # KSTREAMS_CONFORMANCE_CP. Uncached (the Java side is not in Go's test cache); the broker tests
 # (TestIntegration..., run above) and the embedded-broker ones (TestEmbedded..., which need no
 # Java and ran in go test ./...) are not run again.
-pkgs=$(grep -rl --include='*_test.go' -e 'KSTREAMS_CONFORMANCE_CP' -e '"github.com/kstreams-go/kstreams/conformance"' . |
+pkgs=$(grep -rl --include='*_test.go' -e 'KSTREAMS_CONFORMANCE_CP' -e '"github.com/kstreams-go/kstreams/internal/conformance"' . |
 	xargs -r -n1 dirname | sort -u)
-pkgs=$(printf '%s\n' ./conformance $pkgs | sort -u)
+pkgs=$(printf '%s\n' ./internal/conformance $pkgs | sort -u)
 go test -count=1 -timeout 20m -skip '^Test(Integration|Embedded)' $pkgs
 
-step "Kafka's system-test verifiers against systemtest/cmd (EOS complex with 3 SIGKILLs; Smoke exactly_once_v2 with a crash)"
+step "Kafka's system-test verifiers against internal/systemtest/cmd (EOS complex with 3 SIGKILLs; Smoke exactly_once_v2 with a crash)"
 # Kafka's own EosTestDriver and SmokeTestDriver (its kafka-streams test jars) verify our ports of
 # their clients; each run logs the driver's verdict line. Every variant: make systemtest.
 KSTREAMS_SYSTEMTEST_CP=$(scripts/systemtest.sh build)
@@ -135,6 +135,6 @@ export KSTREAMS_SYSTEMTEST_CP
 # -v: the tests log what they start, kill and stop, and the verdicts; the processes' own output
 # is in .build/systemtest/<test>/.
 KSTREAMS_SYSTEMTEST_LOGS=$PWD/.build/systemtest go test -count=1 -v -timeout 20m \
-	-run 'TestDescribeMatchesJava|TestIntegrationSystem(EosComplexKills|SmokeEosCrash)$' ./systemtest
+	-run 'TestDescribeMatchesJava|TestIntegrationSystem(EosComplexKills|SmokeEosCrash)$' ./internal/systemtest
 echo
 echo "make test: all steps passed"

@@ -8,7 +8,7 @@ import (
 )
 
 func BenchmarkInMemoryPut(b *testing.B) {
-	s := NewInMemoryKeyValueStore("bench")
+	s := newInMemoryKeyValueStore("bench")
 	s.Open()
 	key := make([]byte, 8)
 	val := make([]byte, 100)

@@ -21,7 +21,7 @@ type KeyValueBytesStoreSupplier interface {
 type inMemoryKeyValueSupplier struct{ name string }
 
 func (s inMemoryKeyValueSupplier) Name() string            { return s.name }
-func (s inMemoryKeyValueSupplier) Get() KeyValueBytesStore { return NewInMemoryKeyValueStore(s.name) }
+func (s inMemoryKeyValueSupplier) Get() KeyValueBytesStore { return newInMemoryKeyValueStore(s.name) }
 func (s inMemoryKeyValueSupplier) MetricsScope() string    { return "in-memory" }
 
 // KeyValueStoreBuilder builds typed key-value stores: an engine from the supplier, wrapped (from
@@ -58,7 +58,7 @@ func (b *KeyValueStoreBuilder[K, V]) WithLoggingDisabled() *KeyValueStoreBuilder
 	return b
 }
 
-// WithCachingEnabled puts a record cache layer ([CachingKeyValueStore]) between the typed layer
+// WithCachingEnabled puts a record cache layer ([cachingKeyValueStore]) between the typed layer
 // and the change-logging layer: writes are collapsed per key in the instance's cache
 // (statestore.cache.max.bytes) and reach the store, the changelog and the flush listener on
 // commit or eviction. Java: withCachingEnabled().
@@ -101,12 +101,12 @@ func (b *KeyValueStoreBuilder[K, V]) Build() (processor.StateStore, error) {
 func (b *KeyValueStoreBuilder[K, V]) BuildKeyValueStore() KeyValueStore[K, V] {
 	var inner KeyValueBytesStore = b.supplier.Get()
 	if b.logging {
-		inner = NewChangeLoggingKeyValueBytesStore(inner)
+		inner = newChangeLoggingKeyValueBytesStore(inner)
 	}
 	if b.caching {
-		inner = NewCachingKeyValueStore(inner)
+		inner = newCachingKeyValueStore(inner)
 	}
-	return NewMeteredKeyValueStore(inner, b.keySerde, b.valueSerde)
+	return newMeteredKeyValueStore(inner, b.keySerde, b.valueSerde)
 }
 
 // StoresFactory is the type of [Stores]; it has no state.

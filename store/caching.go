@@ -62,7 +62,7 @@ type CacheFlushRecord[K, V any] struct {
 type CacheFlushListener[K, V any] func(rec CacheFlushRecord[K, V]) error
 
 // CachedStateStore is implemented by stores that can have a record cache layer: the typed
-// [MeteredKeyValueStore] (over any bytes store) and [CachingKeyValueStore] itself (K and V
+// [meteredKeyValueStore] (over any bytes store) and [cachingKeyValueStore] itself (K and V
 // []byte). Java counterpart: org.apache.kafka.streams.state.internals.CachedStateStore.
 type CachedStateStore[K, V any] interface {
 	// SetFlushListener makes l receive the entries the cache flushes and reports whether the
@@ -102,7 +102,7 @@ func AdaptFlushListener[K, V any](l CacheFlushListener[K, V], key func([]byte) (
 	}
 }
 
-// CachingKeyValueStore is the record-cache layer of a key-value store, between the typed
+// cachingKeyValueStore is the record-cache layer of a key-value store, between the typed
 // (metered) layer and the change-logging layer, as in Java. Writes go to the thread's record
 // cache as dirty entries (a delete is a cached tombstone); reads are served from the cache, and a
 // value read from below is cached as a clean entry (which counts towards the budget and may
@@ -111,8 +111,8 @@ func AdaptFlushListener[K, V any](l CacheFlushListener[K, V], key func([]byte) (
 // in the order of their last write, and handed to the flush listener, each with the record
 // context of its write restored. Without a cache (see [CacheContext]) every operation passes
 // straight through. It is not safe for concurrent use.
-// Java counterpart: org.apache.kafka.streams.state.internals.CachingKeyValueStore.
-type CachingKeyValueStore struct {
+// Java counterpart: org.apache.kafka.streams.state.internals.cachingKeyValueStore.
+type cachingKeyValueStore struct {
 	inner KeyValueBytesStore
 	ctx   CacheContext
 	cacheSlot
@@ -121,37 +121,37 @@ type CachingKeyValueStore struct {
 }
 
 var (
-	_ KeyValueBytesStore                      = (*CachingKeyValueStore)(nil)
-	_ CachedStateStore[[]byte, []byte]        = (*CachingKeyValueStore)(nil)
-	_ CachedStateStore[string, int32]         = (*MeteredKeyValueStore[string, int32])(nil)
-	_ interface{ Inner() KeyValueBytesStore } = (*CachingKeyValueStore)(nil)
+	_ KeyValueBytesStore                      = (*cachingKeyValueStore)(nil)
+	_ CachedStateStore[[]byte, []byte]        = (*cachingKeyValueStore)(nil)
+	_ CachedStateStore[string, int32]         = (*meteredKeyValueStore[string, int32])(nil)
+	_ interface{ Inner() KeyValueBytesStore } = (*cachingKeyValueStore)(nil)
 )
 
-// NewCachingKeyValueStore wraps inner (the change-logging layer, or the engine) with a record
+// newCachingKeyValueStore wraps inner (the change-logging layer, or the engine) with a record
 // cache. Builders add it when caching is enabled (WithCachingEnabled).
-func NewCachingKeyValueStore(inner KeyValueBytesStore) *CachingKeyValueStore {
-	return &CachingKeyValueStore{inner: inner}
+func newCachingKeyValueStore(inner KeyValueBytesStore) *cachingKeyValueStore {
+	return &cachingKeyValueStore{inner: inner}
 }
 
 // Inner returns the wrapped store.
-func (c *CachingKeyValueStore) Inner() KeyValueBytesStore { return c.inner }
+func (c *cachingKeyValueStore) Inner() KeyValueBytesStore { return c.inner }
 
 // Name returns the store name.
-func (c *CachingKeyValueStore) Name() string { return c.inner.Name() }
+func (c *cachingKeyValueStore) Name() string { return c.inner.Name() }
 
 // Persistent reports whether the engine below is persistent.
-func (c *CachingKeyValueStore) Persistent() bool { return c.inner.Persistent() }
+func (c *cachingKeyValueStore) Persistent() bool { return c.inner.Persistent() }
 
 // IsOpen reports whether the store is open.
-func (c *CachingKeyValueStore) IsOpen() bool { return c.inner.IsOpen() }
+func (c *cachingKeyValueStore) IsOpen() bool { return c.inner.IsOpen() }
 
 // Caching reports whether the layer has an active cache (false before Init and when the
 // context provides none).
-func (c *CachingKeyValueStore) Caching() bool { return c.cache != nil }
+func (c *cachingKeyValueStore) Caching() bool { return c.cache != nil }
 
 // Init picks up the context's cache, if any, registers this store's named cache
 // "<task id>-<store name>" with its flush handler, then initialises the store below with root.
-func (c *CachingKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (c *cachingKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if cc, ok := ctx.(CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
@@ -162,14 +162,14 @@ func (c *CachingKeyValueStore) Init(ctx processor.StateStoreContext, root proces
 
 // SetFlushListener sets the bytes-level flush listener; it reports whether the store has an
 // active cache (false: the listener will never be called).
-func (c *CachingKeyValueStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
+func (c *cachingKeyValueStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
 	c.listener, c.sendOldValues = l, sendOldValues
 	return c.cache != nil
 }
 
 // flushEntries writes flushed entries below and hands them to the listener (Java:
 // CachingKeyValueStore.putAndMaybeForward for each entry).
-func (c *CachingKeyValueStore) flushEntries(entries []cache.DirtyEntry) error {
+func (c *cachingKeyValueStore) flushEntries(entries []cache.DirtyEntry) error {
 	for _, e := range entries {
 		if err := c.flushEntry(e); err != nil {
 			return err
@@ -178,7 +178,7 @@ func (c *CachingKeyValueStore) flushEntries(entries []cache.DirtyEntry) error {
 	return nil
 }
 
-func (c *CachingKeyValueStore) flushEntry(e cache.DirtyEntry) error {
+func (c *cachingKeyValueStore) flushEntry(e cache.DirtyEntry) error {
 	rc := e.Entry.Context()
 	if c.listener == nil {
 		restore := c.ctx.SetRecordContext(rc)
@@ -210,12 +210,12 @@ func (c *CachingKeyValueStore) flushEntry(e cache.DirtyEntry) error {
 }
 
 // entry returns a dirty cache entry for value written in the current record context.
-func (c *CachingKeyValueStore) entry(value []byte) *cache.Entry {
+func (c *cachingKeyValueStore) entry(value []byte) *cache.Entry {
 	return c.ownedEntry(bytes.Clone(value))
 }
 
 // ownedEntry is entry for a value slice the entry may keep (nobody else writes to it).
-func (c *CachingKeyValueStore) ownedEntry(value []byte) *cache.Entry {
+func (c *cachingKeyValueStore) ownedEntry(value []byte) *cache.Entry {
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
 	return cache.NewEntry(value, rc, true)
@@ -225,7 +225,7 @@ func (c *CachingKeyValueStore) ownedEntry(value []byte) *cache.Entry {
 // that serialized it into a new slice hands it over). keyLent says that key is a buffer the
 // caller reuses after the call: the cache copies a key it adds, and a write passed on below is
 // given a copy.
-func (c *CachingKeyValueStore) putOwned(key, value []byte, keyLent bool) error {
+func (c *cachingKeyValueStore) putOwned(key, value []byte, keyLent bool) error {
 	if key == nil || c.cache == nil || !c.IsOpen() {
 		if keyLent {
 			key = bytes.Clone(key)
@@ -237,13 +237,13 @@ func (c *CachingKeyValueStore) putOwned(key, value []byte, keyLent bool) error {
 	return storeErr(c.Name(), "put", c.cache.PutDirty(c.namespace, key, value, rc))
 }
 
-func (c *CachingKeyValueStore) put(key, value []byte) error {
+func (c *cachingKeyValueStore) put(key, value []byte) error {
 	// The cache copies the key when it adds an entry.
 	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, key, c.entry(value)))
 }
 
 // get reads key from the cache, or from below (caching a present value as a clean entry).
-func (c *CachingKeyValueStore) get(key []byte) ([]byte, error) {
+func (c *cachingKeyValueStore) get(key []byte) ([]byte, error) {
 	if e := c.cache.Get(c.namespace, key); e != nil {
 		return e.Value(), nil
 	}
@@ -255,7 +255,7 @@ func (c *CachingKeyValueStore) get(key []byte) ([]byte, error) {
 }
 
 // Get returns the value of key from the cache or from below.
-func (c *CachingKeyValueStore) Get(key []byte) ([]byte, bool, error) {
+func (c *cachingKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 	if key == nil {
 		return nil, false, storeErr(c.Name(), "get", ErrNullKey)
 	}
@@ -270,7 +270,7 @@ func (c *CachingKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 }
 
 // Put caches value (nil: a tombstone) as a dirty entry.
-func (c *CachingKeyValueStore) Put(key, value []byte) error {
+func (c *cachingKeyValueStore) Put(key, value []byte) error {
 	if key == nil {
 		return storeErr(c.Name(), "put", ErrNullKey)
 	}
@@ -285,7 +285,7 @@ func (c *CachingKeyValueStore) Put(key, value []byte) error {
 
 // PutIfAbsent caches value when key has no value (in the cache or below) and returns the
 // existing value otherwise.
-func (c *CachingKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+func (c *cachingKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
 	if key == nil {
 		return nil, false, storeErr(c.Name(), "putIfAbsent", ErrNullKey)
 	}
@@ -306,7 +306,7 @@ func (c *CachingKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, err
 }
 
 // PutAll caches each entry in order.
-func (c *CachingKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+func (c *cachingKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	if c.cache == nil {
 		return c.inner.PutAll(entries)
 	}
@@ -319,7 +319,7 @@ func (c *CachingKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error 
 }
 
 // Delete caches a tombstone for key and returns its old value (from the cache or below).
-func (c *CachingKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
+func (c *cachingKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 	if key == nil {
 		return nil, false, storeErr(c.Name(), "delete", ErrNullKey)
 	}
@@ -336,11 +336,11 @@ func (c *CachingKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 	return old, old != nil, c.put(key, nil)
 }
 
-func (c *CachingKeyValueStore) merged(storeIt KeyValueIterator[[]byte, []byte], cacheIt *cache.Iterator, forward bool) KeyValueIterator[[]byte, []byte] {
+func (c *cachingKeyValueStore) merged(storeIt KeyValueIterator[[]byte, []byte], cacheIt *cache.Iterator, forward bool) KeyValueIterator[[]byte, []byte] {
 	return &mergedCacheIterator{cache: cacheIt, store: &peekingIterator{it: storeIt}, forward: forward}
 }
 
-func (c *CachingKeyValueStore) rangeOf(from, to []byte, reverse bool) KeyValueIterator[[]byte, []byte] {
+func (c *cachingKeyValueStore) rangeOf(from, to []byte, reverse bool) KeyValueIterator[[]byte, []byte] {
 	if c.cache == nil {
 		if reverse {
 			return c.inner.ReverseRange(from, to)
@@ -361,17 +361,17 @@ func (c *CachingKeyValueStore) rangeOf(from, to []byte, reverse bool) KeyValueIt
 
 // Range iterates from <= key <= to ascending, merging cached entries (which win over the store's
 // and hide its deleted keys) with the store below.
-func (c *CachingKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
+func (c *cachingKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	return c.rangeOf(from, to, false)
 }
 
 // ReverseRange is Range in descending order.
-func (c *CachingKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+func (c *cachingKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	return c.rangeOf(from, to, true)
 }
 
 // All iterates every entry ascending (cache merged with the store below).
-func (c *CachingKeyValueStore) All() KeyValueIterator[[]byte, []byte] {
+func (c *cachingKeyValueStore) All() KeyValueIterator[[]byte, []byte] {
 	if c.cache == nil {
 		return c.inner.All()
 	}
@@ -382,7 +382,7 @@ func (c *CachingKeyValueStore) All() KeyValueIterator[[]byte, []byte] {
 }
 
 // ReverseAll iterates every entry descending.
-func (c *CachingKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
+func (c *cachingKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
 	if c.cache == nil {
 		return c.inner.ReverseAll()
 	}
@@ -396,7 +396,7 @@ func (c *CachingKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
 // keys in [prefix, prefix+1) with the store's. (Java fails with an IndexOutOfBoundsException when
 // prefix+1 overflows, i.e. for an empty prefix or one of only 0xFF bytes; here every cached key
 // from prefix on is taken, which is exactly the keys with that prefix.)
-func (c *CachingKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
+func (c *cachingKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
 	if c.cache == nil {
 		return c.inner.PrefixScan(prefix)
 	}
@@ -427,20 +427,20 @@ func increment(b []byte) []byte {
 
 // ApproximateNumEntries returns the estimate of the store below (cached entries not counted, as
 // in Java).
-func (c *CachingKeyValueStore) ApproximateNumEntries() int64 { return c.inner.ApproximateNumEntries() }
+func (c *cachingKeyValueStore) ApproximateNumEntries() int64 { return c.inner.ApproximateNumEntries() }
 
 // FlushCache flushes the cache (dirty entries written below and handed to the listener).
-func (c *CachingKeyValueStore) FlushCache() error { return c.flushCache() }
+func (c *cachingKeyValueStore) FlushCache() error { return c.flushCache() }
 
 // ClearCache drops this store's cached entries without flushing them.
-func (c *CachingKeyValueStore) ClearCache() error { c.clearCache(); return nil }
+func (c *cachingKeyValueStore) ClearCache() error { c.clearCache(); return nil }
 
 // Flush flushes the cache, then the store below.
-func (c *CachingKeyValueStore) Flush() error { return c.flushThen(c.inner) }
+func (c *cachingKeyValueStore) Flush() error { return c.flushThen(c.inner) }
 
 // Close flushes the cache, drops this store's named cache and closes the store below; every
 // step runs and their errors are returned joined (Java: executeAll of the three).
-func (c *CachingKeyValueStore) Close() error { return c.closeThen(c.inner) }
+func (c *cachingKeyValueStore) Close() error { return c.closeThen(c.inner) }
 
 // cacheSlot is a caching layer's part of the thread's record cache: the cache (nil while
 // caching is off or before Init) and the layer's namespace in it. The key-value, window and
@@ -617,7 +617,7 @@ func (m *mergedCacheIterator) Close() error {
 // SetFlushListener registers l (typed: keys and values deserialized with the store's serdes) on
 // the caching layer below, if there is one, and reports whether that layer has an active cache.
 // Java: MeteredKeyValueStore.setFlushListener.
-func (m *MeteredKeyValueStore[K, V]) SetFlushListener(l CacheFlushListener[K, V], sendOldValues bool) bool {
+func (m *meteredKeyValueStore[K, V]) SetFlushListener(l CacheFlushListener[K, V], sendOldValues bool) bool {
 	cs, ok := m.inner.(CachedStateStore[[]byte, []byte])
 	if !ok {
 		return false
@@ -637,7 +637,7 @@ func (m *MeteredKeyValueStore[K, V]) SetFlushListener(l CacheFlushListener[K, V]
 }
 
 // FlushCache flushes the caching layer below, if any. Java: flushCache().
-func (m *MeteredKeyValueStore[K, V]) FlushCache() error {
+func (m *meteredKeyValueStore[K, V]) FlushCache() error {
 	if cs, ok := m.inner.(CachedStateStore[[]byte, []byte]); ok {
 		return cs.FlushCache()
 	}
@@ -645,7 +645,7 @@ func (m *MeteredKeyValueStore[K, V]) FlushCache() error {
 }
 
 // ClearCache clears the caching layer below, if any, without flushing. Java: clearCache().
-func (m *MeteredKeyValueStore[K, V]) ClearCache() error {
+func (m *meteredKeyValueStore[K, V]) ClearCache() error {
 	if cs, ok := m.inner.(CachedStateStore[[]byte, []byte]); ok {
 		return cs.ClearCache()
 	}
@@ -661,7 +661,7 @@ var ErrReadOnly = errors.New("store: read-only view")
 // entry the most recently used) or from the store below; unlike the task's own reads, a value
 // read from below is not put into the cache, so a query never evicts or flushes anything (Java
 // only caches reads made by the stream thread). Without a cache it is the store below.
-func (c *CachingKeyValueStore) QueryView() ReadOnlyKeyValueStore[[]byte, []byte] {
+func (c *cachingKeyValueStore) QueryView() ReadOnlyKeyValueStore[[]byte, []byte] {
 	if c.cache == nil {
 		return c.inner
 	}
@@ -669,7 +669,7 @@ func (c *CachingKeyValueStore) QueryView() ReadOnlyKeyValueStore[[]byte, []byte]
 }
 
 // cachingQueryView is CachingKeyValueStore.QueryView.
-type cachingQueryView struct{ c *CachingKeyValueStore }
+type cachingQueryView struct{ c *cachingKeyValueStore }
 
 func (q cachingQueryView) Get(key []byte) ([]byte, bool, error) {
 	if key == nil {
@@ -734,7 +734,7 @@ func (r readOnlyBytes) Close() error { return nil }
 // QueryView returns a typed read-only view of the store for goroutines other than the task's
 // (interactive queries): with a caching layer below, reads do not populate the cache (see
 // CachingKeyValueStore.QueryView); otherwise it reads the same store.
-func (m *MeteredKeyValueStore[K, V]) QueryView() ReadOnlyKeyValueStore[K, V] {
+func (m *meteredKeyValueStore[K, V]) QueryView() ReadOnlyKeyValueStore[K, V] {
 	q, ok := m.inner.(interface {
 		QueryView() ReadOnlyKeyValueStore[[]byte, []byte]
 	})
@@ -742,7 +742,7 @@ func (m *MeteredKeyValueStore[K, V]) QueryView() ReadOnlyKeyValueStore[K, V] {
 		return m
 	}
 	// A new layer over the same serdes (not a copy of m: it has its own headers scratch).
-	return &MeteredKeyValueStore[K, V]{inner: readOnlyBytes{KeyValueBytesStore: m.inner, view: q.QueryView()},
+	return &meteredKeyValueStore[K, V]{inner: readOnlyBytes{KeyValueBytesStore: m.inner, view: q.QueryView()},
 		keySerde: m.keySerde, valueSerde: m.valueSerde, topic: m.topic, keyNillable: m.keyNillable,
 		valueNillable: m.valueNillable}
 }

@@ -7,7 +7,7 @@ package store
 // every later change of the answer reaches the subscriber through the table's flushed changes
 // (see ktable.SubscriptionJoin). Errors: as Get (ErrNullKey, ErrStoreClosed, serde errors
 // wrapped with the store name). Java has no counterpart.
-func (m *MeteredKeyValueStore[K, V]) GetBelowCache(key K) (V, bool, error) {
+func (m *meteredKeyValueStore[K, V]) GetBelowCache(key K) (V, bool, error) {
 	var zero V
 	kb, err := m.keyBytes("get", key)
 	if err != nil {
@@ -24,7 +24,7 @@ func (m *MeteredKeyValueStore[K, V]) GetBelowCache(key K) (V, bool, error) {
 // it wraps, or st when there is none.
 func belowCache(st KeyValueBytesStore) KeyValueBytesStore {
 	for cur := st; cur != nil; {
-		if c, ok := cur.(*CachingKeyValueStore); ok {
+		if c, ok := cur.(*cachingKeyValueStore); ok {
 			if c.cache == nil {
 				return st
 			}

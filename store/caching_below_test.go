@@ -16,7 +16,7 @@ func TestGetBelowCache(t *testing.T) {
 		if cached {
 			ctx.cache = cache.New(1 << 20)
 		}
-		m := NewMeteredKeyValueStore[string, string](NewCachingKeyValueStore(NewChangeLoggingKeyValueBytesStore(NewInMemoryKeyValueStore("s"))),
+		m := newMeteredKeyValueStore[string, string](newCachingKeyValueStore(newChangeLoggingKeyValueBytesStore(newInMemoryKeyValueStore("s"))),
 			serde.String(), serde.String())
 		if err := m.Init(ctx, m); err != nil {
 			t.Fatal(err)

@@ -77,7 +77,7 @@ func rawMerge(cur cacheCursor, storeIt KeyValueIterator[[]byte, []byte], forward
 
 // scanWindows implements windowBytesScanner: the store below's scan merged with the cached
 // windows of the scan (the cache ranges of fetchKey and fetchRange, filtered alike).
-func (c *CachingWindowStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
+func (c *cachingWindowStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
 	storeIt, _, ok := scanWindowsOf(c.inner, q)
 	if !ok || c.cache == nil {
 		return storeIt, c.windowSize, ok
@@ -109,7 +109,7 @@ func (c *CachingWindowStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []
 
 // scanSessions implements sessionBytesScanner: the store below's scan merged with the cached
 // sessions of the scan (the cache ranges of findKey and findRange, filtered alike).
-func (c *CachingSessionStore) scanSessions(q segScan) (KeyValueIterator[[]byte, []byte], bool) {
+func (c *cachingSessionStore) scanSessions(q segScan) (KeyValueIterator[[]byte, []byte], bool) {
 	storeIt, ok := scanSessionsOf(c.inner, q)
 	if !ok || c.cache == nil {
 		return storeIt, ok

@@ -10,7 +10,7 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// CachingSessionStore is the record-cache layer of a session store, between the typed layer and
+// cachingSessionStore is the record-cache layer of a session store, between the typed layer and
 // the change-logging layer, as Java's. Entries are cached under "int64 segment id ‖ session
 // store key" (segment id = session end / segment interval; the session store key is
 // key ‖ int64 end ‖ int64 start). Put caches a dirty entry and Remove a dirty tombstone;
@@ -19,8 +19,8 @@ import (
 // key is searched). Flushes and evictions write the entries below (a tombstone removes the
 // session) and hand them to the flush listener with the session store key as key. Without a
 // cache (see [CacheContext]) it passes everything through.
-// Java counterpart: org.apache.kafka.streams.state.internals.CachingSessionStore.
-type CachingSessionStore struct {
+// Java counterpart: org.apache.kafka.streams.state.internals.cachingSessionStore.
+type cachingSessionStore struct {
 	inner           SessionBytesStore
 	segmentInterval int64
 	ctx             CacheContext
@@ -31,32 +31,32 @@ type CachingSessionStore struct {
 }
 
 var (
-	_ SessionBytesStore                = (*CachingSessionStore)(nil)
-	_ CachedStateStore[[]byte, []byte] = (*CachingSessionStore)(nil)
+	_ SessionBytesStore                = (*cachingSessionStore)(nil)
+	_ CachedStateStore[[]byte, []byte] = (*cachingSessionStore)(nil)
 )
 
-// NewCachingSessionStore wraps inner with a record cache; segmentInterval (ms) is the store
+// newCachingSessionStore wraps inner with a record cache; segmentInterval (ms) is the store
 // supplier's (Java: SessionStoreBuilder passes storeSupplier.segmentIntervalMs()). A value
 // below 1 is taken as 1.
-func NewCachingSessionStore(inner SessionBytesStore, segmentInterval int64) *CachingSessionStore {
-	return &CachingSessionStore{inner: inner, segmentInterval: max(segmentInterval, 1), maxObserved: -1}
+func newCachingSessionStore(inner SessionBytesStore, segmentInterval int64) *cachingSessionStore {
+	return &cachingSessionStore{inner: inner, segmentInterval: max(segmentInterval, 1), maxObserved: -1}
 }
 
 // Inner returns the wrapped store.
-func (c *CachingSessionStore) Inner() SessionBytesStore { return c.inner }
+func (c *cachingSessionStore) Inner() SessionBytesStore { return c.inner }
 
 // Name returns the store name.
-func (c *CachingSessionStore) Name() string { return c.inner.Name() }
+func (c *cachingSessionStore) Name() string { return c.inner.Name() }
 
 // Persistent reports whether the store below is persistent.
-func (c *CachingSessionStore) Persistent() bool { return c.inner.Persistent() }
+func (c *cachingSessionStore) Persistent() bool { return c.inner.Persistent() }
 
 // IsOpen reports whether the store is open.
-func (c *CachingSessionStore) IsOpen() bool { return c.inner.IsOpen() }
+func (c *cachingSessionStore) IsOpen() bool { return c.inner.IsOpen() }
 
 // Init picks up the context's cache, if any, registers the named cache "<task id>-<store>"
 // and initialises the store below.
-func (c *CachingSessionStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (c *cachingSessionStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if cc, ok := ctx.(CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
@@ -67,25 +67,25 @@ func (c *CachingSessionStore) Init(ctx processor.StateStoreContext, root process
 
 // SetFlushListener sets the flush listener (keys are session store keys: key ‖ end ‖ start)
 // and reports whether the store has an active cache.
-func (c *CachingSessionStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
+func (c *cachingSessionStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
 	c.listener, c.sendOldValues = l, sendOldValues
 	return c.cache != nil
 }
 
-func (c *CachingSessionStore) segmentID(ts int64) int64 { return ts / c.segmentInterval }
+func (c *cachingSessionStore) segmentID(ts int64) int64 { return ts / c.segmentInterval }
 
-func (c *CachingSessionStore) cacheKeyIn(storeKey []byte, segmentID int64) []byte {
+func (c *cachingSessionStore) cacheKeyIn(storeKey []byte, segmentID int64) []byte {
 	out := make([]byte, 8+len(storeKey))
 	binary.BigEndian.PutUint64(out, uint64(segmentID))
 	copy(out[8:], storeKey)
 	return out
 }
 
-func (c *CachingSessionStore) cacheKey(storeKey []byte) []byte {
+func (c *cachingSessionStore) cacheKey(storeKey []byte) []byte {
 	return c.cacheKeyIn(storeKey, c.segmentID(sessionSegTime(storeKey)))
 }
 
-func (c *CachingSessionStore) flushEntries(entries []cache.DirtyEntry) error {
+func (c *cachingSessionStore) flushEntries(entries []cache.DirtyEntry) error {
 	for _, e := range entries {
 		if err := c.flushEntry(e); err != nil {
 			return err
@@ -95,7 +95,7 @@ func (c *CachingSessionStore) flushEntries(entries []cache.DirtyEntry) error {
 }
 
 // flushEntry is Java's CachingSessionStore.putAndMaybeForward.
-func (c *CachingSessionStore) flushEntry(e cache.DirtyEntry) error {
+func (c *cachingSessionStore) flushEntry(e cache.DirtyEntry) error {
 	storeKey := e.Key[8:]
 	key, start, end, err := SplitSessionStoreKey(storeKey)
 	if err != nil {
@@ -131,7 +131,7 @@ func (c *CachingSessionStore) flushEntry(e cache.DirtyEntry) error {
 }
 
 // Put caches the session's aggregate (nil: a tombstone) as a dirty entry.
-func (c *CachingSessionStore) Put(session serde.Windowed[[]byte], value []byte) error {
+func (c *cachingSessionStore) Put(session serde.Windowed[[]byte], value []byte) error {
 	if c.cache == nil {
 		return c.inner.Put(session, value)
 	}
@@ -149,7 +149,7 @@ func (c *CachingSessionStore) Put(session serde.Windowed[[]byte], value []byte) 
 }
 
 // Remove caches a tombstone for the session.
-func (c *CachingSessionStore) Remove(session serde.Windowed[[]byte]) error {
+func (c *cachingSessionStore) Remove(session serde.Windowed[[]byte]) error {
 	if c.cache == nil {
 		return c.inner.Remove(session)
 	}
@@ -158,7 +158,7 @@ func (c *CachingSessionStore) Remove(session serde.Windowed[[]byte]) error {
 
 // FetchSession returns the aggregate of the session with exactly this start and end, from the
 // cache or below.
-func (c *CachingSessionStore) FetchSession(key []byte, start, end int64) ([]byte, bool, error) {
+func (c *cachingSessionStore) FetchSession(key []byte, start, end int64) ([]byte, bool, error) {
 	if c.cache == nil {
 		return c.inner.FetchSession(key, start, end)
 	}
@@ -231,7 +231,7 @@ func (f *sessionFilter) Next() ([]byte, *cache.Entry) {
 
 // newSegmentCursor is Java's CachingSessionStore.CacheIteratorWrapper (one key): segments
 // from that of earliestEnd to that of the largest session end put.
-func (c *CachingSessionStore) newSegmentCursor(key []byte, earliestEnd, latestStart int64, forward bool) *segmentCursor {
+func (c *cachingSessionStore) newSegmentCursor(key []byte, earliestEnd, latestStart int64, forward bool) *segmentCursor {
 	s := &segmentCursor{cache: c.cache, namespace: c.namespace, interval: c.segmentInterval, forward: forward,
 		refreshLast:     func() int64 { return c.segmentID(c.maxObserved) },
 		segmentLastTime: func(begin int64) int64 { return begin + c.segmentInterval - 1 },
@@ -252,7 +252,7 @@ func (c *CachingSessionStore) newSegmentCursor(key []byte, earliestEnd, latestSt
 	return s
 }
 
-func (c *CachingSessionStore) merge(cur cacheCursor, storeIt KeyValueIterator[serde.Windowed[[]byte], []byte], forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) merge(cur cacheCursor, storeIt KeyValueIterator[serde.Windowed[[]byte], []byte], forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return &mergedWindowIterator[serde.Windowed[[]byte], serde.Windowed[[]byte]]{
 		cache: cur, store: &peekIter[serde.Windowed[[]byte]]{it: storeIt}, forward: forward,
 		compare: func(ck []byte, sk serde.Windowed[[]byte]) int {
@@ -268,7 +268,7 @@ func (c *CachingSessionStore) merge(cur cacheCursor, storeIt KeyValueIterator[se
 	}
 }
 
-func (c *CachingSessionStore) findKey(key []byte, earliestEnd, latestStart int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) findKey(key []byte, earliestEnd, latestStart int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	var storeIt KeyValueIterator[serde.Windowed[[]byte], []byte]
 	if forward {
 		storeIt = c.inner.FindSessions(key, earliestEnd, latestStart)
@@ -294,7 +294,7 @@ func (c *CachingSessionStore) findKey(key []byte, earliestEnd, latestStart int64
 	return c.merge(&sessionFilter{in: cur, keyFrom: key, keyTo: key, earliestEnd: earliestEnd, latestStrt: latestStart}, storeIt, forward)
 }
 
-func (c *CachingSessionStore) findRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) findRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if c.cache != nil && keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
 		return EmptyIterator[serde.Windowed[[]byte], []byte]()
 	}
@@ -325,27 +325,27 @@ func (c *CachingSessionStore) findRange(keyFrom, keyTo []byte, earliestEnd, late
 
 // FindSessions iterates key's sessions with end >= earliestEnd and start <= latestStart,
 // merging cached sessions with the store's.
-func (c *CachingSessionStore) FindSessions(key []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) FindSessions(key []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.findKey(key, earliestEnd, latestStart, true)
 }
 
 // BackwardFindSessions is FindSessions in reverse order.
-func (c *CachingSessionStore) BackwardFindSessions(key []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) BackwardFindSessions(key []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.findKey(key, earliestEnd, latestStart, false)
 }
 
 // FindSessionsRange is FindSessions for the keys in [keyFrom, keyTo] (nil: unbounded).
-func (c *CachingSessionStore) FindSessionsRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) FindSessionsRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.findRange(keyFrom, keyTo, earliestEnd, latestStart, true)
 }
 
 // BackwardFindSessionsRange is FindSessionsRange in reverse order.
-func (c *CachingSessionStore) BackwardFindSessionsRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) BackwardFindSessionsRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.findRange(keyFrom, keyTo, earliestEnd, latestStart, false)
 }
 
 // Fetch iterates every session of key (Java: findSessions(key, 0, Long.MAX_VALUE)).
-func (c *CachingSessionStore) Fetch(key []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) Fetch(key []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if c.cache == nil {
 		return c.inner.Fetch(key)
 	}
@@ -353,7 +353,7 @@ func (c *CachingSessionStore) Fetch(key []byte) KeyValueIterator[serde.Windowed[
 }
 
 // BackwardFetch is Fetch in reverse order.
-func (c *CachingSessionStore) BackwardFetch(key []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) BackwardFetch(key []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if c.cache == nil {
 		return c.inner.BackwardFetch(key)
 	}
@@ -361,7 +361,7 @@ func (c *CachingSessionStore) BackwardFetch(key []byte) KeyValueIterator[serde.W
 }
 
 // FetchRange iterates every session of the keys in [keyFrom, keyTo].
-func (c *CachingSessionStore) FetchRange(keyFrom, keyTo []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) FetchRange(keyFrom, keyTo []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if c.cache == nil {
 		return c.inner.FetchRange(keyFrom, keyTo)
 	}
@@ -369,7 +369,7 @@ func (c *CachingSessionStore) FetchRange(keyFrom, keyTo []byte) KeyValueIterator
 }
 
 // BackwardFetchRange is FetchRange in reverse order.
-func (c *CachingSessionStore) BackwardFetchRange(keyFrom, keyTo []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingSessionStore) BackwardFetchRange(keyFrom, keyTo []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if c.cache == nil {
 		return c.inner.BackwardFetchRange(keyFrom, keyTo)
 	}
@@ -377,24 +377,24 @@ func (c *CachingSessionStore) BackwardFetchRange(keyFrom, keyTo []byte) KeyValue
 }
 
 // FlushCache flushes the cache (entries written below and handed to the listener).
-func (c *CachingSessionStore) FlushCache() error { return c.flushCache() }
+func (c *cachingSessionStore) FlushCache() error { return c.flushCache() }
 
 // ClearCache drops this store's cached entries without flushing them.
-func (c *CachingSessionStore) ClearCache() error { c.clearCache(); return nil }
+func (c *cachingSessionStore) ClearCache() error { c.clearCache(); return nil }
 
 // Flush flushes the cache, then the store below.
-func (c *CachingSessionStore) Flush() error { return c.flushThen(c.inner) }
+func (c *cachingSessionStore) Flush() error { return c.flushThen(c.inner) }
 
 // Close flushes the cache, drops the named cache and closes the store below (all steps run;
 // errors joined).
-func (c *CachingSessionStore) Close() error { return c.closeThen(c.inner) }
+func (c *cachingSessionStore) Close() error { return c.closeThen(c.inner) }
 
 // SetFlushListener registers l on the session caching layer below, if any: the flushed key is
 // decoded into a Windowed[K] with the session's start and end, the values with the store's
 // value serde. It reports whether that layer has an active cache.
 // Java: MeteredSessionStore.setFlushListener.
-func (m *MeteredSessionStore[K, V]) SetFlushListener(l CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
-	cs, ok := m.inner.(*CachingSessionStore)
+func (m *meteredSessionStore[K, V]) SetFlushListener(l CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
+	cs, ok := m.inner.(*cachingSessionStore)
 	if !ok {
 		return false
 	}
@@ -414,16 +414,16 @@ func (m *MeteredSessionStore[K, V]) SetFlushListener(l CacheFlushListener[serde.
 }
 
 // FlushCache flushes the session caching layer below, if any. Java: flushCache().
-func (m *MeteredSessionStore[K, V]) FlushCache() error {
-	if cs, ok := m.inner.(*CachingSessionStore); ok {
+func (m *meteredSessionStore[K, V]) FlushCache() error {
+	if cs, ok := m.inner.(*cachingSessionStore); ok {
 		return cs.FlushCache()
 	}
 	return nil
 }
 
 // ClearCache clears the session caching layer below, if any. Java: clearCache().
-func (m *MeteredSessionStore[K, V]) ClearCache() error {
-	if cs, ok := m.inner.(*CachingSessionStore); ok {
+func (m *meteredSessionStore[K, V]) ClearCache() error {
+	if cs, ok := m.inner.(*cachingSessionStore); ok {
 		return cs.ClearCache()
 	}
 	return nil

@@ -50,13 +50,13 @@ func str(b []byte) string {
 
 // newCachingStore returns an initialised caching store over a logged in-memory engine, with a
 // cache of maxBytes (or none when maxBytes < 0).
-func newCachingStore(t *testing.T, maxBytes int64) (*CachingKeyValueStore, *cacheContext) {
+func newCachingStore(t *testing.T, maxBytes int64) (*cachingKeyValueStore, *cacheContext) {
 	t.Helper()
 	ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, rc: rcOf("in", 0, 0)}
 	if maxBytes >= 0 {
 		ctx.cache = cache.New(maxBytes)
 	}
-	c := NewCachingKeyValueStore(NewChangeLoggingKeyValueBytesStore(NewInMemoryKeyValueStore("s")))
+	c := newCachingKeyValueStore(newChangeLoggingKeyValueBytesStore(newInMemoryKeyValueStore("s")))
 	if err := c.Init(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -345,11 +345,11 @@ func TestCachingTypedStoreFlushListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caching, ok := st.(*MeteredKeyValueStore[string, int64]).Inner().(*CachingKeyValueStore)
+	caching, ok := st.(*meteredKeyValueStore[string, int64]).Inner().(*cachingKeyValueStore)
 	if !ok {
-		t.Fatalf("the layer below the typed one is %T, want *CachingKeyValueStore", st.(*MeteredKeyValueStore[string, int64]).Inner())
+		t.Fatalf("the layer below the typed one is %T, want *CachingKeyValueStore", st.(*meteredKeyValueStore[string, int64]).Inner())
 	}
-	if _, ok := caching.Inner().(*ChangeLoggingKeyValueBytesStore); !ok {
+	if _, ok := caching.Inner().(*changeLoggingKeyValueBytesStore); !ok {
 		t.Fatalf("the layer below the cache is %T, want the change-logging layer", caching.Inner())
 	}
 	kv := st.(KeyValueStore[string, int64])

@@ -10,7 +10,7 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// CachingWindowStore is the record-cache layer of a window store, between the typed layer and
+// cachingWindowStore is the record-cache layer of a window store, between the typed layer and
 // the change-logging layer, as Java's. Entries are cached under the key
 // "int64 segment id ‖ window store key" (segment id = window start / segment interval; the
 // window store key is key ‖ int64 start ‖ int32 0), so their size counts those 8 extra bytes
@@ -19,8 +19,8 @@ import (
 // iterators do (per segment when the store below is persistent, one cache range otherwise).
 // Flushes and evictions write the entries below and hand them to the flush listener with the
 // window store key as key. Without a cache (see [CacheContext]) it passes everything through.
-// Java counterpart: org.apache.kafka.streams.state.internals.CachingWindowStore.
-type CachingWindowStore struct {
+// Java counterpart: org.apache.kafka.streams.state.internals.cachingWindowStore.
+type cachingWindowStore struct {
 	inner           WindowBytesStore
 	windowSize      int64
 	segmentInterval int64
@@ -32,33 +32,33 @@ type CachingWindowStore struct {
 }
 
 var (
-	_ WindowBytesStore                 = (*CachingWindowStore)(nil)
-	_ CachedStateStore[[]byte, []byte] = (*CachingWindowStore)(nil)
+	_ WindowBytesStore                 = (*cachingWindowStore)(nil)
+	_ CachedStateStore[[]byte, []byte] = (*cachingWindowStore)(nil)
 )
 
-// NewCachingWindowStore wraps inner with a record cache; windowSize and segmentInterval (ms) are
+// newCachingWindowStore wraps inner with a record cache; windowSize and segmentInterval (ms) are
 // the store supplier's (Java: WindowStoreBuilder passes storeSupplier.windowSize() and
 // segmentIntervalMs(); Java's in-memory window supplier reports a segment interval of 1).
 // A segmentInterval below 1 is taken as 1.
-func NewCachingWindowStore(inner WindowBytesStore, windowSize, segmentInterval int64) *CachingWindowStore {
-	return &CachingWindowStore{inner: inner, windowSize: windowSize, segmentInterval: max(segmentInterval, 1), maxObserved: -1}
+func newCachingWindowStore(inner WindowBytesStore, windowSize, segmentInterval int64) *cachingWindowStore {
+	return &cachingWindowStore{inner: inner, windowSize: windowSize, segmentInterval: max(segmentInterval, 1), maxObserved: -1}
 }
 
 // Inner returns the wrapped store.
-func (c *CachingWindowStore) Inner() WindowBytesStore { return c.inner }
+func (c *cachingWindowStore) Inner() WindowBytesStore { return c.inner }
 
 // Name returns the store name.
-func (c *CachingWindowStore) Name() string { return c.inner.Name() }
+func (c *cachingWindowStore) Name() string { return c.inner.Name() }
 
 // Persistent reports whether the store below is persistent.
-func (c *CachingWindowStore) Persistent() bool { return c.inner.Persistent() }
+func (c *cachingWindowStore) Persistent() bool { return c.inner.Persistent() }
 
 // IsOpen reports whether the store is open.
-func (c *CachingWindowStore) IsOpen() bool { return c.inner.IsOpen() }
+func (c *cachingWindowStore) IsOpen() bool { return c.inner.IsOpen() }
 
 // Init picks up the context's cache, if any, registers the named cache "<task id>-<store>"
 // and initialises the store below.
-func (c *CachingWindowStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (c *cachingWindowStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if cc, ok := ctx.(CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
@@ -69,27 +69,27 @@ func (c *CachingWindowStore) Init(ctx processor.StateStoreContext, root processo
 
 // SetFlushListener sets the flush listener (keys are window store keys: key ‖ start ‖ seqnum)
 // and reports whether the store has an active cache.
-func (c *CachingWindowStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
+func (c *cachingWindowStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
 	c.listener, c.sendOldValues = l, sendOldValues
 	return c.cache != nil
 }
 
-func (c *CachingWindowStore) segmentID(ts int64) int64 { return ts / c.segmentInterval }
+func (c *cachingWindowStore) segmentID(ts int64) int64 { return ts / c.segmentInterval }
 
 // cacheKey is Java's SegmentedCacheFunction.cacheKey: int64 segment id of the store key's
 // window start ‖ store key.
-func (c *CachingWindowStore) cacheKey(storeKey []byte) []byte {
+func (c *cachingWindowStore) cacheKey(storeKey []byte) []byte {
 	return c.cacheKeyIn(storeKey, c.segmentID(windowSegTime(storeKey)))
 }
 
-func (c *CachingWindowStore) cacheKeyIn(storeKey []byte, segmentID int64) []byte {
+func (c *cachingWindowStore) cacheKeyIn(storeKey []byte, segmentID int64) []byte {
 	out := make([]byte, 8+len(storeKey))
 	binary.BigEndian.PutUint64(out, uint64(segmentID))
 	copy(out[8:], storeKey)
 	return out
 }
 
-func (c *CachingWindowStore) flushEntries(entries []cache.DirtyEntry) error {
+func (c *cachingWindowStore) flushEntries(entries []cache.DirtyEntry) error {
 	for _, e := range entries {
 		if err := c.flushEntry(e); err != nil {
 			return err
@@ -99,7 +99,7 @@ func (c *CachingWindowStore) flushEntries(entries []cache.DirtyEntry) error {
 }
 
 // flushEntry is Java's CachingWindowStore.putAndMaybeForward.
-func (c *CachingWindowStore) flushEntry(e cache.DirtyEntry) error {
+func (c *cachingWindowStore) flushEntry(e cache.DirtyEntry) error {
 	storeKey := e.Key[8:]
 	key, start, _, err := SplitWindowStoreKey(storeKey)
 	if err != nil {
@@ -134,7 +134,7 @@ func (c *CachingWindowStore) flushEntry(e cache.DirtyEntry) error {
 }
 
 // Put caches value for key in the window starting at windowStart as a dirty entry.
-func (c *CachingWindowStore) Put(key, value []byte, windowStart int64) error {
+func (c *cachingWindowStore) Put(key, value []byte, windowStart int64) error {
 	if c.cache == nil {
 		return c.inner.Put(key, value, windowStart)
 	}
@@ -152,7 +152,7 @@ func (c *CachingWindowStore) Put(key, value []byte, windowStart int64) error {
 }
 
 // Fetch returns the value of key's window starting at windowStart, from the cache or below.
-func (c *CachingWindowStore) Fetch(key []byte, windowStart int64) ([]byte, bool, error) {
+func (c *cachingWindowStore) Fetch(key []byte, windowStart int64) ([]byte, bool, error) {
 	if c.cache == nil {
 		return c.inner.Fetch(key, windowStart)
 	}
@@ -256,7 +256,7 @@ func (s *segmentCursor) Next() ([]byte, *cache.Entry) {
 
 // newSegmentCursor is Java's CachingWindowStore.CacheIteratorWrapper: segments from that of
 // timeFrom to that of min(timeTo, max observed window start).
-func (c *CachingWindowStore) newSegmentCursor(keyFrom, keyTo []byte, timeFrom, timeTo int64, forward bool) *segmentCursor {
+func (c *cachingWindowStore) newSegmentCursor(keyFrom, keyTo []byte, timeFrom, timeTo int64, forward bool) *segmentCursor {
 	s := &segmentCursor{cache: c.cache, namespace: c.namespace, interval: c.segmentInterval, forward: forward,
 		refreshLast:     func() int64 { return c.segmentID(min(timeTo, c.maxObserved)) },
 		segmentLastTime: func(begin int64) int64 { return min(timeTo, begin+c.segmentInterval-1) },
@@ -480,7 +480,7 @@ func cacheTimestamp(cacheKey []byte) (int64, error) {
 	return ts, err
 }
 
-func (c *CachingWindowStore) fetchKey(key []byte, timeFrom, timeTo int64, forward bool) KeyValueIterator[int64, []byte] {
+func (c *cachingWindowStore) fetchKey(key []byte, timeFrom, timeTo int64, forward bool) KeyValueIterator[int64, []byte] {
 	var storeIt KeyValueIterator[int64, []byte]
 	if forward {
 		storeIt = c.inner.FetchTimeRange(key, timeFrom, timeTo)
@@ -522,18 +522,18 @@ func cmpInt64(a, b int64) int {
 
 // FetchTimeRange iterates key's windows with timeFrom <= start <= timeTo by ascending start,
 // merging cached windows with the store's.
-func (c *CachingWindowStore) FetchTimeRange(key []byte, timeFrom, timeTo int64) KeyValueIterator[int64, []byte] {
+func (c *cachingWindowStore) FetchTimeRange(key []byte, timeFrom, timeTo int64) KeyValueIterator[int64, []byte] {
 	return c.fetchKey(key, timeFrom, timeTo, true)
 }
 
 // BackwardFetchTimeRange is FetchTimeRange by descending start.
-func (c *CachingWindowStore) BackwardFetchTimeRange(key []byte, timeFrom, timeTo int64) KeyValueIterator[int64, []byte] {
+func (c *cachingWindowStore) BackwardFetchTimeRange(key []byte, timeFrom, timeTo int64) KeyValueIterator[int64, []byte] {
 	return c.fetchKey(key, timeFrom, timeTo, false)
 }
 
 // windowedMerge merges a cache cursor with a windowed store iterator, comparing as Java's
 // SegmentedCacheFunction.compareSegmentedKeys (segment id, then the window store key bytes).
-func (c *CachingWindowStore) windowedMerge(cur cacheCursor, storeIt KeyValueIterator[serde.Windowed[[]byte], []byte], forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingWindowStore) windowedMerge(cur cacheCursor, storeIt KeyValueIterator[serde.Windowed[[]byte], []byte], forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return &mergedWindowIterator[serde.Windowed[[]byte], serde.Windowed[[]byte]]{
 		cache: cur, store: &peekIter[serde.Windowed[[]byte]]{it: storeIt}, forward: forward,
 		compare: func(ck []byte, sk serde.Windowed[[]byte]) int {
@@ -550,7 +550,7 @@ func (c *CachingWindowStore) windowedMerge(cur cacheCursor, storeIt KeyValueIter
 	}
 }
 
-func (c *CachingWindowStore) fetchRange(keyFrom, keyTo []byte, timeFrom, timeTo int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingWindowStore) fetchRange(keyFrom, keyTo []byte, timeFrom, timeTo int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if c.cache != nil && keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
 		return EmptyIterator[serde.Windowed[[]byte], []byte]()
 	}
@@ -585,16 +585,16 @@ func (c *CachingWindowStore) fetchRange(keyFrom, keyTo []byte, timeFrom, timeTo 
 
 // FetchKeyRange iterates the windows of keys in [keyFrom, keyTo] (nil: unbounded) with
 // timeFrom <= start <= timeTo, merging cached windows with the store's.
-func (c *CachingWindowStore) FetchKeyRange(keyFrom, keyTo []byte, timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingWindowStore) FetchKeyRange(keyFrom, keyTo []byte, timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.fetchRange(keyFrom, keyTo, timeFrom, timeTo, true)
 }
 
 // BackwardFetchKeyRange is FetchKeyRange in reverse order.
-func (c *CachingWindowStore) BackwardFetchKeyRange(keyFrom, keyTo []byte, timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingWindowStore) BackwardFetchKeyRange(keyFrom, keyTo []byte, timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.fetchRange(keyFrom, keyTo, timeFrom, timeTo, false)
 }
 
-func (c *CachingWindowStore) fetchAll(storeIt KeyValueIterator[serde.Windowed[[]byte], []byte], timeFrom, timeTo int64, filter, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingWindowStore) fetchAll(storeIt KeyValueIterator[serde.Windowed[[]byte], []byte], timeFrom, timeTo int64, filter, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if c.cache == nil {
 		return storeIt
 	}
@@ -611,44 +611,44 @@ func (c *CachingWindowStore) fetchAll(storeIt KeyValueIterator[serde.Windowed[[]
 }
 
 // FetchAll iterates the windows of all keys with timeFrom <= start <= timeTo.
-func (c *CachingWindowStore) FetchAll(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingWindowStore) FetchAll(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.fetchAll(c.inner.FetchAll(timeFrom, timeTo), timeFrom, timeTo, true, true)
 }
 
 // BackwardFetchAll is FetchAll in reverse order.
-func (c *CachingWindowStore) BackwardFetchAll(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingWindowStore) BackwardFetchAll(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.fetchAll(c.inner.BackwardFetchAll(timeFrom, timeTo), timeFrom, timeTo, true, false)
 }
 
 // All iterates every window (cached ones merged; Java does not filter the cache here).
-func (c *CachingWindowStore) All() KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingWindowStore) All() KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.fetchAll(c.inner.All(), 0, 0, false, true)
 }
 
 // BackwardAll is All in reverse order.
-func (c *CachingWindowStore) BackwardAll() KeyValueIterator[serde.Windowed[[]byte], []byte] {
+func (c *cachingWindowStore) BackwardAll() KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	return c.fetchAll(c.inner.BackwardAll(), 0, 0, false, false)
 }
 
 // FlushCache flushes the cache (entries written below and handed to the listener).
-func (c *CachingWindowStore) FlushCache() error { return c.flushCache() }
+func (c *cachingWindowStore) FlushCache() error { return c.flushCache() }
 
 // ClearCache drops this store's cached entries without flushing them.
-func (c *CachingWindowStore) ClearCache() error { c.clearCache(); return nil }
+func (c *cachingWindowStore) ClearCache() error { c.clearCache(); return nil }
 
 // Flush flushes the cache, then the store below.
-func (c *CachingWindowStore) Flush() error { return c.flushThen(c.inner) }
+func (c *cachingWindowStore) Flush() error { return c.flushThen(c.inner) }
 
 // Close flushes the cache, drops the named cache and closes the store below (all steps run;
 // errors joined).
-func (c *CachingWindowStore) Close() error { return c.closeThen(c.inner) }
+func (c *cachingWindowStore) Close() error { return c.closeThen(c.inner) }
 
 // SetFlushListener registers l on the window caching layer below, if any: the flushed key is
 // decoded into a Windowed[K] (window end = start + the store's window size) and the values with
 // the store's value serde. It reports whether that layer has an active cache.
 // Java: MeteredWindowStore.setFlushListener.
-func (m *MeteredWindowStore[K, V]) SetFlushListener(l CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
-	cw, ok := m.inner.(*CachingWindowStore)
+func (m *meteredWindowStore[K, V]) SetFlushListener(l CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
+	cw, ok := m.inner.(*cachingWindowStore)
 	if !ok {
 		return false
 	}
@@ -668,16 +668,16 @@ func (m *MeteredWindowStore[K, V]) SetFlushListener(l CacheFlushListener[serde.W
 }
 
 // FlushCache flushes the window caching layer below, if any. Java: flushCache().
-func (m *MeteredWindowStore[K, V]) FlushCache() error {
-	if cw, ok := m.inner.(*CachingWindowStore); ok {
+func (m *meteredWindowStore[K, V]) FlushCache() error {
+	if cw, ok := m.inner.(*cachingWindowStore); ok {
 		return cw.FlushCache()
 	}
 	return nil
 }
 
 // ClearCache clears the window caching layer below, if any. Java: clearCache().
-func (m *MeteredWindowStore[K, V]) ClearCache() error {
-	if cw, ok := m.inner.(*CachingWindowStore); ok {
+func (m *meteredWindowStore[K, V]) ClearCache() error {
+	if cw, ok := m.inner.(*cachingWindowStore); ok {
 		return cw.ClearCache()
 	}
 	return nil

@@ -16,14 +16,14 @@ var cachingWindowEngines = []struct {
 	new  func() WindowBytesStore
 	seg  int64
 }{
-	{"in-memory", func() WindowBytesStore { return NewInMemoryWindowStore("w", 100_000, 10, false) }, DefaultSegmentInterval(100_000)},
-	{"pebble", func() WindowBytesStore { return NewPebbleWindowStore("w", 100_000, 60_000, 10, false) }, 60_000},
+	{"in-memory", func() WindowBytesStore { return newInMemoryWindowStore("w", 100_000, 10, false) }, DefaultSegmentInterval(100_000)},
+	{"pebble", func() WindowBytesStore { return newPebbleWindowStore("w", 100_000, 60_000, 10, false) }, 60_000},
 }
 
-func newCachingWindowStore(t *testing.T, engine func() WindowBytesStore, seg, maxBytes int64) (*CachingWindowStore, *cacheContext) {
+func openCachingWindowStore(t *testing.T, engine func() WindowBytesStore, seg, maxBytes int64) (*cachingWindowStore, *cacheContext) {
 	t.Helper()
 	ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, cache: cache.New(maxBytes), rc: rcOf("in", 0, 0)}
-	c := NewCachingWindowStore(NewChangeLoggingWindowBytesStore(engine(), false), 10, seg)
+	c := newCachingWindowStore(newChangeLoggingWindowBytesStore(engine(), false), 10, seg)
 	if err := c.Init(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func windowListener(ctx *cacheContext) CacheFlushListener[[]byte, []byte] {
 func TestCachingWindowStoreFlush(t *testing.T) {
 	for _, eng := range cachingWindowEngines {
 		t.Run(eng.name, func(t *testing.T) {
-			c, ctx := newCachingWindowStore(t, eng.new, eng.seg, 10<<20)
+			c, ctx := openCachingWindowStore(t, eng.new, eng.seg, 10<<20)
 			if !c.SetFlushListener(windowListener(ctx), true) {
 				t.Fatal("no cache")
 			}
@@ -100,7 +100,7 @@ func (c *cacheContext) windowEvents() {
 func TestCachingWindowStoreRanges(t *testing.T) {
 	for _, eng := range cachingWindowEngines {
 		t.Run(eng.name, func(t *testing.T) {
-			c, ctx := newCachingWindowStore(t, eng.new, eng.seg, 10<<20)
+			c, ctx := openCachingWindowStore(t, eng.new, eng.seg, 10<<20)
 			c.SetFlushListener(windowListener(ctx), false)
 			for _, w := range []struct {
 				k     string
@@ -169,7 +169,7 @@ func TestCachingWindowStoreRanges(t *testing.T) {
 
 // A cached window entry's key carries the 8-byte segment id: node size = 8 + key + 12 + 24 + entry.
 func TestCachingWindowStoreSizeAccounting(t *testing.T) {
-	c, ctx := newCachingWindowStore(t, cachingWindowEngines[1].new, 60_000, 10<<20)
+	c, ctx := openCachingWindowStore(t, cachingWindowEngines[1].new, 60_000, 10<<20)
 	if err := c.Put([]byte("key"), []byte("value"), 120_000); err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +185,8 @@ func TestCachingWindowStoreSizeAccounting(t *testing.T) {
 
 func TestCachingWindowStoreTypedListener(t *testing.T) {
 	ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, cache: cache.New(1 << 20), rc: rcOf("in", 4, 44)}
-	inner := NewCachingWindowStore(NewInMemoryWindowStore("tw", 100_000, 10, false), 10, 1)
-	m := NewMeteredWindowStore(inner, serde.String(), serde.Long())
+	inner := newCachingWindowStore(newInMemoryWindowStore("tw", 100_000, 10, false), 10, 1)
+	m := newMeteredWindowStore(inner, serde.String(), serde.Long())
 	if err := m.Init(ctx, m); err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,10 @@
 // ([ReadOnlyKeyValueStore], [ReadOnlyWindowStore], [ReadOnlySessionStore]).
 //
 // Layers, from the outside in, as in Java: the typed metered layer ([MeteredKeyValueStore]:
-// serdes, with the changelog topic as serde topic), the record cache ([CachingKeyValueStore],
-// when caching is enabled), change logging ([ChangeLoggingKeyValueBytesStore] and its
+// serdes, with the changelog topic as serde topic), the record cache ([cachingKeyValueStore],
+// when caching is enabled), change logging ([changeLoggingKeyValueBytesStore] and its
 // timestamped and window variants, when logging is enabled, the default), then a bytes-level
-// engine: in memory ([InMemoryKeyValueStore], an ordered skip list; [LRUKeyValueStore]) or
+// engine: in memory ([inMemoryKeyValueStore], an ordered skip list; [lruKeyValueStore]) or
 // persistent (Pebble, under the task's state directory). Stores are built per task by
 // builders obtained from the [Stores] factory, which mirrors Java's Stores:
 //

@@ -20,12 +20,12 @@ type kvEngine struct {
 func kvEngines() []kvEngine {
 	return []kvEngine{
 		{"memory", func(t *testing.T) KeyValueBytesStore {
-			s := NewInMemoryKeyValueStore("kv")
+			s := newInMemoryKeyValueStore("kv")
 			s.Open()
 			return s
 		}},
 		{"pebble", func(t *testing.T) KeyValueBytesStore {
-			s := NewPebbleKeyValueStore("kv")
+			s := newPebbleKeyValueStore("kv")
 			if err := s.Init(nil, s); err != nil {
 				t.Fatal(err)
 			}
@@ -170,14 +170,14 @@ type windowEngine struct {
 func windowEngines() []windowEngine {
 	return []windowEngine{
 		{"memory", func(t *testing.T, r, size int64, dups bool) WindowBytesStore {
-			s := NewInMemoryWindowStore("w", r, size, dups)
+			s := newInMemoryWindowStore("w", r, size, dups)
 			if err := s.Init(nil, s); err != nil {
 				t.Fatal(err)
 			}
 			return s
 		}},
 		{"pebble", func(t *testing.T, r, size int64, dups bool) WindowBytesStore {
-			s := NewPebbleWindowStore("w", r, 0, size, dups)
+			s := newPebbleWindowStore("w", r, 0, size, dups)
 			if err := s.Init(nil, s); err != nil {
 				t.Fatal(err)
 			}
@@ -336,12 +336,12 @@ type sessionEngine struct {
 func sessionEngines() []sessionEngine {
 	return []sessionEngine{
 		{"memory", func(t *testing.T, r int64) SessionBytesStore {
-			s := NewInMemorySessionStore("s", r)
+			s := newInMemorySessionStore("s", r)
 			_ = s.Init(nil, s)
 			return s
 		}},
 		{"pebble", func(t *testing.T, r int64) SessionBytesStore {
-			s := NewPebbleSessionStore("s", r, 0)
+			s := newPebbleSessionStore("s", r, 0)
 			if err := s.Init(nil, s); err != nil {
 				t.Fatal(err)
 			}

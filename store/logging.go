@@ -33,25 +33,25 @@ type RecordContextAccess interface {
 	SetRecordContext(rc processor.RecordContext) (restore func())
 }
 
-// ChangeLoggingKeyValueBytesStore writes every change of the store below it to the store's
+// changeLoggingKeyValueBytesStore writes every change of the store below it to the store's
 // changelog topic, after applying it: Put and Delete log (key, value-or-nil); PutIfAbsent logs
 // only when it wrote; PutAll logs each entry. The record timestamp is the one of the record
-// being processed. Java counterpart: org.apache.kafka.streams.state.internals.ChangeLoggingKeyValueBytesStore.
-type ChangeLoggingKeyValueBytesStore struct {
+// being processed. Java counterpart: org.apache.kafka.streams.state.internals.changeLoggingKeyValueBytesStore.
+type changeLoggingKeyValueBytesStore struct {
 	KeyValueBytesStore
 	logger ChangelogContext
 }
 
-// NewChangeLoggingKeyValueBytesStore wraps inner with change logging.
-func NewChangeLoggingKeyValueBytesStore(inner KeyValueBytesStore) *ChangeLoggingKeyValueBytesStore {
-	return &ChangeLoggingKeyValueBytesStore{KeyValueBytesStore: inner}
+// newChangeLoggingKeyValueBytesStore wraps inner with change logging.
+func newChangeLoggingKeyValueBytesStore(inner KeyValueBytesStore) *changeLoggingKeyValueBytesStore {
+	return &changeLoggingKeyValueBytesStore{KeyValueBytesStore: inner}
 }
 
 // Inner returns the wrapped store.
-func (c *ChangeLoggingKeyValueBytesStore) Inner() KeyValueBytesStore { return c.KeyValueBytesStore }
+func (c *changeLoggingKeyValueBytesStore) Inner() KeyValueBytesStore { return c.KeyValueBytesStore }
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
-func (c *ChangeLoggingKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (c *changeLoggingKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if l, ok := ctx.(ChangelogContext); ok {
 		c.logger = l
 	}
@@ -67,7 +67,7 @@ func (c *ChangeLoggingKeyValueBytesStore) Init(ctx processor.StateStoreContext, 
 	return nil
 }
 
-func (c *ChangeLoggingKeyValueBytesStore) log(key, value []byte) error {
+func (c *changeLoggingKeyValueBytesStore) log(key, value []byte) error {
 	if c.logger == nil {
 		return nil
 	}
@@ -75,7 +75,7 @@ func (c *ChangeLoggingKeyValueBytesStore) log(key, value []byte) error {
 }
 
 // Put writes to the inner store, then logs the change.
-func (c *ChangeLoggingKeyValueBytesStore) Put(key, value []byte) error {
+func (c *changeLoggingKeyValueBytesStore) Put(key, value []byte) error {
 	if err := c.KeyValueBytesStore.Put(key, value); err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (c *ChangeLoggingKeyValueBytesStore) Put(key, value []byte) error {
 }
 
 // PutIfAbsent writes when absent and logs only what was written.
-func (c *ChangeLoggingKeyValueBytesStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+func (c *changeLoggingKeyValueBytesStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
 	old, found, err := c.KeyValueBytesStore.PutIfAbsent(key, value)
 	if err != nil {
 		return nil, false, err
@@ -97,7 +97,7 @@ func (c *ChangeLoggingKeyValueBytesStore) PutIfAbsent(key, value []byte) ([]byte
 }
 
 // PutAll writes all entries, then logs each.
-func (c *ChangeLoggingKeyValueBytesStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+func (c *changeLoggingKeyValueBytesStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	if err := c.KeyValueBytesStore.PutAll(entries); err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (c *ChangeLoggingKeyValueBytesStore) PutAll(entries []KeyValue[[]byte, []by
 }
 
 // Delete removes key and logs a tombstone.
-func (c *ChangeLoggingKeyValueBytesStore) Delete(key []byte) ([]byte, bool, error) {
+func (c *changeLoggingKeyValueBytesStore) Delete(key []byte) ([]byte, bool, error) {
 	old, found, err := c.KeyValueBytesStore.Delete(key)
 	if err != nil {
 		return nil, false, err

@@ -7,28 +7,28 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// ChangeLoggingWindowBytesStore writes every put of the window store below it to the store's
+// changeLoggingWindowBytesStore writes every put of the window store below it to the store's
 // changelog: key = key ‖ int64 windowStart ‖ int32 seqnum (the window store key), value = the
 // raw value (nil: tombstone), timestamp = the timestamp of the record being processed. With
 // retainDuplicates the seqnum advances on every put, as Java's layer does (also for a null
-// value, which the engine ignores). Java counterpart: ChangeLoggingWindowBytesStore.
-type ChangeLoggingWindowBytesStore struct {
+// value, which the engine ignores). Java counterpart: changeLoggingWindowBytesStore.
+type changeLoggingWindowBytesStore struct {
 	WindowBytesStore
 	retainDuplicates bool
 	seqnum           int32
 	logger           ChangelogContext
 }
 
-// NewChangeLoggingWindowBytesStore wraps inner with change logging.
-func NewChangeLoggingWindowBytesStore(inner WindowBytesStore, retainDuplicates bool) *ChangeLoggingWindowBytesStore {
-	return &ChangeLoggingWindowBytesStore{WindowBytesStore: inner, retainDuplicates: retainDuplicates}
+// newChangeLoggingWindowBytesStore wraps inner with change logging.
+func newChangeLoggingWindowBytesStore(inner WindowBytesStore, retainDuplicates bool) *changeLoggingWindowBytesStore {
+	return &changeLoggingWindowBytesStore{WindowBytesStore: inner, retainDuplicates: retainDuplicates}
 }
 
 // Inner returns the wrapped store.
-func (c *ChangeLoggingWindowBytesStore) Inner() WindowBytesStore { return c.WindowBytesStore }
+func (c *changeLoggingWindowBytesStore) Inner() WindowBytesStore { return c.WindowBytesStore }
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
-func (c *ChangeLoggingWindowBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (c *changeLoggingWindowBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if l, ok := ctx.(ChangelogContext); ok {
 		c.logger = l
 	}
@@ -36,7 +36,7 @@ func (c *ChangeLoggingWindowBytesStore) Init(ctx processor.StateStoreContext, ro
 }
 
 // Put writes to the inner store, then logs the change.
-func (c *ChangeLoggingWindowBytesStore) Put(key, value []byte, windowStart int64) error {
+func (c *changeLoggingWindowBytesStore) Put(key, value []byte, windowStart int64) error {
 	if err := c.WindowBytesStore.Put(key, value, windowStart); err != nil {
 		return err
 	}
@@ -49,32 +49,32 @@ func (c *ChangeLoggingWindowBytesStore) Put(key, value []byte, windowStart int64
 	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), WindowStoreKey(key, windowStart, c.seqnum), value, c.logger.RecordTimestamp()))
 }
 
-// ChangeLoggingSessionBytesStore writes every put and remove of the session store below it to
+// changeLoggingSessionBytesStore writes every put and remove of the session store below it to
 // the store's changelog: key = key ‖ int64 end ‖ int64 start, value = the raw aggregate (nil:
 // tombstone), timestamp = the timestamp of the record being processed.
-// Java counterpart: ChangeLoggingSessionBytesStore.
-type ChangeLoggingSessionBytesStore struct {
+// Java counterpart: changeLoggingSessionBytesStore.
+type changeLoggingSessionBytesStore struct {
 	SessionBytesStore
 	logger ChangelogContext
 }
 
-// NewChangeLoggingSessionBytesStore wraps inner with change logging.
-func NewChangeLoggingSessionBytesStore(inner SessionBytesStore) *ChangeLoggingSessionBytesStore {
-	return &ChangeLoggingSessionBytesStore{SessionBytesStore: inner}
+// newChangeLoggingSessionBytesStore wraps inner with change logging.
+func newChangeLoggingSessionBytesStore(inner SessionBytesStore) *changeLoggingSessionBytesStore {
+	return &changeLoggingSessionBytesStore{SessionBytesStore: inner}
 }
 
 // Inner returns the wrapped store.
-func (c *ChangeLoggingSessionBytesStore) Inner() SessionBytesStore { return c.SessionBytesStore }
+func (c *changeLoggingSessionBytesStore) Inner() SessionBytesStore { return c.SessionBytesStore }
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
-func (c *ChangeLoggingSessionBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (c *changeLoggingSessionBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if l, ok := ctx.(ChangelogContext); ok {
 		c.logger = l
 	}
 	return c.SessionBytesStore.Init(ctx, root)
 }
 
-func (c *ChangeLoggingSessionBytesStore) log(s serde.Windowed[[]byte], value []byte) error {
+func (c *changeLoggingSessionBytesStore) log(s serde.Windowed[[]byte], value []byte) error {
 	if c.logger == nil {
 		return nil
 	}
@@ -82,7 +82,7 @@ func (c *ChangeLoggingSessionBytesStore) log(s serde.Windowed[[]byte], value []b
 }
 
 // Put writes to the inner store, then logs the change.
-func (c *ChangeLoggingSessionBytesStore) Put(session serde.Windowed[[]byte], value []byte) error {
+func (c *changeLoggingSessionBytesStore) Put(session serde.Windowed[[]byte], value []byte) error {
 	if err := c.SessionBytesStore.Put(session, value); err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (c *ChangeLoggingSessionBytesStore) Put(session serde.Windowed[[]byte], val
 }
 
 // Remove deletes the session below, then logs a tombstone.
-func (c *ChangeLoggingSessionBytesStore) Remove(session serde.Windowed[[]byte]) error {
+func (c *changeLoggingSessionBytesStore) Remove(session serde.Windowed[[]byte]) error {
 	if err := c.SessionBytesStore.Remove(session); err != nil {
 		return err
 	}

@@ -15,13 +15,13 @@ import (
 // Java: IllegalArgumentException "maxCacheSize cannot be negative".
 var ErrNegativeSize = errors.New("store: maxCacheSize cannot be negative")
 
-// LRUKeyValueStore is an in-memory bytes-level store holding at most maxCacheSize entries:
+// lruKeyValueStore is an in-memory bytes-level store holding at most maxCacheSize entries:
 // when a put makes it exceed the size, the least recently used entry (by Get and Put) is
 // evicted, and the eviction listener (set by the change-logging layer, which logs a tombstone
 // for the evicted key) is told, except while restoring. Range scans sort a snapshot of the
 // entries taken when the iterator is created. Java counterpart:
 // org.apache.kafka.streams.state.internals.MemoryNavigableLRUCache (Stores.lruMap).
-type LRUKeyValueStore struct {
+type lruKeyValueStore struct {
 	name      string
 	max       int
 	mu        sync.Mutex
@@ -37,27 +37,27 @@ type lruEntry struct {
 	value []byte
 }
 
-var _ KeyValueBytesStore = (*LRUKeyValueStore)(nil)
+var _ KeyValueBytesStore = (*lruKeyValueStore)(nil)
 
-// NewLRUKeyValueStore returns a closed LRU store; Init opens it. maxCacheSize must be >= 0.
-func NewLRUKeyValueStore(name string, maxCacheSize int) *LRUKeyValueStore {
-	return &LRUKeyValueStore{name: name, max: maxCacheSize, ll: list.New(), items: map[string]*list.Element{}}
+// newLRUKeyValueStore returns a closed LRU store; Init opens it. maxCacheSize must be >= 0.
+func newLRUKeyValueStore(name string, maxCacheSize int) *lruKeyValueStore {
+	return &lruKeyValueStore{name: name, max: maxCacheSize, ll: list.New(), items: map[string]*list.Element{}}
 }
 
 // SetEvictionListener sets the function told about every evicted entry; its error is returned
 // by the Put that evicted (Java: setWhenEldestRemoved).
-func (s *LRUKeyValueStore) SetEvictionListener(l func(key, value []byte) error) {
+func (s *lruKeyValueStore) SetEvictionListener(l func(key, value []byte) error) {
 	s.mu.Lock()
 	s.listener = l
 	s.mu.Unlock()
 }
 
 // Name returns the store name.
-func (s *LRUKeyValueStore) Name() string { return s.name }
+func (s *lruKeyValueStore) Name() string { return s.name }
 
 // Init opens the store and registers root with ctx; restored records do not notify the
 // eviction listener.
-func (s *LRUKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (s *lruKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if ctx != nil {
 		if err := ctx.Register(root, func(batch []processor.RestoreRecord) error {
 			s.mu.Lock()
@@ -79,10 +79,10 @@ func (s *LRUKeyValueStore) Init(ctx processor.StateStoreContext, root processor.
 }
 
 // Flush does nothing.
-func (s *LRUKeyValueStore) Flush() error { return nil }
+func (s *lruKeyValueStore) Flush() error { return nil }
 
 // Close drops all entries.
-func (s *LRUKeyValueStore) Close() error {
+func (s *lruKeyValueStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ll.Init()
@@ -92,23 +92,23 @@ func (s *LRUKeyValueStore) Close() error {
 }
 
 // Open opens the store without a context (for standalone use and tests).
-func (s *LRUKeyValueStore) Open() {
+func (s *lruKeyValueStore) Open() {
 	s.mu.Lock()
 	s.open = true
 	s.mu.Unlock()
 }
 
 // Persistent reports false.
-func (s *LRUKeyValueStore) Persistent() bool { return false }
+func (s *lruKeyValueStore) Persistent() bool { return false }
 
 // IsOpen reports whether the store is open.
-func (s *LRUKeyValueStore) IsOpen() bool {
+func (s *lruKeyValueStore) IsOpen() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.open
 }
 
-func (s *LRUKeyValueStore) putLocked(key, value []byte) error {
+func (s *lruKeyValueStore) putLocked(key, value []byte) error {
 	k := string(key)
 	if value == nil {
 		if e, ok := s.items[k]; ok {
@@ -136,7 +136,7 @@ func (s *LRUKeyValueStore) putLocked(key, value []byte) error {
 }
 
 // Get returns the value of key and marks it most recently used.
-func (s *LRUKeyValueStore) Get(key []byte) ([]byte, bool, error) {
+func (s *lruKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -151,7 +151,7 @@ func (s *LRUKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 }
 
 // Put stores value (nil deletes), possibly evicting the least recently used entry.
-func (s *LRUKeyValueStore) Put(key, value []byte) error {
+func (s *lruKeyValueStore) Put(key, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -161,7 +161,7 @@ func (s *LRUKeyValueStore) Put(key, value []byte) error {
 }
 
 // PutIfAbsent stores value when key is absent (a present key becomes most recently used).
-func (s *LRUKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+func (s *lruKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
 	old, found, err := s.Get(key)
 	if err != nil || found {
 		return old, found, err
@@ -170,7 +170,7 @@ func (s *LRUKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) 
 }
 
 // PutAll applies Put to each entry in order.
-func (s *LRUKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+func (s *lruKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	for _, e := range entries {
 		if err := s.Put(e.Key, e.Value); err != nil {
 			return err
@@ -180,7 +180,7 @@ func (s *LRUKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 }
 
 // Delete removes key and returns its old value.
-func (s *LRUKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
+func (s *lruKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -196,7 +196,7 @@ func (s *LRUKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 }
 
 // snapshot returns the entries with from <= key <= to (nil = unbounded), sorted.
-func (s *LRUKeyValueStore) snapshot(op string, keep func(k []byte) bool, reverse bool) KeyValueIterator[[]byte, []byte] {
+func (s *lruKeyValueStore) snapshot(op string, keep func(k []byte) bool, reverse bool) KeyValueIterator[[]byte, []byte] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -222,7 +222,7 @@ func inRange(from, to []byte) func(k []byte) bool {
 }
 
 // Range iterates from <= key <= to ascending over a snapshot; from > to is empty.
-func (s *LRUKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
+func (s *lruKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
 		return EmptyIterator[[]byte, []byte]()
 	}
@@ -230,7 +230,7 @@ func (s *LRUKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byt
 }
 
 // ReverseRange iterates from <= key <= to descending over a snapshot.
-func (s *LRUKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+func (s *lruKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
 		return EmptyIterator[[]byte, []byte]()
 	}
@@ -238,20 +238,20 @@ func (s *LRUKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte
 }
 
 // All iterates all entries ascending.
-func (s *LRUKeyValueStore) All() KeyValueIterator[[]byte, []byte] { return s.Range(nil, nil) }
+func (s *lruKeyValueStore) All() KeyValueIterator[[]byte, []byte] { return s.Range(nil, nil) }
 
 // ReverseAll iterates all entries descending.
-func (s *LRUKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
+func (s *lruKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
 	return s.ReverseRange(nil, nil)
 }
 
 // PrefixScan iterates the keys starting with prefix, ascending.
-func (s *LRUKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
+func (s *lruKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
 	return s.snapshot("prefixScan", func(k []byte) bool { return bytes.HasPrefix(k, prefix) }, false)
 }
 
 // ApproximateNumEntries returns the number of entries.
-func (s *LRUKeyValueStore) ApproximateNumEntries() int64 {
+func (s *lruKeyValueStore) ApproximateNumEntries() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return int64(len(s.items))
@@ -263,7 +263,7 @@ type lruSupplier struct {
 }
 
 func (s lruSupplier) Name() string            { return s.name }
-func (s lruSupplier) Get() KeyValueBytesStore { return NewLRUKeyValueStore(s.name, s.max) }
+func (s lruSupplier) Get() KeyValueBytesStore { return newLRUKeyValueStore(s.name, s.max) }
 func (s lruSupplier) MetricsScope() string    { return "in-memory-lru" }
 
 // LruMap returns a supplier of LRU stores named name holding at most maxCacheSize entries.

@@ -50,7 +50,7 @@ func TestLruMapEvictionAndChangelog(t *testing.T) {
 }
 
 func TestLruMapZeroSize(t *testing.T) {
-	s := NewLRUKeyValueStore("z", 0)
+	s := newLRUKeyValueStore("z", 0)
 	s.Open()
 	var evicted []string
 	s.SetEvictionListener(func(k, _ []byte) error { evicted = append(evicted, string(k)); return nil })

@@ -8,31 +8,31 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// InMemoryKeyValueStore is the in-memory bytes-level engine: an ordered skip list guarded by a
+// inMemoryKeyValueStore is the in-memory bytes-level engine: an ordered skip list guarded by a
 // mutex. Iterators take a snapshot of the keys in range when created and read values live, so
 // entries deleted during iteration are skipped and entries added are not seen (Java's
-// InMemoryKeyValueStore does the same). Close drops all data. It is not persistent.
-// Java counterpart: org.apache.kafka.streams.state.internals.InMemoryKeyValueStore.
-type InMemoryKeyValueStore struct {
+// inMemoryKeyValueStore does the same). Close drops all data. It is not persistent.
+// Java counterpart: org.apache.kafka.streams.state.internals.inMemoryKeyValueStore.
+type inMemoryKeyValueStore struct {
 	name string
 	mu   sync.Mutex
 	data *skiplist
 	open bool
 }
 
-var _ KeyValueBytesStore = (*InMemoryKeyValueStore)(nil)
+var _ KeyValueBytesStore = (*inMemoryKeyValueStore)(nil)
 
-// NewInMemoryKeyValueStore returns a closed in-memory store named name; Init opens it.
+// newInMemoryKeyValueStore returns a closed in-memory store named name; Init opens it.
 // Most users get one through Stores.InMemoryKeyValueStore(name).Get().
-func NewInMemoryKeyValueStore(name string) *InMemoryKeyValueStore {
-	return &InMemoryKeyValueStore{name: name, data: newSkiplist()}
+func newInMemoryKeyValueStore(name string) *inMemoryKeyValueStore {
+	return &inMemoryKeyValueStore{name: name, data: newSkiplist()}
 }
 
 // Name returns the store name.
-func (s *InMemoryKeyValueStore) Name() string { return s.name }
+func (s *inMemoryKeyValueStore) Name() string { return s.name }
 
 // Init opens the store and registers root with ctx (restores replay through Put).
-func (s *InMemoryKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (s *inMemoryKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if ctx != nil {
 		if err := ctx.Register(root, func(batch []processor.RestoreRecord) error {
 			s.mu.Lock()
@@ -52,17 +52,17 @@ func (s *InMemoryKeyValueStore) Init(ctx processor.StateStoreContext, root proce
 }
 
 // Open opens the store without a context (for standalone use and tests).
-func (s *InMemoryKeyValueStore) Open() {
+func (s *inMemoryKeyValueStore) Open() {
 	s.mu.Lock()
 	s.open = true
 	s.mu.Unlock()
 }
 
 // Flush does nothing: the data is in memory.
-func (s *InMemoryKeyValueStore) Flush() error { return nil }
+func (s *inMemoryKeyValueStore) Flush() error { return nil }
 
 // Close drops all entries and marks the store closed.
-func (s *InMemoryKeyValueStore) Close() error {
+func (s *inMemoryKeyValueStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.data = newSkiplist()
@@ -71,16 +71,16 @@ func (s *InMemoryKeyValueStore) Close() error {
 }
 
 // Persistent reports false.
-func (s *InMemoryKeyValueStore) Persistent() bool { return false }
+func (s *inMemoryKeyValueStore) Persistent() bool { return false }
 
 // IsOpen reports whether Init was called and Close was not.
-func (s *InMemoryKeyValueStore) IsOpen() bool {
+func (s *inMemoryKeyValueStore) IsOpen() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.open
 }
 
-func (s *InMemoryKeyValueStore) putLocked(key, value []byte) {
+func (s *inMemoryKeyValueStore) putLocked(key, value []byte) {
 	if value == nil {
 		s.data.remove(key)
 		return
@@ -89,7 +89,7 @@ func (s *InMemoryKeyValueStore) putLocked(key, value []byte) {
 }
 
 // Get returns a copy of key's value, or (nil, false, nil) when absent.
-func (s *InMemoryKeyValueStore) Get(key []byte) ([]byte, bool, error) {
+func (s *inMemoryKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -103,7 +103,7 @@ func (s *InMemoryKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 }
 
 // Put stores a copy of value under a copy of key; a nil value deletes key.
-func (s *InMemoryKeyValueStore) Put(key, value []byte) error {
+func (s *inMemoryKeyValueStore) Put(key, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -114,7 +114,7 @@ func (s *InMemoryKeyValueStore) Put(key, value []byte) error {
 }
 
 // PutIfAbsent stores value when key is absent; otherwise returns the current value and true.
-func (s *InMemoryKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+func (s *inMemoryKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -128,7 +128,7 @@ func (s *InMemoryKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, er
 }
 
 // PutAll applies Put to each entry in order.
-func (s *InMemoryKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+func (s *inMemoryKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -141,7 +141,7 @@ func (s *InMemoryKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error
 }
 
 // Delete removes key and returns its old value.
-func (s *InMemoryKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
+func (s *inMemoryKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -152,27 +152,27 @@ func (s *InMemoryKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 }
 
 // Range iterates from <= key <= to ascending; nil bounds are unbounded; from > to is empty.
-func (s *InMemoryKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
+func (s *inMemoryKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	return s.rangeIter(from, to, true)
 }
 
 // ReverseRange iterates from <= key <= to descending.
-func (s *InMemoryKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+func (s *inMemoryKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	return s.rangeIter(from, to, false)
 }
 
 // All iterates all entries ascending.
-func (s *InMemoryKeyValueStore) All() KeyValueIterator[[]byte, []byte] {
+func (s *inMemoryKeyValueStore) All() KeyValueIterator[[]byte, []byte] {
 	return s.rangeIter(nil, nil, true)
 }
 
 // ReverseAll iterates all entries descending.
-func (s *InMemoryKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
+func (s *inMemoryKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
 	return s.rangeIter(nil, nil, false)
 }
 
 // PrefixScan iterates the keys that start with prefix, ascending.
-func (s *InMemoryKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
+func (s *inMemoryKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -181,7 +181,7 @@ func (s *InMemoryKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byt
 	return &memIterator{store: s, keys: s.data.keysWithPrefix(prefix)}
 }
 
-func (s *InMemoryKeyValueStore) rangeIter(from, to []byte, forward bool) KeyValueIterator[[]byte, []byte] {
+func (s *inMemoryKeyValueStore) rangeIter(from, to []byte, forward bool) KeyValueIterator[[]byte, []byte] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -198,7 +198,7 @@ func (s *InMemoryKeyValueStore) rangeIter(from, to []byte, forward bool) KeyValu
 }
 
 // ApproximateNumEntries returns the exact number of entries.
-func (s *InMemoryKeyValueStore) ApproximateNumEntries() int64 {
+func (s *inMemoryKeyValueStore) ApproximateNumEntries() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return int64(s.data.size)
@@ -206,7 +206,7 @@ func (s *InMemoryKeyValueStore) ApproximateNumEntries() int64 {
 
 // pagedRange is the paged range of the Scan path (see pagedRanger): the keys are taken a page
 // at a time instead of copied for the whole range when the iterator opens.
-func (s *InMemoryKeyValueStore) pagedRange(from, to []byte, reverse bool) KeyValueIterator[[]byte, []byte] {
+func (s *inMemoryKeyValueStore) pagedRange(from, to []byte, reverse bool) KeyValueIterator[[]byte, []byte] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
@@ -248,7 +248,7 @@ func (it *memIterator) refill() bool {
 // memIterator walks a snapshot of keys (or, paged, one page of keys at a time) and reads their
 // values live, skipping deleted keys.
 type memIterator struct {
-	store  *InMemoryKeyValueStore
+	store  *inMemoryKeyValueStore
 	keys   [][]byte
 	pos    int
 	key    []byte

@@ -9,9 +9,9 @@ import (
 
 func b(s string) []byte { return []byte(s) }
 
-func openMem(t *testing.T, entries ...string) *InMemoryKeyValueStore {
+func openMem(t *testing.T, entries ...string) *inMemoryKeyValueStore {
 	t.Helper()
-	s := NewInMemoryKeyValueStore("mem")
+	s := newInMemoryKeyValueStore("mem")
 	if err := s.Init(nil, s); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestInMemoryIteratorSnapshotAndMutation(t *testing.T) {
 }
 
 func TestInMemoryClosed(t *testing.T) {
-	s := NewInMemoryKeyValueStore("closed")
+	s := newInMemoryKeyValueStore("closed")
 	if err := s.Put(b("k"), b("v")); !errors.Is(err, ErrStoreClosed) {
 		t.Fatalf("Put before Init: %v", err)
 	}

@@ -25,14 +25,14 @@ func typeName[T any]() string {
 	return strings.ReplaceAll(reflect.TypeFor[T]().String(), "interface {}", "any")
 }
 
-// MeteredKeyValueStore is the typed outer layer of a key-value store: it turns K and V into
+// meteredKeyValueStore is the typed outer layer of a key-value store: it turns K and V into
 // bytes with the store's serdes and calls the bytes-level store below (change-logging layer,
 // then engine). Serdes are called with the changelog topic name
 // "<application.id>-<store>-changelog" as topic, as in Java. A nil value is never serialized:
 // it is passed down as nil bytes (a delete); nil bytes read back are never deserialized: they
 // mean "absent". Metrics are not recorded yet.
-// Java counterpart: org.apache.kafka.streams.state.internals.MeteredKeyValueStore.
-type MeteredKeyValueStore[K, V any] struct {
+// Java counterpart: org.apache.kafka.streams.state.internals.meteredKeyValueStore.
+type meteredKeyValueStore[K, V any] struct {
 	inner         KeyValueBytesStore
 	keySerde      serde.Serde[K]
 	valueSerde    serde.Serde[V]
@@ -42,7 +42,7 @@ type MeteredKeyValueStore[K, V any] struct {
 	hdr           headersScratch
 	// cachingBelow is the caching layer right below, when the value serde returns a new slice
 	// on every call (freshSerializer): Put then hands it the serialized value without a copy.
-	cachingBelow *CachingKeyValueStore
+	cachingBelow *cachingKeyValueStore
 	// keyApp is the key serde when it serializes in place (serde.AppendsInPlace) and the layer
 	// below is the caching layer, which keeps no key slice it is given (it copies a key it
 	// caches): Get and the caching Put then serialize the key into keyBuf instead of a new
@@ -92,24 +92,24 @@ func (s *headersScratch) put(h *serde.Headers) {
 	}
 }
 
-var _ KeyValueStore[string, int32] = (*MeteredKeyValueStore[string, int32])(nil)
+var _ KeyValueStore[string, int32] = (*meteredKeyValueStore[string, int32])(nil)
 
-// NewMeteredKeyValueStore wraps inner with key and value serdes. Nil serdes are taken from the
+// newMeteredKeyValueStore wraps inner with key and value serdes. Nil serdes are taken from the
 // context's default serdes (default.key.serde / default.value.serde) at Init, which works when
 // K (or V) is any or the default serde's values are of type K (V).
-func NewMeteredKeyValueStore[K, V any](inner KeyValueBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *MeteredKeyValueStore[K, V] {
-	return &MeteredKeyValueStore[K, V]{inner: inner, keySerde: keySerde, valueSerde: valueSerde,
+func newMeteredKeyValueStore[K, V any](inner KeyValueBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *meteredKeyValueStore[K, V] {
+	return &meteredKeyValueStore[K, V]{inner: inner, keySerde: keySerde, valueSerde: valueSerde,
 		keyNillable: nillable[K](), valueNillable: nillable[V]()}
 }
 
 // Name returns the store name.
-func (m *MeteredKeyValueStore[K, V]) Name() string { return m.inner.Name() }
+func (m *meteredKeyValueStore[K, V]) Name() string { return m.inner.Name() }
 
 // Inner returns the bytes-level store below this layer.
-func (m *MeteredKeyValueStore[K, V]) Inner() KeyValueBytesStore { return m.inner }
+func (m *meteredKeyValueStore[K, V]) Inner() KeyValueBytesStore { return m.inner }
 
 // Init resolves default serdes, sets the serde topic and initialises the inner store with root.
-func (m *MeteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (m *meteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	topic, err := initSerdes(ctx, m.Name(), &m.keySerde, &m.valueSerde)
 	if err != nil {
 		return err
@@ -118,9 +118,9 @@ func (m *MeteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 		m.topic = topic
 	}
 	if _, ok := any(m.valueSerde).(freshSerializer); ok {
-		m.cachingBelow, _ = m.inner.(*CachingKeyValueStore)
+		m.cachingBelow, _ = m.inner.(*cachingKeyValueStore)
 	}
-	if _, ok := m.inner.(*CachingKeyValueStore); ok && serde.AppendsInPlace(m.keySerde) {
+	if _, ok := m.inner.(*cachingKeyValueStore); ok && serde.AppendsInPlace(m.keySerde) {
 		m.keyApp, _ = any(m.keySerde).(serde.AppendSerializer[K])
 		m.keyBuf.b = make([]byte, 0, 64) // never nil: an empty key is not a null key
 	}
@@ -128,18 +128,18 @@ func (m *MeteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 }
 
 // Flush flushes the inner store.
-func (m *MeteredKeyValueStore[K, V]) Flush() error { return m.inner.Flush() }
+func (m *meteredKeyValueStore[K, V]) Flush() error { return m.inner.Flush() }
 
 // Close closes the inner store.
-func (m *MeteredKeyValueStore[K, V]) Close() error { return m.inner.Close() }
+func (m *meteredKeyValueStore[K, V]) Close() error { return m.inner.Close() }
 
 // Persistent reports whether the engine below is persistent.
-func (m *MeteredKeyValueStore[K, V]) Persistent() bool { return m.inner.Persistent() }
+func (m *meteredKeyValueStore[K, V]) Persistent() bool { return m.inner.Persistent() }
 
 // IsOpen reports whether the store is open.
-func (m *MeteredKeyValueStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
+func (m *meteredKeyValueStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
 
-func (m *MeteredKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) {
+func (m *meteredKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) {
 	if m.keyNillable && isNil(key) {
 		return nil, storeErr(m.Name(), op, ErrNullKey)
 	}
@@ -158,7 +158,7 @@ func (m *MeteredKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) 
 // lendKey serializes key like keyBytes, but into the key scratch buffer when the layer has one
 // (see keyApp) and it is free: lent reports that, and the caller gives the buffer back with
 // m.keyBuf.done() once it no longer uses the bytes (which must not be kept).
-func (m *MeteredKeyValueStore[K, V]) lendKey(op string, key K) (b []byte, lent bool, err error) {
+func (m *meteredKeyValueStore[K, V]) lendKey(op string, key K) (b []byte, lent bool, err error) {
 	if m.keyApp == nil || m.keySerde == nil || (m.keyNillable && isNil(key)) || !m.keyBuf.busy.CompareAndSwap(false, true) {
 		b, err = m.keyBytes(op, key)
 		return b, false, err
@@ -181,14 +181,14 @@ func (m *MeteredKeyValueStore[K, V]) lendKey(op string, key K) (b []byte, lent b
 }
 
 // boundBytes serializes a range bound; a nil bound stays nil (unbounded).
-func (m *MeteredKeyValueStore[K, V]) boundBytes(op string, key K) ([]byte, error) {
+func (m *meteredKeyValueStore[K, V]) boundBytes(op string, key K) ([]byte, error) {
 	if m.keyNillable && isNil(key) {
 		return nil, nil
 	}
 	return m.keyBytes(op, key)
 }
 
-func (m *MeteredKeyValueStore[K, V]) valueBytes(op string, value V) ([]byte, error) {
+func (m *meteredKeyValueStore[K, V]) valueBytes(op string, value V) ([]byte, error) {
 	if m.valueNillable && isNil(value) {
 		return nil, nil
 	}
@@ -201,7 +201,7 @@ func (m *MeteredKeyValueStore[K, V]) valueBytes(op string, value V) ([]byte, err
 	return b, nil
 }
 
-func (m *MeteredKeyValueStore[K, V]) value(op string, b []byte) (V, bool, error) {
+func (m *meteredKeyValueStore[K, V]) value(op string, b []byte) (V, bool, error) {
 	var zero V
 	if b == nil {
 		return zero, false, nil
@@ -216,7 +216,7 @@ func (m *MeteredKeyValueStore[K, V]) value(op string, b []byte) (V, bool, error)
 }
 
 // Get returns the value of key.
-func (m *MeteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
+func (m *meteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 	var zero V
 	kb, lent, err := m.lendKey("get", key)
 	if err != nil {
@@ -233,7 +233,7 @@ func (m *MeteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 }
 
 // Put stores value under key; a nil value deletes.
-func (m *MeteredKeyValueStore[K, V]) Put(key K, value V) error {
+func (m *meteredKeyValueStore[K, V]) Put(key K, value V) error {
 	if m.cachingBelow != nil {
 		kb, lent, err := m.lendKey("put", key)
 		if err != nil {
@@ -260,7 +260,7 @@ func (m *MeteredKeyValueStore[K, V]) Put(key K, value V) error {
 }
 
 // PutIfAbsent stores value when key is absent and returns the existing value otherwise.
-func (m *MeteredKeyValueStore[K, V]) PutIfAbsent(key K, value V) (V, bool, error) {
+func (m *meteredKeyValueStore[K, V]) PutIfAbsent(key K, value V) (V, bool, error) {
 	var zero V
 	kb, err := m.keyBytes("putIfAbsent", key)
 	if err != nil {
@@ -278,7 +278,7 @@ func (m *MeteredKeyValueStore[K, V]) PutIfAbsent(key K, value V) (V, bool, error
 }
 
 // PutAll serializes every entry first (nothing is written if one fails) and writes them in order.
-func (m *MeteredKeyValueStore[K, V]) PutAll(entries []KeyValue[K, V]) error {
+func (m *meteredKeyValueStore[K, V]) PutAll(entries []KeyValue[K, V]) error {
 	raw := make([]KeyValue[[]byte, []byte], 0, len(entries))
 	for _, e := range entries {
 		kb, err := m.keyBytes("putAll", e.Key)
@@ -295,7 +295,7 @@ func (m *MeteredKeyValueStore[K, V]) PutAll(entries []KeyValue[K, V]) error {
 }
 
 // Delete removes key and returns its old value.
-func (m *MeteredKeyValueStore[K, V]) Delete(key K) (V, bool, error) {
+func (m *meteredKeyValueStore[K, V]) Delete(key K) (V, bool, error) {
 	var zero V
 	kb, err := m.keyBytes("delete", key)
 	if err != nil {
@@ -308,7 +308,7 @@ func (m *MeteredKeyValueStore[K, V]) Delete(key K) (V, bool, error) {
 	return m.value("delete", old)
 }
 
-func (m *MeteredKeyValueStore[K, V]) rangeOf(op string, from, to K, reverse bool) KeyValueIterator[K, V] {
+func (m *meteredKeyValueStore[K, V]) rangeOf(op string, from, to K, reverse bool) KeyValueIterator[K, V] {
 	fb, err := m.boundBytes(op, from)
 	if err != nil {
 		return ErrorIterator[K, V](err)
@@ -324,40 +324,40 @@ func (m *MeteredKeyValueStore[K, V]) rangeOf(op string, from, to K, reverse bool
 }
 
 // Range iterates from <= key <= to (serialized order) ascending.
-func (m *MeteredKeyValueStore[K, V]) Range(from, to K) KeyValueIterator[K, V] {
+func (m *meteredKeyValueStore[K, V]) Range(from, to K) KeyValueIterator[K, V] {
 	return m.rangeOf("range", from, to, false)
 }
 
 // ReverseRange iterates from <= key <= to (serialized order) descending.
-func (m *MeteredKeyValueStore[K, V]) ReverseRange(from, to K) KeyValueIterator[K, V] {
+func (m *meteredKeyValueStore[K, V]) ReverseRange(from, to K) KeyValueIterator[K, V] {
 	return m.rangeOf("reverseRange", from, to, true)
 }
 
 // All iterates all entries ascending.
-func (m *MeteredKeyValueStore[K, V]) All() KeyValueIterator[K, V] { return m.wrap(m.inner.All()) }
+func (m *meteredKeyValueStore[K, V]) All() KeyValueIterator[K, V] { return m.wrap(m.inner.All()) }
 
 // ReverseAll iterates all entries descending.
-func (m *MeteredKeyValueStore[K, V]) ReverseAll() KeyValueIterator[K, V] {
+func (m *meteredKeyValueStore[K, V]) ReverseAll() KeyValueIterator[K, V] {
 	return m.wrap(m.inner.ReverseAll())
 }
 
 // PrefixScan iterates the entries whose serialized key starts with prefix.
-func (m *MeteredKeyValueStore[K, V]) PrefixScan(prefix []byte) KeyValueIterator[K, V] {
+func (m *meteredKeyValueStore[K, V]) PrefixScan(prefix []byte) KeyValueIterator[K, V] {
 	return m.wrap(m.inner.PrefixScan(prefix))
 }
 
 // ApproximateNumEntries returns the inner store's estimate.
-func (m *MeteredKeyValueStore[K, V]) ApproximateNumEntries() int64 {
+func (m *meteredKeyValueStore[K, V]) ApproximateNumEntries() int64 {
 	return m.inner.ApproximateNumEntries()
 }
 
-func (m *MeteredKeyValueStore[K, V]) wrap(it KeyValueIterator[[]byte, []byte]) KeyValueIterator[K, V] {
+func (m *meteredKeyValueStore[K, V]) wrap(it KeyValueIterator[[]byte, []byte]) KeyValueIterator[K, V] {
 	return &typedIterator[K, V]{m: m, it: it}
 }
 
 // typedIterator deserializes the entries of a bytes iterator.
 type typedIterator[K, V any] struct {
-	m   *MeteredKeyValueStore[K, V]
+	m   *meteredKeyValueStore[K, V]
 	it  KeyValueIterator[[]byte, []byte]
 	key K
 	val V

@@ -132,7 +132,7 @@ func TestTypedStoreDefaultSerdes(t *testing.T) {
 	if v, ok, err := kv.Get("x"); err != nil || !ok || v != 7 {
 		t.Fatalf("Get = %v %v %v", v, ok, err)
 	}
-	raw := kv.(*MeteredKeyValueStore[string, int64]).Inner()
+	raw := kv.(*meteredKeyValueStore[string, int64]).Inner()
 	if v, _, _ := raw.Get([]byte("x")); len(v) != 8 || v[7] != 7 {
 		t.Fatalf("stored bytes %v, want Java Long encoding", v)
 	}

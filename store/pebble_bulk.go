@@ -39,7 +39,7 @@ type BulkRestorer interface {
 	AbortBulkRestore()
 }
 
-var _ BulkRestorer = (*PebbleKeyValueStore)(nil)
+var _ BulkRestorer = (*pebbleKeyValueStore)(nil)
 
 // FindBulkRestorer returns the [BulkRestorer] among st's layers, if any.
 func FindBulkRestorer(st processor.StateStore) (BulkRestorer, bool) {
@@ -57,7 +57,7 @@ func FindBulkRestorer(st processor.StateStore) (BulkRestorer, bool) {
 // going through the memtable, its flush and the compactions of the flushed files: a changelog
 // whose keys arrive in order is written once, straight to the last level. At most two chunks
 // are held, as a memtable and the one being flushed would be.
-func (s *PebbleKeyValueStore) BeginBulkRestore() error {
+func (s *pebbleKeyValueStore) BeginBulkRestore() error {
 	if s.db == nil {
 		return storeErr(s.name, "restore", ErrStoreClosed)
 	}
@@ -65,7 +65,7 @@ func (s *PebbleKeyValueStore) BeginBulkRestore() error {
 }
 
 // EndBulkRestore implements [BulkRestorer].
-func (s *PebbleKeyValueStore) EndBulkRestore() error {
+func (s *pebbleKeyValueStore) EndBulkRestore() error {
 	if s.db == nil {
 		return storeErr(s.name, "restore", ErrStoreClosed)
 	}
@@ -73,7 +73,7 @@ func (s *PebbleKeyValueStore) EndBulkRestore() error {
 }
 
 // AbortBulkRestore implements [BulkRestorer].
-func (s *PebbleKeyValueStore) AbortBulkRestore() {
+func (s *pebbleKeyValueStore) AbortBulkRestore() {
 	if s.db != nil {
 		_ = s.db.endBulk(false)
 	}

@@ -14,14 +14,14 @@ import (
 
 // openCrashStore opens store "kv" under exactly-once with synced writes in fs at /state;
 // closeAll closes the store and its environment.
-func openCrashStore(t *testing.T, fs vfs.FS) (ctx *bulkCtx, s *PebbleKeyValueStore, closeAll func()) {
+func openCrashStore(t *testing.T, fs vfs.FS) (ctx *bulkCtx, s *pebbleKeyValueStore, closeAll func()) {
 	t.Helper()
 	env, err := NewPebbleEnv(PebbleOptions{MaxMemTableBytes: MinMemTableBytes, FS: fs, SyncWrites: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx = &bulkCtx{dir: "/state", env: env, eos: true}
-	s = NewPebbleKeyValueStore("kv")
+	s = newPebbleKeyValueStore("kv")
 	if err := s.Init(ctx, s); err != nil {
 		env.Close()
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestPebbleBulkRestoreCrashAtAnyPoint(t *testing.T) {
 // short to run as a bulk restore, and the file (up to a memtable in size) would stay for good.
 func TestPebbleBulkLeftoverRemovedAtOpen(t *testing.T) {
 	ctx := newBulkCtx(t, true)
-	s := NewPebbleKeyValueStore("kv")
+	s := newPebbleKeyValueStore("kv")
 	if err := s.Init(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestPebbleBulkLeftoverRemovedAtOpen(t *testing.T) {
 	if err := os.WriteFile(left, []byte("partial table"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s = NewPebbleKeyValueStore("kv")
+	s = newPebbleKeyValueStore("kv")
 	if err := s.Init(ctx, s); err != nil {
 		t.Fatal(err)
 	}

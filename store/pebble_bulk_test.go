@@ -96,7 +96,7 @@ func restoreInBatches(t *testing.T, cb processor.StateRestoreCallback, recs []pr
 	}
 }
 
-func contents(t *testing.T, s *PebbleKeyValueStore) []string {
+func contents(t *testing.T, s *pebbleKeyValueStore) []string {
 	t.Helper()
 	var out []string
 	it := s.All()
@@ -110,7 +110,7 @@ func contents(t *testing.T, s *PebbleKeyValueStore) []string {
 	return out
 }
 
-func leftoverBulkFiles(t *testing.T, s *PebbleKeyValueStore) []string {
+func leftoverBulkFiles(t *testing.T, s *pebbleKeyValueStore) []string {
 	t.Helper()
 	names, err := os.ReadDir(s.db.dir)
 	if err != nil {
@@ -133,7 +133,7 @@ func TestPebbleBulkRestoreMatchesRecordWrites(t *testing.T) {
 		t.Run(fmt.Sprintf("shuffled=%v", shuffle), func(t *testing.T) {
 			recs, want := changelogRecords(120_000, 30_000, shuffle)
 			ctx := newBulkCtx(t, true)
-			s := NewPebbleKeyValueStore("kv")
+			s := newPebbleKeyValueStore("kv")
 			if err := s.Init(ctx, s); err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestPebbleBulkRestoreMatchesRecordWrites(t *testing.T) {
 			}
 			// The record-by-record path gives the same contents.
 			ctx2 := newBulkCtx(t, false)
-			s2 := NewPebbleKeyValueStore("kv")
+			s2 := newPebbleKeyValueStore("kv")
 			if err := s2.Init(ctx2, s2); err != nil {
 				t.Fatal(err)
 			}
@@ -198,7 +198,7 @@ func firstDiff(a, b []string) int {
 // unfinished one keeps what was written, leaves no table file behind and the store usable.
 func TestPebbleBulkRestoreShortAbortAndClose(t *testing.T) {
 	ctx := newBulkCtx(t, false)
-	s := NewPebbleKeyValueStore("kv")
+	s := newPebbleKeyValueStore("kv")
 	if err := s.Init(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestPebbleBulkRestoreShortAbortAndClose(t *testing.T) {
 	if err := os.WriteFile(dir+"/"+bulkTempPrefix+"000009.sst", []byte("partial"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s = NewPebbleKeyValueStore("kv")
+	s = newPebbleKeyValueStore("kv")
 	if err := s.Init(ctx, s); err != nil {
 		t.Fatal(err)
 	}

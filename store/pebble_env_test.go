@@ -63,7 +63,7 @@ func TestPebbleEnvSharesBudget(t *testing.T) {
 }
 
 func TestPebbleTransactions(t *testing.T) {
-	s := NewPebbleKeyValueStore("tx")
+	s := newPebbleKeyValueStore("tx")
 	ctx := &eosCtx{}
 	if err := s.Init(ctx, s); err != nil {
 		t.Fatal(err)

@@ -22,9 +22,9 @@ func (d *dirContext) StateDir() string { return d.dir }
 // that keep entries (Collect, the typed stores with []byte serdes) copy them, and that what a
 // caller copies while iterating is right.
 
-func fillPebble(t *testing.T, n int) *PebbleKeyValueStore {
+func fillPebble(t *testing.T, n int) *pebbleKeyValueStore {
 	t.Helper()
-	s := NewPebbleKeyValueStore("views")
+	s := newPebbleKeyValueStore("views")
 	// A state directory: without one the store lives in memory and Flush writes no sstable.
 	if err := s.Init(&dirContext{dir: t.TempDir()}, s); err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestCollectDetachesPebbleViews(t *testing.T) {
 }
 
 func TestTypedByteArrayStoreKeepsEntriesOverPebble(t *testing.T) {
-	st := NewMeteredKeyValueStore(NewPebbleKeyValueStore("typed"), serde.ByteArray(), serde.ByteArray())
+	st := newMeteredKeyValueStore(newPebbleKeyValueStore("typed"), serde.ByteArray(), serde.ByteArray())
 	if err := st.Init(&fakeContext{appID: "app"}, st); err != nil {
 		t.Fatal(err)
 	}

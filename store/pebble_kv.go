@@ -45,13 +45,13 @@ type WipeableStore interface {
 	IsEmpty() (bool, error)
 }
 
-// PebbleKeyValueStore is the persistent bytes-level key-value engine: one Pebble database per
+// pebbleKeyValueStore is the persistent bytes-level key-value engine: one Pebble database per
 // store per task, at <task state dir>/pebble/<name>, opened with the application instance's
 // shared [PebbleEnv]. Keys keep Java's unsigned lexicographic order. Iterators read a
 // consistent snapshot taken when they are created. A corrupt database found at Init is wiped
 // (with a warning log) and restored from the changelog.
 // Java counterpart: org.apache.kafka.streams.state.internals.RocksDBStore.
-type PebbleKeyValueStore struct {
+type pebbleKeyValueStore struct {
 	name string
 	mu   sync.Mutex
 	db   *pebbleDB
@@ -59,24 +59,24 @@ type PebbleKeyValueStore struct {
 }
 
 var (
-	_ KeyValueBytesStore = (*PebbleKeyValueStore)(nil)
-	_ TransactionalStore = (*PebbleKeyValueStore)(nil)
-	_ WipeableStore      = (*PebbleKeyValueStore)(nil)
+	_ KeyValueBytesStore = (*pebbleKeyValueStore)(nil)
+	_ TransactionalStore = (*pebbleKeyValueStore)(nil)
+	_ WipeableStore      = (*pebbleKeyValueStore)(nil)
 )
 
-// NewPebbleKeyValueStore returns a closed Pebble store named name; Init opens it. Most users get
+// newPebbleKeyValueStore returns a closed Pebble store named name; Init opens it. Most users get
 // one through Stores.PersistentKeyValueStore(name).Get().
-func NewPebbleKeyValueStore(name string) *PebbleKeyValueStore {
-	return &PebbleKeyValueStore{name: name}
+func newPebbleKeyValueStore(name string) *pebbleKeyValueStore {
+	return &pebbleKeyValueStore{name: name}
 }
 
 // Name returns the store name.
-func (s *PebbleKeyValueStore) Name() string { return s.name }
+func (s *pebbleKeyValueStore) Name() string { return s.name }
 
 // Init opens the database in ctx's state directory (an in-memory file system when ctx is nil
 // or has no state directory) and registers root with a restore callback that writes each batch
 // of changelog records, and the offset of its last record, in one Pebble batch.
-func (s *PebbleKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (s *pebbleKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	db, err := openPebbleDB(ctx, s.name)
 	if err != nil {
 		return storeErr(s.name, "init", err)
@@ -95,7 +95,7 @@ func (s *PebbleKeyValueStore) Init(ctx processor.StateStoreContext, root process
 
 // restoreBatch writes a batch of changelog records straight into the database, or hands them
 // to the running bulk restore.
-func (s *PebbleKeyValueStore) restoreBatch(batch []processor.RestoreRecord) error {
+func (s *pebbleKeyValueStore) restoreBatch(batch []processor.RestoreRecord) error {
 	p := s.db
 	p.mu.Lock()
 	if b := p.bulk; b != nil {
@@ -140,7 +140,7 @@ func restoreInto(p *pebbleDB, batch []processor.RestoreRecord, apply func(pebble
 
 // Flush makes the written data durable (a WAL sync); under exactly-once it does nothing, as
 // data only reaches the database with CommitTransaction.
-func (s *PebbleKeyValueStore) Flush() error {
+func (s *pebbleKeyValueStore) Flush() error {
 	if s.db == nil {
 		return storeErr(s.name, "flush", ErrStoreClosed)
 	}
@@ -148,7 +148,7 @@ func (s *PebbleKeyValueStore) Flush() error {
 }
 
 // Close closes the database (an open transaction is dropped). Calling it twice is allowed.
-func (s *PebbleKeyValueStore) Close() error {
+func (s *pebbleKeyValueStore) Close() error {
 	if s.db == nil {
 		return nil
 	}
@@ -156,10 +156,10 @@ func (s *PebbleKeyValueStore) Close() error {
 }
 
 // Persistent reports true.
-func (s *PebbleKeyValueStore) Persistent() bool { return true }
+func (s *pebbleKeyValueStore) Persistent() bool { return true }
 
 // IsOpen reports whether Init was called and Close was not.
-func (s *PebbleKeyValueStore) IsOpen() bool {
+func (s *pebbleKeyValueStore) IsOpen() bool {
 	if s.db == nil {
 		return false
 	}
@@ -169,7 +169,7 @@ func (s *PebbleKeyValueStore) IsOpen() bool {
 }
 
 // Get returns a copy of key's value, or (nil, false, nil) when absent.
-func (s *PebbleKeyValueStore) Get(key []byte) ([]byte, bool, error) {
+func (s *pebbleKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 	if s.db == nil {
 		return nil, false, storeErr(s.name, "get", ErrStoreClosed)
 	}
@@ -178,7 +178,7 @@ func (s *PebbleKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 }
 
 // Put stores value under key; a nil value deletes key.
-func (s *PebbleKeyValueStore) Put(key, value []byte) error {
+func (s *pebbleKeyValueStore) Put(key, value []byte) error {
 	if s.db == nil {
 		return storeErr(s.name, "put", ErrStoreClosed)
 	}
@@ -186,7 +186,7 @@ func (s *PebbleKeyValueStore) Put(key, value []byte) error {
 }
 
 // PutIfAbsent stores value when key is absent; otherwise returns the current value and true.
-func (s *PebbleKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+func (s *pebbleKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
 	old, ok, err := s.Get(key)
 	if err != nil || ok {
 		return old, ok, err
@@ -196,7 +196,7 @@ func (s *PebbleKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, erro
 
 // PutAll writes all entries in one Pebble batch (within the open transaction under
 // exactly-once).
-func (s *PebbleKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+func (s *pebbleKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	if s.db == nil {
 		return storeErr(s.name, "putAll", ErrStoreClosed)
 	}
@@ -225,7 +225,7 @@ func (s *PebbleKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 }
 
 // Delete removes key and returns its old value.
-func (s *PebbleKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
+func (s *pebbleKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 	old, ok, err := s.Get(key)
 	if err != nil {
 		return nil, false, err
@@ -237,20 +237,20 @@ func (s *PebbleKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 // The iterator reads a snapshot taken now. Its keys and values are views into Pebble's
 // buffers, valid until the iterator's next Next or Close: copy what you keep (see
 // [KeyValueBytesStore]). The same holds for ReverseRange, All, ReverseAll and PrefixScan.
-func (s *PebbleKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
+func (s *pebbleKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	// Small enough to be inlined, so that the caller's Next, Key and Value calls on the
 	// concrete iterator can be devirtualized.
 	return s.iter(from, to, true)
 }
 
 // ReverseRange iterates from <= key <= to descending.
-func (s *PebbleKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
+func (s *pebbleKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	return s.iter(from, to, false)
 }
 
 // iter is Range (forward) or ReverseRange with the concrete iterator type; a closed store
 // gives an iterator whose Err is ErrStoreClosed.
-func (s *PebbleKeyValueStore) iter(from, to []byte, forward bool) *pebbleIterator {
+func (s *pebbleKeyValueStore) iter(from, to []byte, forward bool) *pebbleIterator {
 	if s.db == nil {
 		return failedIterator(storeErr(s.name, "range", ErrStoreClosed))
 	}
@@ -258,15 +258,15 @@ func (s *PebbleKeyValueStore) iter(from, to []byte, forward bool) *pebbleIterato
 }
 
 // All iterates all entries ascending.
-func (s *PebbleKeyValueStore) All() KeyValueIterator[[]byte, []byte] { return s.iter(nil, nil, true) }
+func (s *pebbleKeyValueStore) All() KeyValueIterator[[]byte, []byte] { return s.iter(nil, nil, true) }
 
 // ReverseAll iterates all entries descending.
-func (s *PebbleKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
+func (s *pebbleKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
 	return s.iter(nil, nil, false)
 }
 
 // PrefixScan iterates the keys that start with prefix, ascending.
-func (s *PebbleKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
+func (s *pebbleKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
 	if s.db == nil {
 		return failedIterator(storeErr(s.name, "prefixScan", ErrStoreClosed))
 	}
@@ -275,7 +275,7 @@ func (s *PebbleKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte,
 
 // ApproximateNumEntries counts the entries (an exact count, by a scan: O(n)). Java's RocksDB
 // store returns RocksDB's estimate instead. It returns 0 when the store is closed.
-func (s *PebbleKeyValueStore) ApproximateNumEntries() int64 {
+func (s *pebbleKeyValueStore) ApproximateNumEntries() int64 {
 	it := s.All()
 	defer it.Close()
 	var n int64
@@ -286,7 +286,7 @@ func (s *PebbleKeyValueStore) ApproximateNumEntries() int64 {
 }
 
 // CommitTransaction implements [TransactionalStore].
-func (s *PebbleKeyValueStore) CommitTransaction(changelogOffset int64) error {
+func (s *pebbleKeyValueStore) CommitTransaction(changelogOffset int64) error {
 	if s.db == nil {
 		return storeErr(s.name, "commit", ErrStoreClosed)
 	}
@@ -294,7 +294,7 @@ func (s *PebbleKeyValueStore) CommitTransaction(changelogOffset int64) error {
 }
 
 // AbortTransaction implements [TransactionalStore].
-func (s *PebbleKeyValueStore) AbortTransaction() error {
+func (s *pebbleKeyValueStore) AbortTransaction() error {
 	if s.db == nil {
 		return storeErr(s.name, "abort", ErrStoreClosed)
 	}
@@ -302,7 +302,7 @@ func (s *PebbleKeyValueStore) AbortTransaction() error {
 }
 
 // CommittedOffset implements [TransactionalStore].
-func (s *PebbleKeyValueStore) CommittedOffset() (int64, bool, error) {
+func (s *pebbleKeyValueStore) CommittedOffset() (int64, bool, error) {
 	if s.db == nil {
 		return 0, false, storeErr(s.name, "offset", ErrStoreClosed)
 	}
@@ -311,10 +311,10 @@ func (s *PebbleKeyValueStore) CommittedOffset() (int64, bool, error) {
 }
 
 // Transactional implements [TransactionalStore].
-func (s *PebbleKeyValueStore) Transactional() bool { return s.db != nil && s.db.eos }
+func (s *pebbleKeyValueStore) Transactional() bool { return s.db != nil && s.db.eos }
 
 // Wipe implements [WipeableStore].
-func (s *PebbleKeyValueStore) Wipe() error {
+func (s *pebbleKeyValueStore) Wipe() error {
 	if s.db == nil {
 		return storeErr(s.name, "wipe", ErrStoreClosed)
 	}
@@ -322,10 +322,10 @@ func (s *PebbleKeyValueStore) Wipe() error {
 }
 
 // WipedOnOpen implements [WipeableStore].
-func (s *PebbleKeyValueStore) WipedOnOpen() bool { return s.db != nil && s.db.wiped }
+func (s *pebbleKeyValueStore) WipedOnOpen() bool { return s.db != nil && s.db.wiped }
 
 // IsEmpty implements [WipeableStore].
-func (s *PebbleKeyValueStore) IsEmpty() (bool, error) {
+func (s *pebbleKeyValueStore) IsEmpty() (bool, error) {
 	it := s.All()
 	defer it.Close()
 	has := it.Next()

@@ -64,7 +64,7 @@ type Scanner[K, V any] interface {
 // Scan implements Scanner over the bytes store under the metered layer. It reads the layers
 // below with their paged ranges (scanRange), so that a scan costs memory for a page of keys,
 // not for its whole range, whatever the engine.
-func (m *MeteredKeyValueStore[K, V]) Scan(s Scan[K]) (RawKeyIterator[K, V], bool) {
+func (m *meteredKeyValueStore[K, V]) Scan(s Scan[K]) (RawKeyIterator[K, V], bool) {
 	var from, to []byte
 	var err error
 	switch s.Kind {
@@ -123,10 +123,10 @@ func scanRange(s ReadOnlyKeyValueStore[[]byte, []byte], from, to []byte, reverse
 		switch l := s.(type) {
 		case pagedRanger:
 			return l.pagedRange(from, to, reverse)
-		case *ChangeLoggingKeyValueBytesStore:
+		case *changeLoggingKeyValueBytesStore:
 			s = l.KeyValueBytesStore
 			continue
-		case *ChangeLoggingTimestampedKeyValueBytesStore:
+		case *changeLoggingTimestampedKeyValueBytesStore:
 			s = l.KeyValueBytesStore
 			continue
 		case readOnlyBytes:

@@ -315,12 +315,12 @@ func (it *segmentsIterator) Close() error {
 
 type memSegments struct {
 	mu     sync.Mutex
-	segs   map[int64]*InMemoryKeyValueStore
+	segs   map[int64]*inMemoryKeyValueStore
 	name   string
 	opened bool
 }
 
-func newMemSegments() *memSegments { return &memSegments{segs: map[int64]*InMemoryKeyValueStore{}} }
+func newMemSegments() *memSegments { return &memSegments{segs: map[int64]*inMemoryKeyValueStore{}} }
 
 func (m *memSegments) open(_ processor.StateStoreContext, name string) error {
 	m.mu.Lock()
@@ -329,7 +329,7 @@ func (m *memSegments) open(_ processor.StateStoreContext, name string) error {
 	return nil
 }
 
-type memSegment struct{ s *InMemoryKeyValueStore }
+type memSegment struct{ s *inMemoryKeyValueStore }
 
 func (g memSegment) get(k []byte) ([]byte, bool, error) { return g.s.Get(k) }
 func (g memSegment) put(k, v []byte) error              { return g.s.Put(k, v) }
@@ -348,7 +348,7 @@ func (m *memSegments) segment(id int64, create bool) segmentKV {
 		if !create {
 			return nil
 		}
-		s = NewInMemoryKeyValueStore(SegmentName(m.name, id, 1))
+		s = newInMemoryKeyValueStore(SegmentName(m.name, id, 1))
 		s.Open()
 		m.segs[id] = s
 	}
@@ -386,7 +386,7 @@ func (m *memSegments) flush() error { return nil }
 func (m *memSegments) close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.segs = map[int64]*InMemoryKeyValueStore{}
+	m.segs = map[int64]*inMemoryKeyValueStore{}
 	m.opened = false
 	return nil
 }

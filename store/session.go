@@ -196,38 +196,38 @@ func (s *sessionBytesStore) find(keyFrom, keyTo []byte, earliestEnd, latestStart
 	}}
 }
 
-// InMemorySessionStore is the in-memory session engine, segmented as the Pebble engine so both
+// inMemorySessionStore is the in-memory session engine, segmented as the Pebble engine so both
 // return the same order (Java's RocksDB order; Java's own in-memory session store orders by end
-// time first). Java counterpart: org.apache.kafka.streams.state.internals.InMemorySessionStore.
-type InMemorySessionStore struct{ sessionBytesStore }
+// time first). Java counterpart: org.apache.kafka.streams.state.internals.inMemorySessionStore.
+type inMemorySessionStore struct{ sessionBytesStore }
 
-// PebbleSessionStore is the persistent session engine: one Pebble database per store per task,
+// pebbleSessionStore is the persistent session engine: one Pebble database per store per task,
 // segmented by session end time, expired segments dropped with one range deletion. It
 // implements [TransactionalStore] and [WipeableStore]. Java counterpart: RocksDBSessionStore.
-type PebbleSessionStore struct {
+type pebbleSessionStore struct {
 	sessionBytesStore
 	segmentedEngineOps
 }
 
 var (
-	_ SessionBytesStore  = (*InMemorySessionStore)(nil)
-	_ SessionBytesStore  = (*PebbleSessionStore)(nil)
-	_ TransactionalStore = (*PebbleSessionStore)(nil)
+	_ SessionBytesStore  = (*inMemorySessionStore)(nil)
+	_ SessionBytesStore  = (*pebbleSessionStore)(nil)
+	_ TransactionalStore = (*pebbleSessionStore)(nil)
 )
 
-// NewInMemorySessionStore returns a closed in-memory session engine with retention in ms.
-func NewInMemorySessionStore(name string, retention int64) *InMemorySessionStore {
-	return &InMemorySessionStore{newSessionBytesStore(name, retention, DefaultSegmentInterval(retention), newMemSegments())}
+// newInMemorySessionStore returns a closed in-memory session engine with retention in ms.
+func newInMemorySessionStore(name string, retention int64) *inMemorySessionStore {
+	return &inMemorySessionStore{newSessionBytesStore(name, retention, DefaultSegmentInterval(retention), newMemSegments())}
 }
 
-// NewPebbleSessionStore returns a closed Pebble session engine; segmentInterval <= 0 means
+// newPebbleSessionStore returns a closed Pebble session engine; segmentInterval <= 0 means
 // [DefaultSegmentInterval](retention).
-func NewPebbleSessionStore(name string, retention, segmentInterval int64) *PebbleSessionStore {
+func newPebbleSessionStore(name string, retention, segmentInterval int64) *pebbleSessionStore {
 	if segmentInterval <= 0 {
 		segmentInterval = DefaultSegmentInterval(retention)
 	}
 	eng := newPebbleSegments()
-	return &PebbleSessionStore{
+	return &pebbleSessionStore{
 		sessionBytesStore:  newSessionBytesStore(name, retention, segmentInterval, eng),
 		segmentedEngineOps: segmentedEngineOps{eng: eng, name: name},
 	}

@@ -24,7 +24,7 @@ func (s *sessionBytesStore) sessionsEndingIn(earliestEnd, latestEnd int64) KeyVa
 // of FindSessionsRange; it falls back to FindSessionsRange over all keys for engines without
 // it. Java: the time-ordered session store's findSessions(earliestSessionEndTime,
 // latestSessionEndTime) that emit-on-close session aggregations use.
-func (m *MeteredSessionStore[K, V]) FindSessionsEndingIn(earliestEnd, latestEnd int64) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) FindSessionsEndingIn(earliestEnd, latestEnd int64) KeyValueIterator[serde.Windowed[K], V] {
 	var inner SessionBytesStore = m.inner
 	for {
 		switch s := inner.(type) {

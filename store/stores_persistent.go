@@ -22,7 +22,7 @@ const PebbleMetricsScope = "pebble"
 type pebbleKeyValueSupplier struct{ name string }
 
 func (s pebbleKeyValueSupplier) Name() string            { return s.name }
-func (s pebbleKeyValueSupplier) Get() KeyValueBytesStore { return NewPebbleKeyValueStore(s.name) }
+func (s pebbleKeyValueSupplier) Get() KeyValueBytesStore { return newPebbleKeyValueStore(s.name) }
 func (s pebbleKeyValueSupplier) MetricsScope() string    { return PebbleMetricsScope }
 
 // PersistentKeyValueStore returns a supplier of Pebble key-value engines named name.
@@ -92,9 +92,9 @@ func (s windowSupplier) MetricsScope() string {
 }
 func (s windowSupplier) Get() WindowBytesStore {
 	if s.persistent {
-		return NewPebbleWindowStore(s.name, s.retention, s.seg, s.size, s.dups)
+		return newPebbleWindowStore(s.name, s.retention, s.seg, s.size, s.dups)
 	}
-	return NewInMemoryWindowStore(s.name, s.retention, s.size, s.dups)
+	return newInMemoryWindowStore(s.name, s.retention, s.size, s.dups)
 }
 
 type sessionSupplier struct {
@@ -114,9 +114,9 @@ func (s sessionSupplier) MetricsScope() string {
 }
 func (s sessionSupplier) Get() SessionBytesStore {
 	if s.persistent {
-		return NewPebbleSessionStore(s.name, s.retention, s.seg)
+		return newPebbleSessionStore(s.name, s.retention, s.seg)
 	}
-	return NewInMemorySessionStore(s.name, s.retention)
+	return newInMemorySessionStore(s.name, s.retention)
 }
 
 func windowArgs(name string, retention, windowSize time.Duration) (int64, int64, error) {
@@ -199,7 +199,7 @@ func (o *builderOptions) logCfg() map[string]string {
 }
 
 // WindowStoreBuilder builds typed window stores: an engine from the supplier, wrapped (inside
-// out) in change logging (default on), the record cache ([CachingWindowStore], off by default;
+// out) in change logging (default on), the record cache ([cachingWindowStore], off by default;
 // never over a supplier that retains duplicates, as Java's builder drops it then) and the typed
 // metered layer. It satisfies processor.StoreBuilder.
 // Java counterpart: org.apache.kafka.streams.state.internals.WindowStoreBuilder.
@@ -233,7 +233,7 @@ func (b *WindowStoreBuilder[K, V]) WithLoggingDisabled() *WindowStoreBuilder[K, 
 	return b
 }
 
-// WithCachingEnabled puts a record cache ([CachingWindowStore]) under the typed layer: writes
+// WithCachingEnabled puts a record cache ([cachingWindowStore]) under the typed layer: writes
 // stay in the thread's cache (statestore.cache.max.bytes) until a commit or an eviction flushes
 // them to the store and changelog. Ignored when the supplier retains duplicates (Java logs a
 // warning and does the same). Java: withCachingEnabled().
@@ -270,16 +270,16 @@ func (b *WindowStoreBuilder[K, V]) Build() (processor.StateStore, error) {
 func (b *WindowStoreBuilder[K, V]) BuildWindowStore() WindowStore[K, V] {
 	inner := b.supplier.Get()
 	if b.opts.logging {
-		inner = NewChangeLoggingWindowBytesStore(inner, b.supplier.RetainDuplicates())
+		inner = newChangeLoggingWindowBytesStore(inner, b.supplier.RetainDuplicates())
 	}
 	if b.opts.caching && !b.supplier.RetainDuplicates() {
-		inner = NewCachingWindowStore(inner, b.supplier.WindowSize(), b.supplier.SegmentIntervalMs())
+		inner = newCachingWindowStore(inner, b.supplier.WindowSize(), b.supplier.SegmentIntervalMs())
 	}
-	return NewMeteredWindowStore(inner, b.keySerde, b.valueSerde)
+	return newMeteredWindowStore(inner, b.keySerde, b.valueSerde)
 }
 
 // SessionStoreBuilder builds typed session stores: an engine from the supplier, wrapped in
-// change logging (default on), the record cache ([CachingSessionStore], off by default) and
+// change logging (default on), the record cache ([cachingSessionStore], off by default) and
 // the typed metered layer. Java counterpart: org.apache.kafka.streams.state.internals.SessionStoreBuilder.
 type SessionStoreBuilder[K, V any] struct {
 	supplier   SessionBytesStoreSupplier
@@ -344,12 +344,12 @@ func (b *SessionStoreBuilder[K, V]) Build() (processor.StateStore, error) {
 func (b *SessionStoreBuilder[K, V]) BuildSessionStore() SessionStore[K, V] {
 	inner := b.supplier.Get()
 	if b.opts.logging {
-		inner = NewChangeLoggingSessionBytesStore(inner)
+		inner = newChangeLoggingSessionBytesStore(inner)
 	}
 	if b.opts.caching {
-		inner = NewCachingSessionStore(inner, b.supplier.SegmentIntervalMs())
+		inner = newCachingSessionStore(inner, b.supplier.SegmentIntervalMs())
 	}
-	return NewMeteredSessionStore(inner, b.keySerde, b.valueSerde)
+	return newMeteredSessionStore(inner, b.keySerde, b.valueSerde)
 }
 
 // ReadOnlyKeyValueView returns a view of st without its write methods, for interactive

@@ -133,11 +133,11 @@ func TimestampOf(b []byte) int64 {
 	return int64(binary.BigEndian.Uint64(b))
 }
 
-// ChangeLoggingTimestampedKeyValueBytesStore is the change-logging layer of timestamped stores:
+// changeLoggingTimestampedKeyValueBytesStore is the change-logging layer of timestamped stores:
 // the changelog record's value is the raw value (without the 8-byte timestamp) and its
 // timestamp is the stored one; a delete (or a nil put) logs a tombstone with the timestamp of the
-// record being processed. Java counterpart: ChangeLoggingTimestampedKeyValueBytesStore.
-type ChangeLoggingTimestampedKeyValueBytesStore struct {
+// record being processed. Java counterpart: changeLoggingTimestampedKeyValueBytesStore.
+type changeLoggingTimestampedKeyValueBytesStore struct {
 	KeyValueBytesStore
 	logger ChangelogContext
 	// withHeaders: log with the headers of the record being processed (see
@@ -147,18 +147,18 @@ type ChangeLoggingTimestampedKeyValueBytesStore struct {
 	rc          RecordContextAccess
 }
 
-// NewChangeLoggingTimestampedKeyValueBytesStore wraps inner (holding ts ‖ value bytes).
-func NewChangeLoggingTimestampedKeyValueBytesStore(inner KeyValueBytesStore) *ChangeLoggingTimestampedKeyValueBytesStore {
-	return &ChangeLoggingTimestampedKeyValueBytesStore{KeyValueBytesStore: inner}
+// newChangeLoggingTimestampedKeyValueBytesStore wraps inner (holding ts ‖ value bytes).
+func newChangeLoggingTimestampedKeyValueBytesStore(inner KeyValueBytesStore) *changeLoggingTimestampedKeyValueBytesStore {
+	return &changeLoggingTimestampedKeyValueBytesStore{KeyValueBytesStore: inner}
 }
 
 // Inner returns the wrapped store.
-func (c *ChangeLoggingTimestampedKeyValueBytesStore) Inner() KeyValueBytesStore {
+func (c *changeLoggingTimestampedKeyValueBytesStore) Inner() KeyValueBytesStore {
 	return c.KeyValueBytesStore
 }
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
-func (c *ChangeLoggingTimestampedKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (c *changeLoggingTimestampedKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if l, ok := ctx.(ChangelogContext); ok {
 		c.logger = l
 	}
@@ -169,7 +169,7 @@ func (c *ChangeLoggingTimestampedKeyValueBytesStore) Init(ctx processor.StateSto
 	return c.KeyValueBytesStore.Init(ctx, root)
 }
 
-func (c *ChangeLoggingTimestampedKeyValueBytesStore) log(key, value []byte) error {
+func (c *changeLoggingTimestampedKeyValueBytesStore) log(key, value []byte) error {
 	if c.logger == nil {
 		return nil
 	}
@@ -188,7 +188,7 @@ func (c *ChangeLoggingTimestampedKeyValueBytesStore) log(key, value []byte) erro
 }
 
 // Put writes to the inner store, then logs the change.
-func (c *ChangeLoggingTimestampedKeyValueBytesStore) Put(key, value []byte) error {
+func (c *changeLoggingTimestampedKeyValueBytesStore) Put(key, value []byte) error {
 	if err := c.KeyValueBytesStore.Put(key, value); err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (c *ChangeLoggingTimestampedKeyValueBytesStore) Put(key, value []byte) erro
 }
 
 // PutIfAbsent writes when absent and logs only what was written.
-func (c *ChangeLoggingTimestampedKeyValueBytesStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
+func (c *changeLoggingTimestampedKeyValueBytesStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
 	old, found, err := c.KeyValueBytesStore.PutIfAbsent(key, value)
 	if err != nil {
 		return nil, false, err
@@ -210,7 +210,7 @@ func (c *ChangeLoggingTimestampedKeyValueBytesStore) PutIfAbsent(key, value []by
 }
 
 // PutAll writes all entries, then logs each.
-func (c *ChangeLoggingTimestampedKeyValueBytesStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
+func (c *changeLoggingTimestampedKeyValueBytesStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	if err := c.KeyValueBytesStore.PutAll(entries); err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (c *ChangeLoggingTimestampedKeyValueBytesStore) PutAll(entries []KeyValue[[
 }
 
 // Delete removes key and logs a tombstone.
-func (c *ChangeLoggingTimestampedKeyValueBytesStore) Delete(key []byte) ([]byte, bool, error) {
+func (c *changeLoggingTimestampedKeyValueBytesStore) Delete(key []byte) ([]byte, bool, error) {
 	old, found, err := c.KeyValueBytesStore.Delete(key)
 	if err != nil {
 		return nil, false, err
@@ -315,21 +315,21 @@ func (b *TimestampedKeyValueStoreBuilder[K, V]) Build() (processor.StateStore, e
 func (b *TimestampedKeyValueStoreBuilder[K, V]) BuildTimestampedKeyValueStore() TimestampedKeyValueStore[K, V] {
 	var inner KeyValueBytesStore = b.supplier.Get()
 	if b.logging {
-		l := NewChangeLoggingTimestampedKeyValueBytesStore(inner)
+		l := newChangeLoggingTimestampedKeyValueBytesStore(inner)
 		l.withHeaders = b.headers
 		inner = l
 	}
 	if b.caching {
-		inner = NewCachingKeyValueStore(inner)
+		inner = newCachingKeyValueStore(inner)
 	}
 	vs := &vatSerde[V]{inner: b.valueSerde}
-	return &timestampedStore[K, V]{MeteredKeyValueStore: NewMeteredKeyValueStore(inner, b.keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
+	return &timestampedStore[K, V]{meteredKeyValueStore: newMeteredKeyValueStore(inner, b.keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
 }
 
 // timestampedStore is the metered layer of a timestamped store; it resolves a nil value serde
 // to the context default at Init.
 type timestampedStore[K, V any] struct {
-	*MeteredKeyValueStore[K, *ValueAndTimestamp[V]]
+	*meteredKeyValueStore[K, *ValueAndTimestamp[V]]
 	vs *vatSerde[V]
 }
 
@@ -346,7 +346,7 @@ func (t *timestampedStore[K, V]) Init(ctx processor.StateStoreContext, root proc
 		}
 		t.vs.inner = s
 	}
-	return t.MeteredKeyValueStore.Init(ctx, root)
+	return t.meteredKeyValueStore.Init(ctx, root)
 }
 
 // fixedSizeOf returns s's serde.FixedSizer size, or 0.

@@ -69,10 +69,10 @@ type TimestampedBytesStore interface {
 }
 
 // TimestampedBytes marks the timestamped change-logging layer (see [TimestampedBytesStore]).
-func (c *ChangeLoggingTimestampedKeyValueBytesStore) TimestampedBytes() {}
+func (c *changeLoggingTimestampedKeyValueBytesStore) TimestampedBytes() {}
 
 // TimestampedBytes marks the timestamped window change-logging layer (see [TimestampedBytesStore]).
-func (c *ChangeLoggingTimestampedWindowBytesStore) TimestampedBytes() {}
+func (c *changeLoggingTimestampedWindowBytesStore) TimestampedBytes() {}
 
 // IsTimestamped reports whether one of st's layers is a [TimestampedBytesStore], i.e. whether
 // changelog records must be converted to ts ‖ value on restore. Java: WrappedStateStore.isTimestamped.

@@ -553,60 +553,60 @@ func (e *versionedEngine) restoreBatch(batch []processor.RestoreRecord) error {
 	return nil
 }
 
-// InMemoryVersionedKeyValueStore is the in-memory versioned engine (see the layout above, held
-// in an [InMemoryKeyValueStore]). Java has no in-memory versioned store; its behaviour is the
+// inMemoryVersionedKeyValueStore is the in-memory versioned engine (see the layout above, held
+// in an [inMemoryKeyValueStore]). Java has no in-memory versioned store; its behaviour is the
 // one of Java's RocksDBVersionedStore.
-type InMemoryVersionedKeyValueStore struct{ *versionedEngine }
+type inMemoryVersionedKeyValueStore struct{ *versionedEngine }
 
-// NewInMemoryVersionedKeyValueStore returns a closed in-memory versioned engine with the given
+// newInMemoryVersionedKeyValueStore returns a closed in-memory versioned engine with the given
 // history retention (ms, >= 0); Init opens it. Most users get one through
 // Stores.InMemoryVersionedKeyValueStore.
-func NewInMemoryVersionedKeyValueStore(name string, historyRetentionMs int64) *InMemoryVersionedKeyValueStore {
-	return &InMemoryVersionedKeyValueStore{newVersionedEngine(name, historyRetentionMs, 0, NewInMemoryKeyValueStore(name))}
+func newInMemoryVersionedKeyValueStore(name string, historyRetentionMs int64) *inMemoryVersionedKeyValueStore {
+	return &inMemoryVersionedKeyValueStore{newVersionedEngine(name, historyRetentionMs, 0, newInMemoryKeyValueStore(name))}
 }
 
-// PebbleVersionedKeyValueStore is the persistent versioned engine: a Pebble database at
+// pebbleVersionedKeyValueStore is the persistent versioned engine: a Pebble database at
 // <task state dir>/pebble/<name> (see the layout above). It is transactional under
-// exactly-once and wipeable, as [PebbleKeyValueStore]. Java counterpart: RocksDBVersionedStore.
-type PebbleVersionedKeyValueStore struct {
+// exactly-once and wipeable, as [pebbleKeyValueStore]. Java counterpart: RocksDBVersionedStore.
+type pebbleVersionedKeyValueStore struct {
 	*versionedEngine
-	kv *PebbleKeyValueStore
+	kv *pebbleKeyValueStore
 }
 
 var (
-	_ VersionedBytesStore = (*PebbleVersionedKeyValueStore)(nil)
-	_ VersionedBytesStore = (*InMemoryVersionedKeyValueStore)(nil)
-	_ TransactionalStore  = (*PebbleVersionedKeyValueStore)(nil)
-	_ WipeableStore       = (*PebbleVersionedKeyValueStore)(nil)
+	_ VersionedBytesStore = (*pebbleVersionedKeyValueStore)(nil)
+	_ VersionedBytesStore = (*inMemoryVersionedKeyValueStore)(nil)
+	_ TransactionalStore  = (*pebbleVersionedKeyValueStore)(nil)
+	_ WipeableStore       = (*pebbleVersionedKeyValueStore)(nil)
 )
 
-// NewPebbleVersionedKeyValueStore returns a closed Pebble versioned engine with the given
+// newPebbleVersionedKeyValueStore returns a closed Pebble versioned engine with the given
 // history retention and segment interval (ms); Init opens it. Most users get one through
 // Stores.PersistentVersionedKeyValueStore.
-func NewPebbleVersionedKeyValueStore(name string, historyRetentionMs, segmentIntervalMs int64) *PebbleVersionedKeyValueStore {
-	kv := NewPebbleKeyValueStore(name)
-	return &PebbleVersionedKeyValueStore{versionedEngine: newVersionedEngine(name, historyRetentionMs, segmentIntervalMs, kv), kv: kv}
+func newPebbleVersionedKeyValueStore(name string, historyRetentionMs, segmentIntervalMs int64) *pebbleVersionedKeyValueStore {
+	kv := newPebbleKeyValueStore(name)
+	return &pebbleVersionedKeyValueStore{versionedEngine: newVersionedEngine(name, historyRetentionMs, segmentIntervalMs, kv), kv: kv}
 }
 
 // CommitTransaction implements [TransactionalStore].
-func (s *PebbleVersionedKeyValueStore) CommitTransaction(changelogOffset int64) error {
+func (s *pebbleVersionedKeyValueStore) CommitTransaction(changelogOffset int64) error {
 	return s.kv.CommitTransaction(changelogOffset)
 }
 
 // AbortTransaction implements [TransactionalStore]; the store's stream time is kept (it only
 // decides which puts are too old, and Java keeps it too).
-func (s *PebbleVersionedKeyValueStore) AbortTransaction() error { return s.kv.AbortTransaction() }
+func (s *pebbleVersionedKeyValueStore) AbortTransaction() error { return s.kv.AbortTransaction() }
 
 // CommittedOffset implements [TransactionalStore].
-func (s *PebbleVersionedKeyValueStore) CommittedOffset() (int64, bool, error) {
+func (s *pebbleVersionedKeyValueStore) CommittedOffset() (int64, bool, error) {
 	return s.kv.CommittedOffset()
 }
 
 // Transactional implements [TransactionalStore].
-func (s *PebbleVersionedKeyValueStore) Transactional() bool { return s.kv.Transactional() }
+func (s *pebbleVersionedKeyValueStore) Transactional() bool { return s.kv.Transactional() }
 
 // Wipe implements [WipeableStore]; the stream time starts again.
-func (s *PebbleVersionedKeyValueStore) Wipe() error {
+func (s *pebbleVersionedKeyValueStore) Wipe() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.observed, s.minTo = -1, math.MinInt64
@@ -614,7 +614,7 @@ func (s *PebbleVersionedKeyValueStore) Wipe() error {
 }
 
 // WipedOnOpen implements [WipeableStore].
-func (s *PebbleVersionedKeyValueStore) WipedOnOpen() bool { return s.kv.WipedOnOpen() }
+func (s *pebbleVersionedKeyValueStore) WipedOnOpen() bool { return s.kv.WipedOnOpen() }
 
 // IsEmpty implements [WipeableStore].
-func (s *PebbleVersionedKeyValueStore) IsEmpty() (bool, error) { return s.kv.IsEmpty() }
+func (s *pebbleVersionedKeyValueStore) IsEmpty() (bool, error) { return s.kv.IsEmpty() }

@@ -41,10 +41,10 @@ type VersionHistoryReader[K, V any] interface {
 }
 
 var (
-	_ VersionHistoryReader[[]byte, []byte] = (*InMemoryVersionedKeyValueStore)(nil)
-	_ VersionHistoryReader[[]byte, []byte] = (*PebbleVersionedKeyValueStore)(nil)
-	_ VersionHistoryReader[[]byte, []byte] = (*ChangeLoggingVersionedKeyValueBytesStore)(nil)
-	_ VersionHistoryReader[string, int32]  = (*MeteredVersionedKeyValueStore[string, int32])(nil)
+	_ VersionHistoryReader[[]byte, []byte] = (*inMemoryVersionedKeyValueStore)(nil)
+	_ VersionHistoryReader[[]byte, []byte] = (*pebbleVersionedKeyValueStore)(nil)
+	_ VersionHistoryReader[[]byte, []byte] = (*changeLoggingVersionedKeyValueBytesStore)(nil)
+	_ VersionHistoryReader[string, int32]  = (*meteredVersionedKeyValueStore[string, int32])(nil)
 )
 
 // VersionedRecordsIterator returns an iterator over records, in their order.
@@ -152,7 +152,7 @@ func (e *versionedEngine) versions(key []byte, from, to int64) ([]VersionedRecor
 }
 
 // GetVersions implements [VersionHistoryReader] with the store below (reads are not logged).
-func (c *ChangeLoggingVersionedKeyValueBytesStore) GetVersions(key []byte, fromTime, toTime int64, ascending bool) (VersionedRecordIterator[[]byte], error) {
+func (c *changeLoggingVersionedKeyValueBytesStore) GetVersions(key []byte, fromTime, toTime int64, ascending bool) (VersionedRecordIterator[[]byte], error) {
 	r, ok := c.VersionedBytesStore.(VersionHistoryReader[[]byte, []byte])
 	if !ok {
 		return nil, storeErr(c.Name(), "get versions", fmt.Errorf("%w: %T cannot list versions", errors.ErrUnsupported, c.VersionedBytesStore))
@@ -162,7 +162,7 @@ func (c *ChangeLoggingVersionedKeyValueBytesStore) GetVersions(key []byte, fromT
 
 // GetVersions implements [VersionHistoryReader]: the versions of the bytes store below,
 // deserialized.
-func (m *MeteredVersionedKeyValueStore[K, V]) GetVersions(key K, fromTime, toTime int64, ascending bool) (VersionedRecordIterator[V], error) {
+func (m *meteredVersionedKeyValueStore[K, V]) GetVersions(key K, fromTime, toTime int64, ascending bool) (VersionedRecordIterator[V], error) {
 	k, err := m.keyBytes("get versions", key)
 	if err != nil {
 		return nil, err

@@ -41,9 +41,9 @@ func (s versionedSupplier) MetricsScope() string {
 }
 func (s versionedSupplier) Get() VersionedBytesStore {
 	if s.persistent {
-		return NewPebbleVersionedKeyValueStore(s.name, s.retention, s.segment)
+		return newPebbleVersionedKeyValueStore(s.name, s.retention, s.segment)
 	}
-	return NewInMemoryVersionedKeyValueStore(s.name, s.retention)
+	return newInMemoryVersionedKeyValueStore(s.name, s.retention)
 }
 
 // defaultVersionedSegmentInterval is Java's default segment interval for a history retention
@@ -99,27 +99,27 @@ func (StoresFactory) InMemoryVersionedKeyValueStore(name string, historyRetentio
 	return versionedSupplier{name: name, retention: r, segment: defaultVersionedSegmentInterval(r)}, nil
 }
 
-// ChangeLoggingVersionedKeyValueBytesStore writes every put and delete of the versioned store
+// changeLoggingVersionedKeyValueBytesStore writes every put and delete of the versioned store
 // below it to the store's changelog: the key, the plain value (a tombstone for a delete or a
 // nil put) and the version's timestamp as record timestamp, also for puts the store did not
-// apply (as Java). Java counterpart: ChangeLoggingVersionedKeyValueBytesStore.
-type ChangeLoggingVersionedKeyValueBytesStore struct {
+// apply (as Java). Java counterpart: changeLoggingVersionedKeyValueBytesStore.
+type changeLoggingVersionedKeyValueBytesStore struct {
 	VersionedBytesStore
 	logger ChangelogContext
 }
 
-// NewChangeLoggingVersionedKeyValueBytesStore wraps inner with change logging.
-func NewChangeLoggingVersionedKeyValueBytesStore(inner VersionedBytesStore) *ChangeLoggingVersionedKeyValueBytesStore {
-	return &ChangeLoggingVersionedKeyValueBytesStore{VersionedBytesStore: inner}
+// newChangeLoggingVersionedKeyValueBytesStore wraps inner with change logging.
+func newChangeLoggingVersionedKeyValueBytesStore(inner VersionedBytesStore) *changeLoggingVersionedKeyValueBytesStore {
+	return &changeLoggingVersionedKeyValueBytesStore{VersionedBytesStore: inner}
 }
 
 // Inner returns the wrapped store.
-func (c *ChangeLoggingVersionedKeyValueBytesStore) Inner() VersionedBytesStore {
+func (c *changeLoggingVersionedKeyValueBytesStore) Inner() VersionedBytesStore {
 	return c.VersionedBytesStore
 }
 
 // HistoryRetentionMs returns the engine's history retention (ms), 0 when unknown.
-func (c *ChangeLoggingVersionedKeyValueBytesStore) HistoryRetentionMs() int64 {
+func (c *changeLoggingVersionedKeyValueBytesStore) HistoryRetentionMs() int64 {
 	if v, ok := c.VersionedBytesStore.(VersionedEngine); ok {
 		return v.HistoryRetentionMs()
 	}
@@ -127,14 +127,14 @@ func (c *ChangeLoggingVersionedKeyValueBytesStore) HistoryRetentionMs() int64 {
 }
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
-func (c *ChangeLoggingVersionedKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (c *changeLoggingVersionedKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if l, ok := ctx.(ChangelogContext); ok {
 		c.logger = l
 	}
 	return c.VersionedBytesStore.Init(ctx, root)
 }
 
-func (c *ChangeLoggingVersionedKeyValueBytesStore) log(key, value []byte, ts int64) error {
+func (c *changeLoggingVersionedKeyValueBytesStore) log(key, value []byte, ts int64) error {
 	if c.logger == nil {
 		return nil
 	}
@@ -142,7 +142,7 @@ func (c *ChangeLoggingVersionedKeyValueBytesStore) log(key, value []byte, ts int
 }
 
 // Put writes to the inner store, then logs the record.
-func (c *ChangeLoggingVersionedKeyValueBytesStore) Put(key, value []byte, timestamp int64) (int64, error) {
+func (c *changeLoggingVersionedKeyValueBytesStore) Put(key, value []byte, timestamp int64) (int64, error) {
 	res, err := c.VersionedBytesStore.Put(key, value, timestamp)
 	if err != nil {
 		return 0, err
@@ -151,7 +151,7 @@ func (c *ChangeLoggingVersionedKeyValueBytesStore) Put(key, value []byte, timest
 }
 
 // Delete deletes in the inner store, then logs a tombstone at timestamp.
-func (c *ChangeLoggingVersionedKeyValueBytesStore) Delete(key []byte, timestamp int64) (*VersionedRecord[[]byte], error) {
+func (c *changeLoggingVersionedKeyValueBytesStore) Delete(key []byte, timestamp int64) (*VersionedRecord[[]byte], error) {
 	old, err := c.VersionedBytesStore.Delete(key, timestamp)
 	if err != nil {
 		return nil, err
@@ -159,10 +159,10 @@ func (c *ChangeLoggingVersionedKeyValueBytesStore) Delete(key []byte, timestamp 
 	return old, c.log(key, nil, timestamp)
 }
 
-// MeteredVersionedKeyValueStore is the typed layer of a versioned store: it serializes keys
+// meteredVersionedKeyValueStore is the typed layer of a versioned store: it serializes keys
 // and values with its serdes (serde topic: the changelog topic). Nil serdes are taken from the
-// context's default serdes at Init. Java counterpart: MeteredVersionedKeyValueStore.
-type MeteredVersionedKeyValueStore[K, V any] struct {
+// context's default serdes at Init. Java counterpart: meteredVersionedKeyValueStore.
+type meteredVersionedKeyValueStore[K, V any] struct {
 	inner         VersionedBytesStore
 	keySerde      serde.Serde[K]
 	valueSerde    serde.Serde[V]
@@ -171,22 +171,22 @@ type MeteredVersionedKeyValueStore[K, V any] struct {
 	valueNillable bool
 }
 
-var _ VersionedKeyValueStore[string, int32] = (*MeteredVersionedKeyValueStore[string, int32])(nil)
+var _ VersionedKeyValueStore[string, int32] = (*meteredVersionedKeyValueStore[string, int32])(nil)
 
-// NewMeteredVersionedKeyValueStore wraps inner with key and value serdes.
-func NewMeteredVersionedKeyValueStore[K, V any](inner VersionedBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *MeteredVersionedKeyValueStore[K, V] {
-	return &MeteredVersionedKeyValueStore[K, V]{inner: inner, keySerde: keySerde, valueSerde: valueSerde,
+// newMeteredVersionedKeyValueStore wraps inner with key and value serdes.
+func newMeteredVersionedKeyValueStore[K, V any](inner VersionedBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *meteredVersionedKeyValueStore[K, V] {
+	return &meteredVersionedKeyValueStore[K, V]{inner: inner, keySerde: keySerde, valueSerde: valueSerde,
 		keyNillable: nillable[K](), valueNillable: nillable[V]()}
 }
 
 // Name returns the store name.
-func (m *MeteredVersionedKeyValueStore[K, V]) Name() string { return m.inner.Name() }
+func (m *meteredVersionedKeyValueStore[K, V]) Name() string { return m.inner.Name() }
 
 // Inner returns the bytes-level store below this layer.
-func (m *MeteredVersionedKeyValueStore[K, V]) Inner() VersionedBytesStore { return m.inner }
+func (m *meteredVersionedKeyValueStore[K, V]) Inner() VersionedBytesStore { return m.inner }
 
 // HistoryRetentionMs returns the engine's history retention (ms), 0 when unknown.
-func (m *MeteredVersionedKeyValueStore[K, V]) HistoryRetentionMs() int64 {
+func (m *meteredVersionedKeyValueStore[K, V]) HistoryRetentionMs() int64 {
 	for _, l := range Layers(m) {
 		if v, ok := l.(VersionedEngine); ok && l != processor.StateStore(m) {
 			return v.HistoryRetentionMs()
@@ -196,7 +196,7 @@ func (m *MeteredVersionedKeyValueStore[K, V]) HistoryRetentionMs() int64 {
 }
 
 // Init resolves default serdes, sets the serde topic and initialises the inner store.
-func (m *MeteredVersionedKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (m *meteredVersionedKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	topic, err := initSerdes(ctx, m.Name(), &m.keySerde, &m.valueSerde)
 	if err != nil {
 		return err
@@ -208,18 +208,18 @@ func (m *MeteredVersionedKeyValueStore[K, V]) Init(ctx processor.StateStoreConte
 }
 
 // Flush flushes the inner store.
-func (m *MeteredVersionedKeyValueStore[K, V]) Flush() error { return m.inner.Flush() }
+func (m *meteredVersionedKeyValueStore[K, V]) Flush() error { return m.inner.Flush() }
 
 // Close closes the inner store.
-func (m *MeteredVersionedKeyValueStore[K, V]) Close() error { return m.inner.Close() }
+func (m *meteredVersionedKeyValueStore[K, V]) Close() error { return m.inner.Close() }
 
 // Persistent reports whether the engine below is persistent.
-func (m *MeteredVersionedKeyValueStore[K, V]) Persistent() bool { return m.inner.Persistent() }
+func (m *meteredVersionedKeyValueStore[K, V]) Persistent() bool { return m.inner.Persistent() }
 
 // IsOpen reports whether the store is open.
-func (m *MeteredVersionedKeyValueStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
+func (m *meteredVersionedKeyValueStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
 
-func (m *MeteredVersionedKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) {
+func (m *meteredVersionedKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte, error) {
 	if m.keyNillable && isNil(key) {
 		return nil, storeErr(m.Name(), op, ErrNullKey)
 	}
@@ -236,7 +236,7 @@ func (m *MeteredVersionedKeyValueStore[K, V]) keyBytes(op string, key K) ([]byte
 	return b, nil
 }
 
-func (m *MeteredVersionedKeyValueStore[K, V]) record(op string, r *VersionedRecord[[]byte]) (*VersionedRecord[V], error) {
+func (m *meteredVersionedKeyValueStore[K, V]) record(op string, r *VersionedRecord[[]byte]) (*VersionedRecord[V], error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -248,7 +248,7 @@ func (m *MeteredVersionedKeyValueStore[K, V]) record(op string, r *VersionedReco
 }
 
 // Put implements [VersionedKeyValueStore].
-func (m *MeteredVersionedKeyValueStore[K, V]) Put(key K, value V, timestamp int64) (int64, error) {
+func (m *meteredVersionedKeyValueStore[K, V]) Put(key K, value V, timestamp int64) (int64, error) {
 	k, err := m.keyBytes("put", key)
 	if err != nil {
 		return 0, err
@@ -263,7 +263,7 @@ func (m *MeteredVersionedKeyValueStore[K, V]) Put(key K, value V, timestamp int6
 }
 
 // Delete implements [VersionedKeyValueStore].
-func (m *MeteredVersionedKeyValueStore[K, V]) Delete(key K, timestamp int64) (*VersionedRecord[V], error) {
+func (m *meteredVersionedKeyValueStore[K, V]) Delete(key K, timestamp int64) (*VersionedRecord[V], error) {
 	k, err := m.keyBytes("delete", key)
 	if err != nil {
 		return nil, err
@@ -276,7 +276,7 @@ func (m *MeteredVersionedKeyValueStore[K, V]) Delete(key K, timestamp int64) (*V
 }
 
 // Get implements [VersionedKeyValueStore].
-func (m *MeteredVersionedKeyValueStore[K, V]) Get(key K) (*VersionedRecord[V], error) {
+func (m *meteredVersionedKeyValueStore[K, V]) Get(key K) (*VersionedRecord[V], error) {
 	k, err := m.keyBytes("get", key)
 	if err != nil {
 		return nil, err
@@ -289,7 +289,7 @@ func (m *MeteredVersionedKeyValueStore[K, V]) Get(key K) (*VersionedRecord[V], e
 }
 
 // GetAsOf implements [VersionedKeyValueStore].
-func (m *MeteredVersionedKeyValueStore[K, V]) GetAsOf(key K, asOfTimestamp int64) (*VersionedRecord[V], error) {
+func (m *meteredVersionedKeyValueStore[K, V]) GetAsOf(key K, asOfTimestamp int64) (*VersionedRecord[V], error) {
 	k, err := m.keyBytes("get", key)
 	if err != nil {
 		return nil, err
@@ -376,7 +376,7 @@ func (b *VersionedKeyValueStoreBuilder[K, V]) Build() (processor.StateStore, err
 func (b *VersionedKeyValueStoreBuilder[K, V]) BuildVersionedKeyValueStore() VersionedKeyValueStore[K, V] {
 	inner := b.supplier.Get()
 	if b.logging {
-		inner = NewChangeLoggingVersionedKeyValueBytesStore(inner)
+		inner = newChangeLoggingVersionedKeyValueBytesStore(inner)
 	}
-	return NewMeteredVersionedKeyValueStore(inner, b.keySerde, b.valueSerde)
+	return newMeteredVersionedKeyValueStore(inner, b.keySerde, b.valueSerde)
 }

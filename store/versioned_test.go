@@ -26,14 +26,14 @@ type versionedEngineCase struct {
 func versionedEngines() []versionedEngineCase {
 	return []versionedEngineCase{
 		{"memory", func(t *testing.T, retention int64) VersionedBytesStore {
-			s := NewInMemoryVersionedKeyValueStore("ver", retention)
+			s := newInMemoryVersionedKeyValueStore("ver", retention)
 			if err := s.Init(nil, s); err != nil {
 				t.Fatal(err)
 			}
 			return s
 		}},
 		{"pebble", func(t *testing.T, retention int64) VersionedBytesStore {
-			s := NewPebbleVersionedKeyValueStore("ver", retention, 10)
+			s := newPebbleVersionedKeyValueStore("ver", retention, 10)
 			if err := s.Init(nil, s); err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +206,7 @@ func TestVersionedStoreRandomRestore(t *testing.T) {
 			for seed := range uint64(5) {
 				script := randomVersionedScript(seed, 300)
 				orig := &recordingLog{}
-				s := NewChangeLoggingVersionedKeyValueBytesStore(e.new(t, 60))
+				s := newChangeLoggingVersionedKeyValueBytesStore(e.new(t, 60))
 				s.logger = orig
 				runVersionedScript(t, s, script)
 				restored := e.new(t, 60)
@@ -216,9 +216,9 @@ func TestVersionedStoreRandomRestore(t *testing.T) {
 				}
 				var eng *versionedEngine
 				switch x := restored.(type) {
-				case *InMemoryVersionedKeyValueStore:
+				case *inMemoryVersionedKeyValueStore:
 					eng = x.versionedEngine
-				case *PebbleVersionedKeyValueStore:
+				case *pebbleVersionedKeyValueStore:
 					eng = x.versionedEngine
 				}
 				for len(batch) > 0 {
@@ -408,7 +408,7 @@ func TestVersionedTypedStoreAndChangelog(t *testing.T) {
 func TestPebbleVersionedStoreReopen(t *testing.T) {
 	dir := t.TempDir()
 	ctx := &dirContext{fakeContext: fakeContext{appID: "app"}, dir: dir}
-	s := NewPebbleVersionedKeyValueStore("ver", 100, 10)
+	s := newPebbleVersionedKeyValueStore("ver", 100, 10)
 	if err := s.Init(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +420,7 @@ func TestPebbleVersionedStoreReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2 := NewPebbleVersionedKeyValueStore("ver", 100, 10)
+	s2 := newPebbleVersionedKeyValueStore("ver", 100, 10)
 	if err := s2.Init(ctx, s2); err != nil {
 		t.Fatal(err)
 	}

@@ -261,42 +261,42 @@ func (m *mapKeyIterator[K]) Err() error {
 }
 func (m *mapKeyIterator[K]) Close() error { return m.it.Close() }
 
-// InMemoryWindowStore is the in-memory window engine. Data is kept in time segments as the
+// inMemoryWindowStore is the in-memory window engine. Data is kept in time segments as the
 // Pebble engine does, so both return results in the same order (Java's RocksDB order: segment,
 // key bytes, window start; Java's own in-memory window store orders by window start first).
-// Java counterpart: org.apache.kafka.streams.state.internals.InMemoryWindowStore.
-type InMemoryWindowStore struct{ windowBytesStore }
+// Java counterpart: org.apache.kafka.streams.state.internals.inMemoryWindowStore.
+type inMemoryWindowStore struct{ windowBytesStore }
 
-// PebbleWindowStore is the persistent window engine: one Pebble database per store per task
+// pebbleWindowStore is the persistent window engine: one Pebble database per store per task
 // whose segments are key prefixes (segment id = window start / segment interval); expired
 // segments are dropped with one range deletion. It implements [TransactionalStore] and
 // [WipeableStore]. Java counterpart: RocksDBWindowStore over RocksDBSegmentedBytesStore.
-type PebbleWindowStore struct {
+type pebbleWindowStore struct {
 	windowBytesStore
 	segmentedEngineOps
 }
 
 var (
-	_ WindowBytesStore   = (*InMemoryWindowStore)(nil)
-	_ WindowBytesStore   = (*PebbleWindowStore)(nil)
-	_ TransactionalStore = (*PebbleWindowStore)(nil)
-	_ WipeableStore      = (*PebbleWindowStore)(nil)
+	_ WindowBytesStore   = (*inMemoryWindowStore)(nil)
+	_ WindowBytesStore   = (*pebbleWindowStore)(nil)
+	_ TransactionalStore = (*pebbleWindowStore)(nil)
+	_ WipeableStore      = (*pebbleWindowStore)(nil)
 )
 
-// NewInMemoryWindowStore returns a closed in-memory window engine. retention and windowSize
+// newInMemoryWindowStore returns a closed in-memory window engine. retention and windowSize
 // are in ms; duplicates are kept with increasing seqnums when retainDuplicates is set.
-func NewInMemoryWindowStore(name string, retention, windowSize int64, retainDuplicates bool) *InMemoryWindowStore {
-	return &InMemoryWindowStore{newWindowBytesStore(name, retention, DefaultSegmentInterval(retention), windowSize, retainDuplicates, newMemSegments())}
+func newInMemoryWindowStore(name string, retention, windowSize int64, retainDuplicates bool) *inMemoryWindowStore {
+	return &inMemoryWindowStore{newWindowBytesStore(name, retention, DefaultSegmentInterval(retention), windowSize, retainDuplicates, newMemSegments())}
 }
 
-// NewPebbleWindowStore returns a closed Pebble window engine; segmentInterval <= 0 means
+// newPebbleWindowStore returns a closed Pebble window engine; segmentInterval <= 0 means
 // [DefaultSegmentInterval](retention).
-func NewPebbleWindowStore(name string, retention, segmentInterval, windowSize int64, retainDuplicates bool) *PebbleWindowStore {
+func newPebbleWindowStore(name string, retention, segmentInterval, windowSize int64, retainDuplicates bool) *pebbleWindowStore {
 	if segmentInterval <= 0 {
 		segmentInterval = DefaultSegmentInterval(retention)
 	}
 	eng := newPebbleSegments()
-	return &PebbleWindowStore{
+	return &pebbleWindowStore{
 		windowBytesStore:   newWindowBytesStore(name, retention, segmentInterval, windowSize, retainDuplicates, eng),
 		segmentedEngineOps: segmentedEngineOps{eng: eng, name: name},
 	}

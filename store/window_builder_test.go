@@ -10,7 +10,7 @@ import (
 // hasWindowCache reports whether a built window store has the record cache layer.
 func hasWindowCache(s WindowStore[string, string]) bool {
 	for _, l := range Layers(s) {
-		if _, ok := l.(*CachingWindowStore); ok {
+		if _, ok := l.(*cachingWindowStore); ok {
 			return true
 		}
 	}
@@ -38,7 +38,7 @@ func TestWindowStoreBuilderCaching(t *testing.T) {
 			}
 			var cached bool
 			for _, l := range Layers(tb.BuildTimestampedWindowStore()) {
-				if _, ok := l.(*CachingWindowStore); ok {
+				if _, ok := l.(*cachingWindowStore); ok {
 					cached = true
 				}
 			}

@@ -207,15 +207,15 @@ func (g memSegment) pagedIter(from, to []byte, forward bool) KeyValueIterator[[]
 
 // --- change-logging layers: reads pass through ---
 
-func (c *ChangeLoggingWindowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
+func (c *changeLoggingWindowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
 	return scanWindowsOf(c.WindowBytesStore, q)
 }
 
-func (c *ChangeLoggingTimestampedWindowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
+func (c *changeLoggingTimestampedWindowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
 	return scanWindowsOf(c.WindowBytesStore, q)
 }
 
-func (c *ChangeLoggingSessionBytesStore) scanSessions(q segScan) (KeyValueIterator[[]byte, []byte], bool) {
+func (c *changeLoggingSessionBytesStore) scanSessions(q segScan) (KeyValueIterator[[]byte, []byte], bool) {
 	return scanSessionsOf(c.SessionBytesStore, q)
 }
 
@@ -245,7 +245,7 @@ func segScanOf[K, V any](ss *storeSerdes[K, V], op string, s WindowScan[K]) (seg
 
 // ScanWindows implements [WindowScanner] over the bytes store below, when every layer below
 // can (the built-in layers and engines can).
-func (m *MeteredWindowStore[K, V]) ScanWindows(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool) {
+func (m *meteredWindowStore[K, V]) ScanWindows(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool) {
 	q, err := segScanOf(&m.s, "fetch", s)
 	if err != nil {
 		return &rawWindowedIterator[K, V]{s: &m.s, err: err}, true
@@ -262,7 +262,7 @@ func (m *MeteredWindowStore[K, V]) ScanWindows(s WindowScan[K]) (RawKeyIterator[
 
 // ScanSessions implements [SessionScanner] over the bytes store below, when every layer below
 // can.
-func (m *MeteredSessionStore[K, V]) ScanSessions(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool) {
+func (m *meteredSessionStore[K, V]) ScanSessions(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool) {
 	q, err := segScanOf(&m.s, "findSessions", s)
 	if err != nil {
 		return &rawWindowedIterator[K, V]{s: &m.s, err: err}, true

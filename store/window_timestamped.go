@@ -12,30 +12,30 @@ import (
 // counterpart: org.apache.kafka.streams.state.TimestampedWindowStore.
 type TimestampedWindowStore[K, V any] = WindowStore[K, *ValueAndTimestamp[V]]
 
-// ChangeLoggingTimestampedWindowBytesStore is the change-logging layer of timestamped window
+// changeLoggingTimestampedWindowBytesStore is the change-logging layer of timestamped window
 // stores: every put is logged with key = key ‖ int64 windowStart ‖ int32 seqnum, value = the
 // raw value (without the 8-byte timestamp) and the stored timestamp as record timestamp; a
 // nil put logs a tombstone with the timestamp of the record being processed. Java counterpart:
-// ChangeLoggingTimestampedWindowBytesStore.
-type ChangeLoggingTimestampedWindowBytesStore struct {
+// changeLoggingTimestampedWindowBytesStore.
+type changeLoggingTimestampedWindowBytesStore struct {
 	WindowBytesStore
 	retainDuplicates bool
 	seqnum           int32
 	logger           ChangelogContext
 }
 
-// NewChangeLoggingTimestampedWindowBytesStore wraps inner (holding ts ‖ value bytes).
-func NewChangeLoggingTimestampedWindowBytesStore(inner WindowBytesStore, retainDuplicates bool) *ChangeLoggingTimestampedWindowBytesStore {
-	return &ChangeLoggingTimestampedWindowBytesStore{WindowBytesStore: inner, retainDuplicates: retainDuplicates}
+// newChangeLoggingTimestampedWindowBytesStore wraps inner (holding ts ‖ value bytes).
+func newChangeLoggingTimestampedWindowBytesStore(inner WindowBytesStore, retainDuplicates bool) *changeLoggingTimestampedWindowBytesStore {
+	return &changeLoggingTimestampedWindowBytesStore{WindowBytesStore: inner, retainDuplicates: retainDuplicates}
 }
 
 // Inner returns the wrapped store.
-func (c *ChangeLoggingTimestampedWindowBytesStore) Inner() WindowBytesStore {
+func (c *changeLoggingTimestampedWindowBytesStore) Inner() WindowBytesStore {
 	return c.WindowBytesStore
 }
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
-func (c *ChangeLoggingTimestampedWindowBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (c *changeLoggingTimestampedWindowBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if l, ok := ctx.(ChangelogContext); ok {
 		c.logger = l
 	}
@@ -43,7 +43,7 @@ func (c *ChangeLoggingTimestampedWindowBytesStore) Init(ctx processor.StateStore
 }
 
 // Put writes to the inner store, then logs the change.
-func (c *ChangeLoggingTimestampedWindowBytesStore) Put(key, value []byte, windowStart int64) error {
+func (c *changeLoggingTimestampedWindowBytesStore) Put(key, value []byte, windowStart int64) error {
 	if err := c.WindowBytesStore.Put(key, value, windowStart); err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (c *ChangeLoggingTimestampedWindowBytesStore) Put(key, value []byte, window
 
 // TimestampedWindowStoreBuilder builds timestamped window stores: an engine from the supplier,
 // wrapped (inside out) in timestamped change logging (default on), the record cache
-// ([CachingWindowStore], when caching is enabled) and the typed layer with the
+// ([cachingWindowStore], when caching is enabled) and the typed layer with the
 // ValueAndTimestamp serde of valueSerde (nil serdes resolve to the defaults at Init). It
 // satisfies processor.StoreBuilder. Java counterpart: TimestampedWindowStoreBuilder
 // (Stores.timestampedWindowStoreBuilder).
@@ -140,18 +140,18 @@ func (b *TimestampedWindowStoreBuilder[K, V]) Build() (processor.StateStore, err
 func (b *TimestampedWindowStoreBuilder[K, V]) BuildTimestampedWindowStore() TimestampedWindowStore[K, V] {
 	inner := b.supplier.Get()
 	if b.opts.logging {
-		inner = NewChangeLoggingTimestampedWindowBytesStore(inner, b.supplier.RetainDuplicates())
+		inner = newChangeLoggingTimestampedWindowBytesStore(inner, b.supplier.RetainDuplicates())
 	}
 	if b.opts.caching && !b.supplier.RetainDuplicates() {
-		inner = NewCachingWindowStore(inner, b.supplier.WindowSize(), b.supplier.SegmentIntervalMs())
+		inner = newCachingWindowStore(inner, b.supplier.WindowSize(), b.supplier.SegmentIntervalMs())
 	}
 	vs := &vatSerde[V]{inner: b.valueSerde}
-	return &timestampedWindowStore[K, V]{MeteredWindowStore: NewMeteredWindowStore(inner, b.keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
+	return &timestampedWindowStore[K, V]{meteredWindowStore: newMeteredWindowStore(inner, b.keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
 }
 
 // timestampedWindowStore resolves a nil value serde to the context default at Init.
 type timestampedWindowStore[K, V any] struct {
-	*MeteredWindowStore[K, *ValueAndTimestamp[V]]
+	*meteredWindowStore[K, *ValueAndTimestamp[V]]
 	vs *vatSerde[V]
 }
 
@@ -164,7 +164,7 @@ func (t *timestampedWindowStore[K, V]) Init(ctx processor.StateStoreContext, roo
 		}
 		t.vs.inner = s
 	}
-	return t.MeteredWindowStore.Init(ctx, root)
+	return t.meteredWindowStore.Init(ctx, root)
 }
 
 // RetentionPeriodMs returns the supplier's retention period in ms (see
@@ -206,17 +206,17 @@ type RetainedFetcher[K, V any] interface {
 
 // FetchAllRetained implements RetainedFetcher.
 func (t *timestampedWindowStore[K, V]) FetchAllRetained(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], *ValueAndTimestamp[V]] {
-	var inner WindowBytesStore = t.MeteredWindowStore.inner
+	var inner WindowBytesStore = t.meteredWindowStore.inner
 	for {
 		switch s := inner.(type) {
 		case interface {
 			fetchAllRetained(int64, int64) KeyValueIterator[serde.Windowed[[]byte], []byte]
 		}:
-			return t.MeteredWindowStore.s.windowed(s.fetchAllRetained(timeFrom, timeTo))
+			return t.meteredWindowStore.s.windowed(s.fetchAllRetained(timeFrom, timeTo))
 		case interface{ Inner() WindowBytesStore }:
 			inner = s.Inner()
 		default:
-			return t.MeteredWindowStore.FetchAll(timeFrom, timeTo)
+			return t.meteredWindowStore.FetchAll(timeFrom, timeTo)
 		}
 	}
 }

@@ -130,30 +130,30 @@ func (s *storeSerdes[K, V]) windowed(it KeyValueIterator[serde.Windowed[[]byte],
 	}
 }
 
-// MeteredWindowStore is the typed outer layer of a window store: it serializes keys and values
+// meteredWindowStore is the typed outer layer of a window store: it serializes keys and values
 // with the store's serdes (topic = the changelog topic) and calls the bytes-level store below.
 // Nil serdes resolve to the context's default serdes at Init. Metrics are not recorded yet.
-// Java counterpart: org.apache.kafka.streams.state.internals.MeteredWindowStore.
-type MeteredWindowStore[K, V any] struct {
+// Java counterpart: org.apache.kafka.streams.state.internals.meteredWindowStore.
+type meteredWindowStore[K, V any] struct {
 	inner WindowBytesStore
 	s     storeSerdes[K, V]
 }
 
-var _ WindowStore[string, int64] = (*MeteredWindowStore[string, int64])(nil)
+var _ WindowStore[string, int64] = (*meteredWindowStore[string, int64])(nil)
 
-// NewMeteredWindowStore wraps inner with serdes.
-func NewMeteredWindowStore[K, V any](inner WindowBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *MeteredWindowStore[K, V] {
-	return &MeteredWindowStore[K, V]{inner: inner, s: storeSerdes[K, V]{name: inner.Name(), keySerde: keySerde, valueSerde: valueSerde}}
+// newMeteredWindowStore wraps inner with serdes.
+func newMeteredWindowStore[K, V any](inner WindowBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *meteredWindowStore[K, V] {
+	return &meteredWindowStore[K, V]{inner: inner, s: storeSerdes[K, V]{name: inner.Name(), keySerde: keySerde, valueSerde: valueSerde}}
 }
 
 // Inner returns the bytes-level store below.
-func (m *MeteredWindowStore[K, V]) Inner() WindowBytesStore { return m.inner }
+func (m *meteredWindowStore[K, V]) Inner() WindowBytesStore { return m.inner }
 
 // Name returns the store name.
-func (m *MeteredWindowStore[K, V]) Name() string { return m.inner.Name() }
+func (m *meteredWindowStore[K, V]) Name() string { return m.inner.Name() }
 
 // Init resolves serdes and initialises the layers below with root.
-func (m *MeteredWindowStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (m *meteredWindowStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if err := m.s.init(ctx); err != nil {
 		return err
 	}
@@ -161,19 +161,19 @@ func (m *MeteredWindowStore[K, V]) Init(ctx processor.StateStoreContext, root pr
 }
 
 // Flush flushes the layers below.
-func (m *MeteredWindowStore[K, V]) Flush() error { return m.inner.Flush() }
+func (m *meteredWindowStore[K, V]) Flush() error { return m.inner.Flush() }
 
 // Close closes the layers below.
-func (m *MeteredWindowStore[K, V]) Close() error { return m.inner.Close() }
+func (m *meteredWindowStore[K, V]) Close() error { return m.inner.Close() }
 
 // Persistent reports whether the engine is persistent.
-func (m *MeteredWindowStore[K, V]) Persistent() bool { return m.inner.Persistent() }
+func (m *meteredWindowStore[K, V]) Persistent() bool { return m.inner.Persistent() }
 
 // IsOpen reports whether the store is open.
-func (m *MeteredWindowStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
+func (m *meteredWindowStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
 
 // Put stores value for key in the window starting at windowStart (ms).
-func (m *MeteredWindowStore[K, V]) Put(key K, value V, windowStart int64) error {
+func (m *meteredWindowStore[K, V]) Put(key K, value V, windowStart int64) error {
 	kb, err := m.s.key("put", key)
 	if err != nil {
 		return err
@@ -186,7 +186,7 @@ func (m *MeteredWindowStore[K, V]) Put(key K, value V, windowStart int64) error 
 }
 
 // Fetch returns the value of key in the window starting at windowStart.
-func (m *MeteredWindowStore[K, V]) Fetch(key K, windowStart int64) (V, bool, error) {
+func (m *meteredWindowStore[K, V]) Fetch(key K, windowStart int64) (V, bool, error) {
 	var zero V
 	kb, err := m.s.key("fetch", key)
 	if err != nil {
@@ -199,13 +199,13 @@ func (m *MeteredWindowStore[K, V]) Fetch(key K, windowStart int64) (V, bool, err
 	return m.s.decodeValue("fetch", vb)
 }
 
-func (m *MeteredWindowStore[K, V]) times(it KeyValueIterator[int64, []byte]) KeyValueIterator[int64, V] {
+func (m *meteredWindowStore[K, V]) times(it KeyValueIterator[int64, []byte]) KeyValueIterator[int64, V] {
 	return &convIterator[int64, int64, V]{it: it, convKey: func(t int64) (int64, error) { return t, nil },
 		convVal: func(b []byte) (V, error) { v, _, err := m.s.decodeValue("iterate", b); return v, err }}
 }
 
 // FetchTimeRange iterates the windows of key with timeFrom <= start <= timeTo.
-func (m *MeteredWindowStore[K, V]) FetchTimeRange(key K, timeFrom, timeTo int64) KeyValueIterator[int64, V] {
+func (m *meteredWindowStore[K, V]) FetchTimeRange(key K, timeFrom, timeTo int64) KeyValueIterator[int64, V] {
 	kb, err := m.s.key("fetch", key)
 	if err != nil {
 		return ErrorIterator[int64, V](err)
@@ -214,7 +214,7 @@ func (m *MeteredWindowStore[K, V]) FetchTimeRange(key K, timeFrom, timeTo int64)
 }
 
 // BackwardFetchTimeRange is FetchTimeRange by descending start.
-func (m *MeteredWindowStore[K, V]) BackwardFetchTimeRange(key K, timeFrom, timeTo int64) KeyValueIterator[int64, V] {
+func (m *meteredWindowStore[K, V]) BackwardFetchTimeRange(key K, timeFrom, timeTo int64) KeyValueIterator[int64, V] {
 	kb, err := m.s.key("backwardFetch", key)
 	if err != nil {
 		return ErrorIterator[int64, V](err)
@@ -222,7 +222,7 @@ func (m *MeteredWindowStore[K, V]) BackwardFetchTimeRange(key K, timeFrom, timeT
 	return m.times(m.inner.BackwardFetchTimeRange(kb, timeFrom, timeTo))
 }
 
-func (m *MeteredWindowStore[K, V]) keyRange(op string, keyFrom, keyTo K, timeFrom, timeTo int64, forward bool) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredWindowStore[K, V]) keyRange(op string, keyFrom, keyTo K, timeFrom, timeTo int64, forward bool) KeyValueIterator[serde.Windowed[K], V] {
 	var fb, tb []byte
 	var err error
 	if !isNil(keyFrom) {
@@ -243,57 +243,57 @@ func (m *MeteredWindowStore[K, V]) keyRange(op string, keyFrom, keyTo K, timeFro
 
 // FetchKeyRange iterates the windows of keys in [keyFrom, keyTo] with timeFrom <= start <= timeTo;
 // nil keys (for nillable K) are unbounded.
-func (m *MeteredWindowStore[K, V]) FetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredWindowStore[K, V]) FetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], V] {
 	return m.keyRange("fetch", keyFrom, keyTo, timeFrom, timeTo, true)
 }
 
 // BackwardFetchKeyRange is FetchKeyRange in reverse order.
-func (m *MeteredWindowStore[K, V]) BackwardFetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredWindowStore[K, V]) BackwardFetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], V] {
 	return m.keyRange("backwardFetch", keyFrom, keyTo, timeFrom, timeTo, false)
 }
 
 // FetchAll iterates all windows with timeFrom <= start <= timeTo.
-func (m *MeteredWindowStore[K, V]) FetchAll(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredWindowStore[K, V]) FetchAll(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], V] {
 	return m.s.windowed(m.inner.FetchAll(timeFrom, timeTo))
 }
 
 // BackwardFetchAll is FetchAll in reverse order.
-func (m *MeteredWindowStore[K, V]) BackwardFetchAll(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredWindowStore[K, V]) BackwardFetchAll(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], V] {
 	return m.s.windowed(m.inner.BackwardFetchAll(timeFrom, timeTo))
 }
 
 // All iterates every retained window.
-func (m *MeteredWindowStore[K, V]) All() KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredWindowStore[K, V]) All() KeyValueIterator[serde.Windowed[K], V] {
 	return m.s.windowed(m.inner.All())
 }
 
 // BackwardAll iterates every retained window in reverse order.
-func (m *MeteredWindowStore[K, V]) BackwardAll() KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredWindowStore[K, V]) BackwardAll() KeyValueIterator[serde.Windowed[K], V] {
 	return m.s.windowed(m.inner.BackwardAll())
 }
 
-// MeteredSessionStore is the typed outer layer of a session store (serdes over the bytes-level
-// store). Java counterpart: org.apache.kafka.streams.state.internals.MeteredSessionStore.
-type MeteredSessionStore[K, V any] struct {
+// meteredSessionStore is the typed outer layer of a session store (serdes over the bytes-level
+// store). Java counterpart: org.apache.kafka.streams.state.internals.meteredSessionStore.
+type meteredSessionStore[K, V any] struct {
 	inner SessionBytesStore
 	s     storeSerdes[K, V]
 }
 
-var _ SessionStore[string, int64] = (*MeteredSessionStore[string, int64])(nil)
+var _ SessionStore[string, int64] = (*meteredSessionStore[string, int64])(nil)
 
-// NewMeteredSessionStore wraps inner with serdes.
-func NewMeteredSessionStore[K, V any](inner SessionBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *MeteredSessionStore[K, V] {
-	return &MeteredSessionStore[K, V]{inner: inner, s: storeSerdes[K, V]{name: inner.Name(), keySerde: keySerde, valueSerde: valueSerde}}
+// newMeteredSessionStore wraps inner with serdes.
+func newMeteredSessionStore[K, V any](inner SessionBytesStore, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *meteredSessionStore[K, V] {
+	return &meteredSessionStore[K, V]{inner: inner, s: storeSerdes[K, V]{name: inner.Name(), keySerde: keySerde, valueSerde: valueSerde}}
 }
 
 // Inner returns the bytes-level store below.
-func (m *MeteredSessionStore[K, V]) Inner() SessionBytesStore { return m.inner }
+func (m *meteredSessionStore[K, V]) Inner() SessionBytesStore { return m.inner }
 
 // Name returns the store name.
-func (m *MeteredSessionStore[K, V]) Name() string { return m.inner.Name() }
+func (m *meteredSessionStore[K, V]) Name() string { return m.inner.Name() }
 
 // Init resolves serdes and initialises the layers below with root.
-func (m *MeteredSessionStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
+func (m *meteredSessionStore[K, V]) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if err := m.s.init(ctx); err != nil {
 		return err
 	}
@@ -301,24 +301,24 @@ func (m *MeteredSessionStore[K, V]) Init(ctx processor.StateStoreContext, root p
 }
 
 // Flush flushes the layers below.
-func (m *MeteredSessionStore[K, V]) Flush() error { return m.inner.Flush() }
+func (m *meteredSessionStore[K, V]) Flush() error { return m.inner.Flush() }
 
 // Close closes the layers below.
-func (m *MeteredSessionStore[K, V]) Close() error { return m.inner.Close() }
+func (m *meteredSessionStore[K, V]) Close() error { return m.inner.Close() }
 
 // Persistent reports whether the engine is persistent.
-func (m *MeteredSessionStore[K, V]) Persistent() bool { return m.inner.Persistent() }
+func (m *meteredSessionStore[K, V]) Persistent() bool { return m.inner.Persistent() }
 
 // IsOpen reports whether the store is open.
-func (m *MeteredSessionStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
+func (m *meteredSessionStore[K, V]) IsOpen() bool { return m.inner.IsOpen() }
 
-func (m *MeteredSessionStore[K, V]) sessionKey(op string, w serde.Windowed[K]) (serde.Windowed[[]byte], error) {
+func (m *meteredSessionStore[K, V]) sessionKey(op string, w serde.Windowed[K]) (serde.Windowed[[]byte], error) {
 	kb, err := m.s.key(op, w.Key)
 	return serde.Windowed[[]byte]{Key: kb, Window: w.Window}, err
 }
 
 // Put stores the aggregate of a session; nil removes it.
-func (m *MeteredSessionStore[K, V]) Put(session serde.Windowed[K], value V) error {
+func (m *meteredSessionStore[K, V]) Put(session serde.Windowed[K], value V) error {
 	sk, err := m.sessionKey("put", session)
 	if err != nil {
 		return err
@@ -331,7 +331,7 @@ func (m *MeteredSessionStore[K, V]) Put(session serde.Windowed[K], value V) erro
 }
 
 // Remove deletes a session.
-func (m *MeteredSessionStore[K, V]) Remove(session serde.Windowed[K]) error {
+func (m *meteredSessionStore[K, V]) Remove(session serde.Windowed[K]) error {
 	sk, err := m.sessionKey("remove", session)
 	if err != nil {
 		return err
@@ -340,7 +340,7 @@ func (m *MeteredSessionStore[K, V]) Remove(session serde.Windowed[K]) error {
 }
 
 // FetchSession returns the aggregate of the session of key with exactly this start and end.
-func (m *MeteredSessionStore[K, V]) FetchSession(key K, start, end int64) (V, bool, error) {
+func (m *meteredSessionStore[K, V]) FetchSession(key K, start, end int64) (V, bool, error) {
 	var zero V
 	kb, err := m.s.key("fetchSession", key)
 	if err != nil {
@@ -353,7 +353,7 @@ func (m *MeteredSessionStore[K, V]) FetchSession(key K, start, end int64) (V, bo
 	return m.s.decodeValue("fetchSession", vb)
 }
 
-func (m *MeteredSessionStore[K, V]) keyIter(op string, key K, f func([]byte) KeyValueIterator[serde.Windowed[[]byte], []byte]) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) keyIter(op string, key K, f func([]byte) KeyValueIterator[serde.Windowed[[]byte], []byte]) KeyValueIterator[serde.Windowed[K], V] {
 	kb, err := m.s.key(op, key)
 	if err != nil {
 		return ErrorIterator[serde.Windowed[K], V](err)
@@ -361,7 +361,7 @@ func (m *MeteredSessionStore[K, V]) keyIter(op string, key K, f func([]byte) Key
 	return m.s.windowed(f(kb))
 }
 
-func (m *MeteredSessionStore[K, V]) rangeIter(op string, from, to K, f func(a, b []byte) KeyValueIterator[serde.Windowed[[]byte], []byte]) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) rangeIter(op string, from, to K, f func(a, b []byte) KeyValueIterator[serde.Windowed[[]byte], []byte]) KeyValueIterator[serde.Windowed[K], V] {
 	var fb, tb []byte
 	var err error
 	if !isNil(from) {
@@ -378,49 +378,49 @@ func (m *MeteredSessionStore[K, V]) rangeIter(op string, from, to K, f func(a, b
 }
 
 // FindSessions iterates the sessions of key with end >= earliestEnd and start <= latestStart.
-func (m *MeteredSessionStore[K, V]) FindSessions(key K, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) FindSessions(key K, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[K], V] {
 	return m.keyIter("findSessions", key, func(k []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 		return m.inner.FindSessions(k, earliestEnd, latestStart)
 	})
 }
 
 // BackwardFindSessions is FindSessions in reverse order.
-func (m *MeteredSessionStore[K, V]) BackwardFindSessions(key K, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) BackwardFindSessions(key K, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[K], V] {
 	return m.keyIter("backwardFindSessions", key, func(k []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 		return m.inner.BackwardFindSessions(k, earliestEnd, latestStart)
 	})
 }
 
 // FindSessionsRange is FindSessions for keys in [keyFrom, keyTo].
-func (m *MeteredSessionStore[K, V]) FindSessionsRange(keyFrom, keyTo K, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) FindSessionsRange(keyFrom, keyTo K, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[K], V] {
 	return m.rangeIter("findSessions", keyFrom, keyTo, func(a, b []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 		return m.inner.FindSessionsRange(a, b, earliestEnd, latestStart)
 	})
 }
 
 // BackwardFindSessionsRange is FindSessionsRange in reverse order.
-func (m *MeteredSessionStore[K, V]) BackwardFindSessionsRange(keyFrom, keyTo K, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) BackwardFindSessionsRange(keyFrom, keyTo K, earliestEnd, latestStart int64) KeyValueIterator[serde.Windowed[K], V] {
 	return m.rangeIter("backwardFindSessions", keyFrom, keyTo, func(a, b []byte) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 		return m.inner.BackwardFindSessionsRange(a, b, earliestEnd, latestStart)
 	})
 }
 
 // Fetch iterates every session of key.
-func (m *MeteredSessionStore[K, V]) Fetch(key K) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) Fetch(key K) KeyValueIterator[serde.Windowed[K], V] {
 	return m.keyIter("fetch", key, m.inner.Fetch)
 }
 
 // BackwardFetch iterates every session of key in reverse order.
-func (m *MeteredSessionStore[K, V]) BackwardFetch(key K) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) BackwardFetch(key K) KeyValueIterator[serde.Windowed[K], V] {
 	return m.keyIter("backwardFetch", key, m.inner.BackwardFetch)
 }
 
 // FetchRange iterates every session of the keys in [keyFrom, keyTo].
-func (m *MeteredSessionStore[K, V]) FetchRange(keyFrom, keyTo K) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) FetchRange(keyFrom, keyTo K) KeyValueIterator[serde.Windowed[K], V] {
 	return m.rangeIter("fetch", keyFrom, keyTo, m.inner.FetchRange)
 }
 
 // BackwardFetchRange is FetchRange in reverse order.
-func (m *MeteredSessionStore[K, V]) BackwardFetchRange(keyFrom, keyTo K) KeyValueIterator[serde.Windowed[K], V] {
+func (m *meteredSessionStore[K, V]) BackwardFetchRange(keyFrom, keyTo K) KeyValueIterator[serde.Windowed[K], V] {
 	return m.rangeIter("backwardFetch", keyFrom, keyTo, m.inner.BackwardFetchRange)
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kstreams-go/kstreams/conformance"
+	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -296,32 +296,23 @@ func TestGoldenPapiCache(t *testing.T) {
 
 // cachedWindowStoreBuilder builds Metered(Caching(ChangeLogging(engine))) window stores, as
 // Java's WindowStoreBuilder with caching and logging enabled does.
-type cachedWindowStoreBuilder struct {
-	sup store.WindowBytesStoreSupplier
-}
-
-func (b cachedWindowStoreBuilder) Name() string                 { return b.sup.Name() }
-func (b cachedWindowStoreBuilder) LoggingEnabled() bool         { return true }
-func (b cachedWindowStoreBuilder) LogConfig() map[string]string { return map[string]string{} }
-func (b cachedWindowStoreBuilder) Build() (processor.StateStore, error) {
-	var inner store.WindowBytesStore = store.NewChangeLoggingWindowBytesStore(b.sup.Get(), b.sup.RetainDuplicates())
-	inner = store.NewCachingWindowStore(inner, b.sup.WindowSize(), b.sup.SegmentIntervalMs())
-	return store.NewMeteredWindowStore(inner, serde.String(), serde.Nullable(serde.Long())), nil
+func cachedWindowStoreBuilder(sup store.WindowBytesStoreSupplier) processor.StoreBuilder {
+	return store.Stores.WindowStoreBuilder(sup, serde.String(), serde.Nullable(serde.Long())).WithCachingEnabled()
 }
 
 type cacheWinProc struct {
 	ctx     processor.ProcessorContext[any, any]
-	windows *store.MeteredWindowStore[string, *int64]
+	windows store.WindowStore[string, *int64]
 	caching bool
 }
 
 func (p *cacheWinProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.ctx = ctx
 	var err error
-	if p.windows, err = processor.GetStateStore[*store.MeteredWindowStore[string, *int64]](ctx, "Windows"); err != nil {
+	if p.windows, err = processor.GetStateStore[store.WindowStore[string, *int64]](ctx, "Windows"); err != nil {
 		return err
 	}
-	p.caching = p.windows.SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[string], *int64]) error {
+	p.caching = p.windows.(store.CachedStateStore[serde.Windowed[string], *int64]).SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[string], *int64]) error {
 		return ctx.Forward(processor.Record[any, any]{Key: fmt.Sprintf("%s@%d", r.Key.Key, r.Key.Window.Start),
 			Value: cacheDescribe(deref(r.NewValue), deref(r.OldValue), ctx), Timestamp: r.Timestamp, Headers: r.Headers})
 	}, true)
@@ -416,7 +407,7 @@ func papiWindowCacheTopology(t *testing.T) *processor.Topology {
 	must(t, err)
 	must(t, topo.AddSource("Input", []string{"papi-window-cache-input"}, processor.WithKeyDeserializer[string](str), processor.WithValueDeserializer[string](str)))
 	must(t, topo.AddProcessor("Win", untypedSupplier(func() processor.Processor[any, any, any, any] { return &cacheWinProc{} }), "Input"))
-	must(t, topo.AddStateStore(cachedWindowStoreBuilder{sup: sup}, "Win"))
+	must(t, topo.AddStateStore(cachedWindowStoreBuilder(sup), "Win"))
 	must(t, topo.AddSink("Output", "papi-window-cache-output", []string{"Win"}, processor.WithKeySerializer[string](str), processor.WithValueSerializer[string](str)))
 	return topo
 }
@@ -483,17 +474,8 @@ func TestGoldenPapiWindowCache(t *testing.T) {
 
 // cachedSessionStoreBuilder builds Metered(Caching(ChangeLogging(engine))) session stores, as
 // Java's SessionStoreBuilder with caching and logging enabled does.
-type cachedSessionStoreBuilder struct {
-	sup store.SessionBytesStoreSupplier
-}
-
-func (b cachedSessionStoreBuilder) Name() string                 { return b.sup.Name() }
-func (b cachedSessionStoreBuilder) LoggingEnabled() bool         { return true }
-func (b cachedSessionStoreBuilder) LogConfig() map[string]string { return map[string]string{} }
-func (b cachedSessionStoreBuilder) Build() (processor.StateStore, error) {
-	var inner store.SessionBytesStore = store.NewChangeLoggingSessionBytesStore(b.sup.Get())
-	inner = store.NewCachingSessionStore(inner, b.sup.SegmentIntervalMs())
-	return store.NewMeteredSessionStore(inner, serde.String(), serde.Nullable(serde.Long())), nil
+func cachedSessionStoreBuilder(sup store.SessionBytesStoreSupplier) processor.StoreBuilder {
+	return store.Stores.SessionStoreBuilder(sup, serde.String(), serde.Nullable(serde.Long())).WithCachingEnabled()
 }
 
 func sessionName(w serde.Windowed[string]) string {
@@ -502,17 +484,17 @@ func sessionName(w serde.Windowed[string]) string {
 
 type cacheSessProc struct {
 	ctx      processor.ProcessorContext[any, any]
-	sessions *store.MeteredSessionStore[string, *int64]
+	sessions store.SessionStore[string, *int64]
 	caching  bool
 }
 
 func (p *cacheSessProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.ctx = ctx
 	var err error
-	if p.sessions, err = processor.GetStateStore[*store.MeteredSessionStore[string, *int64]](ctx, "Sessions"); err != nil {
+	if p.sessions, err = processor.GetStateStore[store.SessionStore[string, *int64]](ctx, "Sessions"); err != nil {
 		return err
 	}
-	p.caching = p.sessions.SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[string], *int64]) error {
+	p.caching = p.sessions.(store.CachedStateStore[serde.Windowed[string], *int64]).SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[string], *int64]) error {
 		return ctx.Forward(processor.Record[any, any]{Key: sessionName(r.Key),
 			Value: cacheDescribe(deref(r.NewValue), deref(r.OldValue), ctx), Timestamp: r.Timestamp, Headers: r.Headers})
 	}, true)
@@ -610,7 +592,7 @@ func papiSessionCacheTopology(t *testing.T) *processor.Topology {
 	must(t, err)
 	must(t, topo.AddSource("Input", []string{"papi-session-cache-input"}, processor.WithKeyDeserializer[string](str), processor.WithValueDeserializer[string](str)))
 	must(t, topo.AddProcessor("Sess", untypedSupplier(func() processor.Processor[any, any, any, any] { return &cacheSessProc{} }), "Input"))
-	must(t, topo.AddStateStore(cachedSessionStoreBuilder{sup: sup}, "Sess"))
+	must(t, topo.AddStateStore(cachedSessionStoreBuilder(sup), "Sess"))
 	must(t, topo.AddSink("Output", "papi-session-cache-output", []string{"Sess"}, processor.WithKeySerializer[string](str), processor.WithValueSerializer[string](str)))
 	return topo
 }

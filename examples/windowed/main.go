@@ -48,7 +48,6 @@ import (
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/kstream"
-	"github.com/kstreams-go/kstreams/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -272,7 +271,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			h[string(rh.Key)] = string(rh.Value)
 		}
 		lines = append(lines, fmt.Sprintf("late\t%s\t%s\t%s\t%s", m.Key, clock(m.Timestamp.UnixMilli()),
-			h[ktable.LateHeaderWindow], h[ktable.LateHeaderReason]))
+			h[kstream.LateHeaderWindow], h[kstream.LateHeaderReason]))
 	}
 	for _, l := range lines {
 		fmt.Fprintln(stdout, l)

@@ -22,7 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kstreams-go/kstreams"
-	"github.com/kstreams-go/kstreams/bench/wc"
+	"github.com/kstreams-go/kstreams/internal/wc"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"

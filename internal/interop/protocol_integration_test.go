@@ -11,7 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams"
-	"github.com/kstreams-go/kstreams/conformance"
+	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"

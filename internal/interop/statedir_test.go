@@ -20,7 +20,7 @@ import (
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/changelog"
-	"github.com/kstreams-go/kstreams/conformance"
+	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"

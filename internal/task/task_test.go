@@ -510,15 +510,15 @@ func (c contextGrabber) Name() string                 { return c.name }
 func (c contextGrabber) LoggingEnabled() bool         { return false }
 func (c contextGrabber) LogConfig() map[string]string { return nil }
 func (c contextGrabber) Build() (processor.StateStore, error) {
-	return &grabStore{InMemoryKeyValueStore: store.NewInMemoryKeyValueStore(c.name), got: c.got}, nil
+	return &grabStore{KeyValueBytesStore: store.Stores.InMemoryKeyValueStore(c.name).Get(), got: c.got}, nil
 }
 
 type grabStore struct {
-	*store.InMemoryKeyValueStore
+	store.KeyValueBytesStore
 	got *store.RecordContextAccess
 }
 
 func (g *grabStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	*g.got = ctx.(store.RecordContextAccess)
-	return g.InMemoryKeyValueStore.Init(ctx, root)
+	return g.KeyValueBytesStore.Init(ctx, root)
 }

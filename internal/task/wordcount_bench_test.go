@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kstreams-go/kstreams/bench/wc"
+	"github.com/kstreams-go/kstreams/internal/wc"
 	"github.com/kstreams-go/kstreams/internal/cache"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"

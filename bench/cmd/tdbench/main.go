@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kstreams-go/kstreams/bench/wc"
+	"github.com/kstreams-go/kstreams/internal/wc"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/testdriver"
 )

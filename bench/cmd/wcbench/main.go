@@ -57,7 +57,7 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/kstreams-go/kstreams/bench/wc"
+	"github.com/kstreams-go/kstreams/internal/wc"
 )
 
 const partitions = 4

@@ -8,7 +8,7 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/kstreams-go/kstreams/bench/wc"
+	"github.com/kstreams-go/kstreams/internal/wc"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"

@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams"
-	"github.com/kstreams-go/kstreams/bench/wc"
+	"github.com/kstreams-go/kstreams/internal/wc"
 )
 
 func main() {

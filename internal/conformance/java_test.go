@@ -119,7 +119,7 @@ const wordCountDescribe = `Topologies:
 `
 
 func TestJavaWordCount(t *testing.T) {
-	vector := filepath.Join("vectors", "wordcount.jsonl")
+	vector := filepath.Join("../../conformance/vectors", "wordcount.jsonl")
 	events, err := ReadEventsFile(vector)
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func keys[V any](m map[string]V) []string {
 }
 
 func TestJavaPipe(t *testing.T) {
-	vector := filepath.Join("vectors", "pipe.jsonl")
+	vector := filepath.Join("../../conformance/vectors", "pipe.jsonl")
 	events, err := ReadEventsFile(vector)
 	if err != nil {
 		t.Fatal(err)
@@ -293,7 +293,7 @@ func TestJavaPipe(t *testing.T) {
 // its count (as text), in key order, stamped with one timestamp that is the stream time (the
 // largest input timestamp so far). Wall-clock advances produce nothing.
 func TestJavaWordCountProcessor(t *testing.T) {
-	vector := filepath.Join("vectors", "wordcount-processor.jsonl")
+	vector := filepath.Join("../../conformance/vectors", "wordcount-processor.jsonl")
 	events, err := ReadEventsFile(vector)
 	if err != nil {
 		t.Fatal(err)

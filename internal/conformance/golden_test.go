@@ -55,12 +55,12 @@ func TestGoldenDescribeUpToDate(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			got := DescribeJava(t, name)
-			checkGolden(t, filepath.Join("golden", name+".describe.txt"), []byte(got), func(want []byte) bool {
+			checkGolden(t, filepath.Join("../../conformance/golden", name+".describe.txt"), []byte(got), func(want []byte) bool {
 				return bytes.Equal(want, []byte(got))
 			})
 		})
 	}
-	files, _ := filepath.Glob(filepath.Join("golden", "*.describe.txt"))
+	files, _ := filepath.Glob(filepath.Join("../../conformance/golden", "*.describe.txt"))
 	for _, f := range files {
 		if name := strings.TrimSuffix(filepath.Base(f), ".describe.txt"); !slices.Contains(names, name) {
 			t.Errorf("%s has no Java topology %q", f, name)
@@ -76,7 +76,7 @@ func TestGoldenOutputsUpToDate(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			j := JavaFromEnv(t)
-			vector, err := filepath.Abs(filepath.Join("vectors", name+".jsonl"))
+			vector, err := filepath.Abs(filepath.Join("../../conformance/vectors", name+".jsonl"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestGoldenOutputsUpToDate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("golden", name+".out.jsonl"), raw, func(want []byte) bool {
+			checkGolden(t, filepath.Join("../../conformance/golden", name+".out.jsonl"), raw, func(want []byte) bool {
 				golden, err := ReadOutputs(bytes.NewReader(want))
 				if err != nil {
 					t.Errorf("golden: %v", err)
@@ -103,7 +103,7 @@ func TestGoldenOutputsUpToDate(t *testing.T) {
 			})
 		})
 	}
-	files, _ := filepath.Glob(filepath.Join("golden", "*.out.jsonl"))
+	files, _ := filepath.Glob(filepath.Join("../../conformance/golden", "*.out.jsonl"))
 	for _, f := range files {
 		if name := strings.TrimSuffix(filepath.Base(f), ".out.jsonl"); !slices.Contains(names, name) {
 			t.Errorf("%s has no Java topology %q", f, name)
@@ -113,7 +113,7 @@ func TestGoldenOutputsUpToDate(t *testing.T) {
 
 // The golden files must parse without Java, as Go conformance tests read them.
 func TestGoldenFilesParse(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("golden", "*.out.jsonl"))
+	files, err := filepath.Glob(filepath.Join("../../conformance/golden", "*.out.jsonl"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden outputs: %v", err)
 	}
@@ -127,10 +127,10 @@ func TestGoldenFilesParse(t *testing.T) {
 			t.Errorf("%s: empty", f)
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".out.jsonl")
-		if _, err := os.Stat(filepath.Join("golden", name+".describe.txt")); err != nil {
+		if _, err := os.Stat(filepath.Join("../../conformance/golden", name+".describe.txt")); err != nil {
 			t.Errorf("%s: no describe golden: %v", f, err)
 		}
-		if _, err := os.Stat(filepath.Join("vectors", name+".jsonl")); err != nil {
+		if _, err := os.Stat(filepath.Join("../../conformance/vectors", name+".jsonl")); err != nil {
 			t.Errorf("%s: no vector: %v", f, err)
 		}
 	}

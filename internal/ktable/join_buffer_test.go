@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kstreams-go/kstreams/conformance"
+	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/processor"
 )
 
@@ -13,7 +13,7 @@ import (
 // "e", timestamp 260, offset 14 of ver-st-stream) is still buffered at the end of the vector
 // (stream time 260, grace 20).
 func TestJoinBufferRestoresJavaChangelog(t *testing.T) {
-	outs, err := conformance.ReadOutputsFile(filepath.Join("..", "conformance", "golden", "ver-st.out.jsonl"))
+	outs, err := conformance.ReadOutputsFile(filepath.Join("..", "..", "conformance", "golden", "ver-st.out.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -265,12 +265,12 @@ func TestOutputsRoundTrip(t *testing.T) {
 // The committed topology vectors must parse. A topology's vector is vectors/<name>.jsonl for
 // each golden/<name>.describe.txt (vectors/ also holds files of other formats, e.g. serde.jsonl).
 func TestSampleVectorsParse(t *testing.T) {
-	goldens, err := filepath.Glob(filepath.Join("golden", "*.describe.txt"))
+	goldens, err := filepath.Glob(filepath.Join("../../conformance/golden", "*.describe.txt"))
 	if err != nil || len(goldens) == 0 {
 		t.Fatalf("no goldens: %v", err)
 	}
 	for _, g := range goldens {
-		p := filepath.Join("vectors", strings.TrimSuffix(filepath.Base(g), ".describe.txt")+".jsonl")
+		p := filepath.Join("../../conformance/vectors", strings.TrimSuffix(filepath.Base(g), ".describe.txt")+".jsonl")
 		ev, err := ReadEventsFile(p)
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
@@ -280,7 +280,7 @@ func TestSampleVectorsParse(t *testing.T) {
 			t.Errorf("%s: empty", p)
 		}
 	}
-	if _, err := ReadEventsFile(filepath.Join("vectors", "does-not-exist.jsonl")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := ReadEventsFile(filepath.Join("../../conformance/vectors", "does-not-exist.jsonl")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want os.ErrNotExist", err)
 	}
 }

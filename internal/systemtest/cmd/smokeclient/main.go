@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams"
-	"github.com/kstreams-go/kstreams/systemtest"
+	"github.com/kstreams-go/kstreams/internal/systemtest"
 )
 
 func main() {

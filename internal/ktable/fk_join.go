@@ -255,7 +255,7 @@ func (p *subscriptionReceiveProc) Process(r processor.Record[any, any]) error {
 // SubscriptionJoinProcessorSupplier.
 //
 // Unlike Java, the foreign value is read as the foreign table has forwarded it so far: the
-// table's stores are read below their record caches ([store.MeteredKeyValueStore.GetBelowCache]),
+// table's stores are read below their record caches (GetBelowCache of the typed layer the store builders make),
 // never from an entry still dirty in a cache. Every change after that value then reaches the
 // subscriber through ForeignTableJoin, which sees the table's changes only when the cache
 // flushes them. Read through the cache (as Java does), a foreign row created and deleted again
@@ -296,7 +296,6 @@ type belowCacheReader interface {
 	GetBelowCache(key any) (*ValueAndTimestamp, bool, error)
 }
 
-var _ belowCacheReader = (*store.MeteredKeyValueStore[any, *ValueAndTimestamp])(nil)
 
 func (c flushedStores) StateStore(name string) (processor.StateStore, error) {
 	st, err := c.ProcessingContext.StateStore(name)
