@@ -3,8 +3,8 @@ package kstream
 import (
 	"regexp"
 
-	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/internal/ktable"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/internal/ktable"
+	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/testdriver"
 )

@@ -296,7 +296,6 @@ type belowCacheReader interface {
 	GetBelowCache(key any) (*ValueAndTimestamp, bool, error)
 }
 
-
 func (c flushedStores) StateStore(name string) (processor.StateStore, error) {
 	st, err := c.ProcessingContext.StateStore(name)
 	if err != nil {

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kstreams-go/kstreams/internal/wc"
 	"github.com/kstreams-go/kstreams/internal/cache"
 	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/internal/wc"
 	"github.com/kstreams-go/kstreams/processor"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/kstreams-go/kstreams/internal/wc"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
+	"github.com/kstreams-go/kstreams/internal/wc"
 )
 
 // batchWordPipe is the word pipe (see wordPipe) on kstreams-go's own batch-level client, the
