@@ -17,7 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/kstreams-go/kstreams"
-	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/changelog"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"

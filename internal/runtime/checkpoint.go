@@ -3,7 +3,7 @@ package runtime
 import (
 	"fmt"
 
-	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/changelog"
 	"github.com/kstreams-go/kstreams/processor"
 )
 

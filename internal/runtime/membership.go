@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kstreams-go/kstreams/changelog"
 	"github.com/kstreams-go/kstreams/internal/assignment"
+	"github.com/kstreams-go/kstreams/internal/changelog"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/task"

@@ -16,8 +16,8 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/kstreams-go/kstreams/changelog"
 	"github.com/kstreams-go/kstreams/internal/assignment"
+	"github.com/kstreams-go/kstreams/internal/changelog"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"

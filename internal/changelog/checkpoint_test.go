@@ -11,9 +11,9 @@ import (
 func TestCheckpointWriteFormat(t *testing.T) {
 	p := filepath.Join(t.TempDir(), CheckpointFileName)
 	err := WriteCheckpoint(p, map[TopicPartition]int64{
-		{"app-store-changelog", 1}: 42,
-		{"app-a-changelog", 1}:     OffsetUnknown,
-		{"app-store-changelog", 0}: 0,
+		{Topic: "app-store-changelog", Partition: 1}: 42,
+		{Topic: "app-a-changelog", Partition: 1}:     OffsetUnknown,
+		{Topic: "app-store-changelog", Partition: 0}: 0,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestCheckpointWriteFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back) != 3 || back[TopicPartition{"app-store-changelog", 1}] != 42 || back[TopicPartition{"app-a-changelog", 1}] != OffsetUnknown {
+	if len(back) != 3 || back[TopicPartition{Topic: "app-store-changelog", Partition: 1}] != 42 || back[TopicPartition{Topic: "app-a-changelog", Partition: 1}] != OffsetUnknown {
 		t.Fatalf("read back %v", back)
 	}
 	// An empty map deletes the file, as Java's OffsetCheckpoint.write.
@@ -40,7 +40,7 @@ func TestCheckpointWriteFormat(t *testing.T) {
 	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("file not deleted: %v", err)
 	}
-	if err := WriteCheckpoint(p, map[TopicPartition]int64{{"t", 0}: -1}); !errors.Is(err, ErrInvalidOffset) {
+	if err := WriteCheckpoint(p, map[TopicPartition]int64{{Topic: "t", Partition: 0}: -1}); !errors.Is(err, ErrInvalidOffset) {
 		t.Fatalf("negative offset: err = %v", err)
 	}
 }
@@ -65,7 +65,7 @@ func TestCheckpointRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[TopicPartition]int64{{"topic-a", 0}: 17, {"topic-c", 1}: -4}
+	want := map[TopicPartition]int64{{Topic: "topic-a", Partition: 0}: 17, {Topic: "topic-c", Partition: 1}: -4}
 	if !maps.Equal(m, want) {
 		t.Fatalf("read %v, want %v", m, want)
 	}

@@ -289,7 +289,7 @@ func TestIntegrationJavaChangelogToGo(t *testing.T) {
 	log := newKafkaLog(t, b, false)
 	ins := crossInputs()
 	for _, in := range ins {
-		log.Append(TopicPartition{input, 0}, Record{Key: []byte(in.key), Value: []byte(in.value), Timestamp: in.ts})
+		log.Append(TopicPartition{Topic: input, Partition: 0}, Record{Key: []byte(in.key), Value: []byte(in.value), Timestamp: in.ts})
 	}
 	runJavaChangelogApp(t, "fill", "--bootstrap", b.Addrs[0], "--app-id", app, "--input", input,
 		"--state-dir", t.TempDir(), "--expect", strconv.Itoa(len(ins)))

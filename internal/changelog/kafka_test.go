@@ -125,7 +125,7 @@ func TestIntegrationTransactionalRestore(t *testing.T) {
 func transactionalRestore(t *testing.T, b kafkatest.Broker) {
 	app := kafkatest.Name(t, "app")
 	log := newKafkaLog(t, b, true)
-	tp := TopicPartition{app + "-kv-changelog", 0}
+	tp := TopicPartition{Topic: app + "-kv-changelog", Partition: 0}
 	log.ensureTopic(tp.Topic)
 
 	cfg := kafkatest.SaramaConfig()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/changelog"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -30,21 +31,8 @@ type Task interface {
 	Restore(name string, batch []processor.RestoreRecord) error
 }
 
-// RestoreListener is told about restore progress; the methods are called on the restoring
-// goroutine and must not block for long. Java counterpart:
-// org.apache.kafka.streams.processor.StateRestoreListener.
-type RestoreListener interface {
-	// OnRestoreStart is called before the first batch of a store; startOffset is the first
-	// offset read, endOffset the (exclusive) offset restore stops at. Java: onRestoreStart.
-	OnRestoreStart(tp TopicPartition, storeName string, startOffset, endOffset int64)
-	// OnBatchRestored is called after each batch; batchEndOffset is the offset of the batch's
-	// last record. In a bulk restore (TaskStateConfig.BulkRestoreMinRecords) the batch has been
-	// handed to the store, which may still hold it in memory: everything reported is in the
-	// store when OnRestoreEnd is called. Java: onBatchRestored.
-	OnBatchRestored(tp TopicPartition, storeName string, batchEndOffset, numRestored int64)
-	// OnRestoreEnd is called when the store is restored. Java: onRestoreEnd.
-	OnRestoreEnd(tp TopicPartition, storeName string, totalRestored int64)
-}
+// RestoreListener is the public restore listener ([changelog.RestoreListener]).
+type RestoreListener = changelog.RestoreListener
 
 // TaskStateConfig configures a [TaskState].
 type TaskStateConfig struct {

@@ -45,7 +45,7 @@ func (c *logCollector) Send(r task.OutRecord) error {
 	if c.discard {
 		return nil
 	}
-	tp := TopicPartition{r.Topic, r.Partition}
+	tp := TopicPartition{Topic: r.Topic, Partition: r.Partition}
 	off := c.log.Append(tp, Record{Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: r.Headers})
 	if c.ts != nil {
 		c.ts.RecordWritten(tp, off)
@@ -257,10 +257,10 @@ func restoreScenarioBulk(t *testing.T, log testLog, app string, bulkMin int) {
 	cp, err := ReadCheckpoint(filepath.Join(h.dir, CheckpointFileName))
 	must(t, err)
 	// Persistent logged stores only; the offset is the last record's.
-	if len(cp) != 4 || cp[TopicPartition{h.app + "-kv-changelog", 0}] != count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0})-1 {
+	if len(cp) != 4 || cp[TopicPartition{Topic: h.app + "-kv-changelog", Partition: 0}] != count(t, h.log, TopicPartition{Topic: h.app + "-kv-changelog", Partition: 0})-1 {
 		t.Fatalf("checkpoint = %v", cp)
 	}
-	if _, ok := cp[TopicPartition{h.app + "-mem-changelog", 0}]; ok {
+	if _, ok := cp[TopicPartition{Topic: h.app + "-mem-changelog", Partition: 0}]; ok {
 		t.Fatal("in-memory store was checkpointed")
 	}
 
@@ -269,7 +269,7 @@ func restoreScenarioBulk(t *testing.T, log testLog, app string, bulkMin int) {
 	h.open()
 	equalDumps(t, h.dump(), want)
 	for _, s := range []string{"kv", "ts", "win", "sess"} {
-		n := count(t, h.log, TopicPartition{h.app + "-" + s + "-changelog", 0})
+		n := count(t, h.log, TopicPartition{Topic: h.app + "-" + s + "-changelog", Partition: 0})
 		if h.lis.restored[s] != n || h.lis.starts[s] != [2]int64{0, n} {
 			t.Errorf("%s: restored %d records from %v, want all %d", s, h.lis.restored[s], h.lis.starts[s], n)
 		}
@@ -280,18 +280,18 @@ func restoreScenarioBulk(t *testing.T, log testLog, app string, bulkMin int) {
 
 	// Keep the local state; write a tail after the checkpoint and stop without checkpointing.
 	must(t, h.ts.Checkpoint())
-	before := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0})
+	before := count(t, h.log, TopicPartition{Topic: h.app + "-kv-changelog", Partition: 0})
 	h.fill(100, 6)
 	want = h.dump()
 	must(t, h.task.Close())
 	h.open()
 	equalDumps(t, h.dump(), want)
-	after := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0})
+	after := count(t, h.log, TopicPartition{Topic: h.app + "-kv-changelog", Partition: 0})
 	if h.lis.restored["kv"] != after-before || h.lis.starts["kv"] != [2]int64{before, after} {
 		t.Fatalf("kv: restored %d from %v, want only the tail %d..%d", h.lis.restored["kv"], h.lis.starts["kv"], before, after)
 	}
 	// The in-memory store always restores everything.
-	if n := count(t, h.log, TopicPartition{h.app + "-mem-changelog", 0}); h.lis.restored["mem"] != n {
+	if n := count(t, h.log, TopicPartition{Topic: h.app + "-mem-changelog", Partition: 0}); h.lis.restored["mem"] != n {
 		t.Fatalf("mem: restored %d, want %d", h.lis.restored["mem"], n)
 	}
 	must(t, h.task.Close())
@@ -302,17 +302,17 @@ func TestTimestampedChangelogFormat(t *testing.T) {
 	h.open()
 	must(t, h.tsStore().Put("a", store.MakeValueAndTimestamp(int64(7), 1234)))
 	ml := h.log.(*MemoryLog)
-	recs := ml.Records(TopicPartition{"app-ts-changelog", 0})
+	recs := ml.Records(TopicPartition{Topic: "app-ts-changelog", Partition: 0})
 	if len(recs) != 1 || !bytes.Equal(recs[0].Value, []byte{0, 0, 0, 0, 0, 0, 0, 7}) || recs[0].Timestamp != 1234 {
 		t.Fatalf("changelog record = %+v, want the raw long 7 with timestamp 1234", recs)
 	}
 	must(t, h.win().Put("a", 5, 3000))
-	recs = ml.Records(TopicPartition{"app-win-changelog", 0})
+	recs = ml.Records(TopicPartition{Topic: "app-win-changelog", Partition: 0})
 	if want := store.WindowStoreKey([]byte("a"), 3000, 0); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
 		t.Fatalf("window changelog key = %x, want %x", recs[0].Key, want)
 	}
 	must(t, h.sess().Put(serde.Windowed[string]{Key: "a", Window: serde.Window{Start: 10, End: 20}}, 1))
-	recs = ml.Records(TopicPartition{"app-sess-changelog", 0})
+	recs = ml.Records(TopicPartition{Topic: "app-sess-changelog", Partition: 0})
 	if want := store.SessionStoreKey([]byte("a"), 10, 20); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
 		t.Fatalf("session changelog key = %x, want %x", recs[0].Key, want)
 	}
@@ -351,13 +351,13 @@ func TestExactlyOnceKeepsTransactionsInABatch(t *testing.T) {
 
 	// The Kafka transaction commits but the process dies before the batch is applied: restore
 	// replays only that transaction's records.
-	before := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0})
+	before := count(t, h.log, TopicPartition{Topic: h.app + "-kv-changelog", Partition: 0})
 	h.fill(25, 4)
 	want := h.dump()
 	must(t, h.task.Close())
 	h.open()
 	equalDumps(t, h.dump(), want)
-	if n := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0}) - before; h.lis.restored["kv"] != n {
+	if n := count(t, h.log, TopicPartition{Topic: h.app + "-kv-changelog", Partition: 0}) - before; h.lis.restored["kv"] != n {
 		t.Fatalf("kv: restored %d, want the %d records of the last transaction", h.lis.restored["kv"], n)
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, CheckpointFileName)); !os.IsNotExist(err) {
@@ -439,7 +439,7 @@ func TestCorruptStoreIsWipedAndRestored(t *testing.T) {
 	}
 	h.open() // the corrupt database is wiped at open (a warning on the store environment's logger)
 	equalDumps(t, h.dump(), want)
-	if n := count(t, h.log, TopicPartition{h.app + "-kv-changelog", 0}); h.lis.restored["kv"] != n {
+	if n := count(t, h.log, TopicPartition{Topic: h.app + "-kv-changelog", Partition: 0}); h.lis.restored["kv"] != n {
 		t.Fatalf("kv restored %d records, want all %d", h.lis.restored["kv"], n)
 	}
 	must(t, h.task.Close())
@@ -465,7 +465,7 @@ func TestTimestampedWindowRestore(t *testing.T) {
 	tk, _ := open()
 	st := tk.Store("tw").(store.TimestampedWindowStore[string, int64])
 	must(t, st.Put("a", store.MakeValueAndTimestamp(int64(5), 12_345), 10_000))
-	recs := log.Records(TopicPartition{"app-tw-changelog", 0})
+	recs := log.Records(TopicPartition{Topic: "app-tw-changelog", Partition: 0})
 	if len(recs) != 1 || !bytes.Equal(recs[0].Value, []byte{0, 0, 0, 0, 0, 0, 0, 5}) || recs[0].Timestamp != 12_345 {
 		t.Fatalf("changelog = %+v, want the raw value with the timestamp as record timestamp", recs)
 	}
@@ -488,7 +488,7 @@ func TestBulkRestoreIngestsChunks(t *testing.T) {
 	must(t, err)
 	defer env.Close()
 	log := NewMemoryLog()
-	tp := TopicPartition{"app-kv-changelog", 0}
+	tp := TopicPartition{Topic: "app-kv-changelog", Partition: 0}
 	model := map[string]string{}
 	const n = 60_000
 	for i := range n {

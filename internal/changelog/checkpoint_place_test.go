@@ -90,7 +90,7 @@ func TestOldCheckpointPlaceIsMigrated(t *testing.T) {
 	h.open()
 	defer h.task.Close()
 	equalDumps(t, h.dump(), want)
-	tp := TopicPartition{"app-kv-changelog", 0}
+	tp := TopicPartition{Topic: "app-kv-changelog", Partition: 0}
 	if n := count(t, h.log, tp) - 1 - cpOld[tp]; h.lis.restored["kv"] != n {
 		t.Errorf("kv: restored %d records, want the %d after the migrated offset", h.lis.restored["kv"], n)
 	}
@@ -128,7 +128,7 @@ func TestJavasCheckpointIsNotTrusted(t *testing.T) {
 			defer h.task.Close()
 			equalDumps(t, h.dump(), want)
 			for _, s := range []string{"kv", "ts", "win", "sess"} {
-				if n := count(t, h.log, TopicPartition{"app-" + s + "-changelog", 0}); h.lis.restored[s] != n {
+				if n := count(t, h.log, TopicPartition{Topic: "app-" + s + "-changelog", Partition: 0}); h.lis.restored[s] != n {
 					t.Errorf("%s: restored %d records, want the whole changelog (%d): Java's checkpoint must not be trusted", s, h.lis.restored[s], n)
 				}
 			}

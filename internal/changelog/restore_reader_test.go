@@ -77,7 +77,7 @@ func (f *failingLog) Fetch(ctx context.Context, tp TopicPartition, from int64) (
 func TestRestoreFromScratchInterruptedThenResumed(t *testing.T) {
 	ml := NewMemoryLog()
 	ml.MaxFetch = 10
-	kvTP := TopicPartition{"app-kv-changelog", 0}
+	kvTP := TopicPartition{Topic: "app-kv-changelog", Partition: 0}
 	fl := &failingLog{MemoryLog: ml, fail: kvTP, left: -1}
 	h := &harness{t: t, dir: t.TempDir(), log: fl}
 	h.open()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/changelog"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,16 +39,8 @@ var ErrCorruptCheckpoint = errors.New("changelog: corrupt checkpoint file")
 // OffsetUnknown. Java: IllegalStateException "Attempted to write a negative offset to the checkpoint file".
 var ErrInvalidOffset = errors.New("changelog: attempted to write a negative offset to the checkpoint file")
 
-// TopicPartition names a partition of a topic.
-type TopicPartition struct {
-	// Topic is the topic name.
-	Topic string
-	// Partition is the partition number.
-	Partition int32
-}
-
-// String formats as Java's TopicPartition.toString: "topic-partition".
-func (tp TopicPartition) String() string { return tp.Topic + "-" + strconv.Itoa(int(tp.Partition)) }
+// TopicPartition is the public topic-partition pair ([changelog.TopicPartition]).
+type TopicPartition = changelog.TopicPartition
 
 func validOffset(o int64) bool { return o >= 0 || o == OffsetUnknown }
 
@@ -113,7 +106,7 @@ func ReadCheckpoint(path string) (map[TopicPartition]int64, error) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
 		}
 		if validOffset(off) {
-			out[TopicPartition{fields[0], int32(p)}] = off
+			out[TopicPartition{Topic: fields[0], Partition: int32(p)}] = off
 		} else {
 			expected--
 		}
