@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"reflect"
 	"slices"
 	"sort"
@@ -83,7 +84,7 @@ type KeyQueryMetadata struct {
 
 // storeSubtopology returns the sub-topology of the store's processors.
 func (k *KafkaStreams) storeSubtopology(storeName string) (int, bool) {
-	b := k.topology.Internal()
+	b := topology.Of(k.topology)
 	sub := -1
 	for _, g := range b.NodeGroups() {
 		for _, n := range g.Nodes {

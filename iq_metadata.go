@@ -2,6 +2,7 @@ package kstreams
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"net"
 	"slices"
 	"sort"
@@ -48,7 +49,7 @@ func (k *KafkaStreams) MetadataForAllStreamsClients() ([]StreamsMetadata, error)
 // store the topology does not have; ErrIllegalState before Start. Java:
 // streamsMetadataForStore(storeName).
 func (k *KafkaStreams) StreamsMetadataForStore(storeName string) ([]StreamsMetadata, error) {
-	if k.topology.Internal().Store(storeName) == nil {
+	if topology.Of(k.topology).Store(storeName) == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, storeName)
 	}
 	return k.streamsMetadata(storeName)
@@ -56,7 +57,7 @@ func (k *KafkaStreams) StreamsMetadataForStore(storeName string) ([]StreamsMetad
 
 // subtopologyStores returns the stores of every sub-topology, sorted.
 func (k *KafkaStreams) subtopologyStores() map[int][]string {
-	b := k.topology.Internal()
+	b := topology.Of(k.topology)
 	out := map[int][]string{}
 	for _, g := range b.NodeGroups() {
 		for _, n := range g.Nodes {

@@ -3,6 +3,7 @@ package kstreams
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"math"
 	"reflect"
 	"sort"
@@ -103,7 +104,7 @@ type lookup struct {
 }
 
 func newLookup(k *KafkaStreams, name string, q storeQuery, want storeview.Kind, key, value reflect.Type) (lookup, error) {
-	st := k.topology.Internal().Store(name)
+	st := topology.Of(k.topology).Store(name)
 	if st == nil {
 		return lookup{}, fmt.Errorf("%w: %q", ErrUnknownStore, name)
 	}

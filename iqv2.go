@@ -3,6 +3,7 @@ package kstreams
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"maps"
 	"slices"
 
@@ -198,7 +199,7 @@ func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryRe
 	if req.Query == nil {
 		return nil, errors.New("kstreams: StateQuery: the request has no query")
 	}
-	if k.topology.Internal().Store(req.Store) == nil {
+	if topology.Of(k.topology).Store(req.Store) == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, req.Store)
 	}
 	if st := k.State(); (st != Running && st != Rebalancing) || k.rt == nil {

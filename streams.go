@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"log/slog"
 	"maps"
 	"strconv"
@@ -182,8 +183,8 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 // hasPersistentStores reports whether a store of the topology keeps its data in the state
 // directory (StateStore.Persistent). Java: InternalTopologyBuilder.hasPersistentStores, which
 // also builds each store to ask it.
-func hasPersistentStores(topology *processor.Topology) bool {
-	for _, s := range topology.Internal().Stores() {
+func hasPersistentStores(topo *processor.Topology) bool {
+	for _, s := range topology.Of(topo).Stores() {
 		b, ok := s.Builder.(interface {
 			Build() (processor.StateStore, error)
 		})
@@ -417,7 +418,7 @@ func (k *KafkaStreams) start() error {
 		tc.MaxTaskIdleMs = -1 // disabled: never wait for empty partitions
 	}
 	rcfg := runtime.Config{
-		ApplicationID: c.ApplicationID, ProcessID: k.processID, ClientID: c.ClientID, Topology: k.topology.Internal(),
+		ApplicationID: c.ApplicationID, ProcessID: k.processID, ClientID: c.ClientID, Topology: topology.Of(k.topology),
 		Brokers: c.BootstrapServers, Sarama: c.saramaConfig, Threads: c.NumStreamThreads,
 		ExactlyOnce: c.ProcessingGuarantee == ExactlyOnceV2, CommitInterval: c.CommitInterval,
 		MaxBufferedPerPartition: c.BufferedRecordsPerPartition, ApplicationServer: c.ApplicationServer,

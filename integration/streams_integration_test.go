@@ -86,7 +86,7 @@ func wordCountTopologyWith(t testing.TB, input, output string, supplier store.Ke
 		processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.String())))
 	must(topo.AddProcessor("Split", processor.ProcessorSupplierFunc[string, string, string, string](
 		func() processor.Processor[string, string, string, string] { return &splitProcessor{} }), "Source"))
-	topo.Internal().AddInternalTopic("words-repartition", topology.InternalTopicProperties{})
+	topology.Of(topo).AddInternalTopic("words-repartition", topology.InternalTopicProperties{})
 	must(topo.AddSink("RepartitionSink", "words-repartition", []string{"Split"},
 		processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.String())))
 	must(topo.AddSource("RepartitionSource", []string{"words-repartition"},

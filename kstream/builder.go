@@ -345,10 +345,10 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 	}
 	b.applyCopartitions(t)
 	for _, w := range b.warnings {
-		t.Internal().AddWarning(w)
+		topology.Of(t).AddWarning(w)
 	}
 	for name, kv := range b.storeTypes {
-		if st := t.Internal().Store(name); st != nil {
+		if st := topology.Of(t).Store(name); st != nil {
 			st.KeyType, st.ValueType = kv[0], kv[1]
 		}
 	}

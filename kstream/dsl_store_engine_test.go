@@ -1,6 +1,7 @@
 package kstream_test
 
 import (
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"maps"
 	"slices"
 	"strings"
@@ -17,7 +18,7 @@ import (
 func storeEngines(t *testing.T, topo *processor.Topology) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for _, s := range topo.Internal().Stores() {
+	for _, s := range topology.Of(topo).Stores() {
 		b, ok := s.Builder.(interface {
 			Build() (processor.StateStore, error)
 		})

@@ -149,7 +149,7 @@ func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(
 	subSinkName := b.suffixOrElseGenerate(name, "-subscription-registration-sink", tableSinkName)
 	wrapperSerde := serdes.SubscriptionWrapperSerde()
 	subSink := b.addNode(&graphNode{name: subSinkName, write: func(tp *processor.Topology, parents []string) error {
-		tp.Internal().AddInternalTopic(subscriptionTopic, topology.InternalTopicProperties{})
+		topology.Of(tp).AddInternalTopic(subscriptionTopic, topology.InternalTopicProperties{})
 		return tp.AddSink(subSinkName, subscriptionTopic, parents, sinkOpts(ot.keySerde, wrapperSerde, otherPart)...)
 	}}, sendNode)
 	subSourceName := b.suffixOrElseGenerate(name, "-subscription-registration-source", tableSourceName)
@@ -188,7 +188,7 @@ func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(
 	respSinkName := b.suffixOrElseGenerate(name, "-subscription-response-sink", tableSinkName)
 	responseSerde := serdes.ResponseWrapperSerde()
 	respSink := &graphNode{name: respSinkName, write: func(tp *processor.Topology, parents []string) error {
-		tp.Internal().AddInternalTopic(responseTopic, topology.InternalTopicProperties{})
+		topology.Of(tp).AddInternalTopic(responseTopic, topology.InternalTopicProperties{})
 		return tp.AddSink(respSinkName, responseTopic, parents, sinkOpts(t.t.keySerde, responseSerde, respPart)...)
 	}}
 	b.addNode(respSink, subJoin)

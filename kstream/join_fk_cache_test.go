@@ -1,6 +1,7 @@
 package kstream_test
 
 import (
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"maps"
 	"os"
 	"path/filepath"
@@ -43,7 +44,7 @@ func (rigCollector) PartitionsFor(string) (int32, error) { return 1, nil }
 func newTaskRig(t *testing.T, topo *processor.Topology, appID string) *taskRig {
 	t.Helper()
 	r := &taskRig{t: t, offsets: map[string]int64{}, outputs: map[string][]task.OutRecord{}}
-	b := topo.Internal()
+	b := topology.Of(topo)
 	for _, g := range b.NodeGroups() {
 		if g.Global {
 			continue

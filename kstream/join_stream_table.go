@@ -2,6 +2,7 @@ package kstream
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"slices"
 
 	"github.com/kstreams-go/kstreams/internal/ktable"
@@ -66,7 +67,7 @@ func sourceNodesOf(t *processor.Topology, node string) []string {
 			return
 		}
 		seen[n] = true
-		nd := t.Internal().Node(n)
+		nd := topology.Of(t).Node(n)
 		if nd == nil {
 			return
 		}
@@ -94,11 +95,11 @@ func copartition(t *processor.Topology, what string, nodes ...string) error {
 			}
 		}
 	}
-	t.Internal().CopartitionSourcesFor(what, srcs...)
+	topology.Of(t).CopartitionSourcesFor(what, srcs...)
 	fixed, fixedTopic := int32(0), ""
 	for _, s := range srcs {
-		for _, topic := range t.Internal().Node(s).Topics {
-			p, ok := t.Internal().InternalTopic(topic)
+		for _, topic := range topology.Of(t).Node(s).Topics {
+			p, ok := topology.Of(t).InternalTopic(topic)
 			if !ok || p.NumberOfPartitions == 0 {
 				continue
 			}
@@ -277,7 +278,7 @@ func checkGrace(t *processor.Topology, name string, graceMs int64, stores []stri
 		return dslErr(ErrJoinGrace, "%s: the table must be versioned to use a grace period in a stream-table join", name)
 	}
 	for _, s := range stores {
-		st := t.Internal().Store(s)
+		st := topology.Of(t).Store(s)
 		var v interface{ HistoryRetentionMs() int64 }
 		ok := false
 		if st != nil {
@@ -382,7 +383,7 @@ func streamTableJoinOp[K, V, VO, VR any](s KStream[K, V], table KTable[K, VO], j
 		}
 		stores := getter.StoreNames()
 		if len(stores) > 0 {
-			t.Internal().MarkStoreReaders(name, stores...) // the join looks the table up
+			topology.Of(t).MarkStoreReaders(name, stores...) // the join looks the table up
 		}
 		if buffer != nil {
 			if err := checkGrace(t, name, jd.graceMs, stores); err != nil {

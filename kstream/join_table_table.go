@@ -2,6 +2,7 @@ package kstream
 
 import (
 	"github.com/kstreams-go/kstreams/internal/ktable"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 )
 
@@ -122,8 +123,8 @@ func tableTableJoin[K, V, VO, VR any](t KTable[K, V], other *tableImpl, joiner f
 			return err
 		}
 		// each side looks the other side's table up
-		tp.Internal().MarkStoreReaders(thisName, otherStores...)
-		tp.Internal().MarkStoreReaders(otherName, thisStores...)
+		topology.Of(tp).MarkStoreReaders(thisName, otherStores...)
+		topology.Of(tp).MarkStoreReaders(otherName, thisStores...)
 		if sb != nil {
 			return tp.AddStateStore(sb(), mergeName)
 		}

@@ -2,6 +2,7 @@ package kstream
 
 import (
 	"github.com/kstreams-go/kstreams/internal/ktable"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -56,6 +57,6 @@ func (t *tableImpl) enableSendingOldValues(force bool) bool {
 // applyCopartitions writes the recorded co-partition groups into t.
 func (b *StreamsBuilder) applyCopartitions(t *processor.Topology) {
 	for _, g := range b.copartitions {
-		t.Internal().CopartitionSources(g...)
+		topology.Of(t).CopartitionSources(g...)
 	}
 }

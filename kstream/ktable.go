@@ -2,6 +2,7 @@ package kstream
 
 import (
 	"github.com/kstreams-go/kstreams/internal/ktable"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -76,7 +77,7 @@ func Table[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K, V], m
 			return err
 		}
 		if b.reuseSources {
-			return t.Internal().ConnectSourceStoreAndTopic(mi.storeName, topic)
+			return topology.Of(t).ConnectSourceStoreAndTopic(mi.storeName, topic)
 		}
 		return nil
 	}})
@@ -123,7 +124,7 @@ func GlobalTable[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K,
 		if c.extractor != nil {
 			ex = c.extractor
 		}
-		return t.Internal().AddGlobalStore(mi.storeBuilder(), srcName, ex, kd, vd, topic, procName,
+		return topology.Of(t).AddGlobalStore(mi.storeBuilder(), srcName, ex, kd, vd, topic, procName,
 			processor.ProcessorSupplier[any, any, any, any](src), false)
 	}})
 	return GlobalKTable[K, V]{getter: ktable.StoreValueGetterSupplier(mi.storeName), queryableName: mi.queryableName()}

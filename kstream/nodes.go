@@ -159,7 +159,7 @@ func (r *repartitionSpec) node() *graphNode {
 		return ctx.Forward(rec)
 	}}
 	return &graphNode{name: r.source, optimizable: r, repartition: r, write: func(t *processor.Topology, parents []string) error {
-		t.Internal().AddInternalTopic(r.topic, topology.InternalTopicProperties{NumberOfPartitions: r.partitions})
+		topology.Of(t).AddInternalTopic(r.topic, topology.InternalTopicProperties{NumberOfPartitions: r.partitions})
 		if err := t.AddProcessor(r.filter, processor.ProcessorSupplier[any, any, any, any](pass), parents...); err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func (b *StreamsBuilder) relaxNullKeyRepartitions() {
 // with the Change serde, source. Java: GroupedTableOperationRepartitionNode.
 func tableRepartitionNode(topic, sink, source string, keySerde, valueSerde serde.Serde[any]) *graphNode {
 	return &graphNode{name: source, write: func(t *processor.Topology, parents []string) error {
-		t.Internal().AddInternalTopic(topic, topology.InternalTopicProperties{})
+		topology.Of(t).AddInternalTopic(topic, topology.InternalTopicProperties{})
 		if err := t.AddSink(sink, topic, parents, sinkOpts(keySerde, ktable.ChangeSerde(valueSerde), nil)...); err != nil {
 			return err
 		}

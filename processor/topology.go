@@ -34,12 +34,10 @@ type Topology struct {
 // NewTopology returns an empty topology. Java: new Topology().
 func NewTopology() *Topology { return &Topology{b: topology.New()} }
 
-// NewTopologyFromGraph wraps a graph built directly (by the DSL). For package kstream.
-func NewTopologyFromGraph(b *topology.Builder) *Topology { return &Topology{b: b} }
-
-// Internal returns the untyped graph. It is for the DSL, the engine (internal/task), the test
-// driver and the runtime, not for applications (Java: Topology.internalTopologyBuilder).
-func (t *Topology) Internal() *topology.Builder { return t.b }
+func init() {
+	topology.Of = func(t any) *topology.Builder { return t.(*Topology).b }
+	topology.Wrap = func(b *topology.Builder) any { return &Topology{b: b} }
+}
 
 // Errors of topology construction, matched with errors.Is. Every one also matches
 // [ErrInvalidTopology] (Java's TopologyException). The messages say what to do.

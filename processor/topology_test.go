@@ -213,7 +213,7 @@ func TestAddSameStoreBuilderTwice(t *testing.T) {
 	b := kvBuilder("st")
 	must(t, topo.AddStateStore(b, "p1"))
 	must(t, topo.AddStateStore(b, "p2"))
-	st := topo.Internal().Store("st")
+	st := topology.Of(topo).Store("st")
 	if len(st.Processors) != 2 || st.Processors[0] != "p1" || st.Processors[1] != "p2" {
 		t.Fatalf("store processors %v", st.Processors)
 	}
@@ -236,7 +236,7 @@ func TestConnectedStoreProvider(t *testing.T) {
 	b := kvBuilder("counts")
 	must(t, topo.AddProcessor("p1", storeSupplier{b}, "s"))
 	must(t, topo.AddProcessor("p2", storeSupplier{b}, "p1"))
-	if got := topo.Internal().Node("p2").Stores; len(got) != 1 || got[0] != "counts" {
+	if got := topology.Of(topo).Node("p2").Stores; len(got) != 1 || got[0] != "counts" {
 		t.Fatalf("p2 stores %v", got)
 	}
 	p1 := topo.Describe().Subtopologies[0].Nodes[1].(*processor.ProcessorDescription)
@@ -249,7 +249,7 @@ func TestAddReadOnlyStateStore(t *testing.T) {
 	topo := base(t)
 	must(t, topo.AddReadOnlyStateStore(kvBuilder("ro"), "rsrc", serde.String(), serde.String(), "rtopic", "rproc",
 		nop[string, string, struct{}, struct{}]()))
-	b := topo.Internal()
+	b := topology.Of(topo)
 	st := b.Store("ro")
 	if st == nil || st.SourceTopic != "rtopic" || st.Global || len(st.Processors) != 1 || st.Processors[0] != "rproc" {
 		t.Fatalf("store %+v", st)
@@ -290,7 +290,7 @@ func TestSourceOffsetReset(t *testing.T) {
 	must(t, topo.AddSource("d", []string{"b"}, processor.WithOffsetReset(processor.OffsetResetByDuration(90*time.Second))))
 	must(t, topo.AddSourcePattern("n", "c.*", processor.WithOffsetReset(processor.OffsetResetNone())))
 	must(t, topo.AddSource("z", []string{"z"}))
-	b := topo.Internal()
+	b := topology.Of(topo)
 	if b.Node("e").OffsetReset != topology.ResetEarliest || b.Node("n").OffsetReset != topology.ResetNone ||
 		b.Node("z").OffsetReset != topology.ResetDefault {
 		t.Fatal("reset policies")
@@ -302,7 +302,7 @@ func TestSourceOffsetReset(t *testing.T) {
 		t.Fatal(s)
 	}
 	err := topo.AddSource("neg", []string{"x"}, processor.WithOffsetReset(processor.OffsetResetByDuration(-time.Second)))
-	if !errors.Is(err, processor.ErrInvalidOffsetReset) || topo.Internal().Node("neg") != nil {
+	if !errors.Is(err, processor.ErrInvalidOffsetReset) || topology.Of(topo).Node("neg") != nil {
 		t.Fatalf("negative duration: %v", err)
 	}
 }

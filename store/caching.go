@@ -77,10 +77,10 @@ type CachedStateStore[K, V any] interface {
 	ClearCache() error
 }
 
-// AdaptFlushListener turns a typed listener into a bytes-level one for the store below a typed
+// adaptFlushListener turns a typed listener into a bytes-level one for the store below a typed
 // layer: keys and present values are decoded with key and value (nil bytes are never decoded:
 // they leave the zero value and a false Has flag). A decoding error is returned from the flush.
-func AdaptFlushListener[K, V any](l CacheFlushListener[K, V], key func([]byte) (K, error), value func([]byte) (V, error)) CacheFlushListener[[]byte, []byte] {
+func adaptFlushListener[K, V any](l CacheFlushListener[K, V], key func([]byte) (K, error), value func([]byte) (V, error)) CacheFlushListener[[]byte, []byte] {
 	return func(r CacheFlushRecord[[]byte, []byte]) error {
 		out := CacheFlushRecord[K, V]{HasNewValue: r.HasNewValue, HasOldValue: r.HasOldValue, Timestamp: r.Timestamp,
 			Headers: r.Headers, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
@@ -348,7 +348,7 @@ func (c *cachingKeyValueStore) rangeOf(from, to []byte, reverse bool) KeyValueIt
 		return c.inner.Range(from, to)
 	}
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
-		return EmptyIterator[[]byte, []byte]()
+		return emptyIterator[[]byte, []byte]()
 	}
 	if !c.IsOpen() {
 		return ErrorIterator[[]byte, []byte](storeErr(c.Name(), "range", ErrStoreClosed))
@@ -622,7 +622,7 @@ func (m *meteredKeyValueStore[K, V]) SetFlushListener(l CacheFlushListener[K, V]
 	if !ok {
 		return false
 	}
-	return cs.SetFlushListener(AdaptFlushListener(l,
+	return cs.SetFlushListener(adaptFlushListener(l,
 		func(b []byte) (K, error) {
 			k, err := m.keySerde.Deserialize(m.topic, &serde.Headers{}, b)
 			if err != nil {

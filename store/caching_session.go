@@ -97,7 +97,7 @@ func (c *cachingSessionStore) flushEntries(entries []cache.DirtyEntry) error {
 // flushEntry is Java's CachingSessionStore.putAndMaybeForward.
 func (c *cachingSessionStore) flushEntry(e cache.DirtyEntry) error {
 	storeKey := e.Key[8:]
-	key, start, end, err := SplitSessionStoreKey(storeKey)
+	key, start, end, err := splitSessionStoreKey(storeKey)
 	if err != nil {
 		return storeErr(c.Name(), "flush", err)
 	}
@@ -198,7 +198,7 @@ type sessionFilter struct {
 
 func (f *sessionFilter) HasNext() bool {
 	for f.in.HasNext() {
-		k, start, end, err := SplitSessionStoreKey(f.in.PeekNextKey()[8:])
+		k, start, end, err := splitSessionStoreKey(f.in.PeekNextKey()[8:])
 		if err == nil && (f.keyFrom == nil || bytes.Compare(k, f.keyFrom) >= 0) &&
 			(f.keyTo == nil || bytes.Compare(k, f.keyTo) <= 0) && end >= f.earliestEnd && start <= f.latestStrt {
 			return true
@@ -262,7 +262,7 @@ func (c *cachingSessionStore) merge(cur cacheCursor, storeIt KeyValueIterator[se
 			return bytes.Compare(ck[8:], SessionStoreKey(sk.Key, sk.Window.Start, sk.Window.End))
 		},
 		fromKey: func(ck []byte) (serde.Windowed[[]byte], error) {
-			k, start, end, err := SplitSessionStoreKey(ck[8:])
+			k, start, end, err := splitSessionStoreKey(ck[8:])
 			return serde.Windowed[[]byte]{Key: k, Window: serde.Window{Start: start, End: end}}, err
 		},
 	}
@@ -296,7 +296,7 @@ func (c *cachingSessionStore) findKey(key []byte, earliestEnd, latestStart int64
 
 func (c *cachingSessionStore) findRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if c.cache != nil && keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
-		return EmptyIterator[serde.Windowed[[]byte], []byte]()
+		return emptyIterator[serde.Windowed[[]byte], []byte]()
 	}
 	var storeIt KeyValueIterator[serde.Windowed[[]byte], []byte]
 	if forward {
@@ -398,9 +398,9 @@ func (m *meteredSessionStore[K, V]) SetFlushListener(l CacheFlushListener[serde.
 	if !ok {
 		return false
 	}
-	return cs.SetFlushListener(AdaptFlushListener(l,
+	return cs.SetFlushListener(adaptFlushListener(l,
 		func(b []byte) (serde.Windowed[K], error) {
-			kb, start, end, err := SplitSessionStoreKey(b)
+			kb, start, end, err := splitSessionStoreKey(b)
 			if err != nil {
 				return serde.Windowed[K]{}, storeErr(m.Name(), "flush", err)
 			}

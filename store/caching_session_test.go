@@ -27,7 +27,7 @@ func TestCachingSessionStore(t *testing.T) {
 			defer c.Close()
 			var fwd []string
 			c.SetFlushListener(func(r CacheFlushRecord[[]byte, []byte]) error {
-				k, start, end, err := SplitSessionStoreKey(r.Key)
+				k, start, end, err := splitSessionStoreKey(r.Key)
 				fwd = append(fwd, fmt.Sprintf("%s@%d-%d new=%s old=%s", k, start, end, str(r.NewValue), str(r.OldValue)))
 				return err
 			}, true)

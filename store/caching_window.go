@@ -101,7 +101,7 @@ func (c *cachingWindowStore) flushEntries(entries []cache.DirtyEntry) error {
 // flushEntry is Java's CachingWindowStore.putAndMaybeForward.
 func (c *cachingWindowStore) flushEntry(e cache.DirtyEntry) error {
 	storeKey := e.Key[8:]
-	key, start, _, err := SplitWindowStoreKey(storeKey)
+	key, start, _, err := splitWindowStoreKey(storeKey)
 	if err != nil {
 		return storeErr(c.Name(), "flush", err)
 	}
@@ -319,7 +319,7 @@ type filteredCursor struct {
 
 func (f *filteredCursor) HasNext() bool {
 	for f.in.HasNext() {
-		k, ts, _, err := SplitWindowStoreKey(f.in.PeekNextKey()[8:])
+		k, ts, _, err := splitWindowStoreKey(f.in.PeekNextKey()[8:])
 		if err == nil && (f.keyFrom == nil || bytes.Compare(k, f.keyFrom) >= 0) &&
 			(f.keyTo == nil || bytes.Compare(k, f.keyTo) <= 0) && ts >= f.from && ts <= f.to {
 			return true
@@ -476,7 +476,7 @@ func (m *mergedWindowIterator[SK, K]) Close() error {
 
 // cacheTimestamp is the window start of a cache key.
 func cacheTimestamp(cacheKey []byte) (int64, error) {
-	_, ts, _, err := SplitWindowStoreKey(cacheKey[8:])
+	_, ts, _, err := splitWindowStoreKey(cacheKey[8:])
 	return ts, err
 }
 
@@ -544,7 +544,7 @@ func (c *cachingWindowStore) windowedMerge(cur cacheCursor, storeIt KeyValueIter
 			return bytes.Compare(ck[8:], storeKey)
 		},
 		fromKey: func(ck []byte) (serde.Windowed[[]byte], error) {
-			k, ts, _, err := SplitWindowStoreKey(ck[8:])
+			k, ts, _, err := splitWindowStoreKey(ck[8:])
 			return serde.Windowed[[]byte]{Key: k, Window: serde.Window{Start: ts, End: windowEnd(ts, c.windowSize)}}, err
 		},
 	}
@@ -552,7 +552,7 @@ func (c *cachingWindowStore) windowedMerge(cur cacheCursor, storeIt KeyValueIter
 
 func (c *cachingWindowStore) fetchRange(keyFrom, keyTo []byte, timeFrom, timeTo int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if c.cache != nil && keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
-		return EmptyIterator[serde.Windowed[[]byte], []byte]()
+		return emptyIterator[serde.Windowed[[]byte], []byte]()
 	}
 	var storeIt KeyValueIterator[serde.Windowed[[]byte], []byte]
 	if forward {
@@ -652,9 +652,9 @@ func (m *meteredWindowStore[K, V]) SetFlushListener(l CacheFlushListener[serde.W
 	if !ok {
 		return false
 	}
-	return cw.SetFlushListener(AdaptFlushListener(l,
+	return cw.SetFlushListener(adaptFlushListener(l,
 		func(b []byte) (serde.Windowed[K], error) {
-			kb, start, _, err := SplitWindowStoreKey(b)
+			kb, start, _, err := splitWindowStoreKey(b)
 			if err != nil {
 				return serde.Windowed[K]{}, storeErr(m.Name(), "flush", err)
 			}

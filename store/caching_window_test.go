@@ -33,7 +33,7 @@ func openCachingWindowStore(t *testing.T, engine func() WindowBytesStore, seg, m
 
 func windowListener(ctx *cacheContext) CacheFlushListener[[]byte, []byte] {
 	return func(r CacheFlushRecord[[]byte, []byte]) error {
-		k, start, seq, err := SplitWindowStoreKey(r.Key)
+		k, start, seq, err := splitWindowStoreKey(r.Key)
 		if err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ func (c *cacheContext) windowEvents() {
 		rest := strings.TrimPrefix(e, "log ")
 		k, v, _ := strings.Cut(rest, "=")
 		v, _, _ = strings.Cut(v, "@")
-		if key, start, _, err := SplitWindowStoreKey([]byte(k)); err == nil {
+		if key, start, _, err := splitWindowStoreKey([]byte(k)); err == nil {
 			c.events[i] = fmt.Sprintf("log %s@%d=%s", key, start, v)
 		}
 	}

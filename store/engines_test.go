@@ -418,7 +418,7 @@ func TestStoreKeyLayouts(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("WindowStoreKey = %x, want %x", got, want)
 	}
-	k, ts, seq, err := SplitWindowStoreKey(got)
+	k, ts, seq, err := splitWindowStoreKey(got)
 	if err != nil || string(k) != "ab" || ts != 0x0102030405060708 || seq != 9 {
 		t.Fatalf("SplitWindowStoreKey = %q %x %d %v", k, ts, seq, err)
 	}
@@ -427,13 +427,13 @@ func TestStoreKeyLayouts(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("SessionStoreKey = %x, want %x (key ‖ end ‖ start)", got, want)
 	}
-	if _, _, _, err := SplitSessionStoreKey([]byte{1}); err == nil {
+	if _, _, _, err := splitSessionStoreKey([]byte{1}); err == nil {
 		t.Fatal("short session key: no error")
 	}
 	if DefaultSegmentInterval(86_400_000) != 43_200_000 || DefaultSegmentInterval(1000) != 60_000 {
 		t.Fatal("DefaultSegmentInterval")
 	}
-	if SegmentName("store", 3, 60_000) != "store.180000" {
-		t.Fatal(SegmentName("store", 3, 60_000))
+	if segmentName("store", 3, 60_000) != "store.180000" {
+		t.Fatal(segmentName("store", 3, 60_000))
 	}
 }

@@ -112,8 +112,8 @@ func SliceIterator[K, V any](entries []KeyValue[K, V]) KeyValueIterator[K, V] {
 	return &sliceIterator[K, V]{entries: entries, pos: -1}
 }
 
-// EmptyIterator returns an iterator without entries. Java counterpart: KeyValueIterators.emptyIterator().
-func EmptyIterator[K, V any]() KeyValueIterator[K, V] { return &sliceIterator[K, V]{pos: -1} }
+// emptyIterator returns an iterator without entries. Java counterpart: KeyValueIterators.emptyIterator().
+func emptyIterator[K, V any]() KeyValueIterator[K, V] { return &sliceIterator[K, V]{pos: -1} }
 
 // ErrorIterator returns an iterator without entries whose Err returns err.
 func ErrorIterator[K, V any](err error) KeyValueIterator[K, V] {

@@ -4,12 +4,12 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// ChangelogContext is implemented by the StateStoreContext of an engine that can write
+// changelogContext is implemented by the StateStoreContext of an engine that can write
 // changelog records (the task engine in internal/task, used by the test driver and the
 // runtime). A change-logging store layer looks for it at Init; with a context that does not
 // implement it, changes are not logged.
 // Java counterpart: InternalProcessorContext.logChange and recordContext().timestamp().
-type ChangelogContext interface {
+type changelogContext interface {
 	// LogChange sends one changelog record for storeName: key and value bytes (nil value is a
 	// tombstone) with timestamp in ms, to the store's changelog topic and the task's partition.
 	LogChange(storeName string, key, value []byte, timestamp int64) error
@@ -39,7 +39,7 @@ type RecordContextAccess interface {
 // being processed. Java counterpart: org.apache.kafka.streams.state.internals.changeLoggingKeyValueBytesStore.
 type changeLoggingKeyValueBytesStore struct {
 	KeyValueBytesStore
-	logger ChangelogContext
+	logger changelogContext
 }
 
 // newChangeLoggingKeyValueBytesStore wraps inner with change logging.
@@ -52,7 +52,7 @@ func (c *changeLoggingKeyValueBytesStore) Inner() KeyValueBytesStore { return c.
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
 func (c *changeLoggingKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if l, ok := ctx.(ChangelogContext); ok {
+	if l, ok := ctx.(changelogContext); ok {
 		c.logger = l
 	}
 	if err := c.KeyValueBytesStore.Init(ctx, root); err != nil {

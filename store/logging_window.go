@@ -16,7 +16,7 @@ type changeLoggingWindowBytesStore struct {
 	WindowBytesStore
 	retainDuplicates bool
 	seqnum           int32
-	logger           ChangelogContext
+	logger           changelogContext
 }
 
 // newChangeLoggingWindowBytesStore wraps inner with change logging.
@@ -29,7 +29,7 @@ func (c *changeLoggingWindowBytesStore) Inner() WindowBytesStore { return c.Wind
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
 func (c *changeLoggingWindowBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if l, ok := ctx.(ChangelogContext); ok {
+	if l, ok := ctx.(changelogContext); ok {
 		c.logger = l
 	}
 	return c.WindowBytesStore.Init(ctx, root)
@@ -55,7 +55,7 @@ func (c *changeLoggingWindowBytesStore) Put(key, value []byte, windowStart int64
 // Java counterpart: changeLoggingSessionBytesStore.
 type changeLoggingSessionBytesStore struct {
 	SessionBytesStore
-	logger ChangelogContext
+	logger changelogContext
 }
 
 // newChangeLoggingSessionBytesStore wraps inner with change logging.
@@ -68,7 +68,7 @@ func (c *changeLoggingSessionBytesStore) Inner() SessionBytesStore { return c.Se
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
 func (c *changeLoggingSessionBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if l, ok := ctx.(ChangelogContext); ok {
+	if l, ok := ctx.(changelogContext); ok {
 		c.logger = l
 	}
 	return c.SessionBytesStore.Init(ctx, root)

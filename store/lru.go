@@ -11,9 +11,9 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// ErrNegativeSize is returned by Stores.LruMap for a negative maximum size.
+// errNegativeSize is returned by Stores.LruMap for a negative maximum size.
 // Java: IllegalArgumentException "maxCacheSize cannot be negative".
-var ErrNegativeSize = errors.New("store: maxCacheSize cannot be negative")
+var errNegativeSize = errors.New("store: maxCacheSize cannot be negative")
 
 // lruKeyValueStore is an in-memory bytes-level store holding at most maxCacheSize entries:
 // when a put makes it exceed the size, the least recently used entry (by Get and Put) is
@@ -224,7 +224,7 @@ func inRange(from, to []byte) func(k []byte) bool {
 // Range iterates from <= key <= to ascending over a snapshot; from > to is empty.
 func (s *lruKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
-		return EmptyIterator[[]byte, []byte]()
+		return emptyIterator[[]byte, []byte]()
 	}
 	return s.snapshot("range", inRange(from, to), false)
 }
@@ -232,7 +232,7 @@ func (s *lruKeyValueStore) Range(from, to []byte) KeyValueIterator[[]byte, []byt
 // ReverseRange iterates from <= key <= to descending over a snapshot.
 func (s *lruKeyValueStore) ReverseRange(from, to []byte) KeyValueIterator[[]byte, []byte] {
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
-		return EmptyIterator[[]byte, []byte]()
+		return emptyIterator[[]byte, []byte]()
 	}
 	return s.snapshot("reverseRange", inRange(from, to), true)
 }
@@ -270,7 +270,7 @@ func (s lruSupplier) MetricsScope() string    { return "in-memory-lru" }
 // Errors: ErrNegativeSize. Java: Stores.lruMap(name, maxCacheSize).
 func (StoresFactory) LruMap(name string, maxCacheSize int) (KeyValueBytesStoreSupplier, error) {
 	if maxCacheSize < 0 {
-		return nil, fmt.Errorf("%w: %d", ErrNegativeSize, maxCacheSize)
+		return nil, fmt.Errorf("%w: %d", errNegativeSize, maxCacheSize)
 	}
 	return lruSupplier{name: name, max: maxCacheSize}, nil
 }

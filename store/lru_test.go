@@ -41,7 +41,7 @@ func TestLruMapEvictionAndChangelog(t *testing.T) {
 	if got := strings.Join(ctx.logged, "|"); got != want {
 		t.Fatalf("changelog %q want %q", got, want)
 	}
-	if _, err := Stores.LruMap("x", -1); !errors.Is(err, ErrNegativeSize) {
+	if _, err := Stores.LruMap("x", -1); !errors.Is(err, errNegativeSize) {
 		t.Fatalf("negative size: %v", err)
 	}
 	if it := kv.Range("c", "a"); it.Next() {

@@ -188,7 +188,7 @@ func (s *inMemoryKeyValueStore) rangeIter(from, to []byte, forward bool) KeyValu
 		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
 	}
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
-		return EmptyIterator[[]byte, []byte]()
+		return emptyIterator[[]byte, []byte]()
 	}
 	keys := s.data.keysIn(from, to, false)
 	if !forward {
@@ -213,7 +213,7 @@ func (s *inMemoryKeyValueStore) pagedRange(from, to []byte, reverse bool) KeyVal
 		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
 	}
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
-		return EmptyIterator[[]byte, []byte]()
+		return emptyIterator[[]byte, []byte]()
 	}
 	it := &memIterator{store: s, page: &memPage{from: bytes.Clone(from), to: bytes.Clone(to), reverse: reverse}}
 	it.refill()

@@ -43,7 +43,7 @@ var _ BulkRestorer = (*pebbleKeyValueStore)(nil)
 
 // FindBulkRestorer returns the [BulkRestorer] among st's layers, if any.
 func FindBulkRestorer(st processor.StateStore) (BulkRestorer, bool) {
-	for _, l := range Layers(st) {
+	for _, l := range layers(st) {
 		if t, ok := l.(BulkRestorer); ok {
 			return t, true
 		}

@@ -34,9 +34,9 @@ var metaOffsetKey = []byte{nsMeta, 'c', 'h', 'a', 'n', 'g', 'e', 'l', 'o', 'g', 
 // decide whether writes are transactional.
 const ProcessingGuaranteeConfig = "processing.guarantee"
 
-// IsExactlyOnce reports whether a processing.guarantee value means exactly-once
+// isExactlyOnce reports whether a processing.guarantee value means exactly-once
 // ("exactly_once_v2", or the removed "exactly_once" / "exactly_once_beta").
-func IsExactlyOnce(guarantee string) bool {
+func isExactlyOnce(guarantee string) bool {
 	switch guarantee {
 	case "exactly_once_v2", "exactly_once", "exactly_once_beta":
 		return true
@@ -93,7 +93,7 @@ func openPebbleDB(ctx processor.StateStoreContext, name string) (*pebbleDB, erro
 			env = p.PebbleEnv()
 		}
 		stateDir = ctx.StateDir()
-		eos = IsExactlyOnce(ctx.AppConfigs()[ProcessingGuaranteeConfig])
+		eos = isExactlyOnce(ctx.AppConfigs()[ProcessingGuaranteeConfig])
 	}
 	fs := env.opts.FS
 	dir := filepath.Join(stateDir, PebbleDirName, name)

@@ -8,7 +8,7 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// TransactionalStore is implemented by the Pebble engines (and reached through the layers
+// transactionalStore is implemented by the Pebble engines (and reached through the layers
 // above them with [FindTransactional]). Under exactly-once (processing.guarantee
 // exactly_once_v2 in the context's AppConfigs at Init) the writes of the open transaction are
 // kept in a Pebble batch that reads see; CommitTransaction applies them together with the
@@ -18,7 +18,7 @@ import (
 // Under at-least-once, writes go straight to the database and CommitTransaction only records the
 // offset. There is no Java counterpart (Java 4.x wipes the store after an unclean shutdown
 // under exactly-once).
-type TransactionalStore interface {
+type transactionalStore interface {
 	// CommitTransaction applies the transaction's writes and records changelogOffset (the
 	// offset of the last changelog record of the store written so far; negative = keep the
 	// recorded one) atomically. Errors: ErrStoreClosed, Pebble write errors.
@@ -32,9 +32,9 @@ type TransactionalStore interface {
 	Transactional() bool
 }
 
-// WipeableStore is implemented by persistent engines whose local state can be dropped and
+// wipeableStore is implemented by persistent engines whose local state can be dropped and
 // restored from the changelog (Java wipes the task directory for a corrupted task).
-type WipeableStore interface {
+type wipeableStore interface {
 	// Wipe deletes the local state and reopens the store empty.
 	Wipe() error
 	// WipedOnOpen reports whether the store had no local state at Init, or was found corrupt
@@ -60,8 +60,8 @@ type pebbleKeyValueStore struct {
 
 var (
 	_ KeyValueBytesStore = (*pebbleKeyValueStore)(nil)
-	_ TransactionalStore = (*pebbleKeyValueStore)(nil)
-	_ WipeableStore      = (*pebbleKeyValueStore)(nil)
+	_ transactionalStore = (*pebbleKeyValueStore)(nil)
+	_ wipeableStore      = (*pebbleKeyValueStore)(nil)
 )
 
 // newPebbleKeyValueStore returns a closed Pebble store named name; Init opens it. Most users get
@@ -285,7 +285,7 @@ func (s *pebbleKeyValueStore) ApproximateNumEntries() int64 {
 	return n
 }
 
-// CommitTransaction implements [TransactionalStore].
+// CommitTransaction implements [transactionalStore].
 func (s *pebbleKeyValueStore) CommitTransaction(changelogOffset int64) error {
 	if s.db == nil {
 		return storeErr(s.name, "commit", ErrStoreClosed)
@@ -293,7 +293,7 @@ func (s *pebbleKeyValueStore) CommitTransaction(changelogOffset int64) error {
 	return storeErr(s.name, "commit", s.db.commitTransaction(changelogOffset))
 }
 
-// AbortTransaction implements [TransactionalStore].
+// AbortTransaction implements [transactionalStore].
 func (s *pebbleKeyValueStore) AbortTransaction() error {
 	if s.db == nil {
 		return storeErr(s.name, "abort", ErrStoreClosed)
@@ -301,7 +301,7 @@ func (s *pebbleKeyValueStore) AbortTransaction() error {
 	return storeErr(s.name, "abort", s.db.abortTransaction())
 }
 
-// CommittedOffset implements [TransactionalStore].
+// CommittedOffset implements [transactionalStore].
 func (s *pebbleKeyValueStore) CommittedOffset() (int64, bool, error) {
 	if s.db == nil {
 		return 0, false, storeErr(s.name, "offset", ErrStoreClosed)
@@ -310,10 +310,10 @@ func (s *pebbleKeyValueStore) CommittedOffset() (int64, bool, error) {
 	return o, ok, storeErr(s.name, "offset", err)
 }
 
-// Transactional implements [TransactionalStore].
+// Transactional implements [transactionalStore].
 func (s *pebbleKeyValueStore) Transactional() bool { return s.db != nil && s.db.eos }
 
-// Wipe implements [WipeableStore].
+// Wipe implements [wipeableStore].
 func (s *pebbleKeyValueStore) Wipe() error {
 	if s.db == nil {
 		return storeErr(s.name, "wipe", ErrStoreClosed)
@@ -321,10 +321,10 @@ func (s *pebbleKeyValueStore) Wipe() error {
 	return storeErr(s.name, "wipe", s.db.wipe())
 }
 
-// WipedOnOpen implements [WipeableStore].
+// WipedOnOpen implements [wipeableStore].
 func (s *pebbleKeyValueStore) WipedOnOpen() bool { return s.db != nil && s.db.wiped }
 
-// IsEmpty implements [WipeableStore].
+// IsEmpty implements [wipeableStore].
 func (s *pebbleKeyValueStore) IsEmpty() (bool, error) {
 	it := s.All()
 	defer it.Close()

@@ -4,13 +4,13 @@ import (
 	"bytes"
 )
 
-// ScanKind says which key-value iteration a [Scan] continues.
-type ScanKind int
+// scanKind says which key-value iteration a [Scan] continues.
+type scanKind int
 
 // The iterations a [Scan] can describe: the read-only key-value store's iterators.
 const (
 	// ScanAll is All (ReverseAll when Reverse).
-	ScanAll ScanKind = iota
+	ScanAll scanKind = iota
 	// ScanRange is Range(From, To) (ReverseRange when Reverse).
 	ScanRange
 	// ScanPrefix is PrefixScan(Prefix); it is ascending only.
@@ -27,7 +27,7 @@ const (
 // counterpart: its iterators over RocksDB hold a snapshot open instead.
 type Scan[K any] struct {
 	// Kind is the iteration.
-	Kind ScanKind
+	Kind scanKind
 	// From and To are Range's inclusive bounds (ScanRange only; a nil key of a nillable type is
 	// unbounded, as for Range).
 	From, To K
@@ -79,7 +79,7 @@ func (m *meteredKeyValueStore[K, V]) Scan(s Scan[K]) (RawKeyIterator[K, V], bool
 			return &rawIterator[K, V]{typedIterator: typedIterator[K, V]{m: m, it: ErrorIterator[[]byte, []byte](err)}}, true
 		}
 		if from != nil && to != nil && bytes.Compare(from, to) > 0 {
-			return &rawIterator[K, V]{typedIterator: typedIterator[K, V]{m: m, it: EmptyIterator[[]byte, []byte]()}}, true
+			return &rawIterator[K, V]{typedIterator: typedIterator[K, V]{m: m, it: emptyIterator[[]byte, []byte]()}}, true
 		}
 	case ScanPrefix:
 		from = s.Prefix
@@ -146,7 +146,7 @@ func scanRange(s ReadOnlyKeyValueStore[[]byte, []byte], from, to []byte, reverse
 func (q cachingQueryView) pagedRange(from, to []byte, reverse bool) KeyValueIterator[[]byte, []byte] {
 	c := q.c
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
-		return EmptyIterator[[]byte, []byte]()
+		return emptyIterator[[]byte, []byte]()
 	}
 	if !c.IsOpen() {
 		return ErrorIterator[[]byte, []byte](storeErr(c.Name(), "range", ErrStoreClosed))

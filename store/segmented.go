@@ -27,9 +27,9 @@ func DefaultSegmentInterval(retentionMs int64) int64 {
 // (Java's integer division, truncating towards zero). Java: AbstractSegments.segmentId.
 func SegmentID(ts, segmentInterval int64) int64 { return ts / segmentInterval }
 
-// SegmentName returns Java's name of a segment: "<store>.<segmentId * segmentInterval>".
+// segmentName returns Java's name of a segment: "<store>.<segmentId * segmentInterval>".
 // Java: AbstractSegments.segmentName.
-func SegmentName(store string, segmentID, segmentInterval int64) string {
+func segmentName(store string, segmentID, segmentInterval int64) string {
 	return store + "." + itoa(segmentID*segmentInterval)
 }
 
@@ -348,7 +348,7 @@ func (m *memSegments) segment(id int64, create bool) segmentKV {
 		if !create {
 			return nil
 		}
-		s = newInMemoryKeyValueStore(SegmentName(m.name, id, 1))
+		s = newInMemoryKeyValueStore(segmentName(m.name, id, 1))
 		s.Open()
 		m.segs[id] = s
 	}
@@ -553,7 +553,7 @@ func (o segmentedEngineOps) pebble() (*pebbleSegments, error) {
 	return p, nil
 }
 
-// CommitTransaction implements [TransactionalStore] (Pebble engines only).
+// CommitTransaction implements [transactionalStore] (Pebble engines only).
 func (o segmentedEngineOps) CommitTransaction(off int64) error {
 	p, err := o.pebble()
 	if err != nil {
@@ -562,7 +562,7 @@ func (o segmentedEngineOps) CommitTransaction(off int64) error {
 	return storeErr(o.name, "commit", p.db.commitTransaction(off))
 }
 
-// AbortTransaction implements [TransactionalStore].
+// AbortTransaction implements [transactionalStore].
 func (o segmentedEngineOps) AbortTransaction() error {
 	p, err := o.pebble()
 	if err != nil {
@@ -571,7 +571,7 @@ func (o segmentedEngineOps) AbortTransaction() error {
 	return storeErr(o.name, "abort", p.db.abortTransaction())
 }
 
-// CommittedOffset implements [TransactionalStore].
+// CommittedOffset implements [transactionalStore].
 func (o segmentedEngineOps) CommittedOffset() (int64, bool, error) {
 	p, err := o.pebble()
 	if err != nil {
@@ -580,13 +580,13 @@ func (o segmentedEngineOps) CommittedOffset() (int64, bool, error) {
 	return p.db.committedOffset()
 }
 
-// Transactional implements [TransactionalStore].
+// Transactional implements [transactionalStore].
 func (o segmentedEngineOps) Transactional() bool {
 	p, err := o.pebble()
 	return err == nil && p.db.eos
 }
 
-// Wipe implements [WipeableStore].
+// Wipe implements [wipeableStore].
 func (o segmentedEngineOps) Wipe() error {
 	p, err := o.pebble()
 	if err != nil {
@@ -601,13 +601,13 @@ func (o segmentedEngineOps) Wipe() error {
 	return nil
 }
 
-// WipedOnOpen implements [WipeableStore].
+// WipedOnOpen implements [wipeableStore].
 func (o segmentedEngineOps) WipedOnOpen() bool {
 	p, err := o.pebble()
 	return err == nil && p.db.wiped
 }
 
-// IsEmpty implements [WipeableStore].
+// IsEmpty implements [wipeableStore].
 func (o segmentedEngineOps) IsEmpty() (bool, error) {
 	return len(o.eng.ids()) == 0, nil
 }

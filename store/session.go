@@ -26,12 +26,12 @@ func SessionStoreKey(key []byte, start, end int64) []byte {
 	return out
 }
 
-// SplitSessionStoreKey splits a session store key into key bytes (aliasing b), session start
-// and end (ms). Errors: [ErrShortStoreKey]. Java: SessionKeySchema.extractKeyBytes,
+// splitSessionStoreKey splits a session store key into key bytes (aliasing b), session start
+// and end (ms). Errors: [errShortStoreKey]. Java: SessionKeySchema.extractKeyBytes,
 // extractStartTimestamp, extractEndTimestamp.
-func SplitSessionStoreKey(b []byte) (key []byte, start, end int64, err error) {
+func splitSessionStoreKey(b []byte) (key []byte, start, end int64, err error) {
 	if len(b) < sessionSuffixLen {
-		return nil, 0, 0, ErrShortStoreKey
+		return nil, 0, 0, errShortStoreKey
 	}
 	n := len(b) - sessionSuffixLen
 	return b[:n:n], int64(binary.BigEndian.Uint64(b[n+8:])), int64(binary.BigEndian.Uint64(b[n:])), nil
@@ -176,7 +176,7 @@ func (s *sessionBytesStore) BackwardFetchRange(keyFrom, keyTo []byte) KeyValueIt
 
 func (s *sessionBytesStore) find(keyFrom, keyTo []byte, earliestEnd, latestStart int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
-		return EmptyIterator[serde.Windowed[[]byte], []byte]()
+		return emptyIterator[serde.Windowed[[]byte], []byte]()
 	}
 	earliestEnd = s.seg.actualFrom(earliestEnd)
 	var upper []byte
@@ -186,12 +186,12 @@ func (s *sessionBytesStore) find(keyFrom, keyTo []byte, earliestEnd, latestStart
 	// Sessions ending at or after earliestEnd may sit in any later segment (Java:
 	// SessionKeySchema.segmentsToSearch searches up to Long.MAX_VALUE).
 	it := s.seg.fetch(earliestEnd, math.MaxInt64, keyFrom, upper, forward, func(sk []byte) bool {
-		k, start, end, err := SplitSessionStoreKey(sk)
+		k, start, end, err := splitSessionStoreKey(sk)
 		return err == nil && end >= earliestEnd && start <= latestStart &&
 			(keyFrom == nil || bytes.Compare(k, keyFrom) >= 0) && (keyTo == nil || bytes.Compare(k, keyTo) <= 0)
 	})
 	return &mapKeyIterator[serde.Windowed[[]byte]]{it: it, conv: func(sk []byte) (serde.Windowed[[]byte], error) {
-		k, start, end, err := SplitSessionStoreKey(sk)
+		k, start, end, err := splitSessionStoreKey(sk)
 		return serde.Windowed[[]byte]{Key: k, Window: serde.Window{Start: start, End: end}}, err
 	}}
 }
@@ -203,7 +203,7 @@ type inMemorySessionStore struct{ sessionBytesStore }
 
 // pebbleSessionStore is the persistent session engine: one Pebble database per store per task,
 // segmented by session end time, expired segments dropped with one range deletion. It
-// implements [TransactionalStore] and [WipeableStore]. Java counterpart: RocksDBSessionStore.
+// implements [transactionalStore] and [wipeableStore]. Java counterpart: RocksDBSessionStore.
 type pebbleSessionStore struct {
 	sessionBytesStore
 	segmentedEngineOps
@@ -212,7 +212,7 @@ type pebbleSessionStore struct {
 var (
 	_ SessionBytesStore  = (*inMemorySessionStore)(nil)
 	_ SessionBytesStore  = (*pebbleSessionStore)(nil)
-	_ TransactionalStore = (*pebbleSessionStore)(nil)
+	_ transactionalStore = (*pebbleSessionStore)(nil)
 )
 
 // newInMemorySessionStore returns a closed in-memory session engine with retention in ms.

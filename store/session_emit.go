@@ -7,14 +7,14 @@ import "github.com/kstreams-go/kstreams/serde"
 // fetchSessions, used by emit-on-close session aggregations).
 func (s *sessionBytesStore) sessionsEndingIn(earliestEnd, latestEnd int64) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if latestEnd < earliestEnd {
-		return EmptyIterator[serde.Windowed[[]byte], []byte]()
+		return emptyIterator[serde.Windowed[[]byte], []byte]()
 	}
 	it := s.seg.fetch(earliestEnd, latestEnd, nil, nil, true, func(sk []byte) bool {
-		_, _, end, err := SplitSessionStoreKey(sk)
+		_, _, end, err := splitSessionStoreKey(sk)
 		return err == nil && end >= earliestEnd && end <= latestEnd
 	})
 	return &mapKeyIterator[serde.Windowed[[]byte]]{it: it, conv: func(sk []byte) (serde.Windowed[[]byte], error) {
-		k, start, end, err := SplitSessionStoreKey(sk)
+		k, start, end, err := splitSessionStoreKey(sk)
 		return serde.Windowed[[]byte]{Key: k, Window: serde.Window{Start: start, End: end}}, err
 	}}
 }

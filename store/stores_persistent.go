@@ -352,25 +352,25 @@ func (b *SessionStoreBuilder[K, V]) BuildSessionStore() SessionStore[K, V] {
 	return newMeteredSessionStore(inner, b.keySerde, b.valueSerde)
 }
 
-// ReadOnlyKeyValueView returns a view of st without its write methods, for interactive
+// readOnlyKeyValueView returns a view of st without its write methods, for interactive
 // queries. Java counterpart: ReadOnlyKeyValueStoreFacade / the store handed out by
 // KafkaStreams.store for QueryableStoreTypes.keyValueStore().
-func ReadOnlyKeyValueView[K, V any](st ReadOnlyKeyValueStore[K, V]) ReadOnlyKeyValueStore[K, V] {
+func readOnlyKeyValueView[K, V any](st ReadOnlyKeyValueStore[K, V]) ReadOnlyKeyValueStore[K, V] {
 	return readOnlyKV[K, V]{st}
 }
 
 type readOnlyKV[K, V any] struct{ ReadOnlyKeyValueStore[K, V] }
 
-// ReadOnlyWindowView returns a view of st without its write methods. Java: ReadOnlyWindowStoreFacade.
-func ReadOnlyWindowView[K, V any](st ReadOnlyWindowStore[K, V]) ReadOnlyWindowStore[K, V] {
+// readOnlyWindowView returns a view of st without its write methods. Java: ReadOnlyWindowStoreFacade.
+func readOnlyWindowView[K, V any](st ReadOnlyWindowStore[K, V]) ReadOnlyWindowStore[K, V] {
 	return readOnlyWindow[K, V]{st}
 }
 
 type readOnlyWindow[K, V any] struct{ ReadOnlyWindowStore[K, V] }
 
-// ReadOnlySessionView returns a view of st without its write methods. Java: the session store
+// readOnlySessionView returns a view of st without its write methods. Java: the session store
 // handed out for QueryableStoreTypes.sessionStore().
-func ReadOnlySessionView[K, V any](st ReadOnlySessionStore[K, V]) ReadOnlySessionStore[K, V] {
+func readOnlySessionView[K, V any](st ReadOnlySessionStore[K, V]) ReadOnlySessionStore[K, V] {
 	return readOnlySession[K, V]{st}
 }
 

@@ -53,18 +53,18 @@ type FreshValuesStore interface{ FreshValues() }
 // org.apache.kafka.streams.state.TimestampedKeyValueStore (KeyValueStore<K, ValueAndTimestamp<V>>).
 type TimestampedKeyValueStore[K, V any] = KeyValueStore[K, *ValueAndTimestamp[V]]
 
-// ValueAndTimestampSerde returns the serde of timestamped store values: an 8-byte big-endian
+// valueAndTimestampSerde returns the serde of timestamped store values: an 8-byte big-endian
 // timestamp followed by inner's bytes of the value; nil <-> nil bytes. Deserializing fewer than
 // 8 bytes fails with ErrShortTimestampedValue. A nil inner resolves to the store context's
 // default value serde at Init when the serde is used by a [TimestampedKeyValueStoreBuilder]
-// store. Java counterpart: ValueAndTimestampSerde.
-func ValueAndTimestampSerde[V any](inner serde.Serde[V]) serde.Serde[*ValueAndTimestamp[V]] {
+// store. Java counterpart: valueAndTimestampSerde.
+func valueAndTimestampSerde[V any](inner serde.Serde[V]) serde.Serde[*ValueAndTimestamp[V]] {
 	return &vatSerde[V]{inner: inner}
 }
 
-// ErrShortTimestampedValue is returned when timestamped value bytes are shorter than the 8-byte
+// errShortTimestampedValue is returned when timestamped value bytes are shorter than the 8-byte
 // timestamp.
-var ErrShortTimestampedValue = errors.New("timestamped value shorter than 8 bytes")
+var errShortTimestampedValue = errors.New("timestamped value shorter than 8 bytes")
 
 type vatSerde[V any] struct{ inner serde.Serde[V] }
 
@@ -97,7 +97,7 @@ func (s *vatSerde[V]) Deserialize(topic string, h *serde.Headers, b []byte) (*Va
 		return nil, nil
 	}
 	if len(b) < 8 {
-		return nil, ErrShortTimestampedValue
+		return nil, errShortTimestampedValue
 	}
 	if s.inner == nil {
 		return nil, ErrNoSerde
@@ -116,17 +116,17 @@ func (s *vatSerde[V]) freshBytes() {}
 
 func (s *vatSerde[V]) String() string { return "ValueAndTimestampSerde(" + serde.Name(s.inner) + ")" }
 
-// RawValue returns the value part of timestamped value bytes (nil for nil or short input).
+// rawValue returns the value part of timestamped value bytes (nil for nil or short input).
 // Java: ValueAndTimestampDeserializer.rawValue.
-func RawValue(b []byte) []byte {
+func rawValue(b []byte) []byte {
 	if len(b) < 8 {
 		return nil
 	}
 	return b[8:]
 }
 
-// TimestampOf returns the timestamp part of timestamped value bytes (0 for nil or short input).
-func TimestampOf(b []byte) int64 {
+// timestampOf returns the timestamp part of timestamped value bytes (0 for nil or short input).
+func timestampOf(b []byte) int64 {
 	if len(b) < 8 {
 		return 0
 	}
@@ -139,7 +139,7 @@ func TimestampOf(b []byte) int64 {
 // record being processed. Java counterpart: changeLoggingTimestampedKeyValueBytesStore.
 type changeLoggingTimestampedKeyValueBytesStore struct {
 	KeyValueBytesStore
-	logger ChangelogContext
+	logger changelogContext
 	// withHeaders: log with the headers of the record being processed (see
 	// WithChangelogHeaders); headers and rc are the context's, when it offers them.
 	withHeaders bool
@@ -159,7 +159,7 @@ func (c *changeLoggingTimestampedKeyValueBytesStore) Inner() KeyValueBytesStore 
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
 func (c *changeLoggingTimestampedKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if l, ok := ctx.(ChangelogContext); ok {
+	if l, ok := ctx.(changelogContext); ok {
 		c.logger = l
 	}
 	if c.withHeaders {
@@ -176,7 +176,7 @@ func (c *changeLoggingTimestampedKeyValueBytesStore) log(key, value []byte) erro
 	ts := c.logger.RecordTimestamp()
 	var raw []byte
 	if value != nil {
-		raw, ts = RawValue(value), TimestampOf(value)
+		raw, ts = rawValue(value), timestampOf(value)
 		if raw == nil {
 			raw = []byte{}
 		}

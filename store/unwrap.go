@@ -6,10 +6,10 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// Layers returns st followed by the stores it wraps, outermost first: each layer that has an
+// layers returns st followed by the stores it wraps, outermost first: each layer that has an
 // Inner() method returning a state store (the metered, caching and change-logging layers) leads
 // to the next, and the last element is the engine. Java counterpart: WrappedStateStore.wrapped().
-func Layers(st processor.StateStore) []processor.StateStore {
+func layers(st processor.StateStore) []processor.StateStore {
 	var out []processor.StateStore
 	for st != nil && len(out) < 16 {
 		out = append(out, st)
@@ -30,55 +30,55 @@ func Layers(st processor.StateStore) []processor.StateStore {
 	return out
 }
 
-// Engine returns the innermost store of st's layers (see [Layers]).
-func Engine(st processor.StateStore) processor.StateStore {
-	l := Layers(st)
+// engine returns the innermost store of st's layers (see [layers]).
+func engine(st processor.StateStore) processor.StateStore {
+	l := layers(st)
 	if len(l) == 0 {
 		return nil
 	}
 	return l[len(l)-1]
 }
 
-// FindTransactional returns the [TransactionalStore] among st's layers, if any.
-func FindTransactional(st processor.StateStore) (TransactionalStore, bool) {
-	for _, l := range Layers(st) {
-		if t, ok := l.(TransactionalStore); ok {
+// FindTransactional returns the [transactionalStore] among st's layers, if any.
+func FindTransactional(st processor.StateStore) (transactionalStore, bool) {
+	for _, l := range layers(st) {
+		if t, ok := l.(transactionalStore); ok {
 			return t, true
 		}
 	}
 	return nil, false
 }
 
-// FindWipeable returns the [WipeableStore] among st's layers, if any.
-func FindWipeable(st processor.StateStore) (WipeableStore, bool) {
-	for _, l := range Layers(st) {
-		if t, ok := l.(WipeableStore); ok {
+// FindWipeable returns the [wipeableStore] among st's layers, if any.
+func FindWipeable(st processor.StateStore) (wipeableStore, bool) {
+	for _, l := range layers(st) {
+		if t, ok := l.(wipeableStore); ok {
 			return t, true
 		}
 	}
 	return nil, false
 }
 
-// TimestampedBytesStore marks the layers of stores whose engine holds timestamped values
+// timestampedBytesStore marks the layers of stores whose engine holds timestamped values
 // (int64 ts ‖ value) while the changelog holds the raw value with the timestamp as record
 // timestamp. Restore converts changelog records for such stores. Java counterpart:
-// org.apache.kafka.streams.state.TimestampedBytesStore.
-type TimestampedBytesStore interface {
+// org.apache.kafka.streams.state.timestampedBytesStore.
+type timestampedBytesStore interface {
 	// TimestampedBytes is a marker method.
 	TimestampedBytes()
 }
 
-// TimestampedBytes marks the timestamped change-logging layer (see [TimestampedBytesStore]).
+// TimestampedBytes marks the timestamped change-logging layer (see [timestampedBytesStore]).
 func (c *changeLoggingTimestampedKeyValueBytesStore) TimestampedBytes() {}
 
-// TimestampedBytes marks the timestamped window change-logging layer (see [TimestampedBytesStore]).
+// TimestampedBytes marks the timestamped window change-logging layer (see [timestampedBytesStore]).
 func (c *changeLoggingTimestampedWindowBytesStore) TimestampedBytes() {}
 
-// IsTimestamped reports whether one of st's layers is a [TimestampedBytesStore], i.e. whether
+// IsTimestamped reports whether one of st's layers is a [timestampedBytesStore], i.e. whether
 // changelog records must be converted to ts ‖ value on restore. Java: WrappedStateStore.isTimestamped.
 func IsTimestamped(st processor.StateStore) bool {
-	for _, l := range Layers(st) {
-		if _, ok := l.(TimestampedBytesStore); ok {
+	for _, l := range layers(st) {
+		if _, ok := l.(timestampedBytesStore); ok {
 			return true
 		}
 	}

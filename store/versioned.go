@@ -105,9 +105,9 @@ const (
 	nsVerExpiry  = 0x02
 )
 
-// ErrBadVersionedEntry is returned (wrapped) when an entry of a versioned store's engine
+// errBadVersionedEntry is returned (wrapped) when an entry of a versioned store's engine
 // cannot be decoded.
-var ErrBadVersionedEntry = errors.New("store: malformed versioned store entry")
+var errBadVersionedEntry = errors.New("store: malformed versioned store entry")
 
 func encTs(b []byte, ts int64) []byte { return binary.BigEndian.AppendUint64(b, uint64(ts)^(1<<63)) }
 func decTs(b []byte) int64            { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
@@ -153,7 +153,7 @@ func encVersion(to int64, value []byte) []byte {
 
 func decVersion(from int64, v []byte) (version, error) {
 	if len(v) < 9 {
-		return version{}, ErrBadVersionedEntry
+		return version{}, errBadVersionedEntry
 	}
 	out := version{from: from, to: int64(binary.BigEndian.Uint64(v))}
 	if v[8] == 1 {
@@ -327,7 +327,7 @@ func (e *versionedEngine) latest(key []byte) (*VersionedRecord[[]byte], error) {
 		return nil, err
 	}
 	if len(v) < 8 {
-		return nil, ErrBadVersionedEntry
+		return nil, errBadVersionedEntry
 	}
 	val := bytes.Clone(v[8:])
 	if val == nil {
@@ -501,7 +501,7 @@ func (e *versionedEngine) expire(bound int64) error {
 		k := it.Key()
 		if len(k) < 1+8+4 {
 			it.Close()
-			return ErrBadVersionedEntry
+			return errBadVersionedEntry
 		}
 		to := decTs(k[1:9])
 		if to > bound {
@@ -518,7 +518,7 @@ func (e *versionedEngine) expire(bound int64) error {
 	for _, k := range dead {
 		n := int(binary.BigEndian.Uint32(k[9:13]))
 		if len(k) != 13+n+8 {
-			return ErrBadVersionedEntry
+			return errBadVersionedEntry
 		}
 		hk := make([]byte, 0, 1+4+n+8)
 		hk = append(append(hk, nsVerHistory), k[9:]...)
@@ -576,8 +576,8 @@ type pebbleVersionedKeyValueStore struct {
 var (
 	_ VersionedBytesStore = (*pebbleVersionedKeyValueStore)(nil)
 	_ VersionedBytesStore = (*inMemoryVersionedKeyValueStore)(nil)
-	_ TransactionalStore  = (*pebbleVersionedKeyValueStore)(nil)
-	_ WipeableStore       = (*pebbleVersionedKeyValueStore)(nil)
+	_ transactionalStore  = (*pebbleVersionedKeyValueStore)(nil)
+	_ wipeableStore       = (*pebbleVersionedKeyValueStore)(nil)
 )
 
 // newPebbleVersionedKeyValueStore returns a closed Pebble versioned engine with the given
@@ -588,24 +588,24 @@ func newPebbleVersionedKeyValueStore(name string, historyRetentionMs, segmentInt
 	return &pebbleVersionedKeyValueStore{versionedEngine: newVersionedEngine(name, historyRetentionMs, segmentIntervalMs, kv), kv: kv}
 }
 
-// CommitTransaction implements [TransactionalStore].
+// CommitTransaction implements [transactionalStore].
 func (s *pebbleVersionedKeyValueStore) CommitTransaction(changelogOffset int64) error {
 	return s.kv.CommitTransaction(changelogOffset)
 }
 
-// AbortTransaction implements [TransactionalStore]; the store's stream time is kept (it only
+// AbortTransaction implements [transactionalStore]; the store's stream time is kept (it only
 // decides which puts are too old, and Java keeps it too).
 func (s *pebbleVersionedKeyValueStore) AbortTransaction() error { return s.kv.AbortTransaction() }
 
-// CommittedOffset implements [TransactionalStore].
+// CommittedOffset implements [transactionalStore].
 func (s *pebbleVersionedKeyValueStore) CommittedOffset() (int64, bool, error) {
 	return s.kv.CommittedOffset()
 }
 
-// Transactional implements [TransactionalStore].
+// Transactional implements [transactionalStore].
 func (s *pebbleVersionedKeyValueStore) Transactional() bool { return s.kv.Transactional() }
 
-// Wipe implements [WipeableStore]; the stream time starts again.
+// Wipe implements [wipeableStore]; the stream time starts again.
 func (s *pebbleVersionedKeyValueStore) Wipe() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -613,8 +613,8 @@ func (s *pebbleVersionedKeyValueStore) Wipe() error {
 	return s.kv.Wipe()
 }
 
-// WipedOnOpen implements [WipeableStore].
+// WipedOnOpen implements [wipeableStore].
 func (s *pebbleVersionedKeyValueStore) WipedOnOpen() bool { return s.kv.WipedOnOpen() }
 
-// IsEmpty implements [WipeableStore].
+// IsEmpty implements [wipeableStore].
 func (s *pebbleVersionedKeyValueStore) IsEmpty() (bool, error) { return s.kv.IsEmpty() }

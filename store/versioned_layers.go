@@ -105,7 +105,7 @@ func (StoresFactory) InMemoryVersionedKeyValueStore(name string, historyRetentio
 // apply (as Java). Java counterpart: changeLoggingVersionedKeyValueBytesStore.
 type changeLoggingVersionedKeyValueBytesStore struct {
 	VersionedBytesStore
-	logger ChangelogContext
+	logger changelogContext
 }
 
 // newChangeLoggingVersionedKeyValueBytesStore wraps inner with change logging.
@@ -128,7 +128,7 @@ func (c *changeLoggingVersionedKeyValueBytesStore) HistoryRetentionMs() int64 {
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
 func (c *changeLoggingVersionedKeyValueBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if l, ok := ctx.(ChangelogContext); ok {
+	if l, ok := ctx.(changelogContext); ok {
 		c.logger = l
 	}
 	return c.VersionedBytesStore.Init(ctx, root)
@@ -187,7 +187,7 @@ func (m *meteredVersionedKeyValueStore[K, V]) Inner() VersionedBytesStore { retu
 
 // HistoryRetentionMs returns the engine's history retention (ms), 0 when unknown.
 func (m *meteredVersionedKeyValueStore[K, V]) HistoryRetentionMs() int64 {
-	for _, l := range Layers(m) {
+	for _, l := range layers(m) {
 		if v, ok := l.(VersionedEngine); ok && l != processor.StateStore(m) {
 			return v.HistoryRetentionMs()
 		}

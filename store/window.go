@@ -18,9 +18,9 @@ import (
 // the same bytes.
 const windowSuffixLen = 12
 
-// ErrShortStoreKey is returned when a window or session store key is shorter than its
+// errShortStoreKey is returned when a window or session store key is shorter than its
 // fixed-size suffix (12 bytes for windows, 16 for sessions).
-var ErrShortStoreKey = errors.New("store: store key shorter than its timestamp suffix")
+var errShortStoreKey = errors.New("store: store key shorter than its timestamp suffix")
 
 // WindowStoreKey returns the window store (and changelog) key of key, windowStart (ms) and
 // seqnum: key ‖ int64 windowStart ‖ int32 seqnum, big-endian. Java: WindowKeySchema.toStoreKeyBinary.
@@ -32,12 +32,12 @@ func WindowStoreKey(key []byte, windowStart int64, seqnum int32) []byte {
 	return out
 }
 
-// SplitWindowStoreKey splits a window store key into key bytes (aliasing b), window start (ms)
-// and seqnum. Errors: [ErrShortStoreKey]. Java: WindowKeySchema.extractStoreKeyBytes,
+// splitWindowStoreKey splits a window store key into key bytes (aliasing b), window start (ms)
+// and seqnum. Errors: [errShortStoreKey]. Java: WindowKeySchema.extractStoreKeyBytes,
 // extractStoreTimestamp, extractStoreSequence.
-func SplitWindowStoreKey(b []byte) (key []byte, windowStart int64, seqnum int32, err error) {
+func splitWindowStoreKey(b []byte) (key []byte, windowStart int64, seqnum int32, err error) {
 	if len(b) < windowSuffixLen {
-		return nil, 0, 0, ErrShortStoreKey
+		return nil, 0, 0, errShortStoreKey
 	}
 	n := len(b) - windowSuffixLen
 	return b[:n:n], int64(binary.BigEndian.Uint64(b[n:])), int32(binary.BigEndian.Uint32(b[n+8:])), nil
@@ -162,16 +162,16 @@ func (w *windowBytesStore) BackwardFetchTimeRange(key []byte, timeFrom, timeTo i
 func (w *windowBytesStore) fetchKey(key []byte, timeFrom, timeTo int64, forward bool) KeyValueIterator[int64, []byte] {
 	from := w.seg.actualFrom(timeFrom)
 	if timeTo < from {
-		return EmptyIterator[int64, []byte]()
+		return emptyIterator[int64, []byte]()
 	}
 	lower := WindowStoreKey(key, from, 0)
 	upper := WindowStoreKey(key, timeTo, math.MaxInt32)
 	it := w.seg.fetch(from, timeTo, lower, upper, forward, func(sk []byte) bool {
-		k, ts, _, err := SplitWindowStoreKey(sk)
+		k, ts, _, err := splitWindowStoreKey(sk)
 		return err == nil && bytes.Equal(k, key) && ts >= from && ts <= timeTo
 	})
 	return &mapKeyIterator[int64]{it: it, conv: func(sk []byte) (int64, error) {
-		_, ts, _, err := SplitWindowStoreKey(sk)
+		_, ts, _, err := splitWindowStoreKey(sk)
 		return ts, err
 	}}
 }
@@ -208,11 +208,11 @@ func (w *windowBytesStore) BackwardAll() KeyValueIterator[serde.Windowed[[]byte]
 
 func (w *windowBytesStore) fetchRange(keyFrom, keyTo []byte, timeFrom, timeTo int64, forward bool) KeyValueIterator[serde.Windowed[[]byte], []byte] {
 	if keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
-		return EmptyIterator[serde.Windowed[[]byte], []byte]()
+		return emptyIterator[serde.Windowed[[]byte], []byte]()
 	}
 	from := w.seg.actualFrom(timeFrom)
 	if timeTo < from {
-		return EmptyIterator[serde.Windowed[[]byte], []byte]()
+		return emptyIterator[serde.Windowed[[]byte], []byte]()
 	}
 	var upper []byte
 	if keyTo != nil {
@@ -221,12 +221,12 @@ func (w *windowBytesStore) fetchRange(keyFrom, keyTo []byte, timeFrom, timeTo in
 		upper = prefixEnd(keyTo)
 	}
 	it := w.seg.fetch(from, timeTo, keyFrom, upper, forward, func(sk []byte) bool {
-		k, ts, _, err := SplitWindowStoreKey(sk)
+		k, ts, _, err := splitWindowStoreKey(sk)
 		return err == nil && ts >= from && ts <= timeTo &&
 			(keyFrom == nil || bytes.Compare(k, keyFrom) >= 0) && (keyTo == nil || bytes.Compare(k, keyTo) <= 0)
 	})
 	return &mapKeyIterator[serde.Windowed[[]byte]]{it: it, conv: func(sk []byte) (serde.Windowed[[]byte], error) {
-		k, ts, _, err := SplitWindowStoreKey(sk)
+		k, ts, _, err := splitWindowStoreKey(sk)
 		return serde.Windowed[[]byte]{Key: k, Window: serde.Window{Start: ts, End: windowEnd(ts, w.windowSize)}}, err
 	}}
 }
@@ -269,8 +269,8 @@ type inMemoryWindowStore struct{ windowBytesStore }
 
 // pebbleWindowStore is the persistent window engine: one Pebble database per store per task
 // whose segments are key prefixes (segment id = window start / segment interval); expired
-// segments are dropped with one range deletion. It implements [TransactionalStore] and
-// [WipeableStore]. Java counterpart: RocksDBWindowStore over RocksDBSegmentedBytesStore.
+// segments are dropped with one range deletion. It implements [transactionalStore] and
+// [wipeableStore]. Java counterpart: RocksDBWindowStore over RocksDBSegmentedBytesStore.
 type pebbleWindowStore struct {
 	windowBytesStore
 	segmentedEngineOps
@@ -279,8 +279,8 @@ type pebbleWindowStore struct {
 var (
 	_ WindowBytesStore   = (*inMemoryWindowStore)(nil)
 	_ WindowBytesStore   = (*pebbleWindowStore)(nil)
-	_ TransactionalStore = (*pebbleWindowStore)(nil)
-	_ WipeableStore      = (*pebbleWindowStore)(nil)
+	_ transactionalStore = (*pebbleWindowStore)(nil)
+	_ wipeableStore      = (*pebbleWindowStore)(nil)
 )
 
 // newInMemoryWindowStore returns a closed in-memory window engine. retention and windowSize

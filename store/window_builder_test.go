@@ -9,7 +9,7 @@ import (
 
 // hasWindowCache reports whether a built window store has the record cache layer.
 func hasWindowCache(s WindowStore[string, string]) bool {
-	for _, l := range Layers(s) {
+	for _, l := range layers(s) {
 		if _, ok := l.(*cachingWindowStore); ok {
 			return true
 		}
@@ -37,7 +37,7 @@ func TestWindowStoreBuilderCaching(t *testing.T) {
 				t.Errorf("WindowStoreBuilder caching %v, retain duplicates %v: record cache %v, want %v", caching, dup, got, want)
 			}
 			var cached bool
-			for _, l := range Layers(tb.BuildTimestampedWindowStore()) {
+			for _, l := range layers(tb.BuildTimestampedWindowStore()) {
 				if _, ok := l.(*cachingWindowStore); ok {
 					cached = true
 				}

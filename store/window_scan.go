@@ -8,15 +8,15 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// WindowScanKind says which window or session store iteration a [WindowScan] continues.
-type WindowScanKind int
+// windowScanKind says which window or session store iteration a [WindowScan] continues.
+type windowScanKind int
 
 // The iterations a [WindowScan] can describe.
 const (
 	// WindowScanKey is one key's iteration: a window store's FetchTimeRange(Key, TimeFrom,
 	// TimeTo) (BackwardFetchTimeRange when Reverse); a session store's FindSessions(Key,
 	// TimeFrom, TimeTo) (Fetch(Key) is FindSessions(Key, 0, math.MaxInt64)).
-	WindowScanKey WindowScanKind = iota
+	WindowScanKey windowScanKind = iota
 	// WindowScanRange is a key range's iteration: a window store's FetchKeyRange(From, To,
 	// TimeFrom, TimeTo); a session store's FindSessionsRange(From, To, TimeFrom, TimeTo)
 	// (FetchRange is FindSessionsRange(From, To, 0, math.MaxInt64)). A nil bound of a nillable
@@ -45,7 +45,7 @@ const (
 // RocksDB hold a snapshot open instead.
 type WindowScan[K any] struct {
 	// Kind is the iteration.
-	Kind WindowScanKind
+	Kind windowScanKind
 	// Key is the key of a WindowScanKey scan.
 	Key K
 	// From and To are the inclusive key bounds of a WindowScanRange scan.
@@ -117,14 +117,14 @@ func scanSessionsOf(s SessionBytesStore, q segScan) (KeyValueIterator[[]byte, []
 func (w *windowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []byte], int64, bool) {
 	from := w.seg.actualFrom(q.timeFrom)
 	if q.timeTo < from || !q.single && q.keyFrom != nil && q.keyTo != nil && bytes.Compare(q.keyFrom, q.keyTo) > 0 {
-		return EmptyIterator[[]byte, []byte](), w.windowSize, true
+		return emptyIterator[[]byte, []byte](), w.windowSize, true
 	}
 	timeTo := q.timeTo
 	if q.single {
 		key := q.keyFrom
 		lower, upper := WindowStoreKey(key, from, 0), WindowStoreKey(key, timeTo, math.MaxInt32)
 		return w.seg.scan(from, timeTo, lower, upper, !q.reverse, q.after, func(sk []byte) bool {
-			k, ts, _, err := SplitWindowStoreKey(sk)
+			k, ts, _, err := splitWindowStoreKey(sk)
 			return err == nil && bytes.Equal(k, key) && ts >= from && ts <= timeTo
 		}), w.windowSize, true
 	}
@@ -133,7 +133,7 @@ func (w *windowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []by
 		upper = prefixEnd(q.keyTo)
 	}
 	return w.seg.scan(from, timeTo, q.keyFrom, upper, !q.reverse, q.after, func(sk []byte) bool {
-		k, ts, _, err := SplitWindowStoreKey(sk)
+		k, ts, _, err := splitWindowStoreKey(sk)
 		return err == nil && ts >= from && ts <= timeTo &&
 			(q.keyFrom == nil || bytes.Compare(k, q.keyFrom) >= 0) && (q.keyTo == nil || bytes.Compare(k, q.keyTo) <= 0)
 	}), w.windowSize, true
@@ -146,7 +146,7 @@ func (s *sessionBytesStore) scanSessions(q segScan) (KeyValueIterator[[]byte, []
 		keyTo = keyFrom
 	}
 	if keyFrom != nil && keyTo != nil && bytes.Compare(keyFrom, keyTo) > 0 {
-		return EmptyIterator[[]byte, []byte](), true
+		return emptyIterator[[]byte, []byte](), true
 	}
 	earliestEnd, latestStart := s.seg.actualFrom(q.timeFrom), q.timeTo
 	var upper []byte
@@ -154,7 +154,7 @@ func (s *sessionBytesStore) scanSessions(q segScan) (KeyValueIterator[[]byte, []
 		upper = prefixEnd(keyTo)
 	}
 	return s.seg.scan(earliestEnd, math.MaxInt64, keyFrom, upper, !q.reverse, q.after, func(sk []byte) bool {
-		k, start, end, err := SplitSessionStoreKey(sk)
+		k, start, end, err := splitSessionStoreKey(sk)
 		return err == nil && end >= earliestEnd && start <= latestStart &&
 			(keyFrom == nil || bytes.Compare(k, keyFrom) >= 0) && (keyTo == nil || bytes.Compare(k, keyTo) <= 0)
 	}), true
@@ -255,7 +255,7 @@ func (m *meteredWindowStore[K, V]) ScanWindows(s WindowScan[K]) (RawKeyIterator[
 		return nil, false
 	}
 	return &rawWindowedIterator[K, V]{s: &m.s, it: it, window: func(sk []byte) ([]byte, serde.Window, error) {
-		k, ts, _, err := SplitWindowStoreKey(sk)
+		k, ts, _, err := splitWindowStoreKey(sk)
 		return k, serde.Window{Start: ts, End: windowEnd(ts, size)}, err
 	}}, true
 }
@@ -272,7 +272,7 @@ func (m *meteredSessionStore[K, V]) ScanSessions(s WindowScan[K]) (RawKeyIterato
 		return nil, false
 	}
 	return &rawWindowedIterator[K, V]{s: &m.s, it: it, window: func(sk []byte) ([]byte, serde.Window, error) {
-		k, start, end, err := SplitSessionStoreKey(sk)
+		k, start, end, err := splitSessionStoreKey(sk)
 		return k, serde.Window{Start: start, End: end}, err
 	}}, true
 }

@@ -21,7 +21,7 @@ type changeLoggingTimestampedWindowBytesStore struct {
 	WindowBytesStore
 	retainDuplicates bool
 	seqnum           int32
-	logger           ChangelogContext
+	logger           changelogContext
 }
 
 // newChangeLoggingTimestampedWindowBytesStore wraps inner (holding ts ‖ value bytes).
@@ -36,7 +36,7 @@ func (c *changeLoggingTimestampedWindowBytesStore) Inner() WindowBytesStore {
 
 // Init initialises the inner store and picks up the context's changelog writer, if any.
 func (c *changeLoggingTimestampedWindowBytesStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if l, ok := ctx.(ChangelogContext); ok {
+	if l, ok := ctx.(changelogContext); ok {
 		c.logger = l
 	}
 	return c.WindowBytesStore.Init(ctx, root)
@@ -56,7 +56,7 @@ func (c *changeLoggingTimestampedWindowBytesStore) Put(key, value []byte, window
 	ts := c.logger.RecordTimestamp()
 	var raw []byte
 	if value != nil {
-		raw, ts = RawValue(value), TimestampOf(value)
+		raw, ts = rawValue(value), timestampOf(value)
 		if raw == nil {
 			raw = []byte{}
 		}
@@ -183,14 +183,14 @@ func (w *windowBytesStore) fetchAllRetained(timeFrom, timeTo int64) KeyValueIter
 	timeFrom = max(timeFrom, w.seg.observed-w.seg.retention)
 	w.seg.mu.Unlock()
 	if timeTo < timeFrom {
-		return EmptyIterator[serde.Windowed[[]byte], []byte]()
+		return emptyIterator[serde.Windowed[[]byte], []byte]()
 	}
 	it := w.seg.fetch(timeFrom, timeTo, nil, nil, true, func(sk []byte) bool {
-		_, ts, _, err := SplitWindowStoreKey(sk)
+		_, ts, _, err := splitWindowStoreKey(sk)
 		return err == nil && ts >= timeFrom && ts <= timeTo
 	})
 	return &mapKeyIterator[serde.Windowed[[]byte]]{it: it, conv: func(sk []byte) (serde.Windowed[[]byte], error) {
-		k, ts, _, err := SplitWindowStoreKey(sk)
+		k, ts, _, err := splitWindowStoreKey(sk)
 		return serde.Windowed[[]byte]{Key: k, Window: serde.Window{Start: ts, End: windowEnd(ts, w.windowSize)}}, err
 	}}
 }

@@ -95,11 +95,11 @@ func (c collector) PartitionsFor(string) (int32, error) { return 1, nil }
 // Stores are built and initialised and processors' Init called (punctuators scheduled) before
 // New returns. Errors: ErrUnknownClass, a missing serde for a source or sink (no default),
 // store and processor Init errors. Java: new TopologyTestDriver(topology, props, initialWallClockTime).
-func New(topology *processor.Topology, props map[string]string, initialWallClockMs int64, opts ...Option) (*TopologyTestDriver, error) {
-	if topology == nil {
+func New(topo *processor.Topology, props map[string]string, initialWallClockMs int64, opts ...Option) (*TopologyTestDriver, error) {
+	if topo == nil {
 		return nil, errors.New("testdriver: nil topology")
 	}
-	return newDriver(topology.Internal(), props, initialWallClockMs, opts...)
+	return newDriver(topology.Of(topo), props, initialWallClockMs, opts...)
 }
 
 // newDriver builds the driver from the untyped graph.

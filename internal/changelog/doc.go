@@ -1,8 +1,9 @@
 // Package changelog restores state stores from their changelog topics and keeps the task's
 // checkpoint, the Go counterpart of Java's ProcessorStateManager, StoreChangelogReader and
 // OffsetCheckpoint (Kafka Streams 4.x). The change-logging store layers themselves live in
-// package store (store.ChangeLoggingKeyValueBytesStore, the timestamped, window and session
-// variants), because the store builders wrap them and changelog depends on store.
+// package store (unexported, with the timestamped, window and session variants), because the
+// store builders wrap them and this package depends on store. What users see of a restore is
+// the public package changelog's RestoreListener.
 //
 // # Record format (same bytes as Java)
 //

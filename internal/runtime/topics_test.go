@@ -29,12 +29,12 @@ func layoutTopology(t *testing.T) *topology.Builder {
 	}
 	must(topo.AddSource("src", []string{"in"}))
 	must(topo.AddProcessor("p", sup, "src"))
-	topo.Internal().AddInternalTopic("rep", topology.InternalTopicProperties{})
+	topology.Of(topo).AddInternalTopic("rep", topology.InternalTopicProperties{})
 	must(topo.AddSink("sink", "rep", []string{"p"}))
 	must(topo.AddSource("src2", []string{"rep"}))
 	must(topo.AddProcessor("agg", sup, "src2"))
 	must(topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("S"), serde.String(), serde.Long()), "agg"))
-	return topo.Internal()
+	return topology.Of(topo)
 }
 
 func TestComputeLayout(t *testing.T) {
@@ -74,13 +74,13 @@ func TestComputeLayoutCopartition(t *testing.T) {
 	if err := topo.AddProcessor("j", sup, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
-	topo.Internal().CopartitionSources("a", "b")
-	_, err := ComputeLayout(topo.Internal(), "app", map[string]int32{"ta": 2, "tb": 3})
+	topology.Of(topo).CopartitionSources("a", "b")
+	_, err := ComputeLayout(topology.Of(topo), "app", map[string]int32{"ta": 2, "tb": 3})
 	var ce *CopartitionError
 	if !errors.As(err, &ce) || ce.Topics["ta"] != 2 || ce.Topics["tb"] != 3 {
 		t.Fatalf("copartition: %v", err)
 	}
-	if _, err := ComputeLayout(topo.Internal(), "app", map[string]int32{"ta": 3, "tb": 3}); err != nil {
+	if _, err := ComputeLayout(topology.Of(topo), "app", map[string]int32{"ta": 3, "tb": 3}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -151,12 +151,12 @@ func TestWindowedChangelogConfigs(t *testing.T) {
 			}
 		}
 	}
-	l, err := ComputeLayout(topo.Internal(), "app", map[string]int32{"in": 2})
+	l, err := ComputeLayout(topology.Of(topo), "app", map[string]int32{"in": 2})
 	must(err)
 	check(l, want)
 
 	// windowstore.changelog.additional.retention.ms=0.
-	l, err = computeLayout(topo.Internal(), "app", map[string]int32{"in": 2}, 0)
+	l, err = computeLayout(topology.Of(topo), "app", map[string]int32{"in": 2}, 0)
 	must(err)
 	want["app-tw-changelog"]["retention.ms"] = "60000"
 	want["app-ss-changelog"]["retention.ms"] = "30000"

@@ -1,6 +1,7 @@
 package task_test
 
 import (
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"math/rand"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func BenchmarkWordCountTasks(b *testing.B) {
 	}
 	rc := cache.New(10 << 20)
 	mk := func(group int, coll task.Collector) *task.Task {
-		spec, err := task.SpecFromTopology(topo.Internal(), "bench", []int{group})
+		spec, err := task.SpecFromTopology(topology.Of(topo), "bench", []int{group})
 		if err != nil {
 			b.Fatal(err)
 		}
