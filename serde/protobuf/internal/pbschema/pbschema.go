@@ -56,7 +56,10 @@ func Compile(ctx context.Context, text string, deps map[string]string) (protoref
 
 // Indexes returns the message-index path of md: its index among the top-level messages of
 // its file, then its index among each enclosing message's nested messages, outermost first.
-// Map-entry messages count, as they are nested messages in the descriptor.
+// Map-entry messages (the descriptors protoc synthesizes for map fields) are not counted:
+// Confluent's Java serde counts the messages declared in the .proto text, where a map field
+// declares none, and its JavaScript serde skips them too. So a message declared after a map
+// field has a smaller index here than its descriptor index.
 func Indexes(md protoreflect.MessageDescriptor) []int {
 	var rev []int
 	var d protoreflect.Descriptor = md
@@ -65,7 +68,7 @@ func Indexes(md protoreflect.MessageDescriptor) []int {
 		if !ok {
 			break
 		}
-		rev = append(rev, m.Index())
+		rev = append(rev, declaredIndex(m))
 		d = m.Parent()
 	}
 	out := make([]int, len(rev))
@@ -75,24 +78,55 @@ func Indexes(md protoreflect.MessageDescriptor) []int {
 	return out
 }
 
-// ByIndexes returns the message of fd at the message-index path idx. It returns an error
-// naming the index that is out of range.
+// siblings returns the messages declared beside m (in its file or enclosing message).
+func siblings(m protoreflect.MessageDescriptor) protoreflect.MessageDescriptors {
+	if p, ok := m.Parent().(protoreflect.MessageDescriptor); ok {
+		return p.Messages()
+	}
+	return m.ParentFile().Messages()
+}
+
+// declaredIndex is m's index among its siblings that are not map entries.
+func declaredIndex(m protoreflect.MessageDescriptor) int {
+	sib := siblings(m)
+	n := 0
+	for i := range m.Index() {
+		if !sib.Get(i).IsMapEntry() {
+			n++
+		}
+	}
+	return n
+}
+
+// declared returns msgs without map entries.
+func declared(msgs protoreflect.MessageDescriptors) []protoreflect.MessageDescriptor {
+	out := make([]protoreflect.MessageDescriptor, 0, msgs.Len())
+	for i := range msgs.Len() {
+		if m := msgs.Get(i); !m.IsMapEntry() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ByIndexes returns the message of fd at the message-index path idx (map entries not
+// counted, as in Indexes). It returns an error naming the index that is out of range.
 func ByIndexes(fd protoreflect.FileDescriptor, idx []int) (protoreflect.MessageDescriptor, error) {
 	if len(idx) == 0 {
 		return nil, errors.New("empty message-index path")
 	}
-	msgs := fd.Messages()
+	msgs := declared(fd.Messages())
 	var md protoreflect.MessageDescriptor
 	for depth, i := range idx {
-		if i < 0 || i >= msgs.Len() {
+		if i < 0 || i >= len(msgs) {
 			where := "the schema has"
 			if md != nil {
 				where = "message " + string(md.FullName()) + " has"
 			}
-			return nil, fmt.Errorf("message index %d (depth %d of %v) out of range: %s %d message(s)", i, depth, idx, where, msgs.Len())
+			return nil, fmt.Errorf("message index %d (depth %d of %v) out of range: %s %d message(s)", i, depth, idx, where, len(msgs))
 		}
-		md = msgs.Get(i)
-		msgs = md.Messages()
+		md = msgs[i]
+		msgs = declared(md.Messages())
 	}
 	return md, nil
 }
