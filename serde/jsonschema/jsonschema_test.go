@@ -220,3 +220,38 @@ func TestStrategiesAndLatest(t *testing.T) {
 		t.Fatalf("over maximum: %v", err)
 	}
 }
+
+// TestConcurrentUse shares one serde between goroutines (run under -race).
+func TestConcurrentUse(t *testing.T) {
+	reg := srfake.New(t)
+	s := newOrders(t, reg)
+	g, _ := jsonschema.New[any](reg.Client(), "")
+	done := make(chan error, 8)
+	for w := range 8 {
+		go func() {
+			for i := range 20 {
+				o := Order{ID: "o", Qty: w*100 + i + 1}
+				b, err := s.Serialize("c", nil, o)
+				if err == nil {
+					var back Order
+					if back, err = s.Deserialize("c", nil, b); err == nil && back.Qty != o.Qty {
+						err = errors.New("wrong quantity back")
+					}
+				}
+				if err == nil {
+					_, err = g.Deserialize("c", nil, b)
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

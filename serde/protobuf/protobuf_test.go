@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -293,5 +294,42 @@ func TestOptionsFromProperties(t *testing.T) {
 	}
 	if _, err := protobuf.OptionsFromProperties(map[string]string{"key.subject.name.strategy": "Nope"}, true); err == nil {
 		t.Fatal("unknown strategy accepted")
+	}
+}
+
+// TestConcurrentUse shares one typed and one dynamic serde between goroutines (run under
+// -race): first registrations, schema compilation per id and the caches race here.
+func TestConcurrentUse(t *testing.T) {
+	reg := srfake.New(t)
+	typed, _ := protobuf.New[*testpb.Order](reg.Client())
+	dyn, _ := protobuf.NewDynamic(reg.Client(), "")
+	done := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 20 {
+				o := &testpb.Order{Id: "o", Quantity: int32(g*100 + i), Tags: map[string]string{"g": "x"}}
+				b, err := typed.Serialize("c", nil, o)
+				if err != nil {
+					done <- err
+					return
+				}
+				back, err := typed.Deserialize("c", nil, b)
+				if err != nil || !proto.Equal(back, o) {
+					done <- fmt.Errorf("typed round trip: %v, %v", back, err)
+					return
+				}
+				d, err := dyn.Deserialize("c", nil, b)
+				if err != nil || d.ProtoReflect().Get(d.ProtoReflect().Descriptor().Fields().ByName("quantity")).Int() != int64(o.Quantity) {
+					done <- fmt.Errorf("dynamic decode: %v, %v", d, err)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
