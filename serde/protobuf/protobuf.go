@@ -25,7 +25,8 @@
 // registers is T's .proto file, written back as .proto text from T's descriptor; each
 // import other than protoc's standard google/protobuf/*.proto is registered as a schema
 // reference under a subject named by its import path (Java's
-// DefaultReferenceSubjectNameStrategy, with skip.known.types). Deserialize decodes the
+// DefaultReferenceSubjectNameStrategy; standard imports are skipped, as Java does with
+// skip.known.types=true and the JavaScript serializer always does). Deserialize decodes the
 // body into a new T whatever message of the writer schema the indexes name (Java:
 // specific.protobuf.value.type / derive.type).
 //

@@ -142,7 +142,7 @@ func value(fd protoreflect.FieldDescriptor, v protoreflect.Value) string {
 		}
 		return strconv.Itoa(int(v.Enum()))
 	case protoreflect.StringKind:
-		return strconv.Quote(v.String())
+		return quoteBytes([]byte(v.String()))
 	case protoreflect.BytesKind:
 		return quoteBytes(v.Bytes())
 	case protoreflect.MessageKind, protoreflect.GroupKind:

@@ -22,6 +22,7 @@ const rich3 = `syntax = "proto3";
 package io.kstreams.test;
 import "google/protobuf/timestamp.proto";
 option java_package = "io.kstreams.test.gen";
+option java_outer_classname = "Wörld\"s";
 option java_multiple_files = true;
 option go_package = "example.com/gen;gen";
 
