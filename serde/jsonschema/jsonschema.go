@@ -422,12 +422,21 @@ func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, data T) ([]byte, er
 		e.Err = fmt.Errorf("%w: %v", ErrEncode, err)
 		return nil, e
 	}
+	// With its own schema the serializer validates before asking the registry, so a bad
+	// document fails the same way whether or not the registry answers.
+	early := s.opts.validate && !s.opts.useLatest && s.own != nil
+	if early {
+		if err := validate(s.own, 0, doc); err != nil {
+			e.Err = err
+			return nil, e
+		}
+	}
 	id, c, err := s.writer(topic, e)
 	if err != nil {
 		e.Err = err
 		return nil, e
 	}
-	if s.opts.validate {
+	if s.opts.validate && !early {
 		if err := validate(c, id, doc); err != nil {
 			e.Err = err
 			return nil, e

@@ -107,7 +107,11 @@ func TestSerializeNamesFailingFields(t *testing.T) {
 	reg := srfake.New(t)
 	s := newOrders(t, reg)
 	bad := Order{ID: "", Qty: 0, Lines: []Line{{SKU: "ABC-1"}, {SKU: "nope"}, {}}, Address: &Address{}}
+	before := reg.Requests()
 	_, err := s.Serialize("orders", nil, bad)
+	if reg.Requests() != before {
+		t.Errorf("an invalid document made %d registry requests; the serde's own schema decides", reg.Requests()-before)
+	}
 	got := fields(t, err)
 	want := map[string]string{
 		"/id":          "minLength",
