@@ -6,7 +6,8 @@
 #      script starts on loopback and stops at the end, also when a step fails;
 #      the security tests (TestIntegrationSecure...) against a second, secured Kafka node
 #      (SASL_SSL with SCRAM-SHA-512, mTLS, ACLs: `scripts/kafka/kafka.sh up secure`), started
-#      beside the first; the schema-registry integration tests against an Apicurio Registry
+#      beside the first; the schema-registry integration tests (serde/avro, and serde/protobuf
+#      and serde/jsonschema beside Confluent's JavaScript serdes) against an Apicurio Registry
 #      started likewise.
 #   4. the conformance suite: the packages whose tests use the Java Kafka Streams reference
 #      harness in conformance/java, run with KSTREAMS_CONFORMANCE_CP set (built before step 3,
@@ -27,7 +28,7 @@ for tool in go java mvn node npm; do
 	go) hint="install Go (any recent version; it fetches the go1.27.3 toolchain itself)" ;;
 	java) hint="install a Java 17 (or newer) JDK; the broker and the conformance harness run on it" ;;
 	mvn) hint="install Maven 3.8 or newer; it fetches Apache Kafka and Kafka Streams from Maven Central" ;;
-	node | npm) hint="install Node.js 20+ with npm; serde/avro cross-checks against Confluent's JavaScript Avro serde" ;;
+	node | npm) hint="install Node.js 20+ with npm; serde/avro, serde/protobuf and serde/jsonschema cross-check against Confluent's JavaScript serdes" ;;
 	esac
 	command -v "$tool" >/dev/null 2>&1 || die "$tool not found on PATH: $hint"
 done
@@ -39,7 +40,7 @@ unformatted=$("$gofmt_bin" -l $(git ls-files '*.go' 2>/dev/null || find . -name 
 go vet ./...
 
 mkdir -p .build
-step "Confluent's JavaScript Avro serde for the serde/avro cross-check (npm ci)"
+step "Confluent's JavaScript serdes (Avro, Protobuf, JSON Schema) for the serde cross-checks (npm ci)"
 if ! npm ci --prefix serde/avro/testdata/js --no-audit --no-fund >.build/npm-avro.log 2>&1; then
 	tail -n 20 .build/npm-avro.log >&2
 	die "npm ci in serde/avro/testdata/js failed (log: .build/npm-avro.log)"

@@ -47,16 +47,18 @@ type Schema struct {
 	References []Reference `json:"references,omitempty"`
 }
 
-// Reference names another registered schema that a schema refers to by type name (Java:
-// rest.entities.SchemaReference). This client passes references through; the Avro serde
-// does not resolve them.
+// Reference names another registered schema that a schema refers to (Java:
+// rest.entities.SchemaReference): Name is how the schema refers to it (an Avro type name, a
+// Protobuf import path, a JSON Schema $ref), Subject and Version where it is registered.
+// This client passes references through; the Protobuf and JSON Schema serdes fetch them to
+// compile a schema, the Avro serde does not resolve them.
 type Reference struct {
 	Name    string `json:"name"`
 	Subject string `json:"subject"`
 	Version int    `json:"version"`
 }
 
-// API is what the Avro serde needs from a registry. *Client implements it over HTTP; tests
+// API is what the Avro, Protobuf and JSON Schema serdes need from a registry. *Client implements it over HTTP; tests
 // may implement it directly. Every method returns an *Error on failure. Java counterpart:
 // io.confluent.kafka.schemaregistry.client.SchemaRegistryClient.
 type API interface {
