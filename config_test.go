@@ -1,6 +1,7 @@
 package kstreams
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -153,7 +154,7 @@ func TestNewAndStates(t *testing.T) {
 	if err := app.Close(t.Context()); err != nil || app.State() != NotRunning {
 		t.Fatalf("close: %v %v", err, app.State())
 	}
-	if err := app.Start(); !errors.Is(err, ErrIllegalState) {
+	if err := app.Start(context.Background()); !errors.Is(err, ErrIllegalState) {
 		t.Fatalf("start after close: %v", err)
 	}
 }

@@ -46,11 +46,11 @@ type ThreadMetadata struct {
 // MetadataForLocalThreads returns the local threads and their active tasks.
 // Java: metadataForLocalThreads().
 func (k *KafkaStreams) MetadataForLocalThreads() []ThreadMetadata {
-	if k.rt == nil {
+	if k.runtime() == nil {
 		return nil
 	}
 	var out []ThreadMetadata
-	for name, ids := range k.rt.LocalTasks() {
+	for name, ids := range k.runtime().LocalTasks() {
 		tm := ThreadMetadata{ThreadName: name}
 		for _, id := range ids {
 			tm.ActiveTasks = append(tm.ActiveTasks, TaskMetadata{TaskID: id})
@@ -101,14 +101,14 @@ func (k *KafkaStreams) storeSubtopology(storeName string) (int, bool) {
 // and holding standbys of it; QueryMetadataForKeyOf takes a typed key and its serializer.
 // Errors: ErrUnknownStore, ErrIllegalState before Start. Java: queryMetadataForKey.
 func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byte) (KeyQueryMetadata, error) {
-	if k.rt == nil || k.rt.Layout() == nil {
+	if k.runtime() == nil || k.runtime().Layout() == nil {
 		return KeyQueryMetadata{}, fmt.Errorf("%w: query metadata before Start", ErrIllegalState)
 	}
 	sub, ok := k.storeSubtopology(storeName)
 	if !ok {
 		return KeyQueryMetadata{}, fmt.Errorf("%w: %q", ErrUnknownStore, storeName)
 	}
-	n := k.rt.Layout().Tasks[sub]
+	n := k.runtime().Layout().Tasks[sub]
 	if n <= 0 {
 		return KeyQueryMetadata{}, fmt.Errorf("%w: %q has no tasks", ErrUnknownStore, storeName)
 	}
@@ -117,12 +117,12 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 		return KeyQueryMetadata{}, err
 	}
 	md := KeyQueryMetadata{Partition: p, TaskID: processor.TaskID{Subtopology: sub, Partition: int(p)}}
-	for host, ids := range k.rt.Hosts() {
+	for host, ids := range k.runtime().Hosts() {
 		if hi, ok := parseHost(host); ok && slices.Contains(ids, md.TaskID) {
 			md.ActiveHost = hi
 		}
 	}
-	for host, ids := range k.rt.StandbyHosts() {
+	for host, ids := range k.runtime().StandbyHosts() {
 		if hi, ok := parseHost(host); ok && slices.Contains(ids, md.TaskID) {
 			md.StandbyHosts = append(md.StandbyHosts, hi)
 		}

@@ -77,12 +77,12 @@ func (k *KafkaStreams) subtopologyStores() map[int][]string {
 }
 
 func (k *KafkaStreams) streamsMetadata(storeName string) ([]StreamsMetadata, error) {
-	if k.rt == nil || k.rt.Layout() == nil {
+	if k.runtime() == nil || k.runtime().Layout() == nil {
 		return nil, fmt.Errorf("%w: streams metadata before Start", ErrIllegalState)
 	}
 	stores := k.subtopologyStores()
 	topics := map[int][]string{}
-	for _, s := range k.rt.Layout().Subtopologies {
+	for _, s := range k.runtime().Layout().Subtopologies {
 		topics[s.ID] = s.Topics
 	}
 	describe := func(ids []processor.TaskID) (names []string, tps []TopicPartition) {
@@ -105,7 +105,7 @@ func (k *KafkaStreams) streamsMetadata(storeName string) ([]StreamsMetadata, err
 		})
 		return names, tps
 	}
-	active, standby := k.rt.Hosts(), k.rt.StandbyHosts()
+	active, standby := k.runtime().Hosts(), k.runtime().StandbyHosts()
 	var hosts []string
 	for h := range active {
 		hosts = append(hosts, h)
@@ -158,8 +158,8 @@ func parseHost(s string) (HostInfo, bool) {
 // queryMetadataForKey(storeName, key, keySerializer).
 func QueryMetadataForKeyOf[K any](k *KafkaStreams, storeName string, key K, keySerializer serde.Serializer[K]) (KeyQueryMetadata, error) {
 	topic := ""
-	if sub, ok := k.storeSubtopology(storeName); ok && k.rt != nil && k.rt.Layout() != nil {
-		for _, s := range k.rt.Layout().Subtopologies {
+	if sub, ok := k.storeSubtopology(storeName); ok && k.runtime() != nil && k.runtime().Layout() != nil {
+		for _, s := range k.runtime().Layout().Subtopologies {
 			if s.ID == sub && len(s.Topics) > 0 {
 				topic = s.Topics[0]
 			}

@@ -47,11 +47,11 @@ func queryOptions(opts []StoreQueryOption) storeQuery {
 
 // queryStores returns the local stores named name a view with options q reads, by task.
 func (k *KafkaStreams) queryStores(name string, q storeQuery) map[processor.TaskID]runtime.QueryableStore {
-	out := k.rt.Stores(name)
+	out := k.runtime().Stores(name)
 	if q.stale {
 		// A task moving between two threads of the instance may show in two of these at once:
 		// the running one answers first, then the restoring active, then the standby.
-		for _, more := range []map[processor.TaskID]runtime.QueryableStore{k.rt.RestoringStores(name), k.rt.StandbyStores(name)} {
+		for _, more := range []map[processor.TaskID]runtime.QueryableStore{k.runtime().RestoringStores(name), k.runtime().StandbyStores(name)} {
 			for id, s := range more {
 				if _, ok := out[id]; !ok {
 					out[id] = s

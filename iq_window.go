@@ -157,7 +157,7 @@ func localViews[S any](l lookup, view func(processor.StateStore) (S, bool)) ([]t
 	if st := l.k.State(); st != Running && st != Rebalancing {
 		return nil, fmt.Errorf("%w: %q: the instance is %s", ErrStoreNotAvailable, l.name, st)
 	}
-	if l.k.rt == nil {
+	if l.k.runtime() == nil {
 		return nil, fmt.Errorf("%w: %q", ErrStoreNotAvailable, l.name)
 	}
 	byTask := l.k.queryStores(l.name, l.q)

@@ -202,7 +202,7 @@ func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryRe
 	if topology.Of(k.topology).Store(req.Store) == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, req.Store)
 	}
-	if st := k.State(); (st != Running && st != Rebalancing) || k.rt == nil {
+	if st := k.State(); (st != Running && st != Rebalancing) || k.runtime() == nil {
 		return nil, fmt.Errorf("%w: %q: the instance is %s", ErrStoreNotAvailable, req.Store, st)
 	}
 	local := k.queryStores(req.Store, storeQuery{stale: true})

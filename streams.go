@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kstreams-go/kstreams/changelog"
@@ -124,7 +125,7 @@ type KafkaStreams struct {
 	topology  *processor.Topology
 	log       *slog.Logger
 	processID string
-	rt        *runtime.Runtime
+	rt        atomic.Pointer[runtime.Runtime] // set once, by Start
 	// dirLock holds <state.dir>/<application.id>/.lock (persistent stores only) until Close.
 	dirLock *stateDirLock
 
@@ -135,8 +136,12 @@ type KafkaStreams struct {
 	errHandler func(err error) ThreadResponse
 	threads    map[int]runtime.ThreadState
 	err        error
-	done       chan struct{}
-	closeOnce  sync.Once
+	// done is closed by stop, the one path every way of stopping ends in.
+	done     chan struct{}
+	stopOnce sync.Once
+	// startMu is held while Start connects and starts the threads, so that stop, when Close
+	// comes during Start, closes the threads Start made.
+	startMu sync.Mutex
 }
 
 // New validates cfg and returns an instance of topology in state Created; nothing connects
@@ -349,26 +354,45 @@ func (k *KafkaStreams) closeToError(err error) {
 	k.mu.Unlock()
 	notify()
 	if started {
-		go k.finish()
+		k.stop(Error)
 	}
 }
 
-// finish waits for the runtime to stop after a fatal error and moves to Error.
-func (k *KafkaStreams) finish() {
-	_ = k.rt.Close(context.Background())
-	k.setState(Error)
-	k.closeOnce.Do(func() { close(k.done) })
+// runtime returns the stream threads' runtime, nil before Start.
+func (k *KafkaStreams) runtime() *runtime.Runtime { return k.rt.Load() }
+
+// stop is the one way an instance stops, whatever stopped it (Close, a fatal error, a failed
+// Start, Run's context): in the background it waits for the stream threads to finish (when
+// they were started), releases the state directory, sets the final state (NotRunning, or
+// Error when the instance is in PendingError; the transition rules keep Error as it is) and
+// closes Done. Only the first call does anything; callers wait on Done.
+func (k *KafkaStreams) stop(final State) {
+	k.stopOnce.Do(func() {
+		go func() {
+			k.startMu.Lock() // a Start under way has stored its runtime when it lets go
+			rt := k.runtime()
+			k.startMu.Unlock()
+			if rt != nil {
+				_ = rt.Close(context.Background())
+			}
+			k.releaseStateDir()
+			k.setState(final)
+			close(k.done)
+		}()
+	})
 }
 
 // Start prepares the internal topics (creating missing changelog and repartition topics),
 // then starts the stream threads and returns; the instance moves to Rebalancing and, once every
-// thread has its tasks restored, to Running. Errors: ErrIllegalState when not Created,
-// *MissingSourceTopicsError, *PartitionCountError, ErrCopartition, connection errors (the
-// instance then is in Error). Java: start().
-func (k *KafkaStreams) Start() error { return k.startAs("Start") }
+// thread has its tasks restored, to Running. ctx bounds the connections and requests Start
+// makes (its cancellation or deadline ends Start with ctx's error); it does not bound the
+// running instance. Errors: ErrIllegalState when not Created, *MissingSourceTopicsError,
+// *PartitionCountError, ErrCopartition, connection errors and ctx's error: the instance is
+// then in Error and Done is closed. Java: start().
+func (k *KafkaStreams) Start(ctx context.Context) error { return k.startAs(ctx, "Start") }
 
 // startAs is Start, naming op (Start or Run) in its error.
-func (k *KafkaStreams) startAs(op string) error {
+func (k *KafkaStreams) startAs(ctx context.Context, op string) error {
 	k.mu.Lock()
 	if k.state != Created {
 		st := k.state
@@ -379,20 +403,18 @@ func (k *KafkaStreams) startAs(op string) error {
 	notify := k.setStateLocked(Rebalancing)
 	k.mu.Unlock()
 	notify()
-	if err := k.start(); err != nil {
-		k.mu.Lock()
-		k.err = err
-		n1 := k.setStateLocked(PendingError)
-		k.mu.Unlock()
-		n1()
-		k.setState(Error)
-		k.closeOnce.Do(func() { close(k.done) })
+	k.startMu.Lock()
+	err := k.start(ctx)
+	k.startMu.Unlock()
+	if err != nil {
+		k.closeToError(err)
+		<-k.done
 		return err
 	}
 	return nil
 }
 
-func (k *KafkaStreams) start() error {
+func (k *KafkaStreams) start(ctx context.Context) error {
 	c := k.cfg
 	metrics, err := runtime.NewMetrics(c.Registry, c.ApplicationID)
 	if err != nil {
@@ -443,8 +465,9 @@ func (k *KafkaStreams) start() error {
 	k.mu.Unlock()
 	k.installHandlers(&tc, &rcfg)
 	rcfg.Task = tc
-	k.rt = runtime.New(rcfg)
-	return k.rt.Start(context.Background())
+	rt := runtime.New(rcfg)
+	k.rt.Store(rt)
+	return rt.Start(ctx)
 }
 
 // installHandlers wires the exception handlers (and the dead-letter topic) into the engine.
@@ -479,44 +502,26 @@ func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
 	}
 }
 
-// Close stops the instance: threads commit, close their tasks and leave the group. It
-// returns when done or when ctx ends (ctx's error; the threads finish in the background).
-// The instance ends in NotRunning (or stays in Error). Java: close(Duration).
+// Close stops the instance: threads commit, close their tasks and leave the group, the state
+// directory is released, the instance ends in NotRunning (or stays in Error) and Done is
+// closed. Close returns nil when that is done, or ctx's error when ctx ends first: the threads
+// then finish in the background and the instance still ends in NotRunning and closes Done
+// when they have. Closing a closed instance waits for the first Close. Java: close(Duration).
 func (k *KafkaStreams) Close(ctx context.Context) error {
-	k.mu.Lock()
-	st := k.state
-	if st == Created {
-		notify := k.setStateLocked(NotRunning)
-		k.mu.Unlock()
-		notify()
-		k.releaseStateDir()
-		k.closeOnce.Do(func() { close(k.done) })
+	k.setState(PendingShutdown)
+	k.stop(NotRunning)
+	select {
+	case <-k.done:
 		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	notify := k.setStateLocked(PendingShutdown)
-	k.mu.Unlock()
-	notify()
-	if k.rt != nil {
-		if err := k.rt.Close(ctx); err != nil {
-			// The threads finish in the background; the state directory stays locked
-			// until they are done.
-			go func() {
-				_ = k.rt.Close(context.Background())
-				k.releaseStateDir()
-			}()
-			return err
-		}
-	}
-	k.releaseStateDir()
-	k.setState(NotRunning)
-	k.closeOnce.Do(func() { close(k.done) })
-	return nil
 }
 
 // Run starts the instance, blocks until ctx ends or a fatal error stops it, closes it (with
 // a 30 s deadline) and returns the fatal error, or nil after a clean stop.
 func (k *KafkaStreams) Run(ctx context.Context) error {
-	if err := k.startAs("Run"); err != nil {
+	if err := k.startAs(ctx, "Run"); err != nil {
 		return err
 	}
 	select {
@@ -531,5 +536,7 @@ func (k *KafkaStreams) Run(ctx context.Context) error {
 	return k.Err()
 }
 
-// Done returns a channel closed when the instance has stopped (NotRunning or Error).
+// Done returns a channel closed when the instance has stopped, whatever stopped it (Close, a
+// fatal error, a failed Start, Run's context): it is then in NotRunning or Error, its threads
+// have finished and its state directory is released.
 func (k *KafkaStreams) Done() <-chan struct{} { return k.done }

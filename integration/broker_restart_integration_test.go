@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"log"
 	"os"
 	"runtime/pprof"
@@ -37,7 +38,7 @@ func TestIntegrationBrokerStopped(t *testing.T) {
 		total += n
 	}
 	app := newApp(t, b, wordCountTopology(t, input, output), appID, kstreams.ExactlyOnceV2, 2)
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out := readOutput(t, b, output, sarama.ReadCommitted)

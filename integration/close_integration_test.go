@@ -34,7 +34,7 @@ func checkCloseRestart(t *testing.T, b kafkatest.Broker) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := app.Start(); err != nil {
+		if err := app.Start(context.Background()); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		return app, reg

@@ -165,7 +165,7 @@ func checkCrashes(t *testing.T, b kafkatest.Broker, kills, lines int, pebble boo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out.waitFinal(t, want, 3*time.Minute, app.Err)

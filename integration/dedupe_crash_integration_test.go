@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -104,7 +105,7 @@ func checkDedupeCrash(t *testing.T, b kafkatest.Broker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer closeApp(t, app)

@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -91,7 +92,7 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker, guarantee kstreams.Proc
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	isolation := sarama.ReadUncommitted
@@ -140,7 +141,7 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker, guarantee kstreams.Proc
 		t.Fatal(err)
 	}
 	createTopics(t, b, 1, output+"-x")
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -266,7 +267,7 @@ func checkHandlers(t *testing.T, b kafkatest.Broker) {
 		replaced.Add(1)
 		return kstreams.ReplaceThread
 	})
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out := readOutput(t, b, output, sarama.ReadCommitted)
@@ -312,7 +313,7 @@ func checkPoisonFirstRecord(t *testing.T, b kafkatest.Broker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer closeApp(t, app)

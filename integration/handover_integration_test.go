@@ -71,7 +71,7 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 		return app, reg
 	}
 	app1, reg1 := mk()
-	if err := app1.Start(); err != nil {
+	if err := app1.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out := readOutput(t, b, output, sarama.ReadCommitted)
@@ -80,7 +80,7 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 
 	// A second instance joins and takes half of the 6 tasks, restoring their stores.
 	app2, reg2 := mk()
-	if err := app2.Start(); err != nil {
+	if err := app2.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	waitTasks(t, time.Minute, []*kstreams.KafkaStreams{app1, app2}, []int{3, 3})

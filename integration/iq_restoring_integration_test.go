@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -103,7 +104,7 @@ func checkRestoringQueries(t *testing.T, b kafkatest.Broker) {
 		return app
 	}
 	app := newApp()
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out.waitFinal(t, want, 2*time.Minute, app.Err)
@@ -112,7 +113,7 @@ func checkRestoringQueries(t *testing.T, b kafkatest.Broker) {
 	pause := &pausingRestore{paused: make(chan restoredBatch, 1), resume: make(chan struct{})}
 	app = newApp()
 	app.SetGlobalStateRestoreListener(pause)
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer closeApp(t, app)

@@ -77,7 +77,7 @@ func checkJoinGraceRestart(t *testing.T, b kafkatest.Broker, guarantee kstreams.
 		}
 		rc := &restoredCounter{n: map[string]int64{}}
 		app.SetGlobalStateRestoreListener(rc)
-		if err := app.Start(); err != nil {
+		if err := app.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		out.waitFinal(t, want, 2*time.Minute, app.Err)

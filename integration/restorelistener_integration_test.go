@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func checkGlobalRestoreListener(t *testing.T, b kafkatest.Broker) {
 		if l != nil {
 			app.SetGlobalStateRestoreListener(l)
 		}
-		if err := app.Start(); err != nil {
+		if err := app.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		select {

@@ -293,7 +293,7 @@ func (e *secureEnv) expectFailure(t *testing.T, a *secureApp, f failure) {
 		_ = app.Close(ctx)
 	})
 	began := time.Now()
-	err = app.Start()
+	err = app.Start(context.Background())
 	if err == nil {
 		select {
 		case <-app.Done():

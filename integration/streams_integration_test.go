@@ -322,7 +322,7 @@ func newAppOn(t testing.TB, b kafkatest.Broker, topo *processor.Topology, appID 
 // startApp starts app and has the test close it (within 30 s) when it ends.
 func startApp(t testing.TB, app *kstreams.KafkaStreams) {
 	t.Helper()
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -351,7 +351,7 @@ func runWordCount(t *testing.T, b kafkatest.Broker, guarantee kstreams.Processin
 	var states []string
 	var smu sync.Mutex
 	app.SetStateListener(func(n, o kstreams.State) { smu.Lock(); states = append(states, n.String()); smu.Unlock() })
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	iso := sarama.ReadUncommitted

@@ -113,7 +113,7 @@ func checkStreamsProtocolWordCount(t *testing.T, guarantee kstreams.ProcessingGu
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := app.Start(); err != nil {
+		if err := app.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		return app
@@ -238,7 +238,7 @@ func TestIntegrationStreamsProtocolMismatch(t *testing.T) {
 				return app
 			}
 			holder := mk(c.holder)
-			if err := holder.Start(); err != nil {
+			if err := holder.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			defer func() {

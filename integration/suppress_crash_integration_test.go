@@ -241,7 +241,7 @@ func checkSuppressCrash(t *testing.T, b kafkatest.Broker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {

@@ -73,7 +73,7 @@ func startSuppressGo(t *testing.T, b kafkatest.Broker, appID, input, output stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return app

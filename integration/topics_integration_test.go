@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func checkStartErrors(t *testing.T, b kafkatest.Broker) {
 	appID := kafkatest.Name(t, "wc")
 	// Missing source topic: Start fails with the topic named, the instance is in ERROR.
 	app := newApp(t, b, wordCountTopology(t, input, output), appID, kstreams.AtLeastOnce, 1)
-	err := app.Start()
+	err := app.Start(context.Background())
 	var me *kstreams.MissingSourceTopicsError
 	if !errors.As(err, &me) || !errors.Is(err, kstreams.ErrMissingSourceTopics) || len(me.Topics) != 1 || me.Topics[0] != input {
 		t.Fatalf("missing source topic: %v", err)
@@ -30,7 +31,7 @@ func checkStartErrors(t *testing.T, b kafkatest.Broker) {
 	createTopics(t, b, 3, input, output)
 	createTopics(t, b, 2, appID+"-Counts-changelog")
 	app = newApp(t, b, wordCountTopology(t, input, output), appID, kstreams.AtLeastOnce, 1)
-	err = app.Start()
+	err = app.Start(context.Background())
 	var pe *kstreams.PartitionCountError
 	if !errors.As(err, &pe) || pe.Topic != appID+"-Counts-changelog" || pe.Expected != 3 || pe.Actual != 2 ||
 		!errors.Is(err, kstreams.ErrWrongPartitionCount) {

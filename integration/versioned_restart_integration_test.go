@@ -168,7 +168,7 @@ func checkVersionedRestart(t *testing.T, b kafkatest.Broker, persistent bool, gu
 		}
 		rc := &restoredCounter{n: map[string]int64{}}
 		app.SetGlobalStateRestoreListener(rc)
-		if err := app.Start(); err != nil {
+		if err := app.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		out.waitFinal(t, want, 2*time.Minute, app.Err)

@@ -118,7 +118,7 @@ func checkWarmupAndProbing(t *testing.T, b kafkatest.Broker) {
 		return app, reg
 	}
 	app1, _ := mk("one")
-	if err := app1.Start(); err != nil {
+	if err := app1.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer app1.Close(context.Background())
@@ -126,7 +126,7 @@ func checkWarmupAndProbing(t *testing.T, b kafkatest.Broker) {
 	out.waitFinal(t, want, 2*time.Minute, app1.Err)
 
 	app2, reg2 := mk("two")
-	if err := app2.Start(); err != nil {
+	if err := app2.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer app2.Close(context.Background())

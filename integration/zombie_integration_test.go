@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -69,7 +70,7 @@ func checkZombieCommitDuplicates(t *testing.T, b kafkatest.Broker) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := app.Start(); err != nil {
+		if err := app.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { closeApp(t, app) })

@@ -12,7 +12,7 @@
 //		b.CreateTopics(t, 1, "lines", "counts")
 //		app, _ := kstreams.New(wordCountTopology(), kstreams.Config{ApplicationID: "wc",
 //			BootstrapServers: b.Addrs(), StateDir: t.TempDir()})
-//		_ = app.Start()
+//		_ = app.Start(context.Background())
 //		defer app.Close(context.Background())
 //		kstreamstest.Produce(t, b, "lines", serde.String(), serde.String(), kstreamstest.KV("", "a b a"))
 //		got := kstreamstest.Consume(t, b, "counts", serde.String(), serde.Long(), 3, time.Minute)

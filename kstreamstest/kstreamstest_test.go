@@ -37,7 +37,7 @@ func checkWordCount(t *testing.T, b *kstreamstest.Broker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer app.Close(context.Background())

@@ -277,7 +277,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		in.srv = &http.Server{Handler: in, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = in.srv.Serve(ln) }()
 		insts = append(insts, in)
-		if err := in.App.Start(); err != nil {
+		if err := in.App.Start(context.Background()); err != nil {
 			return fmt.Errorf("instance %s: start: %w", name, err)
 		}
 		progress("instance %s: application.server and HTTP at %s", name, in.Addr)

@@ -18,7 +18,7 @@ func TestWordCountOnEmbeddedBroker(t *testing.T) {
 	topo, _ := Topology("lines", "counts")
 	app, _ := kstreams.New(topo, kstreams.Config{ApplicationID: "wordcount-test", BootstrapServers: b.Addrs(),
 		StateDir: t.TempDir(), CommitInterval: 100 * time.Millisecond})
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer app.Close(context.Background())

@@ -318,7 +318,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	progress("starting application %s (%s)", o.appID, guarantee)
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	closeApp := func() error {

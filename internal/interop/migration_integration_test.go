@@ -359,7 +359,7 @@ func (m *mixed) startGo(name string) *goInstance {
 	if err != nil {
 		m.t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		m.t.Fatal(err)
 	}
 	g := &goInstance{name: name, app: app, log: buf, reg: reg}

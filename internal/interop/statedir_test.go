@@ -413,7 +413,7 @@ func runGo(t *testing.T, b kafkatest.Broker, a appTopics, stateDir string, guara
 	}
 	rl := &goRestored{n: map[string]int64{}}
 	app.SetGlobalStateRestoreListener(rl)
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out.waitExact(t, a, e, "go", app.Err)
@@ -521,7 +521,7 @@ func TestIntegrationSharedStateDirLocked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := g.Start(); err != nil {
+		if err := g.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		j := startJava(t, b, a, dir, kstreams.AtLeastOnce)

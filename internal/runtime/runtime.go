@@ -213,10 +213,9 @@ func New(cfg Config) *Runtime {
 // Start prepares the internal topics and starts the stream threads. Errors: those of
 // PrepareTopics (missing source topics, wrong partition counts), connection errors.
 func (r *Runtime) Start(ctx context.Context) error {
-	sc := r.cfg.Sarama()
-	client, err := sarama.NewClient(r.cfg.Brokers, sc)
+	client, err := connect(ctx, r.cfg.Brokers, r.cfg.Sarama())
 	if err != nil {
-		return kafka.ConnectError(r.cfg.Brokers, err)
+		return err
 	}
 	defer client.Close()
 	admin, err := sarama.NewClusterAdminFromClient(client)
@@ -245,6 +244,9 @@ func (r *Runtime) Start(ctx context.Context) error {
 	if r.pebble, err = store.NewPebbleEnv(r.cfg.Pebble); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	for i := 0; i < r.cfg.Threads; i++ {
 		th, err := newThread(r, i)
@@ -261,6 +263,38 @@ func (r *Runtime) Start(ctx context.Context) error {
 		go th.run()
 	}
 	return nil
+}
+
+// connect makes the client Start prepares the topics with. sarama's NewClient takes no
+// context, so when ctx ends first connect returns ctx's error at once and closes the client
+// the abandoned attempt makes, if any.
+func connect(ctx context.Context, brokers []string, sc *sarama.Config) (sarama.Client, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type result struct {
+		c   sarama.Client
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := sarama.NewClient(brokers, sc)
+		ch <- result{c, err}
+	}()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return nil, kafka.ConnectError(brokers, res.err)
+		}
+		return res.c, nil
+	case <-ctx.Done():
+		go func() {
+			if res := <-ch; res.c != nil {
+				_ = res.c.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // Layout returns the topic layout computed by Start (nil before).

@@ -280,7 +280,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	closed := false

@@ -265,7 +265,7 @@ func restore(addrs []string, appID string, n int, stateDir string, timeout time.
 	}
 	l := &listener{end: make(chan time.Time, 1)}
 	app.SetGlobalStateRestoreListener(l)
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	defer func() {

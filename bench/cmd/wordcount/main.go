@@ -115,7 +115,7 @@ func run(bootstrap, appID, input, output string, eos bool, commitMS int, cacheBy
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	fmt.Println("started")

@@ -103,7 +103,7 @@ func run(props map[string]string, withRepartitioning bool, out *systemtest.Print
 			out.Printf("%d", time.Now().UnixMilli())
 			out.Printf("StateChange: %s -> %s", oldState, newState)
 		})
-		if err := app.Start(); err != nil {
+		if err := app.Start(context.Background()); err != nil {
 			return err
 		}
 		select {

@@ -110,7 +110,7 @@ func run(props map[string]string, name, stateDir string, out *systemtest.Printer
 		uncaught.Store(true)
 		return kstreams.ShutdownClient
 	})
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		return err
 	}
 	select {
