@@ -151,9 +151,18 @@ const (
 	Continue
 )
 
-// LogAndContinue is a handler response function usable as any of the three handlers' logic:
-// it always continues. Java: LogAndContinueExceptionHandler and friends.
-func LogAndContinue() HandlerResponse { return Continue }
+// LogAndContinueDeserialization is a DeserializationHandler that always continues: the record
+// is skipped (the stream thread logs it at WARN, counts it in dropped records and sends it to
+// the dead-letter topic when one is set). Set it as Config.DeserializationHandler. Java:
+// LogAndContinueExceptionHandler.
+func LogAndContinueDeserialization(topic string, partition int32, offset int64, err error) HandlerResponse {
+	return Continue
+}
+
+// LogAndContinueProcessing is a ProcessingHandler that always continues: the record is
+// dropped at the failing node (logged at WARN and counted in dropped records). Set it as
+// Config.ProcessingHandler. Java: LogAndContinueProcessingExceptionHandler (KIP-1033).
+func LogAndContinueProcessing(node string, err error) HandlerResponse { return Continue }
 
 // Config configures an application instance. Zero values mean the Java default given per
 // field. Java: StreamsConfig.
@@ -624,7 +633,7 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 		switch v {
 		case errs + "LogAndFailExceptionHandler":
 		case errs + "LogAndContinueExceptionHandler":
-			c.DeserializationHandler = func(string, int32, int64, error) HandlerResponse { return Continue }
+			c.DeserializationHandler = LogAndContinueDeserialization
 		default:
 			return c, &ConfigError{Property: DeserializationExceptionHandlerConfig, Value: v, Reason: "unknown handler class"}
 		}
@@ -633,7 +642,7 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 		switch v {
 		case errs + "LogAndFailProcessingExceptionHandler":
 		case errs + "LogAndContinueProcessingExceptionHandler":
-			c.ProcessingHandler = func(string, error) HandlerResponse { return Continue }
+			c.ProcessingHandler = LogAndContinueProcessing
 		default:
 			return c, &ConfigError{Property: ProcessingExceptionHandlerConfig, Value: v, Reason: "unknown handler class"}
 		}

@@ -148,10 +148,10 @@ func TestNewAndStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if app.State() != Created || app.State().String() != "CREATED" {
+	if app.State() != StateCreated || app.State().String() != "CREATED" {
 		t.Fatalf("state %v", app.State())
 	}
-	if err := app.Close(t.Context()); err != nil || app.State() != NotRunning {
+	if err := app.Close(t.Context()); err != nil || app.State() != StateNotRunning {
 		t.Fatalf("close: %v %v", err, app.State())
 	}
 	if err := app.Start(context.Background()); !errors.Is(err, ErrIllegalState) {

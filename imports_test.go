@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The runtime package does not depend on the test driver (issue 16): the Java class-name
+// The runtime package does not depend on the test driver: the Java class-name
 // mapping of serdes and timestamp extractors lives with the serdes and the Processor API.
 func TestRootDoesNotImportTestDriver(t *testing.T) {
 	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", ".").CombinedOutput()

@@ -18,16 +18,12 @@ import (
 
 // ErrStoreNotAvailable is returned by interactive queries when the store is not queryable now
 // (the instance is not Running, no local task has it, or its tasks are migrating): retry later.
-// A store the topology does not have is ErrUnknownStore and a view of the wrong types
-// store.ErrWrongStoreType, neither of which a retry fixes. Java: InvalidStateStoreException
+// A store the topology does not have is processor.ErrUnknownStore (returned by
+// QueryMetadataForKey, the store views and StateQuery; Java: UnknownStateStoreException) and a
+// view of the wrong types
+// processor.ErrWrongStoreType, neither of which a retry fixes. Java: InvalidStateStoreException
 // (StreamsNotStartedException, StateStoreMigratedException).
 var ErrStoreNotAvailable = errors.New("kstreams: state store not available")
-
-// ErrUnknownStore is returned by QueryMetadataForKey and the store views (KeyValueStore,
-// TimestampedKeyValueStore, WindowStore, TimestampedWindowStore, SessionStore) for a store the
-// topology does not have. Java:
-// UnknownStateStoreException.
-var ErrUnknownStore = errors.New("kstreams: unknown state store")
 
 // TaskMetadata describes one active task of a local stream thread. Java: TaskMetadata.
 type TaskMetadata struct {
@@ -99,18 +95,18 @@ func (k *KafkaStreams) storeSubtopology(storeName string) (int, bool) {
 // QueryMetadataForKey returns where key (serialized with the store's key serde) of store
 // lives: its partition, task and the application.servers of the instances running that task
 // and holding standbys of it; QueryMetadataForKeyOf takes a typed key and its serializer.
-// Errors: ErrUnknownStore, ErrIllegalState before Start. Java: queryMetadataForKey.
+// Errors: processor.ErrUnknownStore, ErrIllegalState before Start. Java: queryMetadataForKey.
 func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byte) (KeyQueryMetadata, error) {
 	if k.runtime() == nil || k.runtime().Layout() == nil {
 		return KeyQueryMetadata{}, fmt.Errorf("%w: query metadata before Start", ErrIllegalState)
 	}
 	sub, ok := k.storeSubtopology(storeName)
 	if !ok {
-		return KeyQueryMetadata{}, fmt.Errorf("%w: %q", ErrUnknownStore, storeName)
+		return KeyQueryMetadata{}, fmt.Errorf("kstreams: %w: %q", processor.ErrUnknownStore, storeName)
 	}
 	n := k.runtime().Layout().Tasks[sub]
 	if n <= 0 {
-		return KeyQueryMetadata{}, fmt.Errorf("%w: %q has no tasks", ErrUnknownStore, storeName)
+		return KeyQueryMetadata{}, fmt.Errorf("kstreams: %w: %q has no tasks", processor.ErrUnknownStore, storeName)
 	}
 	p, err := sarama.NewMurmur2Partitioner("").Partition(&sarama.ProducerMessage{Key: sarama.ByteEncoder(serializedKey)}, n)
 	if err != nil {
@@ -141,7 +137,7 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // built with; a timestamped store (the DSL's aggregations and tables) is viewed with its plain
 // values (KeyValueStore) or with its timestamps (TimestampedKeyValueStore). A view of other
 // types is refused when it is made with a *store.WrongStoreTypeError
-// (errors.Is(err, store.ErrWrongStoreType)) saying what the store holds and which views fit,
+// (errors.Is(err, processor.ErrWrongStoreType)) saying what the store holds and which views fit,
 // not with ErrStoreNotAvailable, which asks to retry later: retrying cannot fix the types.
 // An interface type such as any accepts every value.
 
@@ -160,8 +156,8 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // instead). Do not read the view from the instance's own processing code (a
 // processor, punctuator or serde running on a stream thread): the read would wait for the very
 // thread making it and never return (Java's locks are re-entrant; ours are not); processing
-// code reads its stores through ProcessorContext.StateStore. Errors: ErrUnknownStore when the
-// topology has no store of that name; *store.WrongStoreTypeError (store.ErrWrongStoreType)
+// code reads its stores through ProcessorContext.StateStore. Errors: processor.ErrUnknownStore when the
+// topology has no store of that name; *store.WrongStoreTypeError (processor.ErrWrongStoreType)
 // when the store does not hold K and V or is not a key-value store; ErrStoreNotAvailable when
 // the instance is not Running, no local task has the store, or (from reads) the task migrated
 // since the view found it. Options: EnableStaleStores (standbys and restoring tasks answer too, KIP-535),

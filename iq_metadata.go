@@ -45,12 +45,12 @@ func (k *KafkaStreams) MetadataForAllStreamsClients() ([]StreamsMetadata, error)
 }
 
 // StreamsMetadataForStore returns the metadata of the instances whose active or standby tasks
-// have the store storeName, as MetadataForAllStreamsClients. Errors: ErrUnknownStore for a
+// have the store storeName, as MetadataForAllStreamsClients. Errors: processor.ErrUnknownStore for a
 // store the topology does not have; ErrIllegalState before Start. Java:
 // streamsMetadataForStore(storeName).
 func (k *KafkaStreams) StreamsMetadataForStore(storeName string) ([]StreamsMetadata, error) {
 	if topology.Of(k.topology).Store(storeName) == nil {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, storeName)
+		return nil, fmt.Errorf("kstreams: %w: %q", processor.ErrUnknownStore, storeName)
 	}
 	return k.streamsMetadata(storeName)
 }

@@ -34,8 +34,8 @@ import (
 // iterators read a snapshot instead). A custom store type that cannot resume a scan is read a
 // task at a time, its matches held until the iterator moves on. Reads never fill the record
 // cache. Do not read the view from the
-// instance's own processing code (see KeyValueStore). Errors: ErrUnknownStore when the
-// topology has no store of that name; *store.WrongStoreTypeError (store.ErrWrongStoreType)
+// instance's own processing code (see KeyValueStore). Errors: processor.ErrUnknownStore when the
+// topology has no store of that name; *store.WrongStoreTypeError (processor.ErrWrongStoreType)
 // when the store is no window store of K and V; ErrStoreNotAvailable when the instance is not
 // Running, no local task has the store, or (from reads) the task migrated since the view
 // found it. Options: EnableStaleStores (standbys and restoring tasks answer too, KIP-535), WithPartition (one
@@ -106,7 +106,7 @@ type lookup struct {
 func newLookup(k *KafkaStreams, name string, q storeQuery, want storeview.Kind, key, value reflect.Type) (lookup, error) {
 	st := topology.Of(k.topology).Store(name)
 	if st == nil {
-		return lookup{}, fmt.Errorf("%w: %q", ErrUnknownStore, name)
+		return lookup{}, fmt.Errorf("kstreams: %w: %q", processor.ErrUnknownStore, name)
 	}
 	return lookup{k: k, name: name, q: q, want: want, keyType: st.KeyType, valueType: st.ValueType, reqKey: key, reqValue: value}, nil
 }
@@ -154,7 +154,7 @@ func (t taskView[S]) read(name string, f func(S)) error {
 
 // localViews returns the store's local active tasks, by task id, each viewed with view.
 func localViews[S any](l lookup, view func(processor.StateStore) (S, bool)) ([]taskView[S], error) {
-	if st := l.k.State(); st != Running && st != Rebalancing {
+	if st := l.k.State(); st != StateRunning && st != StateRebalancing {
 		return nil, fmt.Errorf("%w: %q: the instance is %s", ErrStoreNotAvailable, l.name, st)
 	}
 	if l.k.runtime() == nil {

@@ -189,7 +189,7 @@ type StateQueryRequest[R any] struct {
 // local task answer FailureNotPresent). A partition whose store cannot answer that kind of
 // query answers FailureUnknownQueryType, as Java's stores do (e.g. a TimestampedKeyQuery of a
 // plain key-value store, a VersionedKeyQuery of a key-value or window store, a
-// WindowRangeQuery by key of a window store). Errors: ErrUnknownStore, ErrStoreNotAvailable
+// WindowRangeQuery by key of a window store). Errors: processor.ErrUnknownStore, ErrStoreNotAvailable
 // (the instance is not running), a nil query; errors.ErrUnsupported (wrapped) for a KeyQuery
 // or RangeQuery of a versioned store and ErrInvalidQuery for a MultiVersionedKeyQuery whose
 // FromTime is after its ToTime, which Java throws from KafkaStreams.query
@@ -200,9 +200,9 @@ func StateQuery[R any](k *KafkaStreams, req StateQueryRequest[R]) (*StateQueryRe
 		return nil, errors.New("kstreams: StateQuery: the request has no query")
 	}
 	if topology.Of(k.topology).Store(req.Store) == nil {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownStore, req.Store)
+		return nil, fmt.Errorf("kstreams: %w: %q", processor.ErrUnknownStore, req.Store)
 	}
-	if st := k.State(); (st != Running && st != Rebalancing) || k.runtime() == nil {
+	if st := k.State(); (st != StateRunning && st != StateRebalancing) || k.runtime() == nil {
 		return nil, fmt.Errorf("%w: %q: the instance is %s", ErrStoreNotAvailable, req.Store, st)
 	}
 	local := k.queryStores(req.Store, storeQuery{stale: true})

@@ -72,7 +72,7 @@ func newLifecycleApp(t *testing.T, b *kstreamstest.Broker, stateDir string) *lif
 		a.mu.Lock()
 		a.states = append(a.states, newState)
 		a.mu.Unlock()
-		if newState == kstreams.Running {
+		if newState == kstreams.StateRunning {
 			a.runningOnce.Do(func() { close(a.running) })
 		}
 	})
@@ -158,10 +158,10 @@ func TestLifecycleCloseCreated(t *testing.T) {
 	if err := a.app.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := waitDone(t, a.app); st != kstreams.NotRunning {
+	if st := waitDone(t, a.app); st != kstreams.StateNotRunning {
 		t.Fatalf("state after Close of a created instance = %v, want NOT_RUNNING", st)
 	}
-	if got, want := a.transitions(), []kstreams.State{kstreams.PendingShutdown, kstreams.NotRunning}; !sameStates(got, want) {
+	if got, want := a.transitions(), []kstreams.State{kstreams.StatePendingShutdown, kstreams.StateNotRunning}; !sameStates(got, want) {
 		t.Fatalf("transitions %v, want %v", got, want)
 	}
 	checkDirReleased(t, b, dir)
@@ -194,14 +194,14 @@ func TestLifecycleCloseTimesOut(t *testing.T) {
 	if err := <-closed; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Close with an ended context = %v, want context.Canceled", err)
 	}
-	if st := a.app.State(); st != kstreams.PendingShutdown {
+	if st := a.app.State(); st != kstreams.StatePendingShutdown {
 		t.Fatalf("state after Close timed out = %v, want PENDING_SHUTDOWN", st)
 	}
 	if isClosed(a.app.Done()) {
 		t.Fatal("Done closed while a processor still holds a record")
 	}
 	a.reply <- nil // the record is done: the thread can finish
-	if st := waitDone(t, a.app); st != kstreams.NotRunning {
+	if st := waitDone(t, a.app); st != kstreams.StateNotRunning {
 		t.Fatalf("final state = %v, want NOT_RUNNING", st)
 	}
 	if err := a.app.Err(); err != nil {
@@ -227,21 +227,21 @@ func TestLifecycleCloseAfterError(t *testing.T) {
 	a.waitRecord(t)
 	boom := errors.New("boom")
 	a.reply <- boom
-	if st := waitDone(t, a.app); st != kstreams.Error {
+	if st := waitDone(t, a.app); st != kstreams.StateError {
 		t.Fatalf("state after a processing failure = %v, want ERROR", st)
 	}
 	if err := a.app.Err(); !errors.Is(err, boom) {
 		t.Fatalf("Err = %v, want it to wrap the processor's error", err)
 	}
 	tr := a.transitions()
-	if n := len(tr); n < 2 || tr[n-2] != kstreams.PendingError || tr[n-1] != kstreams.Error {
+	if n := len(tr); n < 2 || tr[n-2] != kstreams.StatePendingError || tr[n-1] != kstreams.StateError {
 		t.Fatalf("transitions %v, want them to end PENDING_ERROR, ERROR", tr)
 	}
 	checkDirReleased(t, b, dir)
 	if err := a.app.Close(context.Background()); err != nil {
 		t.Fatalf("Close after the error = %v", err)
 	}
-	if st := a.app.State(); st != kstreams.Error {
+	if st := a.app.State(); st != kstreams.StateError {
 		t.Fatalf("state after Close = %v, want ERROR kept", st)
 	}
 }
@@ -271,11 +271,11 @@ func TestLifecycleRunContextEnds(t *testing.T) {
 	if err := <-ran; err != nil {
 		t.Fatalf("Run = %v, want nil after its context ended", err)
 	}
-	if !isClosed(a.app.Done()) || a.app.State() != kstreams.NotRunning {
+	if !isClosed(a.app.Done()) || a.app.State() != kstreams.StateNotRunning {
 		t.Fatalf("after Run returned: Done closed %v, state %v; want closed, NOT_RUNNING", isClosed(a.app.Done()), a.app.State())
 	}
 	tr := a.transitions()
-	if n := len(tr); tr[0] != kstreams.Rebalancing || tr[n-2] != kstreams.PendingShutdown || tr[n-1] != kstreams.NotRunning {
+	if n := len(tr); tr[0] != kstreams.StateRebalancing || tr[n-2] != kstreams.StatePendingShutdown || tr[n-1] != kstreams.StateNotRunning {
 		t.Fatalf("transitions %v, want REBALANCING ... PENDING_SHUTDOWN, NOT_RUNNING", tr)
 	}
 	checkDirReleased(t, b, dir)
@@ -294,7 +294,7 @@ func TestLifecycleStartContextEnded(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Start with an ended context = %v, want context.Canceled", err)
 	}
-	if !isClosed(a.app.Done()) || a.app.State() != kstreams.Error {
+	if !isClosed(a.app.Done()) || a.app.State() != kstreams.StateError {
 		t.Fatalf("after a failed Start: Done closed %v, state %v; want closed, ERROR", isClosed(a.app.Done()), a.app.State())
 	}
 	checkDirReleased(t, b, dir)

@@ -31,38 +31,38 @@ import (
 type State int
 
 const (
-	// Created: built, not started (Java: CREATED).
-	Created State = iota
-	// Rebalancing: a thread is joining the group or restoring (Java: REBALANCING).
-	Rebalancing
-	// Running: every thread processes its tasks (Java: RUNNING).
-	Running
-	// PendingShutdown: Close was called (Java: PENDING_SHUTDOWN).
-	PendingShutdown
-	// NotRunning: closed cleanly (Java: NOT_RUNNING).
-	NotRunning
-	// PendingError: a fatal error is shutting the instance down (Java: PENDING_ERROR).
-	PendingError
-	// Error: stopped by a fatal error, see Err (Java: ERROR).
-	Error
+	// StateCreated: built, not started (Java: CREATED).
+	StateCreated State = iota
+	// StateRebalancing: a thread is joining the group or restoring (Java: REBALANCING).
+	StateRebalancing
+	// StateRunning: every thread processes its tasks (Java: RUNNING).
+	StateRunning
+	// StatePendingShutdown: Close was called (Java: PENDING_SHUTDOWN).
+	StatePendingShutdown
+	// StateNotRunning: closed cleanly (Java: NOT_RUNNING).
+	StateNotRunning
+	// StatePendingError: a fatal error is shutting the instance down (Java: PENDING_ERROR).
+	StatePendingError
+	// StateError: stopped by a fatal error, see Err (Java: ERROR).
+	StateError
 )
 
 // String returns Java's name of the state (e.g. "RUNNING").
 func (s State) String() string {
 	switch s {
-	case Created:
+	case StateCreated:
 		return "CREATED"
-	case Rebalancing:
+	case StateRebalancing:
 		return "REBALANCING"
-	case Running:
+	case StateRunning:
 		return "RUNNING"
-	case PendingShutdown:
+	case StatePendingShutdown:
 		return "PENDING_SHUTDOWN"
-	case NotRunning:
+	case StateNotRunning:
 		return "NOT_RUNNING"
-	case PendingError:
+	case StatePendingError:
 		return "PENDING_ERROR"
-	case Error:
+	case StateError:
 		return "ERROR"
 	}
 	return fmt.Sprintf("State(%d)", int(s))
@@ -260,14 +260,14 @@ func (k *KafkaStreams) setStateLocked(s State) func() {
 		return func() {}
 	}
 	switch old {
-	case NotRunning, Error:
+	case StateNotRunning, StateError:
 		return func() {}
-	case PendingShutdown:
-		if s != NotRunning {
+	case StatePendingShutdown:
+		if s != StateNotRunning {
 			return func() {}
 		}
-	case PendingError:
-		if s != Error {
+	case StatePendingError:
+		if s != StateError {
 			return func() {}
 		}
 	}
@@ -293,7 +293,7 @@ func (k *KafkaStreams) setState(s State) {
 func (k *KafkaStreams) onThreadState(idx int, st runtime.ThreadState) {
 	k.mu.Lock()
 	k.threads[idx] = st
-	if k.state != Running && k.state != Rebalancing {
+	if k.state != StateRunning && k.state != StateRebalancing {
 		k.mu.Unlock()
 		return
 	}
@@ -303,9 +303,9 @@ func (k *KafkaStreams) onThreadState(idx int, st runtime.ThreadState) {
 			all = false
 		}
 	}
-	next := Rebalancing
+	next := StateRebalancing
 	if all {
-		next = Running
+		next = StateRunning
 	}
 	notify := k.setStateLocked(next)
 	k.mu.Unlock()
@@ -349,12 +349,12 @@ func (k *KafkaStreams) closeToError(err error) {
 		k.err = err
 	}
 	old := k.state
-	notify := k.setStateLocked(PendingError)
-	started := old != PendingError && k.state == PendingError
+	notify := k.setStateLocked(StatePendingError)
+	started := old != StatePendingError && k.state == StatePendingError
 	k.mu.Unlock()
 	notify()
 	if started {
-		k.stop(Error)
+		k.stop(StateError)
 	}
 }
 
@@ -394,13 +394,13 @@ func (k *KafkaStreams) Start(ctx context.Context) error { return k.startAs(ctx, 
 // startAs is Start, naming op (Start or Run) in its error.
 func (k *KafkaStreams) startAs(ctx context.Context, op string) error {
 	k.mu.Lock()
-	if k.state != Created {
+	if k.state != StateCreated {
 		st := k.state
 		k.mu.Unlock()
 		return fmt.Errorf("%w: %s on an instance in state %s: an instance runs once (Start or Run, not both, not twice); "+
 			"to run the topology again make a new instance with kstreams.New", ErrIllegalState, op, st)
 	}
-	notify := k.setStateLocked(Rebalancing)
+	notify := k.setStateLocked(StateRebalancing)
 	k.mu.Unlock()
 	notify()
 	k.startMu.Lock()
@@ -508,8 +508,8 @@ func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
 // then finish in the background and the instance still ends in NotRunning and closes Done
 // when they have. Closing a closed instance waits for the first Close. Java: close(Duration).
 func (k *KafkaStreams) Close(ctx context.Context) error {
-	k.setState(PendingShutdown)
-	k.stop(NotRunning)
+	k.setState(StatePendingShutdown)
+	k.stop(StateNotRunning)
 	select {
 	case <-k.done:
 		return nil

@@ -52,8 +52,8 @@ func TestPropertyConstantsAreKnown(t *testing.T) {
 	}
 }
 
-// A misspelt property is named in a warning with the property it likely misspells (issue 16,
-// item 4); known, prefixed and internal ones are not.
+// A misspelt property is named in a warning with the property it likely misspells;
+// known, prefixed and internal ones are not.
 func TestUnknownPropertiesWarned(t *testing.T) {
 	props := map[string]string{"application.id": "app", "bootstrap.server": "localhost:9092", "num.stream.thread": "2",
 		"consumer.fetch.min.bytes": "1", "topology.optimization": "all", "schema.registry.url": "http://x",
@@ -95,8 +95,7 @@ func TestUnknownPropertiesWarned(t *testing.T) {
 	}
 }
 
-// Run (or Start) on an instance that ran already says what happened and what to do (issue 16,
-// item 4).
+// Run (or Start) on an instance that ran already says what happened and what to do.
 func TestRunTwiceMessage(t *testing.T) {
 	app, err := New(processor.NewTopology(), Config{ApplicationID: "x", BootstrapServers: []string{"127.0.0.1:1"}, StateDir: t.TempDir()})
 	if err != nil {
@@ -111,7 +110,7 @@ func TestRunTwiceMessage(t *testing.T) {
 	}
 }
 
-// The state-directory error does not repeat its "kstreams:" prefix (issue 16, item 4).
+// The state-directory error does not repeat its "kstreams:" prefix.
 func TestStateDirErrorMessage(t *testing.T) {
 	err := &StateDirError{Path: "/var/lib/app", Err: ErrStateDirLocked}
 	const want = "kstreams: state directory /var/lib/app (state.dir): state directory is locked by another instance " +

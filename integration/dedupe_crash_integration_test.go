@@ -16,7 +16,7 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// Deduplication across SIGKILLs under exactly-once (issue 15 item 6): ids repeated inside the
+// Deduplication across SIGKILLs under exactly-once: ids repeated inside the
 // window, before and after kills, come out once per window.
 
 const envDedupeChild = "KSTREAMS_DEDUPE_CHILD" // bootstrap|input|output|appID|stateDir

@@ -121,7 +121,7 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker, guarantee kstreams.Proc
 		t.Fatalf("dead-letter headers %v", hdr)
 	}
 	// The error is named by its own type, not by the fmt wrapper around it, and its chain
-	// stands in for Java's stack trace (issue 16, item 4).
+	// stands in for Java's stack trace.
 	if got := hdr["__streams.errors.exception"]; got != "*serde.Error" {
 		t.Errorf("exception header %q, want *serde.Error", got)
 	}
@@ -150,7 +150,7 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker, guarantee kstreams.Proc
 		t.Fatal("instance did not stop on the poison record")
 	}
 	var de *task.DeserializationError
-	if app.State() != kstreams.Error || !errors.As(app.Err(), &de) || de.Offset != poison {
+	if app.State() != kstreams.StateError || !errors.As(app.Err(), &de) || de.Offset != poison {
 		t.Fatalf("state %s, err %v", app.State(), app.Err())
 	}
 }
@@ -288,7 +288,7 @@ func checkHandlers(t *testing.T, b kafkatest.Broker) {
 		t.Errorf("the dropped record was output")
 	}
 	out.mu.Unlock()
-	if replaced.Load() != 1 || dropped.Load() < 1 || app.State() != kstreams.Running {
+	if replaced.Load() != 1 || dropped.Load() < 1 || app.State() != kstreams.StateRunning {
 		t.Fatalf("replaced %d, dropped %d, state %s", replaced.Load(), dropped.Load(), app.State())
 	}
 	closeApp(t, app)
@@ -325,7 +325,7 @@ func checkPoisonFirstRecord(t *testing.T, b kafkatest.Broker) {
 			app.State(), out[0].Key)
 	}
 	var de *task.DeserializationError
-	if app.State() != kstreams.Error || !errors.As(app.Err(), &de) || de.Offset != 0 {
+	if app.State() != kstreams.StateError || !errors.As(app.Err(), &de) || de.Offset != 0 {
 		t.Fatalf("state %s, err %v", app.State(), app.Err())
 	}
 }

@@ -31,7 +31,7 @@ func waitTasks(t *testing.T, timeout time.Duration, apps []*kstreams.KafkaStream
 			if err := a.Err(); err != nil {
 				t.Fatalf("app %d failed: %v", i, err)
 			}
-			if a.State() != kstreams.Running || localTaskCount(a) != counts[i] {
+			if a.State() != kstreams.StateRunning || localTaskCount(a) != counts[i] {
 				ok = false
 			}
 		}

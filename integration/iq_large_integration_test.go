@@ -58,7 +58,7 @@ func heapNow() uint64 {
 // An iteration of the key-value view over 1 000 000 entries (two tasks of 500 000, a Pebble
 // store with a record cache) walks every entry in order while the live heap grows by far less
 // than the entries' size: the view streams each task's store in chunks and holds one chunk,
-// not a task's entries (issue 15 item 5: before, each task's entries were collected at once).
+// not a task's entries (before, each task's entries were collected at once).
 // checkHeapGrowth logs an iteration of n items (what: entries, windows) and fails t when the
 // live heap grew by more than 16 MiB during it: a bound well above one chunk and the record
 // cache's bookkeeping (10 MiB cache by default), well below one task's share of the store.

@@ -67,7 +67,7 @@ func (p *fillWindowProcessor) Close() error { return nil }
 // timestamped window store with a record cache, windows of the current hour, viewed with plain
 // values) walks every window in the store's
 // order (segment, key, start) while the live heap grows by far less than the entries' size:
-// the view streams each task's store in chunks and holds one chunk (issue 15 item 5: before,
+// the view streams each task's store in chunks and holds one chunk (before,
 // each task's windows were collected at once).
 func checkLargeWindowRangeBoundedMemory(t *testing.T, b kafkatest.Broker) {
 	const perTask, parts = 500_000, 2

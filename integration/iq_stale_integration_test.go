@@ -3,6 +3,7 @@ package integration_test
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/processor"
 	"slices"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func checkStaleQueries(t *testing.T, b kafkatest.Broker) {
 	insts := []iqInstance{mk(7101), mk(7102)}
 	waitFor(t, func() bool {
 		return activeCount(insts[0].app) == 1 && activeCount(insts[1].app) == 1 &&
-			insts[0].app.State() == kstreams.Running && insts[1].app.State() == kstreams.Running
+			insts[0].app.State() == kstreams.StateRunning && insts[1].app.State() == kstreams.StateRunning
 	}, func() string {
 		return fmt.Sprintf("one active task on each instance (%d and %d)", activeCount(insts[0].app), activeCount(insts[1].app))
 	})
@@ -94,7 +95,7 @@ func checkStaleQueries(t *testing.T, b kafkatest.Broker) {
 	if err != nil || !slices.EqualFunc(perStore, all, func(a, b kstreams.StreamsMetadata) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
 		t.Fatalf("StreamsMetadataForStore = %+v %v, want %+v", perStore, err, all)
 	}
-	if _, err := insts[1].app.StreamsMetadataForStore("vote-count"); !errors.Is(err, kstreams.ErrUnknownStore) {
+	if _, err := insts[1].app.StreamsMetadataForStore("vote-count"); !errors.Is(err, processor.ErrUnknownStore) {
 		t.Fatalf("StreamsMetadataForStore of an unknown store: %v", err)
 	}
 

@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"errors"
+	"github.com/kstreams-go/kstreams/processor"
 	"strconv"
 	"testing"
 	"time"
@@ -25,10 +26,10 @@ func wantStoreErr(t *testing.T, err, target error, msg string) {
 }
 
 // checkTypedQueries runs a running total per customer (a DSL Aggregate into float64 values)
-// and queries its store with the types of its Materialized (issue 16, items 1 and 2): the
+// and queries its store with the types of its Materialized: the
 // plain view KeyValueStore[string, float64] and the timestamped view
 // TimestampedKeyValueStore[string, float64] read the totals, while a view of other types is
-// refused when it is made (before Start and while running) with store.ErrWrongStoreType, not
+// refused when it is made (before Start and while running) with processor.ErrWrongStoreType, not
 // ErrStoreNotAvailable, and an unknown store name with ErrUnknownStore.
 func checkTypedQueries(t *testing.T, b kafkatest.Broker) {
 	orders := kafkatest.Name(t, "orders")
@@ -53,12 +54,12 @@ func checkTypedQueries(t *testing.T, b kafkatest.Broker) {
 	wrong := `store: state store "customer-totals-store" is a store of string keys and float64 values, ` +
 		`not a key-value store of string keys and string values`
 	_, err = kstreams.KeyValueStore[string, string](app, "customer-totals-store")
-	wantStoreErr(t, err, store.ErrWrongStoreType, wrong)
+	wantStoreErr(t, err, processor.ErrWrongStoreType, wrong)
 	if errors.Is(err, kstreams.ErrStoreNotAvailable) {
 		t.Fatalf("a wrong-typed view is %v, the retry-later error", err)
 	}
 	_, err = kstreams.KeyValueStore[string, float64](app, "customer-total-store")
-	wantStoreErr(t, err, kstreams.ErrUnknownStore, `kstreams: unknown state store: "customer-total-store"`)
+	wantStoreErr(t, err, processor.ErrUnknownStore, `kstreams: unknown state store: "customer-total-store"`)
 	_, err = kstreams.KeyValueStore[string, float64](app, "customer-totals-store")
 	if !errors.Is(err, kstreams.ErrStoreNotAvailable) {
 		t.Fatalf("right types before Start: %v, want ErrStoreNotAvailable", err)
@@ -115,11 +116,11 @@ func checkTypedQueries(t *testing.T, b kafkatest.Broker) {
 		t.Fatalf("untyped bob = %v %v %v", v, ok, err)
 	}
 	_, err = kstreams.KeyValueStore[string, string](app, "customer-totals-store")
-	wantStoreErr(t, err, store.ErrWrongStoreType, `store: state store "customer-totals-store" is a timestamped key-value store of `+
+	wantStoreErr(t, err, processor.ErrWrongStoreType, `store: state store "customer-totals-store" is a timestamped key-value store of `+
 		`string keys and float64 values, not a key-value store of string keys and string values; `+
 		`ask for KeyValueStore[string, float64] or TimestampedKeyValueStore[string, float64]`)
 	_, err = kstreams.TimestampedKeyValueStore[string, int64](app, "customer-totals-store")
-	wantStoreErr(t, err, store.ErrWrongStoreType, `store: state store "customer-totals-store" is a timestamped key-value store of `+
+	wantStoreErr(t, err, processor.ErrWrongStoreType, `store: state store "customer-totals-store" is a timestamped key-value store of `+
 		`string keys and float64 values, not a timestamped key-value store of string keys and int64 values; `+
 		`ask for KeyValueStore[string, float64] or TimestampedKeyValueStore[string, float64]`)
 	closeApp(t, app)

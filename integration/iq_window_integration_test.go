@@ -3,6 +3,7 @@ package integration_test
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/processor"
 	"slices"
 	"sort"
 	"testing"
@@ -56,12 +57,12 @@ func sessionString[K any](w serde.Windowed[K], v int64) string {
 
 // checkWindowAndSessionViews runs a windowed and a session-windowed count on two instances of
 // one application (four partitions, application.server localhost:7001 and :7002) and queries
-// both through the window and session views (issue 15 item 5): every key is answered by the
+// both through the window and session views: every key is answered by the
 // instance QueryMetadataForKey names and by no other, with the windows and sessions Kafka
 // Streams' definitions give (fetch by key and time range, forward and backward, a single
 // window, key ranges, fetchAll by time, all; findSessions, fetch by key, fetchSession, key
 // ranges), and the union of both instances' range queries is every key's. Views of the wrong
-// kind or types are refused with store.ErrWrongStoreType.
+// kind or types are refused with processor.ErrWrongStoreType.
 func checkWindowAndSessionViews(t *testing.T, b kafkatest.Broker) {
 	input, appID := kafkatest.Name(t, "clicks"), kafkatest.Name(t, "iq-win")
 	createTopics(t, b, 4, input)
@@ -95,7 +96,7 @@ func checkWindowAndSessionViews(t *testing.T, b kafkatest.Broker) {
 	// doing (Java's changelog is configured the same), not the hand-over's or these views'.
 	deadline := time.Now().Add(2 * time.Minute)
 	for activeCount(insts[0].app) != 2 || activeCount(insts[1].app) != 2 ||
-		insts[0].app.State() != kstreams.Running || insts[1].app.State() != kstreams.Running {
+		insts[0].app.State() != kstreams.StateRunning || insts[1].app.State() != kstreams.StateRunning {
 		if time.Now().After(deadline) {
 			t.Fatalf("the instances do not run two tasks each within 2 minutes (%d and %d)", activeCount(insts[0].app), activeCount(insts[1].app))
 		}
@@ -241,22 +242,22 @@ func checkWindowAndSessionViews(t *testing.T, b kafkatest.Broker) {
 
 	app := insts[0].app
 	_, err := kstreams.WindowStore[string, string](app, "win-counts")
-	wantStoreErr(t, err, store.ErrWrongStoreType, `store: state store "win-counts" is a timestamped window store of string keys and int64 values, `+
+	wantStoreErr(t, err, processor.ErrWrongStoreType, `store: state store "win-counts" is a timestamped window store of string keys and int64 values, `+
 		`not a window store of string keys and string values; ask for WindowStore[string, int64] or TimestampedWindowStore[string, int64]`)
 	_, err = kstreams.KeyValueStore[string, int64](app, "win-counts")
-	if !errors.Is(err, store.ErrWrongStoreType) {
-		t.Fatalf("a key-value view of a window store: %v, want store.ErrWrongStoreType", err)
+	if !errors.Is(err, processor.ErrWrongStoreType) {
+		t.Fatalf("a key-value view of a window store: %v, want processor.ErrWrongStoreType", err)
 	}
 	_, err = kstreams.SessionStore[string, int64](app, "win-counts")
-	if !errors.Is(err, store.ErrWrongStoreType) {
-		t.Fatalf("a session view of a window store: %v, want store.ErrWrongStoreType", err)
+	if !errors.Is(err, processor.ErrWrongStoreType) {
+		t.Fatalf("a session view of a window store: %v, want processor.ErrWrongStoreType", err)
 	}
 	_, err = kstreams.WindowStore[string, int64](app, "session-counts")
-	if !errors.Is(err, store.ErrWrongStoreType) {
-		t.Fatalf("a window view of a session store: %v, want store.ErrWrongStoreType", err)
+	if !errors.Is(err, processor.ErrWrongStoreType) {
+		t.Fatalf("a window view of a session store: %v, want processor.ErrWrongStoreType", err)
 	}
 	_, err = kstreams.SessionStore[string, int64](app, "session-count")
-	wantStoreErr(t, err, kstreams.ErrUnknownStore, `kstreams: unknown state store: "session-count"`)
+	wantStoreErr(t, err, processor.ErrUnknownStore, `kstreams: unknown state store: "session-count"`)
 	for _, in := range insts {
 		closeApp(t, in.app)
 	}

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/processor"
 	"slices"
 	"sort"
 	"testing"
@@ -17,7 +18,7 @@ import (
 	"github.com/kstreams-go/kstreams/store"
 )
 
-// IQv2 (KIP-796, issue 15 item 5) on two instances of one application (four partitions): a
+// IQv2 (KIP-796) on two instances of one application (four partitions): a
 // count, a windowed count and a session count, asked with KeyQuery, RangeQuery, WindowKeyQuery
 // and WindowRangeQuery, and the follow-ups: one-sided and ordered RangeQuery (KIP-805, KIP-985),
 // TimestampedKeyQuery and TimestampedRangeQuery (KIP-992), UNKNOWN_QUERY_TYPE for queries a
@@ -58,7 +59,7 @@ func TestIntegrationStateQueryIQv2(t *testing.T) {
 	}
 	apps := []*kstreams.KafkaStreams{mk(7101), mk(7102)}
 	deadline := time.Now().Add(2 * time.Minute)
-	for activeCount(apps[0]) != 2 || activeCount(apps[1]) != 2 || apps[0].State() != kstreams.Running || apps[1].State() != kstreams.Running {
+	for activeCount(apps[0]) != 2 || activeCount(apps[1]) != 2 || apps[0].State() != kstreams.StateRunning || apps[1].State() != kstreams.StateRunning {
 		if time.Now().After(deadline) {
 			t.Fatalf("the instances do not run two tasks each within 2 minutes (%d and %d)", activeCount(apps[0]), activeCount(apps[1]))
 		}
@@ -406,7 +407,7 @@ func TestIntegrationStateQueryIQv2(t *testing.T) {
 		r.FailureMessage != `store: state store "counts" is a timestamped key-value store of string keys and int64 values, not a key-value store of string keys and string values; ask for KeyValueStore[string, int64] or TimestampedKeyValueStore[string, int64]` {
 		t.Fatalf("wrong-typed query: %+v", r)
 	}
-	if _, err := kstreams.StateQuery(owner, kstreams.StateQueryRequest[*int64]{Store: "nope", Query: kstreams.KeyQuery[string, int64]{Key: k}}); !errors.Is(err, kstreams.ErrUnknownStore) {
+	if _, err := kstreams.StateQuery(owner, kstreams.StateQueryRequest[*int64]{Store: "nope", Query: kstreams.KeyQuery[string, int64]{Key: k}}); !errors.Is(err, processor.ErrUnknownStore) {
 		t.Fatalf("unknown store: %v", err)
 	}
 	got := slices.Sorted(func(yield func(string) bool) {

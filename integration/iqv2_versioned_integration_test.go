@@ -15,7 +15,7 @@ import (
 	"github.com/kstreams-go/kstreams/store"
 )
 
-// IQv2 of a versioned table (issue 15 item 5) on two instances (four partitions):
+// IQv2 of a versioned table on two instances (four partitions):
 // VersionedKeyQuery (KIP-960) and MultiVersionedKeyQuery (KIP-968) answered by the partition
 // holding the key after out-of-order updates and a tombstone. The expected answers are Java's
 // definitions of the queries over the versions the updates make:
@@ -58,7 +58,7 @@ func TestIntegrationStateQueryIQv2Versioned(t *testing.T) {
 	}
 	apps := []*kstreams.KafkaStreams{mk(7111), mk(7112)}
 	deadline := time.Now().Add(2 * time.Minute)
-	for activeCount(apps[0]) != 2 || activeCount(apps[1]) != 2 || apps[0].State() != kstreams.Running || apps[1].State() != kstreams.Running {
+	for activeCount(apps[0]) != 2 || activeCount(apps[1]) != 2 || apps[0].State() != kstreams.StateRunning || apps[1].State() != kstreams.StateRunning {
 		if time.Now().After(deadline) {
 			t.Fatalf("the instances do not run two tasks each within 2 minutes (%d and %d)", activeCount(apps[0]), activeCount(apps[1]))
 		}

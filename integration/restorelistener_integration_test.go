@@ -76,7 +76,7 @@ func checkGlobalRestoreListener(t *testing.T, b kafkatest.Broker) {
 		running := make(chan struct{})
 		var once sync.Once
 		app.SetStateListener(func(n, _ kstreams.State) {
-			if n == kstreams.Running {
+			if n == kstreams.StateRunning {
 				once.Do(func() { close(running) })
 			}
 		})

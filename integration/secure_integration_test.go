@@ -310,7 +310,7 @@ func (e *secureEnv) expectFailure(t *testing.T, a *secureApp, f failure) {
 	if took > failWithin {
 		t.Errorf("failing took %v, more than %v", took, failWithin)
 	}
-	if st := app.State(); st != kstreams.Error {
+	if st := app.State(); st != kstreams.StateError {
 		t.Errorf("state %s, want ERROR", st)
 	}
 	msg := strings.ToLower(err.Error())

@@ -131,10 +131,10 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 	}
 	deadline := time.Now().Add(90 * time.Second)
 	a := start("A", 1)
-	a.states.waitState(t, a.name, kstreams.Running, deadline)
+	a.states.waitState(t, a.name, kstreams.StateRunning, deadline)
 	bb := start("B", 2)
-	bb.states.waitState(t, bb.name, kstreams.Running, deadline)
-	a.states.waitState(t, a.name, kstreams.Running, deadline)
+	bb.states.waitState(t, bb.name, kstreams.StateRunning, deadline)
+	a.states.waitState(t, a.name, kstreams.StateRunning, deadline)
 	if protocol == kstreams.GroupProtocolStreams {
 		// A member of a streams group runs (with no tasks) from its first heartbeat on; the
 		// coordinator hands the tasks out with later ones: wait until both instances hold some.
@@ -176,7 +176,7 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 	p.Close()
 	shutdownDeadline := time.Now().Add(60 * time.Second)
 	for _, in := range []*instance{a, bb} {
-		in.states.waitState(t, in.name, kstreams.Error, shutdownDeadline)
+		in.states.waitState(t, in.name, kstreams.StateError, shutdownDeadline)
 	}
 	var failed, told int
 	for _, in := range []*instance{a, bb} {
@@ -186,13 +186,13 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 		last := in.states.changes[n-1]
 		var sawNotRunning bool
 		for _, c := range in.states.changes {
-			sawNotRunning = sawNotRunning || c[1] == kstreams.NotRunning || c[1] == kstreams.PendingShutdown
+			sawNotRunning = sawNotRunning || c[1] == kstreams.StateNotRunning || c[1] == kstreams.StatePendingShutdown
 		}
 		in.states.mu.Unlock()
-		if last != [2]kstreams.State{kstreams.PendingError, kstreams.Error} || sawNotRunning {
+		if last != [2]kstreams.State{kstreams.StatePendingError, kstreams.StateError} || sawNotRunning {
 			t.Errorf("%s: transitions%s, want them to end PENDING_ERROR->ERROR without a clean shutdown", in.name, in.states)
 		}
-		if in.app.State() != kstreams.Error {
+		if in.app.State() != kstreams.StateError {
 			t.Errorf("%s: state %s, want ERROR", in.name, in.app.State())
 		}
 		switch h := in.handled.Load(); h {
@@ -223,7 +223,7 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 			t.Errorf("%s: Close: %v", in.name, err)
 		}
 		cancel()
-		if in.app.State() != kstreams.Error {
+		if in.app.State() != kstreams.StateError {
 			t.Errorf("%s: state after Close %s, want ERROR", in.name, in.app.State())
 		}
 	}

@@ -364,7 +364,7 @@ func runWordCount(t *testing.T, b kafkatest.Broker, guarantee kstreams.Processin
 		out.checkExactSequences(t, want)
 	}
 	closeApp(t, app)
-	if app.State() != kstreams.NotRunning {
+	if app.State() != kstreams.StateNotRunning {
 		t.Fatalf("state after Close: %s", app.State())
 	}
 	smu.Lock()

@@ -63,7 +63,7 @@ func waitSplit(t *testing.T, b kafkatest.Broker, appID string, apps []*kstreams.
 				t.Fatalf("app %d failed: %v", i+1, err)
 			}
 		}
-		if apps[0].State() == kstreams.Running && apps[1].State() == kstreams.Running && n1 > 0 && n2 > 0 && n1+n2 == 6 {
+		if apps[0].State() == kstreams.StateRunning && apps[1].State() == kstreams.StateRunning && n1 > 0 && n2 > 0 && n1+n2 == 6 {
 			g := describeStreamsGroup(t, b, appID)
 			owned := 0
 			members := 0
@@ -265,7 +265,7 @@ func TestIntegrationStreamsProtocolMismatch(t *testing.T) {
 			if !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), appID) {
 				t.Errorf("Run's error %q does not say %q and name the group", err, c.says)
 			}
-			if late.State() != kstreams.Error {
+			if late.State() != kstreams.StateError {
 				t.Errorf("late instance's state after Run: %v", late.State())
 			}
 			// The holder was not disturbed.

@@ -20,7 +20,7 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// The suppress buffer's changelog across SIGKILLs (issue 15 item 4): windows held in a
+// The suppress buffer's changelog across SIGKILLs: windows held in a
 // suppress(untilWindowCloses) buffer when the application is killed are emitted after the
 // restart, each exactly once, under exactly-once.
 

@@ -20,7 +20,7 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// A Java application's suppress buffer restores into ours and back (issue 15 item 4): the Java
+// A Java application's suppress buffer restores into ours and back: the Java
 // side is ChangelogApp's "suppress" mode (conformance/java/.../changelog/ChangelogApp.java), the
 // same topology as suppressJavaTopology. One side processes windows 0..29 and closes with
 // windows in its buffer; the other restores the buffer from the changelog and, given records

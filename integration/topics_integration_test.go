@@ -24,7 +24,7 @@ func checkStartErrors(t *testing.T, b kafkatest.Broker) {
 	if !errors.As(err, &me) || !errors.Is(err, kstreams.ErrMissingSourceTopics) || len(me.Topics) != 1 || me.Topics[0] != input {
 		t.Fatalf("missing source topic: %v", err)
 	}
-	if app.State() != kstreams.Error || app.Err() == nil {
+	if app.State() != kstreams.StateError || app.Err() == nil {
 		t.Fatalf("state %s err %v", app.State(), app.Err())
 	}
 	// An existing changelog with the wrong partition count.

@@ -96,7 +96,7 @@ func (c *restoredCounter) OnRestoreEnd(_ changelog.TopicPartition, s string, tot
 // in Pebble) until its output is exact and closes it; more input; a second instance on the
 // same state directory restores nothing (the checkpoint is trusted, the store kept its data)
 // and its output is exact again. Then the window store's Pebble databases hold Java's bytes
-// (DESIGN.md section 6): under the segment prefix, key ‖ int64 windowStart ‖ int32 seqnum (0),
+// (Java's layout): under the segment prefix, key ‖ int64 windowStart ‖ int32 seqnum (0),
 // and the timestamped value int64 timestamp ‖ int64 count, one entry per word and window with
 // its final count.
 func checkWindowedRestart(t *testing.T, b kafkatest.Broker, guarantee kstreams.ProcessingGuarantee) {

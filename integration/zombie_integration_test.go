@@ -135,7 +135,7 @@ func waitOneTask(t *testing.T, timeout time.Duration, a, b *kstreams.KafkaStream
 				t.Fatalf("app %d failed: %v", i+1, err)
 			}
 		}
-		if a.State() == kstreams.Running && b.State() == kstreams.Running && localTaskCount(a)+localTaskCount(b) == 1 {
+		if a.State() == kstreams.StateRunning && b.State() == kstreams.StateRunning && localTaskCount(a)+localTaskCount(b) == 1 {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -9,7 +9,7 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// Topology.Analyze names the suspect constructs a topology builds with (issue 16, item 9): a
+// Topology.Analyze names the suspect constructs a topology builds with: a
 // windowed aggregation without grace, and a sink writing a topic the topology reads itself;
 // a topology with grace and a Repartition has none.
 func TestAnalyzeWarnings(t *testing.T) {

@@ -9,7 +9,7 @@
 //	counts := lines.FlatMapValues(strings.Fields).
 //		GroupBy(func(_, w string) string { return w }, kstream.GroupedWith(serde.String(), serde.String())).
 //		Count(kstream.MaterializedAs[string, int64]("counts-store"))
-//	counts.ToStream().To("streams-wordcount-output", kstream.ProducedWith(serde.String(), serde.Int64()))
+//	counts.ToStream().To("streams-wordcount-output", kstream.ProducedWith(serde.String(), serde.Long()))
 //	topology, err := b.Build()
 //
 // Type-changing operators are generic methods (Go 1.27). Records travel untyped through the
@@ -46,7 +46,7 @@
 //
 //	kstream.ToStreamNullable(counts).Map(func(k kstream.Windowed[string], n *int64) (string, *int64) {
 //		return k.Key, n // n == nil: the session was merged away
-//	}).To("sessions", kstream.ProducedWith(serde.String(), serde.Nullable(serde.Int64())))
+//	}).To("sessions", kstream.ProducedWith(serde.String(), serde.Nullable(serde.Long())))
 //
 // The Processor API (Process, ProcessValues) is not covered: its typed records carry the zero
 // value of a non-nillable V for null; use a pointer V there.

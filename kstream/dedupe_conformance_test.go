@@ -10,7 +10,7 @@ import (
 	"github.com/kstreams-go/kstreams/kstream"
 )
 
-// The deduplication topologies of conformance/java/.../DedupTopologies.java (issue 15 item 6):
+// The deduplication topologies of conformance/java/.../DedupTopologies.java:
 // Java has no deduplication operator, so the expectation is Java's TopologyTestDriver running
 // the processor a Java user writes by hand over a window store, with the node and store names
 // our DSL generates (describe and the store's changelog bytes are compared too). Ids repeat

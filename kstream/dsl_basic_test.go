@@ -61,7 +61,7 @@ func wordCountCase(configs ...string) dslCase {
 		name:  "wordcount",
 		props: props,
 		build: func(t *testing.T) *processor.Topology {
-			// The example of DESIGN.md section 4, as short as it is there.
+			// The word count as short as the package doc shows it.
 			b := kstream.NewStreamsBuilder()
 			lines := kstream.Stream(b, "streams-plaintext-input", kstream.ConsumedWith(serde.String(), serde.String()))
 			counts := lines.FlatMapValues(func(line string) []string { return javaSplit(javaLower(line)) }).

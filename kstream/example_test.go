@@ -9,7 +9,7 @@ import (
 	"github.com/kstreams-go/kstreams/testdriver"
 )
 
-// The word count of DESIGN.md section 4, run in the test driver.
+// The word count, run in the test driver.
 func Example() {
 	b := kstream.NewStreamsBuilder()
 	lines := kstream.Stream(b, "streams-plaintext-input", kstream.ConsumedWith(serde.String(), serde.String()))

@@ -9,7 +9,7 @@ import (
 )
 
 // The null-key reference topologies of conformance/java/.../NullKeyTopologies.java (KIP-962,
-// issue 15 item 2), rebuilt with the Go DSL: a repartition keeps null-key records only when a
+// rebuilt with the Go DSL: a repartition keeps null-key records only when a
 // stream-stream left/outer join, a stream-table left join or a stream-globalTable left join is
 // downstream of it. Keys are *string (serde.Nullable) so a re-keying function can return null.
 

@@ -12,8 +12,8 @@ import (
 	"github.com/kstreams-go/kstreams/store"
 )
 
-// The reference topologies of conformance/java/.../SemanticsTopologies.java (issue 15 items 1
-// and 3), rebuilt with the Go DSL: stream-table joins with a grace period against versioned
+// The reference topologies of conformance/java/.../SemanticsTopologies.java,
+// rebuilt with the Go DSL: stream-table joins with a grace period against versioned
 // tables (KIP-923), and tables whose tombstones reach typed functions. Expected outputs
 // (changelogs included, the join buffers' byte for byte) and Describe text come from Java.
 

@@ -39,8 +39,7 @@ func compileErrors(t *testing.T, src string) string {
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
 
 // The options of table operators are typed by the result's key and value types, so a
-// Materialized (or a name option) of other types is a compile-time error, not a Build error
-// (issue 16).
+// Materialized (or a name option) of other types is a compile-time error, not a Build error.
 func TestTableOptionsAreTypeChecked(t *testing.T) {
 	out := compileErrors(t, `package main
 

@@ -6,7 +6,7 @@ import (
 	"github.com/kstreams-go/kstreams/kstream"
 )
 
-// A zero KStream panics with a message that says how to make one (issue 16, item 4), not with
+// A zero KStream panics with a message that says how to make one, not with
 // a nil pointer dereference.
 func TestZeroKStreamPanicsClearly(t *testing.T) {
 	defer func() {

@@ -15,7 +15,7 @@ import (
 	"github.com/kstreams-go/kstreams/store"
 )
 
-// checkWordCount is the test a user writes (issue 16, item 3): a word count on a broker of
+// checkWordCount is the test a user writes: a word count on a broker of
 // the helper package, its output read back typed, then WaitProcessed and an interactive query
 // with the final counts.
 func checkWordCount(t *testing.T, b *kstreamstest.Broker) {

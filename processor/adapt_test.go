@@ -25,7 +25,7 @@ func (c *fakeContext) ValueSerde() serde.Serde[any]  { return nil }
 func (c *fakeContext) StateDir() string              { return "" }
 func (c *fakeContext) AppConfigs() map[string]string { return nil }
 func (c *fakeContext) StateStore(string) (processor.StateStore, error) {
-	return nil, processor.ErrUnknownStateStore
+	return nil, processor.ErrUnknownStore
 }
 func (c *fakeContext) Schedule(time.Duration, processor.PunctuationType, processor.Punctuator) (processor.Cancellable, error) {
 	return nil, nil

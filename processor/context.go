@@ -44,7 +44,7 @@ type ProcessingContext interface {
 	AppConfigs() map[string]string
 	// StateStore returns the state store name connected to this processor. The error wraps
 	// [ErrStoreNotConnected] when the store exists but is not connected to the node, or
-	// [ErrUnknownStateStore] when no store has that name. Use [GetStateStore] for a typed
+	// [ErrUnknownStore] when no store has that name. Use [GetStateStore] for a typed
 	// result. Java: getStateStore(name) (which throws instead).
 	StateStore(name string) (StateStore, error)
 	// Schedule schedules punctuator to run every interval (at least 1 ms; finer parts are
@@ -102,7 +102,7 @@ type FixedKeyProcessorContext[KForward, VForward any] interface {
 
 // GetStateStore returns the store name connected to the running processor, converted to S
 // (a store interface such as store.KeyValueStore[K, V]). Errors: those of
-// ProcessingContext.StateStore, or one wrapping [ErrStoreTypeMismatch] when the store is not
+// ProcessingContext.StateStore, or one wrapping [ErrWrongStoreType] when the store is not
 // an S. Java: getStateStore(name) with its unchecked cast.
 func GetStateStore[S any](ctx ProcessingContext, name string) (S, error) {
 	var zero S

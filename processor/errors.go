@@ -27,11 +27,12 @@ var (
 	// it; connect it with Topology.AddStateStore(builder, processorNames...) or
 	// Topology.ConnectProcessorAndStateStores. Java: StreamsException from getStateStore.
 	ErrStoreNotConnected = errors.New("state store is not connected to the processor")
-	// ErrUnknownStateStore: a processor asked for a store no node of the task has.
-	ErrUnknownStateStore = errors.New("unknown state store")
-	// ErrStoreTypeMismatch: GetStateStore found the store but it has another type. Java: a
-	// ClassCastException.
-	ErrStoreTypeMismatch = errors.New("state store has another type")
+	// ErrWrongStoreType: a store asked for with types or a kind it does not have:
+	// GetStateStore's type argument, a test driver's or an interactive query's typed view
+	// (store.WrongStoreTypeError, wrapping it, says which). It is not a "retry later" error.
+	// Java: a ClassCastException, or InvalidStateStoreException "the queryable store type ...
+	// does not accept the actual store type".
+	ErrWrongStoreType = errors.New("state store has another type")
 	// ErrInvalidTaskID: ParseTaskID got a malformed id.
 	ErrInvalidTaskID = errors.New("invalid task id")
 	// ErrSameProcessorInstance: a supplier returned the same processor instance twice; Get
@@ -45,7 +46,7 @@ var (
 )
 
 // StoreTypeError is returned by [GetStateStore] when the store has another type than asked.
-// It wraps [ErrStoreTypeMismatch].
+// It wraps [ErrWrongStoreType].
 type StoreTypeError struct {
 	// Store is the store name.
 	Store string
@@ -58,8 +59,8 @@ func (e *StoreTypeError) Error() string {
 	return fmt.Sprintf("state store %q is a %s, not a %s", e.Store, e.Got, e.Want)
 }
 
-// Unwrap returns [ErrStoreTypeMismatch].
-func (e *StoreTypeError) Unwrap() error { return ErrStoreTypeMismatch }
+// Unwrap returns [ErrWrongStoreType].
+func (e *StoreTypeError) Unwrap() error { return ErrWrongStoreType }
 
 // RecordTypeError reports a key or value of an unexpected type reaching a typed node. It
 // wraps [ErrRecordTypeMismatch].

@@ -68,7 +68,10 @@ var (
 	// ErrDuplicateStore: another store builder with the same name. Java: "A different
 	// StateStore has already been added with the name X".
 	ErrDuplicateStore = topology.ErrDuplicateStore
-	// ErrUnknownStore: connecting a store that is not added. Java: "StateStore X is not added yet."
+	// ErrUnknownStore: no state store has the name asked for: connecting a store that is not
+	// added (Java: "StateStore X is not added yet."), a processor asking for a store no node of
+	// its task has (ProcessorContext.StateStore), an interactive query or a test driver asking
+	// for a store the topology lacks. The error wrapping it names the store.
 	ErrUnknownStore = topology.ErrUnknownStore
 	// ErrUnusedStore: a state store connected to no processor, reported when the topology is
 	// run (testdriver.New, a task of kstreams). Java accepts such a topology and ignores the

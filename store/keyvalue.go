@@ -96,16 +96,8 @@ func storeErr(name, op string, err error) error {
 	return &StoreError{Store: name, Op: op, Err: err}
 }
 
-// ErrWrongStoreType is wrapped by the error returned when a store is asked for (as a view of
-// given key and value types, by the test driver or an interactive query) with types or a kind
-// it does not have; *WrongStoreTypeError says which. It is not a "retry later" error: the
-// same request fails the same way until the code asks for other types. Java:
-// InvalidStateStoreException "the queryable store type ... does not accept the actual store
-// type" (Java's generics catch the rest at compile time).
-var ErrWrongStoreType = errors.New("store: wrong store type")
-
 // WrongStoreTypeError is a store asked for with types (or a kind) it does not have. It wraps
-// ErrWrongStoreType.
+// processor.ErrWrongStoreType.
 type WrongStoreTypeError struct {
 	// Store is the store name.
 	Store string
@@ -128,5 +120,5 @@ func (e *WrongStoreTypeError) Error() string {
 	return msg
 }
 
-// Unwrap returns ErrWrongStoreType.
-func (e *WrongStoreTypeError) Unwrap() error { return ErrWrongStoreType }
+// Unwrap returns processor.ErrWrongStoreType.
+func (e *WrongStoreTypeError) Unwrap() error { return processor.ErrWrongStoreType }

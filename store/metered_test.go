@@ -149,8 +149,7 @@ type noDefaultsContext struct{ fakeContext }
 func (noDefaultsContext) KeySerde() serde.Serde[any]   { return nil }
 func (noDefaultsContext) ValueSerde() serde.Serde[any] { return nil }
 
-// A store without a serde and no default says which serde, of which type, and how to give it
-// (issue 16, item 4).
+// A store without a serde and no default says which serde, of which type, and how to give it.
 func TestMissingStoreSerdeMessage(t *testing.T) {
 	st, _ := Stores.KeyValueStoreBuilder[string, int64](Stores.InMemoryKeyValueStore("totals"), serde.String(), nil).Build()
 	err := st.Init(&noDefaultsContext{fakeContext{appID: "app"}}, st)

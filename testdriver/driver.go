@@ -32,10 +32,6 @@ var (
 	ErrUnknownClass = serde.ErrUnknownClass
 	// ErrClosed is returned by operations on a closed driver.
 	ErrClosed = errors.New("testdriver: driver is closed")
-	// ErrNoStore is returned when no store has the name asked for. A store that exists with
-	// other types (or of another kind) than asked for is a *store.WrongStoreTypeError
-	// (store.ErrWrongStoreType) instead.
-	ErrNoStore = errors.New("testdriver: no such state store")
 	// ErrNoTimestamp is returned by PipeRecord for a record without timestamp when the caller
 	// gives none either (Java: IllegalStateException).
 	ErrNoTimestamp = errors.New("testdriver: record has no timestamp")
@@ -389,7 +385,7 @@ func (d *TopologyTestDriver) ProducedTopicNames() []string {
 	return slices.Sorted(maps.Keys(d.outputs))
 }
 
-// StateStore returns the store named name (local or global), or an error wrapping ErrNoStore.
+// StateStore returns the store named name (local or global), or an error wrapping processor.ErrUnknownStore.
 // Unlike Java's getStateStore it does not refuse built-in store types; use [KeyValueStore] for
 // a typed view. Java: getStateStore(name).
 func (d *TopologyTestDriver) StateStore(name string) (processor.StateStore, error) {
@@ -403,7 +399,7 @@ func (d *TopologyTestDriver) StateStore(name string) (processor.StateStore, erro
 			return s, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: %q", ErrNoStore, name)
+	return nil, fmt.Errorf("testdriver: %w: %q", processor.ErrUnknownStore, name)
 }
 
 // AllStateStores returns every store by name. Java: getAllStateStores().

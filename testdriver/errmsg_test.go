@@ -10,7 +10,7 @@ import (
 )
 
 // A source without serdes and no default says which serde is missing, where, and how to give
-// it (issue 16, item 4).
+// it.
 func TestMissingSerdeMessages(t *testing.T) {
 	b := kstream.NewStreamsBuilder()
 	kstream.Stream(b, "orders", kstream.ConsumedWith[string, string](serde.String(), nil)).To("out", kstream.ProducedWith(serde.String(), serde.String()))

@@ -210,12 +210,12 @@ func (m *MockProcessorContext[KForward, VForward]) AddStateStore(s processor.Sta
 	m.stores[s.Name()] = s
 }
 
-// StateStore returns a registered store; the error wraps processor.ErrUnknownStateStore when
+// StateStore returns a registered store; the error wraps processor.ErrUnknownStore when
 // none has that name (Java returns null). Java: getStateStore(name).
 func (m *MockProcessorContext[KForward, VForward]) StateStore(name string) (processor.StateStore, error) {
 	s, ok := m.stores[name]
 	if !ok {
-		return nil, fmt.Errorf("mock context: state store %s: %w", name, processor.ErrUnknownStateStore)
+		return nil, fmt.Errorf("mock context: state store %s: %w", name, processor.ErrUnknownStore)
 	}
 	return s, nil
 }

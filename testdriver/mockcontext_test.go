@@ -96,7 +96,7 @@ func TestMockProcessorContextMetadataAndChildren(t *testing.T) {
 	if ctx.Committed() {
 		t.Fatal("reset commit")
 	}
-	if _, err := ctx.StateStore("none"); !errors.Is(err, processor.ErrUnknownStateStore) {
+	if _, err := ctx.StateStore("none"); !errors.Is(err, processor.ErrUnknownStore) {
 		t.Fatalf("unknown store: %v", err)
 	}
 }

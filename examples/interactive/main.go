@@ -287,7 +287,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// half-processed work.
 	if err := waitFor(ctx, insts, "both instances to run with tasks", func() bool {
 		for _, in := range insts {
-			if in.App.State() != kstreams.Running || countTasks(in.App) == 0 {
+			if in.App.State() != kstreams.StateRunning || countTasks(in.App) == 0 {
 				return false
 			}
 		}

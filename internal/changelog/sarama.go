@@ -12,7 +12,7 @@ import (
 
 // SaramaReader reads changelogs with plain Fetch and ListOffsets requests to the partition
 // leader, through a sarama.Client. It does not use sarama's partition consumer, because
-// restore must know the fetch position after transaction markers (DESIGN.md section 10: on a
+// restore must know the fetch position after transaction markers (on a
 // transactional changelog the last offset is a commit marker, so the last record offset + 1
 // never reaches the end offset) and sarama's client.GetOffset cannot ask for the last stable
 // offset. Java counterpart: the restore consumer of StoreChangelogReader.

@@ -87,7 +87,7 @@ func TestTypedValueJSONRejects(t *testing.T) {
 	}
 }
 
-// Expected bytes follow Kafka's serializers (DESIGN.md section 6: big-endian, IEEE bits,
+// Expected bytes follow Kafka's serializers (big-endian, IEEE bits,
 // UUID as text); the long and string cases equal what the Java harness wrote for wordcount.
 func TestSerializeDeserialize(t *testing.T) {
 	cases := []struct {

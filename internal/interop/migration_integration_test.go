@@ -271,7 +271,7 @@ func (m *mixed) waitTasks(g *goInstance) {
 		for _, th := range g.app.MetadataForLocalThreads() {
 			n += len(th.ActiveTasks)
 		}
-		if g.app.State() == kstreams.Running && n > 0 {
+		if g.app.State() == kstreams.StateRunning && n > 0 {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -58,7 +58,7 @@ func TestIntegrationClassicMemberAgainstStreamsGroup(t *testing.T) {
 			t.Errorf("Run's error %q does not say %q", err, want)
 		}
 	}
-	if app.State() != kstreams.Error {
+	if app.State() != kstreams.StateError {
 		t.Errorf("state after Run: %v", app.State())
 	}
 

@@ -1,7 +1,7 @@
 // Package kafka is the runtime's batch-level Kafka client, written on sarama's protocol layer
 // (*sarama.Broker and its request and response types) instead of sarama's ConsumerGroup,
 // Consumer and AsyncProducer, whose per-message goroutines and channels cost more CPU than the
-// stream processing itself (DESIGN.md section 2).
+// stream processing itself (Java's layout).
 //
 // This package holds what its parts share: a [Cluster] (metadata, one connection per broker
 // and purpose, coordinator lookup), error classification, and Java's default partitioner.

@@ -39,7 +39,7 @@ func Murmur2(data []byte) int32 {
 }
 
 // KeyPartition is the partition Java's default partitioner gives a non-null key among n
-// partitions: (murmur2(key) & 0x7fffffff) % n (DESIGN.md section 5).
+// partitions: (murmur2(key) & 0x7fffffff) % n (Java's layout).
 func KeyPartition(key []byte, n int32) int32 {
 	return (Murmur2(key) & 0x7fffffff) % n
 }

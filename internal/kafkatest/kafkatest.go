@@ -6,7 +6,7 @@
 // Tests that need the real broker are named TestIntegration... and call [Real], which skips
 // them with a clear message when no broker is configured, so `go test ./...` passes anywhere
 // and `make test` runs them against Apache Kafka. Fast tests call [Embedded]. A feature is never
-// tested on kfake alone: kfake differs from Kafka in places (see DESIGN.md section 10).
+// tested on kfake alone: kfake differs from Kafka in places (see internal/kafka's package doc).
 package kafkatest
 
 import (

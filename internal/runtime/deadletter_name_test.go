@@ -12,7 +12,7 @@ type codedError struct{ code int }
 func (e *codedError) Error() string { return "code " + strconv.Itoa(e.code) }
 
 // The dead-letter headers name the error by its most specific type and give its chain, not
-// "*fmt.wrapError" (issue 16, item 4).
+// "*fmt.wrapError".
 func TestDeadLetterErrorName(t *testing.T) {
 	_, numErr := strconv.Atoi("x")
 	sentinel := errors.New("serde: wrong type")

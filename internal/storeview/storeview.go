@@ -162,7 +162,7 @@ func Cast[T any](what string, v any) (T, error) {
 	}
 	t, ok := v.(T)
 	if !ok {
-		return zero, fmt.Errorf("%w: the store holds a %s of type %T, not %s", store.ErrWrongStoreType, what, v, typeString(reflect.TypeFor[T]()))
+		return zero, fmt.Errorf("%w: the store holds a %s of type %T, not %s", processor.ErrWrongStoreType, what, v, typeString(reflect.TypeFor[T]()))
 	}
 	return t, nil
 }

@@ -79,7 +79,7 @@ func TestContextAccessorsRestoreAndCommitRequest(t *testing.T) {
 	if _, ok, _ := kv.Get("x"); ok {
 		t.Fatal("restored tombstone ignored")
 	}
-	if err := tk.Restore("nope", nil); !errors.Is(err, processor.ErrUnknownStateStore) {
+	if err := tk.Restore("nope", nil); !errors.Is(err, processor.ErrUnknownStore) {
 		t.Fatalf("restore unknown: %v", err)
 	}
 	_ = tk.AddRecord(raw("in", 0, 1, "k", "v"))

@@ -125,6 +125,8 @@ func (n *node) process(rec processor.Record[any, any]) error {
 			return err
 		}
 		if n.spec.Kind == ProcessorNode && t.cfg.ProcessingHandler != nil && t.cfg.ProcessingHandler(n.spec.Name, rec, err) == Continue {
+			t.log.Warn("processing error; the processing handler continues, the record is dropped", "task", t.id.String(),
+				"node", n.spec.Name, "topic", t.rc.topic, "partition", t.rc.partition, "offset", t.rc.offset, "err", err)
 			t.group.dropped++
 			return nil
 		}
@@ -266,10 +268,10 @@ func (c *nodeContext) StateStore(name string) (processor.StateStore, error) {
 		if ok {
 			return nil, fmt.Errorf("processor %s has no access to state store %s: %w", c.n.spec.Name, name, processor.ErrStoreNotConnected)
 		}
-		return nil, fmt.Errorf("processor %s: state store %s: %w", c.n.spec.Name, name, processor.ErrUnknownStateStore)
+		return nil, fmt.Errorf("processor %s: state store %s: %w", c.n.spec.Name, name, processor.ErrUnknownStore)
 	}
 	if !ok {
-		return nil, fmt.Errorf("processor %s: state store %s: %w", c.n.spec.Name, name, processor.ErrUnknownStateStore)
+		return nil, fmt.Errorf("processor %s: state store %s: %w", c.n.spec.Name, name, processor.ErrUnknownStore)
 	}
 	return st, nil
 }

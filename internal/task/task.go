@@ -428,7 +428,7 @@ func (t *Task) ChangelogTopics() map[string]string { return maps.Clone(t.changel
 func (t *Task) Restore(name string, batch []processor.RestoreRecord) error {
 	r, ok := t.restorers[name]
 	if !ok || r == nil {
-		return fmt.Errorf("task %s: restore %q: %w", t.id, name, processor.ErrUnknownStateStore)
+		return fmt.Errorf("task %s: restore %q: %w", t.id, name, processor.ErrUnknownStore)
 	}
 	return r(batch)
 }
@@ -576,6 +576,7 @@ func (t *Task) punctuate(n *node, ts int64, typ processor.PunctuationType, p pro
 		return err
 	}
 	if t.cfg.ProcessingHandler != nil && t.cfg.ProcessingHandler(n.spec.Name, processor.Record[any, any]{}, err) == Continue {
+		t.log.Warn("punctuation error; the processing handler continues", "task", t.id.String(), "node", n.spec.Name, "err", err)
 		t.group.dropped++
 		return nil
 	}

@@ -298,7 +298,7 @@ func TestForwardErrorsAndStoreAccess(t *testing.T) {
 		{"neg", processor.ErrInvalidTimestamp},
 		{"child", processor.ErrUnknownChild},
 		{"store", processor.ErrStoreNotConnected},
-		{"unknown", processor.ErrUnknownStateStore},
+		{"unknown", processor.ErrUnknownStore},
 	}
 	for i, c := range cases {
 		_ = tk.AddRecord(raw("in", int64(i), 1, "k", c.value))

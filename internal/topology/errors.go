@@ -33,8 +33,11 @@ var (
 	ErrSinkAsParent = errors.New("a sink cannot be a parent")
 	// ErrDuplicateStore: another (different) store builder with the name is already added.
 	ErrDuplicateStore = errors.New("a different state store with the name is already added")
-	// ErrUnknownStore: a store name that is not added (as a non-global store).
-	ErrUnknownStore = errors.New("state store not added yet")
+	// ErrUnknownStore: no state store has the name: connecting a store that is not added (as a
+	// non-global store), a processor asking for a store no node of its task has, an interactive
+	// query or a test driver asking for a store the topology lacks. The error wrapping it names
+	// the store and says which.
+	ErrUnknownStore = errors.New("unknown state store")
 	// ErrUnusedStore: a (non-global) state store is connected to no processor, so no task
 	// would ever open it. Java accepts such a topology silently; we refuse it where it is run.
 	ErrUnusedStore = errors.New("state store is connected to no processor")

@@ -332,7 +332,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 		cl = clc.snapshot()
 	}
 	closeApp()
-	if app.State() != kstreams.NotRunning {
+	if app.State() != kstreams.StateNotRunning {
 		t.Fatalf("state after Close: %s", app.State())
 	}
 	raws = out.snapshot() // anything late would be a duplicate

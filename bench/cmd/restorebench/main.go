@@ -1,5 +1,5 @@
-// Command restorebench is the Go side of the restore benchmark of bench/run.sh (issue 9, item
-// 3): a changelog of N records restored into a fresh state directory, ours against Java Kafka
+// Command restorebench is the Go side of the restore benchmark of bench/run.sh:
+// a changelog of N records restored into a fresh state directory, ours against Java Kafka
 // Streams (io.kstreams.bench.Restore, RocksDB), on the same broker and the same bytes.
 //
 // Two modes:

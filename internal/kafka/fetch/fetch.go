@@ -7,7 +7,7 @@
 // buffered records out of its fetches).
 //
 // It replaces sarama's Consumer, whose goroutines and channels per partition and per message
-// cost more CPU than the processing (issue 17). Java counterpart: the fetching half of
+// cost more CPU than the processing. Java counterpart: the fetching half of
 // KafkaConsumer (AbstractFetch, FetchSessionHandler, CompletedFetch, SubscriptionState's
 // positions and offset resets).
 package fetch

@@ -455,7 +455,7 @@ func checkFencing(t *testing.T, b kafkatest.Broker) {
 	}
 	_ = old.Send(Record{Topic: topic, Partition: 0, Value: []byte("zombie2")})
 	err := old.Commit(ctx)
-	// kfake answers a fenced producer's produce INVALID_TXN_STATE first (DESIGN.md section 10).
+	// kfake answers a fenced producer's produce INVALID_TXN_STATE first (Java's layout).
 	if !errors.Is(err, ErrFenced) && !(b.Kind == kafkatest.Kfake && errors.Is(err, sarama.ErrInvalidTxnState)) {
 		t.Fatalf("the older producer's commit: %v, want ErrFenced", err)
 	}

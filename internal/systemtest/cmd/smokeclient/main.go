@@ -96,7 +96,7 @@ func run(props map[string]string, name, stateDir string, out *systemtest.Printer
 	var uncaught atomic.Bool
 	app.SetStateListener(func(newState, oldState kstreams.State) {
 		out.Printf("%s %s: %s -> %s", name, time.Now().UTC().Format(time.RFC3339Nano), oldState, newState)
-		if oldState == kstreams.Rebalancing && newState == kstreams.Running {
+		if oldState == kstreams.StateRebalancing && newState == kstreams.StateRunning {
 			select {
 			case <-started:
 			default:
