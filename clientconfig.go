@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
@@ -79,37 +81,6 @@ type ProducerConfig struct {
 	TransactionTimeout time.Duration
 }
 
-// Consumer and producer property names read by [ConfigFromProperties] (unprefixed, or with the
-// prefixes below).
-const (
-	SessionTimeoutMsConfig       = "session.timeout.ms"
-	HeartbeatIntervalMsConfig    = "heartbeat.interval.ms"
-	MaxPollIntervalMsConfig      = "max.poll.interval.ms"
-	AutoOffsetResetConfig        = "auto.offset.reset"
-	GroupInstanceIDConfig        = "group.instance.id"
-	FetchMaxWaitMsConfig         = "fetch.max.wait.ms"
-	FetchMinBytesConfig          = "fetch.min.bytes"
-	FetchMaxBytesConfig          = "fetch.max.bytes"
-	MaxPartitionFetchBytesConfig = "max.partition.fetch.bytes"
-	ClientRackConfig             = "client.rack"
-	AcksConfig                   = "acks"
-	LingerMsConfig               = "linger.ms"
-	BatchSizeConfig              = "batch.size"
-	DeliveryTimeoutMsConfig      = "delivery.timeout.ms"
-	RequestTimeoutMsConfig       = "request.timeout.ms"
-	CompressionTypeConfig        = "compression.type"
-	MaxInFlightRequestsConfig    = "max.in.flight.requests.per.connection"
-	TransactionTimeoutMsConfig   = "transaction.timeout.ms"
-)
-
-// Prefixes of client properties, as Java's StreamsConfig.consumerPrefix, mainConsumerPrefix and
-// producerPrefix.
-const (
-	ConsumerPrefix     = "consumer."
-	MainConsumerPrefix = "main.consumer."
-	ProducerPrefix     = "producer."
-)
-
 // Client defaults where Kafka Streams or this library differ from a field's zero value.
 const (
 	defaultSessionTimeout        = 45 * time.Second
@@ -124,7 +95,7 @@ const (
 // consumerProp returns the main consumer's value of property k: main.consumer.k, else
 // consumer.k, else k.
 func consumerProp(get func(string) (string, bool), k string) (string, string, bool) {
-	for _, name := range []string{MainConsumerPrefix + k, ConsumerPrefix + k, k} {
+	for _, name := range []string{props.MainConsumerPrefix + k, props.ConsumerPrefix + k, k} {
 		if v, ok := get(name); ok {
 			return name, v, true
 		}
@@ -134,7 +105,7 @@ func consumerProp(get func(string) (string, bool), k string) (string, string, bo
 
 // producerProp returns the producers' value of property k: producer.k, else k.
 func producerProp(get func(string) (string, bool), k string) (string, string, bool) {
-	for _, name := range []string{ProducerPrefix + k, k} {
+	for _, name := range []string{props.ProducerPrefix + k, k} {
 		if v, ok := get(name); ok {
 			return name, v, true
 		}
@@ -175,34 +146,34 @@ func clientFromProperties(c *Config, get func(string) (string, bool)) error {
 	}
 	co, pr := &c.Consumer, &c.Producer
 	for _, err := range []error{
-		ms(consumerProp, SessionTimeoutMsConfig, func(d time.Duration) { co.SessionTimeout = d }),
-		ms(consumerProp, HeartbeatIntervalMsConfig, func(d time.Duration) { co.HeartbeatInterval = d }),
-		ms(consumerProp, MaxPollIntervalMsConfig, func(d time.Duration) { co.MaxPollInterval = d }),
-		ms(consumerProp, FetchMaxWaitMsConfig, func(d time.Duration) { co.FetchMaxWait = d }),
-		num(consumerProp, FetchMinBytesConfig, func(n int64) { co.FetchMinBytes = int32(n) }),
-		num(consumerProp, FetchMaxBytesConfig, func(n int64) { co.FetchMaxBytes = int32(n) }),
-		num(consumerProp, MaxPartitionFetchBytesConfig, func(n int64) { co.MaxPartitionFetchBytes = int32(n) }),
-		ms(producerProp, LingerMsConfig, func(d time.Duration) {
+		ms(consumerProp, props.SessionTimeoutMsConfig, func(d time.Duration) { co.SessionTimeout = d }),
+		ms(consumerProp, props.HeartbeatIntervalMsConfig, func(d time.Duration) { co.HeartbeatInterval = d }),
+		ms(consumerProp, props.MaxPollIntervalMsConfig, func(d time.Duration) { co.MaxPollInterval = d }),
+		ms(consumerProp, props.FetchMaxWaitMsConfig, func(d time.Duration) { co.FetchMaxWait = d }),
+		num(consumerProp, props.FetchMinBytesConfig, func(n int64) { co.FetchMinBytes = int32(n) }),
+		num(consumerProp, props.FetchMaxBytesConfig, func(n int64) { co.FetchMaxBytes = int32(n) }),
+		num(consumerProp, props.MaxPartitionFetchBytesConfig, func(n int64) { co.MaxPartitionFetchBytes = int32(n) }),
+		ms(producerProp, props.LingerMsConfig, func(d time.Duration) {
 			if d == 0 {
 				d = -1 // linger.ms=0: send at once (a zero Linger means the default)
 			}
 			pr.Linger = d
 		}),
-		num(producerProp, BatchSizeConfig, func(n int64) { pr.BatchSize = int(n) }),
-		ms(producerProp, DeliveryTimeoutMsConfig, func(d time.Duration) { pr.DeliveryTimeout = d }),
-		ms(producerProp, RequestTimeoutMsConfig, func(d time.Duration) { pr.RequestTimeout = d }),
-		num(producerProp, MaxInFlightRequestsConfig, func(n int64) { pr.MaxInFlight = int(n) }),
-		ms(producerProp, TransactionTimeoutMsConfig, func(d time.Duration) { pr.TransactionTimeout = d }),
+		num(producerProp, props.BatchSizeConfig, func(n int64) { pr.BatchSize = int(n) }),
+		ms(producerProp, props.DeliveryTimeoutMsConfig, func(d time.Duration) { pr.DeliveryTimeout = d }),
+		ms(producerProp, props.RequestTimeoutMsConfig, func(d time.Duration) { pr.RequestTimeout = d }),
+		num(producerProp, props.MaxInFlightRequestsConfig, func(n int64) { pr.MaxInFlight = int(n) }),
+		ms(producerProp, props.TransactionTimeoutMsConfig, func(d time.Duration) { pr.TransactionTimeout = d }),
 	} {
 		if err != nil {
 			return err
 		}
 	}
-	str(consumerProp, AutoOffsetResetConfig, func(v string) { co.AutoOffsetReset = v })
-	str(consumerProp, GroupInstanceIDConfig, func(v string) { co.GroupInstanceID = v })
-	str(consumerProp, ClientRackConfig, func(v string) { co.ClientRack = v })
-	str(producerProp, AcksConfig, func(v string) { pr.Acks = v })
-	str(producerProp, CompressionTypeConfig, func(v string) { pr.CompressionType = v })
+	str(consumerProp, props.AutoOffsetResetConfig, func(v string) { co.AutoOffsetReset = v })
+	str(consumerProp, props.GroupInstanceIDConfig, func(v string) { co.GroupInstanceID = v })
+	str(consumerProp, props.ClientRackConfig, func(v string) { co.ClientRack = v })
+	str(producerProp, props.AcksConfig, func(v string) { pr.Acks = v })
+	str(producerProp, props.CompressionTypeConfig, func(v string) { pr.CompressionType = v })
 	return nil
 }
 
@@ -211,45 +182,45 @@ func (c *Config) validateClient() error {
 	co, pr := c.Consumer, c.Producer
 	switch {
 	case co.SessionTimeout < 0:
-		return &ConfigError{Property: SessionTimeoutMsConfig, Value: fmt.Sprint(co.SessionTimeout.Milliseconds()), Reason: "must not be negative"}
+		return &ConfigError{Property: props.SessionTimeoutMsConfig, Value: fmt.Sprint(co.SessionTimeout.Milliseconds()), Reason: "must not be negative"}
 	case co.HeartbeatInterval < 0:
-		return &ConfigError{Property: HeartbeatIntervalMsConfig, Value: fmt.Sprint(co.HeartbeatInterval.Milliseconds()), Reason: "must not be negative"}
+		return &ConfigError{Property: props.HeartbeatIntervalMsConfig, Value: fmt.Sprint(co.HeartbeatInterval.Milliseconds()), Reason: "must not be negative"}
 	case co.MaxPollInterval < 0:
-		return &ConfigError{Property: MaxPollIntervalMsConfig, Value: fmt.Sprint(co.MaxPollInterval.Milliseconds()), Reason: "must not be negative"}
+		return &ConfigError{Property: props.MaxPollIntervalMsConfig, Value: fmt.Sprint(co.MaxPollInterval.Milliseconds()), Reason: "must not be negative"}
 	}
 	session, heartbeat := durationOr(co.SessionTimeout, defaultSessionTimeout), durationOr(co.HeartbeatInterval, defaultHeartbeatInterval)
 	if heartbeat >= session {
-		return &ConfigError{Property: HeartbeatIntervalMsConfig, Value: fmt.Sprint(heartbeat.Milliseconds()),
+		return &ConfigError{Property: props.HeartbeatIntervalMsConfig, Value: fmt.Sprint(heartbeat.Milliseconds()),
 			Reason: fmt.Sprintf("must be less than session.timeout.ms (%d)", session.Milliseconds())}
 	}
 	switch strings.ToLower(co.AutoOffsetReset) {
 	case "", "earliest", "latest", "none":
 	default:
-		return &ConfigError{Property: AutoOffsetResetConfig, Value: co.AutoOffsetReset, Reason: "must be earliest, latest or none"}
+		return &ConfigError{Property: props.AutoOffsetResetConfig, Value: co.AutoOffsetReset, Reason: "must be earliest, latest or none"}
 	}
 	if co.FetchMinBytes < 0 || co.FetchMaxBytes < 0 || co.MaxPartitionFetchBytes < 0 {
-		return &ConfigError{Property: FetchMaxBytesConfig, Reason: "fetch sizes must not be negative"}
+		return &ConfigError{Property: props.FetchMaxBytesConfig, Reason: "fetch sizes must not be negative"}
 	}
 	switch strings.ToLower(pr.Acks) {
 	case "", "all", "-1":
 	case "1":
 		if c.ProcessingGuarantee == ExactlyOnceV2 {
-			return &ConfigError{Property: AcksConfig, Value: pr.Acks, Reason: "exactly_once_v2 needs acks=all"}
+			return &ConfigError{Property: props.AcksConfig, Value: pr.Acks, Reason: "exactly_once_v2 needs acks=all"}
 		}
 	default:
-		return &ConfigError{Property: AcksConfig, Value: pr.Acks, Reason: "supported: all, -1, 1"}
+		return &ConfigError{Property: props.AcksConfig, Value: pr.Acks, Reason: "supported: all, -1, 1"}
 	}
 	if _, err := compressionCodec(pr.CompressionType); err != nil {
 		return err
 	}
 	if pr.BatchSize < 0 {
-		return &ConfigError{Property: BatchSizeConfig, Value: strconv.Itoa(pr.BatchSize), Reason: "must not be negative"}
+		return &ConfigError{Property: props.BatchSizeConfig, Value: strconv.Itoa(pr.BatchSize), Reason: "must not be negative"}
 	}
 	if pr.MaxInFlight < 0 || pr.MaxInFlight > 5 {
-		return &ConfigError{Property: MaxInFlightRequestsConfig, Value: strconv.Itoa(pr.MaxInFlight), Reason: "must be 1 to 5 (idempotence)"}
+		return &ConfigError{Property: props.MaxInFlightRequestsConfig, Value: strconv.Itoa(pr.MaxInFlight), Reason: "must be 1 to 5 (idempotence)"}
 	}
 	if pr.DeliveryTimeout < 0 || pr.RequestTimeout < 0 || pr.TransactionTimeout < 0 {
-		return &ConfigError{Property: DeliveryTimeoutMsConfig, Reason: "producer timeouts must not be negative"}
+		return &ConfigError{Property: props.DeliveryTimeoutMsConfig, Reason: "producer timeouts must not be negative"}
 	}
 	return nil
 }
@@ -275,7 +246,7 @@ func compressionCodec(s string) (sarama.CompressionCodec, error) {
 	case "zstd":
 		return sarama.CompressionZSTD, nil
 	}
-	return 0, &ConfigError{Property: CompressionTypeConfig, Value: s, Reason: "supported: none, gzip, snappy, lz4, zstd"}
+	return 0, &ConfigError{Property: props.CompressionTypeConfig, Value: s, Reason: "supported: none, gzip, snappy, lz4, zstd"}
 }
 
 // producerConfig is the template of the stream threads' producers.

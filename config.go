@@ -2,7 +2,6 @@ package kstreams
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,12 +13,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/IBM/sarama"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/store"
 )
 
 // ProcessingGuarantee is processing.guarantee. Java: StreamsConfig.AT_LEAST_ONCE /
@@ -35,70 +36,30 @@ const (
 	ExactlyOnceV2 ProcessingGuarantee = "exactly_once_v2"
 )
 
-// Java property names understood by [ConfigFromProperties].
-const (
-	ApplicationIDConfig              = "application.id"
-	BootstrapServersConfig           = "bootstrap.servers"
-	ClientIDConfig                   = "client.id"
-	NumStreamThreadsConfig           = "num.stream.threads"
-	ProcessingGuaranteeConfig        = "processing.guarantee"
-	CommitIntervalMsConfig           = "commit.interval.ms"
-	StateDirConfig                   = "state.dir"
-	NumStandbyReplicasConfig         = "num.standby.replicas"
-	AcceptableRecoveryLagConfig      = "acceptable.recovery.lag"
-	MaxWarmupReplicasConfig          = "max.warmup.replicas"
-	ProbingRebalanceIntervalMsConfig = "probing.rebalance.interval.ms"
-	// ClientTagPrefix prefixes the client tags: client.tag.<key>=<value>.
-	ClientTagPrefix                                 = "client.tag."
-	StateStoreCacheMaxBytesConfig                   = "statestore.cache.max.bytes"
-	MaxTaskIdleMsConfig                             = "max.task.idle.ms"
-	BufferedRecordsPerPartitionConfig               = "buffered.records.per.partition"
-	DefaultKeySerdeConfig                           = "default.key.serde"
-	DefaultValueSerdeConfig                         = "default.value.serde"
-	DefaultTimestampExtractorConfig                 = "default.timestamp.extractor"
-	ApplicationServerConfig                         = "application.server"
-	ReplicationFactorConfig                         = "replication.factor"
-	WindowStoreChangelogAdditionalRetentionMsConfig = "windowstore.changelog.additional.retention.ms"
-	DeserializationExceptionHandlerConfig           = "deserialization.exception.handler"
-	ProcessingExceptionHandlerConfig                = "processing.exception.handler"
-	ProductionExceptionHandlerConfig                = "production.exception.handler"
-	DeadLetterQueueTopicConfig                      = "errors.dead.letter.queue.topic.name"
-	SecurityProtocolConfig                          = "security.protocol"
-	SASLMechanismConfig                             = "sasl.mechanism"
-	SASLJAASConfig                                  = "sasl.jaas.config"
-	SSLTruststoreTypeConfig                         = "ssl.truststore.type"
-	SSLTruststoreLocationConfig                     = "ssl.truststore.location"
-	SSLTruststoreCertificatesConfig                 = "ssl.truststore.certificates"
-	SSLKeystoreTypeConfig                           = "ssl.keystore.type"
-	SSLKeystoreCertificateChainConfig               = "ssl.keystore.certificate.chain"
-	SSLKeystoreKeyConfig                            = "ssl.keystore.key"
-	SSLEndpointIdentificationConfig                 = "ssl.endpoint.identification.algorithm"
-)
-
 // Defaults of the configuration, as Java's StreamsConfig.
 const (
-	// DefaultCommitInterval is commit.interval.ms's default under at-least-once (30 000 ms).
-	DefaultCommitInterval = 30 * time.Second
-	// DefaultEOSCommitInterval is commit.interval.ms's default under exactly-once (100 ms).
-	DefaultEOSCommitInterval = 100 * time.Millisecond
-	// DefaultCacheMaxBytes is statestore.cache.max.bytes's default (10 MiB).
-	DefaultCacheMaxBytes int64 = 10 * 1024 * 1024
-	// DefaultBufferedRecordsPerPartition is buffered.records.per.partition's default (1000).
-	DefaultBufferedRecordsPerPartition = 1000
-	// DefaultAcceptableRecoveryLag is acceptable.recovery.lag's default (10 000 offsets).
-	DefaultAcceptableRecoveryLag int64 = 10_000
-	// DefaultMaxWarmupReplicas is max.warmup.replicas's default (2).
-	DefaultMaxWarmupReplicas = 2
-	// DefaultProbingRebalanceInterval is probing.rebalance.interval.ms's default (10 min).
-	DefaultProbingRebalanceInterval = 10 * time.Minute
-	// MinProbingRebalanceInterval is the least probing.rebalance.interval.ms Java accepts (1 min).
-	MinProbingRebalanceInterval = time.Minute
-	// MaxClientTags, MaxClientTagKeyLength and MaxClientTagValueLength bound the client tags
+	// defaultCommitInterval is commit.interval.ms's default under at-least-once (30 000 ms).
+	defaultCommitInterval = 30 * time.Second
+	// defaultEOSCommitInterval is commit.interval.ms's default under exactly-once (100 ms).
+	defaultEOSCommitInterval = 100 * time.Millisecond
+	// defaultCacheMaxBytes is statestore.cache.max.bytes's default (10 MiB).
+	defaultCacheMaxBytes int64 = 10 * 1024 * 1024
+	// defaultBufferedRecordsPerPartition is buffered.records.per.partition's default (1000).
+	defaultBufferedRecordsPerPartition = 1000
+	// defaultAcceptableRecoveryLag is acceptable.recovery.lag's default (10 000 offsets).
+	defaultAcceptableRecoveryLag int64 = 10_000
+	// defaultMaxWarmupReplicas is max.warmup.replicas's default (2).
+	defaultMaxWarmupReplicas = 2
+	// defaultProbingRebalanceInterval is probing.rebalance.interval.ms's default (10 min).
+	defaultProbingRebalanceInterval = 10 * time.Minute
+	// minProbingRebalanceInterval is the least probing.rebalance.interval.ms Java accepts (1 min).
+	minProbingRebalanceInterval = time.Minute
+	// maxClientTags, MaxClientTagKeyLength and MaxClientTagValueLength bound the client tags
 	// (Java: StreamsConfig.MAX_RACK_AWARE_ASSIGNMENT_TAG_LIST_SIZE, ..._KEY_LENGTH,
 	// ..._VALUE_LENGTH).
-	MaxClientTags           = 5
-	MaxClientTagKeyLength   = 20
-	MaxClientTagValueLength = 30
+	maxClientTags           = 5
+	maxClientTagKeyLength   = 20
+	maxClientTagValueLength = 30
 )
 
 // ConfigError is an invalid configuration value; Property is the Java property name.
@@ -286,6 +247,12 @@ type Config struct {
 	// Consumer and Producer sections do not apply to them: set Consumer and Producer above.
 	Sarama func(*sarama.Config)
 
+	// Pebble tunes the Pebble engine every persistent store of the instance runs on (one block
+	// cache and one memtable budget shared by all of them; see store.PebbleOptions for each
+	// setting and its default). The zero value is the defaults. Java users tune RocksDB with
+	// rocksdb.config.setter instead, which ConfigFromProperties refuses with a pointer here.
+	Pebble store.PebbleOptions
+
 	// GroupProtocol is group.protocol, the rebalance protocol of the stream threads' group:
 	// GroupProtocolClassic (the default: JoinGroup/SyncGroup with the streams assignor) or
 	// GroupProtocolStreams (KIP-1071: the broker assigns the tasks, StreamsGroupHeartbeat),
@@ -307,9 +274,6 @@ type Config struct {
 
 // GroupProtocol is group.protocol's value. Java: org.apache.kafka.streams.GroupProtocol.
 type GroupProtocol string
-
-// GroupProtocolConfig is group.protocol, read by [ConfigFromProperties].
-const GroupProtocolConfig = "group.protocol"
 
 const (
 	// GroupProtocolClassic is "classic", the default: the classic group protocol with the
@@ -347,7 +311,7 @@ func (c *Config) validateGroupProtocol() error {
 	case "", GroupProtocolClassic, GroupProtocolStreams:
 		return nil
 	default:
-		return &ConfigError{Property: GroupProtocolConfig, Value: string(c.GroupProtocol),
+		return &ConfigError{Property: props.GroupProtocolConfig, Value: string(c.GroupProtocol),
 			Reason: "must be classic or streams (case insensitive); Kafka Streams does not run on the consumer protocol"}
 	}
 }
@@ -362,44 +326,44 @@ var appIDPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
 func (c *Config) Validate() error {
 	switch {
 	case c.ApplicationID == "":
-		return &ConfigError{Property: ApplicationIDConfig, Reason: "missing; it is required"}
+		return &ConfigError{Property: props.ApplicationIDConfig, Reason: "missing; it is required"}
 	case !appIDPattern.MatchString(c.ApplicationID):
-		return &ConfigError{Property: ApplicationIDConfig, Value: c.ApplicationID, Reason: "only letters, digits, '.', '_' and '-' are allowed"}
+		return &ConfigError{Property: props.ApplicationIDConfig, Value: c.ApplicationID, Reason: "only letters, digits, '.', '_' and '-' are allowed"}
 	case len(c.BootstrapServers) == 0:
-		return &ConfigError{Property: BootstrapServersConfig, Reason: "missing; it is required"}
+		return &ConfigError{Property: props.BootstrapServersConfig, Reason: "missing; it is required"}
 	case c.NumStreamThreads < 0:
-		return &ConfigError{Property: NumStreamThreadsConfig, Value: strconv.Itoa(c.NumStreamThreads), Reason: "must be at least 1"}
+		return &ConfigError{Property: props.NumStreamThreadsConfig, Value: strconv.Itoa(c.NumStreamThreads), Reason: "must be at least 1"}
 	case c.CommitInterval < 0:
-		return &ConfigError{Property: CommitIntervalMsConfig, Value: fmt.Sprint(c.CommitInterval.Milliseconds()), Reason: "must not be negative"}
+		return &ConfigError{Property: props.CommitIntervalMsConfig, Value: fmt.Sprint(c.CommitInterval.Milliseconds()), Reason: "must not be negative"}
 	case c.NumStandbyReplicas < 0:
-		return &ConfigError{Property: NumStandbyReplicasConfig, Value: strconv.Itoa(c.NumStandbyReplicas), Reason: "must not be negative"}
+		return &ConfigError{Property: props.NumStandbyReplicasConfig, Value: strconv.Itoa(c.NumStandbyReplicas), Reason: "must not be negative"}
 	case c.AcceptableRecoveryLag != nil && *c.AcceptableRecoveryLag < 0:
-		return &ConfigError{Property: AcceptableRecoveryLagConfig, Value: fmt.Sprint(*c.AcceptableRecoveryLag), Reason: "must not be negative"}
+		return &ConfigError{Property: props.AcceptableRecoveryLagConfig, Value: fmt.Sprint(*c.AcceptableRecoveryLag), Reason: "must not be negative"}
 	case c.MaxWarmupReplicas < 0:
-		return &ConfigError{Property: MaxWarmupReplicasConfig, Value: strconv.Itoa(c.MaxWarmupReplicas), Reason: "must be at least 1"}
-	case c.ProbingRebalanceInterval < 0 || (c.ProbingRebalanceInterval > 0 && c.ProbingRebalanceInterval < MinProbingRebalanceInterval):
-		return &ConfigError{Property: ProbingRebalanceIntervalMsConfig, Value: fmt.Sprint(c.ProbingRebalanceInterval.Milliseconds()),
+		return &ConfigError{Property: props.MaxWarmupReplicasConfig, Value: strconv.Itoa(c.MaxWarmupReplicas), Reason: "must be at least 1"}
+	case c.ProbingRebalanceInterval < 0 || (c.ProbingRebalanceInterval > 0 && c.ProbingRebalanceInterval < minProbingRebalanceInterval):
+		return &ConfigError{Property: props.ProbingRebalanceIntervalMsConfig, Value: fmt.Sprint(c.ProbingRebalanceInterval.Milliseconds()),
 			Reason: "must be at least 60000 (1 min)"}
-	case len(c.ClientTags) > MaxClientTags:
-		return &ConfigError{Property: ClientTagPrefix, Value: fmt.Sprint(len(c.ClientTags)), Reason: "at most 5 client tags can be specified"}
+	case len(c.ClientTags) > maxClientTags:
+		return &ConfigError{Property: props.ClientTagPrefix, Value: fmt.Sprint(len(c.ClientTags)), Reason: "at most 5 client tags can be specified"}
 	case c.StateStoreCacheMaxBytes != nil && *c.StateStoreCacheMaxBytes < 0:
-		return &ConfigError{Property: StateStoreCacheMaxBytesConfig, Value: fmt.Sprint(*c.StateStoreCacheMaxBytes), Reason: "must not be negative"}
+		return &ConfigError{Property: props.StateStoreCacheMaxBytesConfig, Value: fmt.Sprint(*c.StateStoreCacheMaxBytes), Reason: "must not be negative"}
 	case c.BufferedRecordsPerPartition < 0:
-		return &ConfigError{Property: BufferedRecordsPerPartitionConfig, Value: strconv.Itoa(c.BufferedRecordsPerPartition), Reason: "must be at least 1"}
+		return &ConfigError{Property: props.BufferedRecordsPerPartitionConfig, Value: strconv.Itoa(c.BufferedRecordsPerPartition), Reason: "must be at least 1"}
 	case c.WindowStoreChangelogAdditionalRetention != nil && *c.WindowStoreChangelogAdditionalRetention < 0:
-		return &ConfigError{Property: WindowStoreChangelogAdditionalRetentionMsConfig,
+		return &ConfigError{Property: props.WindowStoreChangelogAdditionalRetentionMsConfig,
 			Value: fmt.Sprint(c.WindowStoreChangelogAdditionalRetention.Milliseconds()), Reason: "must not be negative"}
 	case c.ReplicationFactor == 0 || c.ReplicationFactor < -1:
 		if c.ReplicationFactor != 0 {
-			return &ConfigError{Property: ReplicationFactorConfig, Value: fmt.Sprint(c.ReplicationFactor), Reason: "must be -1 or at least 1"}
+			return &ConfigError{Property: props.ReplicationFactorConfig, Value: fmt.Sprint(c.ReplicationFactor), Reason: "must be -1 or at least 1"}
 		}
 	}
 	for k, v := range c.ClientTags {
-		if utf8.RuneCountInString(k) > MaxClientTagKeyLength {
-			return &ConfigError{Property: ClientTagPrefix + k, Value: k, Reason: "tag key exceeds the maximum length of 20"}
+		if utf8.RuneCountInString(k) > maxClientTagKeyLength {
+			return &ConfigError{Property: props.ClientTagPrefix + k, Value: k, Reason: "tag key exceeds the maximum length of 20"}
 		}
-		if utf8.RuneCountInString(v) > MaxClientTagValueLength {
-			return &ConfigError{Property: ClientTagPrefix + k, Value: v, Reason: "tag value exceeds the maximum length of 30"}
+		if utf8.RuneCountInString(v) > maxClientTagValueLength {
+			return &ConfigError{Property: props.ClientTagPrefix + k, Value: v, Reason: "tag value exceeds the maximum length of 30"}
 		}
 	}
 	if err := c.validateClient(); err != nil {
@@ -408,16 +372,16 @@ func (c *Config) Validate() error {
 	switch c.ProcessingGuarantee {
 	case "", AtLeastOnce, ExactlyOnceV2:
 	default:
-		return &ConfigError{Property: ProcessingGuaranteeConfig, Value: string(c.ProcessingGuarantee), Reason: "must be at_least_once or exactly_once_v2"}
+		return &ConfigError{Property: props.ProcessingGuaranteeConfig, Value: string(c.ProcessingGuarantee), Reason: "must be at_least_once or exactly_once_v2"}
 	}
 	for _, s := range c.BootstrapServers {
 		if _, _, err := net.SplitHostPort(s); err != nil {
-			return &ConfigError{Property: BootstrapServersConfig, Value: s, Reason: "must be host:port"}
+			return &ConfigError{Property: props.BootstrapServersConfig, Value: s, Reason: "must be host:port"}
 		}
 	}
 	if c.ApplicationServer != "" {
 		if _, port, err := net.SplitHostPort(c.ApplicationServer); err != nil || port == "" {
-			return &ConfigError{Property: ApplicationServerConfig, Value: c.ApplicationServer, Reason: "must be host:port"}
+			return &ConfigError{Property: props.ApplicationServerConfig, Value: c.ApplicationServer, Reason: "must be host:port"}
 		}
 	}
 	switch strings.ToUpper(c.SecurityProtocol) {
@@ -426,13 +390,17 @@ func (c *Config) Validate() error {
 		switch strings.ToUpper(c.SASLMechanism) {
 		case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 		default:
-			return &ConfigError{Property: SASLMechanismConfig, Value: c.SASLMechanism, Reason: "supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"}
+			return &ConfigError{Property: props.SASLMechanismConfig, Value: c.SASLMechanism, Reason: "supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"}
 		}
 		if c.SASLUsername == "" {
-			return &ConfigError{Property: SASLJAASConfig, Reason: "SASL needs a username and password"}
+			return &ConfigError{Property: props.SASLJAASConfig, Reason: "SASL needs a username and password"}
 		}
 	default:
-		return &ConfigError{Property: SecurityProtocolConfig, Value: c.SecurityProtocol, Reason: "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"}
+		return &ConfigError{Property: props.SecurityProtocolConfig, Value: c.SecurityProtocol, Reason: "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"}
+	}
+	pebble := c.Pebble
+	if err := pebble.EnsureDefaults().Validate(); err != nil {
+		return &ConfigError{Property: "Config.Pebble", Reason: err.Error()}
 	}
 	return c.validateGroupProtocol()
 }
@@ -446,28 +414,28 @@ func (c Config) withDefaults() Config {
 		c.ProcessingGuarantee = AtLeastOnce
 	}
 	if c.CommitInterval == 0 {
-		c.CommitInterval = DefaultCommitInterval
+		c.CommitInterval = defaultCommitInterval
 		if c.ProcessingGuarantee == ExactlyOnceV2 {
-			c.CommitInterval = DefaultEOSCommitInterval
+			c.CommitInterval = defaultEOSCommitInterval
 		}
 	}
 	if c.StateDir == "" {
 		c.StateDir = os.TempDir() + string(os.PathSeparator) + "kafka-streams"
 	}
 	if c.StateStoreCacheMaxBytes == nil {
-		c.StateStoreCacheMaxBytes = Int64(DefaultCacheMaxBytes)
+		c.StateStoreCacheMaxBytes = Int64(defaultCacheMaxBytes)
 	}
 	if c.BufferedRecordsPerPartition == 0 {
-		c.BufferedRecordsPerPartition = DefaultBufferedRecordsPerPartition
+		c.BufferedRecordsPerPartition = defaultBufferedRecordsPerPartition
 	}
 	if c.AcceptableRecoveryLag == nil {
-		c.AcceptableRecoveryLag = Int64(DefaultAcceptableRecoveryLag)
+		c.AcceptableRecoveryLag = Int64(defaultAcceptableRecoveryLag)
 	}
 	if c.MaxWarmupReplicas == 0 {
-		c.MaxWarmupReplicas = DefaultMaxWarmupReplicas
+		c.MaxWarmupReplicas = defaultMaxWarmupReplicas
 	}
 	if c.ProbingRebalanceInterval == 0 {
-		c.ProbingRebalanceInterval = DefaultProbingRebalanceInterval
+		c.ProbingRebalanceInterval = defaultProbingRebalanceInterval
 	}
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = -1
@@ -476,250 +444,4 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.Default()
 	}
 	return c
-}
-
-// saramaConfig builds the base sarama configuration of every connection: Kafka 4.0
-// protocol, security, metadata retries.
-func (c *Config) saramaConfig() *sarama.Config {
-	sc := sarama.NewConfig()
-	sc.Version = sarama.V4_0_0_0
-	sc.Metadata.Retry.Max = 10
-	sc.Metadata.Retry.Backoff = 250 * time.Millisecond
-	proto := strings.ToUpper(c.SecurityProtocol)
-	if proto == "SSL" || proto == "SASL_SSL" {
-		sc.Net.TLS.Enable = true
-		sc.Net.TLS.Config = c.TLS
-	}
-	if proto == "SASL_PLAINTEXT" || proto == "SASL_SSL" {
-		sc.Net.SASL.Enable = true
-		sc.Net.SASL.User = c.SASLUsername
-		sc.Net.SASL.Password = c.SASLPassword
-		switch strings.ToUpper(c.SASLMechanism) {
-		case "SCRAM-SHA-256":
-			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
-			sc.Net.SASL.SCRAMClientGeneratorFunc = kafka.SCRAMSHA256
-		case "SCRAM-SHA-512":
-			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
-			sc.Net.SASL.SCRAMClientGeneratorFunc = kafka.SCRAMSHA512
-		default:
-			sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
-		}
-	}
-	if c.Sarama != nil {
-		c.Sarama(sc)
-	}
-	return sc
-}
-
-// SaramaConfig returns the base sarama configuration of the instance's connections, for tools
-// and admin clients that talk to the same cluster as the application: protocol version Kafka
-// 4.0, metadata retries, and security from SecurityProtocol, SASLMechanism, SASLUsername,
-// SASLPassword and TLS (as ConfigFromProperties reads them from security.protocol,
-// sasl.mechanism, sasl.jaas.config and the ssl.* PEM properties), then the Sarama hook. It
-// does not validate c. No Java counterpart (Java clients take the properties themselves).
-func (c Config) SaramaConfig() *sarama.Config { return c.saramaConfig() }
-
-var jaasOption = regexp.MustCompile(`(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"`)
-
-// ConfigFromProperties builds a Config from Java properties (see the *Config constants).
-// Java class names are accepted for serdes (Serdes$StringSerde, ...), timestamp extractors
-// and the LogAndContinue / LogAndFail handlers. Unknown properties are kept in Properties, and
-// New logs a warning naming each with the known property it likely misspells
-// (UnknownProperties: "bootstrap.server", did you mean "bootstrap.servers"), as Java warns of
-// configs supplied but not used.
-// Errors: *ConfigError naming the property. The result is not validated: New does that.
-func ConfigFromProperties(props map[string]string) (Config, error) {
-	c := Config{Properties: map[string]string{}}
-	for k, v := range props {
-		c.Properties[k] = v
-	}
-	get := func(k string) (string, bool) {
-		v, ok := props[k]
-		return strings.TrimSpace(v), ok && strings.TrimSpace(v) != ""
-	}
-	atoi := func(k string) (int64, bool, error) {
-		v, ok := get(k)
-		if !ok {
-			return 0, false, nil
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, false, &ConfigError{Property: k, Value: v, Reason: "not an integer"}
-		}
-		return n, true, nil
-	}
-	c.ApplicationID, _ = get(ApplicationIDConfig)
-	if v, ok := get(BootstrapServersConfig); ok {
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				c.BootstrapServers = append(c.BootstrapServers, s)
-			}
-		}
-	}
-	c.ClientID, _ = get(ClientIDConfig)
-	if v, ok := get(ProcessingGuaranteeConfig); ok {
-		c.ProcessingGuarantee = ProcessingGuarantee(v)
-	}
-	c.StateDir, _ = get(StateDirConfig)
-	c.ApplicationServer, _ = get(ApplicationServerConfig)
-	c.DeadLetterQueueTopic, _ = get(DeadLetterQueueTopicConfig)
-	for _, f := range []struct {
-		k   string
-		set func(int64)
-	}{
-		{NumStreamThreadsConfig, func(n int64) { c.NumStreamThreads = int(n) }},
-		{CommitIntervalMsConfig, func(n int64) { c.CommitInterval = time.Duration(n) * time.Millisecond }},
-		{NumStandbyReplicasConfig, func(n int64) { c.NumStandbyReplicas = int(n) }},
-		{AcceptableRecoveryLagConfig, func(n int64) { c.AcceptableRecoveryLag = Int64(n) }},
-		{MaxWarmupReplicasConfig, func(n int64) { c.MaxWarmupReplicas = int(n) }},
-		{ProbingRebalanceIntervalMsConfig, func(n int64) { c.ProbingRebalanceInterval = time.Duration(n) * time.Millisecond }},
-		{StateStoreCacheMaxBytesConfig, func(n int64) { c.StateStoreCacheMaxBytes = Int64(n) }},
-		{MaxTaskIdleMsConfig, func(n int64) { c.MaxTaskIdle = time.Duration(n) * time.Millisecond }},
-		{BufferedRecordsPerPartitionConfig, func(n int64) { c.BufferedRecordsPerPartition = int(n) }},
-		{ReplicationFactorConfig, func(n int64) { c.ReplicationFactor = int16(n) }},
-		{WindowStoreChangelogAdditionalRetentionMsConfig, func(n int64) {
-			d := time.Duration(n) * time.Millisecond
-			c.WindowStoreChangelogAdditionalRetention = &d
-		}},
-	} {
-		n, ok, err := atoi(f.k)
-		if err != nil {
-			return c, err
-		}
-		if ok {
-			if (f.k == NumStreamThreadsConfig || f.k == MaxWarmupReplicasConfig) && n < 1 {
-				return c, &ConfigError{Property: f.k, Value: strconv.FormatInt(n, 10), Reason: "must be at least 1"}
-			}
-			if f.k == ProbingRebalanceIntervalMsConfig && n < MinProbingRebalanceInterval.Milliseconds() {
-				return c, &ConfigError{Property: f.k, Value: strconv.FormatInt(n, 10), Reason: "must be at least 60000 (1 min)"}
-			}
-			if f.k == CommitIntervalMsConfig && n == 0 {
-				// commit as often as possible
-				c.CommitInterval = time.Nanosecond
-				continue
-			}
-			f.set(n)
-		}
-	}
-	for k := range props {
-		if tag, ok := strings.CutPrefix(k, ClientTagPrefix); ok {
-			if c.ClientTags == nil {
-				c.ClientTags = map[string]string{}
-			}
-			c.ClientTags[tag], _ = get(k)
-		}
-	}
-	if err := clientFromProperties(&c, get); err != nil {
-		return c, err
-	}
-	var err error
-	if v, ok := get(DefaultKeySerdeConfig); ok {
-		if c.DefaultKeySerde, err = serde.ForJavaClass(v); err != nil {
-			return c, &ConfigError{Property: DefaultKeySerdeConfig, Value: v, Reason: err.Error()}
-		}
-	}
-	if v, ok := get(DefaultValueSerdeConfig); ok {
-		if c.DefaultValueSerde, err = serde.ForJavaClass(v); err != nil {
-			return c, &ConfigError{Property: DefaultValueSerdeConfig, Value: v, Reason: err.Error()}
-		}
-	}
-	if v, ok := get(DefaultTimestampExtractorConfig); ok {
-		if c.DefaultTimestampExtractor, err = processor.TimestampExtractorForJavaClass(v); err != nil {
-			return c, &ConfigError{Property: DefaultTimestampExtractorConfig, Value: v, Reason: err.Error()}
-		}
-	}
-	const errs = "org.apache.kafka.streams.errors."
-	if v, ok := get(DeserializationExceptionHandlerConfig); ok {
-		switch v {
-		case errs + "LogAndFailExceptionHandler":
-		case errs + "LogAndContinueExceptionHandler":
-			c.DeserializationHandler = LogAndContinueDeserialization
-		default:
-			return c, &ConfigError{Property: DeserializationExceptionHandlerConfig, Value: v, Reason: "unknown handler class"}
-		}
-	}
-	if v, ok := get(ProcessingExceptionHandlerConfig); ok {
-		switch v {
-		case errs + "LogAndFailProcessingExceptionHandler":
-		case errs + "LogAndContinueProcessingExceptionHandler":
-			c.ProcessingHandler = LogAndContinueProcessing
-		default:
-			return c, &ConfigError{Property: ProcessingExceptionHandlerConfig, Value: v, Reason: "unknown handler class"}
-		}
-	}
-	if v, ok := get(ProductionExceptionHandlerConfig); ok {
-		switch v {
-		case errs + "DefaultProductionExceptionHandler":
-		default:
-			return c, &ConfigError{Property: ProductionExceptionHandlerConfig, Value: v, Reason: "unknown handler class"}
-		}
-	}
-	c.SecurityProtocol, _ = get(SecurityProtocolConfig)
-	c.SASLMechanism, _ = get(SASLMechanismConfig)
-	if v, ok := get(SASLJAASConfig); ok {
-		for _, m := range jaasOption.FindAllStringSubmatch(v, -1) {
-			val := strings.ReplaceAll(m[2], `\"`, `"`)
-			switch m[1] {
-			case "username":
-				c.SASLUsername = val
-			case "password":
-				c.SASLPassword = val
-			}
-		}
-		if c.SASLUsername == "" {
-			return c, &ConfigError{Property: SASLJAASConfig, Value: "(hidden)", Reason: `no username="..." option`}
-		}
-	}
-	if p := strings.ToUpper(c.SecurityProtocol); p == "SSL" || p == "SASL_SSL" {
-		if c.TLS, err = tlsFromProperties(get); err != nil {
-			return c, err
-		}
-	}
-	if v, ok := get(GroupProtocolConfig); ok {
-		c.GroupProtocol = GroupProtocol(v)
-	}
-	return c, nil
-}
-
-// tlsFromProperties builds a tls.Config from PEM properties (ssl.truststore.type=PEM with
-// ssl.truststore.location or ssl.truststore.certificates; ssl.keystore.type=PEM with
-// ssl.keystore.certificate.chain and ssl.keystore.key). JKS/PKCS12 stores are not supported.
-func tlsFromProperties(get func(string) (string, bool)) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if v, ok := get(SSLEndpointIdentificationConfig); ok && v == "" {
-		cfg.InsecureSkipVerify = true
-	}
-	if t, ok := get(SSLTruststoreTypeConfig); ok && !strings.EqualFold(t, "PEM") {
-		return nil, &ConfigError{Property: SSLTruststoreTypeConfig, Value: t, Reason: "only PEM is supported"}
-	}
-	var pem []byte
-	if v, ok := get(SSLTruststoreCertificatesConfig); ok {
-		pem = []byte(v)
-	} else if v, ok := get(SSLTruststoreLocationConfig); ok {
-		b, err := os.ReadFile(v)
-		if err != nil {
-			return nil, &ConfigError{Property: SSLTruststoreLocationConfig, Value: v, Reason: err.Error()}
-		}
-		pem = b
-	}
-	if pem != nil {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, &ConfigError{Property: SSLTruststoreCertificatesConfig, Value: "(pem)", Reason: "no certificate found"}
-		}
-		cfg.RootCAs = pool
-	}
-	if t, ok := get(SSLKeystoreTypeConfig); ok && !strings.EqualFold(t, "PEM") {
-		return nil, &ConfigError{Property: SSLKeystoreTypeConfig, Value: t, Reason: "only PEM is supported"}
-	}
-	chain, okc := get(SSLKeystoreCertificateChainConfig)
-	key, okk := get(SSLKeystoreKeyConfig)
-	if okc || okk {
-		cert, err := tls.X509KeyPair([]byte(chain), []byte(key))
-		if err != nil {
-			return nil, &ConfigError{Property: SSLKeystoreKeyConfig, Value: "(pem)", Reason: err.Error()}
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
 }

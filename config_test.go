@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/processor"
 )
 
@@ -16,29 +18,29 @@ func TestConfigValidate(t *testing.T) {
 		mod  func(*Config)
 		prop string
 	}{
-		{"no app id", func(c *Config) { c.ApplicationID = "" }, ApplicationIDConfig},
-		{"bad app id", func(c *Config) { c.ApplicationID = "a b" }, ApplicationIDConfig},
-		{"no servers", func(c *Config) { c.BootstrapServers = nil }, BootstrapServersConfig},
-		{"bad server", func(c *Config) { c.BootstrapServers = []string{"localhost"} }, BootstrapServersConfig},
-		{"threads", func(c *Config) { c.NumStreamThreads = -1 }, NumStreamThreadsConfig},
-		{"guarantee", func(c *Config) { c.ProcessingGuarantee = "exactly_once" }, ProcessingGuaranteeConfig},
-		{"commit", func(c *Config) { c.CommitInterval = -time.Second }, CommitIntervalMsConfig},
-		{"standby", func(c *Config) { c.NumStandbyReplicas = -1 }, NumStandbyReplicasConfig},
-		{"cache", func(c *Config) { c.StateStoreCacheMaxBytes = Int64(-1) }, StateStoreCacheMaxBytesConfig},
-		{"server", func(c *Config) { c.ApplicationServer = "host" }, ApplicationServerConfig},
-		{"protocol", func(c *Config) { c.SecurityProtocol = "TLS" }, SecurityProtocolConfig},
-		{"mechanism", func(c *Config) { c.SecurityProtocol = "SASL_SSL"; c.SASLMechanism = "GSSAPI" }, SASLMechanismConfig},
-		{"sasl user", func(c *Config) { c.SecurityProtocol = "SASL_PLAINTEXT" }, SASLJAASConfig},
-		{"rf", func(c *Config) { c.ReplicationFactor = -2 }, ReplicationFactorConfig},
-		{"recovery lag", func(c *Config) { c.AcceptableRecoveryLag = Int64(-1) }, AcceptableRecoveryLagConfig},
-		{"warmups", func(c *Config) { c.MaxWarmupReplicas = -1 }, MaxWarmupReplicasConfig},
-		{"probing", func(c *Config) { c.ProbingRebalanceInterval = 59 * time.Second }, ProbingRebalanceIntervalMsConfig},
-		{"probing negative", func(c *Config) { c.ProbingRebalanceInterval = -time.Minute }, ProbingRebalanceIntervalMsConfig},
+		{"no app id", func(c *Config) { c.ApplicationID = "" }, props.ApplicationIDConfig},
+		{"bad app id", func(c *Config) { c.ApplicationID = "a b" }, props.ApplicationIDConfig},
+		{"no servers", func(c *Config) { c.BootstrapServers = nil }, props.BootstrapServersConfig},
+		{"bad server", func(c *Config) { c.BootstrapServers = []string{"localhost"} }, props.BootstrapServersConfig},
+		{"threads", func(c *Config) { c.NumStreamThreads = -1 }, props.NumStreamThreadsConfig},
+		{"guarantee", func(c *Config) { c.ProcessingGuarantee = "exactly_once" }, props.ProcessingGuaranteeConfig},
+		{"commit", func(c *Config) { c.CommitInterval = -time.Second }, props.CommitIntervalMsConfig},
+		{"standby", func(c *Config) { c.NumStandbyReplicas = -1 }, props.NumStandbyReplicasConfig},
+		{"cache", func(c *Config) { c.StateStoreCacheMaxBytes = Int64(-1) }, props.StateStoreCacheMaxBytesConfig},
+		{"server", func(c *Config) { c.ApplicationServer = "host" }, props.ApplicationServerConfig},
+		{"protocol", func(c *Config) { c.SecurityProtocol = "TLS" }, props.SecurityProtocolConfig},
+		{"mechanism", func(c *Config) { c.SecurityProtocol = "SASL_SSL"; c.SASLMechanism = "GSSAPI" }, props.SASLMechanismConfig},
+		{"sasl user", func(c *Config) { c.SecurityProtocol = "SASL_PLAINTEXT" }, props.SASLJAASConfig},
+		{"rf", func(c *Config) { c.ReplicationFactor = -2 }, props.ReplicationFactorConfig},
+		{"recovery lag", func(c *Config) { c.AcceptableRecoveryLag = Int64(-1) }, props.AcceptableRecoveryLagConfig},
+		{"warmups", func(c *Config) { c.MaxWarmupReplicas = -1 }, props.MaxWarmupReplicasConfig},
+		{"probing", func(c *Config) { c.ProbingRebalanceInterval = 59 * time.Second }, props.ProbingRebalanceIntervalMsConfig},
+		{"probing negative", func(c *Config) { c.ProbingRebalanceInterval = -time.Minute }, props.ProbingRebalanceIntervalMsConfig},
 		{"tags", func(c *Config) {
 			c.ClientTags = map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"}
-		}, ClientTagPrefix},
-		{"tag key", func(c *Config) { c.ClientTags = map[string]string{"a-key-longer-than-20-chars": "v"} }, ClientTagPrefix + "a-key-longer-than-20-chars"},
-		{"tag value", func(c *Config) { c.ClientTags = map[string]string{"zone": "a-value-that-is-longer-than-30-chars"} }, ClientTagPrefix + "zone"},
+		}, props.ClientTagPrefix},
+		{"tag key", func(c *Config) { c.ClientTags = map[string]string{"a-key-longer-than-20-chars": "v"} }, props.ClientTagPrefix + "a-key-longer-than-20-chars"},
+		{"tag value", func(c *Config) { c.ClientTags = map[string]string{"zone": "a-value-that-is-longer-than-30-chars"} }, props.ClientTagPrefix + "zone"},
 	} {
 		c := ok
 		tc.mod(&c)
@@ -214,12 +216,12 @@ func TestConfigClientProperties(t *testing.T) {
 		prop  string
 	}{
 		{map[string]string{"main.consumer.session.timeout.ms": "soon"}, "main.consumer.session.timeout.ms"},
-		{map[string]string{"heartbeat.interval.ms": "50000"}, HeartbeatIntervalMsConfig},
-		{map[string]string{"auto.offset.reset": "smallest"}, AutoOffsetResetConfig},
-		{map[string]string{"acks": "0"}, AcksConfig},
-		{map[string]string{"acks": "1", "processing.guarantee": "exactly_once_v2"}, AcksConfig},
-		{map[string]string{"compression.type": "brotli"}, CompressionTypeConfig},
-		{map[string]string{"max.in.flight.requests.per.connection": "6"}, MaxInFlightRequestsConfig},
+		{map[string]string{"heartbeat.interval.ms": "50000"}, props.HeartbeatIntervalMsConfig},
+		{map[string]string{"auto.offset.reset": "smallest"}, props.AutoOffsetResetConfig},
+		{map[string]string{"acks": "0"}, props.AcksConfig},
+		{map[string]string{"acks": "1", "processing.guarantee": "exactly_once_v2"}, props.AcksConfig},
+		{map[string]string{"compression.type": "brotli"}, props.CompressionTypeConfig},
+		{map[string]string{"max.in.flight.requests.per.connection": "6"}, props.MaxInFlightRequestsConfig},
 		{map[string]string{"producer.batch.size": "-1"}, "producer.batch.size"},
 	} {
 		props := map[string]string{"application.id": "a", "bootstrap.servers": "a:1"}
@@ -234,5 +236,45 @@ func TestConfigClientProperties(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Property != tc.prop {
 			t.Errorf("%v: got %v, want a ConfigError for %s", tc.props, err, tc.prop)
 		}
+	}
+}
+
+// An empty property value is set, as in Java: an empty ssl.endpoint.identification.algorithm
+// turns hostname checks off; an empty number is an error naming the property.
+func TestConfigFromPropertiesEmptyValues(t *testing.T) {
+	c, err := ConfigFromProperties(map[string]string{"security.protocol": "SSL", "ssl.endpoint.identification.algorithm": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TLS == nil || !c.TLS.InsecureSkipVerify {
+		t.Fatalf("ssl.endpoint.identification.algorithm= left hostname verification on (TLS %+v)", c.TLS)
+	}
+	c, err = ConfigFromProperties(map[string]string{"security.protocol": "SSL"})
+	if err != nil || c.TLS == nil || c.TLS.InsecureSkipVerify {
+		t.Fatalf("without the property hostname verification must stay on: %v, %+v", err, c.TLS)
+	}
+	_, err = ConfigFromProperties(map[string]string{"num.stream.threads": ""})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Property != "num.stream.threads" {
+		t.Fatalf("empty num.stream.threads: %v, want a *ConfigError naming it", err)
+	}
+}
+
+// Java's RocksDB tuning class is refused with a pointer to Config.Pebble, and Config.Pebble is
+// validated by New.
+func TestConfigPebble(t *testing.T) {
+	_, err := ConfigFromProperties(map[string]string{"rocksdb.config.setter": "com.example.BoundedMemoryRocksDBConfig"})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Property != "rocksdb.config.setter" || !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("rocksdb.config.setter: %v, want a *ConfigError naming it", err)
+	}
+	c := Config{ApplicationID: "app", BootstrapServers: []string{"localhost:9092"}}
+	c.Pebble.BlockCacheBytes = 128 << 20
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a 128 MiB block cache: %v", err)
+	}
+	c.Pebble.MaxMemTableBytes = 1024 // below the 1 MiB floor
+	if err := c.Validate(); !errors.As(err, &ce) || ce.Property != "Config.Pebble" {
+		t.Fatalf("a 1 KiB memtable cap: %v, want a *ConfigError on Config.Pebble", err)
 	}
 }

@@ -27,14 +27,14 @@ func TestGroupProtocolConfig(t *testing.T) {
 		{"consumer", "must be classic or streams"},
 		{"eager", "must be classic or streams"},
 	} {
-		props := map[string]string{}
+		pm := map[string]string{}
 		for k, v := range base {
-			props[k] = v
+			pm[k] = v
 		}
 		if c.value != "" {
-			props[GroupProtocolConfig] = c.value
+			pm["group.protocol"] = c.value
 		}
-		cfg, err := ConfigFromProperties(props)
+		cfg, err := ConfigFromProperties(pm)
 		if err != nil {
 			t.Fatalf("%q: ConfigFromProperties: %v", c.value, err)
 		}
@@ -51,7 +51,7 @@ func TestGroupProtocolConfig(t *testing.T) {
 			continue
 		}
 		var ce *ConfigError
-		if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) || ce.Property != GroupProtocolConfig ||
+		if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) || ce.Property != "group.protocol" ||
 			ce.Value != c.value || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("%q: New = %v, want a ConfigError for group.protocol saying %q", c.value, err, c.reason)
 		}

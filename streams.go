@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kstreams-go/kstreams/internal/topology"
 	"log/slog"
 	"maps"
 	"strconv"
@@ -19,6 +18,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kstreams-go/kstreams/internal/props"
+	"github.com/kstreams-go/kstreams/internal/topology"
 
 	"github.com/kstreams-go/kstreams/changelog"
 	"github.com/kstreams-go/kstreams/internal/assignment"
@@ -424,13 +426,13 @@ func (k *KafkaStreams) start(ctx context.Context) error {
 	if appConfigs == nil {
 		appConfigs = map[string]string{}
 	}
-	appConfigs[ApplicationIDConfig] = c.ApplicationID
-	appConfigs[BootstrapServersConfig] = strings.Join(c.BootstrapServers, ",")
-	appConfigs[ProcessingGuaranteeConfig] = string(c.ProcessingGuarantee)
-	appConfigs[NumStreamThreadsConfig] = strconv.Itoa(c.NumStreamThreads)
-	appConfigs[CommitIntervalMsConfig] = strconv.FormatInt(c.CommitInterval.Milliseconds(), 10)
-	appConfigs[StateDirConfig] = c.StateDir
-	appConfigs[StateStoreCacheMaxBytesConfig] = strconv.FormatInt(*c.StateStoreCacheMaxBytes, 10)
+	appConfigs[props.ApplicationIDConfig] = c.ApplicationID
+	appConfigs[props.BootstrapServersConfig] = strings.Join(c.BootstrapServers, ",")
+	appConfigs[props.ProcessingGuaranteeConfig] = string(c.ProcessingGuarantee)
+	appConfigs[props.NumStreamThreadsConfig] = strconv.Itoa(c.NumStreamThreads)
+	appConfigs[props.CommitIntervalMsConfig] = strconv.FormatInt(c.CommitInterval.Milliseconds(), 10)
+	appConfigs[props.StateDirConfig] = c.StateDir
+	appConfigs[props.StateStoreCacheMaxBytesConfig] = strconv.FormatInt(*c.StateStoreCacheMaxBytes, 10)
 	tc := task.Config{
 		ApplicationID: c.ApplicationID, AppConfigs: appConfigs, DefaultKeySerde: c.DefaultKeySerde,
 		DefaultValueSerde: c.DefaultValueSerde, DefaultTimestampExtractor: c.DefaultTimestampExtractor,
@@ -456,6 +458,7 @@ func (k *KafkaStreams) start(ctx context.Context) error {
 		Fetch:                                c.fetchConfig(),
 		Group:                                c.groupConfig(),
 		StreamsProtocol:                      strings.EqualFold(string(c.GroupProtocol), string(GroupProtocolStreams)),
+		Pebble:                               c.Pebble,
 	}
 	if d := c.WindowStoreChangelogAdditionalRetention; d != nil {
 		rcfg.WindowChangelogAdditionalRetentionMs = d.Milliseconds()

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// knownProperties are the property names something reads: this package's *Config constants
+// knownProperties are the property names something reads: internal/props
 // and the DSL's, and the rest of Java's StreamsConfig names (accepted for a Java
 // application's properties file, though most are not used here).
 var knownProperties = map[string]bool{}

@@ -6,26 +6,14 @@ import (
 	"strconv"
 	"strings"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/internal/cache"
 )
 
-// Record-cache properties.
-const (
-	// StatestoreCacheMaxBytesConfig is "statestore.cache.max.bytes": the size in bytes of the
-	// record cache in front of the stores built with caching enabled (the DSL's stores, unless
-	// Materialized disables it). Default 10485760 (10 MiB); must be >= 0. The driver's cache has
-	// this size; 0 switches caching off everywhere (one output per input). Java:
-	// StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG.
-	StatestoreCacheMaxBytesConfig = "statestore.cache.max.bytes"
-	// CacheMaxBytesBufferingConfig is "cache.max.bytes.buffering", Java's deprecated name of
-	// statestore.cache.max.bytes (default 10485760, >= 0). As in Java 4.4's TopologyTestDriver it
-	// only decides whether caching is on (when statestore.cache.max.bytes is not set, a value of
-	// 0 switches caching off); it never sets the driver cache's size.
-	// Java: StreamsConfig.CACHE_MAX_BYTES_BUFFERING_CONFIG.
-	CacheMaxBytesBufferingConfig = "cache.max.bytes.buffering"
-	// DefaultCacheMaxBytes is the default of both properties: 10485760 bytes (10 MiB).
-	DefaultCacheMaxBytes int64 = 10 * 1024 * 1024
-)
+// defaultCacheMaxBytes is the default of statestore.cache.max.bytes and
+// cache.max.bytes.buffering: 10485760 bytes (10 MiB).
+const defaultCacheMaxBytes int64 = 10 * 1024 * 1024
 
 // ErrInvalidConfig is returned for a property value Java's StreamsConfig rejects (Java:
 // ConfigException "Invalid value ... for configuration ...").
@@ -36,7 +24,7 @@ var ErrInvalidConfig = errors.New("testdriver: invalid configuration value")
 func cacheBytesProp(props map[string]string, name string) (n int64, ok bool, err error) {
 	v, ok := props[name]
 	if !ok {
-		return DefaultCacheMaxBytes, false, nil
+		return defaultCacheMaxBytes, false, nil
 	}
 	n, perr := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if perr != nil {
@@ -55,11 +43,11 @@ func cacheBytesProp(props map[string]string, name string) (n int64, ok bool, err
 // being statestore.cache.max.bytes when set, else cache.max.bytes.buffering when set, else the
 // default (Java: StreamsConfigUtils.totalCacheSize, InternalTopologyBuilder.rewriteTopology).
 func newRecordCache(props map[string]string) (*cache.ThreadCache, error) {
-	size, newSet, err := cacheBytesProp(props, StatestoreCacheMaxBytesConfig)
+	size, newSet, err := cacheBytesProp(props, propnames.StateStoreCacheMaxBytesConfig)
 	if err != nil {
 		return nil, err
 	}
-	old, oldSet, err := cacheBytesProp(props, CacheMaxBytesBufferingConfig)
+	old, oldSet, err := cacheBytesProp(props, propnames.CacheMaxBytesBufferingConfig)
 	if err != nil {
 		return nil, err
 	}

@@ -6,47 +6,22 @@ import (
 	"strconv"
 	"strings"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// Java property names the driver reads.
-const (
-	// ApplicationIDConfig is "application.id"; it prefixes changelog and repartition topics.
-	// Default (as Java's driver): "dummy-topology-test-driver-app-id-<random int>".
-	ApplicationIDConfig = "application.id"
-	// DefaultKeySerdeConfig is "default.key.serde": a Java serde class name (see [JavaSerde]).
-	DefaultKeySerdeConfig = "default.key.serde"
-	// DefaultValueSerdeConfig is "default.value.serde": a Java serde class name.
-	DefaultValueSerdeConfig = "default.value.serde"
-	// DefaultTimestampExtractorConfig is "default.timestamp.extractor": a Java extractor class
-	// name (see [JavaTimestampExtractor]); default FailOnInvalidTimestamp.
-	DefaultTimestampExtractorConfig = "default.timestamp.extractor"
-	// DeserializationExceptionHandlerConfig is "deserialization.exception.handler":
-	// org.apache.kafka.streams.errors.LogAndFailExceptionHandler (default) or
-	// LogAndContinueExceptionHandler (skip records that fail to deserialize).
-	DeserializationExceptionHandlerConfig = "deserialization.exception.handler"
-	// ProcessingExceptionHandlerConfig is "processing.exception.handler":
-	// org.apache.kafka.streams.errors.LogAndFailProcessingExceptionHandler (default) or
-	// LogAndContinueProcessingExceptionHandler (drop the record at the failing node).
-	ProcessingExceptionHandlerConfig = "processing.exception.handler"
-	// MaxTaskIdleMsConfig is "max.task.idle.ms": how long (ms of the mocked wall-clock time) the
-	// task waits, when one of its input topics has no buffered record, before it processes the
-	// others; default 0 (no waiting), -1 disables even that check. As in Java's driver, records
-	// then wait until records arrive on every input or AdvanceWallClockTime passes the deadline.
-	MaxTaskIdleMsConfig = "max.task.idle.ms"
-)
-
 // maxTaskIdleMs parses max.task.idle.ms (a LONG, default 0).
 func maxTaskIdleMs(props map[string]string) (int64, error) {
-	v, ok := props[MaxTaskIdleMsConfig]
+	v, ok := props[propnames.MaxTaskIdleMsConfig]
 	if !ok {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q for configuration %s: not a number of type LONG", ErrInvalidConfig, v, MaxTaskIdleMsConfig)
+		return 0, fmt.Errorf("%w: %q for configuration %s: not a number of type LONG", ErrInvalidConfig, v, propnames.MaxTaskIdleMsConfig)
 	}
 	return n, nil
 }
@@ -55,14 +30,14 @@ func maxTaskIdleMs(props map[string]string) (int64, error) {
 func exceptionHandlers(props map[string]string) (deser func(task.RawRecord, error) task.HandlerResponse,
 	proc func(string, processor.Record[any, any], error) task.HandlerResponse, err error) {
 	const p = "org.apache.kafka.streams.errors."
-	switch c := props[DeserializationExceptionHandlerConfig]; c {
+	switch c := props[propnames.DeserializationExceptionHandlerConfig]; c {
 	case "", p + "LogAndFailExceptionHandler":
 	case p + "LogAndContinueExceptionHandler":
 		deser = func(task.RawRecord, error) task.HandlerResponse { return task.Continue }
 	default:
 		return nil, nil, fmt.Errorf("%w: deserialization exception handler class %q", ErrUnknownClass, c)
 	}
-	switch c := props[ProcessingExceptionHandlerConfig]; c {
+	switch c := props[propnames.ProcessingExceptionHandlerConfig]; c {
 	case "", p + "LogAndFailProcessingExceptionHandler":
 	case p + "LogAndContinueProcessingExceptionHandler":
 		proc = func(string, processor.Record[any, any], error) task.HandlerResponse { return task.Continue }

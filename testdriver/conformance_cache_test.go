@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -207,7 +209,7 @@ func papiCacheTopology(t *testing.T) *processor.Topology {
 }
 
 func papiCacheCase(configs ...string) conformanceCase {
-	props := withProps(stringDefaults, ApplicationIDConfig, "papi-cache")
+	props := withProps(stringDefaults, propnames.ApplicationIDConfig, "papi-cache")
 	for _, c := range configs {
 		k, v, _ := strings.Cut(c, "=")
 		props[k] = v
@@ -415,7 +417,7 @@ func papiWindowCacheTopology(t *testing.T) *processor.Topology {
 func papiWindowCacheCase(configs ...string) conformanceCase {
 	c := papiCacheCase(configs...)
 	c.name = "papi-window-cache"
-	c.props[ApplicationIDConfig] = "papi-window-cache"
+	c.props[propnames.ApplicationIDConfig] = "papi-window-cache"
 	c.build = papiWindowCacheTopology
 	c.types = typesOf(map[string][2]conformance.Kind{
 		"papi-window-cache-output":            {conformance.KindString, conformance.KindString},
@@ -600,7 +602,7 @@ func papiSessionCacheTopology(t *testing.T) *processor.Topology {
 func papiSessionCacheCase(configs ...string) conformanceCase {
 	c := papiCacheCase(configs...)
 	c.name = "papi-session-cache"
-	c.props[ApplicationIDConfig] = "papi-session-cache"
+	c.props[propnames.ApplicationIDConfig] = "papi-session-cache"
 	c.build = papiSessionCacheTopology
 	c.types = typesOf(map[string][2]conformance.Kind{
 		"papi-session-cache-output":             {conformance.KindString, conformance.KindString},

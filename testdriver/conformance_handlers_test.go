@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -58,16 +60,16 @@ func runConformanceVector(t *testing.T, c conformanceCase, vector string, config
 func TestConformanceProcessingExceptionHandlerContinue(t *testing.T) {
 	const h = "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler"
 	c := wordCountProcessorCase()
-	c.props = withProps(c.props, ProcessingExceptionHandlerConfig, h)
+	c.props = withProps(c.props, propnames.ProcessingExceptionHandlerConfig, h)
 	c.build = nullFailingWordCountTopology
-	runConformanceVector(t, c, filepath.Join("testdata", "wordcount-processor-nulls.jsonl"), ProcessingExceptionHandlerConfig+"="+h)
+	runConformanceVector(t, c, filepath.Join("testdata", "wordcount-processor-nulls.jsonl"), propnames.ProcessingExceptionHandlerConfig+"="+h)
 }
 
 func TestConformanceDeserializationExceptionHandlerContinue(t *testing.T) {
 	const h = "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler"
 	c := papiMultiCase()
-	c.props = withProps(c.props, DeserializationExceptionHandlerConfig, h)
-	runConformanceVector(t, c, filepath.Join("testdata", "papi-multi-badbytes.jsonl"), DeserializationExceptionHandlerConfig+"="+h)
+	c.props = withProps(c.props, propnames.DeserializationExceptionHandlerConfig, h)
+	runConformanceVector(t, c, filepath.Join("testdata", "papi-multi-badbytes.jsonl"), propnames.DeserializationExceptionHandlerConfig+"="+h)
 }
 
 // With the default handlers, the same inputs fail the pipe call with an error (Java throws).

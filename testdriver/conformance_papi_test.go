@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -20,8 +22,8 @@ import (
 // Processor[any, any, any, any] (nil is null); the others are typed.
 
 var stringDefaults = map[string]string{
-	DefaultKeySerdeConfig:   "org.apache.kafka.common.serialization.Serdes$StringSerde",
-	DefaultValueSerdeConfig: "org.apache.kafka.common.serialization.Serdes$StringSerde",
+	propnames.DefaultKeySerdeConfig:   "org.apache.kafka.common.serialization.Serdes$StringSerde",
+	propnames.DefaultValueSerdeConfig: "org.apache.kafka.common.serialization.Serdes$StringSerde",
 }
 
 func withProps(base map[string]string, kv ...string) map[string]string {
@@ -151,7 +153,7 @@ func TestConformancePapiMulti(t *testing.T) { runConformance(t, papiMultiCase())
 func papiMultiCase() conformanceCase {
 	return conformanceCase{
 		name:  "papi-multi",
-		props: withProps(stringDefaults, ApplicationIDConfig, "papi-multi", "statestore.cache.max.bytes", "0"),
+		props: withProps(stringDefaults, propnames.ApplicationIDConfig, "papi-multi", "statestore.cache.max.bytes", "0"),
 		build: papiMultiTopology,
 		types: typesOf(map[string][2]conformance.Kind{
 			"papi-multi-Shared-changelog": {conformance.KindString, conformance.KindLong},
@@ -230,7 +232,7 @@ func TestConformancePapiGlobal(t *testing.T) { runConformance(t, papiGlobalCase(
 func papiGlobalCase() conformanceCase {
 	return conformanceCase{
 		name:  "papi-global",
-		props: withProps(stringDefaults, ApplicationIDConfig, "papi-global"),
+		props: withProps(stringDefaults, propnames.ApplicationIDConfig, "papi-global"),
 		build: papiGlobalTopology,
 		types: typesOf(map[string][2]conformance.Kind{
 			"papi-global-converted": {conformance.KindString, conformance.KindDouble},
@@ -316,7 +318,7 @@ func papiSinksCase() conformanceCase {
 	strs := [2]conformance.Kind{conformance.KindString, conformance.KindString}
 	return conformanceCase{
 		name:  "papi-sinks",
-		props: withProps(stringDefaults, ApplicationIDConfig, "papi-sinks"),
+		props: withProps(stringDefaults, propnames.ApplicationIDConfig, "papi-sinks"),
 		build: papiSinksTopology,
 		types: typesOf(map[string][2]conformance.Kind{"papi-sinks-upper": strs, "papi-sinks-errors": strs},
 			map[string][2]conformance.Kind{"papi-sinks-key-": strs}),

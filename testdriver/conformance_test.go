@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -147,10 +149,10 @@ func wordCountProcessorCase() conformanceCase {
 	return conformanceCase{
 		name: "wordcount-processor",
 		props: map[string]string{
-			ApplicationIDConfig:          "streams-wordcount-processor",
-			DefaultKeySerdeConfig:        "org.apache.kafka.common.serialization.Serdes$StringSerde",
-			DefaultValueSerdeConfig:      "org.apache.kafka.common.serialization.Serdes$StringSerde",
-			"statestore.cache.max.bytes": "0",
+			propnames.ApplicationIDConfig:     "streams-wordcount-processor",
+			propnames.DefaultKeySerdeConfig:   "org.apache.kafka.common.serialization.Serdes$StringSerde",
+			propnames.DefaultValueSerdeConfig: "org.apache.kafka.common.serialization.Serdes$StringSerde",
+			"statestore.cache.max.bytes":      "0",
 		},
 		build: wordCountProcessorTopology,
 		types: typesOf(map[string][2]conformance.Kind{

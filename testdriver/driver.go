@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
@@ -84,10 +86,29 @@ func (c collector) Send(r task.OutRecord) error { c.d.pending = append(c.d.pendi
 // PartitionsFor reports one partition per topic (Java's driver mocks every topic with partition 0 only).
 func (c collector) PartitionsFor(string) (int32, error) { return 1, nil }
 
-// New creates a driver for topology with the given Java properties (see the *Config constants;
-// application.id, default.key.serde, default.value.serde and default.timestamp.extractor are
-// read, others are kept for processors' AppConfigs) and the initial mocked wall-clock time in
-// ms (Java's default constructor uses the real time; pass time.Now().UnixMilli() for that).
+// New creates a driver for topology with the given Java properties and the initial mocked
+// wall-clock time in ms (Java's default constructor uses the real time; pass
+// time.Now().UnixMilli() for that). The driver reads these properties; every property is also
+// handed to processors as their AppConfigs:
+//   - application.id: prefixes changelog and repartition topics; default (as Java's driver)
+//     "dummy-topology-test-driver-app-id-<random int>".
+//   - default.key.serde, default.value.serde: Java serde class names (see [JavaSerde]).
+//   - default.timestamp.extractor: a Java extractor class name (see [JavaTimestampExtractor]);
+//     default FailOnInvalidTimestamp.
+//   - deserialization.exception.handler: org.apache.kafka.streams.errors.LogAndFailExceptionHandler
+//     (default) or LogAndContinueExceptionHandler (skip records that fail to deserialize).
+//   - processing.exception.handler: ...LogAndFailProcessingExceptionHandler (default) or
+//     ...LogAndContinueProcessingExceptionHandler (drop the record at the failing node).
+//   - max.task.idle.ms: how long (ms of the mocked wall-clock time) a task with an input topic
+//     without buffered records waits before processing the others; default 0 (no waiting), -1
+//     disables even that check. Records wait until records arrive on every input or
+//     AdvanceWallClockTime passes the deadline, as in Java's driver.
+//   - statestore.cache.max.bytes: the size in bytes of the record cache in front of the stores
+//     built with caching enabled (the DSL's, unless Materialized disables it); default 10485760
+//     (10 MiB), >= 0; 0 switches caching off (one output per input).
+//   - cache.max.bytes.buffering: its deprecated name; as in Java 4.4's driver it only decides
+//     whether caching is on (0 switches it off when statestore.cache.max.bytes is not set).
+//
 // Stores are built and initialised and processors' Init called (punctuators scheduled) before
 // New returns. Errors: ErrUnknownClass, a missing serde for a source or sink (no default),
 // store and processor Init errors. Java: new TopologyTestDriver(topology, props, initialWallClockTime).
@@ -108,10 +129,10 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 	if props == nil {
 		props = map[string]string{}
 	}
-	appID := props[ApplicationIDConfig]
+	appID := props[propnames.ApplicationIDConfig]
 	if appID == "" {
 		appID = "dummy-topology-test-driver-app-id-" + strconv.Itoa(int(rand.Int32()))
-		props[ApplicationIDConfig] = appID
+		props[propnames.ApplicationIDConfig] = appID
 	}
 	if _, ok := props["bootstrap.servers"]; !ok {
 		props["bootstrap.servers"] = "dummy-bootstrap-host:0"
@@ -125,18 +146,18 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 		}
 	}
 	var err error
-	if o.keySerde == nil && props[DefaultKeySerdeConfig] != "" {
-		if o.keySerde, err = serde.ForJavaClass(props[DefaultKeySerdeConfig]); err != nil {
+	if o.keySerde == nil && props[propnames.DefaultKeySerdeConfig] != "" {
+		if o.keySerde, err = serde.ForJavaClass(props[propnames.DefaultKeySerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
-	if o.valueSerde == nil && props[DefaultValueSerdeConfig] != "" {
-		if o.valueSerde, err = serde.ForJavaClass(props[DefaultValueSerdeConfig]); err != nil {
+	if o.valueSerde == nil && props[propnames.DefaultValueSerdeConfig] != "" {
+		if o.valueSerde, err = serde.ForJavaClass(props[propnames.DefaultValueSerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
-	if o.extractor == nil && props[DefaultTimestampExtractorConfig] != "" {
-		if o.extractor, err = processor.TimestampExtractorForJavaClass(props[DefaultTimestampExtractorConfig]); err != nil {
+	if o.extractor == nil && props[propnames.DefaultTimestampExtractorConfig] != "" {
+		if o.extractor, err = processor.TimestampExtractorForJavaClass(props[propnames.DefaultTimestampExtractorConfig]); err != nil {
 			return nil, err
 		}
 	}

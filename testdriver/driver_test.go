@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -23,9 +25,9 @@ func must(t *testing.T, err error) {
 }
 
 var stringProps = map[string]string{
-	ApplicationIDConfig:     "app",
-	DefaultKeySerdeConfig:   "org.apache.kafka.common.serialization.Serdes$StringSerde",
-	DefaultValueSerdeConfig: "org.apache.kafka.common.serialization.Serdes$StringSerde",
+	propnames.ApplicationIDConfig:     "app",
+	propnames.DefaultKeySerdeConfig:   "org.apache.kafka.common.serialization.Serdes$StringSerde",
+	propnames.DefaultValueSerdeConfig: "org.apache.kafka.common.serialization.Serdes$StringSerde",
 }
 
 func procSupplier[KIn, VIn, KOut, VOut any](name string, f func() processor.Processor[KIn, VIn, KOut, VOut]) processor.ProcessorSupplier[any, any, any, any] {
@@ -351,7 +353,7 @@ func TestGlobalStore(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	_, err := newDriver(pipeGraph(t), map[string]string{DefaultKeySerdeConfig: "com.example.Nope"}, 0)
+	_, err := newDriver(pipeGraph(t), map[string]string{propnames.DefaultKeySerdeConfig: "com.example.Nope"}, 0)
 	if !errors.Is(err, ErrUnknownClass) {
 		t.Fatalf("unknown serde class: %v", err)
 	}
@@ -532,7 +534,7 @@ func TestNegativeInputTimestampsMatchJava(t *testing.T) {
 		"org.apache.kafka.streams.processor.UsePartitionTimeOnInvalidTimestamp"} {
 		props := withProps(stringProps)
 		if extractor != "" {
-			props[DefaultTimestampExtractorConfig] = extractor
+			props[propnames.DefaultTimestampExtractorConfig] = extractor
 		}
 		d, err := newDriver(pipeGraph(t), props, 0, WithLogger(slog.New(slog.DiscardHandler)))
 		must(t, err)

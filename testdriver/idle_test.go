@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -27,7 +29,7 @@ func TestMaxTaskIdleMatchesJava(t *testing.T) {
 		must(t, topo.AddSource("a", []string{"a"}))
 		must(t, topo.AddSource("b", []string{"b"}))
 		must(t, topo.AddSink("out", "out", []string{"a", "b"}))
-		d, err := New(topo, withProps(stringProps, MaxTaskIdleMsConfig, idle), 0)
+		d, err := New(topo, withProps(stringProps, propnames.MaxTaskIdleMsConfig, idle), 0)
 		must(t, err)
 		a := CreateInputTopic(d, "a", serde.String(), serde.String())
 		b := CreateInputTopic(d, "b", serde.String(), serde.String())

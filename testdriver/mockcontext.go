@@ -5,6 +5,8 @@ import (
 	"maps"
 	"time"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -75,24 +77,24 @@ func NewMockProcessorContext[KForward, VForward any](props map[string]string, op
 	if cfg == nil {
 		cfg = map[string]string{}
 	}
-	if cfg[ApplicationIDConfig] == "" {
-		cfg[ApplicationIDConfig] = "dummy-mock-app-id"
+	if cfg[propnames.ApplicationIDConfig] == "" {
+		cfg[propnames.ApplicationIDConfig] = "dummy-mock-app-id"
 	}
 	if cfg["bootstrap.servers"] == "" {
 		cfg["bootstrap.servers"] = "dummy-bootstrap-host:0"
 	}
 	var err error
-	if o.keySerde == nil && cfg[DefaultKeySerdeConfig] != "" {
-		if o.keySerde, err = serde.ForJavaClass(cfg[DefaultKeySerdeConfig]); err != nil {
+	if o.keySerde == nil && cfg[propnames.DefaultKeySerdeConfig] != "" {
+		if o.keySerde, err = serde.ForJavaClass(cfg[propnames.DefaultKeySerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
-	if o.valueSerde == nil && cfg[DefaultValueSerdeConfig] != "" {
-		if o.valueSerde, err = serde.ForJavaClass(cfg[DefaultValueSerdeConfig]); err != nil {
+	if o.valueSerde == nil && cfg[propnames.DefaultValueSerdeConfig] != "" {
+		if o.valueSerde, err = serde.ForJavaClass(cfg[propnames.DefaultValueSerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
-	return &MockProcessorContext[KForward, VForward]{appID: cfg[ApplicationIDConfig], taskID: o.taskID, configs: cfg,
+	return &MockProcessorContext[KForward, VForward]{appID: cfg[propnames.ApplicationIDConfig], taskID: o.taskID, configs: cfg,
 		keySerde: o.keySerde, valueSerde: o.valueSerde, stateDir: o.stateDir, stores: map[string]processor.StateStore{}}, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	propnames "github.com/kstreams-go/kstreams/internal/props"
+
 	"go.uber.org/mock/gomock"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -71,7 +73,7 @@ func (p *routeProcessor) Process(r processor.Record[string, string]) error {
 func (p *routeProcessor) Close() error { return nil }
 
 func TestMockProcessorContextMetadataAndChildren(t *testing.T) {
-	ctx, err := NewMockProcessorContext[string, string](map[string]string{ApplicationIDConfig: "my-app"},
+	ctx, err := NewMockProcessorContext[string, string](map[string]string{propnames.ApplicationIDConfig: "my-app"},
 		WithMockTaskID(processor.TaskID{Subtopology: 1, Partition: 2}))
 	must(t, err)
 	if ctx.ApplicationID() != "my-app" || ctx.TaskID().String() != "1_2" || ctx.CurrentStreamTimeMs() != -1 {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/props"
+
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -125,7 +127,7 @@ func TestTopologyTestDriverRoundTrip(t *testing.T) {
 		processor.WithKeySerializer[OrderKey](keySerde), processor.WithValueSerializer[*Total](totalSerde)); err != nil {
 		t.Fatal(err)
 	}
-	d, err := testdriver.New(top, map[string]string{testdriver.ApplicationIDConfig: "shop"}, 0)
+	d, err := testdriver.New(top, map[string]string{props.ApplicationIDConfig: "shop"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +256,7 @@ func TestTopologyTestDriverBadAvro(t *testing.T) {
 		processor.WithKeySerializer[[]byte](serde.ByteArray()), processor.WithValueSerializer[*Order](orderSerde)); err != nil {
 		t.Fatal(err)
 	}
-	d, err := testdriver.New(top, map[string]string{testdriver.ApplicationIDConfig: "shop"}, 0)
+	d, err := testdriver.New(top, map[string]string{props.ApplicationIDConfig: "shop"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +305,7 @@ func TestDSLRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := testdriver.New(top, map[string]string{testdriver.ApplicationIDConfig: "shop", "statestore.cache.max.bytes": "0"}, 0)
+	d, err := testdriver.New(top, map[string]string{props.ApplicationIDConfig: "shop", "statestore.cache.max.bytes": "0"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
