@@ -30,10 +30,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kstreams-go/kstreams/internal/caughtup"
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -282,109 +283,15 @@ func (b *Broker) WaitProcessed(applicationID string, timeout time.Duration, inpu
 	if err != nil {
 		return fmt.Errorf("kstreamstest: admin client: %w", err)
 	}
-	deadline := time.Now().Add(timeout)
-	if err := waitCommitted(client, admin, applicationID, inputTopics, deadline, timeout); err != nil {
-		return err
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err = caughtup.Wait(ctx, client, admin, applicationID, inputTopics)
+	var behind *caughtup.BehindError
+	if errors.As(err, &behind) {
+		return fmt.Errorf("%w: application %s after %v: %s", ErrNotProcessed, applicationID, timeout, strings.Join(behind.Behind, ", "))
 	}
-	// The inputs' records are committed, so what they produced into the repartition topics is
-	// written; each round follows it one sub-topology further, until a round finds nothing new.
-	done := map[string]map[int32]int64{}
-	for {
-		if err := client.RefreshMetadata(); err != nil {
-			return fmt.Errorf("kstreamstest: metadata: %w", err)
-		}
-		all, err := client.Topics()
-		if err != nil {
-			return fmt.Errorf("kstreamstest: topics: %w", err)
-		}
-		var repartition []string
-		for _, t := range all {
-			if strings.HasPrefix(t, applicationID+"-") && strings.HasSuffix(t, "-repartition") {
-				repartition = append(repartition, t)
-			}
-		}
-		ends, err := endOffsets(client, repartition)
-		if err != nil {
-			return err
-		}
-		if fmt.Sprint(ends) == fmt.Sprint(done) {
-			return nil
-		}
-		if err := waitCommitted(client, admin, applicationID, repartition, deadline, timeout); err != nil {
-			return err
-		}
-		done = ends
-	}
-}
-
-// endOffsets returns the end offset of every non-empty partition of topics.
-func endOffsets(client sarama.Client, topics []string) (map[string]map[int32]int64, error) {
-	ends := map[string]map[int32]int64{}
-	for _, topic := range topics {
-		parts, err := client.Partitions(topic)
-		if err != nil {
-			return nil, fmt.Errorf("kstreamstest: topic %s: %w", topic, err)
-		}
-		ends[topic] = map[int32]int64{}
-		for _, p := range parts {
-			end, err := client.GetOffset(topic, p, sarama.OffsetNewest)
-			if err != nil {
-				return nil, fmt.Errorf("kstreamstest: end offset of %s-%d: %w", topic, p, err)
-			}
-			first, err := client.GetOffset(topic, p, sarama.OffsetOldest)
-			if err != nil {
-				return nil, fmt.Errorf("kstreamstest: start offset of %s-%d: %w", topic, p, err)
-			}
-			if end > first { // an empty partition has nothing to process
-				ends[topic][p] = end
-			}
-		}
-	}
-	return ends, nil
-}
-
-// waitCommitted waits until the group applicationID has committed the end offsets (read now)
-// of every non-empty partition of topics, or deadline passes (ErrNotProcessed).
-func waitCommitted(client sarama.Client, admin sarama.ClusterAdmin, applicationID string, topics []string, deadline time.Time, timeout time.Duration) error {
-	ends, err := endOffsets(client, topics)
 	if err != nil {
-		return err
+		return fmt.Errorf("kstreamstest: %w", err)
 	}
-	topicParts := map[string][]int32{}
-	for topic, ps := range ends {
-		for p := range ps {
-			topicParts[topic] = append(topicParts[topic], p)
-		}
-	}
-	for {
-		resp, err := admin.ListConsumerGroupOffsets(applicationID, topicParts)
-		if errors.Is(err, sarama.ErrGroupIDNotFound) { // a group that never committed (kfake)
-			resp, err = &sarama.OffsetFetchResponse{}, nil
-		}
-		var behind []string
-		if err == nil {
-			for topic, ps := range ends {
-				for p, end := range ps {
-					committed := int64(-1)
-					if blk := resp.GetBlock(topic, p); blk != nil && blk.Err == sarama.ErrNoError {
-						committed = blk.Offset
-					}
-					if committed < end {
-						behind = append(behind, fmt.Sprintf("%s-%d committed %d of %d", topic, p, committed, end))
-					}
-				}
-			}
-			if len(behind) == 0 {
-				return nil
-			}
-			sort.Strings(behind)
-		}
-		if time.Now().After(deadline) {
-			if err != nil {
-				return fmt.Errorf("%w: application %s: %v", ErrNotProcessed, applicationID, err)
-			}
-			return fmt.Errorf("%w: application %s after %v: %s", ErrNotProcessed, applicationID, timeout, strings.Join(behind, ", "))
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+	return nil
 }

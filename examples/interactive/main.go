@@ -42,7 +42,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kstreams-go/kstreams"
@@ -92,7 +91,6 @@ type Instance struct {
 	// App is the application instance.
 	App *kstreams.KafkaStreams
 
-	reg *prometheus.Registry
 	srv *http.Server
 }
 
@@ -264,11 +262,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			ln.Close()
 			return err
 		}
-		in := &Instance{Name: name, Addr: ln.Addr().String(), reg: prometheus.NewRegistry()}
+		in := &Instance{Name: name, Addr: ln.Addr().String()}
 		in.App, err = kstreams.New(topo, kstreams.Config{
 			ApplicationID: *appID, BootstrapServers: addrs, ApplicationServer: in.Addr, StateDir: stateDir,
-			CommitInterval: 100 * time.Millisecond, Registry: in.reg,
-			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			CommitInterval: 100 * time.Millisecond,
+			Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})
 		if err != nil {
 			ln.Close()
@@ -310,20 +308,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("write clicks: %w", err)
 	}
 	progress("wrote %d clicks of %d users to %s", len(clicks), len(Users), *topic)
-	if err := waitFor(ctx, insts, "the clicks to be processed", func() bool {
-		var n float64
-		for _, in := range insts {
-			mfs, _ := in.reg.Gather()
-			for _, mf := range mfs {
-				if mf.GetName() == "kstreams_records_processed_total" {
-					for _, m := range mf.GetMetric() {
-						n += m.GetCounter().GetValue()
-					}
-				}
-			}
-		}
-		return int(n) >= len(clicks)
-	}); err != nil {
+	// Both instances share the application's consumer group: either can wait for it.
+	if err := insts[0].App.WaitCaughtUp(ctx); err != nil {
 		return err
 	}
 

@@ -37,7 +37,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kstreams-go/kstreams"
@@ -228,9 +227,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
 	app, err := kstreams.New(topo, kstreams.Config{
-		ApplicationID: *appID, BootstrapServers: addrs, StateDir: stateDir, Registry: reg,
+		ApplicationID: *appID, BootstrapServers: addrs, StateDir: stateDir,
 		CommitInterval: 100 * time.Millisecond,
 		Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -254,7 +252,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer p.Close()
-	want := 0
 	for _, s := range Script {
 		topic := map[string]string{"customers": topics.Customers, "orders": topics.Orders,
 			"impressions": topics.Impressions, "clicks": topics.Clicks}[s.Topic]
@@ -269,11 +266,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if _, _, err := p.SendMessage(m); err != nil {
 			return fmt.Errorf("write %s: %w", topic, err)
 		}
-		want++
-		if s.Topic == "orders" {
-			want++ // read again from the repartition topic after SelectKey
-		}
-		if err := waitProcessed(ctx, app, reg, want); err != nil {
+		if err := app.WaitCaughtUp(ctx); err != nil {
 			return err
 		}
 	}
@@ -323,36 +316,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, l)
 	}
 	return nil
-}
-
-// waitProcessed polls kstreams_records_processed_total until it reaches want.
-func waitProcessed(ctx context.Context, app *kstreams.KafkaStreams, reg *prometheus.Registry, want int) error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		mfs, err := reg.Gather()
-		if err != nil {
-			return err
-		}
-		var n float64
-		for _, mf := range mfs {
-			if mf.GetName() == "kstreams_records_processed_total" {
-				for _, m := range mf.GetMetric() {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-		if int(n) >= want {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-app.Done():
-			return fmt.Errorf("the application stopped: %v", app.Err())
-		case <-tick.C:
-		}
-	}
 }
 
 // readAll reads every partition of topic from the start to its current end, partition by

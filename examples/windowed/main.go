@@ -43,7 +43,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kstreams-go/kstreams"
@@ -183,9 +182,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
 	app, err := kstreams.New(topo, kstreams.Config{
-		ApplicationID: *appID, BootstrapServers: addrs, StateDir: stateDir, Registry: reg,
+		ApplicationID: *appID, BootstrapServers: addrs, StateDir: stateDir,
 		CommitInterval: 100 * time.Millisecond,
 		Properties:     map[string]string{kstream.EmitIntervalWindowedAggregationConfig: "0"},
 		Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -220,16 +218,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p.Close()
 	progress("wrote %d page views to %s", len(Views), input)
 
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for processed(reg) < len(Views) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-app.Done():
-			return fmt.Errorf("the application stopped: %v", app.Err())
-		case <-tick.C:
-		}
+	if err := app.WaitCaughtUp(ctx); err != nil {
+		return err
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	err = app.Close(cctx)
@@ -277,20 +267,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, l)
 	}
 	return nil
-}
-
-// processed sums kstreams_records_processed_total.
-func processed(reg *prometheus.Registry) int {
-	mfs, _ := reg.Gather()
-	var n float64
-	for _, mf := range mfs {
-		if mf.GetName() == "kstreams_records_processed_total" {
-			for _, m := range mf.GetMetric() {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return int(n)
 }
 
 // readAll reads partition 0 of topic from the start to its current end.

@@ -33,10 +33,10 @@
 //	                       of the topics it creates (defaults: streams-wordcount,
 //	                       streams-plaintext-input, streams-wordcount-output, 3)
 //
-// The run ends when the application has processed as many records as this run wrote: the
-// lines, plus one repartitioned record per word (the kstreams_records_processed_total
-// metric). Against a cluster whose input topic already holds lines no application with this
-// id has processed, those are counted too, and the run may end before all of them are.
+// The run ends when the application has caught up with its input (KafkaStreams.WaitCaughtUp):
+// every line in the input topic, and every word it repartitioned, is processed and committed.
+// Against a cluster whose input topic already holds lines no application with this id has
+// processed, those are processed and counted too.
 // Counts accumulate across runs with the same application id on the same cluster, as in
 // Kafka Streams; the embedded broker starts empty every time.
 //
@@ -64,7 +64,6 @@ import (
 	"unicode"
 
 	"github.com/IBM/sarama"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kstreams-go/kstreams"
@@ -302,7 +301,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if o.eos {
 		guarantee = kstreams.ExactlyOnceV2
 	}
-	reg := prometheus.NewRegistry()
 	app, err := kstreams.New(topo, kstreams.Config{
 		ApplicationID:       o.appID,
 		BootstrapServers:    addrs,
@@ -311,7 +309,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// Records for the repartition and output topics are sent at each commit; a short
 		// interval keeps the pipeline moving (Java's default is 30 s, 100 ms under -eos).
 		CommitInterval: 100 * time.Millisecond,
-		Registry:       reg,
 		Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -337,9 +334,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	progress("wrote %d lines (%d words) to %s", len(lines), words, o.inputTopic)
 
-	if err := waitProcessed(ctx, app, reg, int64(len(lines))+words, progress); err != nil {
+	if err := app.WaitCaughtUp(ctx); err != nil {
 		return err
 	}
+	progress("the application caught up with its input (every line and repartitioned word processed and committed)")
 	counts, err := queryCounts(app)
 	if err != nil {
 		return err
@@ -422,55 +420,6 @@ func produce(addrs []string, topic string, lines []string) (int64, error) {
 		}
 	}
 	return words, nil
-}
-
-// waitProcessed polls the kstreams_records_processed_total metric until it reaches want (the
-// lines written plus one repartitioned record per word), the application fails, or ctx ends.
-func waitProcessed(ctx context.Context, app *kstreams.KafkaStreams, reg *prometheus.Registry, want int64, progress func(string, ...any)) error {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	lastReport := time.Now()
-	for {
-		n, err := processed(reg)
-		if err != nil {
-			return err
-		}
-		if n >= want {
-			progress("processed %d records (lines and repartitioned words)", n)
-			return nil
-		}
-		if time.Since(lastReport) >= 2*time.Second {
-			progress("processed %d of %d records", n, want)
-			lastReport = time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-app.Done():
-			if err := app.Err(); err != nil {
-				return fmt.Errorf("the application failed: %w", err)
-			}
-			return errors.New("the application stopped before processing its input")
-		case <-tick.C:
-		}
-	}
-}
-
-// processed sums kstreams_records_processed_total over the stream threads.
-func processed(reg *prometheus.Registry) (int64, error) {
-	mfs, err := reg.Gather()
-	if err != nil {
-		return 0, err
-	}
-	var n float64
-	for _, mf := range mfs {
-		if mf.GetName() == "kstreams_records_processed_total" {
-			for _, m := range mf.GetMetric() {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return int64(n), nil
 }
 
 type wordCount struct {
