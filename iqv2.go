@@ -184,6 +184,43 @@ type StateQueryRequest[R any] struct {
 	RequireActive bool
 }
 
+// StoreRequest is the first half of a StateQueryRequest: the store it asks. Make one with
+// InStore and finish it with WithQuery, which infers the result type from the query.
+type StoreRequest struct{ store string }
+
+// InStore starts a request for the store named name:
+//
+//	req := kstreams.InStore("counts").WithQuery(kstreams.KeyQuery[string, int64]{Key: "raven"})
+//	res, err := kstreams.StateQuery(app, req) // res is *StateQueryResult[*int64]
+//
+// Java: StateQueryRequest.inStore(name).
+func InStore(name string) StoreRequest { return StoreRequest{store: name} }
+
+// WithQuery returns the request asking q, its result type R taken from q (every local
+// partition, unbounded, standbys allowed). Java: StateQueryRequest.InStore.withQuery(query).
+func (s StoreRequest) WithQuery[R any](q Query[R]) StateQueryRequest[R] {
+	return StateQueryRequest[R]{Store: s.store, Query: q}
+}
+
+// WithPartitions returns a copy asking only the given input partitions. Java: withPartitions.
+func (r StateQueryRequest[R]) WithPartitions(partitions ...int32) StateQueryRequest[R] {
+	r.Partitions = append([]int32(nil), partitions...)
+	return r
+}
+
+// WithPositionBound returns a copy whose answers must reflect at least bound. Java:
+// withPositionBound.
+func (r StateQueryRequest[R]) WithPositionBound(bound PositionBound) StateQueryRequest[R] {
+	r.Bound = bound
+	return r
+}
+
+// WithRequireActive returns a copy that only active tasks answer. Java: requireActive().
+func (r StateQueryRequest[R]) WithRequireActive() StateQueryRequest[R] {
+	r.RequireActive = true
+	return r
+}
+
 // StateQuery runs req on this instance's stores (KIP-796) and returns the answer of each
 // partition asked: every local partition of the store, or req.Partitions (those without a
 // local task answer FailureNotPresent). A partition whose store cannot answer that kind of

@@ -1,6 +1,11 @@
 package kstreams
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/kstreams-go/kstreams/store"
+)
 
 // A position bound is met by a partition's position as Java's StoreQueryUtils.isPermitted
 // decides: only the bound's offsets for that partition count, each must be reached, and a
@@ -28,4 +33,23 @@ func TestPositionBound(t *testing.T) {
 	if merged["in"][0] != 10 || merged["in"][1] != 3 {
 		t.Errorf("merge: %v", merged)
 	}
+}
+
+// InStore(...).WithQuery infers the request's result type from the query, as Java's
+// StateQueryRequest.inStore(name).withQuery(query) does; the With methods return copies.
+func TestStateQueryRequestInfersResultType(t *testing.T) {
+	req := InStore("counts").WithQuery(KeyQuery[string, int64]{Key: "raven"})
+	var typed StateQueryRequest[*int64] = req // compiles only with R = *int64
+	if typed.Store != "counts" || typed.Query.(KeyQuery[string, int64]).Key != "raven" || typed.Partitions != nil || typed.RequireActive {
+		t.Fatalf("request %+v", typed)
+	}
+	narrowed := req.WithPartitions(1, 3).WithRequireActive().WithPositionBound(PositionBoundAt(Position{"in": {1: 7}}))
+	if !slices.Equal(narrowed.Partitions, []int32{1, 3}) || !narrowed.RequireActive || narrowed.Bound.IsUnbounded() {
+		t.Fatalf("narrowed request %+v", narrowed)
+	}
+	if req.Partitions != nil || req.RequireActive || !req.Bound.IsUnbounded() {
+		t.Fatalf("the With methods changed the original request: %+v", req)
+	}
+	rq := InStore("counts").WithQuery(RangeQueryWithNoBounds[string, int64]())
+	var _ StateQueryRequest[store.KeyValueIterator[string, int64]] = rq
 }
