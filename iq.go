@@ -162,6 +162,12 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // the instance is not Running, no local task has the store, or (from reads) the task migrated
 // since the view found it. Options: EnableStaleStores (standbys and restoring tasks answer too, KIP-535),
 // WithPartition (one partition's task).
+//
+// Without WithPartition the view covers only the tasks of this instance: a key whose partition
+// another instance owns reads as absent (Get returns false and no error; ranges skip it), as
+// in Java. To read any key, find its owner with QueryMetadataForKey (its application.server)
+// and ask that instance, or query WithPartition(p) with the key's partition p, which fails
+// with ErrStoreNotAvailable instead of answering "absent" when the partition is not local.
 func KeyValueStore[K, V any](k *KafkaStreams, name string, opts ...StoreQueryOption) (store.ReadOnlyKeyValueStore[K, V], error) {
 	return newCompositeKV[K, V](k, name, queryOptions(opts), storeview.KeyValue, storeview.ReadOnlyKeyValue[K, V])
 }

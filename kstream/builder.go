@@ -208,6 +208,8 @@ type graphNode struct {
 	// GraphNode.Label.NULL_KEY_RELAXED_JOIN.
 	nullKeyRelaxedJoin bool
 	removed            bool
+	// selfJoin is set on a stream-stream join of a stream with itself (see rewriteSelfJoins).
+	selfJoin *selfJoinRewrite
 }
 
 // addNode links n under parents and gives it the next build priority (adding a node again
@@ -337,6 +339,9 @@ func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.To
 		if err := b.mergeRepartitionTopics(); err != nil {
 			return nil, err
 		}
+	}
+	if opts[SingleStoreSelfJoin] {
+		b.rewriteSelfJoins()
 	}
 	b.relaxNullKeyRepartitions()
 	t := processor.NewTopology()

@@ -1,6 +1,7 @@
 package kstream_test
 
 import (
+	"encoding/binary"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +23,9 @@ type dslCase struct {
 	types map[string][2]conformance.Kind
 	// configs are extra --config settings passed to both sides.
 	configs []string
+	// dropped reports the driver's dropped-records count after each step that changed it, as
+	// the Java Runner does for topologies whose reportsDroppedRecords is true.
+	dropped bool
 }
 
 func (c dslCase) kinds(topic string) (conformance.Kind, conformance.Kind) {
@@ -45,7 +49,16 @@ func runGo(t *testing.T, c dslCase, topo *processor.Topology, props map[string]s
 		t.Fatal(err)
 	}
 	var outs []conformance.OutputRecord
+	var lastDropped int64
 	drain := func(step int) {
+		defer func() {
+			if n := d.DroppedRecords(); c.dropped && n != lastDropped {
+				lastDropped = n
+				vb := binary.BigEndian.AppendUint64(nil, uint64(n))
+				outs = append(outs, conformance.OutputRecord{Step: step, Topic: conformance.DroppedRecordsTopic,
+					Key: conformance.Null(), Value: conformance.Long(n), ValueBytes: vb, Headers: nil})
+			}
+		}()
 		for _, topic := range d.ProducedTopicNames() {
 			kk, vk := c.kinds(topic)
 			o := testdriver.CreateOutputTopic(d, topic, serde.ByteArray(), serde.ByteArray())

@@ -38,6 +38,7 @@ type dslTopology struct {
 	types   kinds
 	build   func(b *kstream.StreamsBuilder)
 	caching bool // also run with caching on
+	dropped bool // the Java topology reports dropped records (RefTopology.reportsDroppedRecords)
 }
 
 var (
@@ -352,6 +353,7 @@ func (d dslTopology) testCase(configs ...string) dslCase {
 		},
 		types:   prefixed(d.name, d.types),
 		configs: configs,
+		dropped: d.dropped,
 	}
 }
 

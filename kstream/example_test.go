@@ -3,6 +3,7 @@ package kstream_test
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/serde"
@@ -70,4 +71,49 @@ func Example() {
 	//       <-- KSTREAM-AGGREGATE-0000000003
 	//     Sink: KSTREAM-SINK-0000000008 (topic: streams-wordcount-output)
 	//       <-- KTABLE-TOSTREAM-0000000007
+}
+
+// Windows emitting on close (and suppression) wait for stream time, which only records move:
+// on a quiet topic the last window stays open until a producer writes a record with a later
+// timestamp to the partition. Here a "tick" record under its own key closes it, and the
+// application filters the ticks' own windows out of its results.
+func Example_closeWindowsOnQuietTopic() {
+	const tick = "__tick"
+	b := kstream.NewStreamsBuilder()
+	views := kstream.Stream(b, "page-views", kstream.ConsumedWith(serde.String(), serde.String()))
+	kstream.WindowedBy(views.GroupByKey(), kstream.TimeWindowsOfSizeAndGrace(time.Minute, 10*time.Second)).
+		EmitStrategy(kstream.EmitOnWindowClose()).
+		Count().
+		ToStream().
+		Filter(func(w kstream.Windowed[string], _ int64) bool { return w.Key != tick }).
+		Map(func(w kstream.Windowed[string], n int64) (string, int64) {
+			return fmt.Sprintf("%s@%d", w.Key, w.Window.Start), n
+		}).
+		To("views-per-minute", kstream.ProducedWith(serde.String(), serde.Long()))
+	topology, err := b.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, err := testdriver.New(topology, map[string]string{"application.id": "quiet-topic"}, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+	in := testdriver.CreateInputTopic(d, "page-views", serde.String(), serde.String())
+	out := testdriver.CreateOutputTopic(d, "views-per-minute", serde.String(), serde.Long())
+	_ = in.PipeRecord(testdriver.NewTestRecordAt("home", "v1", 1_000))
+	_ = in.PipeRecord(testdriver.NewTestRecordAt("home", "v2", 30_000))
+	n := out.QueueSize()
+	fmt.Println("results before the tick:", n)
+	// The topic goes quiet. A tick past the window's end plus grace (60 s + 10 s) closes it.
+	_ = in.PipeRecord(testdriver.NewTestRecordAt(tick, "", 70_000))
+	kvs, _ := out.ReadKeyValuesToList()
+	for _, kv := range kvs {
+		fmt.Println(kv.Key, kv.Value)
+	}
+	// Output:
+	// results before the tick: 0
+	// home@0 2
 }

@@ -2,10 +2,12 @@ package kstream
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -472,6 +474,145 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 		return nil
 	}}, thisW, otherW)
 	n.nullKeyRelaxedJoin = leftOuter || rightOuter // KIP-962: keeps null keys at upstream repartitions
+	if this.node == that.node && jf != nil {
+		// A join of a stream with itself: single.store.self.join (KIP-862) may rewrite it at
+		// Build to one window store and one processor, named as the merge processor.
+		self := &selfJoin{window: thisStore.name, beforeMs: windows.beforeMs, afterMs: windows.afterMs, retentionMs: retention, joiner: jf}
+		n.selfJoin = &selfJoinRewrite{other: otherW, write: func(t *processor.Topology, _ []string) error {
+			if err := t.AddProcessor(mergeN, processor.ProcessorSupplier[any, any, any, any](self), thisWindowed); err != nil {
+				return err
+			}
+			return t.AddStateStore(thisStore.build(), thisWindowed, mergeN)
+		}}
+	}
 	srcs := append(append([]string(nil), this.sourceNodes...), that.sourceNodes...)
 	return KStream[K, VR]{s: &streamImpl{b: b, name: mergeN, node: n, keySerde: keySerde, sourceNodes: srcs}}
+}
+
+// selfJoinRewrite is how Build rewrites a stream-stream join of a stream with itself under
+// single.store.self.join: other is the second windowed node (removed), write the join's
+// single-processor form. Java: InternalStreamsBuilder.rewriteSingleStoreSelfJoin and
+// StreamStreamJoinNode's self-join branch.
+type selfJoinRewrite struct {
+	other *graphNode
+	write func(t *processor.Topology, parents []string) error
+}
+
+// rewriteSelfJoins applies single.store.self.join to every self-join (inner, left and outer
+// alike, as Java does: every record of a self-join finds itself, so only records a left or
+// outer join would emit unmatched, with a null key or late, are lost).
+func (b *StreamsBuilder) rewriteSelfJoins() {
+	for _, n := range b.nodes {
+		if n.selfJoin == nil || n.removed {
+			continue
+		}
+		o := n.selfJoin.other
+		for _, p := range slices.Clone(o.parents) {
+			p.removeChild(o)
+		}
+		o.removeChild(n)
+		o.removed = true
+		n.write = n.selfJoin.write
+		n.selfJoin = nil
+	}
+}
+
+// selfJoin is the processor supplier of a rewritten self-join: one window store holds the
+// stream (written by the windowed processor after the record passed), and each record joins
+// the records before and after it, and itself. Java: KStreamKStreamSelfJoin.
+type selfJoin struct {
+	window            string
+	beforeMs, afterMs int64
+	retentionMs       int64
+	joiner            untypedJoiner
+}
+
+func (s *selfJoin) Get() processor.Processor[any, any, any, any] {
+	return &selfJoinProc{s: s, streamTime: -1}
+}
+
+type selfJoinProc struct {
+	s          *selfJoin
+	ctx        processor.ProcessorContext[any, any]
+	st         store.WindowStore[any, any]
+	streamTime int64
+}
+
+func (p *selfJoinProc) Init(ctx processor.ProcessorContext[any, any]) error {
+	p.ctx = ctx
+	st, err := processor.GetStateStore[store.WindowStore[any, any]](ctx, p.s.window)
+	p.st = st
+	return err
+}
+
+func (p *selfJoinProc) Close() error { return nil }
+
+// fetch returns the stored records of key in [from, to] (clamped at 0), in time order.
+func (p *selfJoinProc) fetch(key any, from, to int64) ([]store.KeyValue[int64, any], error) {
+	it := p.st.FetchTimeRange(key, max(0, from), max(0, to))
+	defer it.Close()
+	var out []store.KeyValue[int64, any]
+	for it.Next() {
+		out = append(out, store.KeyValue[int64, any]{Key: it.Key(), Value: it.Value()})
+	}
+	return out, it.Err()
+}
+
+func (p *selfJoinProc) Process(r processor.Record[any, any]) error {
+	if r.Key == nil || r.Value == nil {
+		if d, ok := p.ctx.(ktable.DroppedRecordsSensor); ok {
+			d.RecordDropped(1) // Java: StreamStreamJoinUtil.skipRecord
+		}
+		return nil
+	}
+	s, ts := p.s, r.Timestamp
+	self, err := s.joiner(r.Key, r.Value, r.Value)
+	if err != nil {
+		return err
+	}
+	p.streamTime = max(p.streamTime, ts)
+	emitSelf := ts > p.streamTime-s.retentionMs+1
+	emitted := false
+	forward := func(v any, t int64) error {
+		rec := r
+		rec.Value, rec.Timestamp = v, t
+		return p.ctx.Forward(rec)
+	}
+	// this record as the left side, stored records as the right side
+	others, err := p.fetch(r.Key, ts-s.beforeMs, ts+s.afterMs)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		v, err := s.joiner(r.Key, r.Value, o.Value)
+		if err != nil {
+			return err
+		}
+		if err := forward(v, max(ts, o.Key)); err != nil {
+			return err
+		}
+	}
+	// stored records as the left side; the self pair comes in timestamp order among them
+	if others, err = p.fetch(r.Key, ts-s.afterMs, ts+s.beforeMs); err != nil {
+		return err
+	}
+	for _, o := range others {
+		if ts < max(ts, o.Key) && !emitted && emitSelf {
+			emitted = true
+			if err := forward(self, ts); err != nil {
+				return err
+			}
+		}
+		v, err := s.joiner(r.Key, o.Value, r.Value)
+		if err != nil {
+			return err
+		}
+		if err := forward(v, max(ts, o.Key)); err != nil {
+			return err
+		}
+	}
+	if !emitted && emitSelf {
+		return forward(self, ts)
+	}
+	return nil
 }

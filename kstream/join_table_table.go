@@ -96,6 +96,7 @@ func tableTableJoin[K, V, VO, VR any](t KTable[K, V], other *tableImpl, joiner f
 			mi.keySerde = t.t.keySerde
 		}
 		result.keySerde, result.valueSerde = mi.keySerde, mi.valueSerde
+		result.versioned = mi.versioned != nil
 		storeName, queryable, sb = mi.storeName, mi.queryableName(), mi.storeBuilder
 	}
 	thisStores := t.t.valueGetterSupplier().StoreNames()

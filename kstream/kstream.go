@@ -530,7 +530,7 @@ func (s KStream[K, V]) ToTable(opts ...TableOption[K, V]) KTable[K, V] {
 		}
 		return nil
 	}), parent)
-	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: src, queryableName: mi.queryableName(),
+	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: src, queryableName: mi.queryableName(), versioned: mi.versioned != nil,
 		sourceNodes: sources}}
 }
 

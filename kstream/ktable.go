@@ -21,6 +21,20 @@ type tableImpl struct {
 	queryableName string
 	// sourceNodes: see streamImpl.sourceNodes.
 	sourceNodes []string
+	// versioned: the table is versioned (KIP-914): materialized with a versioned store, or an
+	// unmaterialized filter/mapValues/transformValues of a versioned table. Java:
+	// InternalStreamsBuilder.isVersionedOrVersionedUpstream.
+	versioned bool
+}
+
+// versionedOutput reports whether an operator on t with the materialization mi (nil: none)
+// produces a versioned table: a materialized result is versioned when its store is, an
+// unmaterialized one when t is (Java: KTableImpl.maybeSetOutputVersioned).
+func (t *tableImpl) versionedOutput(mi *materializedInternal, storeName string) bool {
+	if storeName != "" && mi != nil {
+		return mi.versioned != nil
+	}
+	return t.versioned
 }
 
 // KTable is a changelog stream seen as a table: the latest value per key, updated by upserts
@@ -85,7 +99,7 @@ func Table[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K, V], m
 		b.fail(dslErr(ErrNoTopics, "table %s: a topic is needed", tblName))
 	}
 	return KTable[K, V]{t: &tableImpl{b: b, name: tblName, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde),
-		supplier: src, queryableName: mi.queryableName(), sourceNodes: []string{srcName}}}
+		supplier: src, queryableName: mi.queryableName(), sourceNodes: []string{srcName}, versioned: mi.versioned != nil}}
 }
 
 // GlobalKTable is a table fully replicated to every instance, read by stream-globalTable
@@ -188,9 +202,12 @@ func (t KTable[K, V]) filter(pred func(K, V) bool, not bool, opts []TableOption[
 		b.fail(dslErr(ErrNilFunction, "%s: predicate must not be nil", name))
 	}
 	sup := ktable.NewFilter(t.t.supplier, predicateOf(pred), not, storeName)
+	if t.t.versioned {
+		sup.UseVersionedSemantics()
+	}
 	n := b.addNode(processorNode(name, sup, nil, storeBuilderIf(storeName, mi)), t.t.node)
 	return KTable[K, V]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: sup, queryableName: storeName,
-		sourceNodes: t.t.sourceNodes}}
+		sourceNodes: t.t.sourceNodes, versioned: t.t.versionedOutput(mi, storeName)}}
 }
 
 // materializeNoGen resolves a Materialized given to a table operator: without a store name it
@@ -256,7 +273,7 @@ func tableMapValues[K, V, VR any](t KTable[K, V], f func(K, V) VR, opts []TableO
 	sup := ktable.NewMapValues(t.t.supplier, mapper, storeName)
 	n := b.addNode(processorNode(name, sup, nil, storeBuilderIf(storeName, mi)), t.t.node)
 	return KTable[K, VR]{t: &tableImpl{b: b, name: name, node: n, keySerde: keySerde, valueSerde: valueSerde, supplier: sup, queryableName: storeName,
-		sourceNodes: t.t.sourceNodes}}
+		sourceNodes: t.t.sourceNodes, versioned: t.t.versionedOutput(mi, storeName)}}
 }
 
 // ToStream returns the stream of the table's updates (deletes as null values). Java: toStream.

@@ -33,6 +33,7 @@ const (
 	tableSourceName    = "KTABLE-SOURCE-"
 	tableFilterName    = "KTABLE-FILTER-"
 	tableMapValuesName = "KTABLE-MAPVALUES-"
+	tableTransformName = "KTABLE-TRANSFORMVALUES-"
 	tableSelectName    = "KTABLE-SELECT-"
 	tableToStreamName  = "KTABLE-TOSTREAM-"
 	tableAggName       = "KTABLE-AGGREGATE-"

@@ -19,8 +19,11 @@ const (
 	// a single repartition topic, placed right after that operation. Java:
 	// StreamsConfig.MERGE_REPARTITION_TOPICS.
 	MergeRepartitionTopics = "merge.repartition.topics"
-	// SingleStoreSelfJoin lets a stream-stream self-join use one store. Java:
-	// StreamsConfig.SINGLE_STORE_SELF_JOIN (accepted; applied by the join operators).
+	// SingleStoreSelfJoin rewrites a stream-stream join of a stream with itself (s.JoinStream(s,
+	// ...), also the left and outer forms) to one window store and one join processor named as
+	// the merge processor (KIP-862). As in Java, the rewritten join emits what an inner
+	// self-join emits: a left or outer self-join loses its records with a null key and its
+	// late records. Java: StreamsConfig.SINGLE_STORE_SELF_JOIN.
 	SingleStoreSelfJoin = "single.store.self.join"
 )
 

@@ -124,7 +124,15 @@ type graceSupplier interface{ GraceMs() int64 }
 // "<application.id>-<store>-changelog" unless the buffer config disables logging; after a
 // restart or a task move the buffer is restored from it and the held updates are emitted once
 // stream time passes them again. The table asks its parent for old
-// values, as Java. Java: KTable.suppress.
+// values, as Java.
+//
+// Suppression emits only when stream time advances, and stream time moves only with the
+// records that reach the suppress processor (the updates of the table above it, so with the
+// record cache on only when the cache forwards them): wall-clock time never releases a
+// buffered update, neither for SuppressedUntilWindowCloses nor for SuppressedUntilTimeLimit.
+// On a quiet topic the last windows or keys stay buffered until later records arrive, as in
+// Java; to release them, write a record with a later timestamp to every input partition now
+// and then (see EmitOnWindowClose and Example_closeWindowsOnQuietTopic). Java: KTable.suppress.
 func (t KTable[K, V]) Suppress(s Suppressed) KTable[K, V] {
 	b := t.t.b
 	var name string

@@ -387,6 +387,12 @@ func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix s
 	if _, err := store.Stores.PersistentSessionStore(mi.storeName, msDuration(retention)); err != nil {
 		b.fail(dslErr(ErrInvalidWindows, "session store %s: %v", mi.storeName, err))
 	}
+	if w.emit.onClose {
+		// Java never caches the store of a session aggregation that emits on window close
+		// (SessionStoreMaterializer): a cache would keep sessions the store has already
+		// expired, and a record within their gap would merge into them.
+		mi.caching = false
+	}
 	sb := sessionStoreBuilder(mi, retention)
 	var keySerde serde.Serde[any]
 	if mi.keySerde != nil {

@@ -193,8 +193,15 @@ func EmitOnWindowUpdate() EmitStrategy { return EmitStrategy{} }
 // once per EmitIntervalWindowedAggregationConfig of wall-clock time (default 1000 ms), when a
 // record arrives, so a window's result can come up to that long after the record that closed
 // it; the test driver sets the interval to 0, as Java's TopologyTestDriver does, so there every
-// record that moves stream time past a window's end plus grace emits it at once. Java:
-// EmitStrategy.onWindowClose().
+// record that moves stream time past a window's end plus grace emits it at once.
+//
+// Only records close windows, never the clock: stream time is the largest timestamp the
+// aggregation has seen (per task, that is per input partition), and a window's result comes
+// when a later record, with a key, advances it past the window's end plus grace. On a quiet
+// topic the last windows stay open until more records arrive, as in Java. To close them, have
+// a producer write a record with a later timestamp to every input partition now and then, for
+// instance under a key of its own that the application filters out of the results (see
+// Example_closeWindowsOnQuietTopic). Java: EmitStrategy.onWindowClose().
 func EmitOnWindowClose() EmitStrategy { return EmitStrategy{onClose: true} }
 
 // Java's internal properties throttling the DSL's emission checks, set in the application's

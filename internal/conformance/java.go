@@ -17,6 +17,11 @@ import (
 // Makefile sets it for `make test`). Without it, RunJava and DescribeJava skip the test.
 const ClasspathEnv = "KSTREAMS_CONFORMANCE_CP"
 
+// DroppedRecordsTopic is the pseudo topic on which the Runner reports the driver's
+// dropped-records total (a long value, no key, timestamp 0) after each step that changed it,
+// after that step's records, for topologies that ask for it (conformance/README.md).
+const DroppedRecordsTopic = "dropped-records"
+
 // RunnerClass is the Java main class of the harness.
 const RunnerClass = "io.kstreams.conformance.Runner"
 

@@ -29,7 +29,7 @@ func (f *Forwarder) MaybeForward(r processor.Record[any, any]) error {
 	}
 	if !f.sendOldValues {
 		c := r.Value.(Change)
-		r.Value = Change{New: c.New}
+		r.Value = Change{New: c.New, NotLatest: c.NotLatest}
 	}
 	return f.ctx.Forward(r)
 }

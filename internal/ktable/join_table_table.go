@@ -351,13 +351,12 @@ func (p *mergeProc) Init(ctx processor.ProcessorContext[any, any]) error {
 func (p *mergeProc) Process(r processor.Record[any, any]) error {
 	c := r.Value.(Change)
 	if p.st != nil {
-		if err := put(p.st, r.Key, c.New, r.Timestamp); err != nil {
-			return err
-		}
-		return p.fwd.MaybeForward(r)
+		// A result materialized as a versioned table: the store says whether it is the
+		// latest version (KIP-914; Java: KTableKTableJoinMerger.process).
+		return forwardChange(p.ctx, p.st, p.fwd, r, c)
 	}
 	if !p.m.sendOldValues {
-		r.Value = Change{New: c.New}
+		r.Value = Change{New: c.New, NotLatest: c.NotLatest}
 	}
 	return p.ctx.Forward(r)
 }

@@ -40,6 +40,21 @@ func put(st Store, key, value any, ts int64) error {
 	return st.Put(key, store.MakeValueAndTimestamp(value, ts))
 }
 
+// putLatest writes value to st at ts as the table operators do (Java: KeyValueStoreWrapper.put
+// and its put return code): for a versioned table's store, stored is false when ts is beyond
+// the history retention (nothing stored; the operator forwards nothing) and notLatest reports
+// a version older than the key's latest (KIP-914); other stores always store the latest value.
+func putLatest(st Store, key, value any, ts int64) (stored, notLatest bool, err error) {
+	if v, ok := st.(*VersionedView); ok {
+		res, err := v.PutAt(key, value, ts)
+		if err != nil || res == store.PutReturnCodeNotPut {
+			return false, false, err
+		}
+		return true, res != store.PutReturnCodeValidToUndefined, nil
+	}
+	return true, false, st.Put(key, store.MakeValueAndTimestamp(value, ts))
+}
+
 // putReusing is put that reuses old, a value read from st just before and owned by the caller,
 // when st hands out values nobody else holds (store.FreshValuesStore); fresh caches that.
 func putReusing(st Store, fresh bool, key, value any, ts int64, old *ValueAndTimestamp) error {
@@ -166,7 +181,14 @@ type Filter struct {
 	not           bool
 	queryableName string
 	sendOldValues bool
+	versioned     bool
 }
+
+// UseVersionedSemantics tells the filter that its input is a versioned table (KIP-914: the
+// table or one upstream of it is materialized as versioned): it then forwards an update that
+// is a delete before and after, which it otherwise drops when sending old values. Java:
+// KTableFilter.setUseVersionedSemantics.
+func (f *Filter) UseVersionedSemantics() { f.versioned = true }
 
 // NewFilter returns the supplier; storeName "" means not materialized. It asks parent for old
 // values without forcing materialization, as Java's constructor does.
@@ -254,17 +276,28 @@ func (p *filterProc) Process(r processor.Record[any, any]) error {
 			return err
 		}
 	}
-	if p.f.sendOldValues && ov == nil && nv == nil {
+	if p.f.sendOldValues && ov == nil && nv == nil && !p.f.versioned {
 		return nil
 	}
-	r.Value = Change{New: nv, Old: ov}
-	if p.st != nil {
-		if err := put(p.st, r.Key, nv, r.Timestamp); err != nil {
-			return err
-		}
-		return p.fwd.MaybeForward(r)
+	return forwardChange(p.ctx, p.st, p.fwd, r, Change{New: nv, Old: ov, NotLatest: c.NotLatest})
+}
+
+// forwardChange forwards the Change c of a table operator: through its store when it has one
+// (the store decides whether c is the latest version, and a versioned store may refuse a
+// version beyond its history, which is then not forwarded), else at once with c's own NotLatest.
+// Java: the process methods of KTableFilter, KTableMapValues and KTableTransformValues.
+func forwardChange(ctx processor.ProcessorContext[any, any], st Store, fwd *Forwarder, r processor.Record[any, any], c Change) error {
+	if st == nil {
+		r.Value = c
+		return ctx.Forward(r)
 	}
-	return p.ctx.Forward(r)
+	stored, notLatest, err := putLatest(st, r.Key, c.New, r.Timestamp)
+	if err != nil || !stored {
+		return err
+	}
+	c.NotLatest = notLatest
+	r.Value = c
+	return fwd.MaybeForward(r)
 }
 
 // MapValues is the supplier of KTable.mapValues (also the transform a table's toStream-less
@@ -352,14 +385,7 @@ func (p *mapValuesProc) Process(r processor.Record[any, any]) error {
 			return err
 		}
 	}
-	r.Value = Change{New: nv, Old: ov}
-	if p.st != nil {
-		if err := put(p.st, r.Key, nv, r.Timestamp); err != nil {
-			return err
-		}
-		return p.fwd.MaybeForward(r)
-	}
-	return p.ctx.Forward(r)
+	return forwardChange(p.ctx, p.st, p.fwd, r, Change{New: nv, Old: ov, NotLatest: c.NotLatest})
 }
 
 // derivedGetterSupplier computes values from the parent table's getter (non-materialized

@@ -207,6 +207,12 @@ func (n *node) sink(rec processor.Record[any, any]) error {
 	if !ok {
 		return t.cfg.Collector.Send(out)
 	}
+	if len(parts) == 0 {
+		// No partition: the record is dropped and counted (KIP-837; Java:
+		// RecordCollectorImpl.send records it on the task's dropped-records sensor).
+		t.group.dropped++
+		return nil
+	}
 	var sent []int32
 	for _, p := range parts {
 		if slices.Contains(sent, p) {

@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.Properties;
 import java.util.function.Function;
 import org.apache.kafka.common.serialization.Serde;
@@ -28,6 +30,8 @@ import org.apache.kafka.streams.kstream.Repartitioned;
 import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.processor.RecordContext;
 import org.apache.kafka.streams.processor.TopicNameExtractor;
+import org.apache.kafka.streams.processor.StreamPartitioner;
+import org.apache.kafka.streams.kstream.ValueTransformerWithKey;
 import org.apache.kafka.streams.processor.api.FixedKeyProcessor;
 import org.apache.kafka.streams.processor.api.FixedKeyProcessorContext;
 import org.apache.kafka.streams.processor.api.FixedKeyRecord;
@@ -61,6 +65,7 @@ final class DslTopologies {
         private final String name;
         private final java.util.function.Consumer<StreamsBuilder> body;
         private final Map<String, TopicTypes> types = new LinkedHashMap<>();
+        private boolean droppedRecords;
 
         Dsl(final String name, final java.util.function.Consumer<StreamsBuilder> body, final Object... types) {
             this.name = name;
@@ -98,6 +103,83 @@ final class DslTopologies {
         public Map<String, TopicTypes> topicTypes() {
             return types;
         }
+
+        /** Makes the Runner report the dropped-records count (RefTopology#reportsDroppedRecords). */
+        Dsl withDroppedRecords() {
+            droppedRecords = true;
+            return this;
+        }
+
+        @Override
+        public boolean reportsDroppedRecords() {
+            return droppedRecords;
+        }
+    }
+
+    /**
+     * A partitioner that drops values starting with "drop" (no partition), sends values starting
+     * with "zero" to partition 0, and leaves the rest to the default partitioner.
+     */
+    static final class DropPartitioner implements StreamPartitioner<String, String> {
+        @Override
+        public Optional<Set<Integer>> partitions(final String topic, final String key, final String value, final int n) {
+            if (value != null && value.startsWith("drop")) {
+                return Optional.of(Set.of());
+            }
+            if (value != null && value.startsWith("zero")) {
+                return Optional.of(Set.of(0));
+            }
+            return Optional.empty();
+        }
+    }
+
+    /** "value@timestamp/topic:partition:offset" of the record the transformer sees; null stays null. */
+    static final class MetaTransformer implements ValueTransformerWithKey<String, String, String> {
+        private org.apache.kafka.streams.processor.ProcessorContext ctx;
+
+        @Override
+        public void init(final org.apache.kafka.streams.processor.ProcessorContext context) {
+            ctx = context;
+        }
+
+        @Override
+        public String transform(final String key, final String value) {
+            if (value == null) {
+                return null;
+            }
+            return value + "@" + ctx.timestamp() + "/" + ctx.topic() + ":" + ctx.partition() + ":" + ctx.offset();
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** "value#n": n counts the transformer's calls per key in the store it is given; null stays null. */
+    static final class CountingTransformer implements ValueTransformerWithKey<String, String, String> {
+        private final String storeName;
+        private KeyValueStore<String, Long> seen;
+
+        CountingTransformer(final String storeName) {
+            this.storeName = storeName;
+        }
+
+        @Override
+        public void init(final org.apache.kafka.streams.processor.ProcessorContext context) {
+            seen = context.getStateStore(storeName);
+        }
+
+        @Override
+        public String transform(final String key, final String value) {
+            final Long prev = seen.get(key);
+            final long n = prev == null ? 1 : prev + 1;
+            seen.put(key, n);
+            return value == null ? null : value + "#" + n;
+        }
+
+        @Override
+        public void close() {
+        }
     }
 
     /** Topic name extractor: "dsl-extractor-" + first character of the key, or "-none". */
@@ -115,6 +197,35 @@ final class DslTopologies {
 
     static List<RefTopology> all() {
         return List.of(
+            // a StreamPartitioner that returns no partitions drops the record (KIP-837) and
+            // counts it in dropped-records, at a sink and at a repartition.
+            new Dsl("dsl-partitioner-drop", b -> {
+                final KStream<String, String> s = b.stream("dsl-partitioner-drop-input", Consumed.with(S, S));
+                s.to("dsl-partitioner-drop-output", Produced.with(S, S).withStreamPartitioner(new DropPartitioner()));
+                s.mapValues(v -> v == null ? null : v.substring(v.indexOf(':') + 1))
+                    .repartition(Repartitioned.<String, String>as("rp").withStreamPartitioner(new DropPartitioner()))
+                    .to("dsl-partitioner-drop-rp", Produced.with(S, S));
+            }, "output", SS, "rp", SS, "rp-repartition", SS).withDroppedRecords(),
+            // KTable.transformValues: record metadata in the processor and through a value getter
+            // (a stream-table join), a store-reading transformer materialized and named (old values
+            // from its store), and one not materialized whose old values are transformed again.
+            new Dsl("dsl-table-transform", b -> {
+                b.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("tv-seen"), S, L));
+                b.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("tv-seen2"), S, L));
+                final KTable<String, String> t = b.table("dsl-table-transform-input", Consumed.with(S, S));
+                final KTable<String, String> meta = t.transformValues(MetaTransformer::new);
+                meta.toStream().to("dsl-table-transform-output", Produced.with(S, S));
+                b.stream("dsl-table-transform-lookup", Consumed.with(S, S))
+                    .join(meta, (a, m) -> a + "|" + m).to("dsl-table-transform-joined", Produced.with(S, S));
+                t.transformValues(() -> new CountingTransformer("tv-seen"),
+                        Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("tv-store").withValueSerde(S),
+                        Named.as("tv-count"), "tv-seen")
+                    .groupBy((k, v) -> KeyValue.pair(v.substring(0, 1), k), Grouped.with(S, S))
+                    .count().toStream().to("dsl-table-transform-count", Produced.with(S, L));
+                t.transformValues(() -> new CountingTransformer("tv-seen2"), "tv-seen2")
+                    .groupBy((k, v) -> KeyValue.pair(v.substring(v.indexOf('#')), k), Grouped.with(S, S))
+                    .count().toStream().to("dsl-table-transform-count2", Produced.with(S, L));
+            }, "output", SS, "joined", SS, "count", SL, "count2", SL),
             // filter, filterNot, mapValues (both forms), flatMapValues, peek, foreach, and a
             // global table (describe only). Null values are filtered out first.
             new Dsl("dsl-stateless", b -> {

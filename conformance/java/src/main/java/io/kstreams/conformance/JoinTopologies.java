@@ -65,6 +65,16 @@ final class JoinTopologies {
                 s.join(g, (k, v) -> v == null ? null : v.substring(0, 1), J).to("join-global-inner", Produced.with(S, S));
                 s.leftJoin(g, (k, v) -> v == null ? null : v.substring(0, 1), J, Named.as("gleft")).to("join-global-left", Produced.with(S, S));
             }, "inner", DslTopologies.SS, "left", DslTopologies.SS),
+            // self-joins (KIP-862): an inner join of a stream with itself, which
+            // topology.optimization=all or single.store.self.join rewrites to one store and one
+            // processor; a left self-join and a join with a mapped copy are not rewritten.
+            new DslTopologies.Dsl("join-self", b -> {
+                final KStream<String, String> s = b.stream("join-self-input", Consumed.with(S, S));
+                s.join(s, J, JoinWindows.ofTimeDifferenceWithNoGrace(Duration.ofMillis(10))).to("join-self-output", Produced.with(S, S));
+                s.leftJoin(s, J, JoinWindows.ofTimeDifferenceWithNoGrace(Duration.ofMillis(10))).to("join-self-left", Produced.with(S, S));
+                s.join(s.mapValues(v -> v + "'"), J, JoinWindows.ofTimeDifferenceWithNoGrace(Duration.ofMillis(10)))
+                    .to("join-self-mapped", Produced.with(S, S));
+            }, "output", DslTopologies.SS, "left", DslTopologies.SS, "mapped", DslTopologies.SS),
             // stream-stream inner join, 100 ms, no grace.
             new DslTopologies.Dsl("join-ss-inner", b -> {
                 final KStream<String, String> l = b.stream("join-ss-inner-left", Consumed.with(S, S));

@@ -46,4 +46,13 @@ public interface RefTopology {
     default TopicTypes typesFor(final String topic) {
         return topicTypes().getOrDefault(topic, TopicTypes.BYTES);
     }
+
+    /**
+     * Whether the Runner reports the driver's dropped-records count: after each step whose
+     * records changed it, one line on the pseudo topic {@link Runner#DROPPED_RECORDS_TOPIC}
+     * (value: the new total as a long), written after that step's records.
+     */
+    default boolean reportsDroppedRecords() {
+        return false;
+    }
 }

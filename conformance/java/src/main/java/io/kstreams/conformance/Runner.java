@@ -1,5 +1,8 @@
 package io.kstreams.conformance;
 
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -50,6 +53,15 @@ import org.apache.kafka.streams.test.TestRecord;
 public final class Runner {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The pseudo topic of the dropped-records reports (see RefTopology#reportsDroppedRecords). */
+    static final String DROPPED_RECORDS_TOPIC = "dropped-records";
+
+    /** The last dropped-records total reported. */
+    private static double lastDropped;
+
+    /** Set once the driver is closed: its metrics are gone, so no dropped-records report follows. */
+    private static boolean driverClosed;
 
     private Runner() {
     }
@@ -218,6 +230,7 @@ public final class Runner {
             }
             closed = true;
             driver.close();
+            driverClosed = true;
             drain(ref, driver, outputs, events.size(), out);
         } finally {
             if (!closed) {
@@ -301,6 +314,29 @@ public final class Runner {
                     ho.put("key", h.key());
                     ho.set("value", ValueType.BYTES.toJson(h.value()));
                 }
+                out.write(JSON.writeValueAsString(line));
+                out.write('\n');
+            }
+        }
+        if (ref.reportsDroppedRecords() && !driverClosed) {
+            double total = 0;
+            for (final Map.Entry<MetricName, ? extends Metric> m : driver.metrics().entrySet()) {
+                if (m.getKey().name().equals("dropped-records-total") && m.getKey().group().equals("stream-task-metrics")) {
+                    total += ((Number) m.getValue().metricValue()).doubleValue();
+                }
+            }
+            if (total != lastDropped) {
+                lastDropped = total;
+                final long n = (long) total;
+                final ObjectNode line = JSON.createObjectNode();
+                line.put("step", step);
+                line.put("topic", DROPPED_RECORDS_TOPIC);
+                line.putNull("key");
+                line.set("value", ValueType.LONG.toJson(n));
+                line.putNull("keyBytes");
+                line.set("valueBytes", ValueType.hexOrNull(java.nio.ByteBuffer.allocate(8).putLong(n).array()));
+                line.put("timestamp", 0L);
+                line.putArray("headers");
                 out.write(JSON.writeValueAsString(line));
                 out.write('\n');
             }

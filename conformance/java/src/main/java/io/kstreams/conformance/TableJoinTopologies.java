@@ -134,6 +134,27 @@ final class TableJoinTopologies {
                 final KTable<String, String> plain = b.table("ver-tt-plain", Consumed.with(S, S));
                 plain.outerJoin(r, J).toStream().to("ver-tt-outer", Produced.with(S, S));
             }, "output", DslTopologies.SS, "left-output", DslTopologies.SS, "outer", DslTopologies.SS),
+            // versioned tables reaching joins through mapValues and filter, joined in both
+            // directions and with a plain table: out-of-order updates (and those beyond the
+            // history) are stored but never joined, from either side; a join materialized as a
+            // versioned table feeds another join.
+            new DslTopologies.Dsl("ver-tt-chain", b -> {
+                final KTable<String, String> l = b.table("ver-tt-chain-left", Consumed.with(S, S),
+                    Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("ver-tt-chain-l", Duration.ofMillis(50))));
+                final KTable<String, String> r = b.table("ver-tt-chain-right", Consumed.with(S, S),
+                    Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("ver-tt-chain-r", Duration.ofMillis(50))));
+                final KTable<String, String> plain = b.table("ver-tt-chain-plain", Consumed.with(S, S));
+                final KTable<String, String> lm = l.mapValues(v -> v.toLowerCase(java.util.Locale.ROOT));
+                final KTable<String, String> rf = r.filter((k, v) -> !v.startsWith("x"));
+                lm.join(rf, J).toStream().to("ver-tt-chain-output", Produced.with(S, S));
+                rf.join(lm, J).toStream().to("ver-tt-chain-reverse", Produced.with(S, S));
+                plain.leftJoin(rf, J).toStream().to("ver-tt-chain-left-output", Produced.with(S, S));
+                rf.outerJoin(plain, J).toStream().to("ver-tt-chain-outer", Produced.with(S, S));
+                l.join(r, J, Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("ver-tt-chain-j", Duration.ofMillis(50)))
+                        .withKeySerde(S).withValueSerde(S))
+                    .join(plain, J).toStream().to("ver-tt-chain-chain", Produced.with(S, S));
+            }, "output", DslTopologies.SS, "reverse", DslTopologies.SS, "left-output", DslTopologies.SS,
+                "outer", DslTopologies.SS, "chain", DslTopologies.SS),
             // a table aggregation over a versioned table: out-of-order updates are not aggregated.
             new DslTopologies.Dsl("ver-agg", b -> {
                 final KTable<String, String> v = b.table("ver-agg-versioned", Consumed.with(S, S),

@@ -233,6 +233,15 @@ final class WindowTopologies {
                 .count()
                 .toStream().to("win-session-emit-close-output"),
                 "output", BL),
+            // EmitStrategy.onWindowClose on session windows: Java never caches that store, so a
+            // record within the gap of a session already emitted and past the store's retention
+            // opens a new session, with caching on as with caching off.
+            new Win("win-session-emit-close-late", b -> grouped(b, "win-session-emit-close-late")
+                .windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofMillis(5), Duration.ofMillis(1)))
+                .emitStrategy(EmitStrategy.onWindowClose())
+                .count()
+                .toStream().to("win-session-emit-close-late-output"),
+                "output", BL),
             // EmitStrategy.onWindowClose on sliding windows (difference 5 ms, grace 2 ms).
             new Win("win-sliding-emit-close", b -> grouped(b, "win-sliding-emit-close")
                 .windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(Duration.ofMillis(5), Duration.ofMillis(2)))
