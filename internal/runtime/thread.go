@@ -53,8 +53,12 @@ type thread struct {
 	producer *produce.Producer
 	assignor *assignor
 	topics   []string
-	// restoreClient serves restore and standby reads (Java: the restore consumer).
+	// restoreClient serves restore and standby reads (Java: the restore consumer), on
+	// connections of its own: a sarama Broker holds its lock for a whole fetch, so the thread's
+	// fetches never wait for a restore's.
 	restoreClient sarama.Client
+	// updater restores new, promoted and standby tasks beside the processing (updater.go).
+	updater *stateUpdater
 
 	ctx  context.Context
 	done chan struct{}
@@ -63,6 +67,9 @@ type thread struct {
 	// whenever the group asks for a rejoin.
 	joined   group.Joined
 	needJoin bool
+	// awaitRestore: the thread rebalanced and stays REBALANCING until the state updater
+	// restored its active tasks.
+	awaitRestore bool
 
 	// tasks are the active tasks with their changelog state (restore, checkpoints,
 	// exactly-once store transactions).
@@ -70,8 +77,11 @@ type thread struct {
 	states map[processor.TaskID]*changelog.TaskState
 	// changelogOwner maps a changelog partition to the task writing it.
 	changelogOwner map[changelog.TopicPartition]processor.TaskID
-	reader         changelog.Reader
-	cache          *cache.ThreadCache
+	// reader reads changelogs for the state updater; standbyReader (on the same connections)
+	// for the thread's standby updates, without waiting on the broker for new records.
+	reader        changelog.Reader
+	standbyReader changelog.Reader
+	cache         *cache.ThreadCache
 	// standbys are the standby tasks (num.standby.replicas).
 	standbys    map[processor.TaskID]*standbyTask
 	lastStandby time.Time
@@ -83,6 +93,9 @@ type thread struct {
 	running          map[processor.TaskID]*task.Task
 	restoring        map[processor.TaskID]*task.Task
 	readableStandbys map[processor.TaskID]*task.Task
+	// locks holds the lock interactive queries take to read a task of restoring or
+	// readableStandbys that the state updater holds (its job's lock); absent: storeMu.
+	locks map[processor.TaskID]sync.Locker
 	// storeMu is held by the thread while it processes, punctuates, commits or closes its
 	// active tasks or applies changelog records to (or closes) a standby, and by interactive queries while they read a store of one of them: the
 	// stores and the thread's record cache are not safe for concurrent use. Java: the caching
@@ -113,8 +126,10 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		states: map[processor.TaskID]*changelog.TaskState{}, changelogOwner: map[changelog.TopicPartition]processor.TaskID{},
 		standbys: map[processor.TaskID]*standbyTask{}, running: map[processor.TaskID]*task.Task{},
 		readableStandbys: map[processor.TaskID]*task.Task{}, restoring: map[processor.TaskID]*task.Task{},
-		in: map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
+		locks: map[processor.TaskID]sync.Locker{},
+		in:    map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
 	th.log = r.log.With("thread", th.name)
+	th.updater = newStateUpdater(th.log, th.signal)
 	for _, s := range r.layout.Subtopologies {
 		th.topics = append(th.topics, s.Topics...)
 	}
@@ -165,6 +180,9 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		return nil, fmt.Errorf("%s: restore consumer: %w", th.name, err)
 	}
 	th.reader = changelog.NewSaramaReader(th.restoreClient, r.cfg.ExactlyOnce)
+	sr := changelog.NewSaramaReader(th.restoreClient, r.cfg.ExactlyOnce)
+	sr.MaxWait = 0
+	th.standbyReader = sr
 	if r.cfg.CacheMaxBytes > 0 {
 		th.cache = cache.New(r.cfg.CacheMaxBytes / int64(max(r.cfg.Threads, 1)))
 	}
@@ -273,6 +291,9 @@ func (th *thread) runOnce() error {
 		if th.maybeSendShutdown() {
 			return th.prepareRejoin(errShutdownRequest)
 		}
+		if err := th.handleRestored(); err != nil {
+			return err
+		}
 		got, err := th.pollInput()
 		if err != nil {
 			return err
@@ -359,6 +380,9 @@ var errShutdownRequest = errors.New("rejoining to announce the application's shu
 // shutdown closes the tasks (committed by the last round), leaves the group and closes the
 // clients.
 func (th *thread) shutdown() {
+	for _, j := range th.updater.close() {
+		th.closeJob(j, true)
+	}
 	th.closeTasks(true)
 	for id := range th.standbys {
 		th.closeStandby(id, true)
