@@ -82,6 +82,13 @@ func (th *thread) rebalance() error {
 		}
 		return &joinError{err: err}
 	}
+	return th.applyJoined(joined)
+}
+
+// applyJoined applies the generation a classic Join returned (on the thread, after rebalance's
+// Join or a background join): tasks lost with an expelled member are closed dirty, the
+// assignment is read and checked, and applyAssignment applies it.
+func (th *thread) applyJoined(joined group.Joined) error {
 	th.needJoin = false
 	th.joined = joined
 	if joined.Lost && len(th.tasks) > 0 {
@@ -113,6 +120,9 @@ func (th *thread) rebalance() error {
 		th.closeAll()
 		return fmt.Errorf("%s: %w: the group leader (member %s) answered with error code %d (%s); see the leader's log",
 			th.name, ErrAssignment, joined.LeaderID, got.errorCode, assignorErrorName(got.errorCode))
+	}
+	if err := th.commitBeforeRevoking(got); err != nil {
+		return err
 	}
 	revoked, err := th.applyAssignment(got)
 	if err != nil || th.ctx.Err() != nil {

@@ -67,6 +67,9 @@ type thread struct {
 	// whenever the group asks for a rejoin.
 	joined   group.Joined
 	needJoin bool
+	// join is the classic Join running beside the processing during a cooperative rebalance
+	// (rejoin.go), nil when none runs.
+	join *backgroundJoin
 	// awaitRestore: the thread rebalanced and stays REBALANCING until the state updater
 	// restored its active tasks.
 	awaitRestore bool
@@ -215,6 +218,9 @@ func (th *thread) run() {
 	backoff := 100 * time.Millisecond
 	for th.ctx.Err() == nil {
 		err := th.runOnce()
+		if err != nil {
+			th.awaitJoin() // a background join (rejoin.go) ends before the thread rejoins
+		}
 		if err == nil {
 			backoff = 100 * time.Millisecond
 			continue
@@ -281,18 +287,35 @@ func (th *thread) runOnce() error {
 			return err
 		}
 		if th.ctx.Err() != nil {
+			if th.join != nil {
+				// Closing in the middle of a background join: the member left the group, so
+				// what was processed since the last commit cannot be committed.
+				th.awaitJoin()
+				th.abortTransaction()
+				th.closeTasks(false)
+				return nil
+			}
 			// Closing: commit what was processed (the tasks are closed clean in shutdown).
 			return th.commit(true)
 		}
 		th.member.Poll()
-		if err := th.member.RejoinNeeded(); err != nil {
-			return th.prepareRejoin(err)
+		if th.join != nil {
+			if err := th.pollJoin(); err != nil {
+				return err
+			}
+		} else if err := th.member.RejoinNeeded(); err != nil {
+			if !th.joinsInBackground(err) {
+				return th.prepareRejoin(err)
+			}
+			th.startJoin(err) // rejoin.go: the tasks process on meanwhile
 		}
-		if th.maybeSendShutdown() {
-			return th.prepareRejoin(errShutdownRequest)
-		}
-		if err := th.handleRestored(); err != nil {
-			return err
+		if th.join == nil {
+			if th.maybeSendShutdown() {
+				return th.prepareRejoin(errShutdownRequest)
+			}
+			if err := th.handleRestored(); err != nil {
+				return err
+			}
 		}
 		got, err := th.pollInput()
 		if err != nil {
@@ -310,7 +333,7 @@ func (th *thread) runOnce() error {
 			th.reportLags()
 			th.lastLags = time.Now()
 		}
-		if err == nil && (time.Since(th.lastCommit) >= interval || th.commitRequested()) {
+		if err == nil && th.join == nil && (time.Since(th.lastCommit) >= interval || th.commitRequested()) {
 			start := time.Now()
 			err = th.commit(false)
 			th.lastCommit = time.Now()
@@ -326,7 +349,11 @@ func (th *thread) runOnce() error {
 		if errors.Is(err, group.ErrRebalanceInProgress) {
 			// At least once: the coordinator refused the commit because the group is
 			// rebalancing: rejoin (the offsets are committed later, if the tasks stay).
-			return th.prepareRejoin(err)
+			if !th.joinsInBackground(err) {
+				return th.prepareRejoin(err)
+			}
+			th.startJoin(err)
+			err = nil
 		}
 		if err != nil {
 			return err
