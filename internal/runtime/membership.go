@@ -17,14 +17,19 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// Group membership of a stream thread and the life of its tasks. Before it rejoins, the thread
-// commits every task (the final commit: all caches flushed) under the generation it is in, and
-// processes nothing until the new assignment arrives; then the tasks it keeps go on as they
-// were (their queues, fetch positions and stores: neither closed nor restored), the revoked
-// ones are closed clean, and the new ones are created and restored before processing resumes.
-// Every member stops processing its tasks before it sends its JoinGroup, so a task handed to
-// another member is never processed by two at once. Java: StreamThread's rebalance listener
-// with the TaskManager's handleAssignment.
+// Group membership of a stream thread and the life of its tasks. During a cooperative
+// rebalance of a member that stands in its generation, the classic JoinGroup/SyncGroup run
+// beside the processing (rejoin.go): the tasks it owns go on processing, since under
+// cooperative rebalancing no member is given a partition another member still owns; tasks the
+// new assignment revokes are committed under the new generation, then closed. Otherwise (the
+// first join, a lost generation, a shutdown request, and on the streams protocol) the thread
+// commits every task (the final commit: all caches flushed) under the generation it is in
+// before it rejoins. Either way the tasks it keeps go on as they were (their queues, fetch
+// positions and stores: neither closed nor restored), the revoked ones are closed clean, and
+// the new ones are created and handed to the state updater (updater.go), which restores them
+// while the thread processes the others; each joins processing once restored. Java:
+// StreamThread's rebalance listener with the TaskManager's handleAssignment and its
+// StateUpdater.
 
 // prepareRejoin is called when the group asks for a rejoin (why says why): the tasks are
 // committed under the current generation and a join is due. A member that lost its generation

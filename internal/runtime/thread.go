@@ -24,9 +24,12 @@ import (
 // member, a fetcher, a producer and its tasks, all on the batch-level client of
 // internal/kafka. Its loop (run, runOnce):
 //
-//   - membership.go: when the group needs it, commit, rejoin (JoinGroup/SyncGroup), and apply
-//     the assignment: tasks that stay are kept as they are (queues, positions, stores), revoked
-//     ones are closed, new ones created and restored, standbys kept current;
+//   - membership.go: when the group needs it, rejoin (JoinGroup/SyncGroup; during a
+//     cooperative rebalance beside the processing, rejoin.go), and apply the assignment: tasks
+//     that stay are kept as they are (queues, positions, stores), revoked ones are closed, new
+//     ones created and handed to the state updater, standbys kept current;
+//   - updater.go, restoring.go: the state updater restores new, promoted and standby tasks on
+//     a goroutine of its own; each loop takes the restored ones into processing;
 //   - input.go: the fetched chunks go into the tasks' partition queues; a full queue pauses
 //     its partition; lags for max.task.idle.ms; the positions to commit;
 //   - process.go: the tasks process their records and punctuate;
