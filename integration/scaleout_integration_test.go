@@ -59,7 +59,7 @@ func checkScaleOut(t *testing.T, b kafkatest.Broker) {
 	}()
 
 	newInstance := func(name string) *kstreams.KafkaStreams {
-		app, err := kstreams.New(pebbleCountTopology(t, input, output), failoverConfig(b.Addrs, appID, t.TempDir()))
+		app, err := kstreams.New(pebbleCountTopology(t, input, output), failoverConfig(b.Addrs, appID, t.TempDir(), kstreams.GroupProtocolClassic))
 		if err != nil {
 			t.Fatal(err)
 		}
