@@ -63,7 +63,7 @@ func (th *thread) buildTask(ctx context.Context, id processor.TaskID, lock sync.
 	return t, ts, nil
 }
 
-// newJob returns a job of task id with its checkpointed offsets as the first known ones.
+// newJob returns an empty job of task id (the caller sets its task, state and run).
 func newJob(id processor.TaskID, kind restoreKind) *restoreJob {
 	return &restoreJob{id: id, kind: kind}
 }
