@@ -16,6 +16,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/assignment"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
+	"github.com/kstreams-go/kstreams/internal/testhooks"
 	"github.com/kstreams-go/kstreams/processor"
 )
 
@@ -99,6 +100,8 @@ type assignor struct {
 	// the instance's threads (Runtime.shutdown.code); nil: 0.
 	errCode *atomic.Int32
 	log     *slog.Logger
+	// groupID is application.id (for the test hook testhooks.BeforeAssign).
+	groupID string
 	// offsetSums returns the task offset sums of the member's state (called from Join, on the
 	// thread's goroutine); nil: none.
 	offsetSums func() map[processor.TaskID]int64
@@ -136,6 +139,7 @@ func (a *assignor) init(th *thread) error {
 	}
 	r := th.rt
 	a.processID, a.endpoint, a.tags = pid, a.self.Host, r.cfg.ClientTags
+	a.groupID = r.cfg.ApplicationID
 	a.cfg = r.cfg.Assignment
 	a.cfg.NumStandbyReplicas = a.standbys
 	a.offsetSums = th.taskOffsetSums
@@ -283,6 +287,9 @@ func parseTaskID(s string) (processor.TaskID, bool) {
 // their member id): they get the error code ASSIGNMENT_ERROR and no tasks, and the partitions
 // they own go to no one else until they left.
 func (a *assignor) Assign(members []group.Subscription, partitions map[string]int32) (map[string]group.Assignment, error) {
+	if h := testhooks.BeforeAssign; h != nil {
+		h(a.groupID)
+	}
 	topics := make(map[string][]int32, len(partitions))
 	for t, n := range partitions {
 		ps := make([]int32, n)

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -18,14 +17,19 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// Group membership of a stream thread and the life of its tasks. Before it rejoins, the thread
-// commits every task (the final commit: all caches flushed) under the generation it is in, and
-// processes nothing until the new assignment arrives; then the tasks it keeps go on as they
-// were (their queues, fetch positions and stores: neither closed nor restored), the revoked
-// ones are closed clean, and the new ones are created and restored before processing resumes.
-// Every member stops processing its tasks before it sends its JoinGroup, so a task handed to
-// another member is never processed by two at once. Java: StreamThread's rebalance listener
-// with the TaskManager's handleAssignment.
+// Group membership of a stream thread and the life of its tasks. During a cooperative
+// rebalance of a member that stands in its generation, the classic JoinGroup/SyncGroup run
+// beside the processing (rejoin.go): the tasks it owns go on processing, since under
+// cooperative rebalancing no member is given a partition another member still owns; tasks the
+// new assignment revokes are committed under the new generation, then closed. Otherwise (the
+// first join, a lost generation, a shutdown request, and on the streams protocol) the thread
+// commits every task (the final commit: all caches flushed) under the generation it is in
+// before it rejoins. Either way the tasks it keeps go on as they were (their queues, fetch
+// positions and stores: neither closed nor restored), the revoked ones are closed clean, and
+// the new ones are created and handed to the state updater (updater.go), which restores them
+// while the thread processes the others; each joins processing once restored. Java:
+// StreamThread's rebalance listener with the TaskManager's handleAssignment and its
+// StateUpdater.
 
 // prepareRejoin is called when the group asks for a rejoin (why says why): the tasks are
 // committed under the current generation and a join is due. A member that lost its generation
@@ -83,6 +87,13 @@ func (th *thread) rebalance() error {
 		}
 		return &joinError{err: err}
 	}
+	return th.applyJoined(joined)
+}
+
+// applyJoined applies the generation a classic Join returned (on the thread, after rebalance's
+// Join or a background join): tasks lost with an expelled member are closed dirty, the
+// assignment is read and checked, and applyAssignment applies it.
+func (th *thread) applyJoined(joined group.Joined) error {
 	th.needJoin = false
 	th.joined = joined
 	if joined.Lost && len(th.tasks) > 0 {
@@ -115,6 +126,9 @@ func (th *thread) rebalance() error {
 		return fmt.Errorf("%s: %w: the group leader (member %s) answered with error code %d (%s); see the leader's log",
 			th.name, ErrAssignment, joined.LeaderID, got.errorCode, assignorErrorName(got.errorCode))
 	}
+	if err := th.commitBeforeRevoking(got); err != nil {
+		return err
+	}
 	revoked, err := th.applyAssignment(got)
 	if err != nil || th.ctx.Err() != nil {
 		return err
@@ -128,15 +142,18 @@ func (th *thread) rebalance() error {
 		}
 		th.assignor.scheduleFollowup(th.classic, next, why)
 	}
-	th.setState(ThreadRunning)
+	th.runningOnceRestored()
 	return nil
 }
 
 // applyAssignment applies the tasks received (from a classic assignment or the streams group
-// coordinator): active tasks kept stay as they are, revoked ones (committed before) are
-// closed clean, standbys are promoted, closed or created, new active tasks are created and
-// restored and their inputs assigned. It reports whether active tasks were revoked. Errors:
-// task creation and restore errors, the inputs' offset lookups.
+// coordinator): active tasks kept stay as they are (running, or restoring in the state
+// updater), revoked ones (committed before) are closed clean, restoring ones taken back from
+// the updater and closed with a checkpoint of what they restored; standbys are promoted,
+// closed or created, new active tasks are created and handed to the state updater, which
+// restores them beside the processing (handleRestored takes them into it). Nothing here waits
+// for a restore. It reports whether active tasks were revoked. Errors: task creation errors,
+// the inputs' offset lookups.
 func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 	for id := range th.tasks {
 		if _, ok := got.active[id]; !ok {
@@ -145,52 +162,61 @@ func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 			revoked = true
 		}
 	}
+	for _, j := range th.updater.list() {
+		_, active := got.active[j.id]
+		_, standby := got.standby[j.id]
+		switch {
+		case j.kind.active() && !active:
+			th.stopRestore(j.id, true) // revoked while restoring
+			revoked = true
+		case !j.kind.active() && (active || !standby):
+			// A standby being restored that became active restores as an active task from
+			// what it restored (checkpointed); one no longer assigned is closed.
+			th.stopRestore(j.id, true)
+		case active:
+			j.tps = slices.Clone(got.active[j.id]) // kept: restores on
+		}
+	}
 	// Standby tasks: promote the ones now active here, close the ones no longer assigned,
 	// create the new ones.
-	for id := range th.standbys {
+	for _, id := range sortedIDs(th.standbys) {
 		if _, ok := got.active[id]; ok {
-			if err := th.promote(th.ctx, id); err != nil {
-				th.log.Warn("promoting standby failed; restoring the task instead", "task", id.String(), "error", err)
-				th.closeStandby(id, false)
-			}
+			th.startPromotion(id, got.active[id])
 		} else if _, ok := got.standby[id]; !ok {
 			th.closeStandby(id, true)
 		}
 	}
 	for _, id := range sortedIDs(got.standby) {
-		if _, ok := got.active[id]; th.standbys[id] != nil || ok {
+		if _, ok := got.active[id]; th.standbys[id] != nil || ok || th.updater.job(id) != nil {
 			continue
 		}
-		sb, err := th.createStandby(th.ctx, id)
-		if err != nil {
+		if err := th.startStandby(id); err != nil {
+			if th.ctx.Err() != nil {
+				return revoked, nil
+			}
 			th.log.Warn("cannot create standby task", "task", id.String(), "error", err)
-			continue
 		}
-		th.standbys[id] = sb
-		th.mu.Lock()
-		th.readableStandbys[id] = sb.t
-		th.mu.Unlock()
 	}
-	ids := sortedIDs(got.active)
 	var fresh []kafka.TopicPartition
-	for _, id := range ids {
-		if th.tasks[id] != nil {
+	for _, id := range sortedIDs(got.active) {
+		switch {
+		case th.tasks[id] != nil:
 			if th.inputs[id] != nil {
 				continue // kept: its partitions stay assigned at their positions
 			}
-		} else {
-			t, err := th.createTask(th.ctx, id)
-			if err != nil {
+			for _, tp := range got.active[id] {
+				th.addInput(id, tp)
+				fresh = append(fresh, tp)
+			}
+		case th.updater.job(id) != nil:
+			// Restoring (or being promoted): its inputs are assigned once it runs.
+		default:
+			if err := th.startRestore(id, got.active[id]); err != nil {
 				if th.ctx.Err() != nil {
 					return revoked, nil
 				}
 				return revoked, err
 			}
-			th.tasks[id] = t
-		}
-		for _, tp := range got.active[id] {
-			th.addInput(id, tp)
-			fresh = append(fresh, tp)
 		}
 	}
 	if err := th.assignInputs(fresh); err != nil {
@@ -199,13 +225,6 @@ func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 	th.indexInputs()
 	th.assignor.setOwned(th.ownedPartitions())
 	th.reportTasks()
-	th.mu.Lock()
-	th.running = map[processor.TaskID]*task.Task{}
-	for id, t := range th.tasks {
-		th.running[id] = t
-	}
-	clear(th.restoring)
-	th.mu.Unlock()
 	return revoked, nil
 }
 
@@ -237,6 +256,7 @@ func (th *thread) checkAssignment(got received) error {
 // closeAll closes the active tasks (committed before the join) and the standbys clean.
 func (th *thread) closeAll() {
 	th.closeTasks(true)
+	th.closeRestoring(true, false)
 	for id := range th.standbys {
 		th.closeStandby(id, true)
 	}
@@ -244,11 +264,16 @@ func (th *thread) closeAll() {
 }
 
 // ownedPartitions returns the partitions this thread's active tasks read, sorted: what the
-// member owns (its consumer-protocol owned partitions).
+// member owns (its consumer-protocol owned partitions), those of the tasks restoring included.
 func (th *thread) ownedPartitions() []kafka.TopicPartition {
 	out := make([]kafka.TopicPartition, 0, len(th.in))
 	for tp := range th.in {
 		out = append(out, tp)
+	}
+	for _, j := range th.updater.list() {
+		if j.kind.active() {
+			out = append(out, j.tps...)
+		}
 	}
 	slices.SortFunc(out, func(a, b kafka.TopicPartition) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
@@ -260,9 +285,9 @@ func (th *thread) ownedPartitions() []kafka.TopicPartition {
 }
 
 // taskOffsetSums returns the task offset sums of this thread's subscription (Java:
-// TaskManager.taskOffsetSums): OffsetSumRunning for each active task with logged stores (all
-// are restored and running when the thread rejoins), the sum of the changelog offsets a standby
-// applied (of the last record each store holds), and, from the first thread only, the
+// TaskManager.taskOffsetSums): OffsetSumRunning for each running active task with logged
+// stores, the sum of the changelog offsets a standby applied (of the last record each store
+// holds), the sum of those a task the state updater restores holds so far, and, from the first thread only, the
 // checkpointed sums of the task directories in the state directory that no thread of this
 // instance holds (Java's threads report the directories they lock). Stateless tasks are left
 // out.
@@ -278,6 +303,11 @@ func (th *thread) taskOffsetSums() map[processor.TaskID]int64 {
 			continue
 		}
 		out[id] = offsetSum(sb.ts.Offsets())
+	}
+	for _, j := range th.updater.list() {
+		if len(j.ts.Partitions()) > 0 {
+			out[j.id] = j.offsetSum()
+		}
 	}
 	if th.idx == 0 {
 		for id, sum := range th.rt.unownedOffsetSums() {
@@ -368,104 +398,36 @@ func assignorErrorName(code int32) string {
 	return "unknown"
 }
 
-// activeIDs returns the ids of the active tasks, sorted.
+// activeIDs returns the ids of the active tasks, those the state updater restores included,
+// sorted.
 func (th *thread) activeIDs() []processor.TaskID {
 	ids := make([]processor.TaskID, 0, len(th.tasks))
 	for id := range th.tasks {
 		ids = append(ids, id)
 	}
+	for _, j := range th.updater.list() {
+		if j.kind.active() {
+			ids = append(ids, j.id)
+		}
+	}
 	sortTasks(ids)
 	return ids
 }
 
-// closeTasks closes every task; a dirty close drops what they produce while closing.
+// closeTasks closes every active task, those restoring included; a dirty close drops what they
+// produce while closing.
 func (th *thread) closeTasks(clean bool) {
 	th.mu.Lock()
 	th.running = map[processor.TaskID]*task.Task{}
-	clear(th.restoring)
 	th.mu.Unlock()
 	th.discard = !clean
 	for id := range th.tasks {
 		th.closeTask(id, clean)
 	}
 	th.discard = false
+	th.closeRestoring(true, true) // what they restored is committed state either way
 	th.assignor.setOwned(nil)
 	th.reportTasks()
-}
-
-// createTask builds a task of the sub-topology, initialises it, restores its stores from
-// their changelogs and registers it as active.
-func (th *thread) createTask(ctx context.Context, id processor.TaskID) (*task.Task, error) {
-	t, ts, err := th.newTask(ctx, id, false)
-	if err != nil {
-		return nil, err
-	}
-	th.states[id] = ts
-	for _, tp := range ts.Partitions() {
-		th.changelogOwner[tp] = id
-	}
-	return t, nil
-}
-
-// newTask builds and initialises a task and restores its stores (from the checkpoint or the
-// offset stored with the data, to the end offset; read_committed under exactly-once). While
-// it restores, interactive queries that allow stale data read its stores between restore
-// batches (KIP-535), as a standby's (standby) or as a restoring active task's: an active
-// stays in th.restoring until applyAssignment makes it running, a standby stays readable.
-func (th *thread) newTask(ctx context.Context, id processor.TaskID, standby bool) (*task.Task, *changelog.TaskState, error) {
-	r := th.rt
-	spec, err := task.SpecFromTopology(r.cfg.Topology, r.cfg.ApplicationID, []int{id.Subtopology})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := r.lockTask(ctx, id, th.idx); err != nil {
-		return nil, nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			r.unlockTask(id, th.idx)
-		}
-	}()
-	cfg := r.cfg.Task
-	cfg.Collector = collector{th}
-	cfg.StateDir = r.taskDir(id)
-	cfg.Logger = th.log
-	cfg.Cache = th.cache
-	cfg.PebbleEnv = r.pebble
-	if cfg.StateDir != "" {
-		if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
-			return nil, nil, fmt.Errorf("task %s: state directory: %w", id, err)
-		}
-	}
-	t, err := task.New(id, spec, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := t.Init(); err != nil {
-		t.Close()
-		return nil, nil, err
-	}
-	ts := changelog.NewTaskState(changelog.TaskStateConfig{TaskDir: cfg.StateDir, ExactlyOnce: r.cfg.ExactlyOnce,
-		Reader: th.reader, Listener: restoreCounter{th}, Logger: th.log, StoreLock: &th.storeMu}, t)
-	readable := th.restoring
-	if standby {
-		readable = th.readableStandbys
-	}
-	th.mu.Lock()
-	readable[id] = t
-	th.mu.Unlock()
-	if err := ts.Restore(ctx); err != nil {
-		th.storeMu.Lock() // a query reading the store finishes first
-		th.mu.Lock()
-		delete(readable, id)
-		th.mu.Unlock()
-		th.storeMu.Unlock()
-		t.Close()
-		return nil, nil, kafkaErr(fmt.Sprintf("task %s: restore", id), err)
-	}
-	ok = true
-	return t, ts, nil
 }
 
 // closeTask closes a task and stops fetching its partitions. A clean close checkpoints its
@@ -558,7 +520,6 @@ func (r restoreCounter) OnRestoreStart(tp changelog.TopicPartition, store string
 	}
 }
 func (r restoreCounter) OnBatchRestored(tp changelog.TopicPartition, store string, last, n int64) {
-	r.th.member.Poll() // a long restore is progress, not a stuck thread (max.poll.interval.ms)
 	if m := r.th.rt.cfg.Metrics; m != nil {
 		m.restored.WithLabelValues(r.th.name).Add(float64(n))
 	}

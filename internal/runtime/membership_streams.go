@@ -121,7 +121,7 @@ func (th *thread) rebalanceStreams() error {
 	}
 	sm.acknowledge(t.seq, owned)
 	th.log.Debug("applied the streams group assignment", "tasks", fmt.Sprint(th.activeIDs()), "standbys", fmt.Sprint(th.standbyIDs()), "epoch", t.epoch)
-	th.setState(ThreadRunning)
+	th.runningOnceRestored()
 	return nil
 }
 

@@ -417,16 +417,29 @@ type QueryableStore struct {
 	th        *thread
 	id        processor.TaskID
 	t         *task.Task
+	// lock is what Read holds: the thread's store lock, or the lock of the state updater's
+	// job restoring the task.
+	lock sync.Locker
 }
 
 // Read calls f while the stream thread owning the task leaves its stores and record cache
-// alone (it waits for the thread's current batch, punctuation or cache flush), and reports
-// true; it reports false without calling f when the task no longer runs there (closed or
-// migrated since Stores returned it).
+// alone (it waits for the thread's current batch, punctuation or cache flush; for a task the
+// state updater restores, for the batch being restored), and reports true; it reports false
+// without calling f when the task no longer runs there as Stores found it (closed, migrated,
+// restored or promoted since).
 func (q QueryableStore) Read(f func()) bool {
-	q.th.storeMu.Lock()
-	defer q.th.storeMu.Unlock()
+	lock := q.lock
+	if lock == nil {
+		lock = &q.th.storeMu
+	}
+	lock.Lock()
+	defer lock.Unlock()
 	q.th.mu.Lock()
+	if q.th.lockOfLocked(q.id) != lock {
+		// The task changed hands (restored, promoted, closed) since Stores returned it.
+		q.th.mu.Unlock()
+		return false
+	}
 	var ok bool
 	switch {
 	case q.Standby:
@@ -482,12 +495,22 @@ func (r *Runtime) stores(name string, set func(*thread) map[processor.TaskID]*ta
 		th.mu.Lock()
 		for id, t := range set(th) {
 			if s := t.Store(name); s != nil {
-				out[id] = QueryableStore{Store: s, Standby: kind.Standby, Restoring: kind.Restoring, th: th, id: id, t: t}
+				out[id] = QueryableStore{Store: s, Standby: kind.Standby, Restoring: kind.Restoring, th: th, id: id, t: t,
+					lock: th.lockOfLocked(id)}
 			}
 		}
 		th.mu.Unlock()
 	}
 	return out
+}
+
+// lockOfLocked returns the lock interactive queries hold to read task id of thread th (see
+// thread.locks); call it holding th.mu.
+func (th *thread) lockOfLocked(id processor.TaskID) sync.Locker {
+	if l, ok := th.locks[id]; ok {
+		return l
+	}
+	return &th.storeMu
 }
 
 // taskDir is <state.dir>/<application.id>/<task id>.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/changelog"
@@ -27,36 +28,11 @@ type standbyTask struct {
 	tps map[string]changelog.TopicPartition
 }
 
-// createStandby builds the task's stores, brings them up to the changelogs' end and records
-// the positions.
-func (th *thread) createStandby(ctx context.Context, id processor.TaskID) (*standbyTask, error) {
-	t, ts, err := th.newTask(ctx, id, true)
-	if err != nil {
-		return nil, err
-	}
-	sb := &standbyTask{t: t, ts: ts, pos: map[string]int64{}, tps: ts.Partitions()}
-	offs := ts.Offsets()
-	for name, tp := range sb.tps {
-		if off, ok := offs[tp]; ok && off >= 0 {
-			sb.pos[name] = off + 1
-			continue
-		}
-		begin, err := th.reader.BeginningOffset(ctx, tp)
-		if err != nil {
-			th.dropReadableStandby(id)
-			th.storeMu.Lock()
-			t.Close()
-			th.storeMu.Unlock()
-			return nil, kafkaErr("standby "+id.String()+": beginning offset", err)
-		}
-		sb.pos[name] = begin
-	}
-	return sb, nil
-}
-
-// update applies the changelog records available now (toEnd: until the end offset, for a
-// promotion). It returns the number of records applied.
-func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *standbyTask, toEnd bool) (int64, error) {
+// updateStandby applies the changelog records available now (toEnd: until the end offset, for
+// a promotion, on the state updater's goroutine), read with reader, holding lock while it
+// writes a batch (interactive queries read standbys, KIP-535). It returns the number of records
+// applied.
+func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *standbyTask, toEnd bool, reader changelog.Reader, lock sync.Locker) (int64, error) {
 	var n int64
 	for _, name := range slicesSorted(sb.tps) {
 		tp := sb.tps[name]
@@ -68,7 +44,7 @@ func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *st
 		end := int64(-1)
 		if toEnd {
 			var err error
-			if end, err = th.reader.EndOffset(ctx, tp); err != nil {
+			if end, err = reader.EndOffset(ctx, tp); err != nil {
 				return n, kafkaErr("standby "+id.String()+": end offset", err)
 			}
 		}
@@ -76,7 +52,7 @@ func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *st
 			if toEnd && sb.pos[name] >= end {
 				break
 			}
-			recs, next, err := th.reader.Fetch(ctx, tp, sb.pos[name])
+			recs, next, err := reader.Fetch(ctx, tp, sb.pos[name])
 			if err != nil {
 				return n, kafkaErr(fmt.Sprintf("standby %s: fetch %s", id, tp), err)
 			}
@@ -90,9 +66,9 @@ func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *st
 					batch = append(batch, processor.RestoreRecord{Key: r.Key, Value: v, Timestamp: r.Timestamp,
 						Partition: tp.Partition, Offset: r.Offset, Headers: r.Headers})
 				}
-				th.storeMu.Lock() // interactive queries may read standbys (KIP-535)
+				lock.Lock()
 				err := sb.t.Restore(name, batch)
-				th.storeMu.Unlock()
+				lock.Unlock()
 				if err != nil {
 					return n, fmt.Errorf("standby %s: apply %s: %w", id, tp, err)
 				}
@@ -121,39 +97,15 @@ func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *st
 	return n, nil
 }
 
-// updateStandbys applies what is new in the changelogs to every standby task.
+// updateStandbys applies what is new in the changelogs to every standby task, read without
+// waiting on the broker (the thread's loop must not stall on an idle changelog).
 func (th *thread) updateStandbys(ctx context.Context) {
 	for id, sb := range th.standbys {
-		if _, err := th.updateStandby(ctx, id, sb, false); err != nil {
+		if _, err := th.updateStandby(ctx, id, sb, false, th.standbyReader, &th.storeMu); err != nil {
 			th.log.Warn("standby update failed; closing the standby", "task", id.String(), "error", err)
 			th.closeStandby(id, false)
 		}
 	}
-}
-
-// promote turns a standby into the active task: it catches up to the end of the changelogs
-// (restoring only that tail) and moves into the active tasks.
-func (th *thread) promote(ctx context.Context, id processor.TaskID) error {
-	sb := th.standbys[id]
-	n, err := th.updateStandby(ctx, id, sb, true)
-	if err != nil {
-		return err
-	}
-	if m := th.rt.cfg.Metrics; m != nil {
-		m.restored.WithLabelValues(th.name).Add(float64(n))
-	}
-	th.log.Info("promoted standby task to active", "task", id.String(), "tail records", n)
-	th.mu.Lock() // an active now, readable as restoring until it runs
-	delete(th.readableStandbys, id)
-	th.restoring[id] = sb.t
-	th.mu.Unlock()
-	delete(th.standbys, id)
-	th.tasks[id] = sb.t
-	th.states[id] = sb.ts
-	for _, tp := range sb.tps {
-		th.changelogOwner[tp] = id
-	}
-	return nil
 }
 
 // closeStandby closes a standby task (clean: with a checkpoint of what it applied).

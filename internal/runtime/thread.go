@@ -24,9 +24,12 @@ import (
 // member, a fetcher, a producer and its tasks, all on the batch-level client of
 // internal/kafka. Its loop (run, runOnce):
 //
-//   - membership.go: when the group needs it, commit, rejoin (JoinGroup/SyncGroup), and apply
-//     the assignment: tasks that stay are kept as they are (queues, positions, stores), revoked
-//     ones are closed, new ones created and restored, standbys kept current;
+//   - membership.go: when the group needs it, rejoin (JoinGroup/SyncGroup; during a
+//     cooperative rebalance beside the processing, rejoin.go), and apply the assignment: tasks
+//     that stay are kept as they are (queues, positions, stores), revoked ones are closed, new
+//     ones created and handed to the state updater, standbys kept current;
+//   - updater.go, restoring.go: the state updater restores new, promoted and standby tasks on
+//     a goroutine of its own; each loop takes the restored ones into processing;
 //   - input.go: the fetched chunks go into the tasks' partition queues; a full queue pauses
 //     its partition; lags for max.task.idle.ms; the positions to commit;
 //   - process.go: the tasks process their records and punctuate;
@@ -53,8 +56,12 @@ type thread struct {
 	producer *produce.Producer
 	assignor *assignor
 	topics   []string
-	// restoreClient serves restore and standby reads (Java: the restore consumer).
+	// restoreClient serves restore and standby reads (Java: the restore consumer), on
+	// connections of its own: a sarama Broker holds its lock for a whole fetch, so the thread's
+	// fetches never wait for a restore's.
 	restoreClient sarama.Client
+	// updater restores new, promoted and standby tasks beside the processing (updater.go).
+	updater *stateUpdater
 
 	ctx  context.Context
 	done chan struct{}
@@ -63,6 +70,12 @@ type thread struct {
 	// whenever the group asks for a rejoin.
 	joined   group.Joined
 	needJoin bool
+	// join is the classic Join running beside the processing during a cooperative rebalance
+	// (rejoin.go), nil when none runs.
+	join *backgroundJoin
+	// awaitRestore: the thread rebalanced and stays REBALANCING until the state updater
+	// restored its active tasks.
+	awaitRestore bool
 
 	// tasks are the active tasks with their changelog state (restore, checkpoints,
 	// exactly-once store transactions).
@@ -70,8 +83,11 @@ type thread struct {
 	states map[processor.TaskID]*changelog.TaskState
 	// changelogOwner maps a changelog partition to the task writing it.
 	changelogOwner map[changelog.TopicPartition]processor.TaskID
-	reader         changelog.Reader
-	cache          *cache.ThreadCache
+	// reader reads changelogs for the state updater; standbyReader (on the same connections)
+	// for the thread's standby updates, without waiting on the broker for new records.
+	reader        changelog.Reader
+	standbyReader changelog.Reader
+	cache         *cache.ThreadCache
 	// standbys are the standby tasks (num.standby.replicas).
 	standbys    map[processor.TaskID]*standbyTask
 	lastStandby time.Time
@@ -83,6 +99,9 @@ type thread struct {
 	running          map[processor.TaskID]*task.Task
 	restoring        map[processor.TaskID]*task.Task
 	readableStandbys map[processor.TaskID]*task.Task
+	// locks holds the lock interactive queries take to read a task of restoring or
+	// readableStandbys that the state updater holds (its job's lock); absent: storeMu.
+	locks map[processor.TaskID]sync.Locker
 	// storeMu is held by the thread while it processes, punctuates, commits or closes its
 	// active tasks or applies changelog records to (or closes) a standby, and by interactive queries while they read a store of one of them: the
 	// stores and the thread's record cache are not safe for concurrent use. Java: the caching
@@ -113,8 +132,10 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		states: map[processor.TaskID]*changelog.TaskState{}, changelogOwner: map[changelog.TopicPartition]processor.TaskID{},
 		standbys: map[processor.TaskID]*standbyTask{}, running: map[processor.TaskID]*task.Task{},
 		readableStandbys: map[processor.TaskID]*task.Task{}, restoring: map[processor.TaskID]*task.Task{},
-		in: map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
+		locks: map[processor.TaskID]sync.Locker{},
+		in:    map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
 	th.log = r.log.With("thread", th.name)
+	th.updater = newStateUpdater(th.log, th.signal)
 	for _, s := range r.layout.Subtopologies {
 		th.topics = append(th.topics, s.Topics...)
 	}
@@ -165,6 +186,9 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		return nil, fmt.Errorf("%s: restore consumer: %w", th.name, err)
 	}
 	th.reader = changelog.NewSaramaReader(th.restoreClient, r.cfg.ExactlyOnce)
+	sr := changelog.NewSaramaReader(th.restoreClient, r.cfg.ExactlyOnce)
+	sr.MaxWait = 0
+	th.standbyReader = sr
 	if r.cfg.CacheMaxBytes > 0 {
 		th.cache = cache.New(r.cfg.CacheMaxBytes / int64(max(r.cfg.Threads, 1)))
 	}
@@ -197,6 +221,9 @@ func (th *thread) run() {
 	backoff := 100 * time.Millisecond
 	for th.ctx.Err() == nil {
 		err := th.runOnce()
+		if err != nil {
+			th.awaitJoin() // a background join (rejoin.go) ends before the thread rejoins
+		}
 		if err == nil {
 			backoff = 100 * time.Millisecond
 			continue
@@ -263,15 +290,35 @@ func (th *thread) runOnce() error {
 			return err
 		}
 		if th.ctx.Err() != nil {
+			if th.join != nil {
+				// Closing in the middle of a background join: the member left the group, so
+				// what was processed since the last commit cannot be committed.
+				th.awaitJoin()
+				th.abortTransaction()
+				th.closeTasks(false)
+				return nil
+			}
 			// Closing: commit what was processed (the tasks are closed clean in shutdown).
 			return th.commit(true)
 		}
 		th.member.Poll()
-		if err := th.member.RejoinNeeded(); err != nil {
-			return th.prepareRejoin(err)
+		if th.join != nil {
+			if err := th.pollJoin(); err != nil {
+				return err
+			}
+		} else if err := th.member.RejoinNeeded(); err != nil {
+			if !th.joinsInBackground(err) {
+				return th.prepareRejoin(err)
+			}
+			th.startJoin(err) // rejoin.go: the tasks process on meanwhile
 		}
-		if th.maybeSendShutdown() {
-			return th.prepareRejoin(errShutdownRequest)
+		if th.join == nil {
+			if th.maybeSendShutdown() {
+				return th.prepareRejoin(errShutdownRequest)
+			}
+			if err := th.handleRestored(); err != nil {
+				return err
+			}
 		}
 		got, err := th.pollInput()
 		if err != nil {
@@ -289,7 +336,7 @@ func (th *thread) runOnce() error {
 			th.reportLags()
 			th.lastLags = time.Now()
 		}
-		if err == nil && (time.Since(th.lastCommit) >= interval || th.commitRequested()) {
+		if err == nil && th.join == nil && (time.Since(th.lastCommit) >= interval || th.commitRequested()) {
 			start := time.Now()
 			err = th.commit(false)
 			th.lastCommit = time.Now()
@@ -305,7 +352,11 @@ func (th *thread) runOnce() error {
 		if errors.Is(err, group.ErrRebalanceInProgress) {
 			// At least once: the coordinator refused the commit because the group is
 			// rebalancing: rejoin (the offsets are committed later, if the tasks stay).
-			return th.prepareRejoin(err)
+			if !th.joinsInBackground(err) {
+				return th.prepareRejoin(err)
+			}
+			th.startJoin(err)
+			err = nil
 		}
 		if err != nil {
 			return err
@@ -359,6 +410,9 @@ var errShutdownRequest = errors.New("rejoining to announce the application's shu
 // shutdown closes the tasks (committed by the last round), leaves the group and closes the
 // clients.
 func (th *thread) shutdown() {
+	for _, j := range th.updater.close() {
+		th.closeJob(j, true)
+	}
 	th.closeTasks(true)
 	for id := range th.standbys {
 		th.closeStandby(id, true)

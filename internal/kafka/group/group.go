@@ -393,6 +393,17 @@ func (m *Member) RequestRejoin(reason string) {
 	m.setRejoinLocked(fmt.Errorf("%w: %s", ErrRejoinRequested, reason), false)
 }
 
+// GenerationLost reports whether the member lost the generation it last joined (its member id
+// or generation was refused or reset, its session or poll timeout expired) since its last
+// successful Join: the partitions it owned may have been given to another member, so what it
+// processes of them is stale. A thread that goes on processing while a Join runs on another
+// goroutine (a cooperative rebalance) stops when this turns true. Cheap: one lock.
+func (m *Member) GenerationLost() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lost
+}
+
 // Poll records that the member's thread is alive. Without a Poll (or Join) for
 // RebalanceTimeout the heartbeat goroutine makes the member leave the group (a dynamic member
 // sends LeaveGroup, Java's "consumer poll timeout has expired") and RejoinNeeded reports
