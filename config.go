@@ -44,6 +44,8 @@ const (
 	defaultEOSCommitInterval = 100 * time.Millisecond
 	// defaultCacheMaxBytes is statestore.cache.max.bytes's default (10 MiB).
 	defaultCacheMaxBytes int64 = 10 * 1024 * 1024
+	// defaultTaskTimeout is task.timeout.ms's default (300 000 ms).
+	defaultTaskTimeout = 5 * time.Minute
 	// defaultBufferedRecordsPerPartition is buffered.records.per.partition's default (1000).
 	defaultBufferedRecordsPerPartition = 1000
 	// defaultAcceptableRecoveryLag is acceptable.recovery.lag's default (10 000 offsets).
@@ -181,6 +183,18 @@ type Config struct {
 	// negative value (Java: -1) disables waiting: buffered records are processed at once, maybe
 	// out of timestamp order. Java: StreamsConfig.MAX_TASK_IDLE_MS_CONFIG.
 	MaxTaskIdle time.Duration
+	// TaskTimeout is task.timeout.ms (ms precision): how long a stream thread retries a failure
+	// that keeps its tasks from making progress but that time may cure, before it fails with a
+	// *TaskTimeoutError (errors.Is ErrTaskTimeout) naming the topic, which goes to the
+	// uncaught-exception handler (SetUncaughtExceptionHandler; by default the instance moves to
+	// StateError and Err returns it). Such failures are a sink's output topic or partition that
+	// does not exist, a partition without leader, and records not acknowledged within
+	// delivery.timeout.ms; each retry closes the tasks without commit, waits a backoff (100 ms,
+	// doubling up to 5 s) and rejoins the group, so the tasks reprocess from the last commit. The
+	// time counts from the first such failure after the last successful commit. nil means
+	// 5 min (Java's 300000); 0 fails at the first such failure; must not be negative.
+	// Java: StreamsConfig.TASK_TIMEOUT_MS_CONFIG (KIP-572).
+	TaskTimeout *time.Duration
 	// BufferedRecordsPerPartition is buffered.records.per.partition; default 1000. Fetching a
 	// partition pauses while this many of its records are buffered.
 	BufferedRecordsPerPartition int
@@ -350,6 +364,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{Property: props.StateStoreCacheMaxBytesConfig, Value: fmt.Sprint(*c.StateStoreCacheMaxBytes), Reason: "must not be negative"}
 	case c.BufferedRecordsPerPartition < 0:
 		return &ConfigError{Property: props.BufferedRecordsPerPartitionConfig, Value: strconv.Itoa(c.BufferedRecordsPerPartition), Reason: "must be at least 1"}
+	case c.TaskTimeout != nil && *c.TaskTimeout < 0:
+		return &ConfigError{Property: props.TaskTimeoutMsConfig, Value: fmt.Sprint(c.TaskTimeout.Milliseconds()), Reason: "must not be negative"}
 	case c.WindowStoreChangelogAdditionalRetention != nil && *c.WindowStoreChangelogAdditionalRetention < 0:
 		return &ConfigError{Property: props.WindowStoreChangelogAdditionalRetentionMsConfig,
 			Value: fmt.Sprint(c.WindowStoreChangelogAdditionalRetention.Milliseconds()), Reason: "must not be negative"}
@@ -427,6 +443,10 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BufferedRecordsPerPartition == 0 {
 		c.BufferedRecordsPerPartition = defaultBufferedRecordsPerPartition
+	}
+	if c.TaskTimeout == nil {
+		d := defaultTaskTimeout
+		c.TaskTimeout = &d
 	}
 	if c.AcceptableRecoveryLag == nil {
 		c.AcceptableRecoveryLag = Int64(defaultAcceptableRecoveryLag)

@@ -35,6 +35,7 @@ func TestConfigValidate(t *testing.T) {
 		{"recovery lag", func(c *Config) { c.AcceptableRecoveryLag = Int64(-1) }, props.AcceptableRecoveryLagConfig},
 		{"warmups", func(c *Config) { c.MaxWarmupReplicas = -1 }, props.MaxWarmupReplicasConfig},
 		{"probing", func(c *Config) { c.ProbingRebalanceInterval = 59 * time.Second }, props.ProbingRebalanceIntervalMsConfig},
+		{"task timeout", func(c *Config) { c.TaskTimeout = new(-time.Second) }, props.TaskTimeoutMsConfig},
 		{"probing negative", func(c *Config) { c.ProbingRebalanceInterval = -time.Minute }, props.ProbingRebalanceIntervalMsConfig},
 		{"tags", func(c *Config) {
 			c.ClientTags = map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6"}
@@ -56,7 +57,8 @@ func TestConfigValidate(t *testing.T) {
 	d := ok.withDefaults()
 	if d.NumStreamThreads != 1 || d.CommitInterval != 30*time.Second || *d.StateStoreCacheMaxBytes != 10<<20 ||
 		d.ProcessingGuarantee != AtLeastOnce || d.ReplicationFactor != -1 || d.BufferedRecordsPerPartition != 1000 ||
-		*d.AcceptableRecoveryLag != 10_000 || d.MaxWarmupReplicas != 2 || d.ProbingRebalanceInterval != 10*time.Minute {
+		*d.AcceptableRecoveryLag != 10_000 || d.MaxWarmupReplicas != 2 || d.ProbingRebalanceInterval != 10*time.Minute ||
+		d.TaskTimeout == nil || *d.TaskTimeout != 5*time.Minute {
 		t.Fatalf("defaults: %+v", d)
 	}
 	lag0 := ok
@@ -72,15 +74,16 @@ func TestConfigValidate(t *testing.T) {
 
 func TestConfigFromProperties(t *testing.T) {
 	c, err := ConfigFromProperties(map[string]string{
-		"application.id":                                "wc",
-		"bootstrap.servers":                             "a:1, b:2",
-		"num.stream.threads":                            "3",
-		"processing.guarantee":                          "exactly_once_v2",
-		"commit.interval.ms":                            "250",
-		"state.dir":                                     "/tmp/x",
-		"num.standby.replicas":                          "1",
-		"statestore.cache.max.bytes":                    "0",
-		"max.task.idle.ms":                              "20",
+		"application.id":             "wc",
+		"bootstrap.servers":          "a:1, b:2",
+		"num.stream.threads":         "3",
+		"processing.guarantee":       "exactly_once_v2",
+		"commit.interval.ms":         "250",
+		"state.dir":                  "/tmp/x",
+		"num.standby.replicas":       "1",
+		"statestore.cache.max.bytes": "0",
+		"max.task.idle.ms":           "20",
+		"task.timeout.ms":            "0",
 		"windowstore.changelog.additional.retention.ms": "3600000",
 		"default.key.serde":                             "org.apache.kafka.common.serialization.Serdes$StringSerde",
 		"default.value.serde":                           "org.apache.kafka.common.serialization.Serdes$LongSerde",
@@ -101,7 +104,7 @@ func TestConfigFromProperties(t *testing.T) {
 	if c.ApplicationID != "wc" || len(c.BootstrapServers) != 2 || c.BootstrapServers[1] != "b:2" || c.NumStreamThreads != 3 ||
 		c.ProcessingGuarantee != ExactlyOnceV2 || c.CommitInterval != 250*time.Millisecond || c.StateDir != "/tmp/x" ||
 		c.NumStandbyReplicas != 1 || c.StateStoreCacheMaxBytes == nil || *c.StateStoreCacheMaxBytes != 0 ||
-		c.MaxTaskIdle != 20*time.Millisecond || c.DefaultKeySerde == nil || c.DefaultValueSerde == nil ||
+		c.MaxTaskIdle != 20*time.Millisecond || c.TaskTimeout == nil || *c.TaskTimeout != 0 || c.DefaultKeySerde == nil || c.DefaultValueSerde == nil ||
 		c.ApplicationServer != "localhost:8080" || c.DeserializationHandler == nil || c.SASLUsername != "alice" ||
 		c.SASLPassword != `s"ecret` || c.Properties["my.custom"] != "x" ||
 		c.WindowStoreChangelogAdditionalRetention == nil || *c.WindowStoreChangelogAdditionalRetention != time.Hour ||

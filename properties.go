@@ -68,6 +68,10 @@ func ConfigFromProperties(properties map[string]string) (Config, error) {
 		{props.ProbingRebalanceIntervalMsConfig, func(n int64) { c.ProbingRebalanceInterval = time.Duration(n) * time.Millisecond }},
 		{props.StateStoreCacheMaxBytesConfig, func(n int64) { c.StateStoreCacheMaxBytes = Int64(n) }},
 		{props.MaxTaskIdleMsConfig, func(n int64) { c.MaxTaskIdle = time.Duration(n) * time.Millisecond }},
+		{props.TaskTimeoutMsConfig, func(n int64) {
+			d := time.Duration(n) * time.Millisecond
+			c.TaskTimeout = &d
+		}},
 		{props.BufferedRecordsPerPartitionConfig, func(n int64) { c.BufferedRecordsPerPartition = int(n) }},
 		{props.ReplicationFactorConfig, func(n int64) { c.ReplicationFactor = int16(n) }},
 		{props.WindowStoreChangelogAdditionalRetentionMsConfig, func(n int64) {

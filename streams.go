@@ -112,7 +112,19 @@ var (
 	// requested the shutdown of the whole application (ShutdownApplication).
 	// Java: AssignorError.SHUTDOWN_REQUESTED.
 	ErrApplicationShutdown = runtime.ErrApplicationShutdown
+	// ErrTaskTimeout is wrapped by every *TaskTimeoutError: a stream thread's tasks made no
+	// progress within task.timeout.ms.
+	ErrTaskTimeout = runtime.ErrTaskTimeout
 )
+
+// TaskTimeoutError is a stream thread's failure after its tasks made no progress for
+// task.timeout.ms (Config.TaskTimeout): it names the task (when known), the topic the records
+// could not be sent to, and the last failure (Err); errors.Is(err, ErrTaskTimeout) holds and
+// errors.As reaches the client's error (e.g. sarama.ErrUnknownTopicOrPartition). It is handed to
+// the uncaught-exception handler and, when that shuts the instance down, returned by Err. Java:
+// the StreamsException wrapping a TimeoutException ("Task ... did not make progress within ...
+// ms").
+type TaskTimeoutError = runtime.TaskTimeoutError
 
 // MissingSourceTopicsError lists the source topics that do not exist.
 type MissingSourceTopicsError = runtime.MissingSourceTopicsError
@@ -459,6 +471,12 @@ func (k *KafkaStreams) start(ctx context.Context) error {
 		Group:                                c.groupConfig(),
 		StreamsProtocol:                      strings.EqualFold(string(c.GroupProtocol), string(GroupProtocolStreams)),
 		Pebble:                               c.Pebble,
+	}
+	if d := c.TaskTimeout; d != nil {
+		rcfg.TaskTimeout = *d
+		if *d == 0 {
+			rcfg.TaskTimeout = -1 // the runtime's "fail at the first failure"
+		}
 	}
 	if d := c.WindowStoreChangelogAdditionalRetention; d != nil {
 		rcfg.WindowChangelogAdditionalRetentionMs = d.Milliseconds()

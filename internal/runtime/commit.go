@@ -86,6 +86,7 @@ func (th *thread) commit(final bool) error {
 			}
 			return kafkaErr("commit offsets", err)
 		}
+		th.madeProgress()
 		return nil
 	}
 	if !th.txnOpen {
@@ -107,7 +108,13 @@ func (th *thread) commit(final bool) error {
 			return kafkaErr("send offsets to transaction", err)
 		}
 	}
-	return th.commitTxn()
+	if err := th.commitTxn(); err != nil {
+		return err
+	}
+	if len(offsets) > 0 {
+		th.madeProgress()
+	}
+	return nil
 }
 
 // commitTxn commits the open transaction and then applies the tasks' exactly-once store

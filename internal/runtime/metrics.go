@@ -17,6 +17,7 @@ type Metrics struct {
 	standbyTasks   *prometheus.GaugeVec
 	enforced       *prometheus.CounterVec
 	lag            *prometheus.GaugeVec
+	pollTimeouts   *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
@@ -47,10 +48,13 @@ func NewMetrics(reg prometheus.Registerer, appID string) (*Metrics, error) {
 			ConstLabels: cl}, []string{"thread", "task", "topic", "partition"}),
 		standbyUpdated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kstreams_standby_records_total",
 			Help: "Changelog records applied to standby tasks (Java: update-total).", ConstLabels: cl}, []string{"thread"}),
+		pollTimeouts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kstreams_poll_timeouts_total",
+			Help:        "Times the thread's group member left (or lost) the group because the thread did not poll within max.poll.interval.ms; its tasks were closed without commit.",
+			ConstLabels: cl}, []string{"thread"}),
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.processed, m.processTime, m.commitLatency, m.restored, m.tasks, m.standbyUpdated, m.dropped,
-			m.standbyTasks, m.enforced, m.lag} {
+			m.standbyTasks, m.enforced, m.lag, m.pollTimeouts} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -55,9 +55,14 @@ func (c collector) PartitionsFor(topic string) (int32, error) {
 
 // sendFailed decides about rec, which the producer could not send: under exactly-once, or
 // when the error is the producer's own (fencing) or one a retry may cure, it is the thread's
-// error (the tasks are closed dirty and reprocess from the last commit); otherwise the
-// production handler drops it (Continue) or fails the thread.
+// error (the tasks are closed dirty and reprocess from the last commit; a missing topic or
+// partition, or one without leader, until task.timeout.ms); otherwise the production handler
+// drops it (Continue) or fails the thread.
 func (th *thread) sendFailed(rec task.OutRecord, err error) error {
+	if noProgress(err) {
+		// Retried until task.timeout.ms (tasktimeout.go).
+		return kafkaErr("send to topic "+rec.Topic, &noProgressError{topic: rec.Topic, partition: rec.Partition, err: err})
+	}
 	var fe *produce.FatalError
 	if th.rt.cfg.ExactlyOnce || errors.As(err, &fe) || errors.Is(err, produce.ErrAbortable) || errors.Is(err, produce.ErrDeliveryTimeout) || kafka.Retriable(err) {
 		return kafkaErr("send to topic "+rec.Topic, err)

@@ -2,16 +2,30 @@ package runtime
 
 import "time"
 
-// processOnce processes up to a batch of records per task, with stream-time punctuation
-// after each record. It returns the number of records processed. Java: TaskExecutor.process.
+// processOnce runs one pass: up to th.pace.perTask records per task, with stream-time
+// punctuation after each record, ending early between two records at the pass's deadline or
+// when the runtime stops (pace.go); between two records a waiting interactive query gets the
+// store lock. It returns the number of records processed. Java: TaskExecutor.process.
 func (th *thread) processOnce() (int, error) {
+	th.beginPass()
 	th.storeMu.Lock()
 	defer th.storeMu.Unlock()
-	const batch = 100
+	p := &th.pace
 	total := 0
-	now := time.Now().UnixMilli()
 	start := time.Now()
-	for id, t := range th.tasks {
+	defer func() {
+		th.endPass(total, time.Since(start))
+		if m := th.rt.cfg.Metrics; m != nil && total > 0 {
+			m.processed.WithLabelValues(th.name).Add(float64(total))
+			m.processTime.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
+		}
+	}()
+	for _, id := range th.passOrder() {
+		t := th.tasks[id]
+		if t == nil {
+			continue
+		}
+		now := time.Now().UnixMilli()
 		waiting := th.rt.cfg.Task.MaxTaskIdleMs >= 0 && len(th.inputs[id]) > 1
 		if waiting && !t.HasRecordsQueued() {
 			// As Java's readyToProcess, asked on every pass: a caught-up empty partition's
@@ -20,7 +34,15 @@ func (th *thread) processOnce() (int, error) {
 			t.IsProcessable(now)
 			continue
 		}
-		for i := 0; i < batch && t.HasRecordsQueued(); i++ {
+		for i := 0; i < p.perTask && t.HasRecordsQueued(); i++ {
+			if total > 0 {
+				if p.stop.Load() {
+					return total, nil
+				}
+				if th.queriesWaiting() {
+					th.yieldStores()
+				}
+			}
 			if waiting {
 				th.updateLags(t, th.inputs[id])
 				if !th.isProcessable(id, t, now) {
@@ -35,14 +57,12 @@ func (th *thread) processOnce() (int, error) {
 				break
 			}
 			total++
-			if _, err := t.MaybePunctuateStreamTime(); err != nil {
+			punctuated, err := t.MaybePunctuateStreamTime()
+			if err != nil {
 				return total, err
 			}
+			p.punctuated = p.punctuated || punctuated
 		}
-	}
-	if m := th.rt.cfg.Metrics; m != nil && total > 0 {
-		m.processed.WithLabelValues(th.name).Add(float64(total))
-		m.processTime.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
 	}
 	return total, nil
 }
@@ -54,9 +74,11 @@ func (th *thread) punctuateWallClock() error {
 	defer th.storeMu.Unlock()
 	now := time.Now().UnixMilli()
 	for _, t := range th.tasks {
-		if _, err := t.MaybePunctuateSystemTime(now); err != nil {
+		punctuated, err := t.MaybePunctuateSystemTime(now)
+		if err != nil {
 			return err
 		}
+		th.pace.punctuated = th.pace.punctuated || punctuated
 	}
 	return nil
 }

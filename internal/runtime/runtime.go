@@ -152,6 +152,11 @@ type Config struct {
 	// the instance down (Close) without blocking the thread; nil: the runtime stops its threads
 	// itself. Java: StreamThread.shutdownToError -> KafkaStreams.closeToError.
 	OnApplicationShutdown func(err error)
+	// TaskTimeout is task.timeout.ms: how long a failure that keeps the tasks from making
+	// progress (a missing output topic, a partition without leader) is retried before the
+	// thread fails with a *TaskTimeoutError; 0 means DefaultTaskTimeout, a negative value fails
+	// at the first such failure (Java's 0).
+	TaskTimeout time.Duration
 	// PrepareTimeout bounds internal topic preparation in Start; 0 means 60 s.
 	PrepareTimeout time.Duration
 	// StreamsProtocol is group.protocol=streams (KIP-1071): each thread is a member of a
@@ -423,16 +428,20 @@ type QueryableStore struct {
 }
 
 // Read calls f while the stream thread owning the task leaves its stores and record cache
-// alone (it waits for the thread's current batch, punctuation or cache flush; for a task the
-// state updater restores, for the batch being restored), and reports true; it reports false
-// without calling f when the task no longer runs there as Stores found it (closed, migrated,
-// restored or promoted since).
+// alone (it waits for the record the thread is processing, or its punctuation or cache flush,
+// not for the rest of its pass; for a task the state updater restores, for the batch being
+// restored), and reports true; it reports false without calling f when the task no longer runs
+// there as Stores found it (closed, migrated, restored or promoted since).
 func (q QueryableStore) Read(f func()) bool {
 	lock := q.lock
 	if lock == nil {
 		lock = &q.th.storeMu
 	}
-	lock.Lock()
+	if lock == sync.Locker(&q.th.storeMu) {
+		q.th.lockStoresShared() // the thread hands it over between two records (pace.go)
+	} else {
+		lock.Lock()
+	}
 	defer lock.Unlock()
 	q.th.mu.Lock()
 	if q.th.lockOfLocked(q.id) != lock {

@@ -107,6 +107,12 @@ type thread struct {
 	// stores and the thread's record cache are not safe for concurrent use. Java: the caching
 	// layer's lock and the synchronized in-memory stores.
 	storeMu sync.Mutex
+	// turns lets interactive queries take storeMu between two records of a pass (pace.go).
+	turns storeTurns
+	// pace sizes the passes of processing to the deadlines (pace.go).
+	pace pace
+	// stuck tracks a failure that keeps the tasks from making progress (tasktimeout.go).
+	stuck stuckState
 
 	// in are the assigned input partitions (input.go).
 	in     map[kafka.TopicPartition]*inputPartition
@@ -136,6 +142,7 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		in:    map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
 	th.log = r.log.With("thread", th.name)
 	th.updater = newStateUpdater(th.log, th.signal)
+	th.turns.wake = make(chan struct{}, 1)
 	for _, s := range r.layout.Subtopologies {
 		th.topics = append(th.topics, s.Topics...)
 	}
@@ -239,10 +246,20 @@ func (th *thread) run() {
 		var je *joinError
 		switch {
 		case !auth && migrated(err):
-			th.log.Warn("tasks corrupted or migrated; closing them dirty and rejoining", "error", err)
+			stuck, timedOut := th.checkStuck(err)
+			if timedOut != nil {
+				err = timedOut // fails the thread below
+				break
+			}
+			if !stuck {
+				th.log.Warn("tasks corrupted or migrated; closing them dirty and rejoining", "error", err)
+			}
 			th.closeTasks(false)
 			th.needJoin = true
 			if err = th.resetProducer(); err == nil {
+				if stuck {
+					th.stuckBackoff()
+				}
 				continue
 			}
 			// The producer cannot be made again (its transactional id is not authorized).
@@ -301,12 +318,13 @@ func (th *thread) runOnce() error {
 			// Closing: commit what was processed (the tasks are closed clean in shutdown).
 			return th.commit(true)
 		}
-		th.member.Poll()
+		gap := th.polled()
 		if th.join != nil {
 			if err := th.pollJoin(); err != nil {
 				return err
 			}
 		} else if err := th.member.RejoinNeeded(); err != nil {
+			th.noteExpelled(err, gap)
 			if !th.joinsInBackground(err) {
 				return th.prepareRejoin(err)
 			}
@@ -336,10 +354,12 @@ func (th *thread) runOnce() error {
 			th.reportLags()
 			th.lastLags = time.Now()
 		}
+		committed := false
 		if err == nil && th.join == nil && (time.Since(th.lastCommit) >= interval || th.commitRequested()) {
 			start := time.Now()
 			err = th.commit(false)
 			th.lastCommit = time.Now()
+			th.pace.lastCommit, committed = th.lastCommit.Sub(start), true
 			if m := th.rt.cfg.Metrics; m != nil && err == nil {
 				m.commitLatency.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
 				var dropped int64
@@ -361,6 +381,7 @@ func (th *thread) runOnce() error {
 		if err != nil {
 			return err
 		}
+		th.adaptPace(n, committed)
 		if len(th.standbys) > 0 && time.Since(th.lastStandby) >= standbyUpdateInterval {
 			th.updateStandbys(th.ctx)
 			th.lastStandby = time.Now()

@@ -1,0 +1,208 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/kstreams-go/kstreams/internal/kafka/group"
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// Work sized to the deadlines. A stream thread processes its tasks in passes between two polls
+// of its group member (runOnce's loop). A pass processes up to pace.perTask records of each
+// task and ends early, between two records, when
+//
+//   - half of max.poll.interval.ms has passed since the member's last poll, or the commit is
+//     due (commit.interval.ms since the last one): the loop then polls and commits in time;
+//   - the runtime stops (Close waits for one record, not for a pass).
+//
+// perTask adapts as Java's numIterations does: it starts at 1, grows by one after a pass that
+// processed records without reaching a deadline, and halves after a pass that reached the poll
+// deadline or that was followed by a commit or a punctuation. So a pass of slow records (a
+// call to a slow service per record) stays short, while fast records are processed in long
+// passes. The thread holds its store lock (storeMu) for a pass but hands it to a waiting
+// interactive query between two records (storeTurns), so a query waits for at most one record.
+// Java: StreamThread.runOnceWithoutProcessingThreads and TaskExecutor.process.
+
+// pace is a stream thread's pass sizing and deadline state; used by the thread's goroutine only,
+// except stop (set by a timer and by the runtime's context).
+type pace struct {
+	// perTask is the most records a pass processes per task (Java: numIterations).
+	perTask int
+	// stop is set when the pass should end after the current record: its deadline passed or
+	// the runtime stops.
+	stop atomic.Bool
+	// deadline is the current pass's deadline (unix ns); timer sets stop at it.
+	deadline atomic.Int64
+	timer    *time.Timer
+	// start is the first task of the next pass (the order rotates, so that passes cut short by
+	// a deadline do not favour one task).
+	start int
+	ids   []processor.TaskID
+	// lastPoll is when the thread last polled its member; pollDeadline tells that the last pass
+	// ended at half of max.poll.interval.ms since then; punctuated that a punctuator ran since
+	// the last adapt.
+	lastPoll     time.Time
+	pollDeadline bool
+	punctuated   bool
+	// last describes the thread's last pass and commit, for the warning of an expulsion.
+	lastRecords int
+	lastPass    time.Duration
+	lastCommit  time.Duration
+}
+
+// maxPollInterval is the thread's max.poll.interval.ms.
+func (th *thread) maxPollInterval() time.Duration {
+	if d := th.rt.cfg.Group.RebalanceTimeout; d > 0 {
+		return d
+	}
+	return group.DefaultRebalanceTimeout
+}
+
+// beginPass arms the pass's deadline: half of max.poll.interval.ms after the last poll, or the
+// commit's due time when that comes first.
+func (th *thread) beginPass() {
+	p := &th.pace
+	if p.timer == nil {
+		p.perTask = max(p.perTask, 1)
+		p.timer = time.AfterFunc(time.Hour, func() {
+			if time.Now().UnixNano() >= p.deadline.Load() {
+				p.stop.Store(true)
+			}
+		})
+		context.AfterFunc(th.ctx, func() { p.stop.Store(true) })
+	}
+	deadline := p.lastPoll.Add(th.maxPollInterval() / 2)
+	if c := th.lastCommit.Add(th.rt.cfg.CommitInterval); c.Before(deadline) {
+		deadline = c
+	}
+	p.deadline.Store(deadline.UnixNano())
+	p.stop.Store(th.ctx.Err() != nil)
+	if wait := time.Until(deadline); wait > 0 {
+		p.timer.Reset(wait)
+	} else {
+		p.stop.Store(true)
+	}
+}
+
+// endPass disarms the deadline and notes whether the pass reached the poll deadline.
+func (th *thread) endPass(records int, took time.Duration) {
+	p := &th.pace
+	p.timer.Stop()
+	p.lastRecords, p.lastPass = records, took
+	if time.Since(p.lastPoll) >= th.maxPollInterval()/2 {
+		p.pollDeadline = true
+	}
+}
+
+// passOrder returns the thread's active task ids in the order of this pass: sorted, starting
+// one further each pass.
+func (th *thread) passOrder() []processor.TaskID {
+	p := &th.pace
+	p.ids = p.ids[:0]
+	for id := range th.tasks {
+		p.ids = append(p.ids, id)
+	}
+	if len(p.ids) < 2 {
+		return p.ids
+	}
+	sortTasks(p.ids)
+	p.start = (p.start + 1) % len(p.ids)
+	// Rotate by start in place.
+	slices.Reverse(p.ids[:p.start])
+	slices.Reverse(p.ids[p.start:])
+	slices.Reverse(p.ids)
+	return p.ids
+}
+
+// adaptPace sizes the next pass from what this loop iteration did (Java: the numIterations
+// rule of runOnce): unchanged when nothing was processed; halved when the pass reached the poll
+// deadline, or a commit or punctuation followed; else one more.
+func (th *thread) adaptPace(processed int, committed bool) {
+	p := &th.pace
+	switch {
+	case processed == 0:
+	case p.pollDeadline || committed || p.punctuated:
+		p.perTask = max(p.perTask/2, 1)
+	default:
+		p.perTask++
+	}
+	p.pollDeadline, p.punctuated = false, false
+}
+
+// polled records a poll of the group member; it returns the time since the previous one.
+func (th *thread) polled() time.Duration {
+	now := time.Now()
+	gap := now.Sub(th.pace.lastPoll)
+	th.pace.lastPoll = now
+	th.member.Poll()
+	return gap
+}
+
+// noteExpelled warns when the member left (or lost) the group because the thread did not poll
+// within max.poll.interval.ms, with what took the time, and counts it in
+// kstreams_poll_timeouts_total. gap is the time between the last two polls.
+func (th *thread) noteExpelled(why error, gap time.Duration) {
+	if !errors.Is(why, group.ErrPollTimeout) {
+		return
+	}
+	p := &th.pace
+	th.log.Warn("stream thread expelled from the group: it did not poll within max.poll.interval.ms; "+
+		"its tasks are closed without commit and it rejoins (a single record, punctuation or commit took too long, "+
+		"or max.poll.interval.ms is too small for this application)",
+		"since_last_poll", gap.Round(time.Millisecond), "max.poll.interval.ms", th.maxPollInterval().Milliseconds(),
+		"last_pass", p.lastPass.Round(time.Millisecond), "last_pass_records", p.lastRecords,
+		"last_commit", p.lastCommit.Round(time.Millisecond), "cause", why)
+	if m := th.rt.cfg.Metrics; m != nil {
+		m.pollTimeouts.WithLabelValues(th.name).Inc()
+	}
+}
+
+// storeTurns lets goroutines other than the stream thread (interactive queries) take the
+// thread's store lock between two records of a pass: each announces itself before it waits for
+// storeMu, and the thread, between records, hands the lock over until every goroutine announced
+// at that moment has had it. Later arrivals wait for the next record boundary, so a stream of
+// queries cannot starve the thread.
+type storeTurns struct {
+	arrived  atomic.Uint64
+	acquired atomic.Uint64
+	// wake is signalled each time a waiting goroutine acquired the lock.
+	wake chan struct{}
+}
+
+// lockStoresShared takes the thread's store lock for a goroutine other than the thread (an
+// interactive query): the thread gives it up before its next record. Release with
+// th.storeMu.Unlock.
+func (th *thread) lockStoresShared() {
+	th.turns.arrived.Add(1)
+	th.storeMu.Lock()
+	th.turns.acquired.Add(1)
+	select {
+	case th.turns.wake <- struct{}{}:
+	default:
+	}
+}
+
+// yieldStores is called by the thread, holding storeMu, between two records: when goroutines
+// wait for the lock (lockStoresShared), it releases the lock until each of them has had it,
+// then takes it again.
+func (th *thread) yieldStores() {
+	target := th.turns.arrived.Load()
+	if th.turns.acquired.Load() >= target {
+		return
+	}
+	th.storeMu.Unlock()
+	for th.turns.acquired.Load() < target {
+		<-th.turns.wake
+	}
+	th.storeMu.Lock()
+}
+
+// queriesWaiting reports whether a goroutine waits for the store lock (cheap: two atomic
+// loads).
+func (th *thread) queriesWaiting() bool {
+	return th.turns.arrived.Load() != th.turns.acquired.Load()
+}
