@@ -11,4 +11,10 @@ func init() {
 	testhooks.SetProbingRebalanceInterval = func(app any, d time.Duration) {
 		app.(*KafkaStreams).cfg.ProbingRebalanceInterval = d
 	}
+	testhooks.StoreLockWaiters = func(app any) int {
+		if rt := app.(*KafkaStreams).runtime(); rt != nil {
+			return rt.StoreLockWaiters()
+		}
+		return 0
+	}
 }

@@ -206,3 +206,15 @@ func (th *thread) yieldStores() {
 func (th *thread) queriesWaiting() bool {
 	return th.turns.arrived.Load() != th.turns.acquired.Load()
 }
+
+// StoreLockWaiters returns how many goroutines (interactive queries) wait for a stream thread's
+// store lock now, over all threads: for tests that order a query between two records.
+func (r *Runtime) StoreLockWaiters() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, th := range r.threads {
+		n += int(th.turns.arrived.Load() - th.turns.acquired.Load())
+	}
+	return n
+}

@@ -35,13 +35,11 @@ func (th *thread) processOnce() (int, error) {
 			continue
 		}
 		for i := 0; i < p.perTask && t.HasRecordsQueued(); i++ {
-			if total > 0 {
-				if p.stop.Load() {
-					return total, nil
-				}
-				if th.queriesWaiting() {
-					th.yieldStores()
-				}
+			if total > 0 && p.stop.Load() {
+				return total, nil // the next pass goes on (at least one record per pass)
+			}
+			if th.queriesWaiting() {
+				th.yieldStores()
 			}
 			if waiting {
 				th.updateLags(t, th.inputs[id])
