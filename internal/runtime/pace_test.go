@@ -2,12 +2,18 @@ package runtime
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -235,4 +241,50 @@ func TestPassDeadline(t *testing.T) {
 		t.Fatal("a pass begun after the stop runs without the stop flag")
 	}
 	th.endPass(0, 0)
+}
+
+// TestNoteExpelled: a poll timeout is warned with what took the time and counted; other
+// reasons to rejoin are not.
+func TestNoteExpelled(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expulsions := func() float64 {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for _, mf := range mfs {
+			if mf.GetName() == "kstreams_poll_timeouts_total" {
+				for _, m := range mf.GetMetric() {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+		return sum
+	}
+	var logged strings.Builder
+	th := paceThread(Config{Metrics: m})
+	th.rt.cfg.Group.RebalanceTimeout = 10 * time.Second
+	th.name = "t1"
+	th.log = slog.New(slog.NewTextHandler(&logged, nil))
+	th.pace.lastRecords, th.pace.lastPass = 60, 12*time.Second
+	th.noteExpelled(fmt.Errorf("group %q: generation 1: %w", "g", group.ErrRebalanceInProgress), time.Second)
+	if logged.Len() != 0 || expulsions() != 0 {
+		t.Fatalf("a rebalance counted as expulsion: %s", logged.String())
+	}
+	th.noteExpelled(fmt.Errorf("group %q: generation 1: %w", "g", group.ErrPollTimeout), 12500*time.Millisecond)
+	out := logged.String()
+	for _, want := range []string{"level=WARN", "stream thread expelled from the group", "since_last_poll=12.5s",
+		"max.poll.interval.ms=10000", "last_pass=12s", "last_pass_records=60"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("warning %q lacks %q", out, want)
+		}
+	}
+	if got := expulsions(); got != 1 {
+		t.Fatalf("kstreams_poll_timeouts_total %v, want 1", got)
+	}
 }
