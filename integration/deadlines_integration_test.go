@@ -317,3 +317,82 @@ func TestIntegrationMissingOutputTopicTaskTimeout(t *testing.T) {
 		})
 	}
 }
+
+// countingSlowProcessor forwards (key, 3*value) after delay, counting the records, and tells
+// the test (once) when it begins record signalAt.
+type countingSlowProcessor struct {
+	ctx      processor.ProcessorContext[string, int64]
+	delay    time.Duration
+	n        *atomic.Int64
+	signalAt string
+	at       chan<- string
+}
+
+func (p *countingSlowProcessor) Init(ctx processor.ProcessorContext[string, int64]) error {
+	p.ctx = ctx
+	return nil
+}
+
+func (p *countingSlowProcessor) Process(r processor.Record[string, int64]) error {
+	if r.Key == p.signalAt {
+		p.at <- r.Key
+	}
+	time.Sleep(p.delay) // the slow service
+	p.n.Add(1)
+	return p.ctx.Forward(processor.NewRecord(r.Key, 3*r.Value, r.Timestamp))
+}
+
+func (p *countingSlowProcessor) Close() error { return nil }
+
+// TestIntegrationCloseMidPass: Close during a pass of slow records (200 ms each, 100 records,
+// no commit due) returns after the record being processed, not after the pass: it returns with
+// records left, and its final commit covers exactly the records processed (at-least-once: the
+// committed offset equals the processor's count, and each of them is in the output).
+func TestIntegrationCloseMidPass(t *testing.T) {
+	b := kafkatest.Real(t)
+	input, output := kafkatest.Name(t, "in"), kafkatest.Name(t, "out")
+	createTopics(t, b, 1, input, output)
+	const total = 100
+	produceLongs(t, b, input, total)
+	var processed atomic.Int64
+	at := make(chan string, 1)
+	topo := processor.NewTopology()
+	for _, err := range []error{
+		topo.AddSource("Source", []string{input}, processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.Long())),
+		topo.AddProcessor("Slow", processor.ProcessorSupplierFunc[string, int64, string, int64](
+			func() processor.Processor[string, int64, string, int64] {
+				return &countingSlowProcessor{delay: 200 * time.Millisecond, n: &processed, signalAt: "k05", at: at}
+			}), "Source"),
+		topo.AddSink("Sink", output, []string{"Slow"}, processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.Long())),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	appID := kafkatest.Name(t, "closemid")
+	app, err := kstreams.New(topo, kstreams.Config{
+		ApplicationID: appID, BootstrapServers: b.Addrs, CommitInterval: time.Hour,
+		StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startApp(t, app)
+	select {
+	case <-at:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("processor never reached k05 (app error: %v)", app.Err())
+	}
+	closeApp(t, app)
+	n := processed.Load()
+	if n < 6 || n >= total {
+		t.Fatalf("Close returned after %d of %d records; want it to stop the pass after the record in progress", n, total)
+	}
+	waitCommitted(t, b, appID, input, n, time.Minute)
+	out := readOutput(t, b, output, sarama.ReadUncommitted)
+	want := map[string]int64{}
+	for i := range int(n) {
+		want[fmt.Sprintf("k%02d", i)] = int64(3 * i)
+	}
+	out.waitFinal(t, want, time.Minute, nil)
+}
