@@ -396,3 +396,92 @@ func TestIntegrationCloseMidPass(t *testing.T) {
 	}
 	out.waitFinal(t, want, time.Minute, nil)
 }
+
+// TestIntegrationExpelledThreadWarns: a record that takes longer than max.poll.interval.ms (2 s
+// here) gets the member expelled whatever the pass size. The thread says so: a WARN naming
+// max.poll.interval.ms, kstreams_poll_timeouts_total counts it, and the instance goes through
+// Rebalancing; then it rejoins and processes everything (at-least-once: again from the last
+// commit).
+func TestIntegrationExpelledThreadWarns(t *testing.T) {
+	b := kafkatest.Real(t)
+	input, output := kafkatest.Name(t, "in"), kafkatest.Name(t, "out")
+	createTopics(t, b, 1, input, output)
+	const n = 5
+	produceLongs(t, b, input, n)
+	at := make(chan string, 1)
+	hold := map[string]chan struct{}{"k02": make(chan struct{})}
+	topo := processor.NewTopology()
+	for _, err := range []error{
+		topo.AddSource("Source", []string{input}, processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.Long())),
+		topo.AddProcessor("Slow", processor.ProcessorSupplierFunc[string, int64, string, int64](
+			func() processor.Processor[string, int64, string, int64] {
+				return &slowProcessor{hold: hold, at: at}
+			}), "Source"),
+		topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("Slow"), serde.String(), serde.Long()), "Slow"),
+		topo.AddSink("Sink", output, []string{"Slow"}, processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.Long())),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	appID := kafkatest.Name(t, "expelled")
+	reg := prometheus.NewRegistry()
+	warned := &atomic.Int64{}
+	logger := slog.New(countingHandler{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
+		"stream thread expelled from the group", warned})
+	consumer := fastConsumer
+	consumer.MaxPollInterval = 2 * time.Second
+	app, err := kstreams.New(topo, kstreams.Config{
+		ApplicationID: appID, BootstrapServers: b.Addrs, CommitInterval: 100 * time.Millisecond,
+		StateDir: t.TempDir(), Sarama: fastSarama, Consumer: consumer, Registry: reg, Logger: logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rebalancedAfterRunning atomic.Bool
+	app.SetStateListener(func(s, old kstreams.State) {
+		if old == kstreams.StateRunning && s == kstreams.StateRebalancing {
+			rebalancedAfterRunning.Store(true)
+		}
+	})
+	startApp(t, app)
+	select {
+	case <-at:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("processor never reached k02 (app error: %v)", app.Err())
+	}
+	// Hold k02 until the member has left the group (its poll timeout).
+	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for deadline := time.Now().Add(time.Minute); ; {
+		gs, err := admin.DescribeConsumerGroups([]string{appID})
+		if err == nil && len(gs) == 1 && len(gs[0].Members) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(hold["k02"])
+			t.Fatalf("the member did not leave the group: %v %+v", err, gs)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+	close(hold["k02"])
+	want := map[string]int64{}
+	for i := range n {
+		want[fmt.Sprintf("k%02d", i)] = int64(3 * i)
+	}
+	out := readOutput(t, b, output, sarama.ReadUncommitted)
+	out.waitFinal(t, want, 2*time.Minute, app.Err)
+	if got := counterSum(t, reg, "kstreams_poll_timeouts_total"); got != 1 {
+		t.Errorf("kstreams_poll_timeouts_total %v, want 1", got)
+	}
+	if warned.Load() != 1 {
+		t.Errorf("%d expulsion warnings, want 1", warned.Load())
+	}
+	if !rebalancedAfterRunning.Load() {
+		t.Error("the instance did not go from Running to Rebalancing")
+	}
+	closeApp(t, app)
+}

@@ -161,6 +161,18 @@ func (th *thread) noteExpelled(why error, gap time.Duration) {
 	}
 }
 
+// noteExpelledOnError is noteExpelled for a failure of the thread's loop (a commit refused
+// because the member left the group for a poll timeout): the member tells why it left.
+func (th *thread) noteExpelledOnError(err error) {
+	why := err
+	if !errors.Is(why, group.ErrPollTimeout) && th.member != nil {
+		why = th.member.RejoinNeeded()
+	}
+	if why != nil {
+		th.noteExpelled(why, time.Since(th.pace.lastPoll))
+	}
+}
+
 // storeTurns lets goroutines other than the stream thread (interactive queries) take the
 // thread's store lock between two records of a pass: each announces itself before it waits for
 // storeMu, and the thread, between records, hands the lock over until every goroutine announced

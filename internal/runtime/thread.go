@@ -246,6 +246,7 @@ func (th *thread) run() {
 		var je *joinError
 		switch {
 		case !auth && migrated(err):
+			th.noteExpelledOnError(err)
 			stuck, timedOut := th.checkStuck(err)
 			if timedOut != nil {
 				err = timedOut // fails the thread below
