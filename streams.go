@@ -502,6 +502,12 @@ func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
 			}
 			return task.Fail
 		}
+		tc.ProductionHandler = func(topic string, err error) task.HandlerResponse {
+			if h(topic, err) == Continue {
+				return task.Continue
+			}
+			return task.Fail
+		}
 	}
 }
 

@@ -116,6 +116,8 @@ type thread struct {
 	// sent counts the records handed to the producer; discarded those the collector dropped
 	// because discard was set (while tasks close dirty, or after a clean close's checkpoint).
 	sent, discarded int64
+	// deadLettered counts the dead-letter records of failed sends (see deadLetterSendFailure).
+	deadLettered int64
 	// txnOpen: under exactly-once, the producer's transaction is open.
 	txnOpen bool
 	discard bool

@@ -128,7 +128,12 @@ func (n *node) process(rec processor.Record[any, any]) error {
 			t.log.Warn("processing error; the processing handler continues, the record is dropped", "task", t.id.String(),
 				"node", n.spec.Name, "topic", t.rc.topic, "partition", t.rc.partition, "offset", t.rc.offset, "err", err)
 			t.group.dropped++
-			return nil
+			return t.deadLetter(n.spec.Name, err)
+		}
+		var se *serializationError
+		if errors.As(err, &se) && t.cfg.ProductionHandler != nil && t.cfg.ProductionHandler(se.topic, err) == Continue {
+			t.group.dropped++
+			return t.deadLetter(n.spec.Name, err)
 		}
 		return &ProcessingError{Task: t.id, Node: n.spec.Name, Topic: t.rc.topic, Partition: t.rc.partition, Offset: t.rc.offset,
 			Punctuation: !t.rc.hasMetadata, Err: err}
@@ -190,9 +195,9 @@ func (n *node) sink(rec processor.Record[any, any]) error {
 	headers := n.sinkHeaders
 	n.sinkHeaders = serde.Headers{}
 	if err != nil {
-		return err
+		return &serializationError{topic: topic, err: err}
 	}
-	out := OutRecord{Topic: topic, Partition: -1, Key: kb, Value: vb, Timestamp: rec.Timestamp, Headers: headers}
+	out := OutRecord{Topic: topic, Partition: -1, Key: kb, Value: vb, Timestamp: rec.Timestamp, Headers: headers, Source: t.rc.raw}
 	if n.spec.Partitioner == nil {
 		return t.cfg.Collector.Send(out)
 	}
