@@ -245,7 +245,13 @@ type Config struct {
 	// Logger receives the instance's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Registry receives the Prometheus metrics; nil means they are not registered.
+	// KafkaStreams.Metrics reads the same figures in process either way.
 	Registry prometheus.Registerer
+	// MetricsRecordingLevel is metrics.recording.level: "INFO" (default; client, thread and
+	// the cheap task figures), "DEBUG" (adds the task-level families and the state stores'
+	// call latencies, which read the clock around every store call) or "TRACE" (as DEBUG).
+	// Case-insensitive. Java: the same property and levels.
+	MetricsRecordingLevel string
 	// Sarama, when set, adjusts each sarama configuration the instance creates (after all
 	// settings above are applied): its Net (TLS, SASL, dial, read and write timeouts),
 	// Metadata and Version sections apply to every connection. The stream threads consume and
@@ -337,6 +343,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{Property: props.ApplicationIDConfig, Value: c.ApplicationID, Reason: "only letters, digits, '.', '_' and '-' are allowed"}
 	case len(c.BootstrapServers) == 0:
 		return &ConfigError{Property: props.BootstrapServersConfig, Reason: "missing; it is required"}
+	case !validRecordingLevel(c.MetricsRecordingLevel):
+		return &ConfigError{Property: props.MetricsRecordingLevelConfig, Value: c.MetricsRecordingLevel, Reason: "must be INFO, DEBUG or TRACE"}
 	case c.NumStreamThreads < 0:
 		return &ConfigError{Property: props.NumStreamThreadsConfig, Value: strconv.Itoa(c.NumStreamThreads), Reason: "must be at least 1"}
 	case c.CommitInterval < 0:

@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -149,7 +150,7 @@ func checkDeadLetters(t *testing.T, b kafkatest.Broker, guarantee kstreams.Proce
 		replaced.Add(1)
 		return kstreams.ReplaceThread
 	})
-	if err := app.Start(); err != nil {
+	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	iso := sarama.ReadUncommitted

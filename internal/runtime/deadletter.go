@@ -128,6 +128,7 @@ func (th *thread) deadLetterSendFailure(rec task.OutRecord, cause error) error {
 		return nil
 	}
 	th.deadLettered++
+	th.obs.DeadLetters.Add(1)
 	dl := DeadLetterRecord(th.rt.cfg.DeadLetterTopic)(*rec.Source, cause)
 	if err := (collector{th}).Send(dl); err != nil {
 		return fmt.Errorf("sending the dead-letter record of topic=%s partition=%d offset=%d: %w",

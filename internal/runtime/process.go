@@ -35,10 +35,15 @@ func (th *thread) processOnce() (int, error) {
 				break
 			}
 			total++
-			if _, err := t.MaybePunctuateStreamTime(); err != nil {
+			if p, err := t.MaybePunctuateStreamTime(); err != nil {
 				return total, err
+			} else if p {
+				th.obs.Punctuate.Count(1)
 			}
 		}
+	}
+	if total > 0 {
+		th.obs.Process.Record(int64(total), time.Since(start))
 	}
 	if m := th.rt.cfg.Metrics; m != nil && total > 0 {
 		m.processed.WithLabelValues(th.name).Add(float64(total))
@@ -54,8 +59,11 @@ func (th *thread) punctuateWallClock() error {
 	defer th.storeMu.Unlock()
 	now := time.Now().UnixMilli()
 	for _, t := range th.tasks {
-		if _, err := t.MaybePunctuateSystemTime(now); err != nil {
+		start := time.Now()
+		if p, err := t.MaybePunctuateSystemTime(now); err != nil {
 			return err
+		} else if p {
+			th.obs.Punctuate.Record(1, time.Since(start))
 		}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -126,6 +127,11 @@ type thread struct {
 	checkpointed map[processor.TaskID]map[changelog.TopicPartition]int64
 	lastCommit   time.Time
 	lastLags     time.Time
+	// obs are the thread's sensors; lastPublish when its tasks' figures were last published;
+	// enforced counts records processed under enforced processing, per task (observe.go).
+	obs         *metrics.Thread
+	lastPublish time.Time
+	enforced    map[processor.TaskID]int64
 }
 
 func newThread(r *Runtime, idx int) (*thread, error) {
@@ -137,6 +143,7 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		locks: map[processor.TaskID]sync.Locker{},
 		in:    map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
 	th.log = r.log.With("thread", th.name)
+	th.obs = r.sensors().Thread(th.name)
 	th.updater = newStateUpdater(th.log, th.signal)
 	for _, s := range r.layout.Subtopologies {
 		th.topics = append(th.topics, s.Topics...)
@@ -210,6 +217,7 @@ func (th *thread) signal() {
 }
 
 func (th *thread) setState(st ThreadState) {
+	th.obs.SetState(st.String())
 	if th.rt.cfg.OnState != nil {
 		th.rt.cfg.OnState(th.idx, st)
 	}
@@ -342,6 +350,9 @@ func (th *thread) runOnce() error {
 			start := time.Now()
 			err = th.commit(false)
 			th.lastCommit = time.Now()
+			if err == nil {
+				th.obs.Commit.Record(1, time.Since(start))
+			}
 			if m := th.rt.cfg.Metrics; m != nil && err == nil {
 				m.commitLatency.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
 				var dropped int64

@@ -39,6 +39,14 @@ func (t *Task) deadLetter(node string, err error) error {
 	return nil
 }
 
+// Processed returns the number of records the task processed (Java: the task-level
+// process-total).
+func (t *Task) Processed() int64 { return t.processed }
+
+// BufferedRecords returns the number of records in the task's partition queues (Java: the
+// task-level active-buffer-count).
+func (t *Task) BufferedRecords() int { return t.group.buffered() }
+
 // DeadLetters returns the number of dead-letter records the task sent (deserialization,
 // processing and serialization failures a handler continued past).
 func (t *Task) DeadLetters() int64 { return t.deadLetters }

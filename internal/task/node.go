@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -394,6 +395,11 @@ func (s *storeContext) StateDir() string             { return s.t.cfg.StateDir }
 // stores' default).
 func (s *storeContext) PebbleEnv() *store.PebbleEnv   { return s.t.cfg.PebbleEnv }
 func (s *storeContext) AppConfigs() map[string]string { return s.t.appConfigs() }
+
+// StoreSensors hands a metered store layer its sensors (nil below DEBUG).
+func (s *storeContext) StoreSensors(name, typ string) *metrics.StoreOps {
+	return s.t.cfg.Metrics.Store(s.t.id, name, typ)
+}
 
 // Register records the store (by name) for flush, close and restore.
 func (s *storeContext) Register(st processor.StateStore, restore processor.StateRestoreCallback) error {

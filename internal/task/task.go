@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -129,6 +130,9 @@ type Config struct {
 	// the caching store layers of its tasks; nil means caching is off (Java strips the caching
 	// layers when statestore.cache.max.bytes is 0), so those layers pass writes straight through.
 	Cache *cache.ThreadCache
+	// Metrics is the instance's metrics registry; the store layers of the task time their
+	// calls into it at DEBUG. nil records nothing.
+	Metrics *metrics.Registry
 	// PebbleEnv is the application instance's shared Pebble environment (block cache and
 	// memtable budget), handed to Pebble stores through their StateStoreContext
 	// (store.PebbleEnvProvider); nil means the stores use store.DefaultPebbleEnv().
@@ -263,8 +267,9 @@ type Task struct {
 	initialized bool
 	closed      bool
 
-	// deadLetters counts the dead-letter records sent (see DeadLetters).
-	deadLetters int64
+	// deadLetters counts the dead-letter records sent (see DeadLetters); processed the
+	// records processed (see Processed).
+	deadLetters, processed int64
 }
 
 type topicPartition struct {
@@ -557,6 +562,7 @@ func (t *Task) Process(wallClockMs int64) (bool, error) {
 	t.current = nil
 	t.consumedOffsets[topicPartition{rec.raw.Topic, rec.raw.Partition}] = rec.raw.Offset
 	t.commitNeeded = true
+	t.processed++
 	return true, errors.Join(err, headErr)
 }
 
