@@ -427,6 +427,7 @@ func (k *KafkaStreams) startAs(ctx context.Context, op string) error {
 
 func (k *KafkaStreams) start(ctx context.Context) error {
 	c := k.cfg
+	k.logTopologyWarnings()
 	metrics, err := runtime.NewMetrics(c.Registry, c.ApplicationID)
 	if err != nil {
 		return fmt.Errorf("kstreams: register metrics: %w", err)
