@@ -142,7 +142,7 @@ type KafkaStreams struct {
 	// metrics registry (metrics.go).
 	failedThreads int
 	obs           *metrics.Registry
-	err        error
+	err           error
 	// done is closed by stop, the one path every way of stopping ends in.
 	done     chan struct{}
 	stopOnce sync.Once
