@@ -2,7 +2,12 @@ package integration_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,6 +177,7 @@ func checkMetrics(t *testing.T, b kafkatest.Broker) {
 	checkValue(t, fams, "kstreams_task_dead_letters_total", map[string]string{"task": "0_0"}, float64(wantDropped))
 	checkValue(t, fams, "kstreams_task_process_total", map[string]string{"task": "0_0"}, n)
 	checkValue(t, fams, "kstreams_state_store_latency_seconds", map[string]string{"store": "Latest", "op": "put"}, float64(n-wantDropped))
+	checkLivePage(t, app, wantDropped)
 	closeApp(t, app)
 
 	// A second instance with an empty state directory restores the store from its changelog.
@@ -268,3 +274,63 @@ func endOffset(t *testing.T, b kafkatest.Broker, topic string) int64 {
 
 func TestEmbeddedMetrics(t *testing.T)    { checkMetrics(t, kafkatest.Embedded(t)) }
 func TestIntegrationMetrics(t *testing.T) { checkMetrics(t, kafkatest.Real(t)) }
+
+// checkLivePage reads the live page's three resources: the page embeds everything (no
+// absolute URL but the SVG namespace), the state it polls has the task and the handler's
+// decisions, the drawing has every node.
+func checkLivePage(t *testing.T, app *kstreams.KafkaStreams, wantDropped int) {
+	t.Helper()
+	srv := httptest.NewServer(http.StripPrefix("/x", app.LivePage()))
+	defer srv.Close()
+	get := func(path string) string {
+		resp, err := http.Get(srv.URL + "/x/kstreams/" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %s", path, resp.Status)
+		}
+		return string(b)
+	}
+	page := get("")
+	if !strings.Contains(page, `fetch("state.json"`) || !strings.Contains(page, `src="topology.svg"`) ||
+		strings.Contains(page, "http://") || strings.Contains(page, "https://") {
+		t.Errorf("page does not poll state.json and embed the topology, or fetches from the network")
+	}
+	var st struct {
+		State   string
+		Metrics kstreams.Metrics
+		Errors  []struct{ Kind, Where, Response string }
+	}
+	if err := json.Unmarshal([]byte(get("state.json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.State != "RUNNING" || len(st.Metrics.Threads) != 1 || len(st.Metrics.Threads[0].Tasks) != 1 ||
+		st.Metrics.Threads[0].Tasks[0].DroppedRecords != int64(wantDropped) {
+		t.Errorf("state.json: %+v", st)
+	}
+	handled := 0
+	for _, e := range st.Errors {
+		if e.Kind == "processing" && e.Where == "P" && e.Response == "CONTINUE" {
+			handled++
+		}
+	}
+	if handled != wantDropped {
+		t.Errorf("state.json: %d processing errors continued, want %d (%+v)", handled, wantDropped, st.Errors)
+	}
+	svg := get("topology.svg")
+	for _, node := range []string{"Source", ">P<", "Sink", "Sub-topology 0"} {
+		if !strings.Contains(svg, node) {
+			t.Errorf("topology.svg lacks %s", node)
+		}
+	}
+	resp, err := http.Post(srv.URL+"/x/kstreams/state.json", "text/plain", nil)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST: %s, want read-only", resp.Status)
+		}
+	}
+}
