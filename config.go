@@ -95,13 +95,17 @@ var ErrInvalidConfig = errors.New("kstreams: invalid configuration")
 type DeserializationHandler func(topic string, partition int32, offset int64, err error) HandlerResponse
 
 // ProcessingHandler decides about an error returned (or a panic raised) by a processor or
-// punctuator at node: Continue drops the record there, Fail stops the thread.
+// punctuator at node: Continue drops the record there (and sends the input record to the
+// dead-letter topic when one is set), Fail stops the thread.
 // Java: ProcessingExceptionHandler (KIP-1033).
 type ProcessingHandler func(node string, err error) HandlerResponse
 
-// ProductionHandler decides about a record the producer could not send (after sarama's
-// retries): Continue drops it, Fail stops the thread. Under exactly-once a failed send always
-// aborts the transaction. Java: ProductionExceptionHandler.
+// ProductionHandler decides about an output record a sink could not serialize, and about one
+// the producer could not send (after its retries): Continue drops it (and sends the input
+// record whose processing produced it to the dead-letter topic when one is set), Fail stops
+// the thread. Under exactly-once a failed send always aborts the transaction (a
+// serialization failure can still continue, its dead letter inside the transaction).
+// Java: ProductionExceptionHandler handle and handleSerializationError (KIP-399).
 type ProductionHandler func(topic string, err error) HandlerResponse
 
 // HandlerResponse is an exception handler's answer.
@@ -223,11 +227,13 @@ type Config struct {
 	// ProductionHandler is production.exception.handler; nil fails
 	// (DefaultProductionExceptionHandler).
 	ProductionHandler ProductionHandler
-	// DeadLetterQueueTopic is errors.dead.letter.queue.topic.name (KIP-1034): records skipped
-	// by a deserialization handler that continues are written there (raw key and value, with
-	// headers __streams.errors.* naming the cause) by the task's producer, so under
-	// exactly_once_v2 in the task's transaction (once, with the offsets that skip them);
-	// default "" (none).
+	// DeadLetterQueueTopic is errors.dead.letter.queue.topic.name (KIP-1034): when a
+	// deserialization, processing or production handler continues, the input record is
+	// written there (its raw key, value and headers, with headers __streams.errors.exception,
+	// .message, .stacktrace, .topic, .partition and .offset naming the cause and where the
+	// record came from; key and value null for a failing punctuation) by the task's producer,
+	// so under exactly_once_v2 in the task's transaction (once, with the offsets that skip the
+	// record); default "" (none).
 	DeadLetterQueueTopic string
 
 	// Security: security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL); default PLAINTEXT.
@@ -253,7 +259,13 @@ type Config struct {
 	// Logger receives the instance's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Registry receives the Prometheus metrics; nil means they are not registered.
+	// KafkaStreams.Metrics reads the same figures in process either way.
 	Registry prometheus.Registerer
+	// MetricsRecordingLevel is metrics.recording.level: "INFO" (default; client, thread and
+	// the cheap task figures), "DEBUG" (adds the task-level families and the state stores'
+	// call latencies, which read the clock around every store call) or "TRACE" (as DEBUG).
+	// Case-insensitive. Java: the same property and levels.
+	MetricsRecordingLevel string
 	// Sarama, when set, adjusts each sarama configuration the instance creates (after all
 	// settings above are applied): its Net (TLS, SASL, dial, read and write timeouts),
 	// Metadata and Version sections apply to every connection. The stream threads consume and
@@ -345,6 +357,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{Property: props.ApplicationIDConfig, Value: c.ApplicationID, Reason: "only letters, digits, '.', '_' and '-' are allowed"}
 	case len(c.BootstrapServers) == 0:
 		return &ConfigError{Property: props.BootstrapServersConfig, Reason: "missing; it is required"}
+	case !validRecordingLevel(c.MetricsRecordingLevel):
+		return &ConfigError{Property: props.MetricsRecordingLevelConfig, Value: c.MetricsRecordingLevel, Reason: "must be INFO, DEBUG or TRACE"}
 	case c.NumStreamThreads < 0:
 		return &ConfigError{Property: props.NumStreamThreadsConfig, Value: strconv.Itoa(c.NumStreamThreads), Reason: "must be at least 1"}
 	case c.CommitInterval < 0:

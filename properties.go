@@ -56,6 +56,7 @@ func ConfigFromProperties(properties map[string]string) (Config, error) {
 	c.StateDir, _ = get(props.StateDirConfig)
 	c.ApplicationServer, _ = get(props.ApplicationServerConfig)
 	c.DeadLetterQueueTopic, _ = get(props.DeadLetterQueueTopicConfig)
+	c.MetricsRecordingLevel, _ = get(props.MetricsRecordingLevelConfig)
 	for _, f := range []struct {
 		k   string
 		set func(int64)

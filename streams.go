@@ -24,6 +24,7 @@ import (
 
 	"github.com/kstreams-go/kstreams/changelog"
 	"github.com/kstreams-go/kstreams/internal/assignment"
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/internal/runtime"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
@@ -149,7 +150,11 @@ type KafkaStreams struct {
 	restoreL   changelog.RestoreListener
 	errHandler func(err error) ThreadResponse
 	threads    map[int]runtime.ThreadState
-	err        error
+	// failedThreads counts threads that died of an error (replaced or not); obs is the
+	// metrics registry (metrics.go).
+	failedThreads int
+	obs           *metrics.Registry
+	err           error
 	// done is closed by stop, the one path every way of stopping ends in.
 	done     chan struct{}
 	stopOnce sync.Once
@@ -195,8 +200,10 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 	if cfg.ClientID == "" {
 		cfg.ClientID = cfg.ApplicationID + "-" + pid
 	}
-	return &KafkaStreams{cfg: cfg, topology: topology, log: cfg.Logger, processID: pid, dirLock: lock,
-		threads: map[int]runtime.ThreadState{}, done: make(chan struct{})}, nil
+	k := &KafkaStreams{cfg: cfg, topology: topology, log: cfg.Logger, processID: pid, dirLock: lock,
+		threads: map[int]runtime.ThreadState{}, done: make(chan struct{})}
+	k.initMetrics()
+	return k, nil
 }
 
 // hasPersistentStores reports whether a store of the topology keeps its data in the state
@@ -327,7 +334,9 @@ func (k *KafkaStreams) onThreadState(idx int, st runtime.ThreadState) {
 }
 
 func (k *KafkaStreams) onThreadError(idx int, err error) runtime.ThreadAction {
+	k.obs.RecordError(metrics.ErrorEvent{Kind: "thread", Where: fmt.Sprintf("StreamThread-%d", idx+1), Message: err.Error()})
 	k.mu.Lock()
+	k.failedThreads++
 	h := k.errHandler
 	k.mu.Unlock()
 	resp := ShutdownClient
@@ -430,9 +439,15 @@ func (k *KafkaStreams) startAs(ctx context.Context, op string) error {
 
 func (k *KafkaStreams) start(ctx context.Context) error {
 	c := k.cfg
+	k.logTopologyWarnings()
 	metrics, err := runtime.NewMetrics(c.Registry, c.ApplicationID)
 	if err != nil {
 		return fmt.Errorf("kstreams: register metrics: %w", err)
+	}
+	if c.Registry != nil {
+		if err := c.Registry.Register(k.obs); err != nil {
+			return fmt.Errorf("kstreams: register metrics: %w", err)
+		}
 	}
 	appConfigs := maps.Clone(c.Properties)
 	if appConfigs == nil {
@@ -458,7 +473,7 @@ func (k *KafkaStreams) start(ctx context.Context) error {
 		Brokers: c.BootstrapServers, Sarama: c.saramaConfig, Threads: c.NumStreamThreads,
 		ExactlyOnce: c.ProcessingGuarantee == ExactlyOnceV2, CommitInterval: c.CommitInterval,
 		MaxBufferedPerPartition: c.BufferedRecordsPerPartition, ApplicationServer: c.ApplicationServer,
-		StateDir: c.StateDir, ReplicationFactor: c.ReplicationFactor, Logger: c.Logger, Metrics: metrics,
+		StateDir: c.StateDir, ReplicationFactor: c.ReplicationFactor, Logger: c.Logger, Metrics: metrics, Observe: k.obs,
 		CacheMaxBytes: *c.StateStoreCacheMaxBytes, NumStandbyReplicas: c.NumStandbyReplicas,
 		Assignment: assignment.Config{AcceptableRecoveryLag: *c.AcceptableRecoveryLag, MaxWarmupReplicas: c.MaxWarmupReplicas,
 			ProbingRebalanceInterval: c.ProbingRebalanceInterval},
@@ -497,7 +512,9 @@ func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
 	if c.DeserializationHandler != nil {
 		h := c.DeserializationHandler
 		tc.DeserializationHandler = func(rec task.RawRecord, err error) task.HandlerResponse {
-			if h(rec.Topic, rec.Partition, rec.Offset, err) == Continue {
+			resp := h(rec.Topic, rec.Partition, rec.Offset, err)
+			k.recordHandled("deserialization", fmt.Sprintf("%s-%d@%d", rec.Topic, rec.Partition, rec.Offset), resp, err)
+			if resp == Continue {
 				return task.Continue // the runtime dead-letters it (DeadLetterQueueTopic)
 			}
 			return task.Fail
@@ -506,7 +523,9 @@ func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
 	if c.ProcessingHandler != nil {
 		h := c.ProcessingHandler
 		tc.ProcessingHandler = func(node string, _ processor.Record[any, any], err error) task.HandlerResponse {
-			if h(node, err) == Continue {
+			resp := h(node, err)
+			k.recordHandled("processing", node, resp, err)
+			if resp == Continue {
 				return task.Continue
 			}
 			return task.Fail
@@ -515,7 +534,17 @@ func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
 	if c.ProductionHandler != nil {
 		h := c.ProductionHandler
 		rc.Production = func(rec task.OutRecord, err error) task.HandlerResponse {
-			if h(rec.Topic, err) == Continue {
+			resp := h(rec.Topic, err)
+			k.recordHandled("production", rec.Topic, resp, err)
+			if resp == Continue {
+				return task.Continue
+			}
+			return task.Fail
+		}
+		tc.ProductionHandler = func(topic string, err error) task.HandlerResponse {
+			resp := h(topic, err)
+			k.recordHandled("production", topic, resp, err)
+			if resp == Continue {
 				return task.Continue
 			}
 			return task.Fail

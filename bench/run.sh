@@ -136,3 +136,19 @@ fi
 
 bench_restore
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# The recording cost of metrics: the word count at metrics.recording.level INFO (the default,
+# "ours") and DEBUG (the same binary through a wrapper, run as "gobase") on the same input,
+# side by side; the figure to read is the ratio of their throughput (and CPU). Set
+# BENCH_RECORDING_LINES=0 to skip.
+recording_lines=${BENCH_RECORDING_LINES:-1000000}
+if [ "$recording_lines" -gt 0 ]; then
+	printf '#!/bin/sh\nexec "%s" -p metrics.recording.level=DEBUG "$@"\n' "$out/wordcount" >"$out/wordcount-debug"
+	chmod +x "$out/wordcount-debug"
+	echo
+	echo "metrics recording cost: INFO (ours) beside DEBUG (gobase), $recording_lines lines, at_least_once:"
+	"$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" -go-base-bin "$out/wordcount-debug" -impls go,gobase \
+		-pipe=false -java-cp unused -lines "$recording_lines" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
+		-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" -guarantees at_least_once
+	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi

@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"sync/atomic"
+	"time"
 
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -30,7 +32,7 @@ func typeName[T any]() string {
 // then engine). Serdes are called with the changelog topic name
 // "<application.id>-<store>-changelog" as topic, as in Java. A nil value is never serialized:
 // it is passed down as nil bytes (a delete); nil bytes read back are never deserialized: they
-// mean "absent". Metrics are not recorded yet.
+// mean "absent". At metrics.recording.level DEBUG its calls are timed (stream-state-metrics).
 // Java counterpart: org.apache.kafka.streams.state.internals.meteredKeyValueStore.
 type meteredKeyValueStore[K, V any] struct {
 	inner         KeyValueBytesStore
@@ -49,6 +51,8 @@ type meteredKeyValueStore[K, V any] struct {
 	// slice per call.
 	keyApp serde.AppendSerializer[K]
 	keyBuf keyScratch
+	// sensors time the calls at DEBUG (nil: not recorded).
+	sensors *metrics.StoreOps
 }
 
 // keyScratch is the key buffer the stream thread's Get and Put lend (see lendKey); a
@@ -124,11 +128,19 @@ func (m *meteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 		m.keyApp, _ = any(m.keySerde).(serde.AppendSerializer[K])
 		m.keyBuf.b = make([]byte, 0, 64) // never nil: an empty key is not a null key
 	}
+	if ctx != nil {
+		m.sensors = storeSensors(ctx, m.Name(), m.inner.Persistent())
+	}
 	return m.inner.Init(ctx, root)
 }
 
 // Flush flushes the inner store.
-func (m *meteredKeyValueStore[K, V]) Flush() error { return m.inner.Flush() }
+func (m *meteredKeyValueStore[K, V]) Flush() error {
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.Flush, time.Now())
+	}
+	return m.inner.Flush()
+}
 
 // Close closes the inner store.
 func (m *meteredKeyValueStore[K, V]) Close() error { return m.inner.Close() }
@@ -217,6 +229,9 @@ func (m *meteredKeyValueStore[K, V]) value(op string, b []byte) (V, bool, error)
 
 // Get returns the value of key.
 func (m *meteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.Get, time.Now())
+	}
 	var zero V
 	kb, lent, err := m.lendKey("get", key)
 	if err != nil {
@@ -234,6 +249,9 @@ func (m *meteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 
 // Put stores value under key; a nil value deletes.
 func (m *meteredKeyValueStore[K, V]) Put(key K, value V) error {
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.Put, time.Now())
+	}
 	if m.cachingBelow != nil {
 		kb, lent, err := m.lendKey("put", key)
 		if err != nil {
@@ -261,6 +279,9 @@ func (m *meteredKeyValueStore[K, V]) Put(key K, value V) error {
 
 // PutIfAbsent stores value when key is absent and returns the existing value otherwise.
 func (m *meteredKeyValueStore[K, V]) PutIfAbsent(key K, value V) (V, bool, error) {
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.PutIfAbsent, time.Now())
+	}
 	var zero V
 	kb, err := m.keyBytes("putIfAbsent", key)
 	if err != nil {
@@ -279,6 +300,9 @@ func (m *meteredKeyValueStore[K, V]) PutIfAbsent(key K, value V) (V, bool, error
 
 // PutAll serializes every entry first (nothing is written if one fails) and writes them in order.
 func (m *meteredKeyValueStore[K, V]) PutAll(entries []KeyValue[K, V]) error {
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.PutAll, time.Now())
+	}
 	raw := make([]KeyValue[[]byte, []byte], 0, len(entries))
 	for _, e := range entries {
 		kb, err := m.keyBytes("putAll", e.Key)
@@ -296,6 +320,9 @@ func (m *meteredKeyValueStore[K, V]) PutAll(entries []KeyValue[K, V]) error {
 
 // Delete removes key and returns its old value.
 func (m *meteredKeyValueStore[K, V]) Delete(key K) (V, bool, error) {
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.Delete, time.Now())
+	}
 	var zero V
 	kb, err := m.keyBytes("delete", key)
 	if err != nil {
@@ -309,6 +336,9 @@ func (m *meteredKeyValueStore[K, V]) Delete(key K) (V, bool, error) {
 }
 
 func (m *meteredKeyValueStore[K, V]) rangeOf(op string, from, to K, reverse bool) KeyValueIterator[K, V] {
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.Range, time.Now())
+	}
 	fb, err := m.boundBytes(op, from)
 	if err != nil {
 		return ErrorIterator[K, V](err)
@@ -334,7 +364,12 @@ func (m *meteredKeyValueStore[K, V]) ReverseRange(from, to K) KeyValueIterator[K
 }
 
 // All iterates all entries ascending.
-func (m *meteredKeyValueStore[K, V]) All() KeyValueIterator[K, V] { return m.wrap(m.inner.All()) }
+func (m *meteredKeyValueStore[K, V]) All() KeyValueIterator[K, V] {
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.All, time.Now())
+	}
+	return m.wrap(m.inner.All())
+}
 
 // ReverseAll iterates all entries descending.
 func (m *meteredKeyValueStore[K, V]) ReverseAll() KeyValueIterator[K, V] {

@@ -30,6 +30,7 @@ const (
 	ProcessingExceptionHandlerConfig                = "processing.exception.handler"
 	ProductionExceptionHandlerConfig                = "production.exception.handler"
 	DeadLetterQueueTopicConfig                      = "errors.dead.letter.queue.topic.name"
+	MetricsRecordingLevelConfig                     = "metrics.recording.level"
 	SecurityProtocolConfig                          = "security.protocol"
 	SASLMechanismConfig                             = "sasl.mechanism"
 	SASLJAASConfig                                  = "sasl.jaas.config"

@@ -24,7 +24,8 @@ const (
 )
 
 // DeadLetterRecord returns the function building the dead-letter record of an input record a
-// handler skipped: topic, rec's raw key, value, timestamp and headers, plus headers naming the
+// handler skipped (deserialization, processing or production; in a punctuation rec is empty
+// with partition and offset -1, and the topic header is null): topic, rec's raw key, value, timestamp and headers, plus headers naming the
 // error and where the record came from (KIP-1034). The default partitioner places it (murmur2
 // of the key). The task sends it through the thread's producer like any output, so under
 // exactly-once it is part of the task's transaction: written once, with the offsets that skip
@@ -39,7 +40,11 @@ func DeadLetterRecord(topic string) func(rec task.RawRecord, cause error) task.O
 		out.Headers.Add(HeaderErrorException, []byte(ErrorName(cause)))
 		out.Headers.Add(HeaderErrorMessage, []byte(cause.Error()))
 		out.Headers.Add(HeaderErrorStacktrace, []byte(ErrorChain(cause)))
-		out.Headers.Add(HeaderErrorTopic, []byte(rec.Topic))
+		var topic []byte // null in a punctuation, as Java writes a null topic
+		if rec.Topic != "" {
+			topic = []byte(rec.Topic)
+		}
+		out.Headers.Add(HeaderErrorTopic, topic)
 		out.Headers.Add(HeaderErrorPartition, []byte(strconv.Itoa(int(rec.Partition))))
 		out.Headers.Add(HeaderErrorOffset, []byte(strconv.FormatInt(rec.Offset, 10)))
 		return out
@@ -47,10 +52,11 @@ func DeadLetterRecord(topic string) func(rec task.RawRecord, cause error) task.O
 }
 
 // wrapperType reports whether err is one of the standard library's wrappers (fmt.Errorf's
-// %w, errors.Join) or a plain errors.New value, whose type says nothing about the error.
+// %w, errors.Join), a plain errors.New value, or the task's marker of a sink's serialization
+// failure: types that say nothing about the error.
 func wrapperType(err error) bool {
 	switch fmt.Sprintf("%T", err) {
-	case "*fmt.wrapError", "*fmt.wrapErrors", "*errors.joinError", "*errors.errorString":
+	case "*fmt.wrapError", "*fmt.wrapErrors", "*errors.joinError", "*errors.errorString", "*task.serializationError":
 		return true
 	}
 	return false
@@ -109,4 +115,24 @@ func ErrorChain(err error) string {
 		fmt.Fprintf(&b, "%T: %s", e, e.Error())
 	}
 	return b.String()
+}
+
+// deadLetterSendFailure sends the dead-letter record of the input record behind rec, an output
+// record the producer failed to send and the production handler continued past (at least
+// once only: under exactly-once a failed send fails the transaction). Nothing without a
+// dead-letter topic or when rec has no source (a punctuation's output, a dead-letter record).
+// Java: the dead-letter records of ProductionExceptionHandler's response, with the source
+// record's raw key and value (KIP-1034).
+func (th *thread) deadLetterSendFailure(rec task.OutRecord, cause error) error {
+	if th.rt.cfg.DeadLetterTopic == "" || rec.Source == nil {
+		return nil
+	}
+	th.deadLettered++
+	th.obs.DeadLetters.Add(1)
+	dl := DeadLetterRecord(th.rt.cfg.DeadLetterTopic)(*rec.Source, cause)
+	if err := (collector{th}).Send(dl); err != nil {
+		return fmt.Errorf("sending the dead-letter record of topic=%s partition=%d offset=%d: %w",
+			rec.Source.Topic, rec.Source.Partition, rec.Source.Offset, err)
+	}
+	return nil
 }

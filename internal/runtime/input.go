@@ -109,6 +109,7 @@ func (th *thread) indexInputs() {
 // partition that can no longer be fetched (auto.offset.reset=none, authorization), which is the
 // thread's.
 func (th *thread) pollInput() (int, error) {
+	defer func(start time.Time) { th.obs.Poll.Record(1, time.Since(start)) }(time.Now())
 	n := 0
 	limit := th.rt.cfg.MaxBufferedPerPartition
 	for _, c := range th.fetcher.Poll() {
@@ -222,6 +223,7 @@ func (th *thread) isProcessable(id processor.TaskID, t *task.Task, now int64) bo
 		if m := th.rt.cfg.Metrics; m != nil {
 			m.enforced.WithLabelValues(th.name, id.String()).Inc()
 		}
+		th.countEnforced(id)
 		if !was {
 			th.idle.enforcing[id] = true
 			th.log.Debug("processing although some input partitions are empty on the broker; records may be processed out of timestamp order",
@@ -238,6 +240,7 @@ func itoa32(n int32) string { return strconv.FormatInt(int64(n), 10) }
 
 // reportLags sets the records-lag gauges of the input partitions whose lag is known.
 func (th *thread) reportLags() {
+	th.publishMetrics(false)
 	m := th.rt.cfg.Metrics
 	if m == nil {
 		return

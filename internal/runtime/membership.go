@@ -438,6 +438,9 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 	th.storeMu.Lock()
 	defer th.storeMu.Unlock()
 	t, ts := th.tasks[id], th.states[id]
+	if t != nil {
+		th.obs.TasksClosed.Add(1)
+	}
 	th.mu.Lock()
 	if th.running[id] == t {
 		delete(th.running, id)
@@ -510,16 +513,21 @@ func (th *thread) sendClosing(id processor.TaskID, n int64) error {
 }
 
 // restoreCounter counts restored records in the metrics.
-type restoreCounter struct{ th *thread }
+type restoreCounter struct {
+	th *thread
+	id processor.TaskID
+}
 
 // It forwards every event to the application's restore listener, if any.
 func (r restoreCounter) OnRestoreStart(tp changelog.TopicPartition, store string, start, end int64) {
 	r.th.log.Debug("restoring", "store", store, "changelog", tp.String(), "from", start, "to", end)
+	r.th.obs.RestoreStart(r.id.String(), store, tp.Topic, tp.Partition, start, end)
 	if l := r.th.rt.cfg.RestoreListener; l != nil {
 		l.OnRestoreStart(tp, store, start, end)
 	}
 }
 func (r restoreCounter) OnBatchRestored(tp changelog.TopicPartition, store string, last, n int64) {
+	r.th.obs.RestoreBatch(r.id.String(), tp.Topic, tp.Partition, last, n)
 	if m := r.th.rt.cfg.Metrics; m != nil {
 		m.restored.WithLabelValues(r.th.name).Add(float64(n))
 	}
@@ -529,6 +537,7 @@ func (r restoreCounter) OnBatchRestored(tp changelog.TopicPartition, store strin
 }
 func (r restoreCounter) OnRestoreEnd(tp changelog.TopicPartition, store string, total int64) {
 	r.th.log.Debug("restored", "store", store, "changelog", tp.String(), "records", total)
+	r.th.obs.RestoreEnd(r.id.String(), tp.Topic, tp.Partition)
 	if l := r.th.rt.cfg.RestoreListener; l != nil {
 		l.OnRestoreEnd(tp, store, total)
 	}

@@ -36,6 +36,9 @@ func (c collector) Send(rec task.OutRecord) error {
 		th.txnOpen = true
 	}
 	r := produce.Record{Topic: rec.Topic, Partition: rec.Partition, Key: rec.Key, Value: rec.Value, Timestamp: rec.Timestamp}
+	if rec.Source != nil {
+		r.Source = rec.Source
+	}
 	if rec.Headers.Len() > 0 {
 		for h := range rec.Headers.All() {
 			r.Headers = append(r.Headers, produce.Header{Key: h.Key, Value: h.Value})
@@ -69,7 +72,7 @@ func (th *thread) sendFailed(rec task.OutRecord, err error) error {
 	}
 	if th.rt.cfg.Production != nil && th.rt.cfg.Production(rec, err) == task.Continue {
 		th.log.Warn("dropping record the producer could not send", "topic", rec.Topic, "error", err)
-		return nil
+		return th.deadLetterSendFailure(rec, err)
 	}
 	return fmt.Errorf("error sending record to topic %s: %w", rec.Topic, err)
 }
@@ -80,6 +83,7 @@ func (th *thread) checkSendFailures() error {
 	var first error
 	for _, f := range th.producer.Failures() {
 		rec := task.OutRecord{Topic: f.Record.Topic, Partition: f.Record.Partition, Key: f.Record.Key, Value: f.Record.Value, Timestamp: f.Record.Timestamp}
+		rec.Source, _ = f.Record.Source.(*task.RawRecord)
 		for _, h := range f.Record.Headers {
 			rec.Headers.Add(h.Key, h.Value)
 		}
@@ -100,11 +104,19 @@ const flushTimeout = 10 * time.Minute
 func (th *thread) flushOutput() error {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
-	if err := th.producer.Flush(ctx); err != nil {
-		return kafkaErr("flush the producer", err)
-	}
-	if err := th.checkSendFailures(); err != nil {
-		return err
+	// Dead-letter records of failed records are sent while the failures are handled; a second
+	// round flushes them (their own failures are not dead-lettered again: they have no Source).
+	for round := 0; round < 2; round++ {
+		if err := th.producer.Flush(ctx); err != nil {
+			return kafkaErr("flush the producer", err)
+		}
+		before := th.deadLettered
+		if err := th.checkSendFailures(); err != nil {
+			return err
+		}
+		if th.deadLettered == before {
+			break
+		}
 	}
 	th.recordChangelogOffsets()
 	return nil

@@ -15,6 +15,9 @@ func (th *thread) processOnce() (int, error) {
 	start := time.Now()
 	defer func() {
 		th.endPass(total, time.Since(start))
+		if total > 0 {
+			th.obs.Process.Record(int64(total), time.Since(start))
+		}
 		if m := th.rt.cfg.Metrics; m != nil && total > 0 {
 			m.processed.WithLabelValues(th.name).Add(float64(total))
 			m.processTime.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
@@ -59,6 +62,9 @@ func (th *thread) processOnce() (int, error) {
 			if err != nil {
 				return total, err
 			}
+			if punctuated {
+				th.obs.Punctuate.Count(1)
+			}
 			p.punctuated = p.punctuated || punctuated
 		}
 	}
@@ -72,9 +78,13 @@ func (th *thread) punctuateWallClock() error {
 	defer th.storeMu.Unlock()
 	now := time.Now().UnixMilli()
 	for _, t := range th.tasks {
+		start := time.Now()
 		punctuated, err := t.MaybePunctuateSystemTime(now)
 		if err != nil {
 			return err
+		}
+		if punctuated {
+			th.obs.Punctuate.Record(1, time.Since(start))
 		}
 		th.pace.punctuated = th.pace.punctuated || punctuated
 	}

@@ -104,7 +104,7 @@ func (th *thread) unreadableLocked(j *restoreJob) {
 // thread takes it into processing once restored (handleRestored).
 func (th *thread) startRestore(id processor.TaskID, tps []kafka.TopicPartition) error {
 	j := newJob(id, restoreActive)
-	t, ts, err := th.buildTask(th.ctx, id, &j.lock, jobListener{j, restoreCounter{th}})
+	t, ts, err := th.buildTask(th.ctx, id, &j.lock, jobListener{j, restoreCounter{th: th, id: id}})
 	if err != nil {
 		return err
 	}
@@ -113,6 +113,7 @@ func (th *thread) startRestore(id processor.TaskID, tps []kafka.TopicPartition) 
 	j.run = func(ctx context.Context, j *restoreJob) error { return j.ts.Restore(ctx) }
 	th.readable(j)
 	th.updater.add(th.ctx, j)
+	th.obs.TasksCreated.Add(1)
 	return nil
 }
 
@@ -120,7 +121,7 @@ func (th *thread) startRestore(id processor.TaskID, tps []kafka.TopicPartition) 
 // stores and records the changelog positions the thread goes on from (updateStandbys).
 func (th *thread) startStandby(id processor.TaskID) error {
 	j := newJob(id, restoreStandby)
-	t, ts, err := th.buildTask(th.ctx, id, &j.lock, jobListener{j, restoreCounter{th}})
+	t, ts, err := th.buildTask(th.ctx, id, &j.lock, jobListener{j, restoreCounter{th: th, id: id}})
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
@@ -139,6 +140,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics records metrics; nil records none.
 	Metrics *Metrics
+	// Observe is the metrics registry the threads record into (internal/metrics); nil: one
+	// at INFO of the runtime's own.
+	Observe *metrics.Registry
 	// OnState is called on every thread state change.
 	OnState func(thread int, st ThreadState)
 	// RestoreListener, when set, is told about every store restore (from the threads).
@@ -202,6 +206,10 @@ func New(cfg Config) *Runtime {
 	if cfg.MaxBufferedPerPartition <= 0 {
 		cfg.MaxBufferedPerPartition = 1000
 	}
+	if cfg.Observe == nil {
+		cfg.Observe = metrics.New(cfg.ApplicationID, metrics.Info)
+	}
+	cfg.Task.Metrics = cfg.Observe
 	if cfg.DeadLetterTopic != "" && cfg.Task.DeadLetter == nil {
 		cfg.Task.DeadLetter = DeadLetterRecord(cfg.DeadLetterTopic)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -122,6 +123,8 @@ type thread struct {
 	// sent counts the records handed to the producer; discarded those the collector dropped
 	// because discard was set (while tasks close dirty, or after a clean close's checkpoint).
 	sent, discarded int64
+	// deadLettered counts the dead-letter records of failed sends (see deadLetterSendFailure).
+	deadLettered int64
 	// txnOpen: under exactly-once, the producer's transaction is open.
 	txnOpen bool
 	discard bool
@@ -130,6 +133,11 @@ type thread struct {
 	checkpointed map[processor.TaskID]map[changelog.TopicPartition]int64
 	lastCommit   time.Time
 	lastLags     time.Time
+	// obs are the thread's sensors; lastPublish when its tasks' figures were last published;
+	// enforced counts records processed under enforced processing, per task (observe.go).
+	obs         *metrics.Thread
+	lastPublish time.Time
+	enforced    map[processor.TaskID]int64
 }
 
 func newThread(r *Runtime, idx int) (*thread, error) {
@@ -141,6 +149,7 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		locks: map[processor.TaskID]sync.Locker{},
 		in:    map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
 	th.log = r.log.With("thread", th.name)
+	th.obs = r.sensors().Thread(th.name)
 	th.updater = newStateUpdater(th.log, th.signal)
 	th.turns.wake = make(chan struct{}, 1)
 	for _, s := range r.layout.Subtopologies {
@@ -215,6 +224,7 @@ func (th *thread) signal() {
 }
 
 func (th *thread) setState(st ThreadState) {
+	th.obs.SetState(st.String())
 	if th.rt.cfg.OnState != nil {
 		th.rt.cfg.OnState(th.idx, st)
 	}
@@ -361,6 +371,9 @@ func (th *thread) runOnce() error {
 			err = th.commit(false)
 			th.lastCommit = time.Now()
 			th.pace.lastCommit, committed = th.lastCommit.Sub(start), true
+			if err == nil {
+				th.obs.Commit.Record(1, time.Since(start))
+			}
 			if m := th.rt.cfg.Metrics; m != nil && err == nil {
 				m.commitLatency.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
 				var dropped int64

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -128,7 +129,12 @@ func (n *node) process(rec processor.Record[any, any]) error {
 			t.log.Warn("processing error; the processing handler continues, the record is dropped", "task", t.id.String(),
 				"node", n.spec.Name, "topic", t.rc.topic, "partition", t.rc.partition, "offset", t.rc.offset, "err", err)
 			t.group.dropped++
-			return nil
+			return t.deadLetter(n.spec.Name, err)
+		}
+		var se *serializationError
+		if errors.As(err, &se) && t.cfg.ProductionHandler != nil && t.cfg.ProductionHandler(se.topic, err) == Continue {
+			t.group.dropped++
+			return t.deadLetter(n.spec.Name, err)
 		}
 		return &ProcessingError{Task: t.id, Node: n.spec.Name, Topic: t.rc.topic, Partition: t.rc.partition, Offset: t.rc.offset,
 			Punctuation: !t.rc.hasMetadata, Err: err}
@@ -190,9 +196,9 @@ func (n *node) sink(rec processor.Record[any, any]) error {
 	headers := n.sinkHeaders
 	n.sinkHeaders = serde.Headers{}
 	if err != nil {
-		return err
+		return &serializationError{topic: topic, err: err}
 	}
-	out := OutRecord{Topic: topic, Partition: -1, Key: kb, Value: vb, Timestamp: rec.Timestamp, Headers: headers}
+	out := OutRecord{Topic: topic, Partition: -1, Key: kb, Value: vb, Timestamp: rec.Timestamp, Headers: headers, Source: t.rc.raw}
 	if n.spec.Partitioner == nil {
 		return t.cfg.Collector.Send(out)
 	}
@@ -389,6 +395,11 @@ func (s *storeContext) StateDir() string             { return s.t.cfg.StateDir }
 // stores' default).
 func (s *storeContext) PebbleEnv() *store.PebbleEnv   { return s.t.cfg.PebbleEnv }
 func (s *storeContext) AppConfigs() map[string]string { return s.t.appConfigs() }
+
+// StoreSensors hands a metered store layer its sensors (nil below DEBUG).
+func (s *storeContext) StoreSensors(name, typ string) *metrics.StoreOps {
+	return s.t.cfg.Metrics.Store(s.t.id, name, typ)
+}
 
 // Register records the store (by name) for flush, close and restore.
 func (s *storeContext) Register(st processor.StateStore, restore processor.StateRestoreCallback) error {

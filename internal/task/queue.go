@@ -213,6 +213,7 @@ func (g *partitionGroup) updateHead(q *recordQueue) error {
 				t.log.Warn("skipping record due to deserialization error", "task", t.id.String(), "topic", raw.Topic,
 					"partition", raw.Partition, "offset", raw.Offset, "error", err)
 				if t.cfg.DeadLetter != nil {
+					t.deadLetters++
 					if serr := t.cfg.Collector.Send(t.cfg.DeadLetter(*raw, err)); serr != nil {
 						return fmt.Errorf("task %s: sending the dead-letter record of topic=%s partition=%d offset=%d: %w",
 							t.id, raw.Topic, raw.Partition, raw.Offset, serr)

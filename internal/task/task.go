@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -34,6 +35,10 @@ type OutRecord struct {
 	Headers serde.Headers
 	// Changelog is true for changelog writes of a store.
 	Changelog bool
+	// Source is the input record whose processing produced this record, set only when
+	// Config.DeadLetter is (the runtime dead-letters it when the producer fails to send this
+	// record and the production handler continues); nil in punctuations and otherwise.
+	Source *RawRecord
 }
 
 // Collector receives the records a task produces, in production order. The test driver
@@ -96,9 +101,16 @@ type Config struct {
 	// default LogAndFailExceptionHandler. Java: deserialization.exception.handler.
 	DeserializationHandler func(rec RawRecord, err error) HandlerResponse
 	// DeadLetter, when set, builds the dead-letter record of a record DeserializationHandler
-	// skipped; the task sends it through Collector before going on (under exactly-once inside
-	// the transaction). nil sends none. Java: errors.dead.letter.queue.topic.name (KIP-1034).
+	// skipped, and of the input record being processed when ProcessingHandler or
+	// ProductionHandler continue (a zero RawRecord with offset and partition -1 in a
+	// punctuation); the task sends it through Collector before going on (under exactly-once
+	// inside the transaction). nil sends none. Java: errors.dead.letter.queue.topic.name
+	// (KIP-1034).
 	DeadLetter func(rec RawRecord, err error) OutRecord
+	// ProductionHandler decides about an output record a sink cannot serialize: Continue drops
+	// it (counted as dropped, dead-lettered when DeadLetter is set), Fail (and nil) fails the
+	// task. Java: ProductionExceptionHandler.handleSerializationError (KIP-399).
+	ProductionHandler func(topic string, err error) HandlerResponse
 	// ProcessingHandler decides, for an error returned (or a panic raised) by a processor or a
 	// punctuator, whether to drop the record at that node and go on (Continue) or fail (Fail).
 	// node is the failing node; rec is the record it was processing (zero in a punctuation).
@@ -118,6 +130,9 @@ type Config struct {
 	// the caching store layers of its tasks; nil means caching is off (Java strips the caching
 	// layers when statestore.cache.max.bytes is 0), so those layers pass writes straight through.
 	Cache *cache.ThreadCache
+	// Metrics is the instance's metrics registry; the store layers of the task time their
+	// calls into it at DEBUG. nil records nothing.
+	Metrics *metrics.Registry
 	// PebbleEnv is the application instance's shared Pebble environment (block cache and
 	// memtable budget), handed to Pebble stores through their StateStoreContext
 	// (store.PebbleEnvProvider); nil means the stores use store.DefaultPebbleEnv().
@@ -209,6 +224,10 @@ type recordContext struct {
 	headers   serde.Headers
 	// hasMetadata is false in punctuations (no topic).
 	hasMetadata bool
+	// raw is the input record being processed, as fetched (nil in punctuations and cache
+	// flushes); the dead-letter record of a failure carries its bytes (Java:
+	// ErrorHandlerContext.sourceRawKey/sourceRawValue, KIP-1034).
+	raw *RawRecord
 }
 
 // Task runs one task: nodes, stores, record queues, stream time and punctuation schedules.
@@ -247,6 +266,10 @@ type Task struct {
 
 	initialized bool
 	closed      bool
+
+	// deadLetters counts the dead-letter records sent (see DeadLetters); processed the
+	// records processed (see Processed).
+	deadLetters, processed int64
 }
 
 type topicPartition struct {
@@ -530,11 +553,16 @@ func (t *Task) Process(wallClockMs int64) (bool, error) {
 		timestamp: rec.timestamp, offset: rec.raw.Offset, partition: rec.raw.Partition,
 		topic: rec.raw.Topic, headers: rec.raw.Headers, hasMetadata: true,
 	}
+	if t.cfg.DeadLetter != nil {
+		raw := rec.raw
+		t.rc.raw = &raw
+	}
 	r := processor.Record[any, any]{Key: rec.key, Value: rec.value, Timestamp: rec.timestamp, Headers: rec.raw.Headers}
 	err := src.process(r)
 	t.current = nil
 	t.consumedOffsets[topicPartition{rec.raw.Topic, rec.raw.Partition}] = rec.raw.Offset
 	t.commitNeeded = true
+	t.processed++
 	return true, errors.Join(err, headErr)
 }
 
@@ -578,7 +606,7 @@ func (t *Task) punctuate(n *node, ts int64, typ processor.PunctuationType, p pro
 	if t.cfg.ProcessingHandler != nil && t.cfg.ProcessingHandler(n.spec.Name, processor.Record[any, any]{}, err) == Continue {
 		t.log.Warn("punctuation error; the processing handler continues", "task", t.id.String(), "node", n.spec.Name, "err", err)
 		t.group.dropped++
-		return nil
+		return t.deadLetter(n.spec.Name, err)
 	}
 	return &ProcessingError{Task: t.id, Node: n.spec.Name, Partition: -1, Offset: -1, Punctuation: true, Err: err}
 }

@@ -98,6 +98,9 @@ type Record struct {
 	Timestamp int64
 	// Headers are the record headers; Send copies them.
 	Headers []Header
+	// Source is the caller's note about the record, kept (not copied, not sent) until the
+	// record's outcome and handed back with it by Failures; nil for none.
+	Source any
 }
 
 // Failure is a record the producer could not deliver, handed to [Producer.Failures]' caller.
@@ -521,6 +524,8 @@ type batch struct {
 	recs  []sarama.Record
 	ptrs  []*sarama.Record
 	arena []byte
+	// srcs are the records' Source notes, allocated at the first record that has one.
+	srcs  []any
 	n     int
 	bytes int
 	// first and maxTS are the first record's and the largest timestamp (ms).
@@ -569,10 +574,19 @@ func (b *batch) add(r *Record, size int) {
 	if len(r.Headers) > 0 {
 		rec.Headers = make([]*sarama.RecordHeader, len(r.Headers))
 		for i, h := range r.Headers {
-			rec.Headers[i] = &sarama.RecordHeader{Key: []byte(h.Key), Value: b.copy(h.Value)}
+			rec.Headers[i] = &sarama.RecordHeader{Key: []byte(h.Key)}
+			if h.Value != nil { // a null header value stays null
+				rec.Headers[i].Value = b.copy(h.Value)
+			}
 		}
 	}
 	b.recs = append(b.recs, rec)
+	if r.Source != nil || b.srcs != nil {
+		if b.srcs == nil {
+			b.srcs = make([]any, b.n, b.n+1)
+		}
+		b.srcs = append(b.srcs, r.Source)
+	}
 	b.n++
 	b.bytes += size
 }
@@ -593,6 +607,9 @@ func (b *batch) record(i int) Record {
 	r := &b.recs[i]
 	out := Record{Topic: b.tp.Topic, Partition: b.tp.Partition, Key: r.Key, Value: r.Value,
 		Timestamp: b.firstTS + int64(r.TimestampDelta/time.Millisecond)}
+	if b.srcs != nil {
+		out.Source = b.srcs[i]
+	}
 	for _, h := range r.Headers {
 		out.Headers = append(out.Headers, Header{Key: string(h.Key), Value: h.Value})
 	}

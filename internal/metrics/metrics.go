@@ -1,0 +1,468 @@
+// Package metrics records Kafka Streams' metric groups (client, thread, task, state store) for
+// one application instance: the stream threads count and time their operations into plain
+// atomic fields, publish their tasks' figures a few times a second, and the registry turns
+// them into a typed snapshot (KafkaStreams.Metrics) and into Prometheus families when a
+// registry scrapes it (it is a prometheus.Collector). metrics.recording.level decides what is
+// recorded, as in Java: INFO the client, thread and cheap task figures; DEBUG adds the
+// task-level families and the state-store latencies (a clock read per store call); TRACE adds
+// nothing more yet.
+package metrics
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// Level is metrics.recording.level.
+type Level int
+
+// The recording levels, in Java's order.
+const (
+	Info Level = iota
+	Debug
+	Trace
+)
+
+// String returns Java's name of the level.
+func (l Level) String() string {
+	switch l {
+	case Debug:
+		return "DEBUG"
+	case Trace:
+		return "TRACE"
+	}
+	return "INFO"
+}
+
+// ParseLevel parses metrics.recording.level (case-insensitive; "" is INFO).
+func ParseLevel(s string) (Level, error) {
+	switch strings.ToUpper(s) {
+	case "", "INFO":
+		return Info, nil
+	case "DEBUG":
+		return Debug, nil
+	case "TRACE":
+		return Trace, nil
+	}
+	return Info, fmt.Errorf("unknown recording level %q (INFO, DEBUG or TRACE)", s)
+}
+
+// window is how far back rates and maxima look (Java: metrics.num.samples 2 of
+// metrics.sample.window.ms 30 s; we keep 30 one-second samples).
+const (
+	window     = 30 * time.Second
+	sampleStep = time.Second
+	samples    = int(window/sampleStep) + 1
+)
+
+// Op counts and times one operation (Java: a sensor with <op>-total, <op>-rate,
+// <op>-latency-avg and <op>-latency-max). Record may be called from several goroutines.
+type Op struct {
+	count   atomic.Int64 // events (records for process, calls otherwise)
+	timed   atomic.Int64 // calls timed
+	sumNs   atomic.Int64
+	curMax  atomic.Int64 // the largest latency since the last sample
+	ring    [samples]sample
+	next, n int
+}
+
+type sample struct {
+	at    time.Time
+	count int64
+	max   int64
+}
+
+// Record adds n events that took d together (one timed call).
+func (o *Op) Record(n int64, d time.Duration) {
+	o.count.Add(n)
+	o.timed.Add(1)
+	ns := int64(d)
+	o.sumNs.Add(ns)
+	for {
+		m := o.curMax.Load()
+		if ns <= m || o.curMax.CompareAndSwap(m, ns) {
+			return
+		}
+	}
+}
+
+// Count adds n events without timing them.
+func (o *Op) Count(n int64) { o.count.Add(n) }
+
+// Total returns the events recorded.
+func (o *Op) Total() int64 { return o.count.Load() }
+
+// tick takes a sample; the registry's lock held.
+func (o *Op) tick(now time.Time) {
+	o.ring[o.next] = sample{at: now, count: o.count.Load(), max: o.curMax.Swap(0)}
+	o.next = (o.next + 1) % samples
+	o.n = min(o.n+1, samples)
+}
+
+// OpStats is an Op's figures at one time.
+type OpStats struct {
+	Total      int64
+	Rate       float64 // events per second over the window
+	LatencyAvg time.Duration
+	LatencyMax time.Duration // over the window
+}
+
+// stats reads o; the registry's lock held.
+func (o *Op) stats(now time.Time) OpStats {
+	s := OpStats{Total: o.count.Load()}
+	if t := o.timed.Load(); t > 0 {
+		s.LatencyAvg = time.Duration(o.sumNs.Load() / t)
+	}
+	mx := o.curMax.Load()
+	oldest := -1
+	for i := 0; i < o.n; i++ {
+		j := (o.next - 1 - i + samples) % samples
+		if now.Sub(o.ring[j].at) > window {
+			break
+		}
+		mx = max(mx, o.ring[j].max)
+		oldest = j
+	}
+	if oldest >= 0 {
+		if el := now.Sub(o.ring[oldest].at).Seconds(); el > 0 {
+			s.Rate = float64(s.Total-o.ring[oldest].count) / el
+		}
+	}
+	s.LatencyMax = time.Duration(mx)
+	return s
+}
+
+// Registry holds the sensors of one application instance.
+type Registry struct {
+	AppID string
+	Level Level
+	// ClientState returns the instance's state name and its alive and failed stream threads.
+	ClientState func() (state string, alive, failed int)
+
+	famOnce sync.Once
+	fams    *families
+
+	mu       sync.Mutex
+	threads  map[string]*Thread
+	stores   map[storeKey]*StoreOps
+	lastTick time.Time
+	errors   []ErrorEvent // the last maxErrors, oldest first
+}
+
+// maxErrors is how many recent errors the registry keeps.
+const maxErrors = 32
+
+// ErrorEvent is an error the instance met: a thread's failure or a record a handler decided
+// about.
+type ErrorEvent struct {
+	Time time.Time
+	// Kind is "thread", "deserialization", "processing" or "production"; Where names the
+	// thread, node or topic; Response is the handler's answer ("CONTINUE", "FAIL") or the
+	// thread's fate.
+	Kind, Where, Response, Message string
+}
+
+// RecordError remembers e (the last maxErrors are kept).
+func (r *Registry) RecordError(e ErrorEvent) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	r.mu.Lock()
+	if len(r.errors) == maxErrors {
+		r.errors = append(r.errors[:0], r.errors[1:]...)
+	}
+	r.errors = append(r.errors, e)
+	r.mu.Unlock()
+}
+
+// New returns an empty registry.
+func New(appID string, level Level) *Registry {
+	return &Registry{AppID: appID, Level: level, threads: map[string]*Thread{}, stores: map[storeKey]*StoreOps{}}
+}
+
+// Thread returns the sensors of the stream thread name, creating them; a replaced thread of
+// the same name keeps counting into them.
+func (r *Registry) Thread(name string) *Thread {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.threads[name]; t != nil {
+		return t
+	}
+	t := &Thread{Name: name, Start: time.Now(), reg: r, restores: map[restoreKey]*restoreProgress{}}
+	r.threads[name] = t
+	return t
+}
+
+// Thread holds one stream thread's sensors (Java: stream-thread-metrics).
+type Thread struct {
+	Name  string
+	Start time.Time
+	reg   *Registry
+	// Process counts records processed and times processing passes; Poll counts polls of
+	// the fetched records; Commit and Punctuate count and time commits and punctuator calls.
+	Process, Poll, Commit, Punctuate Op
+	TasksCreated, TasksClosed        atomic.Int64
+	// DeadLetters counts the dead-letter records of failed sends (the tasks count theirs).
+	DeadLetters atomic.Int64
+	// Restored counts changelog records restored into active tasks' stores.
+	Restored atomic.Int64
+
+	state    atomic.Value // string
+	tasks    []TaskStats  // published; reg.mu
+	restores map[restoreKey]*restoreProgress
+}
+
+// SetState records the thread's state name.
+func (t *Thread) SetState(s string) { t.state.Store(s) }
+
+type restoreKey struct {
+	task  string
+	topic string
+	part  int32
+}
+
+type restoreProgress struct {
+	store           string
+	start, end, pos int64
+	restored        int64
+	done            bool
+}
+
+// RestoreStart records that task starts restoring changelog partition topic/part of store
+// from offset start to end (exclusive).
+func (t *Thread) RestoreStart(task, store, topic string, part int32, start, end int64) {
+	t.reg.mu.Lock()
+	t.restores[restoreKey{task, topic, part}] = &restoreProgress{store: store, start: start, end: end, pos: start}
+	t.reg.mu.Unlock()
+}
+
+// RestoreBatch records n records restored up to offset last.
+func (t *Thread) RestoreBatch(task, topic string, part int32, last, n int64) {
+	t.Restored.Add(n)
+	t.reg.mu.Lock()
+	if p := t.restores[restoreKey{task, topic, part}]; p != nil {
+		p.pos, p.restored = last+1, p.restored+n
+	}
+	t.reg.mu.Unlock()
+}
+
+// RestoreEnd records the end of a partition's restore.
+func (t *Thread) RestoreEnd(task, topic string, part int32) {
+	t.reg.mu.Lock()
+	if p := t.restores[restoreKey{task, topic, part}]; p != nil {
+		p.done, p.pos = true, p.end
+	}
+	t.reg.mu.Unlock()
+}
+
+// TaskStats are one task's figures as its thread last published them.
+type TaskStats struct {
+	ID processor.TaskID
+	// Kind is "active", "restoring" or "standby".
+	Kind string
+	// Partitions are the input partitions, sorted.
+	Partitions []Partition
+	// Processed, Dropped, DeadLetters, Enforced: records processed, dropped, sent to the
+	// dead-letter topic, processed under enforced processing (max.task.idle.ms passed).
+	Processed, Dropped, DeadLetters, Enforced int64
+	// Buffered is the records in the task's partition queues; Lag the records on the broker
+	// not fetched yet (-1 unknown).
+	Buffered int
+	Lag      int64
+	// Restored and RestoreRemaining: changelog records restored into the task's stores and
+	// still to restore (KIP-869).
+	Restored, RestoreRemaining int64
+	// ProcessRate is records per second over the window (filled by the snapshot).
+	ProcessRate float64
+	processOp   *Op
+}
+
+// Partition is a topic partition.
+type Partition struct {
+	Topic     string
+	Partition int32
+}
+
+// PublishTasks replaces the thread's published task figures (called by the thread a few
+// times a second); ops holds a counter per task id the registry keeps for the process rate.
+func (t *Thread) PublishTasks(tasks []TaskStats) {
+	now := time.Now()
+	r := t.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prev := map[processor.TaskID]*Op{}
+	for _, ts := range t.tasks {
+		prev[ts.ID] = ts.processOp
+	}
+	for i := range tasks {
+		ts := &tasks[i]
+		op := prev[ts.ID]
+		if op == nil {
+			op = &Op{}
+		}
+		op.count.Store(ts.Processed)
+		ts.processOp = op
+		for k, p := range t.restores {
+			if k.task == ts.ID.String() {
+				ts.Restored += p.restored
+				if !p.done {
+					ts.RestoreRemaining += max(p.end-p.pos, 0)
+				}
+			}
+		}
+	}
+	t.tasks = tasks
+	r.tickLocked(now)
+}
+
+// tickLocked samples every Op once per sampleStep; r.mu held.
+func (r *Registry) tickLocked(now time.Time) {
+	if now.Sub(r.lastTick) < sampleStep {
+		return
+	}
+	r.lastTick = now
+	for _, t := range r.threads {
+		for _, o := range []*Op{&t.Process, &t.Poll, &t.Commit, &t.Punctuate} {
+			o.tick(now)
+		}
+		for _, ts := range t.tasks {
+			ts.processOp.tick(now)
+		}
+	}
+	for _, s := range r.stores {
+		for i := range s.ops {
+			s.ops[i].tick(now)
+		}
+	}
+}
+
+// StoreOp names a state-store operation (Java: the store-level sensors).
+type StoreOp int
+
+// The store operations timed at DEBUG.
+const (
+	Put StoreOp = iota
+	PutIfAbsent
+	PutAll
+	Get
+	Delete
+	Range
+	PrefixScan
+	All
+	Flush
+	numStoreOps
+)
+
+var storeOpNames = [numStoreOps]string{"put", "put-if-absent", "put-all", "get", "delete", "range", "prefix-scan", "all", "flush"}
+
+// String returns Java's name of the operation.
+func (o StoreOp) String() string { return storeOpNames[o] }
+
+type storeKey struct {
+	task  processor.TaskID
+	store string
+}
+
+// StoreOps are one store's operation sensors.
+type StoreOps struct {
+	Task        processor.TaskID
+	Store, Type string
+	ops         [numStoreOps]Op
+}
+
+// Op returns the sensor of operation o.
+func (s *StoreOps) Op(o StoreOp) *Op { return &s.ops[o] }
+
+// Store returns the sensors of store in task (type: Java's store type tag, e.g. "pebble",
+// "in-memory"); nil below DEBUG (nothing is recorded).
+func (r *Registry) Store(task processor.TaskID, store, typ string) *StoreOps {
+	if r == nil || r.Level < Debug {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := storeKey{task, store}
+	if s := r.stores[k]; s != nil {
+		return s
+	}
+	s := &StoreOps{Task: task, Store: store, Type: typ}
+	r.stores[k] = s
+	return s
+}
+
+// Snapshot is the registry's figures at one time.
+type Snapshot struct {
+	Time                 time.Time
+	State                string
+	Level                Level
+	AliveThreads, Failed int
+	Threads              []ThreadSnapshot
+	Stores               []StoreSnapshot
+	Errors               []ErrorEvent // newest last
+}
+
+// ThreadSnapshot is one thread's figures.
+type ThreadSnapshot struct {
+	Name, State                      string
+	Start                            time.Time
+	Process, Poll, Commit, Punctuate OpStats
+	TasksCreated, TasksClosed        int64
+	DeadLetters, Restored            int64
+	Tasks                            []TaskStats
+	th                               *Thread
+}
+
+// StoreSnapshot is one store's figures (DEBUG).
+type StoreSnapshot struct {
+	Task        processor.TaskID
+	Store, Type string
+	Ops         map[string]OpStats // by Java's operation name; operations never called left out
+}
+
+// Snapshot reads the registry.
+func (r *Registry) Snapshot() Snapshot {
+	now := time.Now()
+	s := Snapshot{Time: now, Level: r.Level, State: "CREATED"}
+	if r.ClientState != nil {
+		s.State, s.AliveThreads, s.Failed = r.ClientState()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.Errors = slices.Clone(r.errors)
+	for _, t := range r.threads {
+		st, _ := t.state.Load().(string)
+		ts := ThreadSnapshot{Name: t.Name, State: st, Start: t.Start, Process: t.Process.stats(now), Poll: t.Poll.stats(now),
+			Commit: t.Commit.stats(now), Punctuate: t.Punctuate.stats(now), TasksCreated: t.TasksCreated.Load(),
+			TasksClosed: t.TasksClosed.Load(), DeadLetters: t.DeadLetters.Load(), Restored: t.Restored.Load(), th: t}
+		for _, task := range t.tasks {
+			task.ProcessRate = task.processOp.stats(now).Rate
+			task.processOp = nil
+			task.Partitions = slices.Clone(task.Partitions)
+			ts.Tasks = append(ts.Tasks, task)
+		}
+		s.Threads = append(s.Threads, ts)
+	}
+	slices.SortFunc(s.Threads, func(a, b ThreadSnapshot) int { return strings.Compare(a.Name, b.Name) })
+	for _, st := range r.stores {
+		ss := StoreSnapshot{Task: st.Task, Store: st.Store, Type: st.Type, Ops: map[string]OpStats{}}
+		for i := range st.ops {
+			if st.ops[i].count.Load() > 0 {
+				ss.Ops[StoreOp(i).String()] = st.ops[i].stats(now)
+			}
+		}
+		s.Stores = append(s.Stores, ss)
+	}
+	slices.SortFunc(s.Stores, func(a, b StoreSnapshot) int {
+		if c := a.Task.Compare(b.Task); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Store, b.Store)
+	})
+	return s
+}

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"slices"
+	"time"
+
+	"github.com/kstreams-go/kstreams/internal/metrics"
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// The thread's side of the metrics registry (internal/metrics): the loop counts and times
+// its operations into th.obs, and publishes its tasks' figures every publishEvery (and
+// between restore batches, when the loop does not run).
+
+// publishEvery is how often the thread publishes its tasks' figures.
+const publishEvery = 100 * time.Millisecond
+
+// sensors returns the registry of the runtime (New makes one at INFO when the caller gave
+// none).
+func (r *Runtime) sensors() *metrics.Registry { return r.cfg.Observe }
+
+var threadStateNames = [...]string{"CREATED", "STARTING", "REBALANCING", "RUNNING", "PENDING_SHUTDOWN", "DEAD"}
+
+// String returns Java's name of the state.
+func (s ThreadState) String() string {
+	if int(s) < len(threadStateNames) {
+		return threadStateNames[s]
+	}
+	return "UNKNOWN"
+}
+
+// publishMetrics publishes the figures of the thread's tasks (active, restoring, standby), at
+// most every publishEvery unless force.
+func (th *thread) publishMetrics(force bool) {
+	now := time.Now()
+	if !force && now.Sub(th.lastPublish) < publishEvery {
+		return
+	}
+	th.lastPublish = now
+	var out []metrics.TaskStats
+	add := func(id processor.TaskID, t *task.Task, kind string) {
+		s := metrics.TaskStats{ID: id, Kind: kind, Lag: -1, Processed: t.Processed(), Dropped: t.DroppedRecords(),
+			DeadLetters: t.DeadLetters(), Buffered: t.BufferedRecords(), Enforced: th.enforced[id]}
+		for _, in := range th.inputs[id] {
+			s.Partitions = append(s.Partitions, metrics.Partition{Topic: in.tp.Topic, Partition: in.tp.Partition})
+			if lag := th.fetcher.Lag(in.tp); lag >= 0 {
+				s.Lag = max(s.Lag, 0) + lag
+			}
+		}
+		out = append(out, s)
+	}
+	for id, t := range th.tasks {
+		add(id, t, "active")
+	}
+	th.mu.Lock()
+	for id, t := range th.restoring {
+		if th.tasks[id] != t {
+			add(id, t, "restoring")
+		}
+	}
+	th.mu.Unlock()
+	for id, sb := range th.standbys {
+		add(id, sb.t, "standby")
+	}
+	slices.SortFunc(out, func(a, b metrics.TaskStats) int {
+		if a.Kind != b.Kind {
+			return kindOrder(a.Kind) - kindOrder(b.Kind)
+		}
+		return a.ID.Compare(b.ID)
+	})
+	th.obs.PublishTasks(out)
+}
+
+func kindOrder(k string) int {
+	switch k {
+	case "active":
+		return 0
+	case "restoring":
+		return 1
+	}
+	return 2
+}
+
+// countEnforced counts a record of task id processed under enforced processing.
+func (th *thread) countEnforced(id processor.TaskID) {
+	if th.enforced == nil {
+		th.enforced = map[processor.TaskID]int64{}
+	}
+	th.enforced[id]++
+}
