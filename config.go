@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -141,8 +142,19 @@ type Config struct {
 	BootstrapServers []string
 	// ClientID is client.id, the prefix of the clients' ids; default "<application.id>-<process id>".
 	ClientID string
-	// NumStreamThreads is num.stream.threads; default 1.
+	// NumStreamThreads is num.stream.threads; default 1. Each stream thread is a group member
+	// with its own producer, its own share of the tasks and its own commits, as in Java.
 	NumStreamThreads int
+	// NumTaskExecutors is how many goroutines of each stream thread process its tasks in
+	// parallel (property num.task.executors, a kstreams-go extension): a task is processed by
+	// one executor at a time, its punctuators run there, and the thread polls, commits and
+	// rebalances between two rounds of processing, with every task handed back (a commit is a
+	// barrier). Default 0: GOMAXPROCS divided by NumStreamThreads, at least 1; 1 processes the
+	// thread's tasks one after another, as Java's classic stream thread. With more than one,
+	// the exception handlers and a StreamPartitioner may be called from several goroutines at
+	// once. Must not be negative. Java counterpart: the processing threads of TaskManager's
+	// TaskExecutors (internal flag __processing.threads.enabled__, Kafka 3.7+).
+	NumTaskExecutors int
 	// ProcessingGuarantee is processing.guarantee; default AtLeastOnce.
 	ProcessingGuarantee ProcessingGuarantee
 	// CommitInterval is commit.interval.ms; default 30 s, 100 ms under exactly-once. Must not
@@ -361,6 +373,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{Property: props.MetricsRecordingLevelConfig, Value: c.MetricsRecordingLevel, Reason: "must be INFO, DEBUG or TRACE"}
 	case c.NumStreamThreads < 0:
 		return &ConfigError{Property: props.NumStreamThreadsConfig, Value: strconv.Itoa(c.NumStreamThreads), Reason: "must be at least 1"}
+	case c.NumTaskExecutors < 0:
+		return &ConfigError{Property: props.NumTaskExecutorsConfig, Value: strconv.Itoa(c.NumTaskExecutors), Reason: "must not be negative"}
 	case c.CommitInterval < 0:
 		return &ConfigError{Property: props.CommitIntervalMsConfig, Value: fmt.Sprint(c.CommitInterval.Milliseconds()), Reason: "must not be negative"}
 	case c.NumStandbyReplicas < 0:
@@ -439,6 +453,9 @@ func (c *Config) Validate() error {
 func (c Config) withDefaults() Config {
 	if c.NumStreamThreads == 0 {
 		c.NumStreamThreads = 1
+	}
+	if c.NumTaskExecutors == 0 {
+		c.NumTaskExecutors = max(goruntime.GOMAXPROCS(0)/c.NumStreamThreads, 1)
 	}
 	if c.ProcessingGuarantee == "" {
 		c.ProcessingGuarantee = AtLeastOnce

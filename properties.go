@@ -62,6 +62,7 @@ func ConfigFromProperties(properties map[string]string) (Config, error) {
 		set func(int64)
 	}{
 		{props.NumStreamThreadsConfig, func(n int64) { c.NumStreamThreads = int(n) }},
+		{props.NumTaskExecutorsConfig, func(n int64) { c.NumTaskExecutors = int(n) }},
 		{props.CommitIntervalMsConfig, func(n int64) { c.CommitInterval = time.Duration(n) * time.Millisecond }},
 		{props.NumStandbyReplicasConfig, func(n int64) { c.NumStandbyReplicas = int(n) }},
 		{props.AcceptableRecoveryLagConfig, func(n int64) { c.AcceptableRecoveryLag = Int64(n) }},

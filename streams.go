@@ -471,6 +471,7 @@ func (k *KafkaStreams) start(ctx context.Context) error {
 	rcfg := runtime.Config{
 		ApplicationID: c.ApplicationID, ProcessID: k.processID, ClientID: c.ClientID, Topology: topology.Of(k.topology),
 		Brokers: c.BootstrapServers, Sarama: c.saramaConfig, Threads: c.NumStreamThreads,
+		Executors:   c.NumTaskExecutors,
 		ExactlyOnce: c.ProcessingGuarantee == ExactlyOnceV2, CommitInterval: c.CommitInterval,
 		MaxBufferedPerPartition: c.BufferedRecordsPerPartition, ApplicationServer: c.ApplicationServer,
 		StateDir: c.StateDir, ReplicationFactor: c.ReplicationFactor, Logger: c.Logger, Metrics: metrics, Observe: k.obs,

@@ -23,7 +23,8 @@ func init() {
 		fetch.min.bytes group.id group.instance.id group.protocol heartbeat.interval.ms isolation.level linger.ms
 		log.summary.interval.ms max.in.flight.requests.per.connection max.partition.fetch.bytes max.poll.interval.ms
 		max.poll.records max.task.idle.ms max.warmup.replicas merge.repartition.topics metadata.cluster.check.enable
-		metadata.max.age.ms metric.reporters num.standby.replicas num.stream.threads partition.assignment.strategy
+		metadata.max.age.ms metric.reporters num.standby.replicas num.stream.threads num.task.executors
+		partition.assignment.strategy
 		poll.ms probing.rebalance.interval.ms processing.exception.handler processing.guarantee
 		production.exception.handler receive.buffer.bytes reconnect.backoff.max.ms reconnect.backoff.ms
 		repartition.purge.interval.ms replication.factor request.timeout.ms retry.backoff.ms retry.backoff.max.ms

@@ -9,6 +9,7 @@ const (
 	BootstrapServersConfig                          = "bootstrap.servers"
 	ClientIDConfig                                  = "client.id"
 	NumStreamThreadsConfig                          = "num.stream.threads"
+	NumTaskExecutorsConfig                          = "num.task.executors"
 	ProcessingGuaranteeConfig                       = "processing.guarantee"
 	CommitIntervalMsConfig                          = "commit.interval.ms"
 	StateDirConfig                                  = "state.dir"

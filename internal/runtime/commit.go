@@ -93,10 +93,9 @@ func (th *thread) commit(final bool) error {
 		if len(offsets) == 0 {
 			return nil
 		}
-		if err := th.producer.Begin(); err != nil {
-			return kafkaErr("begin transaction", err)
+		if err := th.beginTxn(); err != nil {
+			return err
 		}
-		th.txnOpen = true
 	}
 	if len(offsets) > 0 {
 		meta := th.member.Metadata()

@@ -127,7 +127,7 @@ func (th *thread) deadLetterSendFailure(rec task.OutRecord, cause error) error {
 	if th.rt.cfg.DeadLetterTopic == "" || rec.Source == nil {
 		return nil
 	}
-	th.deadLettered++
+	th.deadLettered.Add(1)
 	th.obs.DeadLetters.Add(1)
 	dl := DeadLetterRecord(th.rt.cfg.DeadLetterTopic)(*rec.Source, cause)
 	if err := (collector{th}).Send(dl); err != nil {

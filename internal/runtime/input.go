@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -197,6 +198,8 @@ func (th *thread) updateLags(t *task.Task, ins []*inputPartition) {
 
 // idleState remembers which tasks process under enforcement, to log when that starts and ends.
 type idleState struct {
+	// mu guards enforcing and the thread's enforced counts: the executors of a pass update them.
+	mu        sync.Mutex
 	enforcing map[processor.TaskID]bool
 }
 
@@ -214,6 +217,8 @@ func (th *thread) isProcessable(id processor.TaskID, t *task.Task, now int64) bo
 			empty = append(empty, in.tp.String())
 		}
 	}
+	th.idle.mu.Lock()
+	defer th.idle.mu.Unlock()
 	if th.idle.enforcing == nil {
 		th.idle.enforcing = map[processor.TaskID]bool{}
 	}

@@ -455,9 +455,9 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 		if clean {
 			// The final commit left no cache dirty; should the store flush still forward
 			// records, they are sent (and committed) before the checkpoint claims them.
-			before := th.sent
+			before := th.sent.Load()
 			if err = th.flushStores(id); err == nil {
-				if err = th.sendClosing(id, th.sent-before); err == nil {
+				if err = th.sendClosing(id, th.sent.Load()-before); err == nil {
 					th.writeCheckpoint(id)
 				}
 			}
@@ -476,12 +476,12 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 	if t != nil {
 		// Records forwarded by the close itself (a processor's Close, a store's close) come
 		// after the checkpoint: the task is gone, so they cannot be sent for it any more.
-		discard, dropped := th.discard, th.discarded
+		discard, dropped := th.discard, th.discarded.Load()
 		th.discard = true
 		if err := t.Close(); err != nil {
 			th.log.Warn("closing task", "task", id.String(), "error", err)
 		}
-		if n := th.discarded - dropped; clean && n > 0 {
+		if n := th.discarded.Load() - dropped; clean && n > 0 {
 			th.log.Error("dropping records forwarded while closing the task", "task", id.String(), "records", n)
 		}
 		th.discard = discard

@@ -26,14 +26,13 @@ type collector struct{ th *thread }
 func (c collector) Send(rec task.OutRecord) error {
 	th := c.th
 	if th.discard {
-		th.discarded++
+		th.discarded.Add(1)
 		return nil
 	}
-	if th.rt.cfg.ExactlyOnce && !th.txnOpen {
-		if err := th.producer.Begin(); err != nil {
-			return kafkaErr("begin transaction", err)
+	if th.rt.cfg.ExactlyOnce {
+		if err := th.beginTxn(); err != nil {
+			return err
 		}
-		th.txnOpen = true
 	}
 	r := produce.Record{Topic: rec.Topic, Partition: rec.Partition, Key: rec.Key, Value: rec.Value, Timestamp: rec.Timestamp}
 	if rec.Source != nil {
@@ -47,7 +46,22 @@ func (c collector) Send(rec task.OutRecord) error {
 	if err := th.producer.Send(r); err != nil {
 		return th.sendFailed(rec, err)
 	}
-	th.sent++
+	th.sent.Add(1)
+	return nil
+}
+
+// beginTxn opens the producer's transaction unless it is open (the executors of a pass call it
+// concurrently).
+func (th *thread) beginTxn() error {
+	th.txnMu.Lock()
+	defer th.txnMu.Unlock()
+	if th.txnOpen {
+		return nil
+	}
+	if err := th.producer.Begin(); err != nil {
+		return kafkaErr("begin transaction", err)
+	}
+	th.txnOpen = true
 	return nil
 }
 
@@ -110,11 +124,11 @@ func (th *thread) flushOutput() error {
 		if err := th.producer.Flush(ctx); err != nil {
 			return kafkaErr("flush the producer", err)
 		}
-		before := th.deadLettered
+		before := th.deadLettered.Load()
 		if err := th.checkSendFailures(); err != nil {
 			return err
 		}
-		if th.deadLettered == before {
+		if th.deadLettered.Load() == before {
 			break
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,7 +48,7 @@ type pace struct {
 	// the last adapt.
 	lastPoll     time.Time
 	pollDeadline bool
-	punctuated   bool
+	punctuated   atomic.Bool
 	// last describes the thread's last pass and commit, for the warning of an expulsion.
 	lastRecords int
 	lastPass    time.Duration
@@ -125,12 +126,13 @@ func (th *thread) adaptPace(processed int, committed bool) {
 	p := &th.pace
 	switch {
 	case processed == 0:
-	case p.pollDeadline || committed || p.punctuated:
+	case p.pollDeadline || committed || p.punctuated.Load():
 		p.perTask = max(p.perTask/2, 1)
 	default:
 		p.perTask++
 	}
-	p.pollDeadline, p.punctuated = false, false
+	p.pollDeadline = false
+	p.punctuated.Store(false)
 }
 
 // polled records a poll of the group member; it returns the time since the previous one.
@@ -173,60 +175,81 @@ func (th *thread) noteExpelledOnError(err error) {
 	}
 }
 
-// storeTurns lets goroutines other than the stream thread (interactive queries) take the
-// thread's store lock between two records of a pass: each announces itself before it waits for
-// storeMu, and the thread, between records, hands the lock over until every goroutine announced
-// at that moment has had it. Later arrivals wait for the next record boundary, so a stream of
-// queries cannot starve the thread.
-type storeTurns struct {
+// turnLock is a mutex whose owner (a task executor processing the task) hands it, between two
+// records, to the goroutines (interactive queries) that announced themselves before they waited
+// for it: each announces itself (lockShared) before it waits, and the owner, between records
+// (yield), releases the lock until every goroutine announced at that moment has had it. Later
+// arrivals wait for the next record boundary, so a stream of queries cannot starve the owner.
+type turnLock struct {
+	mu       sync.Mutex
 	arrived  atomic.Uint64
 	acquired atomic.Uint64
 	// wake is signalled each time a waiting goroutine acquired the lock.
 	wake chan struct{}
 }
 
-// lockStoresShared takes the thread's store lock for a goroutine other than the thread (an
-// interactive query): the thread gives it up before its next record. Release with
-// th.storeMu.Unlock.
-func (th *thread) lockStoresShared() {
-	th.turns.arrived.Add(1)
-	th.storeMu.Lock()
-	th.turns.acquired.Add(1)
+func newTurnLock() *turnLock { return &turnLock{wake: make(chan struct{}, 1)} }
+
+// lockShared takes the lock for a goroutine other than its owner: the owner gives it up before
+// its next record. Release with unlock.
+func (l *turnLock) lockShared() {
+	l.arrived.Add(1)
+	l.mu.Lock()
+	l.acquired.Add(1)
 	select {
-	case th.turns.wake <- struct{}{}:
+	case l.wake <- struct{}{}:
 	default:
 	}
 }
 
-// yieldStores is called by the thread, holding storeMu, between two records: when goroutines
-// wait for the lock (lockStoresShared), it releases the lock until each of them has had it,
-// then takes it again.
-func (th *thread) yieldStores() {
-	target := th.turns.arrived.Load()
-	if th.turns.acquired.Load() >= target {
+// lock takes the lock for its owner (the executor processing the task).
+func (l *turnLock) lock() { l.mu.Lock() }
+
+func (l *turnLock) unlock() { l.mu.Unlock() }
+
+// yield is called by the owner, holding the lock, between two records: when goroutines wait
+// for the lock (lockShared), it releases the lock until each of them has had it, then takes
+// it again.
+func (l *turnLock) yield() {
+	target := l.arrived.Load()
+	if l.acquired.Load() >= target {
 		return
 	}
-	th.storeMu.Unlock()
-	for th.turns.acquired.Load() < target {
-		<-th.turns.wake
+	l.mu.Unlock()
+	for l.acquired.Load() < target {
+		<-l.wake
 	}
-	th.storeMu.Lock()
+	l.mu.Lock()
 }
 
-// queriesWaiting reports whether a goroutine waits for the store lock (cheap: two atomic
-// loads).
-func (th *thread) queriesWaiting() bool {
-	return th.turns.arrived.Load() != th.turns.acquired.Load()
+// waiters returns how many goroutines wait for the lock now.
+func (l *turnLock) waiters() int { return int(l.arrived.Load() - l.acquired.Load()) }
+
+// taskLock returns the lock an executor holds while it processes task id and an interactive
+// query holds (after the thread's storeMu) while it reads the task's stores; call it holding
+// th.mu.
+func (th *thread) taskLockLocked(id processor.TaskID) *turnLock {
+	l := th.taskLocks[id]
+	if l == nil {
+		l = newTurnLock()
+		th.taskLocks[id] = l
+	}
+	return l
 }
 
 // StoreLockWaiters returns how many goroutines (interactive queries) wait for a stream thread's
-// store lock now, over all threads: for tests that order a query between two records.
+// store lock or a task's lock now, over all threads: for tests that order a query between two
+// records.
 func (r *Runtime) StoreLockWaiters() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
 	for _, th := range r.threads {
-		n += int(th.turns.arrived.Load() - th.turns.acquired.Load())
+		th.mu.Lock()
+		for _, l := range th.taskLocks {
+			n += l.waiters()
+		}
+		th.mu.Unlock()
 	}
 	return n
 }

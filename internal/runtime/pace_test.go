@@ -19,8 +19,8 @@ import (
 )
 
 func paceThread(cfg Config) *thread {
-	th := &thread{rt: &Runtime{cfg: cfg}, ctx: context.Background(), tasks: map[processor.TaskID]*task.Task{}}
-	th.turns.wake = make(chan struct{}, 1)
+	th := &thread{rt: &Runtime{cfg: cfg}, ctx: context.Background(), tasks: map[processor.TaskID]*task.Task{},
+		taskLocks: map[processor.TaskID]*turnLock{}}
 	return th
 }
 
@@ -35,22 +35,21 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestStoreTurnsQueryBetweenRecords: the thread holds its store lock through a pass of records;
-// a query that waits for the lock while record 1 is processed reads before record 2 starts.
+// TestStoreTurnsQueryBetweenRecords: an executor holds its task's lock through a pass of
+// records; a query that waits for the lock while record 1 is processed reads before record 2
+// starts.
 func TestStoreTurnsQueryBetweenRecords(t *testing.T) {
-	th := paceThread(Config{})
+	l := newTurnLock()
 	var current atomic.Int64 // the record the thread is in (0: none)
 	started := make(chan int64, 10)
 	release := make(chan struct{})
 	passDone := make(chan struct{})
 	go func() { // the stream thread: one pass of three records
 		defer close(passDone)
-		th.storeMu.Lock()
-		defer th.storeMu.Unlock()
+		l.lock()
+		defer l.unlock()
 		for i := int64(1); i <= 3; i++ {
-			if th.queriesWaiting() {
-				th.yieldStores()
-			}
+			l.yield()
 			current.Store(i)
 			started <- i
 			<-release
@@ -62,11 +61,11 @@ func TestStoreTurnsQueryBetweenRecords(t *testing.T) {
 	}
 	seen := make(chan int64, 1)
 	go func() { // the interactive query
-		th.lockStoresShared()
+		l.lockShared()
 		seen <- current.Load()
-		th.storeMu.Unlock()
+		l.unlock()
 	}()
-	waitFor(t, "the query waits for the store lock", func() bool { return th.queriesWaiting() })
+	waitFor(t, "the query waits for the store lock", func() bool { return l.waiters() > 0 })
 	release <- struct{}{} // record 1 ends
 	if got := <-seen; got != 0 {
 		t.Fatalf("the query read while the thread was in record %d", got)
@@ -78,7 +77,7 @@ func TestStoreTurnsQueryBetweenRecords(t *testing.T) {
 	<-started
 	release <- struct{}{}
 	<-passDone
-	if th.queriesWaiting() {
+	if l.waiters() > 0 {
 		t.Fatal("a query still counted as waiting")
 	}
 }
@@ -86,7 +85,7 @@ func TestStoreTurnsQueryBetweenRecords(t *testing.T) {
 // TestStoreTurnsNoStarvation: queries that never stop do not keep the thread from processing:
 // it waits, between records, only for the queries that waited when the record ended.
 func TestStoreTurnsNoStarvation(t *testing.T) {
-	th := paceThread(Config{})
+	l := newTurnLock()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var reads atomic.Int64
@@ -100,20 +99,18 @@ func TestStoreTurnsNoStarvation(t *testing.T) {
 					return
 				default:
 				}
-				th.lockStoresShared()
+				l.lockShared()
 				reads.Add(1)
-				th.storeMu.Unlock()
+				l.unlock()
 			}
 		}()
 	}
 	waitFor(t, "queries running", func() bool { return reads.Load() > 0 })
-	th.storeMu.Lock()
+	l.lock()
 	for range 1000 {
-		if th.queriesWaiting() {
-			th.yieldStores()
-		}
+		l.yield()
 	}
-	th.storeMu.Unlock()
+	l.unlock()
 	close(stop)
 	wg.Wait()
 }
@@ -169,12 +166,13 @@ func TestAdaptPace(t *testing.T) {
 		{2, false, false, true, 1},
 	}
 	for i, s := range steps {
-		th.pace.punctuated, th.pace.pollDeadline = s.punct, s.pd
+		th.pace.pollDeadline = s.pd
+		th.pace.punctuated.Store(s.punct)
 		th.adaptPace(s.processed, s.committed)
 		if th.pace.perTask != s.want {
 			t.Fatalf("step %d %+v: perTask %d, want %d", i, s, th.pace.perTask, s.want)
 		}
-		if th.pace.punctuated || th.pace.pollDeadline {
+		if th.pace.punctuated.Load() || th.pace.pollDeadline {
 			t.Fatalf("step %d: flags not reset", i)
 		}
 	}

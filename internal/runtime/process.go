@@ -1,92 +1,172 @@
 package runtime
 
-import "time"
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/processor"
+)
+
+// Task executors. A pass hands the thread's active tasks to up to Config.Executors goroutines
+// (the thread's own goroutine is one of them): each takes the next task of the pass's order,
+// processes up to pace.perTask of its records with stream-time punctuation after each, runs
+// its due wall-clock punctuators, and takes the next task, until every task had its turn. A task
+// is held by one executor at a time, under its lock (taskLock), which the executor hands to
+// waiting interactive queries between two records. The thread waits for every executor before
+// it polls, commits or rebalances: everything it does between passes (commit, flushing caches
+// and the producer, closing and creating tasks) is a barrier no task is processed across.
+// What executors share is safe for concurrent use: the record cache (its own lock), the
+// producer, the collector's counters, the metrics' sensors. Java: the TaskExecutors of the
+// processing threads (TaskManager hands tasks out, each locked by one executor) with the
+// StreamThread committing after it paused them.
+
+// passTask is one task's share of a pass.
+type passTask struct {
+	id     processor.TaskID
+	t      *task.Task
+	lock   *turnLock
+	inputs []*inputPartition
+}
+
+// pass is the state the executors of one pass share.
+type pass struct {
+	tasks []passTask
+	next  atomic.Int64
+	total atomic.Int64
+	// failed stops the other executors after their current record once one failed.
+	failed atomic.Bool
+	errMu  sync.Mutex
+	err    error
+}
 
 // processOnce runs one pass: up to th.pace.perTask records per task, with stream-time
-// punctuation after each record, ending early between two records at the pass's deadline or
-// when the runtime stops (pace.go); between two records a waiting interactive query gets the
-// store lock. It returns the number of records processed. Java: TaskExecutor.process.
+// punctuation after each record and the due wall-clock punctuators, on up to Config.Executors
+// goroutines; it ends early between two records at the pass's deadline or when the runtime
+// stops (pace.go). It returns the number of records processed and the first error. Java:
+// TaskExecutor.process and TaskExecutor.punctuate.
 func (th *thread) processOnce() (int, error) {
 	th.beginPass()
-	th.storeMu.Lock()
-	defer th.storeMu.Unlock()
-	p := &th.pace
-	total := 0
 	start := time.Now()
-	defer func() {
-		th.endPass(total, time.Since(start))
-		if total > 0 {
-			th.obs.Process.Record(int64(total), time.Since(start))
-		}
-		if m := th.rt.cfg.Metrics; m != nil && total > 0 {
-			m.processed.WithLabelValues(th.name).Add(float64(total))
-			m.processTime.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
-		}
-	}()
+	ps := &th.passState
+	ps.tasks = ps.tasks[:0]
+	ps.next.Store(0)
+	ps.total.Store(0)
+	ps.failed.Store(false)
+	ps.err = nil
+	th.mu.Lock()
 	for _, id := range th.passOrder() {
-		t := th.tasks[id]
-		if t == nil {
-			continue
+		if t := th.tasks[id]; t != nil {
+			ps.tasks = append(ps.tasks, passTask{id: id, t: t, lock: th.taskLockLocked(id), inputs: th.inputs[id]})
 		}
-		now := time.Now().UnixMilli()
-		waiting := th.rt.cfg.Task.MaxTaskIdleMs >= 0 && len(th.inputs[id]) > 1
-		if waiting && !t.HasRecordsQueued() {
-			// As Java's readyToProcess, asked on every pass: a caught-up empty partition's
-			// idle deadline starts when it is first seen so, records elsewhere or not.
-			th.updateLags(t, th.inputs[id])
-			t.IsProcessable(now)
-			continue
+	}
+	th.mu.Unlock()
+	if n := min(th.executors(), len(ps.tasks)); n > 1 {
+		var wg sync.WaitGroup
+		for range n - 1 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				th.execute(ps)
+			}()
 		}
+		th.execute(ps)
+		wg.Wait()
+	} else {
+		th.execute(ps)
+	}
+	total := int(ps.total.Load())
+	took := time.Since(start)
+	th.endPass(total, took)
+	if total > 0 {
+		th.obs.Process.Record(int64(total), took)
+		if m := th.rt.cfg.Metrics; m != nil {
+			m.processed.WithLabelValues(th.name).Add(float64(total))
+			m.processTime.WithLabelValues(th.name).Observe(took.Seconds())
+		}
+	}
+	return total, ps.err
+}
+
+// executors returns how many goroutines process the thread's tasks in a pass.
+func (th *thread) executors() int { return max(th.rt.cfg.Executors, 1) }
+
+// execute is one executor's share of pass ps: it takes the pass's tasks one after another
+// until none is left or an executor failed.
+func (th *thread) execute(ps *pass) {
+	for !ps.failed.Load() {
+		i := int(ps.next.Add(1) - 1)
+		if i >= len(ps.tasks) {
+			return
+		}
+		if err := th.processTask(ps, &ps.tasks[i]); err != nil {
+			ps.errMu.Lock()
+			if ps.err == nil {
+				ps.err = err
+			}
+			ps.errMu.Unlock()
+			ps.failed.Store(true)
+			return
+		}
+	}
+}
+
+// processTask processes the records of one task for pass ps, then runs its due wall-clock
+// punctuators, holding the task's lock (handed to interactive queries between records).
+func (th *thread) processTask(ps *pass, w *passTask) error {
+	w.lock.lock()
+	defer w.lock.unlock()
+	p := &th.pace
+	t := w.t
+	now := time.Now().UnixMilli()
+	waiting := th.rt.cfg.Task.MaxTaskIdleMs >= 0 && len(w.inputs) > 1
+	if waiting && !t.HasRecordsQueued() {
+		// As Java's readyToProcess, asked on every pass: a caught-up empty partition's idle
+		// deadline starts when it is first seen so, records elsewhere or not.
+		th.updateLags(t, w.inputs)
+		t.IsProcessable(now)
+	} else {
 		for i := 0; i < p.perTask && t.HasRecordsQueued(); i++ {
-			if total > 0 && p.stop.Load() {
-				return total, nil // the next pass goes on (at least one record per pass)
+			if (ps.total.Load() > 0 && p.stop.Load()) || ps.failed.Load() {
+				break // the next pass goes on (at least one record per pass)
 			}
-			if th.queriesWaiting() {
-				th.yieldStores()
-			}
+			w.lock.yield()
 			if waiting {
-				th.updateLags(t, th.inputs[id])
-				if !th.isProcessable(id, t, now) {
+				th.updateLags(t, w.inputs)
+				if !th.isProcessable(w.id, t, now) {
 					break
 				}
 			}
 			ok, err := t.Process(now)
 			if err != nil {
-				return total, err
+				return err
 			}
 			if !ok {
 				break
 			}
-			total++
+			ps.total.Add(1)
 			punctuated, err := t.MaybePunctuateStreamTime()
 			if err != nil {
-				return total, err
+				return err
 			}
 			if punctuated {
 				th.obs.Punctuate.Count(1)
+				p.punctuated.Store(true)
 			}
-			p.punctuated = p.punctuated || punctuated
 		}
 	}
-	return total, nil
-}
-
-// punctuateWallClock runs the wall-clock punctuators that are due. Java:
-// TaskExecutor.punctuate.
-func (th *thread) punctuateWallClock() error {
-	th.storeMu.Lock()
-	defer th.storeMu.Unlock()
-	now := time.Now().UnixMilli()
-	for _, t := range th.tasks {
-		start := time.Now()
-		punctuated, err := t.MaybePunctuateSystemTime(now)
-		if err != nil {
-			return err
-		}
-		if punctuated {
-			th.obs.Punctuate.Record(1, time.Since(start))
-		}
-		th.pace.punctuated = th.pace.punctuated || punctuated
+	if ps.failed.Load() {
+		return nil
+	}
+	start := time.Now()
+	punctuated, err := t.MaybePunctuateSystemTime(start.UnixMilli())
+	if err != nil {
+		return err
+	}
+	if punctuated {
+		th.obs.Punctuate.Record(1, time.Since(start))
+		p.punctuated.Store(true)
 	}
 	return nil
 }

@@ -87,6 +87,9 @@ type Config struct {
 	Sarama func() *sarama.Config
 	// Threads is num.stream.threads.
 	Threads int
+	// Executors is how many goroutines of each thread process its tasks in a pass
+	// (process.go); 0 or 1: the thread's own goroutine only.
+	Executors int
 	// ExactlyOnce is processing.guarantee=exactly_once_v2.
 	ExactlyOnce bool
 	// CommitInterval is commit.interval.ms.
@@ -445,12 +448,16 @@ func (q QueryableStore) Read(f func()) bool {
 	if lock == nil {
 		lock = &q.th.storeMu
 	}
-	if lock == sync.Locker(&q.th.storeMu) {
-		q.th.lockStoresShared() // the thread hands it over between two records (pace.go)
-	} else {
-		lock.Lock()
-	}
+	lock.Lock()
 	defer lock.Unlock()
+	if lock == sync.Locker(&q.th.storeMu) && !q.Standby {
+		// An active task's executor hands the task's lock over between two records.
+		q.th.mu.Lock()
+		tl := q.th.taskLockLocked(q.id)
+		q.th.mu.Unlock()
+		tl.lockShared()
+		defer tl.unlock()
+	}
 	q.th.mu.Lock()
 	if q.th.lockOfLocked(q.id) != lock {
 		// The task changed hands (restored, promoted, closed) since Stores returned it.

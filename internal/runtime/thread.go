@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -33,7 +34,8 @@ import (
 //     a goroutine of its own; each loop takes the restored ones into processing;
 //   - input.go: the fetched chunks go into the tasks' partition queues; a full queue pauses
 //     its partition; lags for max.task.idle.ms; the positions to commit;
-//   - process.go: the tasks process their records and punctuate;
+//   - process.go: the tasks process their records and punctuate, in parallel on the thread's
+//     task executors; everything else in the loop happens between two passes;
 //   - output.go: every produced record goes to the producer at once;
 //   - commit.go: every commit.interval.ms (and on demand) caches are flushed, the producer is
 //     flushed, then offsets (or the transaction) are committed.
@@ -103,13 +105,16 @@ type thread struct {
 	// locks holds the lock interactive queries take to read a task of restoring or
 	// readableStandbys that the state updater holds (its job's lock); absent: storeMu.
 	locks map[processor.TaskID]sync.Locker
-	// storeMu is held by the thread while it processes, punctuates, commits or closes its
-	// active tasks or applies changelog records to (or closes) a standby, and by interactive queries while they read a store of one of them: the
-	// stores and the thread's record cache are not safe for concurrent use. Java: the caching
-	// layer's lock and the synchronized in-memory stores.
+	// storeMu is held by the thread between passes while it commits or closes its active
+	// tasks or applies changelog records to (or closes) a standby, and by interactive queries
+	// while they read a store of one of them; during a pass each task's executor holds the
+	// task's lock (taskLocks), which queries take after storeMu: the stores are not safe for
+	// concurrent use. Java: the caching layer's lock and the synchronized in-memory stores.
 	storeMu sync.Mutex
-	// turns lets interactive queries take storeMu between two records of a pass (pace.go).
-	turns storeTurns
+	// taskLocks are the locks of the active tasks, by task (process.go, pace.go); under mu.
+	taskLocks map[processor.TaskID]*turnLock
+	// passState is what the executors of the current pass share (process.go).
+	passState pass
 	// pace sizes the passes of processing to the deadlines (pace.go).
 	pace pace
 	// stuck tracks a failure that keeps the tasks from making progress (tasktimeout.go).
@@ -122,11 +127,15 @@ type thread struct {
 	wake   chan struct{}
 	// sent counts the records handed to the producer; discarded those the collector dropped
 	// because discard was set (while tasks close dirty, or after a clean close's checkpoint).
-	sent, discarded int64
+	// Executors add to them concurrently.
+	sent, discarded atomic.Int64
 	// deadLettered counts the dead-letter records of failed sends (see deadLetterSendFailure).
-	deadLettered int64
-	// txnOpen: under exactly-once, the producer's transaction is open.
+	deadLettered atomic.Int64
+	// txnOpen: under exactly-once, the producer's transaction is open. During a pass the
+	// executors open it under txnMu (the first record after a commit); between passes only the
+	// thread reads and writes it.
 	txnOpen bool
+	txnMu   sync.Mutex
 	discard bool
 	// checkpointed holds, per active task, the changelog offsets of its last checkpoint
 	// (see checkpointDue).
@@ -151,7 +160,7 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	th.log = r.log.With("thread", th.name)
 	th.obs = r.sensors().Thread(th.name)
 	th.updater = newStateUpdater(th.log, th.signal)
-	th.turns.wake = make(chan struct{}, 1)
+	th.taskLocks = map[processor.TaskID]*turnLock{}
 	for _, s := range r.layout.Subtopologies {
 		th.topics = append(th.topics, s.Topics...)
 	}
@@ -356,7 +365,6 @@ func (th *thread) runOnce() error {
 		n, err := th.processOnce()
 		if err == nil {
 			th.resumeInput()
-			err = th.punctuateWallClock()
 		}
 		if err == nil {
 			err = th.checkSendFailures()
