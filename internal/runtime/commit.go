@@ -20,7 +20,7 @@ import (
 // TaskManager.commitTasksAndMaybeUpdateCommittableOffsets.
 func (th *thread) commit(final bool) error {
 	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
-	needed := th.txnOpen || th.producer.Pending() > 0
+	needed := th.out.txnOpen || th.out.producer.Pending() > 0
 	for _, t := range th.tasks {
 		if final || t.CommitNeeded() {
 			needed = needed || t.CommitNeeded()
@@ -89,11 +89,11 @@ func (th *thread) commit(final bool) error {
 		th.madeProgress()
 		return nil
 	}
-	if !th.txnOpen {
+	if !th.out.txnOpen {
 		if len(offsets) == 0 {
 			return nil
 		}
-		if err := th.beginTxn(); err != nil {
+		if err := th.out.beginTxn(); err != nil {
 			return err
 		}
 	}
@@ -101,7 +101,7 @@ func (th *thread) commit(final bool) error {
 		meta := th.member.Metadata()
 		g := produce.GroupMetadata{GroupID: meta.GroupID, Generation: meta.Generation, MemberID: meta.MemberID, InstanceID: meta.InstanceID}
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-		err := th.producer.SendOffsets(ctx, offsets, g)
+		err := th.out.producer.SendOffsets(ctx, offsets, g)
 		cancel()
 		if err != nil {
 			return kafkaErr("send offsets to transaction", err)
@@ -121,11 +121,11 @@ func (th *thread) commit(final bool) error {
 func (th *thread) commitTxn() error {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
-	if err := th.producer.Commit(ctx); err != nil {
+	if err := th.out.producer.Commit(ctx); err != nil {
 		return kafkaErr("commit transaction", err)
 	}
-	th.txnOpen = false
-	if err := th.checkSendFailures(); err != nil {
+	th.out.txnOpen = false
+	if err := th.out.checkSendFailures(); err != nil {
 		return err
 	}
 	th.recordChangelogOffsets()

@@ -123,14 +123,14 @@ func ErrorChain(err error) string {
 // dead-letter topic or when rec has no source (a punctuation's output, a dead-letter record).
 // Java: the dead-letter records of ProductionExceptionHandler's response, with the source
 // record's raw key and value (KIP-1034).
-func (th *thread) deadLetterSendFailure(rec task.OutRecord, cause error) error {
-	if th.rt.cfg.DeadLetterTopic == "" || rec.Source == nil {
+func (o *output) deadLetterSendFailure(rec task.OutRecord, cause error) error {
+	if o.rt.cfg.DeadLetterTopic == "" || rec.Source == nil {
 		return nil
 	}
-	th.deadLettered.Add(1)
-	th.obs.DeadLetters.Add(1)
-	dl := DeadLetterRecord(th.rt.cfg.DeadLetterTopic)(*rec.Source, cause)
-	if err := (collector{th}).Send(dl); err != nil {
+	o.deadLettered.Add(1)
+	o.obs.DeadLetters.Add(1)
+	dl := DeadLetterRecord(o.rt.cfg.DeadLetterTopic)(*rec.Source, cause)
+	if err := (collector{o}).Send(dl); err != nil {
 		return fmt.Errorf("sending the dead-letter record of topic=%s partition=%d offset=%d: %w",
 			rec.Source.Topic, rec.Source.Partition, rec.Source.Offset, err)
 	}

@@ -39,7 +39,7 @@ func (th *thread) prepareRejoin(why error) error {
 	th.needJoin = true
 	if errors.Is(why, group.ErrMemberLost) {
 		th.log.Warn("the group member lost its generation; closing the tasks dirty and rejoining", "reason", why)
-		th.abortTransaction()
+		th.out.abortTransaction()
 		th.closeTasks(false)
 		return nil
 	}
@@ -101,7 +101,7 @@ func (th *thread) applyJoined(joined group.Joined) error {
 		// have processed these tasks from the last commit meanwhile, so what this thread kept
 		// of them (queues, positions, uncommitted state) is stale. Java: onPartitionsLost.
 		th.log.Warn("the group member lost its generation while rejoining; closing the tasks dirty", "generation", joined.Generation)
-		th.abortTransaction()
+		th.out.abortTransaction()
 		th.closeTasks(false)
 	}
 	got, err := th.assignor.onAssignment(joined.Assignment)
@@ -420,11 +420,11 @@ func (th *thread) closeTasks(clean bool) {
 	th.mu.Lock()
 	th.running = map[processor.TaskID]*task.Task{}
 	th.mu.Unlock()
-	th.discard = !clean
+	th.out.discard = !clean
 	for id := range th.tasks {
 		th.closeTask(id, clean)
 	}
-	th.discard = false
+	th.out.discard = false
 	th.closeRestoring(true, true) // what they restored is committed state either way
 	th.assignor.setOwned(nil)
 	th.reportTasks()
@@ -455,9 +455,9 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 		if clean {
 			// The final commit left no cache dirty; should the store flush still forward
 			// records, they are sent (and committed) before the checkpoint claims them.
-			before := th.sent.Load()
+			before := th.out.sent.Load()
 			if err = th.flushStores(id); err == nil {
-				if err = th.sendClosing(id, th.sent.Load()-before); err == nil {
+				if err = th.sendClosing(id, th.out.sent.Load()-before); err == nil {
 					th.writeCheckpoint(id)
 				}
 			}
@@ -476,15 +476,15 @@ func (th *thread) closeTask(id processor.TaskID, clean bool) {
 	if t != nil {
 		// Records forwarded by the close itself (a processor's Close, a store's close) come
 		// after the checkpoint: the task is gone, so they cannot be sent for it any more.
-		discard, dropped := th.discard, th.discarded.Load()
-		th.discard = true
+		discard, dropped := th.out.discard, th.out.discarded.Load()
+		th.out.discard = true
 		if err := t.Close(); err != nil {
 			th.log.Warn("closing task", "task", id.String(), "error", err)
 		}
-		if n := th.discarded.Load() - dropped; clean && n > 0 {
+		if n := th.out.discarded.Load() - dropped; clean && n > 0 {
 			th.log.Error("dropping records forwarded while closing the task", "task", id.String(), "records", n)
 		}
-		th.discard = discard
+		th.out.discard = discard
 	}
 	delete(th.tasks, id)
 	delete(th.states, id)
@@ -506,7 +506,7 @@ func (th *thread) sendClosing(id processor.TaskID, n int64) error {
 	if err := th.flushOutput(); err != nil {
 		return err
 	}
-	if !th.rt.cfg.ExactlyOnce || !th.txnOpen {
+	if !th.rt.cfg.ExactlyOnce || !th.out.txnOpen {
 		return nil
 	}
 	return th.commitTxn()

@@ -93,7 +93,7 @@ func (th *thread) rebalanceStreams() error {
 	}
 	if t.lost && len(th.tasks) > 0 {
 		th.log.Warn("the streams group member lost its tasks; closing them dirty", "epoch", t.epoch)
-		th.abortTransaction()
+		th.out.abortTransaction()
 		th.closeTasks(false)
 	}
 	if th.rt.shutdown.code.Load() == assignorErrorShutdownRequested {

@@ -19,7 +19,7 @@ import (
 )
 
 func paceThread(cfg Config) *thread {
-	th := &thread{rt: &Runtime{cfg: cfg}, ctx: context.Background(), tasks: map[processor.TaskID]*task.Task{},
+	th := &thread{rt: &Runtime{cfg: cfg}, ctx: context.Background(), out: &output{}, tasks: map[processor.TaskID]*task.Task{},
 		taskLocks: map[processor.TaskID]*turnLock{}}
 	return th
 }

@@ -72,7 +72,7 @@ func (th *thread) pollJoin() error {
 	default:
 		if len(th.tasks) > 0 && th.classic.GenerationLost() {
 			th.log.Warn("the group member lost its generation while rejoining; closing the tasks dirty")
-			th.abortTransaction()
+			th.out.abortTransaction()
 			th.closeTasks(false)
 		}
 		return nil
@@ -80,7 +80,7 @@ func (th *thread) pollJoin() error {
 	th.join = nil
 	th.assignor.offsetSums = th.taskOffsetSums
 	if j.err != nil {
-		th.abortTransaction()
+		th.out.abortTransaction()
 		th.closeTasks(false)
 		th.needJoin = true
 		if th.ctx.Err() != nil {

@@ -39,7 +39,7 @@ func (th *thread) buildTask(ctx context.Context, id processor.TaskID, lock sync.
 		}
 	}()
 	cfg := r.cfg.Task
-	cfg.Collector = collector{th}
+	cfg.Collector = collector{th.out}
 	cfg.StateDir = r.taskDir(id)
 	cfg.Logger = th.log
 	cfg.Cache = th.cache
@@ -306,12 +306,12 @@ func (th *thread) closeJob(j *restoreJob, clean bool) {
 			th.log.Warn("checkpoint of a task closed while restoring", "task", j.id.String(), "error", err)
 		}
 	}
-	discard := th.discard
-	th.discard = true // a restoring task has processed nothing: what its close forwards goes nowhere
+	discard := th.out.discard
+	th.out.discard = true // a restoring task has processed nothing: what its close forwards goes nowhere
 	if err := j.t.Close(); err != nil {
 		th.log.Warn("closing task", "task", j.id.String(), "error", err)
 	}
-	th.discard = discard
+	th.out.discard = discard
 	j.lock.Unlock()
 	if th.tasks[j.id] == nil && th.standbys[j.id] == nil {
 		th.rt.unlockTask(j.id, th.idx)

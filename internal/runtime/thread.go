@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -52,11 +51,12 @@ type thread struct {
 	cluster *kafka.Cluster
 	// member is the group member: classic (group.protocol=classic, the default) or streams
 	// (KIP-1071, membership_streams.go).
-	member   groupMember
-	classic  *group.Member
-	streams  *streamsMember
-	fetcher  *fetch.Fetcher
-	producer *produce.Producer
+	member  groupMember
+	classic *group.Member
+	streams *streamsMember
+	fetcher *fetch.Fetcher
+	// out is the producer side: producer, transaction, collectors, production failures.
+	out      *output
 	assignor *assignor
 	topics   []string
 	// restoreClient serves restore and standby reads (Java: the restore consumer), on
@@ -121,21 +121,10 @@ type thread struct {
 	stuck stuckState
 
 	// in are the assigned input partitions (input.go).
-	in     map[kafka.TopicPartition]*inputPartition
-	inputs map[processor.TaskID][]*inputPartition
-	idle   idleState
-	wake   chan struct{}
-	// sent counts the records handed to the producer; discarded those the collector dropped
-	// because discard was set (while tasks close dirty, or after a clean close's checkpoint).
-	// Executors add to them concurrently.
-	sent, discarded atomic.Int64
-	// deadLettered counts the dead-letter records of failed sends (see deadLetterSendFailure).
-	deadLettered atomic.Int64
-	// txnOpen: under exactly-once, the producer's transaction is open. During a pass the
-	// executors open it under txnMu (the first record after a commit); between passes only the
-	// thread reads and writes it.
-	txnOpen bool
-	txnMu   sync.Mutex
+	in      map[kafka.TopicPartition]*inputPartition
+	inputs  map[processor.TaskID][]*inputPartition
+	idle    idleState
+	wake    chan struct{}
 	discard bool
 	// checkpointed holds, per active task, the changelog offsets of its last checkpoint
 	// (see checkpointDue).
@@ -217,7 +206,8 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	if r.cfg.CacheMaxBytes > 0 {
 		th.cache = cache.New(r.cfg.CacheMaxBytes / int64(max(r.cfg.Threads, 1)))
 	}
-	if err := th.newProducer(); err != nil {
+	th.out = &output{rt: r, name: th.name, idx: idx, log: th.log, obs: th.obs, ctx: th.ctx, cluster: th.cluster}
+	if err := th.out.newProducer(); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -276,7 +266,7 @@ func (th *thread) run() {
 			}
 			th.closeTasks(false)
 			th.needJoin = true
-			if err = th.resetProducer(); err == nil {
+			if err = th.out.reset(); err == nil {
 				if stuck {
 					th.stuckBackoff()
 				}
@@ -290,7 +280,7 @@ func (th *thread) run() {
 			continue
 		}
 		th.closeTasks(false)
-		th.closeProducer()
+		th.out.close()
 		th.needJoin = true
 		if !th.rt.threadFailed(th.idx, err) {
 			break
@@ -331,7 +321,7 @@ func (th *thread) runOnce() error {
 				// Closing in the middle of a background join: the member left the group, so
 				// what was processed since the last commit cannot be committed.
 				th.awaitJoin()
-				th.abortTransaction()
+				th.out.abortTransaction()
 				th.closeTasks(false)
 				return nil
 			}
@@ -367,7 +357,7 @@ func (th *thread) runOnce() error {
 			th.resumeInput()
 		}
 		if err == nil {
-			err = th.checkSendFailures()
+			err = th.out.checkSendFailures()
 		}
 		if time.Since(th.lastLags) >= lagReportEvery {
 			th.reportLags()
@@ -433,13 +423,13 @@ func (th *thread) runOnce() error {
 // whose replacement after a failed abort failed. It returns false with the error when that
 // fails its authorization (kafka.AuthError), false without one when the runtime stops.
 func (th *thread) ensureProducer() (bool, error) {
-	if th.producer != nil {
+	if th.out.producer != nil {
 		return true, nil
 	}
-	if err := th.resetProducer(); err != nil {
+	if err := th.out.reset(); err != nil {
 		return false, err
 	}
-	return th.producer != nil, nil
+	return th.out.producer != nil, nil
 }
 
 // idleWait is the longest an idle thread sleeps before it looks at the group's state,
@@ -461,7 +451,7 @@ func (th *thread) shutdown() {
 		th.closeStandby(id, true)
 	}
 	th.reportTasks()
-	th.closeProducer()
+	th.out.close()
 	th.closeClients()
 }
 
@@ -475,9 +465,9 @@ func (th *thread) closeClients() {
 	if th.fetcher != nil {
 		_ = th.fetcher.Close()
 	}
-	if th.producer != nil {
-		_ = th.producer.Close()
-		th.producer = nil
+	if th.out != nil && th.out.producer != nil {
+		_ = th.out.producer.Close()
+		th.out.producer = nil
 	}
 	if th.cluster != nil {
 		_ = th.cluster.Close()

@@ -94,7 +94,7 @@ func kvOf(j *restoreJob) store.KeyValueStore[string, string] {
 
 // testThread is the part of a thread that closeJob uses.
 func testThread() *thread {
-	return &thread{rt: &Runtime{}, log: slog.New(slog.DiscardHandler), tasks: map[processor.TaskID]*task.Task{},
+	return &thread{rt: &Runtime{}, log: slog.New(slog.DiscardHandler), out: &output{}, tasks: map[processor.TaskID]*task.Task{},
 		standbys: map[processor.TaskID]*standbyTask{}, restoring: map[processor.TaskID]*task.Task{},
 		readableStandbys: map[processor.TaskID]*task.Task{}, locks: map[processor.TaskID]sync.Locker{}}
 }
