@@ -24,8 +24,9 @@ import (
 // processed records without reaching a deadline, and halves after a pass that reached the poll
 // deadline or that was followed by a commit or a punctuation. So a pass of slow records (a
 // call to a slow service per record) stays short, while fast records are processed in long
-// passes. The thread holds its store lock (storeMu) for a pass but hands it to a waiting
-// interactive query between two records (storeTurns), so a query waits for at most one record.
+// passes. The executor processing a task holds the task's lock (turnLock) for its share of the
+// pass but hands it to a waiting interactive query between two records, so a query waits for at
+// most one record.
 // Java: StreamThread.runOnceWithoutProcessingThreads and TaskExecutor.process.
 
 // pace is a stream thread's pass sizing and deadline state; used by the thread's goroutine only,
