@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -34,6 +35,12 @@ type SecureBroker struct {
 	// signed by CA (principal User:CN=<common name>); empty on kfake, which does not map
 	// certificates to principals.
 	SSL []string
+	// OAuthBearer are the bootstrap addresses of the SASL_SSL listener with mechanism
+	// OAUTHBEARER, validated by Kafka's unsecured-JWS validator (an unsigned token whose "sub"
+	// claim is the principal; see [UnsecuredToken]); its sessions end when their token
+	// expires, so clients must re-authenticate (connections.max.reauth.ms). Empty on kfake,
+	// and on a broker started by an older kafka.sh.
+	OAuthBearer []string
 	// Mechanism is the SASL mechanism of the SASL_SSL listener: SCRAM-SHA-512.
 	Mechanism string
 	// AdminUser and AdminPassword are a super user's SCRAM credentials, for the test's own
@@ -52,6 +59,7 @@ type SecureBroker struct {
 type secureFile struct {
 	SASLSSL       string `json:"sasl_ssl"`
 	SSL           string `json:"ssl"`
+	OAuthBearer   string `json:"sasl_oauthbearer"`
 	Mechanism     string `json:"sasl_mechanism"`
 	AdminUser     string `json:"admin_user"`
 	AdminPassword string `json:"admin_password"`
@@ -89,8 +97,12 @@ func Secure(t testing.TB) SecureBroker {
 	if err != nil {
 		t.Fatalf("kafkatest: %v", err)
 	}
-	return SecureBroker{Kind: ApacheKafka, SASLSSL: []string{f.SASLSSL}, SSL: []string{f.SSL}, Mechanism: f.Mechanism,
+	sb := SecureBroker{Kind: ApacheKafka, SASLSSL: []string{f.SASLSSL}, SSL: []string{f.SSL}, Mechanism: f.Mechanism,
 		AdminUser: f.AdminUser, AdminPassword: f.AdminPassword, CA: ca}
+	if f.OAuthBearer != "" {
+		sb.OAuthBearer = []string{f.OAuthBearer}
+	}
+	return sb
 }
 
 // EmbeddedSecure starts a kfake cluster (one broker, as [Embedded]) that listens with TLS (a
@@ -202,4 +214,19 @@ func (s SecureBroker) MTLSSaramaConfig(t testing.TB, commonName string) *sarama.
 	sc := SaramaConfig()
 	sc.Net.TLS.Enable, sc.Net.TLS.Config = true, s.TrustingTLS(s.ClientCert(t, commonName))
 	return sc
+}
+
+// UnsecuredToken returns an unsigned JWS ({"alg":"none"}) for principal sub, issued now and
+// expiring after lifetime, as Kafka's unsecured login makes them: what the OAuthBearer
+// listener accepts.
+func UnsecuredToken(t testing.TB, sub string, lifetime time.Duration) (string, time.Time) {
+	t.Helper()
+	now := time.Now()
+	exp := now.Add(lifetime)
+	payload, err := json.Marshal(map[string]any{"sub": sub, "iat": float64(now.UnixMilli()) / 1000, "exp": float64(exp.UnixMilli()) / 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"none"}`)) + "." + enc.EncodeToString(payload) + ".", time.UnixMilli(exp.UnixMilli())
 }

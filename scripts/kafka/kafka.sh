@@ -17,12 +17,16 @@
 # authenticate and are authorized by the KRaft StandardAuthorizer:
 #   - listener SASL_SSL: SCRAM-SHA-512 over TLS (`addr secure` prints it);
 #   - listener SSL: TLS with client certificates required (mTLS; principal User:<subject DN>);
+#   - listener OAUTH: SASL_SSL with OAUTHBEARER, validated by Kafka's unsecured-JWS validator
+#     (a token with "alg":"none", its "sub" claim the principal; no signature checked: for
+#     tests only); sessions end when their token expires (connections.max.reauth.ms), so
+#     clients must re-authenticate with fresh tokens, as on managed clusters;
 #   - the controller listener and the broker's connections to itself use SSL with the broker's
 #     certificate (principal User:CN=broker);
 #   - super users: User:CN=broker and User:admin, a SCRAM-SHA-512 user whose password is made at
 #     every start; every other principal needs ACLs (allow.everyone.if.no.acl.found=false).
 # A fresh CA and broker certificate are made at every start (brokercheck certs; valid a day,
-# nothing kept in the repository). `up secure` prints the path of secure.json, which names both
+# nothing kept in the repository). `up secure` prints the path of secure.json, which names the
 # listeners, the admin credentials and the CA's certificate and key (tests sign client
 # certificates with it); tests find it through KAFKA_SECURE_CONFIG (internal/kafkatest).
 #
@@ -102,11 +106,12 @@ up() {
 	rm -rf "$run/data" "$run/logs" "$run/bootstrap" "$run/pid" "$run/tls" "$run/secure.json"
 	mkdir -p "$run/data" "$run/logs"
 
-	local ports broker_port controller_port ssl_port cluster_id
-	ports=$(brokercheck freeport $([ -n "$secure" ] && echo 3 || echo 2))
+	local ports broker_port controller_port ssl_port oauth_port cluster_id
+	ports=$(brokercheck freeport $([ -n "$secure" ] && echo 4 || echo 2))
 	broker_port=$(echo "$ports" | sed -n 1p)
 	controller_port=$(echo "$ports" | sed -n 2p)
 	ssl_port=$(echo "$ports" | sed -n 3p)
+	oauth_port=$(echo "$ports" | sed -n 4p)
 	# A cluster id is 16 random bytes in URL-safe base64 without padding, not starting with
 	# '-': kafka-storage would take such an id for an option ("--cluster-id: expected one
 	# argument"), one start in 64; Kafka's own Uuid.randomUuid draws again for the same reason.
@@ -120,7 +125,7 @@ up() {
 		local admin_password
 		admin_password=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
 		brokercheck certs -dir "$run/tls" || die "could not make the TLS certificates"
-		secure_listeners "$broker_port" "$controller_port" "$ssl_port" >"$run/server.properties"
+		secure_listeners "$broker_port" "$controller_port" "$ssl_port" "$oauth_port" >"$run/server.properties"
 		format_args=(--add-scram "SCRAM-SHA-512=[name=admin,password=$admin_password]")
 		heap=512m
 		# Ready once it answers the broker's own certificate on the SSL listener.
@@ -132,6 +137,7 @@ up() {
 {
   "sasl_ssl": "127.0.0.1:$broker_port",
   "ssl": "127.0.0.1:$ssl_port",
+  "sasl_oauthbearer": "127.0.0.1:$oauth_port",
   "sasl_mechanism": "SCRAM-SHA-512",
   "admin_user": "admin",
   "admin_password": "$admin_password",
@@ -194,7 +200,7 @@ EOF
 	launch "$heap" "${ready_args[@]}"
 	echo "127.0.0.1:$broker_port" >"$run/bootstrap"
 	if [ -n "$secure" ]; then
-		echo "kafka.sh: secured broker ready: SASL_SSL (SCRAM-SHA-512) at 127.0.0.1:$broker_port, SSL (mTLS) at 127.0.0.1:$ssl_port" >&2
+		echo "kafka.sh: secured broker ready: SASL_SSL (SCRAM-SHA-512) at 127.0.0.1:$broker_port, SSL (mTLS) at 127.0.0.1:$ssl_port, SASL_SSL (OAUTHBEARER) at 127.0.0.1:$oauth_port" >&2
 		echo "$run/secure.json"
 		return
 	fi
@@ -269,17 +275,18 @@ EOF
 }
 
 # secure_listeners prints the listeners, TLS, SASL and authorizer settings of the secured
-# broker (see the comment at the top): SASL_SSL on $1, the controller on $2, SSL (mTLS) on $3.
+# broker (see the comment at the top): SASL_SSL on $1, the controller on $2, SSL (mTLS) on $3,
+# OAUTH (SASL_SSL with OAUTHBEARER) on $4.
 secure_listeners() {
 	cat <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$2
-listeners=SASL_SSL://127.0.0.1:$1,CONTROLLER://127.0.0.1:$2,SSL://127.0.0.1:$3
-advertised.listeners=SASL_SSL://127.0.0.1:$1,SSL://127.0.0.1:$3
+listeners=SASL_SSL://127.0.0.1:$1,CONTROLLER://127.0.0.1:$2,SSL://127.0.0.1:$3,OAUTH://127.0.0.1:$4
+advertised.listeners=SASL_SSL://127.0.0.1:$1,SSL://127.0.0.1:$3,OAUTH://127.0.0.1:$4
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=SSL
-listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:SSL,SSL:SSL
+listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:SSL,SSL:SSL,OAUTH:SASL_SSL
 ssl.keystore.type=PEM
 ssl.keystore.location=$run/tls/broker-keystore.pem
 ssl.truststore.type=PEM
@@ -288,6 +295,9 @@ listener.name.ssl.ssl.client.auth=required
 listener.name.controller.ssl.client.auth=required
 sasl.enabled.mechanisms=SCRAM-SHA-512
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER
+listener.name.oauth.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";
+listener.name.oauth.oauthbearer.connections.max.reauth.ms=3600000
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 allow.everyone.if.no.acl.found=false
 super.users=User:CN=broker;User:admin
