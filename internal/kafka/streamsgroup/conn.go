@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -38,14 +40,20 @@ type Config struct {
 }
 
 // SASL is the SASL authentication of a Conn (SaslHandshake v1, then SaslAuthenticate v2).
+// When the broker limits the session's lifetime (connections.max.reauth.ms, KIP-368), the
+// Conn authenticates again before a request once 85-95% of it has passed, as sarama and
+// Java do.
 type SASL struct {
-	// Mechanism is "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512".
+	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512" or "OAUTHBEARER".
 	Mechanism string
-	// User and Password are the credentials.
+	// User and Password are the credentials of PLAIN and SCRAM.
 	User, Password string
 	// SCRAMClient makes the SCRAM client of the SCRAM mechanisms (sarama's
 	// Net.SASL.SCRAMClientGeneratorFunc).
 	SCRAMClient func() sarama.SCRAMClient
+	// TokenProvider gives OAUTHBEARER's token at each authentication (sarama's
+	// Net.SASL.TokenProvider).
+	TokenProvider sarama.AccessTokenProvider
 }
 
 // ConfigFromSarama takes TLS, SASL, client id and timeouts from sc, the configuration the
@@ -72,11 +80,15 @@ func ConfigFromSarama(sc *sarama.Config, clientID string) (Config, error) {
 			if sc.Net.SASL.SCRAMClientGeneratorFunc == nil {
 				return c, fmt.Errorf("streamsgroup: SASL %s needs Net.SASL.SCRAMClientGeneratorFunc", m)
 			}
+		case sarama.SASLTypeOAuth:
+			if sc.Net.SASL.TokenProvider == nil {
+				return c, fmt.Errorf("streamsgroup: SASL %s needs Net.SASL.TokenProvider", m)
+			}
 		default:
-			return c, fmt.Errorf("streamsgroup: SASL mechanism %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", m)
+			return c, fmt.Errorf("streamsgroup: SASL mechanism %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", m)
 		}
 		c.SASL = &SASL{Mechanism: m, User: sc.Net.SASL.User, Password: sc.Net.SASL.Password,
-			SCRAMClient: sc.Net.SASL.SCRAMClientGeneratorFunc}
+			SCRAMClient: sc.Net.SASL.SCRAMClientGeneratorFunc, TokenProvider: sc.Net.SASL.TokenProvider}
 	}
 	return c, nil
 }
@@ -94,6 +106,9 @@ type Conn struct {
 	corr     int32
 	versions map[int16][2]int16 // API key -> min, max version
 	closed   bool
+
+	authMu   sync.Mutex // one authentication at a time; guards reauthAt
+	reauthAt time.Time  // authenticate again before a request from then on; zero: never
 }
 
 // Dial connects to addr (host:port), with TLS and SASL as cfg says, and reads the broker's
@@ -131,7 +146,10 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 		return nil, err
 	}
 	if cfg.SASL != nil {
-		if err := c.authenticate(dctx); err != nil {
+		c.authMu.Lock()
+		err := c.authenticate(dctx)
+		c.authMu.Unlock()
+		if err != nil {
 			_ = nc.Close()
 			return nil, err
 		}
@@ -182,6 +200,9 @@ func (c *Conn) Heartbeat(ctx context.Context, req *HeartbeatRequest) (*Heartbeat
 	if err != nil {
 		return nil, err
 	}
+	if err := c.reauthenticate(ctx); err != nil {
+		return nil, err
+	}
 	var e enc
 	req.encode(&e, v)
 	body, err := c.roundTrip(ctx, APIKeyHeartbeat, v, true, e.b)
@@ -202,6 +223,9 @@ func (c *Conn) Heartbeat(ctx context.Context, req *HeartbeatRequest) (*Heartbeat
 func (c *Conn) Describe(ctx context.Context, req *DescribeRequest) (*DescribeResponse, error) {
 	v, err := c.version("StreamsGroupDescribe", APIKeyDescribe, 0, 0)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.reauthenticate(ctx); err != nil {
 		return nil, err
 	}
 	var e enc
@@ -324,7 +348,19 @@ func (c *Conn) apiVersions(ctx context.Context) error {
 	return nil
 }
 
-// authenticate runs SaslHandshake v1 and SaslAuthenticate v2 rounds (KIP-152).
+// reauthenticate authenticates again when the session's re-authentication time has come
+// (KIP-368): the broker closes a connection whose session expired at its next request.
+func (c *Conn) reauthenticate(ctx context.Context) error {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	if c.reauthAt.IsZero() || time.Now().Before(c.reauthAt) {
+		return nil
+	}
+	return c.authenticate(ctx)
+}
+
+// authenticate runs SaslHandshake v1 and SaslAuthenticate v2 rounds (KIP-152). c.authMu is
+// held.
 func (c *Conn) authenticate(ctx context.Context) error {
 	s := c.cfg.SASL
 	var e enc
@@ -355,6 +391,36 @@ func (c *Conn) authenticate(ctx context.Context) error {
 		msg := []byte("\x00" + s.User + "\x00" + s.Password)
 		_, err := c.saslRound(ctx, msg)
 		return err
+	case sarama.SASLTypeOAuth:
+		tok, err := s.TokenProvider.Token()
+		if err != nil {
+			return fmt.Errorf("streamsgroup: OAUTHBEARER at %s: %w", c.addr, err)
+		}
+		// RFC 7628's initial client response: GS2 header, then kvpairs separated by ^A.
+		var b strings.Builder
+		b.WriteString("n,,\x01auth=Bearer " + tok.Token)
+		keys := make([]string, 0, len(tok.Extensions))
+		for k := range tok.Extensions {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			b.WriteString("\x01" + k + "=" + tok.Extensions[k])
+		}
+		b.WriteString("\x01\x01")
+		reply, err := c.saslRound(ctx, []byte(b.String()))
+		if err != nil {
+			return err
+		}
+		if len(reply) > 0 {
+			// The broker refused the token: its reply is an error (JSON); acknowledging it
+			// with ^A makes the broker answer SASL_AUTHENTICATION_FAILED with the reason.
+			if _, err := c.saslRound(ctx, []byte{1}); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: OAUTHBEARER at %s: token refused: %s", ErrAuthentication, c.addr, reply)
+		}
+		return nil
 	default:
 		sc := s.SCRAMClient()
 		if err := sc.Begin(s.User, s.Password, ""); err != nil {
@@ -395,7 +461,7 @@ func (c *Conn) saslRound(ctx context.Context, auth []byte) ([]byte, error) {
 	code := d.int16()
 	msg := d.compactNullableString()
 	reply := d.compactBytes()
-	d.int64() // session lifetime
+	lifetime := d.int64()
 	d.skipTags()
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("SaslAuthenticate from %s: %w", c.addr, err)
@@ -405,8 +471,18 @@ func (c *Conn) saslRound(ctx context.Context, auth []byte) ([]byte, error) {
 		if msg != nil {
 			text = ": " + *msg
 		}
-		return nil, fmt.Errorf("%w: at %s as %q (%s): %w%s", ErrAuthentication, c.addr, c.cfg.SASL.User, c.cfg.SASL.Mechanism,
+		who := fmt.Sprintf(" as %q", c.cfg.SASL.User)
+		if c.cfg.SASL.Mechanism == sarama.SASLTypeOAuth {
+			who = "" // the principal is in the token
+		}
+		return nil, fmt.Errorf("%w: at %s%s (%s): %w%s", ErrAuthentication, c.addr, who, c.cfg.SASL.Mechanism,
 			sarama.KError(code), text)
+	}
+	c.reauthAt = time.Time{}
+	if lifetime > 0 {
+		// Re-authenticate at 85-95% of the session's lifetime (jittered so that many
+		// connections do not all re-authenticate at once).
+		c.reauthAt = time.Now().Add(time.Duration(float64(lifetime) * (0.85 + 0.1*rand.Float64()) * float64(time.Millisecond)))
 	}
 	return reply, nil
 }
