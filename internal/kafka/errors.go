@@ -8,6 +8,8 @@ import (
 	"net"
 
 	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/kafka/oauthbearer"
 )
 
 // Retriable reports whether a later attempt of the request that failed with err may succeed:
@@ -92,7 +94,8 @@ func StaleMetadata(k sarama.KError) bool {
 // AuthError reports authorization and authentication failures, which no retry cures and which
 // Java surfaces as fatal errors naming the resource: the authorization error codes
 // (TOPIC_AUTHORIZATION_FAILED, GROUP_..., CLUSTER_..., TRANSACTIONAL_ID_...,
-// DELEGATION_TOKEN_...), SASL_AUTHENTICATION_FAILED, and TLS handshakes that failed over a
+// DELEGATION_TOKEN_...), SASL_AUTHENTICATION_FAILED, an OAUTHBEARER token provider that failed
+// with no valid token left (oauthbearer.ErrProvider), and TLS handshakes that failed over a
 // certificate: the broker's that this client does not trust (*tls.CertificateVerificationError:
 // unknown authority, wrong host name, expired), or this client's that the broker refused (the
 // broker's alert bad_certificate, unsupported_certificate, certificate_revoked,
@@ -102,6 +105,9 @@ func StaleMetadata(k sarama.KError) bool {
 func AuthError(err error) bool {
 	if err == nil {
 		return false
+	}
+	if errors.Is(err, oauthbearer.ErrProvider) {
+		return true
 	}
 	for _, k := range []sarama.KError{sarama.ErrTopicAuthorizationFailed, sarama.ErrGroupAuthorizationFailed,
 		sarama.ErrClusterAuthorizationFailed, sarama.ErrTransactionalIDAuthorizationFailed, sarama.ErrSASLAuthenticationFailed,
