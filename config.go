@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kstreams-go/kstreams/internal/kafka/oauthbearer"
 	"github.com/kstreams-go/kstreams/internal/props"
 
 	"github.com/IBM/sarama"
@@ -250,11 +251,18 @@ type Config struct {
 
 	// Security: security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL); default PLAINTEXT.
 	SecurityProtocol string
-	// SASLMechanism is sasl.mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; default PLAIN.
+	// SASLMechanism is sasl.mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER;
+	// default PLAIN.
 	SASLMechanism string
-	// SASLUsername and SASLPassword are the credentials (from sasl.jaas.config's username and
-	// password options).
+	// SASLUsername and SASLPassword are the credentials of PLAIN and SCRAM (from
+	// sasl.jaas.config's username and password options).
 	SASLUsername, SASLPassword string
+	// SASLOAuthBearerTokenProvider supplies the access tokens of OAUTHBEARER (required with
+	// it; see OAuthBearerTokenProvider for when it is called, refresh and errors). Java:
+	// sasl.login.callback.handler.class; ConfigFromProperties sets it from
+	// sasl.oauthbearer.token.endpoint.url and sasl.jaas.config as Java's OAuthBearerLoginModule
+	// reads them.
+	SASLOAuthBearerTokenProvider OAuthBearerTokenProvider
 	// TLS is the TLS configuration for SSL and SASL_SSL; nil means system roots (built from the
 	// ssl.* PEM properties by ConfigFromProperties).
 	TLS *tls.Config
@@ -308,6 +316,10 @@ type Config struct {
 	// "consumer" is refused, as Java refuses it for Kafka Streams. Java:
 	// StreamsConfig.GROUP_PROTOCOL_CONFIG.
 	GroupProtocol GroupProtocol
+
+	// tokens is the OAUTHBEARER token cache every connection of the instance shares (set by
+	// withDefaults).
+	tokens *oauthbearer.Source
 }
 
 // GroupProtocol is group.protocol's value. Java: org.apache.kafka.streams.GroupProtocol.
@@ -433,11 +445,19 @@ func (c *Config) Validate() error {
 	case "SASL_PLAINTEXT", "SASL_SSL":
 		switch strings.ToUpper(c.SASLMechanism) {
 		case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+			if c.SASLUsername == "" {
+				return &ConfigError{Property: props.SASLJAASConfig, Reason: "SASL needs a username and password"}
+			}
+		case "OAUTHBEARER":
+			if c.SASLOAuthBearerTokenProvider == nil {
+				return &ConfigError{Property: props.SASLLoginCallbackHandlerClassConfig, Reason: "OAUTHBEARER needs a token provider: " +
+					"set Config.SASLOAuthBearerTokenProvider (ConfigFromProperties sets it from sasl.jaas.config and sasl.oauthbearer.token.endpoint.url)"}
+			}
+			if _, err := oauthRefresh(c.Properties); err != nil {
+				return err
+			}
 		default:
-			return &ConfigError{Property: props.SASLMechanismConfig, Value: c.SASLMechanism, Reason: "supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"}
-		}
-		if c.SASLUsername == "" {
-			return &ConfigError{Property: props.SASLJAASConfig, Reason: "SASL needs a username and password"}
+			return &ConfigError{Property: props.SASLMechanismConfig, Value: c.SASLMechanism, Reason: "supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER"}
 		}
 	default:
 		return &ConfigError{Property: props.SecurityProtocolConfig, Value: c.SecurityProtocol, Reason: "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"}
@@ -493,6 +513,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.tokens == nil && c.isOAuthBearer() && c.SASLOAuthBearerTokenProvider != nil {
+		c.tokens = c.newTokenSource()
 	}
 	return c
 }

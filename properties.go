@@ -155,7 +155,11 @@ func ConfigFromProperties(properties map[string]string) (Config, error) {
 	}
 	c.SecurityProtocol, _ = get(props.SecurityProtocolConfig)
 	c.SASLMechanism, _ = get(props.SASLMechanismConfig)
-	if v, ok := get(props.SASLJAASConfig); ok {
+	if strings.EqualFold(c.SASLMechanism, "OAUTHBEARER") {
+		if err := oauthFromProperties(&c, get); err != nil {
+			return c, err
+		}
+	} else if v, ok := get(props.SASLJAASConfig); ok {
 		for _, m := range jaasOption.FindAllStringSubmatch(v, -1) {
 			val := strings.ReplaceAll(m[2], `\"`, `"`)
 			switch m[1] {

@@ -42,6 +42,15 @@ func (c *Config) saramaConfig() *sarama.Config {
 		case "SCRAM-SHA-512":
 			sc.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 			sc.Net.SASL.SCRAMClientGeneratorFunc = kafka.SCRAMSHA512
+		case "OAUTHBEARER":
+			sc.Net.SASL.Mechanism = sarama.SASLTypeOAuth
+			tokens := c.tokens
+			if tokens == nil && c.SASLOAuthBearerTokenProvider != nil {
+				tokens = c.newTokenSource() // a Config not made by New: a cache of this configuration's own
+			}
+			if tokens != nil {
+				sc.Net.SASL.TokenProvider = tokens
+			}
 		default:
 			sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
 		}
@@ -55,9 +64,11 @@ func (c *Config) saramaConfig() *sarama.Config {
 // SaramaConfig returns the base sarama configuration of the instance's connections, for tools
 // and admin clients that talk to the same cluster as the application: protocol version Kafka
 // 4.0, metadata retries, and security from SecurityProtocol, SASLMechanism, SASLUsername,
-// SASLPassword and TLS (as ConfigFromProperties reads them from security.protocol,
-// sasl.mechanism, sasl.jaas.config and the ssl.* PEM properties), then the Sarama hook. It
-// does not validate c. No Java counterpart (Java clients take the properties themselves).
+// SASLPassword, SASLOAuthBearerTokenProvider and TLS (as ConfigFromProperties reads them from
+// security.protocol, sasl.mechanism, sasl.jaas.config, sasl.oauthbearer.* and the ssl.* PEM
+// properties), then the Sarama hook. For OAUTHBEARER each call makes its own token cache
+// (the connections of an instance made by New share one). It does not validate c. No Java
+// counterpart (Java clients take the properties themselves).
 func (c Config) SaramaConfig() *sarama.Config { return c.saramaConfig() }
 
 // tlsFromProperties builds a tls.Config from PEM properties (ssl.truststore.type=PEM with
