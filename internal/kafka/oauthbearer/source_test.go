@@ -242,7 +242,10 @@ func TestClientCredentials(t *testing.T) {
 		got, forms, answers = nil, nil, a
 	}
 	ok := func(body string) func(w http.ResponseWriter) {
-		return func(w http.ResponseWriter) { w.Header().Set("Content-Type", "application/json"); _, _ = io.WriteString(w, body) }
+		return func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, body)
+		}
 	}
 	status := func(code int, body string) func(w http.ResponseWriter) {
 		return func(w http.ResponseWriter) { w.WriteHeader(code); _, _ = io.WriteString(w, body) }
@@ -346,7 +349,7 @@ func TestUnsecured(t *testing.T) {
 	if sc, _ := c["scope"].([]any); len(sc) != 2 || sc[0] != "a" || sc[1] != "b" {
 		t.Errorf("scope %v", c["scope"])
 	}
-	if !tok.Expiry.Equal(time.UnixMilli(int64(exp * 1000))) || tok.Extensions["traceId"] != "t1" {
+	if !tok.Expiry.Equal(time.UnixMilli(int64(exp*1000))) || tok.Extensions["traceId"] != "t1" {
 		t.Errorf("expiry %v, extensions %v", tok.Expiry, tok.Extensions)
 	}
 	if _, err := Unsecured(map[string]string{"unsecuredLoginStringClaim_name": "x"}); err == nil || !strings.Contains(err.Error(), "unsecuredLoginStringClaim_sub") {
