@@ -5,7 +5,8 @@
 #   3. the integration tests (TestIntegration...) against a real Apache Kafka broker that this
 #      script starts on loopback and stops at the end, also when a step fails;
 #      the security tests (TestIntegrationSecure...) against a second, secured Kafka node
-#      (SASL_SSL with SCRAM-SHA-512, mTLS, ACLs: `scripts/kafka/kafka.sh up secure`), started
+#      (SASL_SSL with SCRAM-SHA-512 and with OAUTHBEARER, mTLS, ACLs:
+#      `scripts/kafka/kafka.sh up secure`), started
 #      beside the first; the schema-registry integration tests (serde/avro, and serde/protobuf
 #      and serde/jsonschema beside Confluent's JavaScript serdes) against an Apicurio Registry
 #      started likewise.
