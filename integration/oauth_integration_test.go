@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,6 +107,62 @@ func TestIntegrationOAuthBearer(t *testing.T) {
 		}
 		e.expectFailure(t, a, failure{words: []string{"OAUTHBEARER token provider", cause.Error()}, is: cause})
 	})
+	t.Run("ProviderFailsLater", func(t *testing.T) { oauthProviderFailsLater(t, e, admin) })
+}
+
+// oauthProviderFailsLater: the provider gives one token, then fails. The instance counts a
+// batch with that token, keeps it while refreshes fail, and once it has expired fails (ERROR)
+// with an error that names the OAUTHBEARER token provider and wraps the provider's error.
+func oauthProviderFailsLater(t *testing.T, e *secureEnv, admin sarama.ClusterAdmin) {
+	a := e.newSecureApp(t, "oauth-fail-later")
+	sub := kafkatest.Name(t, "oauth-user")
+	e.grant(t, admin, "User:"+sub, streamsACLs("User:"+sub, a.appID, a.input, a.output, fullGrant))
+	cause := errors.New("identity provider gone")
+	var mu sync.Mutex
+	var expiry time.Time
+	var failures int
+	a.security = func(c *kstreams.Config) {
+		c.BootstrapServers, c.SecurityProtocol, c.SASLMechanism, c.TLS = e.sb.OAuthBearer, "SASL_SSL", "OAUTHBEARER", e.sb.TrustingTLS()
+		c.SASLOAuthBearerTokenProvider = func(context.Context) (kstreams.OAuthBearerToken, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !expiry.IsZero() {
+				failures++
+				return kstreams.OAuthBearerToken{}, cause
+			}
+			v, exp := kafkatest.UnsecuredToken(t, sub, oauthLifetime)
+			expiry = exp
+			return kstreams.OAuthBearerToken{Value: v, Expiry: exp}, nil
+		}
+	}
+	createTopicsWith(t, e.addrs, e.adminSarama(), 3, a.input, a.output)
+	want := produceLinesWith(t, e.addrs, e.adminSarama(), a.input, 100, 41)
+	app, err := kstreams.New(wordCountTopology(t, a.input, a.output), a.config(t, kstreams.AtLeastOnce))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startApp(t, app)
+	out := readOutputWith(t, e.addrs, e.adminSarama(), a.output, sarama.ReadUncommitted)
+	out.waitFinal(t, want, 2*time.Minute, app.Err)
+	select {
+	case <-app.Done():
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the instance did not fail after its token expired (state %s)", app.State())
+	}
+	err = app.Err()
+	mu.Lock()
+	exp, n := expiry, failures
+	mu.Unlock()
+	t.Logf("failed after %d failed refreshes: %v", n, err)
+	if st := app.State(); st != kstreams.StateError {
+		t.Errorf("state %s, want ERROR", st)
+	}
+	if !errors.Is(err, cause) || !strings.Contains(err.Error(), "OAUTHBEARER token provider") {
+		t.Errorf("error %v: want the provider's error, named", err)
+	}
+	if n == 0 || time.Now().Before(exp) {
+		t.Errorf("failed with %d failed refreshes, before the token expired (%s)", n, exp.Format(time.StampMilli))
+	}
 }
 
 // oauthWordCount runs the word count under exactly_once_v2 as an OAUTHBEARER principal with
