@@ -38,12 +38,14 @@ type OAuthBearerToken struct {
 // than sasl.login.refresh.min.period.seconds (default 60, 0..900) after the token was
 // obtained; when these buffers do not fit in the token's lifetime, at the factor of it.
 //
-// ctx ends after 30 s; calls do not overlap. An error while the current token is still
-// valid keeps that token in use (logged at WARN) and the provider is asked again after
-// sasl.login.retry.backoff.ms (default 100 ms, doubling up to sasl.login.retry.backoff.max.ms,
-// default 10 s). An error when no valid token is left fails the connection: Start returns
-// it, or the stream thread fails through the uncaught-exception handler; the error wraps the
-// provider's (errors.Is/As reach it) and its text names the OAUTHBEARER token provider.
+// ctx ends after 30 s; calls do not overlap. After an error the provider is asked again
+// only after sasl.login.retry.backoff.ms (default 100 ms, doubling after each further error
+// up to sasl.login.retry.backoff.max.ms, default 10 s). While the current token is still
+// valid an error keeps it in use (logged at WARN); when no valid token is left the error
+// fails the connection: Start returns it, or the stream thread fails through the
+// uncaught-exception handler (as an authentication failure, which no retry cures); the error
+// wraps the provider's (errors.Is/As reach it) and its text names the OAUTHBEARER token
+// provider.
 //
 // Java: sasl.login.callback.handler.class, a login callback handler answering
 // OAuthBearerTokenCallback (KIP-255); ConfigFromProperties sets a provider for Java's own

@@ -32,7 +32,8 @@
 // default; it refuses a streams group (group.protocol=streams, KIP-1071), whose members the
 // classic group API does not show, pointing at Apache Kafka's kafka-streams-groups.sh.
 // --command-config (or --config-file, deprecated as in Java) is a client properties file: bootstrap.servers,
-// security.protocol, sasl.mechanism, sasl.jaas.config and the ssl.* PEM properties, as
+// security.protocol, sasl.mechanism, sasl.jaas.config (OAUTHBEARER with sasl.login.callback.handler.class
+// and sasl.oauthbearer.*) and the ssl.* PEM properties, as
 // kstreams.ConfigFromProperties reads them. Exit code 0 when done, 1 on an error (printed as
 // "ERROR: ...") or when an input topic does not exist.
 package main

@@ -69,6 +69,7 @@ type Source struct {
 	refreshAt time.Time // when tok is to be replaced
 	retryAt   time.Time // after a failed refresh: no new attempt before
 	backoff   time.Duration
+	lastErr   error // the last failure when no valid token was left
 	fetches   int // provider calls that returned a token
 }
 
@@ -95,10 +96,11 @@ func NewSource(p Provider, cfg Refresh, logger *slog.Logger) *Source {
 }
 
 // Token returns the cached token, asking the provider for a new one first when the cached
-// one has reached its refresh time (or there is none). When the provider fails and the
-// cached token has not expired, the cached one is returned (the failure is logged and the
-// provider asked again after a backoff); without an unexpired token the error wraps
-// ErrProvider and the provider's error. It implements sarama.AccessTokenProvider.
+// one has reached its refresh time (or there is none). After a failure the provider is not
+// asked again before a backoff (RetryBackoff, doubling up to RetryBackoffMax): while the
+// cached token has not expired it is returned (the failure is logged); without an unexpired
+// token the error wraps ErrProvider and the provider's error. It implements
+// sarama.AccessTokenProvider.
 func (s *Source) Token() (*sarama.AccessToken, error) {
 	t, err := s.Current(context.Background())
 	if err != nil {
@@ -116,24 +118,28 @@ func (s *Source) Current(ctx context.Context) (Token, error) {
 	if valid && (now.Before(s.refreshAt) || now.Before(s.retryAt)) {
 		return s.tok, nil
 	}
+	if !valid && s.lastErr != nil && now.Before(s.retryAt) {
+		return Token{}, s.lastErr // within the backoff: the provider is not asked again yet
+	}
 	t, err := s.fetch(ctx)
 	now = s.now()
 	if err != nil {
+		if s.backoff == 0 {
+			s.backoff = s.cfg.RetryBackoff
+		} else {
+			s.backoff = min(2*s.backoff, s.cfg.RetryBackoffMax)
+		}
+		s.retryAt = now.Add(s.backoff)
 		if valid && now.Before(s.tok.Expiry) {
-			if s.backoff == 0 {
-				s.backoff = s.cfg.RetryBackoff
-			} else {
-				s.backoff = min(2*s.backoff, s.cfg.RetryBackoffMax)
-			}
-			s.retryAt = now.Add(s.backoff)
 			s.log.Warn("OAUTHBEARER token refresh failed; the current token is used until it expires",
 				"expires", s.tok.Expiry, "retry_in", s.backoff, "err", err)
 			return s.tok, nil
 		}
-		return Token{}, fmt.Errorf("%w: %w", ErrProvider, err)
+		s.lastErr = fmt.Errorf("%w: %w", ErrProvider, err)
+		return Token{}, s.lastErr
 	}
 	s.fetches++
-	s.tok, s.backoff, s.retryAt = t, 0, time.Time{}
+	s.tok, s.backoff, s.retryAt, s.lastErr = t, 0, time.Time{}, nil
 	s.refreshAt = s.refreshTime(now, now, t.Expiry)
 	s.log.Debug("OAUTHBEARER token obtained", "expires", t.Expiry, "refresh_at", s.refreshAt)
 	return t, nil

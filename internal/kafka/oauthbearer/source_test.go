@@ -133,15 +133,20 @@ func TestSourceKeepsValidTokenWhenRefreshFails(t *testing.T) {
 			t.Fatalf("retry %d: %v, %d calls, want %d", i+1, err, p.calls.Load(), 3+i)
 		}
 	}
-	// Once the token expired, the provider's failure is the error.
+	// Once the token expired, the provider's failure is the error; within the backoff the
+	// provider is not asked again and the same error is returned.
 	clk.Add(20 * time.Second)
 	_, err = s.Token()
-	if !errors.Is(err, ErrProvider) || !errors.Is(err, cause) {
-		t.Fatalf("after expiry: %v, want ErrProvider wrapping the cause", err)
+	if !errors.Is(err, ErrProvider) || !errors.Is(err, cause) || p.calls.Load() != 7 {
+		t.Fatalf("after expiry: %v after %d calls, want ErrProvider wrapping the cause at call 7", err, p.calls.Load())
 	}
-	// The provider recovers: a new token at once.
 	p.fail.Store(nil)
-	if tok, err := s.Token(); err != nil || tok.Token == first.Token {
+	if _, err := s.Token(); !errors.Is(err, cause) || p.calls.Load() != 7 {
+		t.Fatalf("within the backoff: %v after %d calls, want the last error and no call", err, p.calls.Load())
+	}
+	// After it, the recovered provider gives a new token.
+	clk.Add(4 * time.Second)
+	if tok, err := s.Token(); err != nil || tok.Token == first.Token || p.calls.Load() != 8 {
 		t.Fatalf("after recovery: %v %v", tok, err)
 	}
 }
