@@ -70,7 +70,7 @@ type Source struct {
 	retryAt   time.Time // after a failed refresh: no new attempt before
 	backoff   time.Duration
 	lastErr   error // the last failure when no valid token was left
-	fetches   int // provider calls that returned a token
+	fetches   int   // provider calls that returned a token
 }
 
 // NewSource returns a Source over p; zero fields of cfg take DefaultRefresh's values, logger
