@@ -37,6 +37,13 @@
 //   - sarama sends a SCRAM credential upsertion without a salt as a null salt, which Kafka
 //     refuses; kfake closes the connection on a wrong SASL password instead of answering
 //     SASL_AUTHENTICATION_FAILED.
+//   - With connections.max.reauth.ms set, Kafka grants a SASL session the lesser of that and
+//     the OAUTHBEARER token's remaining lifetime (SaslAuthenticate's session lifetime) and
+//     closes a connection at its first request after the session ended; a SaslHandshake on the
+//     open connection re-authenticates it (KIP-368), which sarama does before a request at
+//     85-95% of the lifetime, calling the token provider again. When that call fails, sarama
+//     has already sent the SaslHandshake, so the connection's next request is answered
+//     ILLEGAL_SASL_STATE.
 package kafka
 
 import (
