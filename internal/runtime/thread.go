@@ -121,11 +121,10 @@ type thread struct {
 	stuck stuckState
 
 	// in are the assigned input partitions (input.go).
-	in      map[kafka.TopicPartition]*inputPartition
-	inputs  map[processor.TaskID][]*inputPartition
-	idle    idleState
-	wake    chan struct{}
-	discard bool
+	in     map[kafka.TopicPartition]*inputPartition
+	inputs map[processor.TaskID][]*inputPartition
+	idle   idleState
+	wake   chan struct{}
 	// checkpointed holds, per active task, the changelog offsets of its last checkpoint
 	// (see checkpointDue).
 	checkpointed map[processor.TaskID]map[changelog.TopicPartition]int64
