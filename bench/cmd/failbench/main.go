@@ -31,9 +31,11 @@
 //
 // Per run it prints one line:
 //
-//	failover impl=go round=1 restored=2000000 restore_s=1.52 kill_to_restore_s=10.9 moved_back_s=1.61
+//	failover impl=go round=1 restored=2010000 restore_s=1.52 kill_to_restore_s=10.9 moved_back_s=1.61
 //	    kill_to_moved_s=12.6 kept_gap_s=1.70 kept_silent_s=1.68 baseline_gap_s=0.12
 //
+// restored is the number of records the survivor's restore listener reports for the moved
+// partitions (the -records written before the load and what the victim wrote during it);
 // restore_s is from the survivor's first onRestoreStart of a moved partition after the kill to
 // its last onRestoreEnd; kill_to_restore_s from the kill to that first start (session timeout and
 // rebalance); moved_back_s from that first start until every moved partition has output again;
@@ -311,6 +313,9 @@ type driver struct {
 
 // figures is one run's result (seconds).
 type figures struct {
+	// restored is the records the survivor restored (the fill and the victim's own writes).
+	restored int64
+	// The figures, in seconds.
 	restore, killToRestore, movedBack, killToMoved, keptGap, keptSilent, baselineGap float64
 }
 
@@ -340,7 +345,7 @@ func (d *driver) run() error {
 			if err != nil {
 				return fmt.Errorf("%s round %d: %w", impl, round, err)
 			}
-			fmt.Printf("failover impl=%s round=%d restored=%d", impl, round, d.records)
+			fmt.Printf("failover impl=%s round=%d restored=%d", impl, round, f.restored)
 			for i, v := range f.values() {
 				fmt.Printf(" %s=%.3f", figureNames[i], v)
 			}
@@ -389,6 +394,7 @@ type proc struct {
 	since  time.Time // when tasks last changed
 	starts map[int32]time.Time
 	ends   map[int32]time.Time
+	totals map[int32]int64 // records restored, by the last restore-end of each partition
 }
 
 func (d *driver) start(impl, name, appID, input, output, stateDir string) (*proc, error) {
@@ -407,7 +413,7 @@ func (d *driver) start(impl, name, appID, input, output, stateDir string) (*proc
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{name: name, cmd: cmd, exited: make(chan error, 1), starts: map[int32]time.Time{}, ends: map[int32]time.Time{}}
+	p := &proc{name: name, cmd: cmd, exited: make(chan error, 1), starts: map[int32]time.Time{}, ends: map[int32]time.Time{}, totals: map[int32]int64{}}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -453,6 +459,9 @@ func (p *proc) parse(line string) {
 	case f[2] == "restore-end" && len(f) >= 4:
 		n, _ := strconv.Atoi(f[3])
 		p.ends[int32(n)] = t
+		if len(f) >= 5 {
+			p.totals[int32(n)], _ = strconv.ParseInt(f[4], 10, 64)
+		}
 	}
 }
 
@@ -609,6 +618,7 @@ func (d *driver) once(impl, appID string) (figures, error) {
 
 	// Until the survivor restored every moved partition and each output again.
 	var restoreStart, restoreEnd, movedOut time.Time
+	var restored int64
 	deadline = time.Now().Add(d.timeout)
 	for {
 		if err := d.alive(survivor); err != nil {
@@ -619,7 +629,7 @@ func (d *driver) once(impl, appID string) (figures, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 		survivor.mu.Lock()
-		restoreStart, restoreEnd = time.Time{}, time.Time{}
+		restoreStart, restoreEnd, restored = time.Time{}, time.Time{}, 0
 		done := true
 		for _, p := range moved {
 			s, e := survivor.starts[p], survivor.ends[p]
@@ -633,6 +643,7 @@ func (d *driver) once(impl, appID string) (figures, error) {
 			if e.After(restoreEnd) {
 				restoreEnd = e
 			}
+			restored += survivor.totals[p]
 		}
 		survivor.mu.Unlock()
 		if !done {
@@ -665,6 +676,7 @@ func (d *driver) once(impl, appID string) (figures, error) {
 	survivor.stop()
 
 	f := figures{
+		restored:      restored,
 		restore:       restoreEnd.Sub(restoreStart).Seconds(),
 		killToRestore: restoreStart.Sub(kill).Seconds(),
 		movedBack:     movedOut.Sub(restoreStart).Seconds(),
