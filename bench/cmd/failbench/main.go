@@ -391,8 +391,8 @@ type proc struct {
 	mu     sync.Mutex
 	state  string
 	tasks  []int32
-	since  time.Time // when tasks last changed
-	starts map[int32]time.Time
+	since  time.Time             // when tasks last changed
+	starts map[int32][]time.Time // every restore start of each partition
 	ends   map[int32]time.Time
 	totals map[int32]int64 // records restored, by the last restore-end of each partition
 }
@@ -413,7 +413,7 @@ func (d *driver) start(impl, name, appID, input, output, stateDir string) (*proc
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{name: name, cmd: cmd, exited: make(chan error, 1), starts: map[int32]time.Time{}, ends: map[int32]time.Time{}, totals: map[int32]int64{}}
+	p := &proc{name: name, cmd: cmd, exited: make(chan error, 1), starts: map[int32][]time.Time{}, ends: map[int32]time.Time{}, totals: map[int32]int64{}}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -455,7 +455,7 @@ func (p *proc) parse(line string) {
 		}
 	case f[2] == "restore-start" && len(f) >= 4:
 		n, _ := strconv.Atoi(f[3])
-		p.starts[int32(n)] = t // the last start of a partition: the kill's, not the initial one
+		p.starts[int32(n)] = append(p.starts[int32(n)], t)
 	case f[2] == "restore-end" && len(f) >= 4:
 		n, _ := strconv.Atoi(f[3])
 		p.ends[int32(n)] = t
@@ -632,8 +632,15 @@ func (d *driver) once(impl, appID string) (figures, error) {
 		restoreStart, restoreEnd, restored = time.Time{}, time.Time{}, 0
 		done := true
 		for _, p := range moved {
-			s, e := survivor.starts[p], survivor.ends[p]
-			if s.Before(kill) || e.Before(s) {
+			var s time.Time // the first start after the kill
+			for _, t := range survivor.starts[p] {
+				if !t.Before(kill) {
+					s = t
+					break
+				}
+			}
+			e := survivor.ends[p]
+			if s.IsZero() || e.Before(s) {
 				done = false
 				break
 			}
