@@ -4,8 +4,11 @@
 # Builds bench/cmd/wordcount, bench/cmd/wcbench and the Java baseline (bench/java, Maven),
 # starts its own single-node broker (scripts/kafka/kafka.sh with KAFKA_RUN_DIR, default
 # .build/kafka-bench; stopped at the end), prints the machine description, then runs wcbench:
-# word count throughput, peak RSS and CPU of ours and Java's under at_least_once and
-# exactly_once_v2, their ratios, and two bare sarama ceilings with each run as a percentage of
+# word count throughput, peak RSS and CPU (seconds per million lines) of ours and Java's under
+# at_least_once and exactly_once_v2, each application in every configuration of
+# BENCH_JAVA_THREADS / BENCH_GO_CONFIGS, BENCH_ROUNDS times interleaved (min / median / max),
+# the ratios ours/Java at equal configuration (num.stream.threads=1 both) and with each at its
+# best configuration, exactly-once as a percentage of at-least-once, and two bare sarama ceilings with each run as a percentage of
 # them: the pipe (every input line consumed and produced once: one hop, a tenth of the word
 # count's records) and the word pipe (lines consumed, split, every word produced to a
 # 4-partition topic keyed by word, that topic consumed and every word produced to an output
@@ -19,10 +22,23 @@
 # Then the restore benchmark (bench_restore below): a changelog of BENCH_RESTORE_RECORDS records
 # restored into a fresh state directory by ours (bench/cmd/restorebench) and by Java Kafka
 # Streams with RocksDB (io.kstreams.bench.Restore): time and peak RSS of each, and the ratios.
-# `bench/run.sh restore` runs only that part.
+# Then the fail-over benchmark (bench_failover below, bench/cmd/failbench against
+# io.kstreams.bench.Failover): two instances of a count on 8 partitions under
+# BENCH_FAILOVER_RATE records/s, session timeout 10 s, one SIGKILLed; on the survivor, the
+# longest output gap of the partitions it kept, and how long the BENCH_FAILOVER_RECORDS
+# changelog records of the moved tasks take to restore and output again; ours vs Java.
+# `bench/run.sh restore`, `bench/run.sh failover` and `bench/run.sh throughput` run only that part.
+#
+# With the defaults on a quiet 2-CPU machine the whole run takes about 45-50 minutes: the
+# throughput sweep ~35 (3 rounds of 8 contenders under 2 guarantees at 1 000 000 lines, plus the
+# pipes), latency ~5, fail-over ~5, the rest ~5.
 #
 # Environment (all optional):
-#   BENCH_LINES        input lines (default 2000000, ten words each)
+#   BENCH_LINES        input lines of the throughput runs (default 1000000, ten words each)
+#   BENCH_ROUNDS       throughput runs of every contender, interleaved (default 3)
+#   BENCH_JAVA_THREADS comma-separated num.stream.threads of Java's contenders (default 1,2,4)
+#   BENCH_GO_CONFIGS   comma-separated threads[:executors] of ours (num.stream.threads, num.task.executors;
+#                      no executors: the default, GOMAXPROCS/threads) (default 1,1:1,2,2:2,4)
 #   BENCH_COMMIT_MS    commit.interval.ms of both applications (default 1000)
 #   BENCH_CACHE_BYTES  statestore.cache.max.bytes of both applications (default 10485760)
 #   BENCH_GUARANTEES   comma-separated (default at_least_once,exactly_once_v2)
@@ -33,6 +49,11 @@
 #                      1000,10000; empty skips)
 #   BENCH_LATENCY_SECONDS  load duration of each latency run (default 60)
 #   BENCH_RESTORE_RECORDS  changelog records of the restore benchmark (default 5000000; 0 skips)
+#   BENCH_FAILOVER_RECORDS changelog records of the killed instance's tasks, restored by the
+#                      survivor (default 2000000; 0 skips the fail-over benchmark)
+#   BENCH_FAILOVER_RATE    input records/s during the fail-over (default 2000)
+#   BENCH_FAILOVER_ROUNDS  fail-overs per application, interleaved (default 2)
+#   BENCH_FAILOVER_WARMUP  seconds of load before the kill (default 20)
 #   KAFKA_BOOTSTRAP    use this running broker instead of starting one
 #   KAFKA_RUN_DIR      where the broker started here keeps its files
 set -euo pipefail
@@ -43,7 +64,7 @@ export GOTOOLCHAIN=${GOTOOLCHAIN_OVERRIDE:-go1.27.3}
 out=$repo/.build/bench
 mkdir -p "$out"
 
-(cd "$repo" && go build -o "$out/" ./bench/cmd/wordcount ./bench/cmd/wcbench ./bench/cmd/tdbench ./bench/cmd/restorebench)
+(cd "$repo" && go build -o "$out/" ./bench/cmd/wordcount ./bench/cmd/wcbench ./bench/cmd/tdbench ./bench/cmd/restorebench ./bench/cmd/failbench)
 mvn -B -q -f "$here/java/pom.xml" package
 
 bootstrap=${KAFKA_BOOTSTRAP:-}
@@ -100,18 +121,40 @@ bench_restore() {
 			printf "  peak RSS ours/Java: %.2f (%s vs %s MiB); CPU ours/Java: %.2f (%s vs %s s)\n", field(g, "peak_rss_mib") / field(j, "peak_rss_mib"), field(g, "peak_rss_mib"), field(j, "peak_rss_mib"), field(g, "cpu_s") / field(j, "cpu_s"), field(g, "cpu_s"), field(j, "cpu_s")
 		}'
 }
-if [ "${1:-}" = restore ]; then
-	bench_restore
-	exit 0
-fi
 # --- end of restore benchmark definitions ---
-"$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" \
-	-java-cp "$here/java/target/bench.jar:$here/java/target/lib/*" \
-	-lines "${BENCH_LINES:-2000000}" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
-	-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" \
-	-guarantees "${BENCH_GUARANTEES:-at_least_once,exactly_once_v2}" \
-	-java-opts "${BENCH_JAVA_OPTS:-}"
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# --- fail-over benchmark ---
+# bench/cmd/failbench drives both applications in turn (its doc comment says what each figure
+# is); it prints one line per fail-over, then min / median / max per application and the ratios.
+bench_failover() {
+	local n=${BENCH_FAILOVER_RECORDS:-2000000}
+	[ "$n" -gt 0 ] || return 0
+	echo
+	echo "fail-over: two instances, 8 partitions, ${BENCH_FAILOVER_RATE:-2000} records/s, session.timeout.ms 10000, no standbys; one SIGKILLed, the survivor restores the moved tasks' changelogs ($n records written into them before the load, plus what the killed instance wrote)"
+	"$out/failbench" -mode drive -bootstrap "$bootstrap" -java-cp "$here/java/target/bench.jar:$here/java/target/lib/*" \
+		-java-opts "${BENCH_JAVA_OPTS:-}" -records "$n" -rate "${BENCH_FAILOVER_RATE:-2000}" \
+		-rounds "${BENCH_FAILOVER_ROUNDS:-2}" -warmup "${BENCH_FAILOVER_WARMUP:-20}s" -session-ms 10000
+}
+
+bench_throughput() {
+	"$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" \
+		-java-cp "$here/java/target/bench.jar:$here/java/target/lib/*" \
+		-lines "${BENCH_LINES:-1000000}" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
+		-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" \
+		-guarantees "${BENCH_GUARANTEES:-at_least_once,exactly_once_v2}" \
+		-rounds "${BENCH_ROUNDS:-3}" -java-threads "${BENCH_JAVA_THREADS:-1,2,4}" \
+		-go-configs "${BENCH_GO_CONFIGS:-1,1:1,2,2:2,4}" \
+		-java-opts "${BENCH_JAVA_OPTS:-}"
+	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+case "${1:-}" in
+restore | failover | throughput)
+	"bench_$1"
+	exit 0
+	;;
+esac
+bench_throughput
 
 latency_rates=${BENCH_LATENCY_RATES-1000,10000}
 if [ -n "$latency_rates" ]; then
@@ -135,6 +178,9 @@ if [ "$td_lines" -gt 0 ]; then
 fi
 
 bench_restore
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+bench_failover
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The recording cost of metrics: the word count at metrics.recording.level INFO (the default,

@@ -5,13 +5,21 @@
 // (Zipf-distributed, fixed seed) from a synthetic vocabulary, then for each guarantee
 // (at_least_once, exactly_once_v2) runs the Java application (bench/java, WordCountDemo's
 // topology) and ours (bench/cmd/wordcount) one after the other, each as its own process with
-// a fresh application id and state directory, one stream thread, the same commit interval and
-// cache size. A run's wall time is from starting the process until the group's committed
+// a fresh application id and state directory, the same commit interval and cache size. Each
+// application runs in every configuration asked for, each a contender: Java at every
+// num.stream.threads of -java-threads, ours at every num.stream.threads[:num.task.executors]
+// of -go-configs (default: one thread each, ours with its default executors). With -rounds N
+// every contender runs N times, the order reversed in even rounds so contenders interleave,
+// and the summary gives min / median / max of each figure and of the per-round ratios: ours
+// against Java at equal configuration (one stream thread each) and each at its best
+// configuration (highest median throughput), CPU seconds per million lines, peak RSS,
+// exactly-once as a percentage of at-least-once, and each run as a percentage of the pipes
+// of the same round. A run's wall time is from starting the process until the group's committed
 // offsets reach the end offsets of every input partition and of every partition of the
 // repartition topic (under exactly-once the last offset of a partition is a commit marker,
 // so one less is enough there). Peak RSS is the process's VmHWM and CPU its utime+stime, both
-// read from /proc just before it is stopped. It prints each figure and the ratio ours/Java
-// (when both ran), then, unless -pipe=false, two ceilings measured in this process over the
+// read from /proc just before it is stopped. It prints each figure and the ratios ours/Java
+// (when both ran); unless -pipe=false, each round also measures two ceilings in this process over the
 // same input with bare sarama (no Kafka Streams), each timed from start until the last
 // record produced is acknowledged, and each run's throughput as a percentage of each:
 //
@@ -47,7 +55,6 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +85,11 @@ type options struct {
 	pipe         bool
 	throughput   bool
 	timeout      time.Duration
+	// javaThreads are the num.stream.threads Java runs at; goConfigs ours' configurations;
+	// rounds how often every contender runs (interleaved).
+	javaThreads []int
+	goConfigs   []contender
+	rounds      int
 	// latencyRates are the input rates (lines/s) of the latency runs (none: no latency runs);
 	// latencyDuration how long each run's load lasts.
 	latencyRates    []int
@@ -104,6 +116,9 @@ func main() {
 	latencyRates := flag.String("latency-rates", "", "comma-separated input rates in lines/s of end-to-end latency runs with default configurations (e.g. 1000,10000); empty: none")
 	flag.DurationVar(&o.latencyDuration, "latency-seconds", 60*time.Second, "load duration of each latency run")
 	throughput := flag.Bool("throughput", true, "run the throughput comparison")
+	javaThreads := flag.String("java-threads", "1", "comma-separated num.stream.threads Java's word count runs at, each a contender")
+	goConfigs := flag.String("go-configs", "1", "comma-separated configurations of ours, each a contender: `threads[:executors]` (num.stream.threads, num.task.executors; no executors: the library's default)")
+	flag.IntVar(&o.rounds, "rounds", 1, "throughput runs of every contender, interleaved (even rounds in reverse order); min / median / max reported")
 	flag.Parse()
 	if *linesFile != "" {
 		if err := writeLines(o, *linesFile); err != nil {
@@ -128,6 +143,23 @@ func main() {
 		}
 	}
 	o.throughput = *throughput
+	for _, t := range strings.Split(*javaThreads, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(t))
+		if err != nil || n < 1 {
+			fmt.Fprintln(os.Stderr, "wcbench: -java-threads: not a positive integer:", t)
+			os.Exit(2)
+		}
+		o.javaThreads = append(o.javaThreads, n)
+	}
+	var err error
+	if o.goConfigs, err = parseGoConfigs(*goConfigs); err != nil {
+		fmt.Fprintln(os.Stderr, "wcbench:", err)
+		os.Exit(2)
+	}
+	if o.rounds < 1 {
+		fmt.Fprintln(os.Stderr, "wcbench: -rounds must be at least 1")
+		os.Exit(2)
+	}
 	o.guarantees = strings.Split(*guarantees, ",")
 	for _, impl := range strings.Split(*impls, ",") {
 		if impl != "" { // -impls '' measures only the pipes
@@ -173,109 +205,6 @@ func run(o options) error {
 		return runLatency(o, client, admin)
 	}
 	return nil
-}
-
-// runThroughput loads the input and runs each application and the pipes over it.
-func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) error {
-	stamp := strconv.FormatInt(time.Now().Unix(), 10)
-	input := "wcbench-input-" + stamp
-	if err := admin.CreateTopic(input, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-		return fmt.Errorf("create %s: %w", input, err)
-	}
-	t0 := time.Now()
-	words, bytes, err := load(o, input)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("loaded %d lines (%d words, %.1f MiB) into %s (%d partitions) in %v\n",
-		o.lines, words, float64(bytes)/(1<<20), input, partitions, time.Since(t0).Round(time.Millisecond))
-	ends, err := endOffsets(client, input)
-	if err != nil {
-		return err
-	}
-
-	// results[guarantee][impl]
-	results := map[string]map[string]result{}
-	for _, g := range o.guarantees {
-		results[g] = map[string]result{}
-		for _, impl := range o.impls {
-			appID := fmt.Sprintf("wcbench-%s-%s-%s", impl, strings.ReplaceAll(g, "_", ""), stamp)
-			r, err := runApp(o, client, admin, impl, g, appID, input, ends)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", impl, g, err)
-			}
-			fmt.Printf("%-4s %-16s wall %8.2f s  %10.0f lines/s  %11.0f words/s  peak RSS %7.1f MiB  CPU %7.2f s\n",
-				impl, g, r.wall.Seconds(), float64(o.lines)/r.wall.Seconds(), float64(words)/r.wall.Seconds(),
-				float64(r.peakRSS)/(1<<20), r.cpu.Seconds())
-			results[g][impl] = r
-		}
-	}
-	if slices.Contains(o.impls, "java") && slices.Contains(o.impls, "go") {
-		fmt.Println()
-		fmt.Println("ratios ours/Java (throughput: >1 is faster; RSS and CPU: <1 is leaner)")
-		for _, g := range o.guarantees {
-			java, ours := results[g]["java"], results[g]["go"]
-			fmt.Printf("  %-16s throughput %.2fx  peak RSS %.2f  CPU %.2f\n", g,
-				java.wall.Seconds()/ours.wall.Seconds(),
-				float64(ours.peakRSS)/float64(java.peakRSS),
-				ours.cpu.Seconds()/java.cpu.Seconds())
-		}
-		if a, okA := results["at_least_once"]; okA {
-			if e, okE := results["exactly_once_v2"]; okE {
-				fmt.Printf("  ours exactly_once_v2 / at_least_once throughput %.2f (Java %.2f)\n",
-					a["go"].wall.Seconds()/e["go"].wall.Seconds(), a["java"].wall.Seconds()/e["java"].wall.Seconds())
-			}
-		}
-	}
-	if o.pipe {
-		wall, err := pipe(o, client, input, ends, stamp)
-		if err != nil {
-			return fmt.Errorf("pipe: %w", err)
-		}
-		fmt.Printf("\nbare sarama consume-then-produce pipe: wall %.2f s  %.0f lines/s\n", wall.Seconds(), float64(o.lines)/wall.Seconds())
-		fmt.Print(fractions(o.guarantees, results, wall, "pipe"))
-		wwall, wwords, err := wordPipe(o, client, input, ends, stamp)
-		if err != nil {
-			return fmt.Errorf("word pipe: %w", err)
-		}
-		fmt.Printf("bare sarama word pipe (lines -> words by murmur2(word) -> one record per word; no state, cache or commits): wall %.2f s  %.0f lines/s  %.0f words/s\n",
-			wwall.Seconds(), float64(o.lines)/wwall.Seconds(), float64(wwords)/wwall.Seconds())
-		fmt.Print(fractions(o.guarantees, results, wwall, "word pipe"))
-		bwall, bwords, err := batchWordPipe(o, client, input, ends, stamp)
-		if err != nil {
-			return fmt.Errorf("batch-level word pipe: %w", err)
-		}
-		fmt.Printf("batch-level word pipe (the same on kstreams-go's own fetch/produce layer, configured as a stream thread's): wall %.2f s  %.0f lines/s  %.0f words/s\n",
-			bwall.Seconds(), float64(o.lines)/bwall.Seconds(), float64(bwords)/bwall.Seconds())
-		fmt.Print(fractions(o.guarantees, results, bwall, "batch-level word pipe"))
-	}
-	return nil
-}
-
-// fractions gives, per guarantee, each run's throughput as a percentage of a pipe's
-// (pipe wall / run wall), e.g. "  at_least_once    ours at 40% of the word pipe, Java at 55%",
-// naming only the applications that ran, in the order ours (go), Java, gobase.
-func fractions(guarantees []string, results map[string]map[string]result, wall time.Duration, name string) string {
-	names := map[string]string{"go": "ours", "java": "Java", "gobase": "gobase"}
-	var sb strings.Builder
-	for _, g := range guarantees {
-		var parts []string
-		for _, impl := range []string{"go", "java", "gobase"} {
-			r, ok := results[g][impl]
-			if !ok || r.wall <= 0 {
-				continue
-			}
-			part := fmt.Sprintf("%s at %.0f%%", names[impl], 100*wall.Seconds()/r.wall.Seconds())
-			if len(parts) == 0 {
-				part += " of the " + name
-			}
-			parts = append(parts, part)
-		}
-		if len(parts) > 0 {
-			fmt.Fprintf(&sb, "  %-16s %s\n", g, strings.Join(parts, ", "))
-		}
-	}
-	return sb.String()
 }
 
 // vocabulary is n distinct lower-case words of 3 to 10 letters, from a fixed seed.
@@ -390,7 +319,7 @@ func endOffsets(client sarama.Client, topic string) (map[int32]int64, error) {
 }
 
 // runApp starts one application process and waits until its group has committed everything.
-func runApp(o options, client sarama.Client, admin sarama.ClusterAdmin, impl, guarantee, appID, input string, inputEnds map[int32]int64) (result, error) {
+func runApp(o options, client sarama.Client, admin sarama.ClusterAdmin, c contender, guarantee, appID, input string, inputEnds map[int32]int64) (result, error) {
 	stateDir, err := os.MkdirTemp("", "wcbench-state-")
 	if err != nil {
 		return result{}, err
@@ -401,21 +330,24 @@ func runApp(o options, client sarama.Client, admin sarama.ClusterAdmin, impl, gu
 		return result{}, fmt.Errorf("create %s: %w", output, err)
 	}
 	var cmd *exec.Cmd
-	switch impl {
+	switch c.impl {
 	case "java":
 		args := strings.Fields(o.javaOpts)
 		args = append(args, "-cp", o.javaCP, "io.kstreams.bench.WordCount", strings.Join(o.bootstrap, ","), appID, input, output,
-			guarantee, strconv.Itoa(o.commitMS), strconv.FormatInt(o.cacheBytes, 10), stateDir)
+			guarantee, strconv.Itoa(o.commitMS), strconv.FormatInt(o.cacheBytes, 10), stateDir, strconv.Itoa(c.threads))
 		cmd = exec.Command("java", args...)
 	default:
 		args := []string{"-bootstrap", strings.Join(o.bootstrap, ","), "-application-id", appID, "-input", input, "-output", output,
 			"-commit-ms", strconv.Itoa(o.commitMS), "-cache-bytes", strconv.FormatInt(o.cacheBytes, 10), "-state-dir", stateDir}
+		if c.threads != 1 || c.executors > 0 { // only then: a -go-base-bin built before these flags still runs
+			args = append(args, "-threads", strconv.Itoa(c.threads), "-executors", strconv.Itoa(c.executors))
+		}
 		if guarantee == "exactly_once_v2" {
 			args = append(args, "-eos")
 		}
 		args = append(args, strings.Fields(o.goArgs)...)
 		bin := o.goBin
-		if impl == "gobase" {
+		if c.impl == "gobase" {
 			bin = o.goBaseBin
 		}
 		cmd = exec.Command(bin, args...)
@@ -796,4 +728,17 @@ func awaitLeaders(client sarama.Client, topic string) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// loadAverage is the first three fields of /proc/loadavg.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }

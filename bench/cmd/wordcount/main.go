@@ -4,10 +4,11 @@
 // Lines are split as Java's demo splits them (value.toLowerCase().split("\\W+"), \w being
 // ASCII letters, digits and '_'), grouped by word through a repartition topic, counted into
 // "counts-store" and every count update written to the output topic with String keys and Long
-// values. One stream thread. It prints "started" on stdout once the application runs.
+// values. One stream thread unless -threads says otherwise; -executors sets num.task.executors
+// (0: the library's default). It prints "started" on stdout once the application runs.
 //
 //	wordcount -bootstrap 127.0.0.1:9092 -application-id wc -input in -output out \
-//	    [-eos] [-commit-ms 1000] [-cache-bytes 10485760] [-state-dir DIR] [-cpuprofile FILE] [-memprofile FILE] \
+//	    [-eos] [-threads 1] [-executors 0] [-commit-ms 1000] [-cache-bytes 10485760] [-state-dir DIR] [-cpuprofile FILE] [-memprofile FILE] \
 //	    [-p property=value]...
 //
 // -p sets any other Kafka Streams property (buffered.records.per.partition, producer.batch.size,
@@ -39,6 +40,8 @@ func main() {
 	output := flag.String("output", "bench-wordcount-output", "output topic")
 	eos := flag.Bool("eos", false, "processing.guarantee=exactly_once_v2 (default at_least_once)")
 	commitMS := flag.Int("commit-ms", 1000, "commit.interval.ms")
+	threads := flag.Int("threads", 1, "num.stream.threads")
+	executors := flag.Int("executors", 0, "num.task.executors (0: the default, GOMAXPROCS/num.stream.threads)")
 	cacheBytes := flag.Int64("cache-bytes", 10<<20, "statestore.cache.max.bytes")
 	stateDir := flag.String("state-dir", "", "state.dir (default: a fresh temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
@@ -77,14 +80,14 @@ func main() {
 			}
 		}()
 	}
-	if err := run(*bootstrap, *appID, *input, *output, *eos, *commitMS, *cacheBytes, *stateDir, props); err != nil {
+	if err := run(*bootstrap, *appID, *input, *output, *eos, *threads, *executors, *commitMS, *cacheBytes, *stateDir, props); err != nil {
 		fmt.Fprintln(os.Stderr, "wordcount:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(bootstrap, appID, input, output string, eos bool, commitMS int, cacheBytes int64, stateDir string, props map[string]string) error {
+func run(bootstrap, appID, input, output string, eos bool, threads, executors, commitMS int, cacheBytes int64, stateDir string, props map[string]string) error {
 	if stateDir == "" {
 		d, err := os.MkdirTemp("", "bench-wordcount-state-")
 		if err != nil {
@@ -105,7 +108,10 @@ func run(bootstrap, appID, input, output string, eos bool, commitMS int, cacheBy
 	if err != nil {
 		return err
 	}
-	cfg.ApplicationID, cfg.BootstrapServers, cfg.NumStreamThreads = appID, strings.Split(bootstrap, ","), 1
+	cfg.ApplicationID, cfg.BootstrapServers, cfg.NumStreamThreads = appID, strings.Split(bootstrap, ","), threads
+	if executors > 0 {
+		cfg.NumTaskExecutors = executors
+	}
 	cfg.ProcessingGuarantee, cfg.CommitInterval = guarantee, time.Duration(commitMS)*time.Millisecond
 	cfg.StateStoreCacheMaxBytes, cfg.StateDir = kstreams.Int64(cacheBytes), stateDir
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

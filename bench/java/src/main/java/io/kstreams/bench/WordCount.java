@@ -20,7 +20,7 @@ import org.apache.kafka.streams.kstream.Produced;
  * counted into "counts-store", every update written to the output topic), run until SIGTERM.
  *
  * Arguments: bootstrap application-id input-topic output-topic guarantee commit-interval-ms
- * cache-max-bytes state-dir. One stream thread. Prints "started" on stdout once running.
+ * cache-max-bytes state-dir [num-stream-threads, default 1]. Prints "started" on stdout once running.
  */
 public final class WordCount {
     /** WordCountDemo's topology from input to output (default serdes: String). */
@@ -36,8 +36,8 @@ public final class WordCount {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 8) {
-            System.err.println("usage: WordCount bootstrap app-id input output guarantee commit-ms cache-bytes state-dir");
+        if (args.length != 8 && args.length != 9) {
+            System.err.println("usage: WordCount bootstrap app-id input output guarantee commit-ms cache-bytes state-dir [threads]");
             System.exit(2);
         }
         Properties props = new Properties();
@@ -47,7 +47,7 @@ public final class WordCount {
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, args[5]);
         props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, args[6]);
         props.put(StreamsConfig.STATE_DIR_CONFIG, args[7]);
-        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "1");
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, args.length == 9 ? args[8] : "1");
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put("auto.offset.reset", "earliest");
