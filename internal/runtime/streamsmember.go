@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,8 +67,18 @@ type streamsMemberConfig struct {
 	ShutdownRequested func() bool
 	OnShutdown        func()
 	OnEndpoints       func([]streamsgroup.EndpointPartitions)
-	Logger            *slog.Logger
+	// TaskOffsets returns the instance's task offset sums and changelog end offset sums for
+	// the heartbeats (Java: TaskManager.taskOffsetSumSnapshot and the state updater's
+	// taskEndOffsetSumSnapshot); called on the thread's goroutine (from awaitTarget and
+	// RejoinNeeded) at most every taskOffsetRefresh. nil: none reported.
+	TaskOffsets func() (offsets, ends []streamsgroup.TaskOffset)
+	Logger      *slog.Logger
 }
+
+// taskOffsetRefresh bounds how often the thread recomputes its task offset sums for the
+// heartbeats (Java recomputes them every loop iteration; the heartbeat sends them only on the
+// coordinator's task offset interval, an assignment change or a caught-up warm-up task).
+const taskOffsetRefresh = time.Second
 
 // streamsMember is a member of a streams group. Its methods are safe for concurrent use.
 type streamsMember struct {
@@ -112,6 +124,18 @@ type streamsMember struct {
 	statusLogged   string
 	closed         bool
 	heartbeatCount int64
+
+	// Task offsets (KIP-1071): offsets and ends are the thread's latest sums (sorted),
+	// sentOffsets and sentEnds the last ones the coordinator received (nil: none since the
+	// last join or failure), offsetsSentAt when, offsetInterval the coordinator's task offset
+	// interval, recoveryLag its acceptable.recovery.lag (-1 unknown), offsetsAt when the thread
+	// last computed them.
+	offsets, ends         []streamsgroup.TaskOffset
+	sentOffsets, sentEnds []streamsgroup.TaskOffset
+	offsetsSentAt         time.Time
+	offsetInterval        time.Duration
+	recoveryLag           int64
+	offsetsAt             time.Time
 }
 
 // coordConn is a connection of the member's to the group coordinator, dialled when needed and
@@ -169,7 +193,7 @@ func newStreamsMember(cfg streamsMemberConfig) (*streamsMember, error) {
 	}
 	m := &streamsMember{cfg: cfg, log: cfg.Logger, memberID: id, start: time.Now(), done: make(chan struct{}),
 		wake: make(chan struct{}, 1), notify: make(chan struct{}), interval: 5 * time.Second, full: true,
-		owned: emptyAssignment()}
+		owned: emptyAssignment(), offsetInterval: time.Minute, recoveryLag: -1}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m, nil
 }
@@ -211,6 +235,7 @@ func (m *streamsMember) sincePoll() time.Duration {
 // errors, ...), kafka.ErrClosed, an error wrapping group.ErrMemberLost (fenced, or left after
 // a poll timeout: the tasks are lost), or errNewTarget (reconcile).
 func (m *streamsMember) RejoinNeeded() error {
+	m.refreshTaskOffsets(false)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -240,6 +265,7 @@ type streamsTarget struct {
 // kafka.ErrClosed, ctx's.
 func (m *streamsMember) awaitTarget(ctx context.Context) (streamsTarget, error) {
 	m.Poll()
+	m.refreshTaskOffsets(true)
 	m.mu.Lock()
 	m.startLocked()
 	lost := m.lost != nil
@@ -273,6 +299,36 @@ func (m *streamsMember) awaitTarget(ctx context.Context) (streamsTarget, error) 
 		}
 		m.mu.Lock()
 	}
+}
+
+// refreshTaskOffsets takes the thread's task offset sums (cfg.TaskOffsets) when taskOffsetRefresh
+// passed since the last time, or now. Called on the thread's goroutine.
+func (m *streamsMember) refreshTaskOffsets(now bool) {
+	if m.cfg.TaskOffsets == nil {
+		return
+	}
+	m.mu.Lock()
+	due := now || time.Since(m.offsetsAt) >= taskOffsetRefresh
+	m.mu.Unlock()
+	if !due {
+		return
+	}
+	offs, ends := m.cfg.TaskOffsets()
+	sortTaskOffsets(offs)
+	sortTaskOffsets(ends)
+	m.mu.Lock()
+	m.offsets, m.ends, m.offsetsAt = offs, ends, time.Now()
+	m.mu.Unlock()
+}
+
+// sortTaskOffsets orders task offsets by sub-topology and partition.
+func sortTaskOffsets(ts []streamsgroup.TaskOffset) {
+	slices.SortFunc(ts, func(a, b streamsgroup.TaskOffset) int {
+		if a.Subtopology != b.Subtopology {
+			return strings.Compare(a.Subtopology, b.Subtopology)
+		}
+		return int(a.Partition - b.Partition)
+	})
 }
 
 // acknowledge records that the thread applied target seq and owns owned now; the next
@@ -556,12 +612,69 @@ func (m *streamsMember) requestLocked() *streamsgroup.HeartbeatRequest {
 			rack := m.cfg.Rack
 			req.RackID = &rack
 		}
-		req.TaskOffsets, req.TaskEndOffsets = []streamsgroup.TaskOffset{}, []streamsgroup.TaskOffset{}
 	}
 	if m.epoch == 0 || m.full || m.ownedDue {
 		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = m.owned.Active, m.owned.Standby, m.owned.Warmup
 	}
+	m.taskOffsetsLocked(req)
 	return req
+}
+
+// taskOffsetsLocked adds the task offsets to req as Java 4.4's StreamsGroupHeartbeatRequestManager
+// does: all of them to join (or after a failure); else, when the owned tasks are reported, the
+// coordinator's task offset interval passed since they were last sent, or a warm-up task has
+// caught up (its end offset sum minus its offset sum within acceptable.recovery.lag), each of
+// the two lists that changed since it was last sent.
+func (m *streamsMember) taskOffsetsLocked(req *streamsgroup.HeartbeatRequest) {
+	now := time.Now()
+	offs, ends := m.offsets, m.ends
+	if offs == nil {
+		offs = []streamsgroup.TaskOffset{}
+	}
+	if ends == nil {
+		ends = []streamsgroup.TaskOffset{}
+	}
+	if m.epoch == 0 || m.full || m.sentOffsets == nil {
+		req.TaskOffsets, req.TaskEndOffsets = offs, ends
+		m.sentOffsets, m.sentEnds, m.offsetsSentAt = offs, ends, now
+		return
+	}
+	if req.ActiveTasks == nil && now.Sub(m.offsetsSentAt) < m.offsetInterval && !m.hotWarmupLocked() {
+		return
+	}
+	if !slices.Equal(offs, m.sentOffsets) {
+		req.TaskOffsets, m.sentOffsets, m.offsetsSentAt = offs, offs, now
+	}
+	if !slices.Equal(ends, m.sentEnds) {
+		req.TaskEndOffsets, m.sentEnds, m.offsetsSentAt = ends, ends, now
+	}
+}
+
+// hotWarmupLocked reports whether a warm-up task the member owns has caught up: both sums
+// known (and not saturated) and their difference within the coordinator's
+// acceptable.recovery.lag.
+func (m *streamsMember) hotWarmupLocked() bool {
+	if m.recoveryLag < 0 {
+		return false
+	}
+	find := func(ts []streamsgroup.TaskOffset, sub string, p int32) (int64, bool) {
+		for _, t := range ts {
+			if t.Subtopology == sub && t.Partition == p {
+				return t.Offset, t.Offset != math.MaxInt64
+			}
+		}
+		return 0, false
+	}
+	for _, w := range m.owned.Warmup {
+		for _, p := range w.Partitions {
+			off, ok1 := find(m.offsets, w.Subtopology, p)
+			end, ok2 := find(m.ends, w.Subtopology, p)
+			if ok1 && ok2 && end-off <= m.recoveryLag {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lostLocked records that the member lost its tasks and rejoins with epoch 0.
@@ -630,6 +743,12 @@ func (m *streamsMember) handle(req *streamsgroup.HeartbeatRequest, resp *streams
 	}
 	if resp.HeartbeatIntervalMs > 0 {
 		m.interval = time.Duration(resp.HeartbeatIntervalMs) * time.Millisecond
+	}
+	if resp.TaskOffsetIntervalMs > 0 {
+		m.offsetInterval = time.Duration(resp.TaskOffsetIntervalMs) * time.Millisecond
+	}
+	if resp.AcceptableRecoveryLag >= 0 {
+		m.recoveryLag = resp.AcceptableRecoveryLag
 	}
 	m.full, m.sendTopology = false, resp.TopologyDescriptionRequired
 	if req.ActiveTasks != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,4 +228,89 @@ func TestStreamsReceived(t *testing.T) {
 	if w := wireTasks(sortedIDs(got.active)); tasksKey(w) != "[1_2]" {
 		t.Fatalf("wireTasks %v", w)
 	}
+}
+
+// The task offsets go with the heartbeats as Java 4.4's StreamsGroupHeartbeatRequestManager
+// sends them (read from its 4.4.0 bytecode): the join carries the thread's sums and end sums;
+// later heartbeats carry a list only when it changed since it was last sent and either the
+// owned tasks are reported, the coordinator's task offset interval passed, or a warm-up task
+// caught up (end sum minus sum within acceptable.recovery.lag); after a failed heartbeat both
+// go again.
+func TestStreamsMemberTaskOffsets(t *testing.T) {
+	offs := []streamsgroup.TaskOffset{{Subtopology: "0", Partition: 1, Offset: 100}}
+	ends := []streamsgroup.TaskOffset{{Subtopology: "0", Partition: 1, Offset: 150}}
+	m := testMember(t)
+	m.cfg.TaskOffsets = func() ([]streamsgroup.TaskOffset, []streamsgroup.TaskOffset) {
+		return slices.Clone(offs), slices.Clone(ends)
+	}
+	next := func() *streamsgroup.HeartbeatRequest {
+		t.Helper()
+		m.refreshTaskOffsets(true)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.requestLocked()
+	}
+	answer := func(req *streamsgroup.HeartbeatRequest, resp *streamsgroup.HeartbeatResponse) {
+		t.Helper()
+		// The coordinator's settings come with every answer.
+		resp.TaskOffsetIntervalMs, resp.AcceptableRecoveryLag = 60_000, 10
+		if err := m.handle(req, resp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offsetsOf := func(ts []streamsgroup.TaskOffset) string {
+		if ts == nil {
+			return "null"
+		}
+		return fmt.Sprint(ts)
+	}
+	check := func(what string, req *streamsgroup.HeartbeatRequest, wantOffs, wantEnds string) {
+		t.Helper()
+		if g1, g2 := offsetsOf(req.TaskOffsets), offsetsOf(req.TaskEndOffsets); g1 != wantOffs || g2 != wantEnds {
+			t.Fatalf("%s: TaskOffsets %s, TaskEndOffsets %s; want %s, %s", what, g1, g2, wantOffs, wantEnds)
+		}
+	}
+
+	join := next()
+	check("join", join, "[{0 1 100}]", "[{0 1 150}]")
+	answer(join, &streamsgroup.HeartbeatResponse{MemberEpoch: 1, HeartbeatIntervalMs: 5000, ActiveTasks: []streamsgroup.Tasks{}, StandbyTasks: []streamsgroup.Tasks{}, WarmupTasks: []streamsgroup.Tasks{}})
+
+	offs[0].Offset = 120
+	check("changed, within the interval", next(), "null", "null")
+
+	// The interval passed: the changed list goes, the unchanged one does not.
+	m.mu.Lock()
+	m.offsetsSentAt = m.offsetsSentAt.Add(-61 * time.Second)
+	m.mu.Unlock()
+	hb := next()
+	check("interval passed", hb, "[{0 1 120}]", "null")
+	answer(hb, &streamsgroup.HeartbeatResponse{MemberEpoch: 1})
+	check("sent, unchanged", next(), "null", "null")
+
+	// A warm-up task: reporting the owned tasks sends what changed.
+	m.acknowledge(0, streamsgroup.Assignment{Active: []streamsgroup.Tasks{}, Standby: []streamsgroup.Tasks{}, Warmup: tasks("0", 1)})
+	offs[0].Offset = 130
+	hb = next()
+	if tasksKey(hb.WarmupTasks) != "[0_1]" {
+		t.Fatalf("owned warm-up tasks not reported: %+v", hb)
+	}
+	check("owned tasks reported", hb, "[{0 1 130}]", "null")
+	answer(hb, &streamsgroup.HeartbeatResponse{MemberEpoch: 1})
+	// 150 - 135 = 15 > 10: not caught up.
+	offs[0].Offset = 135
+	check("warm-up lagging", next(), "null", "null")
+	// 150 - 140 = 10: caught up, sent at once.
+	offs[0].Offset = 140
+	hb = next()
+	check("warm-up caught up", hb, "[{0 1 140}]", "null")
+	answer(hb, &streamsgroup.HeartbeatResponse{MemberEpoch: 1})
+
+	// A failed heartbeat: both go again.
+	ends[0].Offset = 160
+	hb = next()
+	check("end offsets changed, warm-up no longer caught up", hb, "null", "null")
+	if err := m.handle(hb, &streamsgroup.HeartbeatResponse{ErrorCode: int16(sarama.ErrNotCoordinatorForConsumer)}); err == nil {
+		t.Fatal("NOT_COORDINATOR: no error to retry")
+	}
+	check("after a failure", next(), "[{0 1 140}]", "[{0 1 160}]")
 }

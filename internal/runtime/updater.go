@@ -70,6 +70,17 @@ type restoreJob struct {
 	// reads them for its subscription's task offset sums while the restore runs.
 	offMu sync.Mutex
 	offs  map[changelog.TopicPartition]int64
+	// ends are the changelogs' end offsets the restore started towards (the streams group
+	// heartbeat's task end offsets); guarded by offMu.
+	ends map[changelog.TopicPartition]int64
+}
+
+// endOffsetSum returns the sum of the end offsets of the job's changelogs whose restore
+// started, and whether there is any.
+func (j *restoreJob) endOffsetSum() (int64, bool) {
+	j.offMu.Lock()
+	defer j.offMu.Unlock()
+	return offsetSum(j.ends), len(j.ends) > 0
 }
 
 // offsetSum returns the sum of the job's known changelog offsets.
@@ -328,6 +339,12 @@ func (l jobListener) OnRestoreStart(tp changelog.TopicPartition, store string, s
 	if start > 0 {
 		l.j.setOffset(tp, start-1)
 	}
+	l.j.offMu.Lock()
+	if l.j.ends == nil {
+		l.j.ends = map[changelog.TopicPartition]int64{}
+	}
+	l.j.ends[tp] = end
+	l.j.offMu.Unlock()
 	l.next.OnRestoreStart(tp, store, start, end)
 }
 

@@ -314,3 +314,50 @@ func (noAssignor) Subscription([]string) ([]byte, []kafka.TopicPartition, error)
 func (noAssignor) Assign([]group.Subscription, map[string]int32) (map[string]group.Assignment, error) {
 	return nil, nil
 }
+
+// Apache Kafka 4.4 accepts the task offsets and end offsets in every heartbeat that carries
+// them: a join with the offsets of tasks the member holds state for (and of a task of another
+// sub-topology), heartbeats with changed lists, with only one of them, and with empty lists;
+// each is answered without error and the member keeps its tasks.
+func TestIntegrationTaskOffsets(t *testing.T) {
+	br := kafkatest.Real(t)
+	group := kafkatest.Name(t, "sg")
+	topic := group + "-input"
+	createTopic(t, br, topic, 2)
+	c, _ := coordinatorConn(t, br, kafkatest.SaramaConfig(), group)
+	m := &member{t: t, c: c, group: group, id: uuid(t), pid: uuid(t)}
+	changelog := group + "-store-changelog"
+	topo := &Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{topic},
+		StateChangelogTopics: []TopicInfo{{Name: changelog, Configs: []KeyValue{{"cleanup.policy", "compact"}}}}}}}
+	join := m.joinRequest(topo)
+	join.TaskOffsets = []TaskOffset{{Subtopology: "0", Partition: 0, Offset: 41}, {Subtopology: "0", Partition: 1, Offset: 0}, {Subtopology: "7", Partition: 3, Offset: 5}}
+	join.TaskEndOffsets = []TaskOffset{{Subtopology: "0", Partition: 0, Offset: 42}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m.heartbeat(join)
+		if !errors.Is(m.lastErr, sarama.ErrUnknown) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // see join
+	}
+	if m.lastErr != nil {
+		t.Fatalf("join with task offsets: %v", m.lastErr)
+	}
+	want := []Tasks{{Subtopology: "0", Partitions: []int32{0, 1}}}
+	m.untilAssigned(want)
+	for i, offs := range []struct{ offsets, ends []TaskOffset }{
+		{[]TaskOffset{{Subtopology: "0", Partition: 0, Offset: 1000}}, []TaskOffset{{Subtopology: "0", Partition: 0, Offset: 1500}}},
+		{[]TaskOffset{{Subtopology: "0", Partition: 1, Offset: 7}}, nil},
+		{nil, []TaskOffset{{Subtopology: "0", Partition: 1, Offset: 9}}},
+		{[]TaskOffset{}, []TaskOffset{}},
+	} {
+		m.heartbeat(&HeartbeatRequest{GroupID: group, MemberID: m.id, MemberEpoch: m.epoch, RebalanceTimeoutMs: -1,
+			TaskOffsets: offs.offsets, TaskEndOffsets: offs.ends})
+		if m.lastErr != nil {
+			t.Fatalf("heartbeat %d with task offsets %v / %v: %v", i, offs.offsets, offs.ends, m.lastErr)
+		}
+	}
+	if !tasksEqual(m.active, want) {
+		t.Fatalf("tasks after the offsets: %v", m.active)
+	}
+}

@@ -70,6 +70,36 @@ func TestHeartbeatRequestBytes(t *testing.T) {
 	}
 }
 
+// Task offsets and end offsets (Java 4.4's StreamsGroupHeartbeatRequest schema: TaskOffsets and
+// TaskEndOffsets, nullable compact arrays of TaskOffset {SubtopologyId: compact string,
+// Partition: int32, Offset: int64, tagged fields}, after ClientTags and before
+// ShutdownApplication), byte by byte.
+func TestHeartbeatRequestTaskOffsetBytes(t *testing.T) {
+	var e enc
+	(&HeartbeatRequest{GroupID: "g", MemberID: "m", MemberEpoch: 7, RebalanceTimeoutMs: -1,
+		TaskOffsets:    []TaskOffset{{Subtopology: "0", Partition: 2, Offset: 1234}, {Subtopology: "1", Partition: 0, Offset: 0x0102030405}},
+		TaskEndOffsets: []TaskOffset{}}).encode(&e, 1)
+	want := []byte{
+		0x02, 'g', 0x02, 'm',
+		0, 0, 0, 7, // MemberEpoch
+		0, 0, 0, 0, // EndpointInformationEpoch
+		0, 0, // InstanceId, RackId null
+		0xff, 0xff, 0xff, 0xff, // RebalanceTimeoutMs -1
+		0xff,    // Topology null
+		0, 0, 0, // tasks null
+		0, 0xff, 0, // ProcessId, UserEndpoint, ClientTags null
+		0x03,                                                   // TaskOffsets: two
+		0x02, '0', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0x04, 0xd2, 0, // {"0", 2, 1234}
+		0x02, '1', 0, 0, 0, 0, 0, 0, 0, 0x01, 0x02, 0x03, 0x04, 0x05, 0, // {"1", 0, 0x0102030405}
+		0x01, // TaskEndOffsets: empty, not null
+		0,    // ShutdownApplication
+		0,    // tagged fields
+	}
+	if !bytes.Equal(e.b, want) {
+		t.Fatalf("task offsets\n got % x\nwant % x", e.b, want)
+	}
+}
+
 // encodeResponse writes r in version v: the test's mirror of decode, from the schema.
 func encodeResponse(r *HeartbeatResponse, v int16) []byte {
 	var e enc
