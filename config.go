@@ -313,7 +313,9 @@ type Config struct {
 	// them in its topology description (the coordinator creates those still missing). Every
 	// instance of an application must use the same protocol; an instance started against a
 	// group of the other protocol fails at once (Run returns an error naming the group).
-	// "consumer" is refused, as Java refuses it for Kafka Streams. Java:
+	// "consumer" is refused, as Java refuses it for Kafka Streams. A topology with a pattern
+	// source is refused on GroupProtocolStreams (New returns a *ConfigError), as Java 4.4
+	// refuses it: the group coordinator takes no source topic patterns yet. Java:
 	// StreamsConfig.GROUP_PROTOCOL_CONFIG.
 	GroupProtocol GroupProtocol
 

@@ -98,3 +98,41 @@ func TestStreamsProtocolIgnoredSettingsWarn(t *testing.T) {
 		}
 	}
 }
+
+// A pattern source on group.protocol=streams is refused by New, as Java 4.4's KafkaStreams
+// refuses it ("Pattern subscriptions are not supported with the STREAMS protocol"; Apache
+// Kafka 4.4's coordinator answers SourceTopicRegex with INVALID_REQUEST, see streamsgroup's
+// TestIntegrationSourceTopicRegexRefused); the same topology is accepted on the classic
+// protocol, and a topology naming its topics on the streams protocol.
+func TestGroupProtocolStreamsRefusesPatternSources(t *testing.T) {
+	pattern := processor.NewTopology()
+	if err := pattern.AddSourcePattern("Lines", "lines-.*"); err != nil {
+		t.Fatal(err)
+	}
+	named := processor.NewTopology()
+	if err := named.AddSource("Lines", []string{"lines-a"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		topo    *processor.Topology
+		p       GroupProtocol
+		refused bool
+	}{{pattern, GroupProtocolStreams, true}, {pattern, "STREAMS", true}, {pattern, GroupProtocolClassic, false}, {named, GroupProtocolStreams, false}} {
+		cfg := Config{ApplicationID: "a", BootstrapServers: []string{"127.0.0.1:1"}, GroupProtocol: c.p, StateDir: t.TempDir()}
+		app, err := New(c.topo, cfg)
+		if !c.refused {
+			if err != nil {
+				t.Errorf("%s: New: %v", c.p, err)
+				continue
+			}
+			_ = app.Close(t.Context())
+			continue
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) || ce.Property != "group.protocol" ||
+			!strings.Contains(err.Error(), "lines-.*") || !strings.Contains(err.Error(), "source Lines") ||
+			!strings.Contains(err.Error(), "not supported with the streams protocol") {
+			t.Errorf("%s: New = %v, want a ConfigError for group.protocol naming source Lines and its pattern", c.p, err)
+		}
+	}
+}

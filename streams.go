@@ -169,7 +169,8 @@ type KafkaStreams struct {
 // Kafka Streams takes, so neither a Go nor a Java instance can start on a directory the other
 // runs on) and reads or creates its process id there (Java's kafka-streams-process-metadata),
 // until Close, also when the instance is never started: call Close to release it. Errors:
-// ErrNilTopology, *ConfigError (wrapping ErrInvalidConfig), *StateDirError (wrapping
+// ErrNilTopology, *ConfigError (wrapping ErrInvalidConfig; also for a pattern source on
+// group.protocol=streams, which Java 4.4 refuses too), *StateDirError (wrapping
 // ErrStateDirLocked when another instance holds the state directory; its Path names the
 // directory). Java: new KafkaStreams(topology, props).
 func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
@@ -177,6 +178,9 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 		return nil, ErrNilTopology
 	}
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkStreamsProtocolTopology(topology, cfg); err != nil {
 		return nil, err
 	}
 	ignored := cfg.ignoredOnStreamsProtocol()
@@ -204,6 +208,26 @@ func New(topology *processor.Topology, cfg Config) (*KafkaStreams, error) {
 		threads: map[int]runtime.ThreadState{}, done: make(chan struct{})}
 	k.initMetrics()
 	return k, nil
+}
+
+// checkStreamsProtocolTopology refuses a topology with a pattern source (AddSourcePattern, a
+// DSL stream of a pattern) on group.protocol=streams: Java 4.4's KafkaStreams refuses it
+// ("Pattern subscriptions are not supported with the STREAMS protocol"), and Apache Kafka 4.4's
+// group coordinator answers a topology with SourceTopicRegex INVALID_REQUEST ("Regular
+// expressions for source topics are not supported yet"). The error is a *ConfigError for
+// group.protocol naming the source.
+func checkStreamsProtocolTopology(topo *processor.Topology, cfg Config) error {
+	if !strings.EqualFold(string(cfg.GroupProtocol), string(GroupProtocolStreams)) {
+		return nil
+	}
+	for _, n := range topology.Of(topo).Nodes() {
+		if n.Kind == topology.SourceNode && n.Pattern != nil {
+			return &ConfigError{Property: props.GroupProtocolConfig, Value: string(cfg.GroupProtocol),
+				Reason: fmt.Sprintf("source %s reads the topic pattern %s: pattern subscriptions are not supported with the streams protocol "+
+					"(as in Java 4.4; the group coordinator refuses source topic patterns); use group.protocol=classic or name the topics", n.Name, n.PatternText)}
+		}
+	}
+	return nil
 }
 
 // hasPersistentStores reports whether a store of the topology keeps its data in the state

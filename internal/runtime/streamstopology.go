@@ -18,7 +18,9 @@ import (
 // (layout.Internal, Java's RepartitionTopicConfig / *ChangelogTopicConfig), sorted by key;
 // the replication factor is replication.factor as Java sends it (-1: the broker's default). The sub-
 // topology ids are their numbers in decimal, as Java's. Java: the StreamsRebalanceData that
-// KafkaStreams builds from InternalTopologyBuilder.subtopologyToTopicsInfo.
+// KafkaStreams builds from InternalTopologyBuilder.subtopologyToTopicsInfo. SourceTopicRegex
+// stays empty, as Java 4.4 sends it: Apache Kafka 4.4's coordinator refuses source topic
+// patterns, and kstreams.New refuses a pattern source on the streams protocol as Java does.
 func streamsTopology(b *topology.Builder, appID string, l *Layout, rf int16) *streamsgroup.Topology {
 	internal := map[string]InternalTopic{}
 	for _, it := range l.Internal {

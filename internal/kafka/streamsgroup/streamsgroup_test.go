@@ -361,3 +361,25 @@ func TestIntegrationTaskOffsets(t *testing.T) {
 		t.Fatalf("tasks after the offsets: %v", m.active)
 	}
 }
+
+// Apache Kafka 4.4's coordinator refuses a topology with SourceTopicRegex: the join is
+// answered INVALID_REQUEST ("Regular expressions for source topics are not supported
+// yet."), which is why the instance refuses pattern sources on the streams protocol before it
+// joins, as Java 4.4's KafkaStreams does.
+func TestIntegrationSourceTopicRegexRefused(t *testing.T) {
+	br := kafkatest.Real(t)
+	group := kafkatest.Name(t, "sg")
+	createTopic(t, br, group+"-in-a", 1)
+	c, _ := coordinatorConn(t, br, kafkatest.SaramaConfig(), group)
+	m := &member{t: t, c: c, group: group, id: uuid(t), pid: uuid(t)}
+	topo := &Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{}, SourceTopicRegex: []string{group + "-in-.*"}}}}
+	resp := m.heartbeat(m.joinRequest(topo))
+	msg := ""
+	if resp.ErrorMessage != nil {
+		msg = *resp.ErrorMessage
+	}
+	t.Logf("join with SourceTopicRegex: error %d %q", resp.ErrorCode, msg)
+	if sarama.KError(resp.ErrorCode) != sarama.ErrInvalidRequest || !strings.Contains(msg, "Regular expressions for source topics are not supported") {
+		t.Fatalf("join with SourceTopicRegex answered %d %q (%v), want INVALID_REQUEST", resp.ErrorCode, msg, m.lastErr)
+	}
+}
