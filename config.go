@@ -309,8 +309,9 @@ type Config struct {
 	// configs streams.num.standby.replicas, streams.session.timeout.ms and
 	// streams.heartbeat.interval.ms, so Consumer.SessionTimeout and HeartbeatInterval do not
 	// apply either; Consumer.MaxPollInterval does); the instance
-	// still creates missing internal topics at start, as on the classic protocol, and sends
-	// them in its topology description (the coordinator creates those still missing). Every
+	// creates no internal topics: it describes them (partition counts, configs, replication
+	// factor) with its topology and the group coordinator creates the missing ones, as for
+	// Java 4.4 (existing ones are still checked at start). Every
 	// instance of an application must use the same protocol; an instance started against a
 	// group of the other protocol fails at once (Run returns an error naming the group).
 	// "consumer" is refused, as Java refuses it for Kafka Streams. A topology with a pattern

@@ -226,7 +226,8 @@ func New(cfg Config) *Runtime {
 	return &Runtime{cfg: cfg, log: cfg.Logger}
 }
 
-// Start prepares the internal topics and starts the stream threads. Errors: those of
+// Start prepares the internal topics (on the streams protocol the group coordinator creates
+// the missing ones) and starts the stream threads. Errors: those of
 // PrepareTopics (missing source topics, wrong partition counts), connection errors.
 func (r *Runtime) Start(ctx context.Context) error {
 	client, err := connect(ctx, r.cfg.Brokers, r.cfg.Sarama())
@@ -240,7 +241,8 @@ func (r *Runtime) Start(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.PrepareTimeout)
 	defer cancel()
-	l, err := PrepareTopics(pctx, admin, client, r.cfg.Topology, r.cfg.ApplicationID, r.cfg.ReplicationFactor, r.cfg.WindowChangelogAdditionalRetentionMs)
+	l, err := PrepareTopics(pctx, admin, client, r.cfg.Topology, r.cfg.ApplicationID, r.cfg.ReplicationFactor, r.cfg.WindowChangelogAdditionalRetentionMs,
+		!r.cfg.StreamsProtocol)
 	if err != nil {
 		return err
 	}

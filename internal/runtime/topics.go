@@ -322,12 +322,14 @@ func computeLayout(b *topology.Builder, appID string, existing map[string]int32,
 const sourceTopicGrace = 5 * time.Second
 
 // PrepareTopics reads the cluster's topics, computes the layout, creates missing internal
-// topics (replication factor rf; -1 is the broker default) and checks existing ones. It waits
-// (until ctx ends) for created topics to appear in the client's metadata. Source topics absent
+// topics (replication factor rf; -1 is the broker default) when create is set and checks
+// existing ones. It waits (until ctx ends) for created topics to appear in the client's
+// metadata. On the streams protocol (KIP-1071) create is false: the group coordinator creates
+// the internal topics the members describe, as for Java 4.4, whose client creates none there. Source topics absent
 // from the metadata are looked for again for up to 5 s (a topic created just before may not be
 // listed yet) before the *MissingSourceTopicsError.
 // Errors: *MissingSourceTopicsError, *PartitionCountError, *CopartitionError, admin errors.
-func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama.Client, b *topology.Builder, appID string, rf int16, additionalRetentionMs int64) (*Layout, error) {
+func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama.Client, b *topology.Builder, appID string, rf int16, additionalRetentionMs int64, create bool) (*Layout, error) {
 	existing, err := listTopics(admin)
 	if err != nil {
 		return nil, err
@@ -364,6 +366,9 @@ func PrepareTopics(ctx context.Context, admin sarama.ClusterAdmin, client sarama
 			if n != it.Partitions {
 				return nil, &PartitionCountError{Topic: it.Name, Expected: it.Partitions, Actual: n}
 			}
+			continue
+		}
+		if !create {
 			continue
 		}
 		entries := map[string]*string{}
