@@ -23,6 +23,12 @@
 // included, is captured per topic; wall-clock time is mocked and moves only with
 // AdvanceWallClockTime.
 //
+// Async steps (kstream's MapValuesAsync, processor.NewAsyncFixedKeySupplier) really call out,
+// on goroutines of their own, but the driver waits for them: after each record is processed
+// (and after the wall-clock punctuators of AdvanceWallClockTime), it waits until every call
+// that record caused has completed and been applied, so each pipe's output is the same as a
+// synchronous step's, in input order. A call's timeout still applies in real time.
+//
 // Generic operations are functions rather than methods where Java has a generic method on the
 // driver (CreateInputTopic, CreateOutputTopic, KeyValueStore, ReadKeyValuesToMap). Errors are
 // returned, never thrown: processing errors come back from the call that caused the

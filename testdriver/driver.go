@@ -1,6 +1,7 @@
 package testdriver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -343,6 +344,11 @@ func (d *TopologyTestDriver) completeAllProcessableWork() error {
 		if !processed {
 			return nil
 		}
+		// Async steps: the record's calls complete and are applied before anything else
+		// happens, so the driver's output is that of a synchronous step (see the package doc).
+		if err := d.task.DrainAsync(context.Background()); err != nil {
+			return err
+		}
 		if _, err := d.task.MaybePunctuateStreamTime(); err != nil {
 			return err // outputs stay pending until the next call, as in Java
 		}
@@ -392,6 +398,9 @@ func (d *TopologyTestDriver) AdvanceWallClockTime(advance time.Duration) error {
 	if d.task != nil {
 		if _, err := d.task.MaybePunctuateSystemTime(d.wallClock); err != nil {
 			return err // outputs stay pending until the next call, as in Java
+		}
+		if err := d.task.DrainAsync(context.Background()); err != nil {
+			return err
 		}
 		if err := d.task.Commit(); err != nil {
 			return err

@@ -148,6 +148,9 @@ type Registry struct {
 	famOnce sync.Once
 	fams    *families
 
+	// asyncCalls is the latency histogram of async steps' calls (AsyncCall).
+	asyncCalls asyncHistogram
+
 	mu       sync.Mutex
 	threads  map[string]*Thread
 	stores   map[storeKey]*StoreOps
@@ -281,6 +284,12 @@ type TaskStats struct {
 	// ProcessRate is records per second over the window (filled by the snapshot).
 	ProcessRate float64
 	processOp   *Op
+	// Async: the task runs async steps; AsyncInFlight their calls running, AsyncQueued the
+	// records waiting for their key or a slot, AsyncPaused the total time the task took no
+	// input because a step was full.
+	Async                      bool
+	AsyncInFlight, AsyncQueued int
+	AsyncPaused                time.Duration
 }
 
 // Partition is a topic partition.
@@ -465,4 +474,36 @@ func (r *Registry) Snapshot() Snapshot {
 		return strings.Compare(a.Store, b.Store)
 	})
 	return s
+}
+
+// asyncBuckets are the upper bounds (seconds) of the async call latency histogram.
+var asyncBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// asyncHistogram counts call latencies into asyncBuckets (atomics: calls end on the tasks'
+// goroutines of every thread).
+type asyncHistogram struct {
+	counts [15]atomic.Uint64 // per bucket, the last one for +Inf
+	count  atomic.Uint64
+	sumNs  atomic.Int64
+}
+
+// AsyncCall records one finished call of an async step that took d.
+func (r *Registry) AsyncCall(d time.Duration) {
+	if r == nil {
+		return
+	}
+	h := &r.asyncCalls
+	sec := d.Seconds()
+	i := 0
+	for i < len(asyncBuckets) && sec > asyncBuckets[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.count.Add(1)
+	h.sumNs.Add(int64(d))
+}
+
+// AsyncCalls returns the number of finished async calls and their total duration.
+func (r *Registry) AsyncCalls() (uint64, time.Duration) {
+	return r.asyncCalls.count.Load(), time.Duration(r.asyncCalls.sumNs.Load())
 }

@@ -28,6 +28,7 @@ type families struct {
 	taskDropped, taskRemaining, taskBuffered, taskProcessed family
 	taskEnforced, taskRestored, taskDead, taskLag           family
 	storeLatency, storeLatencyMax                           family
+	asyncInFlight, asyncQueued, asyncPaused, asyncLatency   family
 }
 
 var threadOps = [4]string{"process", "poll", "commit", "punctuate"}
@@ -69,6 +70,10 @@ func (r *Registry) families() *families {
 	f.taskEnforced = r.fam("kstreams_task_enforced_processing_total", "Records processed while an input partition was empty (max.task.idle.ms passed). Java: stream-task-metrics enforced-processing-total.", Debug, tk...)
 	f.taskRestored = r.fam("kstreams_task_restore_total", "Changelog records restored. Java: stream-task-metrics restore-total.", Debug, tk...)
 	f.taskLag = r.fam("kstreams_task_records_lag", "Records of the task's input partitions on the broker not fetched yet (Java: the consumer's records-lag, summed over the task's partitions).", Debug, tk...)
+	f.asyncInFlight = r.fam("kstreams_task_async_in_flight", "Calls of the task's async steps running (no Java metric).", Info, tk...)
+	f.asyncQueued = r.fam("kstreams_task_async_queued", "Records of the task's async steps waiting for their key's earlier record or a free slot (no Java metric).", Info, tk...)
+	f.asyncPaused = r.fam("kstreams_task_async_intake_paused_seconds_total", "Time the task took no input because an async step was full (no Java metric).", Info, tk...)
+	f.asyncLatency = r.fam("kstreams_async_call_latency_seconds", "Duration of async steps' calls, failed and timed-out ones included (no Java metric).", Info)
 	st := []string{"task", "store", "store_type", "op"}
 	f.storeLatency = r.fam("kstreams_state_store_latency_seconds", "Time in store calls by operation (label op: put, put-if-absent, put-all, get, delete, range, prefix-scan, all, flush). Java: stream-state-metrics <op>-latency-avg (sum/count) and <op>-rate.", Debug, st...)
 	f.storeLatencyMax = r.fam("kstreams_state_store_latency_max_seconds", "Longest store call in the last 30 s by operation. Java: stream-state-metrics <op>-latency-max.", Debug, st...)
@@ -103,6 +108,10 @@ func init() {
 		FamilyDoc{"kstreams_task_enforced_processing_total", "stream-task-metrics", "enforced-processing-total, enforced-processing-rate", Debug},
 		FamilyDoc{"kstreams_task_restore_total", "stream-task-metrics", "restore-total, restore-rate", Debug},
 		FamilyDoc{"kstreams_task_records_lag", "consumer-fetch-manager-metrics", "records-lag (summed per task)", Debug},
+		FamilyDoc{"kstreams_task_async_in_flight", "", "(none)", Info},
+		FamilyDoc{"kstreams_task_async_queued", "", "(none)", Info},
+		FamilyDoc{"kstreams_task_async_intake_paused_seconds_total", "", "(none)", Info},
+		FamilyDoc{"kstreams_async_call_latency_seconds", "", "(none)", Info},
 		FamilyDoc{"kstreams_state_store_latency_seconds", "stream-state-metrics", "<op>-latency-avg, <op>-rate", Debug},
 		FamilyDoc{"kstreams_state_store_latency_max_seconds", "stream-state-metrics", "<op>-latency-max", Debug},
 	)
@@ -154,7 +163,21 @@ func (r *Registry) Collect(ch chan<- prometheus.Metric) {
 			if k.Lag >= 0 {
 				emit(f.taskLag, prometheus.GaugeValue, float64(k.Lag), t.Name, k.ID.String())
 			}
+			if k.Async {
+				emit(f.asyncInFlight, prometheus.GaugeValue, float64(k.AsyncInFlight), t.Name, k.ID.String())
+				emit(f.asyncQueued, prometheus.GaugeValue, float64(k.AsyncQueued), t.Name, k.ID.String())
+				emit(f.asyncPaused, prometheus.CounterValue, k.AsyncPaused.Seconds(), t.Name, k.ID.String())
+			}
 		}
+	}
+	if h := &r.asyncCalls; h.count.Load() > 0 {
+		buckets := make(map[float64]uint64, len(asyncBuckets))
+		var cum uint64
+		for i, ub := range asyncBuckets {
+			cum += h.counts[i].Load()
+			buckets[ub] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(f.asyncLatency.desc, h.count.Load(), float64(h.sumNs.Load())/1e9, buckets)
 	}
 	if r.Level >= Debug {
 		r.mu.Lock()

@@ -42,6 +42,9 @@ func (th *thread) publishMetrics(force bool) {
 	add := func(id processor.TaskID, t *task.Task, kind string) {
 		s := metrics.TaskStats{ID: id, Kind: kind, Lag: -1, Processed: t.Processed(), Dropped: t.DroppedRecords(),
 			DeadLetters: t.DeadLetters(), Buffered: t.BufferedRecords(), Enforced: th.enforced[id]}
+		if a, ok := t.AsyncStats(); ok {
+			s.Async, s.AsyncInFlight, s.AsyncQueued, s.AsyncPaused = true, a.InFlight, a.Queued, a.Paused
+		}
 		for _, in := range th.inputs[id] {
 			s.Partitions = append(s.Partitions, metrics.Partition{Topic: in.tp.Topic, Partition: in.tp.Partition})
 			if lag := th.fetcher.Lag(in.tp); lag >= 0 {

@@ -121,25 +121,33 @@ func (n *node) process(rec processor.Record[any, any]) error {
 		err = callGuarded(func() error { return n.sink(rec) })
 	}
 	if err != nil {
-		var pe *ProcessingError
-		if errors.As(err, &pe) {
-			return err
-		}
-		if n.spec.Kind == ProcessorNode && t.cfg.ProcessingHandler != nil && t.cfg.ProcessingHandler(n.spec.Name, rec, err) == Continue {
-			t.log.Warn("processing error; the processing handler continues, the record is dropped", "task", t.id.String(),
-				"node", n.spec.Name, "topic", t.rc.topic, "partition", t.rc.partition, "offset", t.rc.offset, "err", err)
-			t.group.dropped++
-			return t.deadLetter(n.spec.Name, err)
-		}
-		var se *serializationError
-		if errors.As(err, &se) && t.cfg.ProductionHandler != nil && t.cfg.ProductionHandler(se.topic, err) == Continue {
-			t.group.dropped++
-			return t.deadLetter(n.spec.Name, err)
-		}
-		return &ProcessingError{Task: t.id, Node: n.spec.Name, Topic: t.rc.topic, Partition: t.rc.partition, Offset: t.rc.offset,
-			Punctuation: !t.rc.hasMetadata, Err: err}
+		return n.fail(rec, err)
 	}
 	return nil
+}
+
+// fail hands err, the failure of rec at this node, to the processing (or, for a sink's
+// serialization failure, the production) handler: nil when the handler continues (the record
+// is dropped and dead-lettered), else a *ProcessingError with the record context's location.
+func (n *node) fail(rec processor.Record[any, any], err error) error {
+	t := n.task
+	var pe *ProcessingError
+	if errors.As(err, &pe) {
+		return err
+	}
+	if n.spec.Kind == ProcessorNode && t.cfg.ProcessingHandler != nil && t.cfg.ProcessingHandler(n.spec.Name, rec, err) == Continue {
+		t.log.Warn("processing error; the processing handler continues, the record is dropped", "task", t.id.String(),
+			"node", n.spec.Name, "topic", t.rc.topic, "partition", t.rc.partition, "offset", t.rc.offset, "err", err)
+		t.group.dropped++
+		return t.deadLetter(n.spec.Name, err)
+	}
+	var se *serializationError
+	if errors.As(err, &se) && t.cfg.ProductionHandler != nil && t.cfg.ProductionHandler(se.topic, err) == Continue {
+		t.group.dropped++
+		return t.deadLetter(n.spec.Name, err)
+	}
+	return &ProcessingError{Task: t.id, Node: n.spec.Name, Topic: t.rc.topic, Partition: t.rc.partition, Offset: t.rc.offset,
+		Punctuation: !t.rc.hasMetadata, Err: err}
 }
 
 // forward sends rec to targets depth-first, with the record context's timestamp and headers

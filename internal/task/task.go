@@ -133,6 +133,10 @@ type Config struct {
 	// Metrics is the instance's metrics registry; the store layers of the task time their
 	// calls into it at DEBUG. nil records nothing.
 	Metrics *metrics.Registry
+	// AsyncNotify, when set, is called (from a call's goroutine) whenever a call of an async
+	// step completes: the runtime wakes the goroutine that processes the task, since the
+	// completion is work (HasAsyncCompletions) even without input.
+	AsyncNotify func()
 	// PebbleEnv is the application instance's shared Pebble environment (block cache and
 	// memtable budget), handed to Pebble stores through their StateStoreContext
 	// (store.PebbleEnvProvider); nil means the stores use store.DefaultPebbleEnv().
@@ -270,6 +274,9 @@ type Task struct {
 	// deadLetters counts the dead-letter records sent (see DeadLetters); processed the
 	// records processed (see Processed).
 	deadLetters, processed int64
+
+	// async runs the task's async steps (async.go).
+	async asyncState
 }
 
 type topicPartition struct {
@@ -425,6 +432,7 @@ func (t *Task) closeDirty() error {
 			}
 		}
 	}
+	t.stopAsync()
 	t.streamPunct.clear()
 	t.wallPunct.clear()
 	t.closed = true
@@ -544,7 +552,21 @@ func (t *Task) Process(wallClockMs int64) (bool, error) {
 	if t.closed {
 		return false, ErrClosed
 	}
+	var applied int
+	if len(t.async.steps) > 0 {
+		// Completed async calls are applied first; a full async step takes no input.
+		var err error
+		if applied, err = t.ApplyAsync(); err != nil {
+			return true, err
+		}
+		if t.AsyncIntakePaused() {
+			return applied > 0, nil
+		}
+	}
 	rec, src, headErr := t.group.next()
+	if rec == nil && applied > 0 {
+		return true, headErr
+	}
 	if rec == nil {
 		return false, headErr
 	}
@@ -763,6 +785,11 @@ func (t *Task) Close() error {
 		return nil
 	}
 	var errs []error
+	if n := t.stopAsync(); n > 0 {
+		// The runtime drains before a clean close; records still held were never committed.
+		t.log.Warn("closing the task with async records not applied: their calls are cancelled and their results dropped",
+			"task", t.id.String(), "records", n)
+	}
 	if t.initialized {
 		for _, n := range t.nodes {
 			if n.proc != nil {
