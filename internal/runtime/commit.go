@@ -8,6 +8,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
+	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 )
 
@@ -20,6 +21,17 @@ import (
 // TaskManager.commitTasksAndMaybeUpdateCommittableOffsets.
 func (th *thread) commit(final bool) error {
 	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
+	// Async steps: under exactly-once, and at a final commit (revocation, close), the commit
+	// waits for every record its tasks admitted to an async step and applies it (outputs,
+	// store writes) before the caches flush, so the offsets committed (the transaction) cover
+	// exactly the records whose results are in. A regular commit under at-least-once does not
+	// wait: it commits no offset past a record an async step still holds (asyncBound below).
+	if final || th.rt.cfg.ExactlyOnce {
+		if err := th.drainAsync(); err != nil {
+			th.storeMu.Unlock()
+			return err
+		}
+	}
 	needed := th.out.txnOpen || th.out.producer.Pending() > 0
 	for _, t := range th.tasks {
 		if final || t.CommitNeeded() {
@@ -58,7 +70,7 @@ func (th *thread) commit(final bool) error {
 		for topic, ps := range t.ConsumedOffsets() {
 			for p, off := range ps {
 				tp := kafka.TopicPartition{Topic: topic, Partition: p}
-				offsets[tp] = produce.Offset{Offset: th.commitPosition(t, tp, off), LeaderEpoch: -1}
+				offsets[tp] = produce.Offset{Offset: asyncBound(t, tp, th.commitPosition(t, tp, off)), LeaderEpoch: -1}
 			}
 		}
 	}
@@ -138,4 +150,34 @@ func (th *thread) commitTxn() error {
 		}
 	}
 	return nil
+}
+
+// drainAsync waits for the async steps of every task (Task.DrainAsync), at most half of
+// max.poll.interval.ms in all; calls are bounded by their own timeout. A drain that does not
+// finish fails the commit: the tasks are closed dirty and their records processed again.
+func (th *thread) drainAsync() error {
+	var ctx context.Context
+	var cancel context.CancelFunc
+	for _, t := range th.tasks {
+		if t.AsyncPending() == 0 && !t.HasAsyncCompletions() {
+			continue
+		}
+		if ctx == nil {
+			ctx, cancel = context.WithTimeout(context.Background(), th.maxPollInterval()/2)
+			defer cancel()
+		}
+		if err := t.DrainAsync(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// asyncBound lowers the offset to commit for tp to the oldest record of tp an async step of t
+// still holds (at-least-once commits without waiting for the calls).
+func asyncBound(t *task.Task, tp kafka.TopicPartition, next int64) int64 {
+	if b, ok := t.AsyncCommitBound(tp.Topic, tp.Partition); ok && b < next {
+		return b
+	}
+	return next
 }

@@ -119,6 +119,18 @@ func (th *thread) processTask(ps *pass, w *passTask) error {
 	defer w.lock.unlock()
 	p := &th.pace
 	t := w.t
+	// Async steps: completed calls are applied by the executor holding the task, even when it
+	// has no input buffered (they are work: Task.HasAsyncCompletions, and their goroutines
+	// wake the thread); applied records count as processed. Process applies them too, and
+	// takes no input while an async step of the task is full (its partitions then fill and
+	// pause).
+	if t.HasAsyncCompletions() {
+		applied, err := t.ApplyAsync()
+		ps.total.Add(int64(applied))
+		if err != nil {
+			return err
+		}
+	}
 	now := time.Now().UnixMilli()
 	waiting := th.rt.cfg.Task.MaxTaskIdleMs >= 0 && len(w.inputs) > 1
 	if waiting && !t.HasRecordsQueued() {

@@ -44,6 +44,7 @@ func (th *thread) buildTask(ctx context.Context, id processor.TaskID, lock sync.
 	cfg.Logger = th.log
 	cfg.Cache = th.cache
 	cfg.PebbleEnv = r.pebble
+	cfg.AsyncNotify = th.signal // async steps: a completed call is work for the thread (process.go)
 	if cfg.StateDir != "" {
 		if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 			return nil, nil, fmt.Errorf("task %s: state directory: %w", id, err)

@@ -415,6 +415,30 @@ func (t *Task) DrainAsync(ctx context.Context) error {
 	}
 }
 
+// AsyncCommitBound returns the offset of the oldest record of topic and partition that an
+// async step holds (admitted, not applied), false when it holds none: under at-least-once the
+// runtime commits no offset past it, so a crash makes that record (and the ones after it) be
+// processed again instead of lost, without waiting for the calls at every commit.
+func (t *Task) AsyncCommitBound(topic string, partition int32) (int64, bool) {
+	bound, found := int64(0), false
+	see := func(e *asyncEntry) {
+		if e.rc.hasMetadata && e.rc.topic == topic && e.rc.partition == partition && (!found || e.rc.offset < bound) {
+			bound, found = e.rc.offset, true
+		}
+	}
+	for _, s := range t.async.steps {
+		for _, e := range s.order {
+			see(e)
+		}
+		for _, kq := range s.keys {
+			for _, e := range kq.q {
+				see(e)
+			}
+		}
+	}
+	return bound, found
+}
+
 // AsyncStats are the figures of a task's async steps.
 type AsyncStats struct {
 	// InFlight is the number of calls running; Queued the records admitted and not yet

@@ -457,3 +457,46 @@ func TestAsyncBackpressureHotKey(t *testing.T) {
 		t.Errorf("paused time not counted: %+v", st)
 	}
 }
+
+// TestAsyncCommitBound: the bound of a partition is the offset of the oldest record an async
+// step holds; none once everything is applied.
+func TestAsyncCommitBound(t *testing.T) {
+	release := make(chan struct{})
+	p := &asyncProc{start: func(rec processor.FixedKeyRecord[string, string]) (func(context.Context) (string, error), error) {
+		v := rec.Value()
+		return func(ctx context.Context) (string, error) {
+			if v == "held" {
+				<-release
+			}
+			return v, nil
+		}, nil
+	}}
+	clock := int64(0)
+	tk, _ := newTask(t, asyncSpec(processor.AsyncOptions{}, p), &clock)
+	for i, v := range []string{"x", "held", "y", "z"} {
+		_ = tk.AddRecord(raw("in", int64(20+i), 1, "k"+strconv.Itoa(i), v))
+	}
+	for tk.HasRecordsQueued() {
+		if _, err := tk.Process(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for tk.AsyncPending() > 1 && time.Now().Before(deadline) {
+		<-tk.async.wake
+		_, _ = tk.ApplyAsync()
+	}
+	if b, ok := tk.AsyncCommitBound("in", 0); !ok || b != 21 {
+		t.Fatalf("bound %d %v, want 21", b, ok)
+	}
+	if _, ok := tk.AsyncCommitBound("in", 1); ok {
+		t.Fatal("bound for a partition without records")
+	}
+	close(release)
+	if err := tk.DrainAsync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tk.AsyncCommitBound("in", 0); ok {
+		t.Fatal("bound after the drain")
+	}
+}
