@@ -16,7 +16,7 @@
 // async rate over each sync rate.
 //
 // Usage: go run ./bench/cmd/asyncbench -bootstrap host:port [-records 200000] [-partitions 8]
-// [-latency 20ms] [-in-flight 16] [-sync-records 1000] [-service http|sleep]
+// [-latency 20ms] [-in-flight 16] [-sync-records 1000] [-service http|sleep] [-eos]
 package main
 
 import (
@@ -48,6 +48,7 @@ func main() {
 	latency := flag.Duration("latency", 20*time.Millisecond, "the service's time per call")
 	inFlight := flag.Int("in-flight", 16, "MaxInFlight of the async step (per task)")
 	service := flag.String("service", "http", "http (a local HTTP service) or sleep (in-process)")
+	eos := flag.Bool("eos", false, "exactly_once_v2 (commit.interval.ms 100) instead of at_least_once")
 	flag.Parse()
 	if *bootstrap == "" {
 		fail(fmt.Errorf("-bootstrap (or KAFKA_BOOTSTRAP_SERVERS) is required"))
@@ -59,6 +60,9 @@ func main() {
 	}
 	defer stop()
 	run := fmt.Sprintf("asyncbench-%d", time.Now().UnixNano())
+	if *eos {
+		guarantee = kstreams.ExactlyOnceV2
+	}
 
 	asyncRate := measure(addrs, run+"-async", *records, *partitions, 1, func(s kstream.KStream[string, string]) kstream.KStream[string, string] {
 		return s.MapValuesAsync(func(ctx context.Context, k, v string) (string, error) { return call(ctx, v) },
@@ -76,7 +80,7 @@ func main() {
 	sync1 := measure(addrs, run+"-sync1", *syncRecords, *partitions, 1, syncStep)
 	syncN := measure(addrs, run+"-syncN", *syncRecords, *partitions, *partitions, syncStep)
 	bound := float64(*partitions**inFlight) / latency.Seconds()
-	fmt.Printf("service %s, latency %v, %d partitions, MaxInFlight %d\n", *service, *latency, *partitions, *inFlight)
+	fmt.Printf("service %s, latency %v, %d partitions, MaxInFlight %d, %s\n", *service, *latency, *partitions, *inFlight, guarantee)
 	fmt.Printf("async (1 thread):        %9.0f records/s over %d records; bound %0.f/s: %.0f%% of it\n", asyncRate, *records, bound, 100*asyncRate/bound)
 	fmt.Printf("sync MapValues, 1 thread: %9.1f records/s over %d records; async/sync %.0fx\n", sync1, *syncRecords, asyncRate/sync1)
 	fmt.Printf("sync MapValues, %d threads: %8.1f records/s over %d records; async/sync %.0fx\n", *partitions, syncN, *syncRecords, asyncRate/syncN)
@@ -129,6 +133,9 @@ func newService(kind string, latency time.Duration, conns int) (func(context.Con
 	}, func() { _ = srv.Close() }, nil
 }
 
+// guarantee is the processing guarantee of every run.
+var guarantee = kstreams.AtLeastOnce
+
 // measure writes n records to a fresh topic, runs the topology step builds on threads stream
 // threads until caught up, and returns records per second.
 func measure(addrs []string, name string, n, partitions, threads int, step func(kstream.KStream[string, string]) kstream.KStream[string, string]) float64 {
@@ -174,7 +181,7 @@ func measure(addrs []string, name string, n, partitions, threads int, step func(
 	}
 	dir, _ := os.MkdirTemp("", "asyncbench-")
 	defer os.RemoveAll(dir)
-	app, err := kstreams.New(topo, kstreams.Config{ApplicationID: name, BootstrapServers: addrs, NumStreamThreads: threads, StateDir: dir,
+	app, err := kstreams.New(topo, kstreams.Config{ApplicationID: name, BootstrapServers: addrs, NumStreamThreads: threads, StateDir: dir, ProcessingGuarantee: guarantee,
 		CommitInterval: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		fail(err)
