@@ -256,8 +256,11 @@ func (r *dlqReader) wait(t testing.TB, n int, timeout time.Duration) []*sarama.C
 // A call's error and a call's timeout reach the processing handler as *processor.AsyncError
 // (key, partition, offset) and their input records the dead-letter topic, with Java's error
 // headers; the other records go on.
-func TestIntegrationAsyncErrorsDeadLetter(t *testing.T) {
-	b := kafkatest.Real(t)
+func TestIntegrationAsyncErrorsDeadLetter(t *testing.T) { checkAsyncErrors(t, kafkatest.Real(t)) }
+
+func TestEmbeddedAsyncErrorsDeadLetter(t *testing.T) { checkAsyncErrors(t, kafkatest.Embedded(t)) }
+
+func checkAsyncErrors(t *testing.T, b kafkatest.Broker) {
 	input, output, dlq, appID := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "dlq"), kafkatest.Name(t, "async-dlq")
 	createTopics(t, b, 1, input, output, dlq)
 	S := serde.String()
