@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
@@ -152,25 +153,37 @@ func (th *thread) commitTxn() error {
 	return nil
 }
 
-// drainAsync waits for the async steps of every task (Task.DrainAsync), at most half of
-// max.poll.interval.ms in all; calls are bounded by their own timeout. A drain that does not
-// finish fails the commit: the tasks are closed dirty and their records processed again.
+// drainAsync waits for the async steps of every task and applies what they hold, at most half
+// of max.poll.interval.ms in all (each call is bounded by its own timeout). The tasks are
+// drained side by side: each completion wakes the thread (Config.AsyncNotify), which applies
+// the completions of every task, so that one task's chain of calls for a key does not wait for
+// another's. A drain that does not finish fails the commit: the tasks are closed dirty and
+// their records processed again.
 func (th *thread) drainAsync() error {
-	var ctx context.Context
-	var cancel context.CancelFunc
-	for _, t := range th.tasks {
-		if t.AsyncPending() == 0 && !t.HasAsyncCompletions() {
-			continue
+	var deadline <-chan time.Time
+	for {
+		pending := 0
+		for _, t := range th.tasks {
+			if _, err := t.ApplyAsync(); err != nil {
+				return err
+			}
+			pending += t.AsyncPending()
 		}
-		if ctx == nil {
-			ctx, cancel = context.WithTimeout(context.Background(), th.maxPollInterval()/2)
-			defer cancel()
+		if pending == 0 {
+			return nil
 		}
-		if err := t.DrainAsync(ctx); err != nil {
-			return err
+		if deadline == nil {
+			timer := time.NewTimer(th.maxPollInterval() / 2)
+			defer timer.Stop()
+			deadline = timer.C
+		}
+		select {
+		case <-th.wake:
+		case <-time.After(idleWait): // a wake-up taken by another waiter
+		case <-deadline:
+			return fmt.Errorf("commit: %d records of async steps still pending after %v", pending, th.maxPollInterval()/2)
 		}
 	}
-	return nil
 }
 
 // asyncBound lowers the offset to commit for tp to the oldest record of tp an async step of t
