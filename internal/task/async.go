@@ -20,10 +20,12 @@ import (
 // and forwards downstream, on the task's goroutine, in per-key (or arrival) order. Calls run on
 // goroutines of their own and hand their results back through the task's completion list.
 //
-// The runtime sees four things: HasAsyncCompletions (work to do), ApplyAsync (also run by
-// Process), DrainAsync (the commit barrier and a clean close wait for every admitted record,
-// so committed offsets, outputs and store writes agree), and Close, which cancels what is in
-// flight. While a step holds too much (AsyncIntakePaused) Process takes no input.
+// The runtime sees HasAsyncCompletions (work to do), ApplyAsync (also run by Process),
+// AsyncPending (the commit barrier under exactly-once and a clean close apply completions until
+// nothing is pending, so committed offsets, outputs and store writes agree; DrainAsync does
+// that for one task), AsyncCommitBound (at-least-once commits no offset past a record still
+// held), and Close, which cancels what is in flight. While a step holds too much
+// (AsyncIntakePaused) Process takes no input.
 
 // asyncState is a task's async machinery.
 type asyncState struct {
