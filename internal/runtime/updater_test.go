@@ -149,6 +149,14 @@ func TestStateUpdaterRestoresBeside(t *testing.T) {
 	if u.job(j.id) != j || !u.restoring() {
 		t.Fatal("the updater does not hold the job it restores")
 	}
+	// While the restore is held, the query gets the job's lock and reads (it may not have been
+	// scheduled before: wait for its first read, not for a while).
+	for deadline := time.Now().Add(time.Minute); reads.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no query read the store while the restore was held")
+		}
+		time.Sleep(time.Millisecond) // polling interval, bounded by the deadline
+	}
 	// Between batches the store holds exactly the first three batches.
 	j.lock.Lock()
 	_, ok299, _ := kvOf(j).Get("k00299")
@@ -187,9 +195,6 @@ func TestStateUpdaterRestoresBeside(t *testing.T) {
 	}
 	if j.offsetSum() != n-1 {
 		t.Fatalf("job offset sum %d, want %d", j.offsetSum(), n-1)
-	}
-	if reads.Load() == 0 {
-		t.Fatal("no query read the store")
 	}
 }
 
