@@ -67,6 +67,14 @@ func ReadOnlyKeyValue[K, V any](s processor.StateStore) (store.ReadOnlyKeyValueS
 	if u, ok := store.QueryView[any, any](s); ok {
 		return ReadKV[K](u, PlainTo[V]), true
 	}
+	// Values of an interface type (any) from a typed store of keys K: its values boxed.
+	if reflect.TypeFor[V]().Kind() == reflect.Interface {
+		if q, ok := s.(interface {
+			QueryViewAny() store.ReadOnlyKeyValueStore[K, any]
+		}); ok {
+			return readSame[K](q.QueryViewAny(), PlainTo[V]), true
+		}
+	}
 	return nil, false
 }
 
