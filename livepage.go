@@ -21,8 +21,17 @@ import (
 //
 //	http.Handle("/kstreams/", app.LivePage())
 //
-// Under that path, "state.json" serves the snapshot the page polls (Metrics plus the recent
-// errors) and "topology.svg" the drawing. No Java counterpart.
+// The page lists the topology's stores and looks a string key up in one of them through
+// interactive queries (StateQuery with a KeyQuery, active tasks only), showing each local
+// task's value as JSON when it is JSON or marshals to it, else as text. The lookup shows the
+// application's data: mount the page only where those who may read that data reach it.
+//
+// Under that path, "state.json" serves the snapshot the page polls (Metrics, the stores and
+// the recent errors), "topology.svg" the drawing, and "lookup.json?store=NAME&key=KEY" a key
+// lookup: 200 with each local active task's answer; 400 without store or key, for a global
+// store, a store of other than string keys or not a key-value store; 404 for a store the
+// topology lacks; 503 when no local active task can answer yet; the JSON's Error field says
+// why. Every resource answers GET and HEAD only. No Java counterpart.
 func (k *KafkaStreams) LivePage() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -30,10 +39,18 @@ func (k *KafkaStreams) LivePage() http.Handler {
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/state.json"):
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(k.liveState())
+		case strings.HasSuffix(r.URL.Path, "/lookup.json"):
+			q := r.URL.Query()
+			_, haveKey := q["key"]
+			res, status := k.lookupKey(q.Get("store"), q.Get("key"), haveKey)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_ = json.NewEncoder(w).Encode(res)
 		case strings.HasSuffix(r.URL.Path, "/topology.svg"):
 			w.Header().Set("Content-Type", "image/svg+xml")
 			_, _ = w.Write([]byte(topologySVG(k.topology.Describe())))
@@ -54,12 +71,14 @@ type liveState struct {
 	Metrics       Metrics
 	State         string
 	Errors        []liveError
+	Stores        []liveStore
 	Topology      string
 }
 
 func (k *KafkaStreams) liveState() liveState {
 	m := k.Metrics()
-	s := liveState{ApplicationID: k.cfg.ApplicationID, Metrics: m, State: m.State.String(), Topology: k.topology.Describe().String()}
+	s := liveState{ApplicationID: k.cfg.ApplicationID, Metrics: m, State: m.State.String(), Topology: k.topology.Describe().String(),
+		Stores: k.liveStores()}
 	for _, e := range k.obs.Snapshot().Errors {
 		s.Errors = append(s.Errors, liveError{Time: e.Time, Kind: e.Kind, Where: e.Where, Response: e.Response, Message: e.Message})
 	}
@@ -143,6 +162,9 @@ th{background:#f4f4f4}
 .bar span{display:block;height:100%;background:#4a4}
 .state{font-weight:bold}
 #errors td{font-family:monospace;font-size:12px}
+#lookup{margin:.5em 0}
+#lk-result pre{margin:0;font-size:12px}
+.err{color:#a00}
 </style></head><body>
 <h1>kstreams: <span id="app"></span></h1>
 <p>Instance <span id="state" class="state"></span>, <span id="threads"></span>; updated <span id="time"></span></p>
@@ -150,12 +172,21 @@ th{background:#f4f4f4}
 <table id="threadtab"><thead><tr><th>Thread</th><th>State</th><th>Processed</th><th>Rate/s</th><th>Commits</th><th>Restored</th><th>Dead letters</th></tr></thead><tbody></tbody></table>
 <h2>Tasks</h2>
 <table id="tasks"><thead><tr><th>Task</th><th>Kind</th><th>Thread</th><th>Partitions</th><th>Processed</th><th>Rate/s</th><th>Lag</th><th>Buffered</th><th>Dropped</th><th>Dead letters</th><th>Restore</th></tr></thead><tbody></tbody></table>
+<h2>Stores</h2>
+<table id="stores"><thead><tr><th>Store</th><th>Kind</th><th>Keys</th><th>Values</th><th>Local tasks</th></tr></thead><tbody></tbody></table>
+<form id="lookup" method="get" action="">
+<label>Store <select id="lk-store" name="store"></select></label>
+<label>Key <input id="lk-key" name="key" autocomplete="off" size="30"></label>
+<button id="lk-go" type="submit">Look up</button>
+</form>
+<div id="lk-result"></div>
 <h2>Topology</h2>
-<img id="topology" src="topology.svg" alt="topology">
+<div id="topology" data-src="topology.svg"></div>
 <h2>Recent errors</h2>
 <table id="errors"><thead><tr><th>Time</th><th>Kind</th><th>Where</th><th>Response</th><th>Message</th></tr></thead><tbody></tbody></table>
 <script>
 function esc(s){return String(s).replace(/[&<>"]/g,function(c){return {"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;"}[c]})}
+function tid(x){return x&&typeof x==="object"?x.Subtopology+"_"+x.Partition:String(x)}
 function row(cells){return "<tr>"+cells.map(function(c){return "<td>"+c+"</td>"}).join("")+"</tr>"}
 function refresh(){
  fetch("state.json",{cache:"no-store"}).then(function(r){return r.json()}).then(function(s){
@@ -173,18 +204,59 @@ function refresh(){
     var restore="";
     if(k.RestoredRecords>0||k.RestoreRemainingRecords>0){
      var tot=k.RestoredRecords+k.RestoreRemainingRecords, pct=tot?Math.round(100*k.RestoredRecords/tot):100;
-     restore='<span class="bar" title="'+pct+'%"><span style="width:'+pct+'%"></span></span> '+k.RestoredRecords+"/"+tot;
+     restore='<span class="bar" title="'+pct+'%"><span style="width:'+pct+'%"></span></span> <span class="restored">'+k.RestoredRecords+"/"+tot+"</span>";
     }
-    tk+=row([esc(k.TaskID),esc(k.Kind),esc(t.Name),parts,k.ProcessedRecords,k.ProcessRate.toFixed(1),k.Lag<0?"?":k.Lag,k.BufferedRecords,k.DroppedRecords,k.DeadLetters,restore]);
+    tk+=row([esc(tid(k.TaskID)),esc(k.Kind),esc(t.Name),parts,k.ProcessedRecords,k.ProcessRate.toFixed(1),k.Lag<0?"?":k.Lag,k.BufferedRecords,k.DroppedRecords,k.DeadLetters,restore]);
    });
    th+=row([esc(t.Name),esc(t.State),t.Process.Total,t.Process.Rate.toFixed(1),t.Commit.Total,t.RestoredRecords,dl]);
   });
   document.querySelector("#threadtab tbody").innerHTML=th;
   document.querySelector("#tasks tbody").innerHTML=tk;
+  fillStores(s.Stores||[]);
   document.querySelector("#errors tbody").innerHTML=(s.Errors||[]).slice().reverse().map(function(e){
    return row([esc(new Date(e.Time).toLocaleTimeString()),esc(e.Kind),esc(e.Where),esc(e.Response),esc(e.Message)])}).join("");
  }).catch(function(){document.getElementById("state").textContent="unreachable"});
 }
+var storeNames=null, params=new URLSearchParams(location.search), wantStore=params.get("store");
+function fillStores(stores){
+ document.querySelector("#stores tbody").innerHTML=stores.map(function(st){
+  var tasks=(st.Tasks||[]).map(function(t){return esc(t.Task)+(t.State=="running"?"":" ("+esc(t.State)+")")}).join(", ");
+  return row([esc(st.Name),esc(st.Global?"global":(st.Kind||"?")),esc(st.KeyType||""),esc(st.ValueType||""),tasks]);
+ }).join("");
+ var names=stores.filter(function(st){return !st.Global}).map(function(st){return st.Name});
+ if(storeNames!==null&&names.join("\n")===storeNames.join("\n"))return;
+ storeNames=names;
+ var sel=document.getElementById("lk-store"), cur=sel.value||wantStore;
+ sel.innerHTML=names.map(function(n){return '<option value="'+esc(n)+'">'+esc(n)+"</option>"}).join("");
+ if(names.indexOf(cur)>=0)sel.value=cur;
+}
+function lookup(store,key){
+ var out=document.getElementById("lk-result");
+ out.innerHTML="<p>looking up…</p>";
+ fetch("lookup.json?store="+encodeURIComponent(store)+"&key="+encodeURIComponent(key),{cache:"no-store"}).then(function(r){return r.json()}).then(function(res){
+  var h="<p>Store <b>"+esc(res.Store)+"</b>, key <b>"+esc(res.Key)+"</b></p>";
+  if(res.Error)h+='<p class="err" id="lk-error">'+esc(res.Error)+"</p>";
+  if(res.Answers){
+   h+="<table><thead><tr><th>Task</th><th>Partition</th><th>Type</th><th>Value</th></tr></thead><tbody>";
+   res.Answers.forEach(function(a){
+    var v=a.Failure?'<span class="err">'+esc(a.Failure)+"</span>":!a.Found?"<i>no value here</i>":
+     a.JSON!==undefined?'<pre class="value">'+esc(JSON.stringify(a.JSON,null,2))+"</pre>":'<pre class="value">'+esc(a.Text)+"</pre>";
+    h+='<tr data-task="'+esc(a.Task)+'"><td>'+esc(a.Task)+"</td><td>"+a.Partition+"</td><td>"+esc(a.Type||"")+"</td><td>"+v+"</td></tr>";
+   });
+   h+="</tbody></table>";
+  }
+  out.innerHTML=h;
+ }).catch(function(e){out.innerHTML='<p class="err">'+esc(e)+"</p>"});
+}
+document.getElementById("lookup").addEventListener("submit",function(ev){
+ ev.preventDefault();
+ var store=document.getElementById("lk-store").value, key=document.getElementById("lk-key").value;
+ history.replaceState(null,"","?store="+encodeURIComponent(store)+"&key="+encodeURIComponent(key));
+ lookup(store,key);
+});
+if(wantStore!==null&&params.has("key")){document.getElementById("lk-key").value=params.get("key");lookup(wantStore,params.get("key"))}
+var topo=document.getElementById("topology");
+fetch(topo.dataset.src).then(function(r){return r.text()}).then(function(t){topo.innerHTML=t});
 refresh();setInterval(refresh,1000);
 </script></body></html>
 `
