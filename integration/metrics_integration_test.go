@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -54,11 +55,16 @@ func (p *storeProcessor) Close() error { return nil }
 
 func metricsTopology(t *testing.T, input, output string) *processor.Topology {
 	topo := processor.NewTopology()
+	windows, err := store.Stores.InMemoryWindowStore("Windows", time.Hour, time.Minute, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, err := range []error{
 		topo.AddSource("Source", []string{input}, processor.WithKeyDeserializer(serde.String()), processor.WithValueDeserializer(serde.Long())),
 		topo.AddProcessor("P", processor.ProcessorSupplierFunc[string, int64, string, int64](
 			func() processor.Processor[string, int64, string, int64] { return &storeProcessor{} }), "Source"),
 		topo.AddStateStore(store.Stores.KeyValueStoreBuilder(store.Stores.PersistentKeyValueStore("Latest"), serde.String(), serde.Long()), "P"),
+		topo.AddStateStore(store.Stores.WindowStoreBuilder(windows, serde.String(), serde.Long()), "P"), // unused: the live page's lookup refuses it
 		topo.AddSink("Sink", output, []string{"P"}, processor.WithKeySerializer(serde.String()), processor.WithValueSerializer(serde.Long())),
 	} {
 		if err != nil {
@@ -126,6 +132,7 @@ func checkMetrics(t *testing.T, b kafkatest.Broker) {
 	if m := app.Metrics(); m.State != kstreams.StateCreated || len(m.Threads) != 0 || m.RecordingLevel != "DEBUG" {
 		t.Fatalf("before Start: %+v", m)
 	}
+	lookupStatus(t, app, "store=Latest&key=k1", http.StatusServiceUnavailable, "not available")
 	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +302,7 @@ func checkLivePage(t *testing.T, app *kstreams.KafkaStreams, wantDropped int) {
 		return string(b)
 	}
 	page := get("")
-	if !strings.Contains(page, `fetch("state.json"`) || !strings.Contains(page, `src="topology.svg"`) ||
+	if !strings.Contains(page, `fetch("state.json"`) || !strings.Contains(page, `"topology.svg"`) ||
 		strings.Contains(page, "http://") || strings.Contains(page, "https://") {
 		t.Errorf("page does not poll state.json and embed the topology, or fetches from the network")
 	}
@@ -326,11 +333,53 @@ func checkLivePage(t *testing.T, app *kstreams.KafkaStreams, wantDropped int) {
 			t.Errorf("topology.svg lacks %s", node)
 		}
 	}
+	// The key lookup: k<i> holds i (its one record), but for the dropped values ending in 3.
+	for _, c := range []struct {
+		key   string
+		found bool
+		value string
+	}{{"k7", true, "7"}, {"k42", true, "42"}, {"k13", false, ""}, {"k<1>", false, ""}} {
+		var res struct {
+			Store, Key, Error string
+			Answers           []struct {
+				Task      string
+				Partition int32
+				Found     bool
+				Type      string
+				JSON      json.RawMessage
+			}
+		}
+		if err := json.Unmarshal([]byte(get("lookup.json?store=Latest&key="+url.QueryEscape(c.key))), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Store != "Latest" || res.Key != c.key || res.Error != "" || len(res.Answers) != 1 || res.Answers[0].Task != "0_0" ||
+			res.Answers[0].Found != c.found || c.found && (string(res.Answers[0].JSON) != c.value || res.Answers[0].Type != "int64") {
+			t.Errorf("lookup of %q: %+v, want found %v with %s", c.key, res, c.found, c.value)
+		}
+	}
+	lookupStatus(t, app, "store=Nope&key=a", http.StatusNotFound, `unknown store "Nope"`)
+	lookupStatus(t, app, "store=Latest", http.StatusBadRequest, "give the store and the key")
+	lookupStatus(t, app, "store=Windows&key=a", http.StatusBadRequest, `store "Windows" is not a key-value store`)
 	resp, err := http.Post(srv.URL+"/x/kstreams/state.json", "text/plain", nil)
 	if err == nil {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusMethodNotAllowed {
 			t.Errorf("POST: %s, want read-only", resp.Status)
 		}
+	}
+}
+
+// lookupStatus asks the live page's lookup.json with query and checks the status and that the
+// error names the cause.
+func lookupStatus(t *testing.T, app *kstreams.KafkaStreams, query string, status int, cause string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	app.LivePage().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/kstreams/lookup.json?"+query, nil))
+	var res struct{ Error string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
+		t.Fatalf("lookup.json?%s: %v (%s)", query, err, rec.Body)
+	}
+	if rec.Code != status || !strings.Contains(res.Error, cause) {
+		t.Errorf("lookup.json?%s: %d %q, want %d and an error saying %q", query, rec.Code, res.Error, status, cause)
 	}
 }
