@@ -16,7 +16,8 @@
 #   5. Kafka's own Kafka Streams system-test verifiers (EosTestDriver, SmokeTestDriver) against
 #      our ports of their clients (internal/systemtest/), on the plain broker: two variants, about
 #      4 to 7 minutes (every variant: make systemtest, scripts/systemtest.sh).
-# A missing prerequisite stops it with one line saying what is missing.
+# A missing prerequisite stops it with one line saying what is missing; headless Chromium (for the
+# live page's browser test) is installed with apt-get when missing and possible.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
@@ -41,6 +42,23 @@ unformatted=$("$gofmt_bin" -l $(git ls-files '*.go' 2>/dev/null || find . -name 
 go vet ./...
 
 mkdir -p .build
+# Headless Chromium for the live page's browser test (TestEmbeddedLivePageBrowser in
+# integration/): Debian's package, installed when missing where apt-get can (as root, as CI
+# runs); without it the test skips, except in CI (CI set), where it fails.
+if ! command -v chromium >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		step "installing Debian's chromium for the live page's browser test (apt-get)"
+		if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } \
+			>.build/apt-chromium.log 2>&1; then
+			tail -n 20 .build/apt-chromium.log >&2
+			die "apt-get install chromium failed (log: .build/apt-chromium.log)"
+		fi
+	elif [ -n "${CI:-}" ]; then
+		die "chromium not found, and apt-get cannot install it here: the live page's browser test needs it (Debian: apt-get install chromium)"
+	else
+		echo "make test: chromium not found: the live page's browser test skips (Debian: apt-get install chromium)" >&2
+	fi
+fi
 step "Confluent's JavaScript serdes (Avro, Protobuf, JSON Schema) for the serde cross-checks (npm ci)"
 if ! npm ci --prefix serde/avro/testdata/js --no-audit --no-fund >.build/npm-avro.log 2>&1; then
 	tail -n 20 .build/npm-avro.log >&2
