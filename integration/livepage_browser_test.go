@@ -107,8 +107,9 @@ const lookupAnswer = `({Values:Array.from(document.querySelectorAll("#lk-result 
 // one on an empty state directory restores the store, held after its first restore batch:
 // the page shows that task restoring, its bar at the batch's share of the changelog
 // partition's end offset (asked of the broker); released, the page shows the four tasks
-// running and the task restored to that end offset; the drawing has every node of the
-// topology; and a key typed into the lookup form answers the generator's count.
+// running and the task restored to that end offset; 500 more lines are counted on top of the
+// restored counts, the page's thread row showing them processed; the drawing has every node of the topology; and a key typed into the
+// lookup form answers the generator's count.
 func TestEmbeddedLivePageBrowser(t *testing.T) {
 	chrome := chromium(t)
 	b := kafkatest.Embedded(t)
@@ -223,6 +224,17 @@ func TestEmbeddedLivePageBrowser(t *testing.T) {
 		return slices.Equal(ids, wantTasks) && strings.HasSuffix(r.Cells[10], fmt.Sprintf(" %d/%d", total, total)) && r.Bar == "100%"
 	})
 	poll(t, bctx, "the instance running", `document.getElementById("state").textContent`, func(s string) bool { return s == "RUNNING" })
+	// More lines, counted on top of the restored counts: the thread processes each line once
+	// in sub-topology 0 and each of its words once in sub-topology 1.
+	const more = 500
+	wantProcessed := int64(more)
+	for w, n := range produceLines(t, b, input, more, 27) {
+		want[w] += n
+		wantProcessed += n
+	}
+	out.waitFinal(t, want, time.Minute, app.Err)
+	poll(t, bctx, "the records processed", `Array.from(document.querySelectorAll("#threadtab tbody tr")).map(function(tr){return tr.cells[2].textContent})`,
+		func(processed []string) bool { return slices.Equal(processed, []string{fmt.Sprint(wantProcessed)}) })
 
 	// 3. The topology drawn: every node's box.
 	poll(t, bctx, "the topology drawn", `Array.from(document.querySelectorAll("#topology svg text")).map(function(e){return e.textContent})`, func(names []string) bool {
