@@ -29,6 +29,30 @@ type Metrics struct {
 	// Stores are the state stores' call latencies: recorded at DEBUG and TRACE only, sorted
 	// by task and store.
 	Stores []StoreMetrics
+	// Nodes are the processor nodes that record: source and terminal nodes (sinks, processors
+	// without children) always, for the end-to-end latency, every node at DEBUG and TRACE;
+	// sorted by task and node.
+	Nodes []NodeMetrics
+}
+
+// NodeMetrics are one processor node's figures in one task. Java: stream-processor-node-metrics.
+type NodeMetrics struct {
+	// TaskID and Node name the node.
+	TaskID processor.TaskID
+	Node   string
+	// ProcessedRecords counts the records the node processed and ProcessRate them per second
+	// over the last 30 s; recorded at DEBUG and TRACE, 0 at INFO (Java: process-total,
+	// process-rate).
+	ProcessedRecords int64
+	ProcessRate      float64
+	// E2ERecords counts the records whose end-to-end latency was recorded: at source and
+	// terminal nodes, every record reaching them (0 at other nodes). The latency of a record is
+	// the wall-clock time when the task processes it minus its timestamp, in whole ms (can be
+	// negative for a timestamp in the future). E2ELatencyAvg is the average since the task
+	// started, E2ELatencyMin and E2ELatencyMax the least and largest over the last 30 s (0 when
+	// no record came then). Java: record-e2e-latency-avg, -min, -max (KIP-613).
+	E2ERecords                                  int64
+	E2ELatencyAvg, E2ELatencyMin, E2ELatencyMax time.Duration
 }
 
 // ThreadMetrics are one stream thread's figures. Java: stream-thread-metrics.
@@ -125,6 +149,11 @@ func (k *KafkaStreams) Metrics() Metrics {
 			tm.Tasks = append(tm.Tasks, task)
 		}
 		m.Threads = append(m.Threads, tm)
+	}
+	for _, n := range s.Nodes {
+		m.Nodes = append(m.Nodes, NodeMetrics{TaskID: n.Task, Node: n.Node, ProcessedRecords: n.Process.Total, ProcessRate: n.Process.Rate,
+			E2ERecords: n.E2E.Count, E2ELatencyAvg: time.Duration(n.E2E.Avg * float64(time.Millisecond)),
+			E2ELatencyMin: time.Duration(n.E2E.Min) * time.Millisecond, E2ELatencyMax: time.Duration(n.E2E.Max) * time.Millisecond})
 	}
 	for _, st := range s.Stores {
 		sm := StoreMetrics{TaskID: st.Task, Store: st.Store, Type: st.Type, Operations: map[string]OperationMetrics{}}

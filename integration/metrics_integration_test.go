@@ -133,6 +133,7 @@ func checkMetrics(t *testing.T, b kafkatest.Broker) {
 		t.Fatalf("before Start: %+v", m)
 	}
 	lookupStatus(t, app, "store=Latest&key=k1", http.StatusServiceUnavailable, "not available")
+	started := time.Now().UnixMilli()
 	if err := app.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +141,7 @@ func checkMetrics(t *testing.T, b kafkatest.Broker) {
 		th, task, ok := oneTask(m)
 		return ok && task.ProcessedRecords == n && th.Commit.Total > 0 && m.State == kstreams.StateRunning
 	})
+	checkNodeMetrics(t, m, n, wantDropped, started, time.Now().UnixMilli())
 	out := readRaw(t, b, output, n-wantDropped, time.Minute)
 	th, task, _ := oneTask(m)
 	if m.AliveStreamThreads != 1 || m.FailedStreamThreads != 0 || th.State != "RUNNING" {
@@ -184,6 +186,8 @@ func checkMetrics(t *testing.T, b kafkatest.Broker) {
 	checkValue(t, fams, "kstreams_task_dead_letters_total", map[string]string{"task": "0_0"}, float64(wantDropped))
 	checkValue(t, fams, "kstreams_task_process_total", map[string]string{"task": "0_0"}, n)
 	checkValue(t, fams, "kstreams_state_store_latency_seconds", map[string]string{"store": "Latest", "op": "put"}, float64(n-wantDropped))
+	checkValue(t, fams, "kstreams_node_process_total", map[string]string{"task": "0_0", "node": "P"}, n)
+	checkValue(t, fams, "kstreams_node_process_total", map[string]string{"task": "0_0", "node": "Sink"}, float64(n-wantDropped))
 	checkLivePage(t, app, wantDropped)
 	closeApp(t, app)
 
@@ -381,5 +385,60 @@ func lookupStatus(t *testing.T, app *kstreams.KafkaStreams, query string, status
 	}
 	if rec.Code != status || !strings.Contains(res.Error, cause) {
 		t.Errorf("lookup.json?%s: %d %q, want %d and an error saying %q", query, rec.Code, res.Error, status, cause)
+	}
+}
+
+// checkNodeMetrics checks the processor nodes' figures after the run (at DEBUG): Source and P
+// processed the n records, Sink the ones P kept; the end-to-end latency is recorded at the
+// source and the sink (terminal) only, once per record reaching them. Record i has timestamp
+// 1000+i ms (producePoisoned) and was processed at a wall-clock time between started and
+// done, so its latency lies in [started-1000-i, done-1000-i]: the minimum, maximum and
+// average over the records are bounded accordingly.
+func checkNodeMetrics(t *testing.T, m kstreams.Metrics, n, wantDropped int, started, done int64) {
+	t.Helper()
+	nodes := map[string]kstreams.NodeMetrics{}
+	for _, nm := range m.Nodes {
+		if nm.TaskID == (processor.TaskID{}) {
+			nodes[nm.Node] = nm
+		}
+	}
+	var kept []int
+	for i := 0; i < n; i++ {
+		if i%10 != 3 {
+			kept = append(kept, i)
+		}
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	for _, c := range []struct {
+		node      string
+		processed int
+		e2e       []int // the indexes of the records whose latency the node records
+	}{{"Source", n, all}, {"P", n, nil}, {"Sink", n - wantDropped, kept}} {
+		nm, ok := nodes[c.node]
+		if !ok {
+			t.Errorf("no metrics of node %s: %+v", c.node, m.Nodes)
+			continue
+		}
+		if nm.ProcessedRecords != int64(c.processed) || nm.E2ERecords != int64(len(c.e2e)) {
+			t.Errorf("node %s: %d processed, %d latencies; want %d and %d", c.node, nm.ProcessedRecords, nm.E2ERecords, c.processed, len(c.e2e))
+		}
+		if len(c.e2e) == 0 {
+			continue
+		}
+		first, last, sum := c.e2e[0], c.e2e[len(c.e2e)-1], 0
+		for _, i := range c.e2e {
+			sum += i
+		}
+		mean := float64(sum) / float64(len(c.e2e))
+		lo, hi, avg := nm.E2ELatencyMin.Milliseconds(), nm.E2ELatencyMax.Milliseconds(), float64(nm.E2ELatencyAvg)/float64(time.Millisecond)
+		if lo < started-1000-int64(last) || lo > done-1000-int64(last) || hi < started-1000-int64(first) || hi > done-1000-int64(first) ||
+			avg < float64(started-1000)-mean-1 || avg > float64(done-1000)-mean+1 {
+			t.Errorf("node %s: end-to-end latency min %d, max %d, avg %.1f ms; want min in [%d, %d], max in [%d, %d], avg in [%.1f, %.1f]",
+				c.node, lo, hi, avg, started-1000-int64(last), done-1000-int64(last), started-1000-int64(first), done-1000-int64(first),
+				float64(started-1000)-mean, float64(done-1000)-mean)
+		}
 	}
 }

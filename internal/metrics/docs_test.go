@@ -22,6 +22,7 @@ func TestDocsCoverEveryFamily(t *testing.T) {
 	th.PublishTasks([]TaskStats{{ID: processor.TaskID{}, Kind: "active", Lag: 2, Async: true, AsyncInFlight: 1}})
 	r.AsyncCall(20 * time.Millisecond)
 	r.Store(processor.TaskID{}, "s", "pebble").Op(Put).Record(1, time.Microsecond)
+	r.Node(processor.TaskID{}, "n", true).Processed(10, 7)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(r)
 	mfs, err := reg.Gather()
@@ -68,6 +69,10 @@ func TestInfoLevelExportsInfoFamilies(t *testing.T) {
 	if s := r.Store(processor.TaskID{}, "s", "pebble"); s != nil {
 		t.Fatal("a store sensor at INFO")
 	}
+	if n := r.Node(processor.TaskID{}, "inner", false); n != nil {
+		t.Fatal("an inner node's sensor at INFO")
+	}
+	r.Node(processor.TaskID{}, "sink", true).Processed(10, 7)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(r)
 	mfs, _ := reg.Gather()

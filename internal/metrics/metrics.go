@@ -154,6 +154,7 @@ type Registry struct {
 	mu       sync.Mutex
 	threads  map[string]*Thread
 	stores   map[storeKey]*StoreOps
+	nodes    map[nodeKey]*Node
 	lastTick time.Time
 	errors   []ErrorEvent // the last maxErrors, oldest first
 }
@@ -349,6 +350,7 @@ func (r *Registry) tickLocked(now time.Time) {
 			s.ops[i].tick(now)
 		}
 	}
+	r.tickNodes(now)
 }
 
 // StoreOp names a state-store operation (Java: the store-level sensors).
@@ -413,6 +415,7 @@ type Snapshot struct {
 	AliveThreads, Failed int
 	Threads              []ThreadSnapshot
 	Stores               []StoreSnapshot
+	Nodes                []NodeSnapshot
 	Errors               []ErrorEvent // newest last
 }
 
@@ -467,6 +470,7 @@ func (r *Registry) Snapshot() Snapshot {
 		}
 		s.Stores = append(s.Stores, ss)
 	}
+	s.Nodes = r.nodeSnapshots(now)
 	slices.SortFunc(s.Stores, func(a, b StoreSnapshot) int {
 		if c := a.Task.Compare(b.Task); c != 0 {
 			return c

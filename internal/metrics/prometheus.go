@@ -29,6 +29,7 @@ type families struct {
 	taskEnforced, taskRestored, taskDead, taskLag           family
 	storeLatency, storeLatencyMax                           family
 	asyncInFlight, asyncQueued, asyncPaused, asyncLatency   family
+	nodeProcessed, nodeE2EAvg, nodeE2EMin, nodeE2EMax       family
 }
 
 var threadOps = [4]string{"process", "poll", "commit", "punctuate"}
@@ -77,6 +78,11 @@ func (r *Registry) families() *families {
 	st := []string{"task", "store", "store_type", "op"}
 	f.storeLatency = r.fam("kstreams_state_store_latency_seconds", "Time in store calls by operation (label op: put, put-if-absent, put-all, get, delete, range, prefix-scan, all, flush). Java: stream-state-metrics <op>-latency-avg (sum/count) and <op>-rate.", Debug, st...)
 	f.storeLatencyMax = r.fam("kstreams_state_store_latency_max_seconds", "Longest store call in the last 30 s by operation. Java: stream-state-metrics <op>-latency-max.", Debug, st...)
+	nd := []string{"task", "node"}
+	f.nodeProcessed = r.fam("kstreams_node_process_total", "Records the processor node processed. Java: stream-processor-node-metrics process-total (rate: process-rate).", Debug, nd...)
+	f.nodeE2EAvg = r.fam("kstreams_node_record_e2e_latency_avg_seconds", "Average end-to-end latency (wall-clock time at processing minus the record's timestamp) of the records reaching a source or terminal node, since the task started. Java: stream-processor-node-metrics record-e2e-latency-avg (KIP-613).", Info, nd...)
+	f.nodeE2EMin = r.fam("kstreams_node_record_e2e_latency_min_seconds", "Least end-to-end latency at a source or terminal node in the last 30 s. Java: stream-processor-node-metrics record-e2e-latency-min (KIP-613).", Info, nd...)
+	f.nodeE2EMax = r.fam("kstreams_node_record_e2e_latency_max_seconds", "Largest end-to-end latency at a source or terminal node in the last 30 s. Java: stream-processor-node-metrics record-e2e-latency-max (KIP-613).", Info, nd...)
 	return f
 }
 
@@ -114,6 +120,10 @@ func init() {
 		FamilyDoc{"kstreams_async_call_latency_seconds", "", "(none)", Info},
 		FamilyDoc{"kstreams_state_store_latency_seconds", "stream-state-metrics", "<op>-latency-avg, <op>-rate", Debug},
 		FamilyDoc{"kstreams_state_store_latency_max_seconds", "stream-state-metrics", "<op>-latency-max", Debug},
+		FamilyDoc{"kstreams_node_process_total", "stream-processor-node-metrics", "process-total, process-rate", Debug},
+		FamilyDoc{"kstreams_node_record_e2e_latency_avg_seconds", "stream-processor-node-metrics", "record-e2e-latency-avg", Info},
+		FamilyDoc{"kstreams_node_record_e2e_latency_min_seconds", "stream-processor-node-metrics", "record-e2e-latency-min", Info},
+		FamilyDoc{"kstreams_node_record_e2e_latency_max_seconds", "stream-processor-node-metrics", "record-e2e-latency-max", Info},
 	)
 }
 
@@ -178,6 +188,14 @@ func (r *Registry) Collect(ch chan<- prometheus.Metric) {
 			buckets[ub] = cum
 		}
 		ch <- prometheus.MustNewConstHistogram(f.asyncLatency.desc, h.count.Load(), float64(h.sumNs.Load())/1e9, buckets)
+	}
+	for _, n := range s.Nodes {
+		emit(f.nodeProcessed, prometheus.CounterValue, float64(n.Process.Total), n.Task.String(), n.Node)
+		if n.E2E.Count > 0 {
+			emit(f.nodeE2EAvg, prometheus.GaugeValue, n.E2E.Avg/1e3, n.Task.String(), n.Node)
+			emit(f.nodeE2EMin, prometheus.GaugeValue, float64(n.E2E.Min)/1e3, n.Task.String(), n.Node)
+			emit(f.nodeE2EMax, prometheus.GaugeValue, float64(n.E2E.Max)/1e3, n.Task.String(), n.Node)
+		}
 	}
 	if r.Level >= Debug {
 		r.mu.Lock()

@@ -40,10 +40,14 @@ type node struct {
 	// get a pointer to them); kept in the node so that they need no allocation of their own.
 	// Reset after each record: the output record owns what they held.
 	sinkHeaders serde.Headers
+	// sensors are the node's metrics (records processed at DEBUG; the end-to-end latency at
+	// source and terminal nodes); nil when nothing is recorded.
+	sensors *metrics.Node
 }
 
 func (n *node) init() error {
 	t := n.task
+	n.sensors = t.cfg.Metrics.Node(t.id, n.spec.Name, n.spec.Kind == SourceNode || len(n.children) == 0)
 	switch n.spec.Kind {
 	case SourceNode:
 		n.keyDeser, n.valueDeser = n.spec.KeyDeserializer, n.spec.ValueDeserializer
@@ -111,6 +115,7 @@ func (n *node) process(rec processor.Record[any, any]) error {
 	prev := t.current
 	t.current = n
 	defer func() { t.current = prev }()
+	n.sensors.Processed(t.systemTimeMs, rec.Timestamp)
 	var err error
 	switch n.spec.Kind {
 	case SourceNode:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/internal/wc"
 	"github.com/kstreams-go/kstreams/processor"
@@ -58,7 +59,16 @@ func (c *sliceCollector) PartitionsFor(string) (int32, error) { return 1, nil }
 // partition: a task of the split sub-topology whose repartition records are fed to a task of
 // the counting sub-topology (Pebble store in a temporary directory, 10 MiB record cache, a
 // cache-only commit every 10 000 lines). One op is one 10-word line.
-func BenchmarkWordCountTasks(b *testing.B) {
+func BenchmarkWordCountTasks(b *testing.B) { benchWordCountTasks(b, nil) }
+
+// BenchmarkWordCountTasksInfo is BenchmarkWordCountTasks with a metrics registry at INFO (the
+// default recording level): what the sensors recorded per record (the end-to-end latency at
+// source and terminal nodes) cost, beside it.
+func BenchmarkWordCountTasksInfo(b *testing.B) {
+	benchWordCountTasks(b, metrics.New("bench", metrics.Info))
+}
+
+func benchWordCountTasks(b *testing.B, reg *metrics.Registry) {
 	lines := benchLines(100_000)
 	topo, err := wc.Topology("lines", "counts")
 	if err != nil {
@@ -72,7 +82,7 @@ func BenchmarkWordCountTasks(b *testing.B) {
 		}
 		tk, err := task.New(processor.TaskID{Subtopology: group, Partition: 0}, spec, task.Config{
 			ApplicationID: "bench", AppConfigs: map[string]string{"processing.guarantee": "at_least_once"},
-			StateDir: b.TempDir(), Collector: coll, Cache: rc, Clock: func() int64 { return 0 },
+			StateDir: b.TempDir(), Collector: coll, Cache: rc, Clock: func() int64 { return 0 }, Metrics: reg,
 		})
 		if err != nil {
 			b.Fatal(err)
