@@ -127,6 +127,12 @@ type StoreMetrics struct {
 	// "delete", "range", "all", "flush"); operations never called are left out. Java:
 	// <op>-rate, <op>-latency-avg, <op>-latency-max.
 	Operations map[string]OperationMetrics
+	// CacheHitRatioAvg, CacheHitRatioMin and CacheHitRatioMax are the store's record-cache
+	// hit ratio (0 to 1: hits over reads so far, taken at each hit; key-value stores with a
+	// cache): the average since the task started, the least and largest over the last 30 s;
+	// all 0 when the cache answered no read. Java: stream-record-cache-metrics hit-ratio-avg,
+	// -min, -max.
+	CacheHitRatioAvg, CacheHitRatioMin, CacheHitRatioMax float64
 }
 
 // Metrics returns a snapshot of the instance's metrics; before Start it has the state and no
@@ -156,7 +162,8 @@ func (k *KafkaStreams) Metrics() Metrics {
 			E2ELatencyMin: time.Duration(n.E2E.Min) * time.Millisecond, E2ELatencyMax: time.Duration(n.E2E.Max) * time.Millisecond})
 	}
 	for _, st := range s.Stores {
-		sm := StoreMetrics{TaskID: st.Task, Store: st.Store, Type: st.Type, Operations: map[string]OperationMetrics{}}
+		sm := StoreMetrics{TaskID: st.Task, Store: st.Store, Type: st.Type, Operations: map[string]OperationMetrics{},
+			CacheHitRatioAvg: st.CacheHitRatio.Avg, CacheHitRatioMin: st.CacheHitRatio.Min, CacheHitRatioMax: st.CacheHitRatio.Max}
 		for op, o := range st.Ops {
 			sm.Operations[op] = opMetrics(o)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -118,6 +119,8 @@ type cachingKeyValueStore struct {
 	cacheSlot
 	listener      CacheFlushListener[[]byte, []byte]
 	sendOldValues bool
+	// sensors record the cache's hit ratio at DEBUG (nil: not recorded).
+	sensors *metrics.StoreOps
 }
 
 var (
@@ -156,6 +159,7 @@ func (c *cachingKeyValueStore) Init(ctx processor.StateStoreContext, root proces
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
 		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
+		c.sensors = storeSensors(ctx, c.Name(), c.inner.Persistent())
 	}
 	return c.inner.Init(ctx, root)
 }
@@ -244,7 +248,11 @@ func (c *cachingKeyValueStore) put(key, value []byte) error {
 
 // get reads key from the cache, or from below (caching a present value as a clean entry).
 func (c *cachingKeyValueStore) get(key []byte) ([]byte, error) {
-	if e := c.cache.Get(c.namespace, key); e != nil {
+	e := c.cache.Get(c.namespace, key)
+	if c.sensors != nil {
+		c.sensors.CacheGet(e != nil)
+	}
+	if e != nil {
 		return e.Value(), nil
 	}
 	v, _, err := c.inner.Get(key)

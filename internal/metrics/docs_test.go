@@ -22,6 +22,7 @@ func TestDocsCoverEveryFamily(t *testing.T) {
 	th.PublishTasks([]TaskStats{{ID: processor.TaskID{}, Kind: "active", Lag: 2, Async: true, AsyncInFlight: 1}})
 	r.AsyncCall(20 * time.Millisecond)
 	r.Store(processor.TaskID{}, "s", "pebble").Op(Put).Record(1, time.Microsecond)
+	r.Store(processor.TaskID{}, "s", "pebble").CacheGet(true)
 	r.Node(processor.TaskID{}, "n", true).Processed(10, 7)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(r)

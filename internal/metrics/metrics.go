@@ -10,6 +10,7 @@ package metrics
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -349,6 +350,7 @@ func (r *Registry) tickLocked(now time.Time) {
 		for i := range s.ops {
 			s.ops[i].tick(now)
 		}
+		s.hitRatio.tick(now)
 	}
 	r.tickNodes(now)
 }
@@ -385,6 +387,25 @@ type StoreOps struct {
 	Task        processor.TaskID
 	Store, Type string
 	ops         [numStoreOps]Op
+	// hits and misses count the reads of the store's record cache (written by the task's
+	// goroutine only); hitRatio is the hit ratio recorded at each hit, scaled by ratioScale.
+	hits, misses int64
+	hitRatio     latency
+}
+
+// ratioScale turns a ratio into the integer the latency sensor keeps (six decimals).
+const ratioScale = 1e6
+
+// CacheGet records a read of the store's record cache (DEBUG): on a hit, the ratio of hits to
+// reads so far, as Java's NamedCache records its hit-ratio sensor (on hits only). Called by
+// the goroutine processing the task.
+func (s *StoreOps) CacheGet(hit bool) {
+	if !hit {
+		s.misses++
+		return
+	}
+	s.hits++
+	s.hitRatio.record(int64(math.Round(float64(s.hits) / float64(s.hits+s.misses) * ratioScale)))
 }
 
 // Op returns the sensor of operation o.
@@ -403,6 +424,7 @@ func (r *Registry) Store(task processor.TaskID, store, typ string) *StoreOps {
 		return s
 	}
 	s := &StoreOps{Task: task, Store: store, Type: typ}
+	s.hitRatio.reset()
 	r.stores[k] = s
 	return s
 }
@@ -435,6 +457,16 @@ type StoreSnapshot struct {
 	Task        processor.TaskID
 	Store, Type string
 	Ops         map[string]OpStats // by Java's operation name; operations never called left out
+	// CacheHitRatio is the record cache's hit ratio (recorded at each hit; Count 0 when the
+	// store has no cache or no hit): its average since the task started, its least and
+	// largest over the window.
+	CacheHitRatio RatioStats
+}
+
+// RatioStats are a ratio sensor's figures.
+type RatioStats struct {
+	Count         int64
+	Avg, Min, Max float64
 }
 
 // Snapshot reads the registry.
@@ -463,6 +495,9 @@ func (r *Registry) Snapshot() Snapshot {
 	slices.SortFunc(s.Threads, func(a, b ThreadSnapshot) int { return strings.Compare(a.Name, b.Name) })
 	for _, st := range r.stores {
 		ss := StoreSnapshot{Task: st.Task, Store: st.Store, Type: st.Type, Ops: map[string]OpStats{}}
+		if hr := st.hitRatio.stats(now); hr.Count > 0 {
+			ss.CacheHitRatio = RatioStats{Count: hr.Count, Avg: hr.Avg / ratioScale, Min: float64(hr.Min) / ratioScale, Max: float64(hr.Max) / ratioScale}
+		}
 		for i := range st.ops {
 			if st.ops[i].count.Load() > 0 {
 				ss.Ops[StoreOp(i).String()] = st.ops[i].stats(now)

@@ -30,6 +30,7 @@ type families struct {
 	storeLatency, storeLatencyMax                           family
 	asyncInFlight, asyncQueued, asyncPaused, asyncLatency   family
 	nodeProcessed, nodeE2EAvg, nodeE2EMin, nodeE2EMax       family
+	cacheHitAvg, cacheHitMin, cacheHitMax                   family
 }
 
 var threadOps = [4]string{"process", "poll", "commit", "punctuate"}
@@ -78,6 +79,10 @@ func (r *Registry) families() *families {
 	st := []string{"task", "store", "store_type", "op"}
 	f.storeLatency = r.fam("kstreams_state_store_latency_seconds", "Time in store calls by operation (label op: put, put-if-absent, put-all, get, delete, range, prefix-scan, all, flush). Java: stream-state-metrics <op>-latency-avg (sum/count) and <op>-rate.", Debug, st...)
 	f.storeLatencyMax = r.fam("kstreams_state_store_latency_max_seconds", "Longest store call in the last 30 s by operation. Java: stream-state-metrics <op>-latency-max.", Debug, st...)
+	rc := []string{"task", "store"}
+	f.cacheHitAvg = r.fam("kstreams_record_cache_hit_ratio_avg", "Average hit ratio of the store's record cache (hits over reads so far, recorded at each hit) since the task started. Java: stream-record-cache-metrics hit-ratio-avg.", Debug, rc...)
+	f.cacheHitMin = r.fam("kstreams_record_cache_hit_ratio_min", "Least hit ratio of the store's record cache in the last 30 s. Java: stream-record-cache-metrics hit-ratio-min.", Debug, rc...)
+	f.cacheHitMax = r.fam("kstreams_record_cache_hit_ratio_max", "Largest hit ratio of the store's record cache in the last 30 s. Java: stream-record-cache-metrics hit-ratio-max.", Debug, rc...)
 	nd := []string{"task", "node"}
 	f.nodeProcessed = r.fam("kstreams_node_process_total", "Records the processor node processed. Java: stream-processor-node-metrics process-total (rate: process-rate).", Debug, nd...)
 	f.nodeE2EAvg = r.fam("kstreams_node_record_e2e_latency_avg_seconds", "Average end-to-end latency (wall-clock time at processing minus the record's timestamp) of the records reaching a source or terminal node, since the task started. Java: stream-processor-node-metrics record-e2e-latency-avg (KIP-613).", Info, nd...)
@@ -120,6 +125,9 @@ func init() {
 		FamilyDoc{"kstreams_async_call_latency_seconds", "", "(none)", Info},
 		FamilyDoc{"kstreams_state_store_latency_seconds", "stream-state-metrics", "<op>-latency-avg, <op>-rate", Debug},
 		FamilyDoc{"kstreams_state_store_latency_max_seconds", "stream-state-metrics", "<op>-latency-max", Debug},
+		FamilyDoc{"kstreams_record_cache_hit_ratio_avg", "stream-record-cache-metrics", "hit-ratio-avg", Debug},
+		FamilyDoc{"kstreams_record_cache_hit_ratio_min", "stream-record-cache-metrics", "hit-ratio-min", Debug},
+		FamilyDoc{"kstreams_record_cache_hit_ratio_max", "stream-record-cache-metrics", "hit-ratio-max", Debug},
 		FamilyDoc{"kstreams_node_process_total", "stream-processor-node-metrics", "process-total, process-rate", Debug},
 		FamilyDoc{"kstreams_node_record_e2e_latency_avg_seconds", "stream-processor-node-metrics", "record-e2e-latency-avg", Info},
 		FamilyDoc{"kstreams_node_record_e2e_latency_min_seconds", "stream-processor-node-metrics", "record-e2e-latency-min", Info},
@@ -207,6 +215,11 @@ func (r *Registry) Collect(ch chan<- prometheus.Metric) {
 		for _, st := range s.Stores {
 			for op, os := range st.Ops {
 				emit(f.storeLatencyMax, prometheus.GaugeValue, os.LatencyMax.Seconds(), st.Task.String(), st.Store, st.Type, op)
+			}
+			if hr := st.CacheHitRatio; hr.Count > 0 {
+				emit(f.cacheHitAvg, prometheus.GaugeValue, hr.Avg, st.Task.String(), st.Store)
+				emit(f.cacheHitMin, prometheus.GaugeValue, hr.Min, st.Task.String(), st.Store)
+				emit(f.cacheHitMax, prometheus.GaugeValue, hr.Max, st.Task.String(), st.Store)
 			}
 		}
 		for _, st := range stores {
