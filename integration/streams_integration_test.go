@@ -121,20 +121,7 @@ func createTopics(t testing.TB, b kafkatest.Broker, partitions int32, topics ...
 // createTopicsWith is createTopics on the brokers addrs with the client configuration cfg.
 func createTopicsWith(t testing.TB, addrs []string, cfg *sarama.Config, partitions int32, topics ...string) {
 	t.Helper()
-	admin, err := sarama.NewClusterAdmin(addrs, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	keep := "-1"
-	for _, tp := range topics {
-		detail := &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1,
-			ConfigEntries: map[string]*string{"retention.ms": &keep}}
-		if err := admin.CreateTopic(tp, detail, false); err != nil {
-			t.Fatalf("create %s: %v", tp, err)
-		}
-	}
-	kafkatest.WaitTopicsReady(t, addrs, cfg, topics...)
+	kafkatest.CreateTopicsWith(t, addrs, cfg, partitions, kafkatest.KeepForever(), topics...)
 }
 
 // produceLines writes n random lines over a vocabulary and returns the expected counts.

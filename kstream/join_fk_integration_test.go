@@ -34,15 +34,7 @@ func TestForeignKeyJoinMultiPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, topic := range []string{"fkmp-left", "fkmp-right", "fkmp-inner", "fkmp-left-out"} {
-		if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 3, ReplicationFactor: 1}, false); err != nil {
-			t.Fatal(err)
-		}
-	}
+	kafkatest.CreateTopicsWith(t, br.Addrs, cfg, 3, nil, "fkmp-left", "fkmp-right", "fkmp-inner", "fkmp-left-out")
 
 	b := kstream.NewStreamsBuilder()
 	l := kstream.Table(b, "fkmp-left", kstream.ConsumedWith(S, S))

@@ -19,15 +19,8 @@ func TestIntegrationInterrupt(t *testing.T) { testInterrupt(t, kafkatest.Real(t)
 
 func testInterrupt(t *testing.T, br kafkatest.Broker) {
 	scfg := kafkatest.SaramaConfig()
-	admin, err := sarama.NewClusterAdmin(br.Addrs, scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 	topic := kafkatest.Name(t, "interrupt")
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.CreateTopicsWith(t, br.Addrs, scfg, 1, nil, topic)
 	c, err := kafka.NewCluster(kafka.Config{Brokers: br.Addrs, Sarama: scfg})
 	if err != nil {
 		t.Fatal(err)

@@ -209,17 +209,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 		t.Fatal(err)
 	}
 
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tp := range []string{input, output, dlq} {
-		if err := admin.CreateTopic(tp, &sarama.TopicDetail{NumPartitions: 2, ReplicationFactor: 1}, false); err != nil {
-			admin.Close()
-			t.Fatalf("create %s: %v", tp, err)
-		}
-	}
-	admin.Close()
+	kafkatest.CreateTopics(t, b, 2, nil, input, output, dlq)
 
 	// Input: orders of four customers, encoded by the typed serde (the app reads them with
 	// the generic one), plus one record whose value names a schema id no registry has.

@@ -49,9 +49,7 @@ func newEnv(t *testing.T, br kafkatest.Broker) *env {
 func (e *env) topic(prefix string, n int32) string {
 	e.t.Helper()
 	name := kafkatest.Name(e.t, prefix)
-	if err := e.admin.CreateTopic(name, &sarama.TopicDetail{NumPartitions: n, ReplicationFactor: 1}, false); err != nil {
-		e.t.Fatal(err)
-	}
+	kafkatest.CreateTopics(e.t, e.br, n, nil, name)
 	e.waitPartitions(name, n)
 	return name
 }

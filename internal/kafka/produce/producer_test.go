@@ -52,33 +52,7 @@ func newCluster(t *testing.T, b kafkatest.Broker) *kafka.Cluster {
 func createTopic(t *testing.T, b kafkatest.Broker, partitions int32) string {
 	t.Helper()
 	topic := kafkatest.Name(t, "produce")
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	keep := "-1"
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1,
-		ConfigEntries: map[string]*string{"retention.ms": &keep}}, false); err != nil {
-		t.Fatal(err)
-	}
-	client, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for p := int32(0); p < partitions; p++ {
-		for {
-			_ = client.RefreshMetadata(topic)
-			if _, err := client.Leader(topic, p); err == nil {
-				break
-			} else if time.Now().After(deadline) {
-				t.Fatalf("no leader for %s-%d: %v", topic, p, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	kafkatest.CreateTopics(t, b, partitions, kafkatest.KeepForever(), topic)
 	return topic
 }
 
@@ -530,16 +504,7 @@ func TestIntegrationProducerRecordTooLarge(t *testing.T) {
 
 func checkTooLarge(t *testing.T, b kafkatest.Broker) {
 	topic := kafkatest.Name(t, "small")
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	max := "1000"
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1,
-		ConfigEntries: map[string]*string{"max.message.bytes": &max}}, false); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close()
+	kafkatest.CreateTopics(t, b, 1, map[string]string{"max.message.bytes": "1000"}, topic)
 	cl := newCluster(t, b)
 	p := newProducer(t, cl, Config{Linger: time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

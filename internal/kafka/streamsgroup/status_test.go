@@ -61,7 +61,7 @@ func TestIntegrationStatusesAndInternalTopics(t *testing.T) {
 	}
 	t.Logf("missing source topic: %+v", resp.Status)
 
-	createTopic(t, br, input, 3)
+	kafkatest.CreateTopics(t, br, 3, nil, input)
 	sawInternal := false
 	want := []Tasks{{Subtopology: "0", Partitions: []int32{0, 1, 2}}, {Subtopology: "1", Partitions: []int32{0, 1, 2}}}
 	deadline := time.Now().Add(60 * time.Second)
