@@ -127,16 +127,12 @@ func gaugeSum(t testing.TB, reg *prometheus.Registry, name string) float64 {
 // waitGauge polls cond until it holds, or fails at the deadline naming what.
 func waitGauge(t *testing.T, app *kstreams.KafkaStreams, timeout time.Duration, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
+	kafkatest.Eventually(t, timeout, what, func() (kstreams.State, bool) {
 		if err := app.Err(); err != nil {
 			t.Fatalf("application failed: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not reached within %v", what, timeout)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+		return app.State(), cond()
+	})
 }
 
 // waitCaughtUp polls until the records-lag gauges of the topics are 0 (every record on the

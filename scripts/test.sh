@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` and CI run it:
-#   1. gofmt and go vet;
-#   2. go test ./... (unit, test-driver and embedded-broker tests; no JVM, no broker);
+#   1. gofmt, go vet and staticcheck (pinned; its checks are chosen in staticcheck.conf);
+#   2. go test ./... (unit, test-driver and embedded-broker tests; no JVM, no broker): the
+#      packages that run code on several goroutines, and the embedded end-to-end tests, under the
+#      race detector (once: the -race run stands for the plain one), the others plainly;
 #   3. the integration tests (TestIntegration...) against a real Apache Kafka broker that this
 #      script starts on loopback and stops at the end, also when a step fails;
 #      the security tests (TestIntegrationSecure...) against a second, secured Kafka node
@@ -22,6 +24,21 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 [ "$GOTOOLCHAIN" = local ] && export GOTOOLCHAIN=go1.27.3
 
+# The analyser's version (honnef.co/go/tools); staticcheck.conf says which checks run and why.
+staticcheck_version=v0.8.2
+# The packages go test runs under -race: those whose code runs on several goroutines (the
+# instance and its stream threads, tasks, caches, the Kafka clients, changelog restore, stores
+# read by interactive queries while threads write them, the serdes shared between threads) and
+# those holding the embedded-broker end-to-end tests (TestEmbedded..., the examples).
+race_pkgs=(. ./internal/runtime ./internal/task ./internal/cache ./internal/kafka/... ./internal/changelog
+	./store ./internal/storeview ./kstreamstest ./integration ./examples/... ./serde/... ./internal/resetter
+	./internal/kafkatest)
+# Tests of those packages that run plainly instead: single-goroutine fills (hundreds of thousands
+# of Pebble writes replayed after simulated crashes) that take 10 to 25 times as long under the
+# race detector; the bulk restore's background writer they drive is raced by the smaller bulk
+# tests (store, internal/changelog).
+plain_only='^(TestPebbleBulkRestoreCrashAtAnyPoint|TestPebbleBulkRestoreMatchesRecordWrites|TestScanResumesLikeThePlainIterators)$'
+
 die() { echo "make test: $*" >&2; exit 1; }
 step() { echo; echo "== $*"; }
 for tool in go java mvn node npm; do
@@ -39,6 +56,8 @@ gofmt_bin="$(go env GOROOT)/bin/gofmt"
 unformatted=$("$gofmt_bin" -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.build/*'))
 [ -z "$unformatted" ] || die "gofmt wants these files reformatted: $unformatted"
 go vet ./...
+# staticcheck from the Go module proxy at a pinned version; the go command caches the build.
+go run honnef.co/go/tools/cmd/staticcheck@$staticcheck_version ./...
 
 mkdir -p .build
 step "Confluent's JavaScript serdes (Avro, Protobuf, JSON Schema) for the serde cross-checks (npm ci)"
@@ -47,8 +66,13 @@ if ! npm ci --prefix serde/avro/testdata/js --no-audit --no-fund >.build/npm-avr
 	die "npm ci in serde/avro/testdata/js failed (log: .build/npm-avro.log)"
 fi
 
-step "go test ./... (unit, test-driver and embedded-broker tests)"
-go test ./...
+step "go test -race: concurrent packages and embedded end-to-end tests (${race_pkgs[*]})"
+go test -race -skip "$plain_only" "${race_pkgs[@]}"
+step "go test: the other packages (unit and test-driver tests), and the fills named in plain_only"
+mapfile -t raced < <(go list "${race_pkgs[@]}")
+mapfile -t rest < <(go list ./... | grep -vxF -f <(printf '%s\n' "${raced[@]}"))
+go test "${rest[@]}"
+go test -run "$plain_only" ./store
 
 step "starting Apache Kafka, plain and secured (scripts/kafka/kafka.sh up; up secure)"
 started=
