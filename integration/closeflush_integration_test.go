@@ -172,10 +172,12 @@ func checkCloseFlushesCacheChain(t *testing.T, b kafkatest.Broker, guarantee kst
 }
 
 func TestEmbeddedCloseFlushesCacheChainAtLeastOnce(t *testing.T) {
+	t.Parallel()
 	checkCloseFlushesCacheChain(t, kafkatest.Embedded(t), kstreams.AtLeastOnce)
 }
 
 func TestEmbeddedCloseFlushesCacheChainExactlyOnce(t *testing.T) {
+	t.Parallel()
 	checkCloseFlushesCacheChain(t, kafkatest.Embedded(t), kstreams.ExactlyOnceV2)
 }
 

@@ -129,5 +129,6 @@ func checkDedupeCrash(t *testing.T, b kafkatest.Broker) {
 func TestIntegrationDeduplicateCrashExactlyOnce(t *testing.T) { checkDedupeCrash(t, kafkatest.Real(t)) }
 
 func TestEmbeddedDeduplicateCrashExactlyOnce(t *testing.T) {
+	t.Parallel()
 	checkDedupeCrash(t, kafkatest.Embedded(t))
 }

@@ -196,6 +196,7 @@ func TestIntegrationPoisonRecord(t *testing.T) {
 	checkPoisonRecord(t, kafkatest.Real(t), kstreams.AtLeastOnce)
 }
 func TestEmbeddedPoisonRecord(t *testing.T) {
+	t.Parallel()
 	checkPoisonRecord(t, kafkatest.Embedded(t), kstreams.AtLeastOnce)
 }
 
@@ -295,7 +296,10 @@ func checkHandlers(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestIntegrationExceptionHandlers(t *testing.T) { checkHandlers(t, kafkatest.Real(t)) }
-func TestEmbeddedExceptionHandlers(t *testing.T)    { checkHandlers(t, kafkatest.Embedded(t)) }
+func TestEmbeddedExceptionHandlers(t *testing.T) {
+	t.Parallel()
+	checkHandlers(t, kafkatest.Embedded(t))
+}
 
 // A record that fails to deserialize as it becomes the head of an empty partition queue (the
 // first record of a chunk fetched into an empty queue: a caught-up input, or offset 0) stops
@@ -331,6 +335,7 @@ func checkPoisonFirstRecord(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestEmbeddedPoisonFirstRecord(t *testing.T) {
+	t.Parallel()
 	checkPoisonFirstRecord(t, kafkatest.Embedded(t))
 }
 func TestIntegrationPoisonFirstRecord(t *testing.T) {

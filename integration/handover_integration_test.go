@@ -147,7 +147,13 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 }
 
 func TestIntegrationTwoInstancesHandOver(t *testing.T) { checkTwoInstances(t, kafkatest.Real(t), 0) }
-func TestEmbeddedTwoInstancesHandOver(t *testing.T)    { checkTwoInstances(t, kafkatest.Embedded(t), 0) }
+func TestEmbeddedTwoInstancesHandOver(t *testing.T) {
+	t.Parallel()
+	checkTwoInstances(t, kafkatest.Embedded(t), 0)
+}
 
 func TestIntegrationTwoInstancesStandby(t *testing.T) { checkTwoInstances(t, kafkatest.Real(t), 1) }
-func TestEmbeddedTwoInstancesStandby(t *testing.T)    { checkTwoInstances(t, kafkatest.Embedded(t), 1) }
+func TestEmbeddedTwoInstancesStandby(t *testing.T) {
+	t.Parallel()
+	checkTwoInstances(t, kafkatest.Embedded(t), 1)
+}

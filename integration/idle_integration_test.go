@@ -275,4 +275,7 @@ func checkMaxTaskIdle(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestIntegrationMaxTaskIdle(t *testing.T) { checkMaxTaskIdle(t, kafkatest.Real(t)) }
-func TestEmbeddedMaxTaskIdle(t *testing.T)    { checkMaxTaskIdle(t, kafkatest.Embedded(t)) }
+func TestEmbeddedMaxTaskIdle(t *testing.T) {
+	t.Parallel()
+	checkMaxTaskIdle(t, kafkatest.Embedded(t))
+}

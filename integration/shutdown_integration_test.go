@@ -240,6 +240,7 @@ func TestIntegrationShutdownApplication(t *testing.T) {
 	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Real(t) }, "")
 }
 func TestEmbeddedShutdownApplication(t *testing.T) {
+	t.Parallel()
 	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Embedded(t) }, "")
 }
 

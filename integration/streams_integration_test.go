@@ -385,9 +385,11 @@ func TestIntegrationWordCountExactlyOnce(t *testing.T) {
 }
 
 func TestEmbeddedWordCountAtLeastOnce(t *testing.T) {
+	t.Parallel()
 	runWordCount(t, kafkatest.Embedded(t), kstreams.AtLeastOnce)
 }
 
 func TestEmbeddedWordCountExactlyOnce(t *testing.T) {
+	t.Parallel()
 	runWordCount(t, kafkatest.Embedded(t), kstreams.ExactlyOnceV2)
 }

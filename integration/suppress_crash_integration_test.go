@@ -259,4 +259,7 @@ func checkSuppressCrash(t *testing.T, b kafkatest.Broker) {
 
 func TestIntegrationSuppressCrashExactlyOnce(t *testing.T) { checkSuppressCrash(t, kafkatest.Real(t)) }
 
-func TestEmbeddedSuppressCrashExactlyOnce(t *testing.T) { checkSuppressCrash(t, kafkatest.Embedded(t)) }
+func TestEmbeddedSuppressCrashExactlyOnce(t *testing.T) {
+	t.Parallel()
+	checkSuppressCrash(t, kafkatest.Embedded(t))
+}

@@ -56,7 +56,10 @@ func checkStartErrors(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestIntegrationStartErrors(t *testing.T) { checkStartErrors(t, kafkatest.Real(t)) }
-func TestEmbeddedStartErrors(t *testing.T)    { checkStartErrors(t, kafkatest.Embedded(t)) }
+func TestEmbeddedStartErrors(t *testing.T) {
+	t.Parallel()
+	checkStartErrors(t, kafkatest.Embedded(t))
+}
 
 // checkWindowedChangelogs starts a DSL time-windowed count (10 s windows, no grace) and a
 // session-windowed count (5 s gap, no grace) and reads the changelog topics' configs from the

@@ -162,6 +162,7 @@ func checkWarmupAndProbing(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestEmbeddedWarmupAndProbingRebalance(t *testing.T) {
+	t.Parallel()
 	checkWarmupAndProbing(t, kafkatest.Embedded(t))
 }
 func TestIntegrationWarmupAndProbingRebalance(t *testing.T) {

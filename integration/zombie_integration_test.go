@@ -140,6 +140,7 @@ func waitOneTask(t *testing.T, timeout time.Duration, a, b *kstreams.KafkaStream
 }
 
 func TestEmbeddedZombieCommitFenced(t *testing.T) {
+	t.Parallel()
 	checkZombieCommitDuplicates(t, kafkatest.Embedded(t))
 }
 func TestIntegrationZombieCommitFenced(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 	"github.com/kstreams-go/kstreams/internal/task"

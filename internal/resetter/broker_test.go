@@ -155,7 +155,10 @@ func testForce(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestIntegrationResetForce(t *testing.T) { testForce(t, kafkatest.Real(t)) }
-func TestEmbeddedResetForce(t *testing.T)    { testForce(t, kafkatest.Embedded(t)) }
+func TestEmbeddedResetForce(t *testing.T) {
+	t.Parallel()
+	testForce(t, kafkatest.Embedded(t))
+}
 
 // The tool connects as --command-config says: SASL_SSL with SCRAM-SHA-512, trusting the
 // broker's CA from a PEM file, the JAAS configuration over two lines.
@@ -189,7 +192,10 @@ func testSecure(t *testing.T, sb kafkatest.SecureBroker) {
 }
 
 func TestIntegrationResetSecure(t *testing.T) { testSecure(t, kafkatest.Secure(t)) }
-func TestEmbeddedResetSecure(t *testing.T)    { testSecure(t, kafkatest.EmbeddedSecure(t)) }
+func TestEmbeddedResetSecure(t *testing.T) {
+	t.Parallel()
+	testSecure(t, kafkatest.EmbeddedSecure(t))
+}
 
 // An application of group.protocol=streams (KIP-1071): the classic DescribeGroups shows its
 // group as Dead without members, so the tool asks the group's type first and refuses, saying

@@ -456,6 +456,7 @@ func checkUnknownTopic(t *testing.T, b kafkatest.Broker) {
 // requests NOT_LEADER_OR_FOLLOWER and NOT_ENOUGH_REPLICAS_AFTER_APPEND (which it answers after
 // writing the batch, as Kafka does), several times, while 5 requests are in flight.
 func TestEmbeddedProducerRetriesKeepOrderWithoutDuplicates(t *testing.T) {
+	t.Parallel()
 	b := kafkatest.Embedded(t)
 	topic := createTopic(t, b, 2)
 	cl := newCluster(t, b)
@@ -495,6 +496,7 @@ func TestEmbeddedProducerRetriesKeepOrderWithoutDuplicates(t *testing.T) {
 // A record the broker refuses for good (a value over the topic's max.message.bytes) is reported
 // by Failures with the broker's error, and the producer goes on: its later records arrive.
 func TestEmbeddedProducerRecordTooLarge(t *testing.T) {
+	t.Parallel()
 	checkTooLarge(t, kafkatest.Embedded(t))
 }
 
@@ -539,6 +541,7 @@ func checkTooLarge(t *testing.T, b kafkatest.Broker) {
 // that is an authentication error, idempotent or transactional, instead of retrying the
 // connection until ctx ends.
 func TestEmbeddedCertificateRefused(t *testing.T) {
+	t.Parallel()
 	sb := kafkatest.EmbeddedMTLS(t)
 	sc := sb.MTLSSaramaConfig(t, "app")
 	ids := []string{"", kafkatest.Name(t, "txn")}
@@ -575,6 +578,7 @@ func TestEmbeddedCertificateRefused(t *testing.T) {
 // and the next one a few ms later normally, which made the records of IdempotentRecordsExact
 // come out of order about one run in ten.
 func TestEmbeddedProducerFirstBatchRetriedAlone(t *testing.T) {
+	t.Parallel()
 	b := kafkatest.Embedded(t)
 	topic := createTopic(t, b, 1)
 	cl := newCluster(t, b)
