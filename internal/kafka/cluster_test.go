@@ -28,18 +28,14 @@ func testInterrupt(t *testing.T, br kafkatest.Broker) {
 	defer c.Close()
 	tp := kafka.TopicPartition{Topic: topic, Partition: 0}
 	var leader kafka.Node
+	kafkatest.EventuallyNoError(t, 30*time.Second, "the new partition's leader", func() error {
+		var err error
+		if leader, _, err = c.Leader(tp); err != nil {
+			_ = c.RefreshMetadata(topic)
+		}
+		return err
+	})
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		leader, _, err = c.Leader(tp)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		_ = kafka.Sleep(context.Background(), 100*time.Millisecond)
-		_ = c.RefreshMetadata(topic)
-	}
 	p := kafka.Purpose{Name: "fetch", ReadTimeout: time.Minute}
 	b, err := c.Conn(leader, p)
 	if err != nil {
