@@ -33,11 +33,13 @@ staticcheck_version=v0.8.2
 race_pkgs=(. ./internal/runtime ./internal/task ./internal/cache ./internal/kafka/... ./internal/changelog
 	./store ./internal/storeview ./kstreamstest ./integration ./examples/... ./serde/... ./internal/resetter
 	./internal/kafkatest)
-# Tests of those packages that run plainly instead: single-goroutine fills (hundreds of thousands
-# of Pebble writes replayed after simulated crashes) that take 10 to 25 times as long under the
-# race detector; the bulk restore's background writer they drive is raced by the smaller bulk
-# tests (store, internal/changelog).
-plain_only='^(TestPebbleBulkRestoreCrashAtAnyPoint|TestPebbleBulkRestoreMatchesRecordWrites|TestScanResumesLikeThePlainIterators)$'
+# Tests of those packages that run plainly instead: fills that take 10 to 25 times as long under
+# the race detector while their concurrent paths are raced by smaller tests of the same code:
+# hundreds of thousands of Pebble writes replayed after simulated crashes (store; the bulk
+# restore's background writer is raced by the smaller bulk tests of store and internal/changelog),
+# and the word count over 100 000 lines (the other embedded word counts run under -race).
+plain_only='^(TestPebbleBulkRestoreCrashAtAnyPoint|TestPebbleBulkRestoreMatchesRecordWrites|TestScanResumesLikeThePlainIterators|TestEmbeddedWordCount100000Lines)$'
+plain_only_pkgs=(./store ./examples/wordcount)
 
 die() { echo "make test: $*" >&2; exit 1; }
 step() { echo; echo "== $*"; }
@@ -72,7 +74,7 @@ step "go test: the other packages (unit and test-driver tests), and the fills na
 mapfile -t raced < <(go list "${race_pkgs[@]}")
 mapfile -t rest < <(go list ./... | grep -vxF -f <(printf '%s\n' "${raced[@]}"))
 go test "${rest[@]}"
-go test -run "$plain_only" ./store
+go test -run "$plain_only" "${plain_only_pkgs[@]}"
 
 step "starting Apache Kafka, plain and secured (scripts/kafka/kafka.sh up; up secure)"
 started=
