@@ -89,14 +89,7 @@ func checkWindowedChangelogs(t *testing.T, b kafkatest.Broker) {
 		appID + "-win-counts-changelog":     "86410000",
 		appID + "-session-counts-changelog": "86405000",
 	} {
-		entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic})
-		if err != nil {
-			t.Fatalf("%s: %v", topic, err)
-		}
-		got := map[string]string{}
-		for _, e := range entries {
-			got[e.Name] = e.Value
-		}
+		got := kafkatest.TopicConfigs(t, admin, topic)
 		if got["cleanup.policy"] != "compact,delete" || got["retention.ms"] != retention {
 			t.Errorf("%s: cleanup.policy=%q retention.ms=%q, want compact,delete and %s", topic,
 				got["cleanup.policy"], got["retention.ms"], retention)

@@ -44,14 +44,7 @@ func checkCompactedTopic(t *testing.T, b Broker) {
 		"message.timestamp.type": "CreateTime",
 	}, topic)
 
-	entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic})
-	if err != nil {
-		t.Fatalf("describe configs of %s: %v", topic, err)
-	}
-	got := map[string]string{}
-	for _, e := range entries {
-		got[e.Name] = e.Value
-	}
+	got := TopicConfigs(t, admin, topic)
 	if got["cleanup.policy"] != "compact" {
 		t.Errorf("cleanup.policy = %q, want compact", got["cleanup.policy"])
 	}

@@ -48,3 +48,23 @@ func CreateTopicsWith(t testing.TB, addrs []string, cfg *sarama.Config, partitio
 // for topics whose records carry old timestamps (tests write deterministic ones from 1970), which
 // the broker's periodic retention check would otherwise delete before they are read.
 func KeepForever() map[string]string { return map[string]string{"retention.ms": "-1"} }
+
+// TopicConfigs returns the configuration of topic as the broker describes it (DescribeConfigs:
+// every entry, defaults included), name to value. An error fails t.
+func TopicConfigs(t testing.TB, admin sarama.ClusterAdmin, topic string) map[string]string {
+	t.Helper()
+	res, err := admin.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic}}, sarama.DescribeConfigsOptions{})
+	if err != nil {
+		t.Fatalf("kafkatest: describing the configs of topic %s: %v", topic, err)
+	}
+	got := map[string]string{}
+	for _, r := range res {
+		if r.ErrorCode != sarama.ErrNoError {
+			t.Fatalf("kafkatest: describing the configs of topic %s: %v %s", topic, r.ErrorCode, r.ErrorMsg)
+		}
+		for _, e := range r.Configs {
+			got[e.Name] = e.Value
+		}
+	}
+	return got
+}

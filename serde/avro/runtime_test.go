@@ -288,7 +288,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 	defer closeApp()
 
 	out := collectTopic(t, b, output)
-	raws := out.waitFor(t, "output", n, time.Minute, app.Err)
+	out.waitFor(t, "output", n, time.Minute, app.Err)
 	dead := collectTopic(t, b, dlq).waitFor(t, "dead-letter topic", 1, time.Minute, app.Err)
 	// The changelog is compacted (the real broker's cleaner runs every second), so it may hold
 	// anything from the latest put per customer to every put: wait until the latest entry of
@@ -325,7 +325,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 	if app.State() != kstreams.StateNotRunning {
 		t.Fatalf("state after Close: %s", app.State())
 	}
-	raws = out.snapshot() // anything late would be a duplicate
+	raws := out.snapshot() // anything late would be a duplicate
 
 	// Output: exactly the running totals computed above, per customer, in order.
 	keyID := must[registry.Schema](t)(c.Latest(ctx, output+"-key")).ID

@@ -3,7 +3,6 @@ package streamsgroup
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,11 +98,7 @@ func TestIntegrationStatusesAndInternalTopics(t *testing.T) {
 			t.Fatalf("internal topic %s: %v, %d partitions, want 3", tm.Name, tm.Err, len(tm.Partitions))
 		}
 	}
-	cfg, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: changelog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if i := slices.IndexFunc(cfg, func(e sarama.ConfigEntry) bool { return e.Name == "cleanup.policy" }); i < 0 || cfg[i].Value != "compact" {
+	if cfg := kafkatest.TopicConfigs(t, admin, changelog); cfg["cleanup.policy"] != "compact" {
 		t.Fatalf("changelog configs: %+v", cfg)
 	}
 
