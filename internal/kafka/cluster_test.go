@@ -140,3 +140,30 @@ func mustAnyNode(t *testing.T, c *kafka.Cluster) kafka.Node {
 	}
 	return n
 }
+
+// A sarama configuration whose own producer is idempotent or transactional (sarama allows
+// those only with one request in flight) still gives connections with several requests in
+// flight: the Cluster's connections do not run sarama's producer.
+func TestConnIgnoresSaramaProducerIdempotence(t *testing.T) {
+	br := kafkatest.Embedded(t)
+	scfg := kafkatest.SaramaConfig()
+	scfg.Producer.Idempotent = true
+	scfg.Producer.Transaction.ID = "ignored"
+	scfg.Net.MaxOpenRequests = 1
+	c, err := kafka.NewCluster(kafka.Config{Brokers: br.Addrs, Sarama: scfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n, err := c.AnyNode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Conn(n, kafka.Purpose{Name: "produce", MaxOpenRequests: 5})
+	if err != nil {
+		t.Fatalf("a produce connection with 5 requests in flight: %v", err)
+	}
+	if _, err := b.ApiVersions(&sarama.ApiVersionsRequest{Version: 3, ClientSoftwareName: "t", ClientSoftwareVersion: "1"}); err != nil {
+		t.Fatalf("a request on it: %v", err)
+	}
+}
