@@ -25,10 +25,9 @@ func TestForeignKeyJoinMultiPartition(t *testing.T) {
 		t.Skip("starts an embedded broker")
 	}
 	br := kafkatest.Embedded(t)
-	cfg := sarama.NewConfig()
-	cfg.Producer.Return.Successes = true
-	// Java's default partitioner (murmur2), so the inputs are partitioned as a Java producer would
-	cfg.Producer.Partitioner = sarama.NewMurmur2Partitioner
+	// Java's default partitioner (murmur2), so the inputs are partitioned as a Java producer
+	// would; an idempotent producer, whose retries write nothing twice.
+	cfg := kafkatest.SaramaConfig()
 	client, err := sarama.NewClient(br.Addrs, cfg)
 	if err != nil {
 		t.Fatal(err)

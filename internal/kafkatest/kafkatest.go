@@ -91,8 +91,15 @@ func Embedded(t testing.TB, opts ...kfake.Opt) Broker {
 }
 
 // SaramaConfig returns a sarama configuration suited to tests against either broker kind:
-// protocol version 4.0, Java's murmur2 partitioner, short group session and heartbeat times,
-// and a 20 ms fetch wait so tests do not idle. The client id is kstreams-test.
+// protocol version 4.0, Java's murmur2 partitioner, an idempotent producer, short group session
+// and heartbeat times, and a 20 ms fetch wait so tests do not idle. The client id is
+// kstreams-test.
+//
+// The producer is idempotent (with one request in flight per connection, which sarama requires
+// for it) because its retries would otherwise write a record twice when a produce request
+// reached the log but its answer was lost or late (a dropped connection, a read timeout on a
+// loaded machine): a test's input line counted twice looks exactly like a duplicate made by the
+// code under test.
 func SaramaConfig() *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "kstreams-test"
@@ -100,6 +107,8 @@ func SaramaConfig() *sarama.Config {
 	cfg.Producer.Partitioner = sarama.NewMurmur2Partitioner
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Idempotent = true
+	cfg.Net.MaxOpenRequests = 1
 	cfg.Consumer.Return.Errors = true
 	cfg.Consumer.MaxWaitTime = 20 * time.Millisecond
 	cfg.Consumer.Group.Session.Timeout = 6 * time.Second
