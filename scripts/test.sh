@@ -47,8 +47,10 @@ die() { echo "make test: $*" >&2; exit 1; }
 # finished steps used (user, system: bash's times for the script's children), so a slow step
 # and an idle one can be told apart.
 step() {
-	local cpu
-	cpu=$(times | tail -n 1)
+	local cpu f="${TMPDIR:-/tmp}/make-test-times.$$"
+	times >"$f" # in this shell: inside $(...) it would time the subshell
+	cpu=$(tail -n 1 "$f")
+	rm -f "$f"
 	printf '\n== [%dm%02ds, CPU %s] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "${cpu% *} user ${cpu#* } sys" "$*"
 }
 for tool in go java mvn node npm; do
