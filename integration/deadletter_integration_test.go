@@ -243,7 +243,7 @@ func headers(m *sarama.ConsumerMessage) string {
 // before it, read with isolation iso.
 func readUntilMarker(t *testing.T, b kafkatest.Broker, topic string, iso sarama.IsolationLevel) []*sarama.ConsumerMessage {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {

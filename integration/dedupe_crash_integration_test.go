@@ -40,7 +40,7 @@ func TestHelperDedupeChild(t *testing.T) { runChildApp(t, envDedupeChild, dedupe
 // produceIDs writes ids id-0..id-(n-1), each `repeat` times 200 ms apart from start, value round.
 func produceIDs(t testing.TB, b kafkatest.Broker, topic string, n, repeat int, start int64, round int64) {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Return.Successes = true
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {

@@ -51,7 +51,7 @@ func doubleTopology(t testing.TB, input, output string) *processor.Topology {
 // producePoisoned writes n good records (key k<i>, 8-byte value i) to partition 0 with a
 // 3-byte value (not a Long) at position poisonAt.
 func producePoisoned(t testing.TB, b kafkatest.Broker, topic string, n, poisonAt int) {
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {

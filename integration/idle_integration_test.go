@@ -46,7 +46,7 @@ func idleJoinApp(t *testing.T, b kafkatest.Broker, orders, customers, output str
 // produceAt writes one string record with the given timestamp (ms).
 func produceAt(t testing.TB, b kafkatest.Broker, topic, key, value string, ts int64) {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

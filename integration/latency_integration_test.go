@@ -41,7 +41,7 @@ func checkOutputBeforeCommit(t *testing.T, b kafkatest.Broker) {
 	}
 	startApp(t, app)
 
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,8 @@ func produceLines(t testing.TB, b kafkatest.Broker, topic string, n int, seed ui
 func produceLinesWith(t testing.TB, addrs []string, cfg *sarama.Config, topic string, n int, seed uint64) map[string]int64 {
 	t.Helper()
 	noteInput(t, addrs, cfg, topic)
-	p, err := sarama.NewSyncProducer(addrs, cfg)
+	pcfg := *cfg
+	p, err := sarama.NewSyncProducer(addrs, kafkatest.Idempotent(&pcfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestForeignKeyJoinMultiPartition(t *testing.T) {
 	br := kafkatest.Embedded(t)
 	// Java's default partitioner (murmur2), so the inputs are partitioned as a Java producer
 	// would; an idempotent producer, whose retries write nothing twice.
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	client, err := sarama.NewClient(br.Addrs, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,10 @@ func newKafkaLog(t *testing.T, b kafkatest.Broker, readCommitted bool) *kafkaLog
 	if err != nil {
 		t.Fatal(err)
 	}
-	prod, err := sarama.NewSyncProducerFromClient(client)
+	// The producer has connections of its own: idempotent, it allows one request in flight,
+	// which the reader under test, on client, does not have to share.
+	pcfg := *cfg
+	prod, err := sarama.NewSyncProducer(b.Addrs, kafkatest.Idempotent(&pcfg))
 	if err != nil {
 		t.Fatal(err)
 	}

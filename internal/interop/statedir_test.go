@@ -90,7 +90,7 @@ func newExpected() *expected {
 // adds them to the expected counts.
 func (e *expected) produce(t *testing.T, b kafkatest.Broker, topic string, n int) {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.Partitioner = sarama.NewHashPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)

@@ -124,7 +124,7 @@ const sentinel = "<end>"
 
 func writeSentinel(t *testing.T, b Broker, topic string) {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(b.Addrs, SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, ProducerConfig())
 	if err != nil {
 		t.Fatalf("producer: %v", err)
 	}

@@ -14,17 +14,17 @@ import (
 
 // A produce request that reaches the log but whose answer comes after the client's read timeout
 // is retried by sarama. Without idempotence the retry writes the record a second time, and
-// TopicDuplicates reports it; with SaramaConfig's idempotent producer the broker recognises the
+// TopicDuplicates reports it; with ProducerConfig's idempotent producer the broker recognises the
 // retried batch by its producer id and sequence number, and the record is in the topic once.
 // kfake holds the first produce request (SleepControl) until the producer has timed out,
 // retried and returned, then appends it.
-func TestEmbeddedSaramaConfigWritesOnceWhenAnAnswerIsLate(t *testing.T) {
+func TestEmbeddedProducerConfigWritesOnceWhenAnAnswerIsLate(t *testing.T) {
 	for _, idempotent := range []bool{true, false} {
 		t.Run(fmt.Sprint("idempotent=", idempotent), func(t *testing.T) {
 			b := Embedded(t)
 			topic := Name(t, "late")
 			CreateTopics(t, b, 1, nil, topic)
-			cfg := SaramaConfig()
+			cfg := ProducerConfig()
 			if !idempotent {
 				cfg.Producer.Idempotent = false
 				cfg.Net.MaxOpenRequests = 5 // sarama's default

@@ -32,7 +32,7 @@ func setup(t *testing.T, addrs []string, cfg *sarama.Config, app string) {
 	pcfg := *cfg
 	pcfg.Producer.Return.Successes = true
 	pcfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer(addrs, &pcfg)
+	p, err := sarama.NewSyncProducer(addrs, kafkatest.Idempotent(&pcfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -242,7 +242,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 		sums[cust] = new(big.Rat).Add(sums[cust], amount)
 		want[cust] = append(want[cust], expectedTotal{count: int32(len(want[cust]) + 1), sum: sums[cust], last: ts - 5, ts: ts})
 	}
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
