@@ -46,14 +46,7 @@ func produceChangelog(b *testing.B, addrs []string, topic string, n int) {
 	cfg.Producer.Flush.Bytes = 1 << 20
 	cfg.Producer.Flush.Frequency = 5 * time.Millisecond
 	cfg.Producer.Compression = sarama.CompressionNone
-	admin, err := sarama.NewClusterAdmin(addrs, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false); err != nil {
-		b.Fatal(err)
-	}
-	_ = admin.Close()
+	kafkatest.CreateTopicsWith(b, addrs, cfg, 1, nil, topic)
 	p, err := sarama.NewAsyncProducer(addrs, cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -72,4 +72,7 @@ func checkCloseRestart(t *testing.T, b kafkatest.Broker) {
 func TestIntegrationExactlyOnceCloseRestart(t *testing.T) { checkCloseRestart(t, kafkatest.Real(t)) }
 
 // TestEmbeddedExactlyOnceCloseRestart is the same on kfake.
-func TestEmbeddedExactlyOnceCloseRestart(t *testing.T) { checkCloseRestart(t, kafkatest.Embedded(t)) }
+func TestEmbeddedExactlyOnceCloseRestart(t *testing.T) {
+	t.Parallel()
+	checkCloseRestart(t, kafkatest.Embedded(t))
+}

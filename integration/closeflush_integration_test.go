@@ -121,7 +121,7 @@ func checkCloseFlushesCacheChain(t *testing.T, b kafkatest.Broker, guarantee kst
 	input, output, appID := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "chain")
 	createTopics(t, b, 1, input, output)
 	const keys, updates = 5, 4
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +172,12 @@ func checkCloseFlushesCacheChain(t *testing.T, b kafkatest.Broker, guarantee kst
 }
 
 func TestEmbeddedCloseFlushesCacheChainAtLeastOnce(t *testing.T) {
+	t.Parallel()
 	checkCloseFlushesCacheChain(t, kafkatest.Embedded(t), kstreams.AtLeastOnce)
 }
 
 func TestEmbeddedCloseFlushesCacheChainExactlyOnce(t *testing.T) {
+	t.Parallel()
 	checkCloseFlushesCacheChain(t, kafkatest.Embedded(t), kstreams.ExactlyOnceV2)
 }
 

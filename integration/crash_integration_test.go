@@ -227,11 +227,13 @@ func TestIntegrationExactlyOnceCrashes(t *testing.T) {
 }
 
 func TestEmbeddedExactlyOnceCrashes(t *testing.T) {
+	t.Parallel()
 	checkCrashes(t, kafkatest.Embedded(t), 3, 20_000, false)
 }
 
 // TestEmbeddedExactlyOnceCrashesPebble is the crash test with Pebble stores on kfake.
 func TestEmbeddedExactlyOnceCrashesPebble(t *testing.T) {
+	t.Parallel()
 	checkCrashes(t, kafkatest.Embedded(t), 3, 20_000, true)
 }
 

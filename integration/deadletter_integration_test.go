@@ -71,16 +71,7 @@ func checkDeadLetters(t *testing.T, b kafkatest.Broker, guarantee kstreams.Proce
 	eos := guarantee == kstreams.ExactlyOnceV2
 	input, output, big, dlq := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "big"), kafkatest.Name(t, "dlq")
 	createTopics(t, b, 1, input, output, dlq)
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	maxBytes := "1000"
-	if err := admin.CreateTopic(big, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1,
-		ConfigEntries: map[string]*string{"max.message.bytes": &maxBytes}}, false); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close()
+	kafkatest.CreateTopics(t, b, 1, map[string]string{"max.message.bytes": "1000"}, big)
 	const n, procPoison, serPoison, crashAt = 200, 40, 90, 150
 	bigAt := int64(60) // the broker refuses its 5000-byte output record: only at least once
 	if eos {
@@ -252,7 +243,7 @@ func headers(m *sarama.ConsumerMessage) string {
 // before it, read with isolation iso.
 func readUntilMarker(t *testing.T, b kafkatest.Broker, topic string, iso sarama.IsolationLevel) []*sarama.ConsumerMessage {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {

@@ -61,7 +61,7 @@ func (p *slowProcessor) Close() error { return nil }
 // produceLongs writes n records (key k<i> with two digits, 8-byte value i) to partition 0.
 func produceLongs(t testing.TB, b kafkatest.Broker, topic string, n int) {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {

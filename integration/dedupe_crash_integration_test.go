@@ -40,7 +40,7 @@ func TestHelperDedupeChild(t *testing.T) { runChildApp(t, envDedupeChild, dedupe
 // produceIDs writes ids id-0..id-(n-1), each `repeat` times 200 ms apart from start, value round.
 func produceIDs(t testing.TB, b kafkatest.Broker, topic string, n, repeat int, start int64, round int64) {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Return.Successes = true
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {
@@ -129,5 +129,6 @@ func checkDedupeCrash(t *testing.T, b kafkatest.Broker) {
 func TestIntegrationDeduplicateCrashExactlyOnce(t *testing.T) { checkDedupeCrash(t, kafkatest.Real(t)) }
 
 func TestEmbeddedDeduplicateCrashExactlyOnce(t *testing.T) {
+	t.Parallel()
 	checkDedupeCrash(t, kafkatest.Embedded(t))
 }

@@ -51,7 +51,7 @@ func doubleTopology(t testing.TB, input, output string) *processor.Topology {
 // producePoisoned writes n good records (key k<i>, 8-byte value i) to partition 0 with a
 // 3-byte value (not a Long) at position poisonAt.
 func producePoisoned(t testing.TB, b kafkatest.Broker, topic string, n, poisonAt int) {
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {
@@ -196,6 +196,7 @@ func TestIntegrationPoisonRecord(t *testing.T) {
 	checkPoisonRecord(t, kafkatest.Real(t), kstreams.AtLeastOnce)
 }
 func TestEmbeddedPoisonRecord(t *testing.T) {
+	t.Parallel()
 	checkPoisonRecord(t, kafkatest.Embedded(t), kstreams.AtLeastOnce)
 }
 
@@ -295,7 +296,10 @@ func checkHandlers(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestIntegrationExceptionHandlers(t *testing.T) { checkHandlers(t, kafkatest.Real(t)) }
-func TestEmbeddedExceptionHandlers(t *testing.T)    { checkHandlers(t, kafkatest.Embedded(t)) }
+func TestEmbeddedExceptionHandlers(t *testing.T) {
+	t.Parallel()
+	checkHandlers(t, kafkatest.Embedded(t))
+}
 
 // A record that fails to deserialize as it becomes the head of an empty partition queue (the
 // first record of a chunk fetched into an empty queue: a caught-up input, or offset 0) stops
@@ -331,6 +335,7 @@ func checkPoisonFirstRecord(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestEmbeddedPoisonFirstRecord(t *testing.T) {
+	t.Parallel()
 	checkPoisonFirstRecord(t, kafkatest.Embedded(t))
 }
 func TestIntegrationPoisonFirstRecord(t *testing.T) {

@@ -142,7 +142,7 @@ func ownedPartitions(app *kstreams.KafkaStreams) []int32 {
 // produceMarkers writes one record with a fresh key to each of partitions and returns the keys.
 func produceMarkers(t *testing.T, addrs []string, topic string, partitions []int32, tag string) []string {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(addrs, cfg)
@@ -308,7 +308,7 @@ func checkFailover(t *testing.T, b kafkatest.Broker, protocol kstreams.GroupProt
 // produceKeysN writes n records with keys from a vocabulary of vocab and returns their counts.
 func produceKeysN(t *testing.T, b kafkatest.Broker, topic string, n, vocab int, seed int) map[string]int64 {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,28 +24,20 @@ func localTaskCount(app *kstreams.KafkaStreams) int {
 // waitTasks polls until every app runs and owns the given number of tasks.
 func waitTasks(t *testing.T, timeout time.Duration, apps []*kstreams.KafkaStreams, counts []int) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	kafkatest.Eventually(t, timeout, fmt.Sprintf("every app running with task counts %v", counts), func() ([]string, bool) {
 		ok := true
+		var seen []string
 		for i, a := range apps {
 			if err := a.Err(); err != nil {
 				t.Fatalf("app %d failed: %v", i, err)
 			}
+			seen = append(seen, fmt.Sprintf("app %d: %s, %d tasks", i, a.State(), localTaskCount(a)))
 			if a.State() != kstreams.StateRunning || localTaskCount(a) != counts[i] {
 				ok = false
 			}
 		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			for i, a := range apps {
-				t.Logf("app %d: %s, %d tasks", i, a.State(), localTaskCount(a))
-			}
-			t.Fatalf("task counts %v not reached within %v", counts, timeout)
-		}
-		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+		return seen, ok
+	})
 }
 
 func merge(dst, src map[string]int64) {
@@ -155,7 +147,13 @@ func checkTwoInstances(t *testing.T, b kafkatest.Broker, standbys int) {
 }
 
 func TestIntegrationTwoInstancesHandOver(t *testing.T) { checkTwoInstances(t, kafkatest.Real(t), 0) }
-func TestEmbeddedTwoInstancesHandOver(t *testing.T)    { checkTwoInstances(t, kafkatest.Embedded(t), 0) }
+func TestEmbeddedTwoInstancesHandOver(t *testing.T) {
+	t.Parallel()
+	checkTwoInstances(t, kafkatest.Embedded(t), 0)
+}
 
 func TestIntegrationTwoInstancesStandby(t *testing.T) { checkTwoInstances(t, kafkatest.Real(t), 1) }
-func TestEmbeddedTwoInstancesStandby(t *testing.T)    { checkTwoInstances(t, kafkatest.Embedded(t), 1) }
+func TestEmbeddedTwoInstancesStandby(t *testing.T) {
+	t.Parallel()
+	checkTwoInstances(t, kafkatest.Embedded(t), 1)
+}

@@ -46,7 +46,7 @@ func idleJoinApp(t *testing.T, b kafkatest.Broker, orders, customers, output str
 // produceAt writes one string record with the given timestamp (ms).
 func produceAt(t testing.TB, b kafkatest.Broker, topic, key, value string, ts int64) {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,16 +127,12 @@ func gaugeSum(t testing.TB, reg *prometheus.Registry, name string) float64 {
 // waitGauge polls cond until it holds, or fails at the deadline naming what.
 func waitGauge(t *testing.T, app *kstreams.KafkaStreams, timeout time.Duration, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
+	kafkatest.Eventually(t, timeout, what, func() (kstreams.State, bool) {
 		if err := app.Err(); err != nil {
 			t.Fatalf("application failed: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not reached within %v", what, timeout)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+		return app.State(), cond()
+	})
 }
 
 // waitCaughtUp polls until the records-lag gauges of the topics are 0 (every record on the
@@ -279,4 +275,7 @@ func checkMaxTaskIdle(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestIntegrationMaxTaskIdle(t *testing.T) { checkMaxTaskIdle(t, kafkatest.Real(t)) }
-func TestEmbeddedMaxTaskIdle(t *testing.T)    { checkMaxTaskIdle(t, kafkatest.Embedded(t)) }
+func TestEmbeddedMaxTaskIdle(t *testing.T) {
+	t.Parallel()
+	checkMaxTaskIdle(t, kafkatest.Embedded(t))
+}

@@ -143,9 +143,11 @@ func checkQueriesWhileProcessing(t *testing.T, b kafkatest.Broker, inMemory bool
 }
 
 func TestEmbeddedQueriesWhileProcessing(t *testing.T) {
+	t.Parallel()
 	checkQueriesWhileProcessing(t, kafkatest.Embedded(t), false)
 }
 func TestEmbeddedQueriesWhileProcessingInMemory(t *testing.T) {
+	t.Parallel()
 	checkQueriesWhileProcessing(t, kafkatest.Embedded(t), true)
 }
 func TestIntegrationQueriesWhileProcessing(t *testing.T) {

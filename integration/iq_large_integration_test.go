@@ -96,7 +96,7 @@ func checkLargeRangeBoundedMemory(t *testing.T, b kafkatest.Broker) {
 		t.Fatal(err)
 	}
 	startApp(t, app)
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {

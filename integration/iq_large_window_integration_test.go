@@ -99,7 +99,7 @@ func checkLargeWindowRangeBoundedMemory(t *testing.T, b kafkatest.Broker) {
 	startApp(t, app)
 	// Windows of the current time: the store keeps an hour behind the latest window start.
 	base := time.Now().Add(-15*time.Minute).UnixMilli() / bigWindowStep * bigWindowStep
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {

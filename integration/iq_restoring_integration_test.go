@@ -214,6 +214,7 @@ func checkRestoringQueries(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestEmbeddedRestoringQueries(t *testing.T) {
+	t.Parallel()
 	checkRestoringQueries(t, kafkatest.Embedded(t))
 }
 

@@ -19,13 +19,12 @@ import (
 // holds.
 func waitFor(t *testing.T, cond func() bool, what func() string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within a minute: %s", what())
+	kafkatest.Eventually(t, time.Minute, "condition", func() (string, bool) {
+		if cond() {
+			return "", true
 		}
-		time.Sleep(20 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+		return what(), false
+	})
 }
 
 // checkStaleQueries runs a count on two instances with one standby per task (two partitions,

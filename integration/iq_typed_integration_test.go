@@ -126,6 +126,9 @@ func checkTypedQueries(t *testing.T, b kafkatest.Broker) {
 	closeApp(t, app)
 }
 
-func TestEmbeddedTypedQueries(t *testing.T) { checkTypedQueries(t, kafkatest.Embedded(t)) }
+func TestEmbeddedTypedQueries(t *testing.T) {
+	t.Parallel()
+	checkTypedQueries(t, kafkatest.Embedded(t))
+}
 
 func TestIntegrationTypedQueries(t *testing.T) { checkTypedQueries(t, kafkatest.Real(t)) }

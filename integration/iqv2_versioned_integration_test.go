@@ -64,7 +64,7 @@ func TestIntegrationStateQueryIQv2Versioned(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling interval, bounded by the deadline
 	}
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Return.Successes = true
 	prod, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {

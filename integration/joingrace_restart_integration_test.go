@@ -56,7 +56,7 @@ func checkJoinGraceRestart(t *testing.T, b kafkatest.Broker, guarantee kstreams.
 			Timestamp: time.UnixMilli(base + at)})
 	}
 	produce := func() {
-		p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+		p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 		if err != nil {
 			t.Fatal(err)
 		}

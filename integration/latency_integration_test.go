@@ -41,7 +41,7 @@ func checkOutputBeforeCommit(t *testing.T, b kafkatest.Broker) {
 	}
 	startApp(t, app)
 
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,4 +82,7 @@ func checkOutputBeforeCommit(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestIntegrationOutputBeforeCommit(t *testing.T) { checkOutputBeforeCommit(t, kafkatest.Real(t)) }
-func TestEmbeddedOutputBeforeCommit(t *testing.T)    { checkOutputBeforeCommit(t, kafkatest.Embedded(t)) }
+func TestEmbeddedOutputBeforeCommit(t *testing.T) {
+	t.Parallel()
+	checkOutputBeforeCommit(t, kafkatest.Embedded(t))
+}

@@ -43,6 +43,7 @@ func checkCommitPastMarkers(t *testing.T, b kafkatest.Broker, guarantee kstreams
 }
 
 func TestEmbeddedCommitPastMarkers(t *testing.T) {
+	t.Parallel()
 	checkCommitPastMarkers(t, kafkatest.Embedded(t), kstreams.AtLeastOnce)
 }
 func TestIntegrationCommitPastMarkersAtLeastOnce(t *testing.T) {

@@ -167,6 +167,7 @@ func checkGlobalRestoreListener(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestEmbeddedGlobalRestoreListener(t *testing.T) {
+	t.Parallel()
 	checkGlobalRestoreListener(t, kafkatest.Embedded(t))
 }
 

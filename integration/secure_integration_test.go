@@ -365,6 +365,7 @@ func (e *secureEnv) checkNothingCommitted(t *testing.T, a *secureApp, offsets bo
 func TestIntegrationSecure(t *testing.T) { runSecure(t, kafkatest.Secure(t)) }
 
 func TestEmbeddedSecure(t *testing.T) {
+	t.Parallel()
 	runSecure(t, kafkatest.EmbeddedSecure(t))
 	t.Run("UntrustedClientCertificate", func(t *testing.T) {
 		// kfake's TLS listener that requires client certificates of its CA (no SASL, no ACLs).

@@ -157,7 +157,7 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 	}
 	t.Logf("marker on partition %d, owned by %s", markerPartition, failing)
 	// Records on every partition, the marker last.
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
 	if err != nil {
@@ -240,6 +240,7 @@ func TestIntegrationShutdownApplication(t *testing.T) {
 	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Real(t) }, "")
 }
 func TestEmbeddedShutdownApplication(t *testing.T) {
+	t.Parallel()
 	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Embedded(t) }, "")
 }
 

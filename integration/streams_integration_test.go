@@ -8,8 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,23 +123,18 @@ func createTopics(t testing.TB, b kafkatest.Broker, partitions int32, topics ...
 // createTopicsWith is createTopics on the brokers addrs with the client configuration cfg.
 func createTopicsWith(t testing.TB, addrs []string, cfg *sarama.Config, partitions int32, topics ...string) {
 	t.Helper()
-	admin, err := sarama.NewClusterAdmin(addrs, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	keep := "-1"
-	for _, tp := range topics {
-		detail := &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1,
-			ConfigEntries: map[string]*string{"retention.ms": &keep}}
-		if err := admin.CreateTopic(tp, detail, false); err != nil {
-			t.Fatalf("create %s: %v", tp, err)
-		}
-	}
-	kafkatest.WaitTopicsReady(t, addrs, cfg, topics...)
+	kafkatest.CreateTopicsWith(t, addrs, cfg, partitions, kafkatest.KeepForever(), topics...)
 }
 
-// produceLines writes n random lines over a vocabulary and returns the expected counts.
+// lineHeader names the header produceLines gives every line: "<call>/<line number>", unique in
+// the test process, so that a line the producer wrote twice is told from two lines alike
+// (kafkatest.TopicDuplicates). produceCalls numbers the calls.
+const lineHeader = "kstreams-test-line"
+
+var produceCalls atomic.Int64
+
+// produceLines writes n random lines over a vocabulary and returns the expected counts: line i
+// has key i and timestamp 1 000 000 + i ms, and the header lineHeader.
 func produceLines(t testing.TB, b kafkatest.Broker, topic string, n int, seed uint64) map[string]int64 {
 	t.Helper()
 	return produceLinesWith(t, b.Addrs, kafkatest.SaramaConfig(), topic, n, seed)
@@ -146,11 +143,14 @@ func produceLines(t testing.TB, b kafkatest.Broker, topic string, n int, seed ui
 // produceLinesWith is produceLines on the brokers addrs with the client configuration cfg.
 func produceLinesWith(t testing.TB, addrs []string, cfg *sarama.Config, topic string, n int, seed uint64) map[string]int64 {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(addrs, cfg)
+	noteInput(t, addrs, cfg, topic)
+	pcfg := *cfg
+	p, err := sarama.NewSyncProducer(addrs, kafkatest.Idempotent(&pcfg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	call := produceCalls.Add(1)
 	r := rand.New(rand.NewPCG(seed, 7))
 	want := map[string]int64{}
 	var batch []*sarama.ProducerMessage
@@ -162,7 +162,8 @@ func produceLinesWith(t testing.TB, addrs []string, cfg *sarama.Config, topic st
 			want[w]++
 		}
 		batch = append(batch, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(fmt.Sprint(i)),
-			Value: sarama.StringEncoder(strings.Join(words, " ")), Timestamp: time.UnixMilli(int64(1_000_000 + i))})
+			Value: sarama.StringEncoder(strings.Join(words, " ")), Timestamp: time.UnixMilli(int64(1_000_000 + i)),
+			Headers: []sarama.RecordHeader{{Key: []byte(lineHeader), Value: fmt.Appendf(nil, "%d/%d", call, i)}}})
 		if len(batch) == 500 || i == n-1 {
 			if err := p.SendMessages(batch); err != nil {
 				t.Fatal(err)
@@ -241,26 +242,99 @@ func (o *outputReader) reached(want map[string]int64) bool {
 	return true
 }
 
+// inputTopic is a topic produceLines wrote, with the client configuration it used.
+type inputTopic struct {
+	addrs []string
+	cfg   *sarama.Config
+	topic string
+}
+
+// inputs are the topics produceLines wrote, by test name, for waitFinal's failure message.
+var inputs struct {
+	mu     sync.Mutex
+	byTest map[string][]inputTopic
+}
+
+// noteInput records that test t writes input lines to topic, until t ends.
+func noteInput(t testing.TB, addrs []string, cfg *sarama.Config, topic string) {
+	inputs.mu.Lock()
+	defer inputs.mu.Unlock()
+	if inputs.byTest == nil {
+		inputs.byTest = map[string][]inputTopic{}
+	}
+	name := t.Name()
+	for _, in := range inputs.byTest[name] {
+		if in.topic == topic {
+			return
+		}
+	}
+	if len(inputs.byTest[name]) == 0 {
+		t.Cleanup(func() {
+			inputs.mu.Lock()
+			delete(inputs.byTest, name)
+			inputs.mu.Unlock()
+		})
+	}
+	inputs.byTest[name] = append(inputs.byTest[name], inputTopic{addrs, cfg, topic})
+}
+
+// inputsOf returns the input topics written by t or by a test t is a subtest of.
+func inputsOf(t testing.TB) []inputTopic {
+	inputs.mu.Lock()
+	defer inputs.mu.Unlock()
+	var out []inputTopic
+	for name, ins := range inputs.byTest {
+		if name == t.Name() || strings.HasPrefix(t.Name(), name+"/") {
+			out = append(out, ins...)
+		}
+	}
+	return out
+}
+
+// finalDiff describes every word whose last value is not want's: "" when all are.
+func (o *outputReader) finalDiff(want map[string]int64) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var over, under []string
+	for w, n := range want {
+		s := o.seqs[w]
+		switch {
+		case len(s) == 0:
+			under = append(under, fmt.Sprintf("%s: no update, want %d", w, n))
+		case s[len(s)-1] > n:
+			over = append(over, fmt.Sprintf("%s: last %d, want %d", w, s[len(s)-1], n))
+		case s[len(s)-1] < n:
+			under = append(under, fmt.Sprintf("%s: last %d, want %d", w, s[len(s)-1], n))
+		}
+	}
+	if len(over) == 0 && len(under) == 0 {
+		return ""
+	}
+	slices.Sort(over)
+	slices.Sort(under)
+	var b strings.Builder
+	if len(over) > 0 {
+		fmt.Fprintf(&b, "%d words counted too often (%s)", len(over), strings.Join(over, "; "))
+	}
+	if len(under) > 0 {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d words short of their count (%s)", len(under), strings.Join(under, "; "))
+	}
+	return b.String()
+}
+
 // waitFinal polls until the last value of every word equals want, or fails at the deadline.
+// The failure names every word off, and for each input topic the test wrote with produceLines
+// whether it holds a line written twice: an over-count with a duplicated input line is the test
+// producer's, one without is the application's.
 func (o *outputReader) waitFinal(t testing.TB, want map[string]int64, timeout time.Duration, alive func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		o.mu.Lock()
-		ok, diff := true, ""
-		for w, n := range want {
-			s := o.seqs[w]
-			if len(s) == 0 || s[len(s)-1] != n {
-				ok = false
-				last := int64(-1)
-				if len(s) > 0 {
-					last = s[len(s)-1]
-				}
-				diff = fmt.Sprintf("word %s: last %d, want %d", w, last, n)
-			}
-		}
-		o.mu.Unlock()
-		if ok {
+		diff := o.finalDiff(want)
+		if diff == "" {
 			return
 		}
 		if alive != nil {
@@ -272,7 +346,11 @@ func (o *outputReader) waitFinal(t testing.TB, want map[string]int64, timeout ti
 			if os.Getenv("KSTREAMS_DEBUG_STACKS") != "" {
 				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 			}
-			t.Fatalf("final counts not reached within %v: %s", timeout, diff)
+			var report []string
+			for _, in := range inputsOf(t) {
+				report = append(report, kafkatest.ReportDuplicates(in.addrs, in.cfg, in.topic))
+			}
+			t.Fatalf("final counts not reached within %v: %s\n%s", timeout, diff, strings.Join(report, "\n"))
 		}
 		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
 	}
@@ -398,9 +476,11 @@ func TestIntegrationWordCountExactlyOnce(t *testing.T) {
 }
 
 func TestEmbeddedWordCountAtLeastOnce(t *testing.T) {
+	t.Parallel()
 	runWordCount(t, kafkatest.Embedded(t), kstreams.AtLeastOnce)
 }
 
 func TestEmbeddedWordCountExactlyOnce(t *testing.T) {
+	t.Parallel()
 	runWordCount(t, kafkatest.Embedded(t), kstreams.ExactlyOnceV2)
 }

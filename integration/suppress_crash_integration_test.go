@@ -86,7 +86,7 @@ func runChildApp(t *testing.T, env string, topology func(t testing.TB, input, ou
 // first..last-1 (3 records per word and window) and adds each window's count to want.
 func produceSuppressed(t testing.TB, b kafkatest.Broker, topic string, base int64, partitions int32, first, last int, want map[string]int64) {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
@@ -259,4 +259,7 @@ func checkSuppressCrash(t *testing.T, b kafkatest.Broker) {
 
 func TestIntegrationSuppressCrashExactlyOnce(t *testing.T) { checkSuppressCrash(t, kafkatest.Real(t)) }
 
-func TestEmbeddedSuppressCrashExactlyOnce(t *testing.T) { checkSuppressCrash(t, kafkatest.Embedded(t)) }
+func TestEmbeddedSuppressCrashExactlyOnce(t *testing.T) {
+	t.Parallel()
+	checkSuppressCrash(t, kafkatest.Embedded(t))
+}

@@ -56,7 +56,10 @@ func checkStartErrors(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestIntegrationStartErrors(t *testing.T) { checkStartErrors(t, kafkatest.Real(t)) }
-func TestEmbeddedStartErrors(t *testing.T)    { checkStartErrors(t, kafkatest.Embedded(t)) }
+func TestEmbeddedStartErrors(t *testing.T) {
+	t.Parallel()
+	checkStartErrors(t, kafkatest.Embedded(t))
+}
 
 // checkWindowedChangelogs starts a DSL time-windowed count (10 s windows, no grace) and a
 // session-windowed count (5 s gap, no grace) and reads the changelog topics' configs from the
@@ -86,14 +89,7 @@ func checkWindowedChangelogs(t *testing.T, b kafkatest.Broker) {
 		appID + "-win-counts-changelog":     "86410000",
 		appID + "-session-counts-changelog": "86405000",
 	} {
-		entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic})
-		if err != nil {
-			t.Fatalf("%s: %v", topic, err)
-		}
-		got := map[string]string{}
-		for _, e := range entries {
-			got[e.Name] = e.Value
-		}
+		got := kafkatest.TopicConfigs(t, admin, topic)
 		if got["cleanup.policy"] != "compact,delete" || got["retention.ms"] != retention {
 			t.Errorf("%s: cleanup.policy=%q retention.ms=%q, want compact,delete and %s", topic,
 				got["cleanup.policy"], got["retention.ms"], retention)

@@ -147,7 +147,7 @@ func checkVersionedRestart(t *testing.T, b kafkatest.Broker, persistent bool, gu
 		return want
 	}
 	produce := func() {
-		p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+		p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,7 @@ func keyCountTopology(t *testing.T, input, output string) *processor.Topology {
 // produceKeys writes n records with keys from a vocabulary of 200 and returns their counts.
 func produceKeys(t *testing.T, b kafkatest.Broker, topic string, n int, seed uint64) map[string]int64 {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +162,7 @@ func checkWarmupAndProbing(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestEmbeddedWarmupAndProbingRebalance(t *testing.T) {
+	t.Parallel()
 	checkWarmupAndProbing(t, kafkatest.Embedded(t))
 }
 func TestIntegrationWarmupAndProbingRebalance(t *testing.T) {

@@ -52,7 +52,7 @@ func windowedCountTopology(t testing.TB, input, output string) *processor.Topolo
 // the window store's changelog keeps records for its retention (1 day + 1 min) + 24 h.
 func produceWindowedLines(t testing.TB, b kafkatest.Broker, topic string, base int64, from, n int, want map[string]int64) {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,25 +128,19 @@ func checkZombieCommitDuplicates(t *testing.T, b kafkatest.Broker) {
 // waitOneTask waits until both instances run and one of them holds the one task.
 func waitOneTask(t *testing.T, timeout time.Duration, a, b *kstreams.KafkaStreams) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	kafkatest.Eventually(t, timeout, "both instances running with one task in all", func() (string, bool) {
 		for i, app := range []*kstreams.KafkaStreams{a, b} {
 			if err := app.Err(); err != nil {
 				t.Fatalf("app %d failed: %v", i+1, err)
 			}
 		}
-		if a.State() == kstreams.StateRunning && b.State() == kstreams.StateRunning && localTaskCount(a)+localTaskCount(b) == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: app1 %s with %d tasks, app2 %s with %d tasks; want one task in all",
-				timeout, a.State(), localTaskCount(a), b.State(), localTaskCount(b))
-		}
-		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+		return fmt.Sprintf("app1 %s with %d tasks, app2 %s with %d tasks", a.State(), localTaskCount(a), b.State(), localTaskCount(b)),
+			a.State() == kstreams.StateRunning && b.State() == kstreams.StateRunning && localTaskCount(a)+localTaskCount(b) == 1
+	})
 }
 
 func TestEmbeddedZombieCommitFenced(t *testing.T) {
+	t.Parallel()
 	checkZombieCommitDuplicates(t, kafkatest.Embedded(t))
 }
 func TestIntegrationZombieCommitFenced(t *testing.T) {

@@ -146,10 +146,9 @@ func (g KGroupedStream[K, V]) Cogroup[VOut any](aggregator func(key K, value V, 
 
 // cogroupImpl is the untyped state of a CogroupedKStream (Java: CogroupedKStreamImpl).
 type cogroupImpl struct {
-	b        *StreamsBuilder
-	groups   []*groupedStreamImpl
-	aggs     []ktable.Aggregator
-	consumed bool
+	b      *StreamsBuilder
+	groups []*groupedStreamImpl
+	aggs   []ktable.Aggregator
 }
 
 // CogroupedKStream aggregates several grouped streams (of different value types) into one

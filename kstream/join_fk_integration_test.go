@@ -25,24 +25,15 @@ func TestForeignKeyJoinMultiPartition(t *testing.T) {
 		t.Skip("starts an embedded broker")
 	}
 	br := kafkatest.Embedded(t)
-	cfg := sarama.NewConfig()
-	cfg.Producer.Return.Successes = true
-	// Java's default partitioner (murmur2), so the inputs are partitioned as a Java producer would
-	cfg.Producer.Partitioner = sarama.NewMurmur2Partitioner
+	// Java's default partitioner (murmur2), so the inputs are partitioned as a Java producer
+	// would; an idempotent producer, whose retries write nothing twice.
+	cfg := kafkatest.ProducerConfig()
 	client, err := sarama.NewClient(br.Addrs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, topic := range []string{"fkmp-left", "fkmp-right", "fkmp-inner", "fkmp-left-out"} {
-		if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 3, ReplicationFactor: 1}, false); err != nil {
-			t.Fatal(err)
-		}
-	}
+	kafkatest.CreateTopicsWith(t, br.Addrs, cfg, 3, nil, "fkmp-left", "fkmp-right", "fkmp-inner", "fkmp-left-out")
 
 	b := kstream.NewStreamsBuilder()
 	l := kstream.Table(b, "fkmp-left", kstream.ConsumedWith(S, S))

@@ -304,7 +304,7 @@ func ToStreamNullable[K, V any](t KTable[K, V], named ...Named) KStream[K, *V] {
 // The table is the same (no node, no store): Materialized and Produced serdes of the view are
 // Serde[*V] (serde.Nullable) and serialize the underlying values through it. (No Java
 // counterpart: Java's functions see null.)
-func NullableTableValues[K, V any](t KTable[K, V]) KTable[K, *V] { return KTable[K, *V]{t: t.t} }
+func NullableTableValues[K, V any](t KTable[K, V]) KTable[K, *V] { return KTable[K, *V](t) }
 
 // ToStreamMapper returns the stream of the table's updates (deletes as null values), each
 // re-keyed by mapper from the row's key and new value (a windowed table's Windowed key to its

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,7 +27,7 @@ func compileErrors(t *testing.T, src string) string {
 	if err := os.WriteFile(overlay, []byte(`{"Replace":{`+quote(filepath.Join(pkg, "main.go"))+`:`+quote(file)+`}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-overlay", overlay, "-gcflags=-e", "-o", os.DevNull, pkg)
+	cmd := exec.Command("go", "build", "-overlay", overlay, "-gcflags=-e", "-o", os.DevNull, pkg)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("the program compiled; it must not:\n%s", src)

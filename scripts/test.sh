@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` and CI run it:
-#   1. gofmt and go vet;
-#   2. go test ./... (unit, test-driver and embedded-broker tests; no JVM, no broker);
+#   1. gofmt and go vet (staticcheck, pinned, its checks chosen in staticcheck.conf, runs in the
+#      background beside the integration tests of step 3, which mostly wait);
+#   2. go test ./... (unit, test-driver and embedded-broker tests; no JVM, no broker): the
+#      packages that run code on several goroutines, and the embedded end-to-end tests, under the
+#      race detector (once: the -race run stands for the plain one), the others plainly;
 #   3. the integration tests (TestIntegration...) against a real Apache Kafka broker that this
 #      script starts on loopback and stops at the end, also when a step fails;
 #      the security tests (TestIntegrationSecure...) against a second, secured Kafka node
@@ -23,8 +26,34 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 [ "$GOTOOLCHAIN" = local ] && export GOTOOLCHAIN=go1.27.3
 
+# The analyser's version (honnef.co/go/tools); staticcheck.conf says which checks run and why.
+staticcheck_version=v0.8.2
+# The packages go test runs under -race: those whose code runs on several goroutines (the
+# instance and its stream threads, tasks, caches, the Kafka clients, changelog restore, stores
+# read by interactive queries while threads write them, the serdes shared between threads) and
+# those holding the embedded-broker end-to-end tests (TestEmbedded..., the examples).
+race_pkgs=(. ./internal/runtime ./internal/task ./internal/cache ./internal/kafka/... ./internal/changelog
+	./store ./internal/storeview ./kstreamstest ./integration ./examples/... ./serde/... ./internal/resetter
+	./internal/kafkatest)
+# Tests of those packages that run plainly instead: fills that take 10 to 25 times as long under
+# the race detector while their concurrent paths are raced by smaller tests of the same code:
+# hundreds of thousands of Pebble writes replayed after simulated crashes (store; the bulk
+# restore's background writer is raced by the smaller bulk tests of store and internal/changelog),
+# and the word count over 100 000 lines (the other embedded word counts run under -race).
+plain_only='^(TestPebbleBulkRestoreCrashAtAnyPoint|TestPebbleBulkRestoreMatchesRecordWrites|TestScanResumesLikeThePlainIterators|TestEmbeddedWordCount100000Lines)$'
+plain_only_pkgs=(./store ./examples/wordcount)
+
 die() { echo "make test: $*" >&2; exit 1; }
-step() { echo; echo "== $*"; }
+# Each step's header says when it starts (wall time since the start) and the CPU time the
+# finished steps used (user, system: bash's times for the script's children), so a slow step
+# and an idle one can be told apart.
+step() {
+	local cpu f="${TMPDIR:-/tmp}/make-test-times.$$"
+	times >"$f" # in this shell: inside $(...) it would time the subshell
+	cpu=$(tail -n 1 "$f")
+	rm -f "$f"
+	printf '\n== [%dm%02ds, CPU %s] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "${cpu% *} user ${cpu#* } sys" "$*"
+}
 for tool in go java mvn node npm; do
 	case $tool in
 	go) hint="install Go (any recent version; it fetches the go1.27.3 toolchain itself)" ;;
@@ -40,6 +69,8 @@ gofmt_bin="$(go env GOROOT)/bin/gofmt"
 unformatted=$("$gofmt_bin" -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.build/*'))
 [ -z "$unformatted" ] || die "gofmt wants these files reformatted: $unformatted"
 go vet ./...
+# staticcheck runs later, in the background beside the integration tests, which mostly wait
+# for brokers: it costs about 3 CPU-minutes whenever a package low in the import graph changed.
 
 mkdir -p .build
 # Headless Chromium for the live page's browser test (TestEmbeddedLivePageBrowser in
@@ -65,16 +96,26 @@ if ! npm ci --prefix serde/avro/testdata/js --no-audit --no-fund >.build/npm-avr
 	die "npm ci in serde/avro/testdata/js failed (log: .build/npm-avro.log)"
 fi
 
-step "go test ./... (unit, test-driver and embedded-broker tests)"
-go test ./...
+step "go test -race: concurrent packages and embedded end-to-end tests (${race_pkgs[*]})"
+go test -race -skip "$plain_only" "${race_pkgs[@]}"
+step "go test: the other packages (unit and test-driver tests), and the fills named in plain_only"
+mapfile -t raced < <(go list "${race_pkgs[@]}")
+mapfile -t rest < <(go list ./... | grep -vxF -f <(printf '%s\n' "${raced[@]}"))
+go test "${rest[@]}"
+go test -run "$plain_only" "${plain_only_pkgs[@]}"
 
 step "starting Apache Kafka, plain and secured (scripts/kafka/kafka.sh up; up secure)"
 started=
 secure_up=
 secure_started=
 registry_started=
+staticcheck_pid=
 on_exit() {
 	status=$?
+	if [ -n "$staticcheck_pid" ]; then # a step failed while staticcheck ran: stop it
+		pkill -TERM -P "$staticcheck_pid" 2>/dev/null || true
+		wait "$staticcheck_pid" 2>/dev/null || true
+	fi
 	if [ -n "$secure_up" ]; then
 		wait "$secure_up" || true
 		secure_started=1
@@ -134,8 +175,26 @@ fi
 # buffer's Java interop) read it too, so they run in the next step with the others.
 export KSTREAMS_CONFORMANCE_CP="$PWD/conformance/java/target/conformance.jar:$PWD/conformance/java/target/lib/*"
 
-step "integration tests against Apache Kafka at $addr (and the secured node of $KAFKA_SECURE_CONFIG)"
+step "integration tests against Apache Kafka at $addr (and the secured node of $KAFKA_SECURE_CONFIG); staticcheck beside them"
+# staticcheck from the Go module proxy at a pinned version, built into .build/bin (the go
+# command caches the build, staticcheck its results per package). It runs at a lower priority
+# (nice), on the CPU the tests leave idle; its findings are printed once the tests are done.
+GOBIN="$PWD/.build/bin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+(
+	status=0
+	start=$SECONDS
+	nice -n 10 .build/bin/staticcheck ./... >.build/staticcheck.log 2>&1 || status=$?
+	echo "(staticcheck took $((SECONDS - start)) s beside the tests)" >>.build/staticcheck.log
+	exit "$status"
+) &
+staticcheck_pid=$!
 go test -count=1 -timeout 20m -run Integration ./...
+staticcheck_status=0
+wait "$staticcheck_pid" || staticcheck_status=$?
+staticcheck_pid=
+echo "staticcheck (${staticcheck_version}, staticcheck.conf):"
+cat .build/staticcheck.log
+[ "$staticcheck_status" -eq 0 ] || die "staticcheck found problems (above; log: .build/staticcheck.log)"
 
 step "conformance suite against Java Kafka Streams (conformance/java)"
 # Every package whose tests use the harness: they import the conformance package or read

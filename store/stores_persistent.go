@@ -351,27 +351,3 @@ func (b *SessionStoreBuilder[K, V]) BuildSessionStore() SessionStore[K, V] {
 	}
 	return newMeteredSessionStore(inner, b.keySerde, b.valueSerde)
 }
-
-// readOnlyKeyValueView returns a view of st without its write methods, for interactive
-// queries. Java counterpart: ReadOnlyKeyValueStoreFacade / the store handed out by
-// KafkaStreams.store for QueryableStoreTypes.keyValueStore().
-func readOnlyKeyValueView[K, V any](st ReadOnlyKeyValueStore[K, V]) ReadOnlyKeyValueStore[K, V] {
-	return readOnlyKV[K, V]{st}
-}
-
-type readOnlyKV[K, V any] struct{ ReadOnlyKeyValueStore[K, V] }
-
-// readOnlyWindowView returns a view of st without its write methods. Java: ReadOnlyWindowStoreFacade.
-func readOnlyWindowView[K, V any](st ReadOnlyWindowStore[K, V]) ReadOnlyWindowStore[K, V] {
-	return readOnlyWindow[K, V]{st}
-}
-
-type readOnlyWindow[K, V any] struct{ ReadOnlyWindowStore[K, V] }
-
-// readOnlySessionView returns a view of st without its write methods. Java: the session store
-// handed out for QueryableStoreTypes.sessionStore().
-func readOnlySessionView[K, V any](st ReadOnlySessionStore[K, V]) ReadOnlySessionStore[K, V] {
-	return readOnlySession[K, V]{st}
-}
-
-type readOnlySession[K, V any] struct{ ReadOnlySessionStore[K, V] }

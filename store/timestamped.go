@@ -53,15 +53,6 @@ type FreshValuesStore interface{ FreshValues() }
 // org.apache.kafka.streams.state.TimestampedKeyValueStore (KeyValueStore<K, ValueAndTimestamp<V>>).
 type TimestampedKeyValueStore[K, V any] = KeyValueStore[K, *ValueAndTimestamp[V]]
 
-// valueAndTimestampSerde returns the serde of timestamped store values: an 8-byte big-endian
-// timestamp followed by inner's bytes of the value; nil <-> nil bytes. Deserializing fewer than
-// 8 bytes fails with ErrShortTimestampedValue. A nil inner resolves to the store context's
-// default value serde at Init when the serde is used by a [TimestampedKeyValueStoreBuilder]
-// store. Java counterpart: valueAndTimestampSerde.
-func valueAndTimestampSerde[V any](inner serde.Serde[V]) serde.Serde[*ValueAndTimestamp[V]] {
-	return &vatSerde[V]{inner: inner}
-}
-
 // errShortTimestampedValue is returned when timestamped value bytes are shorter than the 8-byte
 // timestamp.
 var errShortTimestampedValue = errors.New("timestamped value shorter than 8 bytes")

@@ -30,15 +30,6 @@ func layers(st processor.StateStore) []processor.StateStore {
 	return out
 }
 
-// engine returns the innermost store of st's layers (see [layers]).
-func engine(st processor.StateStore) processor.StateStore {
-	l := layers(st)
-	if len(l) == 0 {
-		return nil
-	}
-	return l[len(l)-1]
-}
-
 // FindTransactional returns the [transactionalStore] among st's layers, if any.
 func FindTransactional(st processor.StateStore) (transactionalStore, bool) {
 	for _, l := range layers(st) {

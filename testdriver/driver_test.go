@@ -99,15 +99,6 @@ func TestWordCountProcessorDemo(t *testing.T) {
 	}
 }
 
-// passThrough forwards every record unchanged (with a header added when tag is set).
-type passThrough struct {
-	ctx processor.ProcessorContext[any, any]
-}
-
-func (p *passThrough) Init(ctx processor.ProcessorContext[any, any]) error { p.ctx = ctx; return nil }
-func (p *passThrough) Process(r processor.Record[any, any]) error          { return p.ctx.Forward(r) }
-func (p *passThrough) Close() error                                        { return nil }
-
 func pipeGraph(t *testing.T) *topology.Builder {
 	b := topology.New()
 	must(t, b.AddSource("src", []string{"in"}, nil, "", topology.ResetDefault, nil, nil, nil))

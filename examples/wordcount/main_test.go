@@ -110,6 +110,7 @@ func TestBundledTextIsSeveralHundredLines(t *testing.T) {
 
 // The quickstart: no flags, embedded broker, bundled text.
 func TestEmbeddedWordCountBundledText(t *testing.T) {
+	t.Parallel()
 	out, errOut, err := runProgram(t, "")
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, errOut)
@@ -130,6 +131,7 @@ func TestEmbeddedWordCountBundledText(t *testing.T) {
 
 // -eos with lines from stdin, including non-ASCII words.
 func TestEmbeddedWordCountExactlyOnceStdin(t *testing.T) {
+	t.Parallel()
 	text := "Émile and the naïve émile\nÜBER über 42 42nd\n\n日本語 and 日本語, again!\n"
 	out, errOut, err := runProgram(t, text, "-eos", "-input", "-")
 	if err != nil {
@@ -172,6 +174,7 @@ func hundredThousandLines(t *testing.T, n int) (string, []string) {
 
 // -input with a file of 100 000 lines finishes and prints correct counts.
 func TestEmbeddedWordCount100000Lines(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short")
 	}

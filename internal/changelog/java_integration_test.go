@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
-
 	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 	"github.com/kstreams-go/kstreams/internal/task"
@@ -246,16 +244,6 @@ func readLines(t *testing.T, path string) []string {
 	return out
 }
 
-func createTopics(t *testing.T, b kafkatest.Broker, topics ...string) {
-	cfg := kafkatest.SaramaConfig()
-	admin, err := sarama.NewClusterAdmin(b.Addrs, cfg)
-	must(t, err)
-	defer admin.Close()
-	for _, topic := range topics {
-		must(t, admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false))
-	}
-}
-
 // openCrossTask opens a Go task with the cross stores of application app, writing its
 // changelog to log, and restores it from the changelogs.
 func openCrossTask(t *testing.T, app string, log *kafkaLog, dir string) (*task.Task, *TaskState, *countingListener) {
@@ -285,7 +273,7 @@ func TestIntegrationJavaChangelogToGo(t *testing.T) {
 	conformance.JavaFromEnv(t)
 	app := kafkatest.Name(t, "javafill")
 	input := app + "-input"
-	createTopics(t, b, input)
+	kafkatest.CreateTopics(t, b, 1, nil, input)
 	log := newKafkaLog(t, b, false)
 	ins := crossInputs()
 	for _, in := range ins {
@@ -328,7 +316,7 @@ func TestIntegrationGoChangelogToJava(t *testing.T) {
 	conformance.JavaFromEnv(t)
 	app := kafkatest.Name(t, "gofill")
 	input := app + "-input"
-	createTopics(t, b, input)
+	kafkatest.CreateTopics(t, b, 1, nil, input)
 	log := newKafkaLog(t, b, false)
 	tk, ts, _ := openCrossTask(t, app, log, t.TempDir())
 	for _, in := range crossInputs() {

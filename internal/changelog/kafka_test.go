@@ -20,6 +20,7 @@ import (
 type kafkaLog struct {
 	*SaramaReader
 	t       *testing.T
+	addrs   []string
 	client  sarama.Client
 	admin   sarama.ClusterAdmin
 	prod    sarama.SyncProducer
@@ -40,12 +41,15 @@ func newKafkaLog(t *testing.T, b kafkatest.Broker, readCommitted bool) *kafkaLog
 	if err != nil {
 		t.Fatal(err)
 	}
-	prod, err := sarama.NewSyncProducerFromClient(client)
+	// The producer has connections of its own: idempotent, it allows one request in flight,
+	// which the reader under test, on client, does not have to share.
+	pcfg := *cfg
+	prod, err := sarama.NewSyncProducer(b.Addrs, kafkatest.Idempotent(&pcfg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = prod.Close() })
-	return &kafkaLog{SaramaReader: NewSaramaReader(client, readCommitted), t: t, client: client, admin: admin, prod: prod, created: map[string]bool{}}
+	return &kafkaLog{SaramaReader: NewSaramaReader(client, readCommitted), t: t, addrs: b.Addrs, client: client, admin: admin, prod: prod, created: map[string]bool{}}
 }
 
 func (k *kafkaLog) ensureTopic(topic string) {
@@ -60,18 +64,8 @@ func (k *kafkaLog) ensureTopic(topic string) {
 	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
 		k.t.Fatalf("create topic %s: %v", topic, err)
 	}
-	// Wait for the leader to be known.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_ = k.client.RefreshMetadata(topic)
-		if _, err := k.client.Leader(topic, 0); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			k.t.Fatalf("topic %s has no leader", topic)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	// A leader in the metadata may still refuse requests for a moment: wait until it answers.
+	kafkatest.WaitTopicsReady(k.t, k.addrs, nil, topic)
 	k.created[topic] = true
 }
 

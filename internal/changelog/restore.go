@@ -403,6 +403,11 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		if len(batch) == 0 {
 			return nil
 		}
+		// A cancelled restore (the task was revoked or the instance closes) stops at the next
+		// batch: the rest of a fetch already in hand is not applied.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := s.locked(func() error { return s.task.Restore(name, batch) }); err != nil {
 			return err
 		}
@@ -433,6 +438,10 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	free := make(chan []Record, prefetchDepth+2)
 	go prefetch(fctx, r, tp, pos, end, fetched, free)
 	for pos < end {
+		// Checked first: with a fetch ready too, the select below would pick at random.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var f fetchResult
 		select {
 		case f = <-fetched:

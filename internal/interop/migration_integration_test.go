@@ -107,7 +107,7 @@ func setGroupConfigs(t *testing.T, b kafkatest.Broker, groupID string, configs m
 func rollingMigration(t *testing.T, b kafkatest.Broker, cp string, guarantee kstreams.ProcessingGuarantee, protocol kstreams.GroupProtocol) {
 	input, output, appID := kafkatest.Name(t, "lines"), kafkatest.Name(t, "counts"), kafkatest.Name(t, "wc-mixed")
 	windowed := kafkatest.Name(t, "windowed-counts")
-	createTopics(t, b, 4, input, output, windowed)
+	kafkatest.CreateTopics(t, b, 4, nil, input, output, windowed)
 	streams := protocol == kstreams.GroupProtocolStreams
 	if streams {
 		setGroupConfigs(t, b, appID, map[string]string{"streams.num.standby.replicas": "1"})
@@ -835,41 +835,6 @@ func (o *outputReader) checkIncreasing(t *testing.T) {
 			if s[i] <= s[i-1] {
 				t.Errorf("word %q: update %d after %d (updates %v): a duplicate under exactly-once", w, s[i], s[i-1], s)
 				break
-			}
-		}
-	}
-}
-
-func createTopics(t *testing.T, b kafkatest.Broker, partitions int32, topics ...string) {
-	t.Helper()
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	for _, topic := range topics {
-		if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Wait until every partition has a leader in the metadata: a producer started at once may
-	// otherwise see NOT_LEADER_OR_FOLLOWER.
-	client, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for _, topic := range topics {
-		for p := int32(0); p < partitions; p++ {
-			for {
-				_ = client.RefreshMetadata(topic)
-				if _, err := client.Leader(topic, p); err == nil {
-					break
-				} else if time.Now().After(deadline) {
-					t.Fatalf("no leader for %s-%d within 30 s: %v", topic, p, err)
-				}
-				time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
 			}
 		}
 	}

@@ -38,20 +38,7 @@ func newAppTopics(t *testing.T, b kafkatest.Broker, prefix string) appTopics {
 	t.Helper()
 	a := appTopics{app: kafkatest.Name(t, prefix)}
 	a.input, a.output, a.windowed = a.app+"-lines", a.app+"-counts", a.app+"-windowed"
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	topics := []string{a.input, a.output, a.windowed}
-	for _, topic := range topics {
-		if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 2, ReplicationFactor: 1}, false); err != nil {
-			t.Fatalf("create %s: %v", topic, err)
-		}
-	}
-	// Every partition's leader answers before the first produce or fetch: a leader named in
-	// the metadata may still answer NOT_LEADER_OR_FOLLOWER for a moment.
-	kafkatest.WaitTopicsReady(t, b.Addrs, nil, topics...)
+	kafkatest.CreateTopics(t, b, 2, nil, a.input, a.output, a.windowed)
 	return a
 }
 
@@ -103,7 +90,7 @@ func newExpected() *expected {
 // adds them to the expected counts.
 func (e *expected) produce(t *testing.T, b kafkatest.Broker, topic string, n int) {
 	t.Helper()
-	cfg := kafkatest.SaramaConfig()
+	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.Partitioner = sarama.NewHashPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)

@@ -172,6 +172,11 @@ func (c *Cluster) Conn(n Node, p Purpose) (*sarama.Broker, error) {
 	if p.MaxOpenRequests > 0 {
 		conf.Net.MaxOpenRequests = p.MaxOpenRequests
 	}
+	// The connection carries this package's own requests: the settings of sarama's producer do
+	// not apply, and with Producer.Idempotent (or a transactional id) set, sarama's config check
+	// in Open refuses any MaxOpenRequests above 1, so that every produce connection would fail.
+	conf.Producer.Idempotent = false
+	conf.Producer.Transaction.ID = ""
 	sd := newSocketDialer(&conf)
 	conf.Net.Proxy.Enable, conf.Net.Proxy.Dialer = true, sd
 	nb := sarama.NewBroker(n.Addr)

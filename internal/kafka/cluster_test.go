@@ -19,15 +19,8 @@ func TestIntegrationInterrupt(t *testing.T) { testInterrupt(t, kafkatest.Real(t)
 
 func testInterrupt(t *testing.T, br kafkatest.Broker) {
 	scfg := kafkatest.SaramaConfig()
-	admin, err := sarama.NewClusterAdmin(br.Addrs, scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 	topic := kafkatest.Name(t, "interrupt")
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.CreateTopicsWith(t, br.Addrs, scfg, 1, nil, topic)
 	c, err := kafka.NewCluster(kafka.Config{Brokers: br.Addrs, Sarama: scfg})
 	if err != nil {
 		t.Fatal(err)
@@ -35,18 +28,14 @@ func testInterrupt(t *testing.T, br kafkatest.Broker) {
 	defer c.Close()
 	tp := kafka.TopicPartition{Topic: topic, Partition: 0}
 	var leader kafka.Node
+	kafkatest.EventuallyNoError(t, 30*time.Second, "the new partition's leader", func() error {
+		var err error
+		if leader, _, err = c.Leader(tp); err != nil {
+			_ = c.RefreshMetadata(topic)
+		}
+		return err
+	})
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		leader, _, err = c.Leader(tp)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		_ = kafka.Sleep(context.Background(), 100*time.Millisecond)
-		_ = c.RefreshMetadata(topic)
-	}
 	p := kafka.Purpose{Name: "fetch", ReadTimeout: time.Minute}
 	b, err := c.Conn(leader, p)
 	if err != nil {
@@ -150,4 +139,31 @@ func mustAnyNode(t *testing.T, c *kafka.Cluster) kafka.Node {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A sarama configuration whose own producer is idempotent or transactional (sarama allows
+// those only with one request in flight) still gives connections with several requests in
+// flight: the Cluster's connections do not run sarama's producer.
+func TestConnIgnoresSaramaProducerIdempotence(t *testing.T) {
+	br := kafkatest.Embedded(t)
+	scfg := kafkatest.SaramaConfig()
+	scfg.Producer.Idempotent = true
+	scfg.Producer.Transaction.ID = "ignored"
+	scfg.Net.MaxOpenRequests = 1
+	c, err := kafka.NewCluster(kafka.Config{Brokers: br.Addrs, Sarama: scfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n, err := c.AnyNode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Conn(n, kafka.Purpose{Name: "produce", MaxOpenRequests: 5})
+	if err != nil {
+		t.Fatalf("a produce connection with 5 requests in flight: %v", err)
+	}
+	if _, err := b.ApiVersions(&sarama.ApiVersionsRequest{Version: 3, ClientSoftwareName: "t", ClientSoftwareVersion: "1"}); err != nil {
+		t.Fatalf("a request on it: %v", err)
+	}
 }

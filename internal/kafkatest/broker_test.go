@@ -36,32 +36,15 @@ func newAdmin(t *testing.T, b Broker) sarama.ClusterAdmin {
 	return admin
 }
 
-func createTopic(t *testing.T, admin sarama.ClusterAdmin, topic string, partitions int32, configs map[string]*string) {
-	t.Helper()
-	err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1, ConfigEntries: configs}, false)
-	if err != nil {
-		t.Fatalf("create topic %s: %v", topic, err)
-	}
-}
-
-func str(s string) *string { return &s }
-
 func checkCompactedTopic(t *testing.T, b Broker) {
 	admin := newAdmin(t, b)
 	topic := Name(t, "compacted")
-	createTopic(t, admin, topic, 3, map[string]*string{
-		"cleanup.policy":         str("compact"),
-		"message.timestamp.type": str("CreateTime"),
-	})
+	CreateTopics(t, b, 3, map[string]string{
+		"cleanup.policy":         "compact",
+		"message.timestamp.type": "CreateTime",
+	}, topic)
 
-	entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic})
-	if err != nil {
-		t.Fatalf("describe configs of %s: %v", topic, err)
-	}
-	got := map[string]string{}
-	for _, e := range entries {
-		got[e.Name] = e.Value
-	}
+	got := TopicConfigs(t, admin, topic)
 	if got["cleanup.policy"] != "compact" {
 		t.Errorf("cleanup.policy = %q, want compact", got["cleanup.policy"])
 	}
@@ -141,7 +124,7 @@ const sentinel = "<end>"
 
 func writeSentinel(t *testing.T, b Broker, topic string) {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(b.Addrs, SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, ProducerConfig())
 	if err != nil {
 		t.Fatalf("producer: %v", err)
 	}
@@ -152,9 +135,8 @@ func writeSentinel(t *testing.T, b Broker, topic string) {
 }
 
 func checkTransactions(t *testing.T, b Broker) {
-	admin := newAdmin(t, b)
 	topic := Name(t, "txn")
-	createTopic(t, admin, topic, 1, nil)
+	CreateTopics(t, b, 1, nil, topic)
 	p := txnProducer(t, b, Name(t, "txn-id"))
 
 	steps := []struct {
@@ -285,8 +267,7 @@ func (h *txnHandler) commitStale(m *sarama.ConsumerMessage, stale *sarama.Consum
 func checkTxnOffsetCommit(t *testing.T, b Broker) {
 	admin := newAdmin(t, b)
 	in, out, group := Name(t, "in"), Name(t, "out"), Name(t, "group")
-	createTopic(t, admin, in, 1, nil)
-	createTopic(t, admin, out, 1, nil)
+	CreateTopics(t, b, 1, nil, in, out)
 
 	plain, err := sarama.NewSyncProducer(b.Addrs, SaramaConfig())
 	if err != nil {

@@ -92,7 +92,8 @@ func Embedded(t testing.TB, opts ...kfake.Opt) Broker {
 
 // SaramaConfig returns a sarama configuration suited to tests against either broker kind:
 // protocol version 4.0, Java's murmur2 partitioner, short group session and heartbeat times,
-// and a 20 ms fetch wait so tests do not idle. The client id is kstreams-test.
+// and a 20 ms fetch wait so tests do not idle. The client id is kstreams-test. Producers of test
+// data take [ProducerConfig] instead.
 func SaramaConfig() *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "kstreams-test"
@@ -106,6 +107,24 @@ func SaramaConfig() *sarama.Config {
 	cfg.Consumer.Group.Heartbeat.Interval = 500 * time.Millisecond
 	cfg.Consumer.Group.Rebalance.Timeout = 10 * time.Second
 	cfg.Metadata.Retry.Backoff = 100 * time.Millisecond
+	return cfg
+}
+
+// ProducerConfig is [SaramaConfig] with an idempotent producer ([Idempotent]): the
+// configuration of the producers that write a test's data.
+func ProducerConfig() *sarama.Config { return Idempotent(SaramaConfig()) }
+
+// Idempotent makes cfg's producer idempotent, with one request in flight per connection (which
+// sarama requires for it), and returns cfg. Without idempotence sarama's retries write records
+// twice when a produce request reached the log but its answer was lost or came after the read
+// timeout (a dropped connection, a loaded machine): a test's input line counted twice looks
+// exactly like a duplicate made by the code under test. A broker that gives a retried batch the
+// same producer id and sequence number keeps it once. Only for producers: one request in flight
+// would change how the clients under test use their connections.
+func Idempotent(cfg *sarama.Config) *sarama.Config {
+	cfg.Producer.Idempotent = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Net.MaxOpenRequests = 1
 	return cfg
 }
 

@@ -92,14 +92,12 @@ func (r *Registry) families() *families {
 }
 
 func init() {
-	for _, d := range []FamilyDoc{
+	docs = append(docs, []FamilyDoc{
 		{"kstreams_client_state", "stream-metrics", "state, client-state", Info},
 		{"kstreams_client_alive_stream_threads", "stream-metrics", "alive-stream-threads", Info},
 		{"kstreams_client_failed_stream_threads", "stream-metrics", "failed-stream-threads", Info},
 		{"kstreams_client_info", "stream-metrics", "application-id, version, recording-level", Info},
-	} {
-		docs = append(docs, d)
-	}
+	}...)
 	for _, op := range threadOps {
 		docs = append(docs, FamilyDoc{"kstreams_thread_" + op + "_total", "stream-thread-metrics", op + "-total, " + op + "-rate", Info},
 			FamilyDoc{"kstreams_thread_" + op + "_latency_seconds", "stream-thread-metrics", op + "-latency-avg", Info},

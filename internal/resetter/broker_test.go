@@ -23,37 +23,27 @@ import (
 // and commits offset 10 on both input partitions for group app.
 func setup(t *testing.T, addrs []string, cfg *sarama.Config, app string) {
 	t.Helper()
+	kafkatest.CreateTopicsWith(t, addrs, cfg, 2, nil, app+"-in", app+"-store-changelog", app+"-KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition", "x"+app+"-store-changelog")
 	admin, err := sarama.NewClusterAdmin(addrs, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	for _, topic := range []string{app + "-in", app + "-store-changelog", app + "-KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition", "x" + app + "-store-changelog"} {
-		if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 2, ReplicationFactor: 1}, false); err != nil {
-			t.Fatalf("create %s: %v", topic, err)
-		}
-	}
 	pcfg := *cfg
 	pcfg.Producer.Return.Successes = true
 	pcfg.Producer.Partitioner = sarama.NewManualPartitioner
-	var p sarama.SyncProducer
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if p, err = sarama.NewSyncProducer(addrs, &pcfg); err == nil {
-			var msgs []*sarama.ProducerMessage
-			for i := range 20 {
-				msgs = append(msgs, &sarama.ProducerMessage{Topic: app + "-in", Partition: int32(i % 2), Value: sarama.StringEncoder(fmt.Sprint(i))})
-			}
-			err = p.SendMessages(msgs)
-			p.Close()
-		}
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("produce: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond) // the new topic's leader is not known yet; bounded by the deadline
+	p, err := sarama.NewSyncProducer(addrs, kafkatest.Idempotent(&pcfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []*sarama.ProducerMessage
+	for i := range 20 {
+		msgs = append(msgs, &sarama.ProducerMessage{Topic: app + "-in", Partition: int32(i % 2), Value: sarama.StringEncoder(fmt.Sprint(i))})
+	}
+	err = p.SendMessages(msgs)
+	p.Close()
+	if err != nil {
+		t.Fatalf("produce: %v", err)
 	}
 	if _, err := admin.AlterConsumerGroupOffsets(app, map[string]map[int32]sarama.OffsetAndMetadata{
 		app + "-in": {0: {Offset: 10, LeaderEpoch: -1}, 1: {Offset: 10, LeaderEpoch: -1}}}, nil); err != nil {
@@ -165,7 +155,10 @@ func testForce(t *testing.T, b kafkatest.Broker) {
 }
 
 func TestIntegrationResetForce(t *testing.T) { testForce(t, kafkatest.Real(t)) }
-func TestEmbeddedResetForce(t *testing.T)    { testForce(t, kafkatest.Embedded(t)) }
+func TestEmbeddedResetForce(t *testing.T) {
+	t.Parallel()
+	testForce(t, kafkatest.Embedded(t))
+}
 
 // The tool connects as --command-config says: SASL_SSL with SCRAM-SHA-512, trusting the
 // broker's CA from a PEM file, the JAAS configuration over two lines.
@@ -199,7 +192,10 @@ func testSecure(t *testing.T, sb kafkatest.SecureBroker) {
 }
 
 func TestIntegrationResetSecure(t *testing.T) { testSecure(t, kafkatest.Secure(t)) }
-func TestEmbeddedResetSecure(t *testing.T)    { testSecure(t, kafkatest.EmbeddedSecure(t)) }
+func TestEmbeddedResetSecure(t *testing.T) {
+	t.Parallel()
+	testSecure(t, kafkatest.EmbeddedSecure(t))
+}
 
 // An application of group.protocol=streams (KIP-1071): the classic DescribeGroups shows its
 // group as Dead without members, so the tool asks the group's type first and refuses, saying

@@ -131,6 +131,7 @@ func Reset(o *Options, c Cluster, out io.Writer) (int, error) {
 	if len(o.InternalTopics) > 0 {
 		for _, t := range o.InternalTopics {
 			if !slices.Contains(inferred, t) {
+				//lint:ignore ST1005 the text is Kafka's own reset tool's, sentence by sentence, for scripts that match it
 				return ExitError, fmt.Errorf("%w: %s is not an internal topic of application %s on the cluster. Ensure that "+
 					"the topics specified are all internal topics. Do a dry run without the --internal-topics option to see "+
 					"the list of all internal topics that can be deleted.", ErrNotInternalTopic, t, app)
@@ -193,7 +194,7 @@ func resetOffsets(o *Options, c Cluster, topics map[string]int32, out io.Writer)
 	}
 	code := ExitSuccess
 	partitions := func(kind string, names []string) []TopicPartition {
-		var tps, missing []string
+		var missing []string
 		var out2 []TopicPartition
 		for _, t := range names {
 			n, ok := topics[t]
@@ -201,7 +202,6 @@ func resetOffsets(o *Options, c Cluster, topics map[string]int32, out io.Writer)
 				missing = append(missing, t)
 				continue
 			}
-			tps = append(tps, t)
 			for p := range n {
 				out2 = append(out2, TopicPartition{t, p})
 			}

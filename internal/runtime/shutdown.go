@@ -11,8 +11,6 @@ import (
 // Assignor error codes, carried in the ErrorCode field of the subscription and of the
 // assignment user data. The values are Java's AssignorError codes.
 const (
-	// assignorErrorNone: no error. Java: AssignorError.NONE (0).
-	assignorErrorNone int32 = 0
 	// assignorErrorShutdownRequested: an instance's uncaught-error handler answered
 	// ShutdownApplication. In a subscription it asks the group leader to stop the application;
 	// in an assignment it tells the member to shut its instance down.

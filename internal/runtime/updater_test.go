@@ -222,8 +222,14 @@ func TestStateUpdaterRemoveCheckpointsWhatWasRestored(t *testing.T) {
 			other := restoreTestJob(t, t.TempDir(), log, newGate(0), -1)
 			other.id = processor.TaskID{Partition: 1}
 			u.add(context.Background(), j)
-			u.add(context.Background(), other) // queued behind j: removed before it starts
+			u.add(context.Background(), other) // queued behind j
 			<-g.reached
+			// Removed while the updater is held inside j's restore, so before it starts (once
+			// j is removed the updater would take it up at once).
+			if o := u.remove(other.id); o != other || !errors.Is(other.err, context.Canceled) {
+				t.Fatalf("queued job: remove returned %p (error %v)", o, other.err)
+			}
+			other.t.Close()
 			removed := make(chan *restoreJob)
 			go func() { removed <- u.remove(j.id) }()
 			<-j.ctx.Done() // remove cancelled the restore, which is held inside a batch's callback
@@ -237,10 +243,6 @@ func TestStateUpdaterRemoveCheckpointsWhatWasRestored(t *testing.T) {
 			if got != j || !errors.Is(j.err, context.Canceled) {
 				t.Fatalf("remove returned %p (error %v), want the job cancelled", got, j.err)
 			}
-			if o := u.remove(other.id); o != other || !errors.Is(other.err, context.Canceled) {
-				t.Fatalf("queued job: remove returned %p (error %v)", o, other.err)
-			}
-			other.t.Close()
 			if g.ended {
 				t.Fatal("the removed restore ended")
 			}

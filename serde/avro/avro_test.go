@@ -253,8 +253,7 @@ func TestAutoRegisterOff(t *testing.T) {
 	if r.Requests() == 0 {
 		t.Fatal("no look-up request")
 	}
-	id, err := r.Register("users-value", `{"type":"record","name":"Other","fields":[]}`)
-	if err != nil {
+	if _, err := r.Register("users-value", `{"type":"record","name":"Other","fields":[]}`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err = s.Serialize("users", nil, rec); !errors.Is(err, registry.ErrSchemaNotFound) {
@@ -264,7 +263,8 @@ func TestAutoRegisterOff(t *testing.T) {
 	if err := r.Client().SetCompatibility(context.Background(), "users-value", "NONE"); err != nil {
 		t.Fatal(err)
 	}
-	if id, err = r.Register("users-value", userSchema); err != nil {
+	id, err := r.Register("users-value", userSchema)
+	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := s.Serialize("users", nil, rec)

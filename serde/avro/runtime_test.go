@@ -209,17 +209,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 		t.Fatal(err)
 	}
 
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tp := range []string{input, output, dlq} {
-		if err := admin.CreateTopic(tp, &sarama.TopicDetail{NumPartitions: 2, ReplicationFactor: 1}, false); err != nil {
-			admin.Close()
-			t.Fatalf("create %s: %v", tp, err)
-		}
-	}
-	admin.Close()
+	kafkatest.CreateTopics(t, b, 2, nil, input, output, dlq)
 
 	// Input: orders of four customers, encoded by the typed serde (the app reads them with
 	// the generic one), plus one record whose value names a schema id no registry has.
@@ -252,7 +242,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 		sums[cust] = new(big.Rat).Add(sums[cust], amount)
 		want[cust] = append(want[cust], expectedTotal{count: int32(len(want[cust]) + 1), sum: sums[cust], last: ts - 5, ts: ts})
 	}
-	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.SaramaConfig())
+	p, err := sarama.NewSyncProducer(b.Addrs, kafkatest.ProducerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +288,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 	defer closeApp()
 
 	out := collectTopic(t, b, output)
-	raws := out.waitFor(t, "output", n, time.Minute, app.Err)
+	out.waitFor(t, "output", n, time.Minute, app.Err)
 	dead := collectTopic(t, b, dlq).waitFor(t, "dead-letter topic", 1, time.Minute, app.Err)
 	// The changelog is compacted (the real broker's cleaner runs every second), so it may hold
 	// anything from the latest put per customer to every put: wait until the latest entry of
@@ -335,7 +325,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 	if app.State() != kstreams.StateNotRunning {
 		t.Fatalf("state after Close: %s", app.State())
 	}
-	raws = out.snapshot() // anything late would be a duplicate
+	raws := out.snapshot() // anything late would be a duplicate
 
 	// Output: exactly the running totals computed above, per customer, in order.
 	keyID := must[registry.Schema](t)(c.Latest(ctx, output+"-key")).ID

@@ -80,12 +80,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 func (e *env) topic(prefix string, partitions int32) string {
 	e.t.Helper()
 	name := kafkatest.Name(e.t, prefix)
-	if err := e.admin.CreateTopic(name, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-		e.t.Fatalf("create topic %s: %v", name, err)
-	}
-	for p := int32(0); p < partitions; p++ {
-		e.endOffset(kafka.TopicPartition{Topic: name, Partition: p}, kafka.ReadUncommitted)
-	}
+	kafkatest.CreateTopicsWith(e.t, e.b.Addrs, e.sc, partitions, nil, name)
 	return name
 }
 

@@ -285,9 +285,7 @@ func checkLateTopic(t *testing.T, b kafkatest.Broker) {
 	c := newConsumer(t, f, notify)
 	e.produceValues(tpOf(there, 0), "x")
 	c.untilPosition(map[kafka.TopicPartition]int64{tpOf(there, 0): 1})
-	if err := e.admin.CreateTopic(late, &sarama.TopicDetail{NumPartitions: 3, ReplicationFactor: 1}, false); err != nil {
-		t.Fatalf("create topic %s: %v", late, err)
-	}
+	kafkatest.CreateTopicsWith(t, e.b.Addrs, e.sc, 3, nil, late)
 	want := map[kafka.TopicPartition]int64{}
 	for p := range int32(3) {
 		e.produceValues(tpOf(late, p), fmt.Sprint("late", p))

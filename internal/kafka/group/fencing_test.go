@@ -19,6 +19,7 @@ import (
 // kfake skip it), and the zombie's transaction would commit its offsets and output while
 // another member owns the partitions in a newer generation.
 func TestEmbeddedZombieTxnOffsetCommitFenced(t *testing.T) {
+	t.Parallel()
 	testZombieTxnOffsetCommit(t, kafkatest.Embedded(t))
 }
 func TestIntegrationZombieTxnOffsetCommitFenced(t *testing.T) {

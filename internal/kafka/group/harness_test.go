@@ -49,9 +49,7 @@ func newEnv(t *testing.T, br kafkatest.Broker) *env {
 func (e *env) topic(prefix string, n int32) string {
 	e.t.Helper()
 	name := kafkatest.Name(e.t, prefix)
-	if err := e.admin.CreateTopic(name, &sarama.TopicDetail{NumPartitions: n, ReplicationFactor: 1}, false); err != nil {
-		e.t.Fatal(err)
-	}
+	kafkatest.CreateTopics(e.t, e.br, n, nil, name)
 	e.waitPartitions(name, n)
 	return name
 }
@@ -320,17 +318,7 @@ func checkAssignments(t *testing.T, ms []*member, js []Joined, topic string, n i
 // eventually calls f until it returns nil, failing the test with f's last error after d.
 func eventually(t *testing.T, d time.Duration, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %v", d, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	kafkatest.EventuallyNoError(t, d, "condition", f)
 }
 
 // waitRejoin waits until m.RejoinNeeded reports target and returns what it reported.

@@ -17,6 +17,7 @@ import (
 // bumps it when an aborted transaction had batches with unresolved sequence numbers) and the
 // next transaction's batches are accepted, not refused with OUT_OF_ORDER_SEQUENCE.
 func TestEmbeddedAbortBumpsEpochAfterDroppedResend(t *testing.T) {
+	t.Parallel()
 	b := kafkatest.Embedded(t)
 	topic := createTopic(t, b, 1)
 	cl := newCluster(t, b)

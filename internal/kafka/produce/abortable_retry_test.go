@@ -17,6 +17,7 @@ import (
 // retriable error is dropped, not put back into its queue, where nothing would ever send it:
 // Commit returns the abortable error at once instead of waiting until its deadline.
 func TestEmbeddedCommitAfterRetriedBatchOfAbortableTxn(t *testing.T) {
+	t.Parallel()
 	b := kafkatest.Embedded(t)
 	topic := createTopic(t, b, 2)
 	cl := newCluster(t, b)

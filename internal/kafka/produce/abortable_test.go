@@ -19,6 +19,7 @@ import (
 // instead of waiting (under exactly-once their delivery timeout is Integer.MAX_VALUE ms) for
 // batches that can never be sent.
 func TestEmbeddedCommitAfterAbortableBatch(t *testing.T) {
+	t.Parallel()
 	b := kafkatest.Embedded(t)
 	topic := createTopic(t, b, 2)
 	cl := newCluster(t, b)

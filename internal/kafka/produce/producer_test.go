@@ -52,33 +52,7 @@ func newCluster(t *testing.T, b kafkatest.Broker) *kafka.Cluster {
 func createTopic(t *testing.T, b kafkatest.Broker, partitions int32) string {
 	t.Helper()
 	topic := kafkatest.Name(t, "produce")
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	keep := "-1"
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1,
-		ConfigEntries: map[string]*string{"retention.ms": &keep}}, false); err != nil {
-		t.Fatal(err)
-	}
-	client, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for p := int32(0); p < partitions; p++ {
-		for {
-			_ = client.RefreshMetadata(topic)
-			if _, err := client.Leader(topic, p); err == nil {
-				break
-			} else if time.Now().After(deadline) {
-				t.Fatalf("no leader for %s-%d: %v", topic, p, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	kafkatest.CreateTopics(t, b, partitions, kafkatest.KeepForever(), topic)
 	return topic
 }
 
@@ -482,6 +456,7 @@ func checkUnknownTopic(t *testing.T, b kafkatest.Broker) {
 // requests NOT_LEADER_OR_FOLLOWER and NOT_ENOUGH_REPLICAS_AFTER_APPEND (which it answers after
 // writing the batch, as Kafka does), several times, while 5 requests are in flight.
 func TestEmbeddedProducerRetriesKeepOrderWithoutDuplicates(t *testing.T) {
+	t.Parallel()
 	b := kafkatest.Embedded(t)
 	topic := createTopic(t, b, 2)
 	cl := newCluster(t, b)
@@ -521,6 +496,7 @@ func TestEmbeddedProducerRetriesKeepOrderWithoutDuplicates(t *testing.T) {
 // A record the broker refuses for good (a value over the topic's max.message.bytes) is reported
 // by Failures with the broker's error, and the producer goes on: its later records arrive.
 func TestEmbeddedProducerRecordTooLarge(t *testing.T) {
+	t.Parallel()
 	checkTooLarge(t, kafkatest.Embedded(t))
 }
 
@@ -530,16 +506,7 @@ func TestIntegrationProducerRecordTooLarge(t *testing.T) {
 
 func checkTooLarge(t *testing.T, b kafkatest.Broker) {
 	topic := kafkatest.Name(t, "small")
-	admin, err := sarama.NewClusterAdmin(b.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	max := "1000"
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1,
-		ConfigEntries: map[string]*string{"max.message.bytes": &max}}, false); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close()
+	kafkatest.CreateTopics(t, b, 1, map[string]string{"max.message.bytes": "1000"}, topic)
 	cl := newCluster(t, b)
 	p := newProducer(t, cl, Config{Linger: time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -574,6 +541,7 @@ func checkTooLarge(t *testing.T, b kafkatest.Broker) {
 // that is an authentication error, idempotent or transactional, instead of retrying the
 // connection until ctx ends.
 func TestEmbeddedCertificateRefused(t *testing.T) {
+	t.Parallel()
 	sb := kafkatest.EmbeddedMTLS(t)
 	sc := sb.MTLSSaramaConfig(t, "app")
 	ids := []string{"", kafkatest.Name(t, "txn")}
@@ -610,6 +578,7 @@ func TestEmbeddedCertificateRefused(t *testing.T) {
 // and the next one a few ms later normally, which made the records of IdempotentRecordsExact
 // come out of order about one run in ten.
 func TestEmbeddedProducerFirstBatchRetriedAlone(t *testing.T) {
+	t.Parallel()
 	b := kafkatest.Embedded(t)
 	topic := createTopic(t, b, 1)
 	cl := newCluster(t, b)

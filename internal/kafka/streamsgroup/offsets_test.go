@@ -22,7 +22,7 @@ func TestIntegrationOffsetCommitMemberEpoch(t *testing.T) {
 	br := kafkatest.Real(t)
 	group := kafkatest.Name(t, "sgoff")
 	topic := group + "-input"
-	createTopic(t, br, topic, 1)
+	kafkatest.CreateTopics(t, br, 1, nil, topic)
 	c, _ := coordinatorConn(t, br, kafkatest.SaramaConfig(), group)
 	m := &member{t: t, c: c, group: group, id: uuid(t), pid: uuid(t)}
 	m.join(&Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{topic}}}})

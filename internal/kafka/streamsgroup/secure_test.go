@@ -54,14 +54,7 @@ func TestIntegrationSecure(t *testing.T) {
 	br := kafkatest.Broker{Kind: kafkatest.ApacheKafka, Addrs: sb.SASLSSL}
 	group := kafkatest.Name(t, "sgsecure")
 	topic := group + "-input"
-	ca, err := sarama.NewClusterAdmin(sb.SASLSSL, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ca.Close()
-	if err := ca.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.CreateTopicsWith(t, sb.SASLSSL, admin, 1, nil, topic)
 	c, _ := coordinatorConn(t, br, admin, group)
 	m := &member{t: t, c: c, group: group, id: uuid(t), pid: uuid(t)}
 	m.join(&Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{topic}}}})

@@ -3,7 +3,6 @@ package streamsgroup
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +60,7 @@ func TestIntegrationStatusesAndInternalTopics(t *testing.T) {
 	}
 	t.Logf("missing source topic: %+v", resp.Status)
 
-	createTopic(t, br, input, 3)
+	kafkatest.CreateTopics(t, br, 3, nil, input)
 	sawInternal := false
 	want := []Tasks{{Subtopology: "0", Partitions: []int32{0, 1, 2}}, {Subtopology: "1", Partitions: []int32{0, 1, 2}}}
 	deadline := time.Now().Add(60 * time.Second)
@@ -99,11 +98,7 @@ func TestIntegrationStatusesAndInternalTopics(t *testing.T) {
 			t.Fatalf("internal topic %s: %v, %d partitions, want 3", tm.Name, tm.Err, len(tm.Partitions))
 		}
 	}
-	cfg, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: changelog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if i := slices.IndexFunc(cfg, func(e sarama.ConfigEntry) bool { return e.Name == "cleanup.policy" }); i < 0 || cfg[i].Value != "compact" {
+	if cfg := kafkatest.TopicConfigs(t, admin, changelog); cfg["cleanup.policy"] != "compact" {
 		t.Fatalf("changelog configs: %+v", cfg)
 	}
 

@@ -54,20 +54,6 @@ func coordinatorConn(t *testing.T, br kafkatest.Broker, sc *sarama.Config, group
 	return c, cl
 }
 
-func createTopic(t *testing.T, br kafkatest.Broker, name string, partitions int32) {
-	t.Helper()
-	admin, err := sarama.NewClusterAdmin(br.Addrs, kafkatest.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	if err := admin.CreateTopic(name, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-		t.Fatal(err)
-	}
-	// The coordinator reads the partition counts from the same metadata.
-	kafkatest.WaitTopicsReady(t, br.Addrs, nil, name)
-}
-
 // member is a streams member driven by the test.
 type member struct {
 	t       *testing.T
@@ -177,7 +163,7 @@ func TestIntegrationJoinAssignDescribeLeave(t *testing.T) {
 	br := kafkatest.Real(t)
 	group := kafkatest.Name(t, "sg")
 	topic := group + "-input"
-	createTopic(t, br, topic, 2)
+	kafkatest.CreateTopics(t, br, 2, nil, topic)
 	c, _ := coordinatorConn(t, br, kafkatest.SaramaConfig(), group)
 	if lo, hi, ok := c.Versions(APIKeyHeartbeat); !ok || lo > 0 || hi < 1 {
 		t.Fatalf("broker's StreamsGroupHeartbeat versions %d-%d (%v), want 0-1 at least", lo, hi, ok)
@@ -283,7 +269,7 @@ func TestIntegrationWrongProtocol(t *testing.T) {
 	// The other way: our streams member holds a group; a classic member fails at once.
 	streams := kafkatest.Name(t, "streams")
 	topic := streams + "-input"
-	createTopic(t, br, topic, 1)
+	kafkatest.CreateTopics(t, br, 1, nil, topic)
 	sc, cl := coordinatorConn(t, br, kafkatest.SaramaConfig(), streams)
 	sm := &member{t: t, c: sc, group: streams, id: uuid(t), pid: uuid(t)}
 	sm.join(&Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{topic}}}})

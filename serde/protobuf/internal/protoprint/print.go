@@ -42,6 +42,7 @@ func Print(fd protoreflect.FileDescriptor) (string, error) {
 		switch {
 		case imp.IsPublic:
 			p.line(0, "import public %s;", strconv.Quote(imp.Path()))
+		//lint:ignore SA1019 descriptors written before weak fields were removed still mark imports weak; printed as they are
 		case imp.IsWeak:
 			p.line(0, "import weak %s;", strconv.Quote(imp.Path()))
 		default:
