@@ -34,7 +34,7 @@ staticcheck_version=v0.8.2
 # those holding the embedded-broker end-to-end tests (TestEmbedded..., the examples).
 race_pkgs=(. ./internal/runtime ./internal/task ./internal/cache ./internal/kafka/... ./internal/changelog
 	./store ./internal/storeview ./kstreamstest ./integration ./examples/... ./serde/... ./internal/resetter
-	./internal/kafkatest)
+	./internal/kafkatest ./internal/metrics)
 # Tests of those packages that run plainly instead: fills that take 10 to 25 times as long under
 # the race detector while their concurrent paths are raced by smaller tests of the same code:
 # hundreds of thousands of Pebble writes replayed after simulated crashes (store; the bulk

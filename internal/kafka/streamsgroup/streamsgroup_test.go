@@ -309,7 +309,7 @@ func TestIntegrationTaskOffsets(t *testing.T) {
 	br := kafkatest.Real(t)
 	group := kafkatest.Name(t, "sg")
 	topic := group + "-input"
-	createTopic(t, br, topic, 2)
+	kafkatest.CreateTopics(t, br, 2, nil, topic)
 	c, _ := coordinatorConn(t, br, kafkatest.SaramaConfig(), group)
 	m := &member{t: t, c: c, group: group, id: uuid(t), pid: uuid(t)}
 	changelog := group + "-store-changelog"
@@ -355,7 +355,7 @@ func TestIntegrationTaskOffsets(t *testing.T) {
 func TestIntegrationSourceTopicRegexRefused(t *testing.T) {
 	br := kafkatest.Real(t)
 	group := kafkatest.Name(t, "sg")
-	createTopic(t, br, group+"-in-a", 1)
+	kafkatest.CreateTopics(t, br, 1, nil, group+"-in-a")
 	c, _ := coordinatorConn(t, br, kafkatest.SaramaConfig(), group)
 	m := &member{t: t, c: c, group: group, id: uuid(t), pid: uuid(t)}
 	topo := &Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{}, SourceTopicRegex: []string{group + "-in-.*"}}}}
