@@ -50,9 +50,8 @@ type holdRestore struct {
 }
 
 type heldBatch struct {
-	tp       changelog.TopicPartition
-	last, n  int64
-	starting int64
+	tp      changelog.TopicPartition
+	last, n int64
 }
 
 func (h *holdRestore) OnRestoreStart(changelog.TopicPartition, string, int64, int64) {}

@@ -85,14 +85,7 @@ func TestIntegrationStreamsProtocolCoordinatorCreatesInternalTopics(t *testing.T
 		repartition: {"cleanup.policy": "delete", "retention.ms": "-1"},
 		changelog:   {"cleanup.policy": "compact"},
 	} {
-		entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]string{}
-		for _, e := range entries {
-			got[e.Name] = e.Value
-		}
+		got := kafkatest.TopicConfigs(t, admin, topic)
 		for k, v := range wantCfg {
 			if got[k] != v {
 				t.Errorf("topic %s: %s=%q, want %q", topic, k, got[k], v)
