@@ -116,6 +116,16 @@ func (s *Source) EnableSendingOldValues(force bool) bool {
 	return true
 }
 
+// enableOldValues is EnableSendingOldValues of a value-transforming table (filter, mapValues,
+// transformValues): a materialized one sends old values from its own store; else it does when
+// its parent does. It sets *send and returns it.
+func enableOldValues(parent Supplier, queryableName string, force bool, send *bool) bool {
+	if queryableName != "" || parent.EnableSendingOldValues(force) {
+		*send = true
+	}
+	return *send
+}
+
 // View materializes the table and reads its store. Java: KTableSourceValueGetterSupplier.
 func (s *Source) View() ValueGetterSupplier {
 	s.Materialize()
@@ -200,14 +210,7 @@ func NewFilter(parent Supplier, pred Predicate, not bool, storeName string) *Fil
 
 // EnableSendingOldValues: see Supplier.
 func (f *Filter) EnableSendingOldValues(force bool) bool {
-	if f.queryableName != "" {
-		f.sendOldValues = true
-		return true
-	}
-	if f.parent.EnableSendingOldValues(force) {
-		f.sendOldValues = true
-	}
-	return f.sendOldValues
+	return enableOldValues(f.parent, f.queryableName, force, &f.sendOldValues)
 }
 
 func (f *Filter) compute(key, value any) (any, error) {
@@ -316,14 +319,7 @@ func NewMapValues(parent Supplier, mapper ValueMapper, storeName string) *MapVal
 
 // EnableSendingOldValues: see Supplier.
 func (m *MapValues) EnableSendingOldValues(force bool) bool {
-	if m.queryableName != "" {
-		m.sendOldValues = true
-		return true
-	}
-	if m.parent.EnableSendingOldValues(force) {
-		m.sendOldValues = true
-	}
-	return m.sendOldValues
+	return enableOldValues(m.parent, m.queryableName, force, &m.sendOldValues)
 }
 
 func (m *MapValues) compute(key, value any) (any, error) {

@@ -35,14 +35,7 @@ func NewTransformValues(parent Supplier, newTransformer func() ValueTransformer,
 
 // EnableSendingOldValues: see Supplier.
 func (t *TransformValues) EnableSendingOldValues(force bool) bool {
-	if t.queryableName != "" {
-		t.sendOldValues = true
-		return true
-	}
-	if t.parent.EnableSendingOldValues(force) {
-		t.sendOldValues = true
-	}
-	return t.sendOldValues
+	return enableOldValues(t.parent, t.queryableName, force, &t.sendOldValues)
 }
 
 // View reads the store when materialized; else each getter transforms the parent's value with
