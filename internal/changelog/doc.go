@@ -20,10 +20,10 @@
 //
 // [TaskState.Restore] runs after the task's stores are initialised. For each logged store it
 // reads the changelog from the offset after the one the store holds to the end offset – the
-// high-water mark, or under exactly-once the last stable offset, read with a ListOffsets
-// request carrying the read_committed isolation level (sarama's client.GetOffset cannot) – and
-// stops when the fetch position reaches it, since the last offset of a transactional log is a
-// commit marker, never a record. Records go to the store's restore callback in batches
+// high-water mark, also under exactly-once, where the fetches are read_committed and so wait
+// for an open transaction of a previous owner to be aborted rather than stop in front of it
+// (SaramaReader.EndOffset) – and stops when the fetch position reaches it, since the last
+// offset of a transactional log is a commit marker, never a record. Records go to the store's restore callback in batches
 // (default 1000), which the Pebble engines write as one Pebble batch together with the offset
 // of the batch's last record; fetches run ahead of the writes, but no more than four fetch
 // responses (of at most SaramaReader.MaxBytes, 1 MiB by default) are held at a time, so memory

@@ -165,7 +165,7 @@ func transactionalRestore(t *testing.T, b kafkatest.Broker) {
 		log.ensureTopic(app + "-" + s + "-changelog")
 	}
 	h := &harness{t: t, dir: t.TempDir(), log: log, app: app, eos: true}
-	h.open() // restores read_committed up to the last stable offset
+	h.open() // restores read_committed up to the high-water mark
 	got := map[string]string{}
 	for k, v := range store.All(h.kv().All()) {
 		got[k] = v
@@ -183,7 +183,96 @@ func transactionalRestore(t *testing.T, b kafkatest.Broker) {
 	end, err := log.EndOffset(context.Background(), tp)
 	must(t, err)
 	if end != 10+1+5+1+3+1 {
-		t.Fatalf("last stable offset %d, want 21 (18 records and 3 markers)", end)
+		t.Fatalf("end offset %d, want 21 (18 records and 3 markers)", end)
 	}
 	must(t, h.task.Close())
+}
+
+func TestIntegrationRestoreWaitsForAPreviousOwnersTransaction(t *testing.T) {
+	restoreBehindOpenTransaction(t, kafkatest.Real(t))
+}
+
+// txnSyncProducer is a transactional producer with the given transactional id.
+func txnSyncProducer(t *testing.T, b kafkatest.Broker, id string) sarama.SyncProducer {
+	t.Helper()
+	cfg := kafkatest.SaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.Idempotent = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.Transaction.ID = id
+	cfg.Net.MaxOpenRequests = 1
+	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
+	must(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// endHook is a testLog whose EndOffset, for one partition, runs a function once after
+// answering.
+type endHook struct {
+	*kafkaLog
+	tp   TopicPartition
+	once sync.Once
+	f    func()
+}
+
+func (e *endHook) EndOffset(ctx context.Context, tp TopicPartition) (int64, error) {
+	end, err := e.kafkaLog.EndOffset(ctx, tp)
+	if tp == e.tp {
+		e.once.Do(e.f)
+	}
+	return end, err
+}
+
+// restoreBehindOpenTransaction is a take-over under exactly-once: the changelog holds an open
+// transaction of a killed owner (never ended: the coordinator aborts it after the producer's
+// transaction timeout), then records a later owner wrote and committed. The restore, started
+// while that transaction is still open, must apply the committed records behind it: the
+// later owner's input offsets were committed with them. The open transaction is aborted only
+// once the restore has asked for its end offset, so a restore that stopped at the last stable
+// offset (in front of the open transaction) would miss them.
+func restoreBehindOpenTransaction(t *testing.T, b kafkatest.Broker) {
+	app := kafkatest.Name(t, "app")
+	log := newKafkaLog(t, b, true)
+	tp := TopicPartition{Topic: app + "-kv-changelog", Partition: 0}
+	for _, s := range []string{"kv", "mem", "ts", "win", "sess"} {
+		log.ensureTopic(app + "-" + s + "-changelog")
+	}
+	send := func(p sarama.SyncProducer, k, v string) {
+		t.Helper()
+		if _, _, err := p.SendMessage(kafkaMessage(tp, Record{Key: []byte(k), Value: []byte(v)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	killed := txnSyncProducer(t, b, kafkatest.Name(t, "killed"))
+	must(t, killed.BeginTxn())
+	send(killed, "k0", "uncommitted")
+	later := txnSyncProducer(t, b, kafkatest.Name(t, "later"))
+	must(t, later.BeginTxn())
+	want := map[string]string{}
+	for i := range 3 {
+		k, v := fmt.Sprint("k", i), fmt.Sprint("later", i)
+		send(later, k, v)
+		want[k] = v
+	}
+	must(t, later.CommitTxn())
+
+	var abortErr error
+	h := &harness{t: t, dir: t.TempDir(), app: app, eos: true,
+		log: &endHook{kafkaLog: log, tp: tp, f: func() { abortErr = killed.AbortTxn() }}}
+	h.open()
+	must(t, abortErr)
+	got := map[string]string{}
+	for k, v := range store.All(h.kv().All()) {
+		got[k] = v
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("restored %v, want the later owner's committed records %v", got, want)
+	}
+	must(t, h.task.Close())
+}
+
+func TestRestoreWaitsForAPreviousOwnersTransactionKfake(t *testing.T) {
+	restoreBehindOpenTransaction(t, kafkatest.Embedded(t))
 }

@@ -25,8 +25,9 @@ type Record struct {
 // [NewSaramaReader]; tests and the test driver can use [MemoryLog]. Implementations must be
 // safe for use by one goroutine at a time per partition.
 type Reader interface {
-	// EndOffset returns the offset restore reads up to (exclusive): the high-water mark, or
-	// the last stable offset when reading committed records only (exactly-once).
+	// EndOffset returns the offset restore reads up to (exclusive): the high-water mark, also
+	// when reading committed records only (exactly-once), where Fetch then returns the
+	// records up to it as the transactions in front of it end (see SaramaReader.EndOffset).
 	EndOffset(ctx context.Context, tp TopicPartition) (int64, error)
 	// BeginningOffset returns the log start offset of the partition.
 	BeginningOffset(ctx context.Context, tp TopicPartition) (int64, error)

@@ -30,7 +30,8 @@ type SaramaReader struct {
 var _ AppendReader = (*SaramaReader)(nil)
 
 // NewSaramaReader returns a reader using client; with readCommitted (exactly-once) only
-// committed records are returned and EndOffset is the last stable offset.
+// committed records are returned. EndOffset is the high-water mark either way (see
+// SaramaReader.EndOffset).
 func NewSaramaReader(client sarama.Client, readCommitted bool) *SaramaReader {
 	return &SaramaReader{client: client, readCommitted: readCommitted, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20}
 }
@@ -42,7 +43,7 @@ func (r *SaramaReader) isolation() sarama.IsolationLevel {
 	return sarama.ReadUncommitted
 }
 
-func (r *SaramaReader) listOffset(tp TopicPartition, ts int64) (int64, error) {
+func (r *SaramaReader) listOffset(tp TopicPartition, ts int64, isolation sarama.IsolationLevel) (int64, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		b, err := r.client.Leader(tp.Topic, tp.Partition)
@@ -55,7 +56,7 @@ func (r *SaramaReader) listOffset(tp TopicPartition, ts int64) (int64, error) {
 		if req.Version < 2 {
 			req.Version = 2 // isolation level
 		}
-		req.IsolationLevel = r.isolation()
+		req.IsolationLevel = isolation
 		req.AddBlock(tp.Topic, tp.Partition, ts, 1)
 		resp, err := b.GetAvailableOffsets(req)
 		if err != nil {
@@ -80,14 +81,23 @@ func (r *SaramaReader) listOffset(tp TopicPartition, ts int64) (int64, error) {
 	return 0, fmt.Errorf("changelog: list offsets %s: %w", tp, lastErr)
 }
 
-// EndOffset implements Reader: the last stable offset with readCommitted, else the high-water mark.
+// EndOffset implements Reader: the high-water mark, also with readCommitted. A restore reads a
+// changelog its task now owns, so an open transaction on it belongs to a previous owner, killed
+// or fenced, and ends by an abort (the transaction coordinator's, after the producer's
+// transaction.timeout.ms) or by a commit already decided. Reading read_committed up to the
+// high-water mark waits for that end. The last stable offset would stop in front of the open
+// transaction and miss what later owners committed after it: their input offsets, committed in
+// the same transactions, are already past those records, so the task would go on from state
+// that lacks them. (Seen when an instance without persistent stores, hence with a new process
+// id and transactional ids, takes over within the transaction timeout of a killed one.) Java's
+// StoreChangelogReader likewise lists the log end offset read_uncommitted.
 func (r *SaramaReader) EndOffset(_ context.Context, tp TopicPartition) (int64, error) {
-	return r.listOffset(tp, sarama.OffsetNewest)
+	return r.listOffset(tp, sarama.OffsetNewest, sarama.ReadUncommitted)
 }
 
 // BeginningOffset implements Reader.
 func (r *SaramaReader) BeginningOffset(_ context.Context, tp TopicPartition) (int64, error) {
-	return r.listOffset(tp, sarama.OffsetOldest)
+	return r.listOffset(tp, sarama.OffsetOldest, r.isolation())
 }
 
 // Fetch implements Reader with one Fetch request (version 11) to the leader.
