@@ -21,7 +21,7 @@ import (
 // flushes the caches of the tasks that processed since the last one. Java:
 // TaskManager.commitTasksAndMaybeUpdateCommittableOffsets.
 func (th *thread) commit(final bool) error {
-	th.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
+	th.view.storeMu.Lock() // caches and stores flush: no interactive query meanwhile
 	// Async steps: under exactly-once, and at a final commit (revocation, close), the commit
 	// waits for every record its tasks admitted to an async step and applies it (outputs,
 	// store writes) before the caches flush, so the offsets committed (the transaction) cover
@@ -29,7 +29,7 @@ func (th *thread) commit(final bool) error {
 	// wait: it commits no offset past a record an async step still holds (asyncBound below).
 	if final || th.rt.cfg.ExactlyOnce {
 		if err := th.drainAsync(); err != nil {
-			th.storeMu.Unlock()
+			th.view.storeMu.Unlock()
 			return err
 		}
 	}
@@ -42,7 +42,7 @@ func (th *thread) commit(final bool) error {
 				commit = t.CommitFinal
 			}
 			if err := commit(); err != nil {
-				th.storeMu.Unlock()
+				th.view.storeMu.Unlock()
 				return err
 			}
 		}
@@ -54,7 +54,7 @@ func (th *thread) commit(final bool) error {
 		for id := range th.tasks {
 			if th.checkpointDue(id) {
 				if err := th.flushStores(id); err != nil {
-					th.storeMu.Unlock()
+					th.view.storeMu.Unlock()
 					return err
 				}
 				checkpoint = append(checkpoint, id)
@@ -62,7 +62,7 @@ func (th *thread) commit(final bool) error {
 			}
 		}
 	}
-	th.storeMu.Unlock()
+	th.view.storeMu.Unlock()
 	if !needed {
 		return nil
 	}
@@ -71,7 +71,7 @@ func (th *thread) commit(final bool) error {
 		for topic, ps := range t.ConsumedOffsets() {
 			for p, off := range ps {
 				tp := kafka.TopicPartition{Topic: topic, Partition: p}
-				offsets[tp] = produce.Offset{Offset: asyncBound(t, tp, th.commitPosition(t, tp, off)), LeaderEpoch: -1}
+				offsets[tp] = produce.Offset{Offset: asyncBound(t, tp, th.in.commitPosition(t, tp, off)), LeaderEpoch: -1}
 			}
 		}
 	}
@@ -79,11 +79,11 @@ func (th *thread) commit(final bool) error {
 		if err := th.flushOutput(); err != nil {
 			return err
 		}
-		th.storeMu.Lock()
+		th.view.storeMu.Lock()
 		for _, id := range checkpoint {
 			th.writeCheckpoint(id)
 		}
-		th.storeMu.Unlock()
+		th.view.storeMu.Unlock()
 		if len(offsets) == 0 {
 			return nil
 		}
@@ -143,8 +143,8 @@ func (th *thread) commitTxn() error {
 	}
 	th.recordChangelogOffsets()
 	// The Kafka transaction is committed: the stores' pending batches land with their offsets.
-	th.storeMu.Lock()
-	defer th.storeMu.Unlock()
+	th.view.storeMu.Lock()
+	defer th.view.storeMu.Unlock()
 	for id, ts := range th.states {
 		if err := ts.CommitTransaction(); err != nil {
 			return fmt.Errorf("task %s: commit store transaction: %w", id, err)

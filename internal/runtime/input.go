@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"sync"
@@ -11,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/fetch"
+	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -22,6 +25,24 @@ import (
 // records is paused (left out of the fetches) until its task worked the queue down. Java:
 // StreamThread.pollRequests / addRecordsToTasks and the pause/resume of StreamTask.
 
+// input is the thread's input side: the fetcher and the assigned partitions, by partition and
+// by task. Only the thread's goroutine uses it, except byTask, which the executors of a pass
+// read (it is rebuilt between passes only).
+type input struct {
+	fetcher *fetch.Fetcher
+	// parts are the assigned input partitions; byTask lists each task's, sorted (index).
+	parts  map[kafka.TopicPartition]*inputPartition
+	byTask map[processor.TaskID][]*inputPartition
+	// maxBuffered is buffered.records.per.partition.
+	maxBuffered int
+	// name labels the records-lag gauges (the thread's); metrics is nil when none are kept.
+	name    string
+	metrics *Metrics
+	log     *slog.Logger
+	// poll counts and times the polls.
+	poll *metrics.Op
+}
+
 // inputPartition is an assigned input partition of an active task.
 type inputPartition struct {
 	tp       kafka.TopicPartition
@@ -30,13 +51,13 @@ type inputPartition struct {
 	lagGauge prometheus.Gauge
 }
 
-// addInput registers tp as an input partition of task id (its fetching starts with
-// assignInputs).
-func (th *thread) addInput(id processor.TaskID, tp kafka.TopicPartition) {
-	th.in[tp] = &inputPartition{tp: tp, id: id}
-	if t := th.tasks[id]; t != nil {
+// add registers tp as an input partition of task id, t when the task exists already (its
+// fetching starts with thread.assignInputs).
+func (in *input) add(id processor.TaskID, tp kafka.TopicPartition, t *task.Task) {
+	in.parts[tp] = &inputPartition{tp: tp, id: id}
+	if t != nil {
 		if err := t.AddInputPartition(tp.Topic, tp.Partition); err != nil {
-			th.log.Warn("declaring input partition", "task", id.String(), "partition", tp.String(), "error", err)
+			in.log.Warn("declaring input partition", "task", id.String(), "partition", tp.String(), "error", err)
 		}
 	}
 }
@@ -64,64 +85,63 @@ func (th *thread) assignInputs(tps []kafka.TopicPartition) error {
 			start[tp] = o.Offset
 		}
 	}
-	th.fetcher.Assign(start)
+	th.in.fetcher.Assign(start)
 	return nil
 }
 
-// removeInputs stops fetching the input partitions of task id and forgets them.
-func (th *thread) removeInputs(id processor.TaskID) {
+// remove stops fetching the input partitions of task id and forgets them.
+func (in *input) remove(id processor.TaskID) {
 	var tps []kafka.TopicPartition
-	for tp, in := range th.in {
-		if in.id == id {
+	for tp, p := range in.parts {
+		if p.id == id {
 			tps = append(tps, tp)
-			delete(th.in, tp)
+			delete(in.parts, tp)
 		}
 	}
 	if len(tps) > 0 {
-		th.fetcher.Unassign(tps...)
+		in.fetcher.Unassign(tps...)
 	}
-	delete(th.inputs, id)
-	if m := th.rt.cfg.Metrics; m != nil {
+	delete(in.byTask, id)
+	if m := in.metrics; m != nil {
 		for _, tp := range tps {
-			m.lag.DeletePartialMatch(prometheus.Labels{"thread": th.name, "topic": tp.Topic, "partition": itoa32(tp.Partition)})
+			m.lag.DeletePartialMatch(prometheus.Labels{"thread": in.name, "topic": tp.Topic, "partition": itoa32(tp.Partition)})
 		}
 	}
 }
 
-// indexInputs lists each task's input partitions, sorted by topic and partition.
-func (th *thread) indexInputs() {
-	th.inputs = map[processor.TaskID][]*inputPartition{}
-	for _, in := range th.in {
-		th.inputs[in.id] = append(th.inputs[in.id], in)
+// index lists each task's input partitions, sorted by topic and partition.
+func (in *input) index() {
+	in.byTask = map[processor.TaskID][]*inputPartition{}
+	for _, p := range in.parts {
+		in.byTask[p.id] = append(in.byTask[p.id], p)
 	}
-	for id := range th.inputs {
-		ins := th.inputs[id]
-		sort.Slice(ins, func(i, j int) bool {
-			if ins[i].tp.Topic != ins[j].tp.Topic {
-				return ins[i].tp.Topic < ins[j].tp.Topic
+	for id := range in.byTask {
+		ps := in.byTask[id]
+		sort.Slice(ps, func(i, j int) bool {
+			if ps[i].tp.Topic != ps[j].tp.Topic {
+				return ps[i].tp.Topic < ps[j].tp.Topic
 			}
-			return ins[i].tp.Partition < ins[j].tp.Partition
+			return ps[i].tp.Partition < ps[j].tp.Partition
 		})
 	}
 }
 
-// pollInput moves the chunks fetched since the last call into the tasks' queues and pauses the
-// partitions whose queue is full. It returns the number of records moved, and the error of a
-// partition that can no longer be fetched (auto.offset.reset=none, authorization), which is the
-// thread's.
-func (th *thread) pollInput() (int, error) {
-	defer func(start time.Time) { th.obs.Poll.Record(1, time.Since(start)) }(time.Now())
+// pollInput moves the chunks fetched since the last call into the queues of tasks and pauses
+// the partitions whose queue is full. It returns the number of records moved, and the error of
+// a partition that can no longer be fetched (auto.offset.reset=none, authorization), which is
+// the thread's.
+func (in *input) pollInput(tasks map[processor.TaskID]*task.Task) (int, error) {
+	defer func(start time.Time) { in.poll.Record(1, time.Since(start)) }(time.Now())
 	n := 0
-	limit := th.rt.cfg.MaxBufferedPerPartition
-	for _, c := range th.fetcher.Poll() {
-		in := th.in[c.TP]
-		if in == nil {
+	for _, c := range in.fetcher.Poll() {
+		p := in.parts[c.TP]
+		if p == nil {
 			continue // unassigned meanwhile
 		}
 		if c.Err != nil {
-			return n, fmt.Errorf("input partition %s of task %s: %w", c.TP, in.id, c.Err)
+			return n, fmt.Errorf("input partition %s of task %s: %w", c.TP, p.id, c.Err)
 		}
-		t := th.tasks[in.id]
+		t := tasks[p.id]
 		if t == nil {
 			continue
 		}
@@ -134,7 +154,7 @@ func (th *thread) pollInput() (int, error) {
 				rec.Headers.Add(h.Key, h.Value)
 			}
 		})
-		th.fetcher.Recycle(recs) // copied into the queue
+		in.fetcher.Recycle(recs) // copied into the queue
 		if err != nil {
 			// The record that became the head of an empty queue failed to deserialize (and
 			// the handler said fail) or its timestamp could not be extracted: it is the next
@@ -142,25 +162,24 @@ func (th *thread) pollInput() (int, error) {
 			return n, err
 		}
 		n += len(c.Records)
-		if !in.paused && t.QueueSize(c.TP.Topic, c.TP.Partition) > limit {
-			th.fetcher.Pause(c.TP)
-			in.paused = true
+		if !p.paused && t.QueueSize(c.TP.Topic, c.TP.Partition) > in.maxBuffered {
+			in.fetcher.Pause(c.TP)
+			p.paused = true
 		}
 	}
 	return n, nil
 }
 
-// resumeInput resumes the paused partitions whose queue is back within
+// resume resumes the paused partitions whose queue is back within
 // buffered.records.per.partition.
-func (th *thread) resumeInput() {
-	limit := th.rt.cfg.MaxBufferedPerPartition
-	for _, in := range th.in {
-		if !in.paused {
+func (in *input) resume(tasks map[processor.TaskID]*task.Task) {
+	for _, p := range in.parts {
+		if !p.paused {
 			continue
 		}
-		if t := th.tasks[in.id]; t == nil || t.QueueSize(in.tp.Topic, in.tp.Partition) <= limit {
-			th.fetcher.Resume(in.tp)
-			in.paused = false
+		if t := tasks[p.id]; t == nil || t.QueueSize(p.tp.Topic, p.tp.Partition) <= in.maxBuffered {
+			in.fetcher.Resume(p.tp)
+			p.paused = false
 		}
 	}
 }
@@ -170,10 +189,10 @@ func (th *thread) resumeInput() {
 // partition, the fetch position, which moves past transaction markers and aborted records,
 // so that a caught-up partition of a transactionally written topic shows lag 0. Java:
 // StreamTask.committableOffsetsAndMetadata (the consumer's position for an empty queue).
-func (th *thread) commitPosition(t *task.Task, tp kafka.TopicPartition, consumed int64) int64 {
+func (in *input) commitPosition(t *task.Task, tp kafka.TopicPartition, consumed int64) int64 {
 	next := consumed + 1
 	if t.QueueSize(tp.Topic, tp.Partition) == 0 {
-		if pos := th.fetcher.Position(tp); pos > next {
+		if pos := in.fetcher.Position(tp); pos > next {
 			next = pos
 		}
 	}
@@ -187,12 +206,12 @@ func (th *thread) commitPosition(t *task.Task, tp kafka.TopicPartition, consumed
 
 // updateLags hands the fetched lags of a task's empty input partitions to the task (Java:
 // StreamTask.updateLags); partitions with buffered records need none.
-func (th *thread) updateLags(t *task.Task, ins []*inputPartition) {
-	for _, in := range ins {
-		if t.QueueSize(in.tp.Topic, in.tp.Partition) > 0 {
+func (in *input) updateLags(t *task.Task, ps []*inputPartition) {
+	for _, p := range ps {
+		if t.QueueSize(p.tp.Topic, p.tp.Partition) > 0 {
 			continue
 		}
-		t.UpdateLag(in.tp.Topic, in.tp.Partition, th.fetcher.Lag(in.tp))
+		t.UpdateLag(p.tp.Topic, p.tp.Partition, in.fetcher.Lag(p.tp))
 	}
 }
 
@@ -212,9 +231,9 @@ func (th *thread) isProcessable(id processor.TaskID, t *task.Task, now int64) bo
 		return false
 	}
 	var empty []string
-	for _, in := range th.inputs[id] {
-		if t.QueueSize(in.tp.Topic, in.tp.Partition) == 0 {
-			empty = append(empty, in.tp.String())
+	for _, p := range th.in.byTask[id] {
+		if t.QueueSize(p.tp.Topic, p.tp.Partition) == 0 {
+			empty = append(empty, p.tp.String())
 		}
 	}
 	th.idle.mu.Lock()
@@ -244,21 +263,20 @@ func (th *thread) isProcessable(id processor.TaskID, t *task.Task, now int64) bo
 func itoa32(n int32) string { return strconv.FormatInt(int64(n), 10) }
 
 // reportLags sets the records-lag gauges of the input partitions whose lag is known.
-func (th *thread) reportLags() {
-	th.publishMetrics(false)
-	m := th.rt.cfg.Metrics
+func (in *input) reportLags() {
+	m := in.metrics
 	if m == nil {
 		return
 	}
-	for _, in := range th.in {
-		lag := th.fetcher.Lag(in.tp)
+	for _, p := range in.parts {
+		lag := in.fetcher.Lag(p.tp)
 		if lag < 0 {
 			continue
 		}
-		if in.lagGauge == nil {
-			in.lagGauge = m.lag.WithLabelValues(th.name, in.id.String(), in.tp.Topic, itoa32(in.tp.Partition))
+		if p.lagGauge == nil {
+			p.lagGauge = m.lag.WithLabelValues(in.name, p.id.String(), p.tp.Topic, itoa32(p.tp.Partition))
 		}
-		in.lagGauge.Set(float64(lag))
+		p.lagGauge.Set(float64(lag))
 	}
 }
 

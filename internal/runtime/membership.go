@@ -13,7 +13,6 @@ import (
 	"github.com/kstreams-go/kstreams/internal/changelog"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
-	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 )
 
@@ -201,11 +200,11 @@ func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 	for _, id := range sortedIDs(got.active) {
 		switch {
 		case th.tasks[id] != nil:
-			if th.inputs[id] != nil {
+			if th.in.byTask[id] != nil {
 				continue // kept: its partitions stay assigned at their positions
 			}
 			for _, tp := range got.active[id] {
-				th.addInput(id, tp)
+				th.in.add(id, tp, th.tasks[id])
 				fresh = append(fresh, tp)
 			}
 		case th.updater.job(id) != nil:
@@ -222,7 +221,7 @@ func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 	if err := th.assignInputs(fresh); err != nil {
 		return revoked, err
 	}
-	th.indexInputs()
+	th.in.index()
 	th.assignor.setOwned(th.ownedPartitions())
 	th.reportTasks()
 	return revoked, nil
@@ -266,8 +265,8 @@ func (th *thread) closeAll() {
 // ownedPartitions returns the partitions this thread's active tasks read, sorted: what the
 // member owns (its consumer-protocol owned partitions), those of the tasks restoring included.
 func (th *thread) ownedPartitions() []kafka.TopicPartition {
-	out := make([]kafka.TopicPartition, 0, len(th.in))
-	for tp := range th.in {
+	out := make([]kafka.TopicPartition, 0, len(th.in.parts))
+	for tp := range th.in.parts {
 		out = append(out, tp)
 	}
 	for _, j := range th.updater.list() {
@@ -417,9 +416,7 @@ func (th *thread) activeIDs() []processor.TaskID {
 // closeTasks closes every active task, those restoring included; a dirty close drops what they
 // produce while closing.
 func (th *thread) closeTasks(clean bool) {
-	th.mu.Lock()
-	th.running = map[processor.TaskID]*task.Task{}
-	th.mu.Unlock()
+	th.view.stopAll()
 	th.out.discard = !clean
 	for id := range th.tasks {
 		th.closeTask(id, clean)
@@ -435,21 +432,14 @@ func (th *thread) closeTasks(clean bool) {
 // transaction and writes no checkpoint, so the next owner restores from the last committed
 // state.
 func (th *thread) closeTask(id processor.TaskID, clean bool) {
-	th.storeMu.Lock()
-	defer th.storeMu.Unlock()
+	th.view.storeMu.Lock()
+	defer th.view.storeMu.Unlock()
 	t, ts := th.tasks[id], th.states[id]
 	if t != nil {
 		th.obs.TasksClosed.Add(1)
 	}
-	th.mu.Lock()
-	if th.running[id] == t {
-		delete(th.running, id)
-	}
-	if th.restoring[id] == t {
-		delete(th.restoring, id)
-	}
-	th.mu.Unlock()
-	th.removeInputs(id)
+	th.view.hide(id, t)
+	th.in.remove(id)
 	if ts != nil {
 		var err error
 		if clean {

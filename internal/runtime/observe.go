@@ -45,9 +45,9 @@ func (th *thread) publishMetrics(force bool) {
 		if a, ok := t.AsyncStats(); ok {
 			s.Async, s.AsyncInFlight, s.AsyncQueued, s.AsyncPaused = true, a.InFlight, a.Queued, a.Paused
 		}
-		for _, in := range th.inputs[id] {
+		for _, in := range th.in.byTask[id] {
 			s.Partitions = append(s.Partitions, metrics.Partition{Topic: in.tp.Topic, Partition: in.tp.Partition})
-			if lag := th.fetcher.Lag(in.tp); lag >= 0 {
+			if lag := th.in.fetcher.Lag(in.tp); lag >= 0 {
 				s.Lag = max(s.Lag, 0) + lag
 			}
 		}
@@ -56,13 +56,11 @@ func (th *thread) publishMetrics(force bool) {
 	for id, t := range th.tasks {
 		add(id, t, "active")
 	}
-	th.mu.Lock()
-	for id, t := range th.restoring {
+	for id, t := range th.view.restoringTasks() {
 		if th.tasks[id] != t {
 			add(id, t, "restoring")
 		}
 	}
-	th.mu.Unlock()
 	for id, sb := range th.standbys {
 		add(id, sb.t, "standby")
 	}

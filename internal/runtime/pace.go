@@ -226,18 +226,6 @@ func (l *turnLock) yield() {
 // waiters returns how many goroutines wait for the lock now.
 func (l *turnLock) waiters() int { return int(l.arrived.Load() - l.acquired.Load()) }
 
-// taskLock returns the lock an executor holds while it processes task id and an interactive
-// query holds (after the thread's storeMu) while it reads the task's stores; call it holding
-// th.mu.
-func (th *thread) taskLockLocked(id processor.TaskID) *turnLock {
-	l := th.taskLocks[id]
-	if l == nil {
-		l = newTurnLock()
-		th.taskLocks[id] = l
-	}
-	return l
-}
-
 // StoreLockWaiters returns how many goroutines (interactive queries) wait for a stream thread's
 // store lock or a task's lock now, over all threads: for tests that order a query between two
 // records.
@@ -246,11 +234,7 @@ func (r *Runtime) StoreLockWaiters() int {
 	defer r.mu.Unlock()
 	n := 0
 	for _, th := range r.threads {
-		th.mu.Lock()
-		for _, l := range th.taskLocks {
-			n += l.waiters()
-		}
-		th.mu.Unlock()
+		n += th.view.waiters()
 	}
 	return n
 }

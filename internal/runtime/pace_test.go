@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
@@ -20,7 +21,7 @@ import (
 
 func paceThread(cfg Config) *thread {
 	th := &thread{rt: &Runtime{cfg: cfg}, ctx: context.Background(), out: &output{}, tasks: map[processor.TaskID]*task.Task{},
-		taskLocks: map[processor.TaskID]*turnLock{}}
+		view: newTaskView(), in: &input{parts: map[kafka.TopicPartition]*inputPartition{}}}
 	return th
 }
 

@@ -55,13 +55,14 @@ func (th *thread) processOnce() (int, error) {
 	ps.total.Store(0)
 	ps.failed.Store(false)
 	ps.err = nil
-	th.mu.Lock()
+	v := th.view
+	v.mu.Lock()
 	for _, id := range th.passOrder() {
 		if t := th.tasks[id]; t != nil {
-			ps.tasks = append(ps.tasks, passTask{id: id, t: t, lock: th.taskLockLocked(id), inputs: th.inputs[id]})
+			ps.tasks = append(ps.tasks, passTask{id: id, t: t, lock: v.taskLockLocked(id), inputs: th.in.byTask[id]})
 		}
 	}
-	th.mu.Unlock()
+	v.mu.Unlock()
 	if n := min(th.executors(), len(ps.tasks)); n > 1 {
 		var wg sync.WaitGroup
 		for range n - 1 {
@@ -136,7 +137,7 @@ func (th *thread) processTask(ps *pass, w *passTask) error {
 	if waiting && !t.HasRecordsQueued() {
 		// As Java's readyToProcess, asked on every pass: a caught-up empty partition's idle
 		// deadline starts when it is first seen so, records elsewhere or not.
-		th.updateLags(t, w.inputs)
+		th.in.updateLags(t, w.inputs)
 		t.IsProcessable(now)
 	} else {
 		for i := 0; i < p.perTask && t.HasRecordsQueued(); i++ {
@@ -145,7 +146,7 @@ func (th *thread) processTask(ps *pass, w *passTask) error {
 			}
 			w.lock.yield()
 			if waiting {
-				th.updateLags(t, w.inputs)
+				th.in.updateLags(t, w.inputs)
 				if !th.isProcessable(w.id, t, now) {
 					break
 				}

@@ -206,9 +206,7 @@ func TestExecutorsQueryBetweenRecords(t *testing.T) {
 		}
 		note("record " + v)
 		if v == "0-1" {
-			th.mu.Lock()
-			l := th.taskLockLocked(id)
-			th.mu.Unlock()
+			l := th.view.taskLock(id)
 			go func() {
 				defer close(queried)
 				l.lockShared()

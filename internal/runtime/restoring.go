@@ -73,30 +73,17 @@ func newJob(id processor.TaskID, kind restoreKind) *restoreJob {
 // (KIP-535) under the job's lock: a restoring active task (RestoringStores) or a standby being
 // restored (StandbyStores).
 func (th *thread) readable(j *restoreJob) {
-	th.mu.Lock()
 	if j.kind.active() {
-		th.restoring[j.id] = j.t
+		th.view.showRestoring(j.id, j.t, &j.lock)
 	} else {
-		th.readableStandbys[j.id] = j.t
+		th.view.showStandby(j.id, j.t, &j.lock)
 	}
-	th.locks[j.id] = &j.lock
-	th.mu.Unlock()
 }
 
 // unreadable takes job j's task out of the sets interactive queries read; a query reading it
 // finishes first. Call it holding j.lock.
 func (th *thread) unreadableLocked(j *restoreJob) {
-	th.mu.Lock()
-	if th.restoring[j.id] == j.t {
-		delete(th.restoring, j.id)
-	}
-	if th.readableStandbys[j.id] == j.t {
-		delete(th.readableStandbys, j.id)
-	}
-	if th.locks[j.id] == &j.lock {
-		delete(th.locks, j.id)
-	}
-	th.mu.Unlock()
+	th.view.hideRestored(j.id, j.t, &j.lock)
 }
 
 // startRestore builds new active task id (input partitions tps) and hands it to the state
@@ -174,13 +161,7 @@ func (th *thread) startPromotion(id processor.TaskID, tps []kafka.TopicPartition
 		return nil
 	}
 	// A query of the standby finishes first; from now on queries find the task restoring.
-	th.storeMu.Lock()
-	th.mu.Lock()
-	delete(th.readableStandbys, id)
-	th.restoring[id] = j.t
-	th.locks[id] = &j.lock
-	th.mu.Unlock()
-	th.storeMu.Unlock()
+	th.view.promote(id, j.t, &j.lock)
 	delete(th.standbys, id)
 	th.updater.add(th.ctx, j)
 }
@@ -238,11 +219,7 @@ func (th *thread) handleRestored() error {
 		}
 		if !j.kind.active() {
 			j.lock.Lock()
-			th.mu.Lock()
-			if th.locks[j.id] == &j.lock {
-				delete(th.locks, j.id) // readable under the thread's store lock from now on
-			}
-			th.mu.Unlock()
+			th.view.standbyRestored(j.id, &j.lock) // readable under the thread's store lock from now on
 			th.standbys[j.id] = j.sb
 			j.lock.Unlock()
 			continue
@@ -253,24 +230,16 @@ func (th *thread) handleRestored() error {
 			th.changelogOwner[tp] = j.id
 		}
 		for _, tp := range j.tps {
-			th.addInput(j.id, tp)
+			th.in.add(j.id, tp, th.tasks[j.id])
 			fresh = append(fresh, tp)
 		}
 		j.lock.Lock()
-		th.mu.Lock()
-		if th.restoring[j.id] == j.t {
-			delete(th.restoring, j.id)
-		}
-		if th.locks[j.id] == &j.lock {
-			delete(th.locks, j.id)
-		}
-		th.running[j.id] = j.t
-		th.mu.Unlock()
+		th.view.run(j.id, j.t, &j.lock)
 		j.lock.Unlock()
 		th.log.Debug("restored task joins processing", "task", j.id.String())
 	}
 	if len(fresh) > 0 {
-		th.indexInputs()
+		th.in.index()
 		if err := th.assignInputs(fresh); err != nil && failed == nil {
 			failed = err
 		}

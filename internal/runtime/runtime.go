@@ -432,7 +432,7 @@ type QueryableStore struct {
 	// Restoring says the store is an active task's that is restoring from its changelog (or
 	// catching up after a standby's promotion) and does not process yet: its data lags.
 	Restoring bool
-	th        *thread
+	view      *taskView
 	id        processor.TaskID
 	t         *task.Task
 	// lock is what Read holds: the thread's store lock, or the lock of the state updater's
@@ -446,40 +446,14 @@ type QueryableStore struct {
 // restored), and reports true; it reports false without calling f when the task no longer runs
 // there as Stores found it (closed, migrated, restored or promoted since).
 func (q QueryableStore) Read(f func()) bool {
-	lock := q.lock
-	if lock == nil {
-		lock = &q.th.storeMu
-	}
-	lock.Lock()
-	defer lock.Unlock()
-	if lock == sync.Locker(&q.th.storeMu) && !q.Standby {
-		// An active task's executor hands the task's lock over between two records.
-		q.th.mu.Lock()
-		tl := q.th.taskLockLocked(q.id)
-		q.th.mu.Unlock()
-		tl.lockShared()
-		defer tl.unlock()
-	}
-	q.th.mu.Lock()
-	if q.th.lockOfLocked(q.id) != lock {
-		// The task changed hands (restored, promoted, closed) since Stores returned it.
-		q.th.mu.Unlock()
-		return false
-	}
-	var ok bool
+	kind := viewRunning
 	switch {
 	case q.Standby:
-		ok = q.th.readableStandbys[q.id] == q.t
+		kind = viewStandby
 	case q.Restoring:
-		ok = q.th.restoring[q.id] == q.t
-	default:
-		ok = q.th.running[q.id] == q.t
+		kind = viewRestoring
 	}
-	q.th.mu.Unlock()
-	if ok {
-		f()
-	}
-	return ok
+	return q.view.read(kind, q.id, q.t, q.lock, f)
 }
 
 // Position returns what the task has processed of each input partition, the offset of the
@@ -494,49 +468,40 @@ func (q QueryableStore) Position() (pos map[string]map[int32]int64, ok bool) {
 
 // Stores returns the store named name of every local active task that is running, by task.
 func (r *Runtime) Stores(name string) map[processor.TaskID]QueryableStore {
-	return r.stores(name, func(th *thread) map[processor.TaskID]*task.Task { return th.running }, QueryableStore{})
+	return r.stores(name, viewRunning)
 }
 
 // StandbyStores returns the store named name of every local standby task, by task (KIP-535:
 // interactive queries that allow stale data read them).
 func (r *Runtime) StandbyStores(name string) map[processor.TaskID]QueryableStore {
-	return r.stores(name, func(th *thread) map[processor.TaskID]*task.Task { return th.readableStandbys }, QueryableStore{Standby: true})
+	return r.stores(name, viewStandby)
 }
 
 // RestoringStores returns the store named name of every local active task that is restoring
 // (from a fresh assignment, or a standby's promotion) and does not run yet, by task (KIP-535:
 // interactive queries that allow stale data read them, between restore batches).
 func (r *Runtime) RestoringStores(name string) map[processor.TaskID]QueryableStore {
-	return r.stores(name, func(th *thread) map[processor.TaskID]*task.Task { return th.restoring }, QueryableStore{Restoring: true})
+	return r.stores(name, viewRestoring)
 }
 
-// stores returns the store named name of the tasks each thread's set (read under th.mu) holds,
-// as QueryableStores marked as kind is.
-func (r *Runtime) stores(name string, set func(*thread) map[processor.TaskID]*task.Task, kind QueryableStore) map[processor.TaskID]QueryableStore {
+// stores returns the store named name of the tasks of kind in each thread's view.
+func (r *Runtime) stores(name string, kind viewKind) map[processor.TaskID]QueryableStore {
 	out := map[processor.TaskID]QueryableStore{}
 	r.mu.Lock()
 	threads := slices.Clone(r.threads)
 	r.mu.Unlock()
 	for _, th := range threads {
-		th.mu.Lock()
-		for id, t := range set(th) {
+		v := th.view
+		v.mu.Lock()
+		for id, t := range v.set(kind) {
 			if s := t.Store(name); s != nil {
-				out[id] = QueryableStore{Store: s, Standby: kind.Standby, Restoring: kind.Restoring, th: th, id: id, t: t,
-					lock: th.lockOfLocked(id)}
+				out[id] = QueryableStore{Store: s, Standby: kind == viewStandby, Restoring: kind == viewRestoring,
+					view: v, id: id, t: t, lock: v.lockOfLocked(id)}
 			}
 		}
-		th.mu.Unlock()
+		v.mu.Unlock()
 	}
 	return out
-}
-
-// lockOfLocked returns the lock interactive queries hold to read task id of thread th (see
-// thread.locks); call it holding th.mu.
-func (th *thread) lockOfLocked(id processor.TaskID) sync.Locker {
-	if l, ok := th.locks[id]; ok {
-		return l
-	}
-	return &th.storeMu
 }
 
 // taskDir is <state.dir>/<application.id>/<task id>.
@@ -569,13 +534,7 @@ func (r *Runtime) LocalTasks() map[string][]processor.TaskID {
 	r.mu.Unlock()
 	out := map[string][]processor.TaskID{}
 	for _, th := range threads {
-		th.mu.Lock()
-		ids := make([]processor.TaskID, 0, len(th.running))
-		for id := range th.running {
-			ids = append(ids, id)
-		}
-		th.mu.Unlock()
-		sortTasks(ids)
+		ids := th.view.runningIDs()
 		out[th.name] = ids
 	}
 	return out

@@ -101,7 +101,7 @@ func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *st
 // waiting on the broker (the thread's loop must not stall on an idle changelog).
 func (th *thread) updateStandbys(ctx context.Context) {
 	for id, sb := range th.standbys {
-		if _, err := th.updateStandby(ctx, id, sb, false, th.standbyReader, &th.storeMu); err != nil {
+		if _, err := th.updateStandby(ctx, id, sb, false, th.standbyReader, &th.view.storeMu); err != nil {
 			th.log.Warn("standby update failed; closing the standby", "task", id.String(), "error", err)
 			th.closeStandby(id, false)
 		}
@@ -114,9 +114,9 @@ func (th *thread) closeStandby(id processor.TaskID, clean bool) {
 	if sb == nil {
 		return
 	}
-	th.dropReadableStandby(id)
-	th.storeMu.Lock()
-	defer th.storeMu.Unlock()
+	th.view.hideStandby(id) // a query reading it finishes before storeMu is ours
+	th.view.storeMu.Lock()
+	defer th.view.storeMu.Unlock()
 	if clean {
 		// The stores first: a checkpoint must not claim offsets the stores could still lose.
 		err := sb.t.FlushStores()
@@ -152,12 +152,4 @@ func slicesSorted(m map[string]changelog.TopicPartition) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// dropReadableStandby stops interactive queries from finding the standby id; a query reading
-// it already finishes first (callers then take storeMu before they change or close it).
-func (th *thread) dropReadableStandby(id processor.TaskID) {
-	th.mu.Lock()
-	delete(th.readableStandbys, id)
-	th.mu.Unlock()
 }

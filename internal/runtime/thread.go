@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -54,7 +53,6 @@ type thread struct {
 	member  groupMember
 	classic *group.Member
 	streams *streamsMember
-	fetcher *fetch.Fetcher
 	// out is the producer side: producer, transaction, collectors, production failures.
 	out      *output
 	assignor *assignor
@@ -94,25 +92,9 @@ type thread struct {
 	// standbys are the standby tasks (num.standby.replicas).
 	standbys    map[processor.TaskID]*standbyTask
 	lastStandby time.Time
-	// running are the tasks processing now, readable by interactive queries; restoring the
-	// active tasks being restored (or promoted from standby) that do not process yet, and
-	// readableStandbys the standby tasks (those restoring too): both readable by interactive
-	// queries that allow stale data (KIP-535).
-	mu               sync.Mutex
-	running          map[processor.TaskID]*task.Task
-	restoring        map[processor.TaskID]*task.Task
-	readableStandbys map[processor.TaskID]*task.Task
-	// locks holds the lock interactive queries take to read a task of restoring or
-	// readableStandbys that the state updater holds (its job's lock); absent: storeMu.
-	locks map[processor.TaskID]sync.Locker
-	// storeMu is held by the thread between passes while it commits or closes its active
-	// tasks or applies changelog records to (or closes) a standby, and by interactive queries
-	// while they read a store of one of them; during a pass each task's executor holds the
-	// task's lock (taskLocks), which queries take after storeMu: the stores are not safe for
-	// concurrent use. Java: the caching layer's lock and the synchronized in-memory stores.
-	storeMu sync.Mutex
-	// taskLocks are the locks of the active tasks, by task (process.go, pace.go); under mu.
-	taskLocks map[processor.TaskID]*turnLock
+	// view is what interactive queries, the executors and the state updater see of the
+	// tasks, with the locks that order them with the thread (taskview.go).
+	view *taskView
 	// passState is what the executors of the current pass share (process.go).
 	passState pass
 	// pace sizes the passes of processing to the deadlines (pace.go).
@@ -120,11 +102,10 @@ type thread struct {
 	// stuck tracks a failure that keeps the tasks from making progress (tasktimeout.go).
 	stuck stuckState
 
-	// in are the assigned input partitions (input.go).
-	in     map[kafka.TopicPartition]*inputPartition
-	inputs map[processor.TaskID][]*inputPartition
-	idle   idleState
-	wake   chan struct{}
+	// in is the input side: the fetcher and the assigned partitions (input.go).
+	in   *input
+	idle idleState
+	wake chan struct{}
 	// checkpointed holds, per active task, the changelog offsets of its last checkpoint
 	// (see checkpointDue).
 	checkpointed map[processor.TaskID]map[changelog.TopicPartition]int64
@@ -141,14 +122,11 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	th := &thread{rt: r, idx: idx, name: fmt.Sprintf("%s-StreamThread-%d", r.cfg.ClientID, idx+1),
 		ctx: r.ctx, done: make(chan struct{}), tasks: map[processor.TaskID]*task.Task{},
 		states: map[processor.TaskID]*changelog.TaskState{}, changelogOwner: map[changelog.TopicPartition]processor.TaskID{},
-		standbys: map[processor.TaskID]*standbyTask{}, running: map[processor.TaskID]*task.Task{},
-		readableStandbys: map[processor.TaskID]*task.Task{}, restoring: map[processor.TaskID]*task.Task{},
-		locks: map[processor.TaskID]sync.Locker{},
-		in:    map[kafka.TopicPartition]*inputPartition{}, wake: make(chan struct{}, 1), needJoin: true}
+		standbys: map[processor.TaskID]*standbyTask{}, view: newTaskView(),
+		wake: make(chan struct{}, 1), needJoin: true}
 	th.log = r.log.With("thread", th.name)
 	th.obs = r.sensors().Thread(th.name)
 	th.updater = newStateUpdater(th.log, th.signal)
-	th.taskLocks = map[processor.TaskID]*turnLock{}
 	for _, s := range r.layout.Subtopologies {
 		th.topics = append(th.topics, s.Topics...)
 	}
@@ -190,7 +168,9 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	if r.cfg.ExactlyOnce {
 		fc.Isolation = kafka.ReadCommitted
 	}
-	if th.fetcher, err = fetch.New(fc); err != nil {
+	th.in = &input{parts: map[kafka.TopicPartition]*inputPartition{}, maxBuffered: r.cfg.MaxBufferedPerPartition,
+		name: th.name, metrics: r.cfg.Metrics, log: th.log, poll: &th.obs.Poll}
+	if th.in.fetcher, err = fetch.New(fc); err != nil {
 		return nil, fmt.Errorf("%s: fetcher: %w", th.name, err)
 	}
 	rc := r.cfg.Sarama()
@@ -347,19 +327,20 @@ func (th *thread) runOnce() error {
 				return err
 			}
 		}
-		got, err := th.pollInput()
+		got, err := th.in.pollInput(th.tasks)
 		if err != nil {
 			return err
 		}
 		n, err := th.processOnce()
 		if err == nil {
-			th.resumeInput()
+			th.in.resume(th.tasks)
 		}
 		if err == nil {
 			err = th.out.checkSendFailures()
 		}
 		if time.Since(th.lastLags) >= lagReportEvery {
-			th.reportLags()
+			th.publishMetrics(false)
+			th.in.reportLags()
 			th.lastLags = time.Now()
 		}
 		committed := false
@@ -461,8 +442,8 @@ func (th *thread) closeClients() {
 			th.log.Debug("leaving the group", "error", err)
 		}
 	}
-	if th.fetcher != nil {
-		_ = th.fetcher.Close()
+	if th.in != nil && th.in.fetcher != nil {
+		_ = th.in.fetcher.Close()
 	}
 	if th.out != nil && th.out.producer != nil {
 		_ = th.out.producer.Close()

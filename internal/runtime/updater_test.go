@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/changelog"
+	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -95,8 +96,7 @@ func kvOf(j *restoreJob) store.KeyValueStore[string, string] {
 // testThread is the part of a thread that closeJob uses.
 func testThread() *thread {
 	return &thread{rt: &Runtime{}, log: slog.New(slog.DiscardHandler), out: &output{}, tasks: map[processor.TaskID]*task.Task{},
-		standbys: map[processor.TaskID]*standbyTask{}, restoring: map[processor.TaskID]*task.Task{},
-		readableStandbys: map[processor.TaskID]*task.Task{}, locks: map[processor.TaskID]sync.Locker{}}
+		standbys: map[processor.TaskID]*standbyTask{}, view: newTaskView(), in: &input{parts: map[kafka.TopicPartition]*inputPartition{}}}
 }
 
 // The state updater restores on its own goroutine: while a restore is held in its middle, the
@@ -247,10 +247,9 @@ func TestStateUpdaterRemoveCheckpointsWhatWasRestored(t *testing.T) {
 				t.Fatal("the removed restore ended")
 			}
 			th := testThread()
-			th.restoring[j.id] = j.t
-			th.locks[j.id] = &j.lock
+			th.view.showRestoring(j.id, j.t, &j.lock)
 			th.closeJob(j, true)
-			if len(th.restoring) != 0 || len(th.locks) != 0 {
+			if len(th.view.restoring) != 0 || len(th.view.locks) != 0 {
 				t.Fatal("the closed task is still readable")
 			}
 			cp, err := changelog.ReadCheckpoint(j.ts.CheckpointPath())
