@@ -140,8 +140,12 @@ func (th *thread) processTask(ps *pass, w *passTask) error {
 		th.in.updateLags(t, w.inputs)
 		t.IsProcessable(now)
 	} else {
+		// Processed records are counted here and added to the pass's total once: a shared
+		// counter updated per record costs the executors a contended cache line each.
+		n := int64(0)
+		defer func() { ps.total.Add(n) }()
 		for i := 0; i < p.perTask && t.HasRecordsQueued(); i++ {
-			if (ps.total.Load() > 0 && p.stop.Load()) || ps.failed.Load() {
+			if (p.stop.Load() && (n > 0 || ps.total.Load() > 0)) || ps.failed.Load() {
 				break // the next pass goes on (at least one record per pass)
 			}
 			w.lock.yield()
@@ -158,7 +162,7 @@ func (th *thread) processTask(ps *pass, w *passTask) error {
 			if !ok {
 				break
 			}
-			ps.total.Add(1)
+			n++
 			punctuated, err := t.MaybePunctuateStreamTime()
 			if err != nil {
 				return err
