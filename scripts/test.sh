@@ -204,7 +204,11 @@ step "conformance suite against Java Kafka Streams (conformance/java)"
 pkgs=$(grep -rl --include='*_test.go' -e 'KSTREAMS_CONFORMANCE_CP' -e '"github.com/kstreams-go/kstreams/internal/conformance"' . |
 	xargs -r -n1 dirname | sort -u)
 pkgs=$(printf '%s\n' ./internal/conformance $pkgs | sort -u)
-go test -count=1 -timeout 20m -skip '^Test(Integration|Embedded)' $pkgs
+# Each test process runs the Java Runner in a pool of long-lived JVMs (Runner --serve,
+# internal/conformance's ServersEnv) rather than one JVM per call. The pool's own tests run
+# under the race detector instead (its servers are shared by parallel tests).
+go test -count=1 -timeout 20m -skip '^Test(Integration|Embedded|JavaServer)' $pkgs
+go test -race -count=1 -run '^TestJavaServer' ./internal/conformance
 
 step "Kafka's system-test verifiers against internal/systemtest/cmd (EOS complex with 3 SIGKILLs; Smoke exactly_once_v2 with a crash)"
 # Kafka's own EosTestDriver and SmokeTestDriver (its kafka-streams test jars) verify our ports of

@@ -28,7 +28,10 @@ const RunnerClass = "io.kstreams.conformance.Runner"
 // ErrJava reports that the Java Runner failed (non-zero exit); the message carries its stderr.
 var ErrJava = errors.New("conformance: java runner failed")
 
-// JavaRunner runs the Java reference harness as a child process.
+// JavaRunner runs the Java reference harness as a child process: by default in one of a few
+// long-lived Runner JVMs shared by the whole test process (see ServersEnv), else, or when no
+// server can answer, in a JVM of its own per call. Both give the same outputs. Safe for
+// concurrent use.
 type JavaRunner struct {
 	// Classpath is the java -cp argument (see ClasspathEnv). Required.
 	Classpath string
@@ -47,14 +50,37 @@ func (j JavaRunner) java() string {
 	return "java"
 }
 
-// jvmFlags start each Runner with the client compiler only and the serial collector: a run
+// jvmFlags start each Runner of its own with the client compiler only and the serial collector: a run
 // lasts a few seconds, in which C2 compilation and G1's threads cost about a third of its CPU
 // time without making it faster (the suite starts hundreds of them).
 var jvmFlags = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
 
+// serve runs the Runner with args in a server of the pool and returns what it printed. ok is
+// false when the pool is off (ServersEnv "0") or no server could answer: the caller then runs
+// a JVM of its own, which also gives the error a run of its own would give.
+func (j JavaRunner) serve(ctx context.Context, args []string) (out string, ok bool, err error) {
+	p := poolFor(j.java(), j.Classpath)
+	if p == nil {
+		return "", false, nil
+	}
+	status, out, err := p.call(ctx, args)
+	switch {
+	case err == nil && status == 0:
+		return out, true, nil
+	case err == nil:
+		return "", true, fmt.Errorf("%w: %s %s: exit status %d\n%s", ErrJava, RunnerClass, strings.Join(args, " "), status, out)
+	case ctx.Err() != nil:
+		return "", true, fmt.Errorf("%w: %s %s: %v", ErrJava, RunnerClass, strings.Join(args, " "), ctx.Err())
+	}
+	return "", false, nil
+}
+
 func (j JavaRunner) exec(ctx context.Context, args ...string) error {
 	if j.Classpath == "" {
 		return fmt.Errorf("%w: no classpath", ErrJava)
+	}
+	if _, ok, err := j.serve(ctx, args); ok {
+		return err
 	}
 	cmd := exec.CommandContext(ctx, j.java(), append(append(jvmFlags[:len(jvmFlags):len(jvmFlags)], "-cp", j.Classpath, RunnerClass), args...)...)
 	var stderr bytes.Buffer
@@ -119,6 +145,12 @@ func (j JavaRunner) Describe(ctx context.Context, workDir, topology string, conf
 func (j JavaRunner) List(ctx context.Context) ([]string, error) {
 	if j.Classpath == "" {
 		return nil, fmt.Errorf("%w: no classpath", ErrJava)
+	}
+	if out, ok, err := j.serve(ctx, []string{"--list"}); ok {
+		if err != nil {
+			return nil, err
+		}
+		return strings.Fields(out), nil
 	}
 	cmd := exec.CommandContext(ctx, j.java(), append(jvmFlags[:len(jvmFlags):len(jvmFlags)], "-cp", j.Classpath, RunnerClass, "--list")...)
 	var stderr bytes.Buffer

@@ -7,8 +7,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
 import java.io.BufferedWriter;
+import java.io.ByteArrayOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -46,9 +52,19 @@ import org.apache.kafka.streams.test.TestRecord;
  * Runner --topology NAME --input VECTOR.jsonl --output OUT.jsonl [--describe DESCRIBE.txt] [--config key=value ...]
  * Runner --topology NAME --describe-only --describe DESCRIBE.txt [--config key=value ...]
  * Runner --list
+ * Runner --serve
  * </pre>
  *
  * Exit status: 0 on success, 2 on a usage error, 1 on any other failure (message on stderr).
+ *
+ * <p>{@code --serve} runs many of those command lines in one JVM, so that a test suite running
+ * hundreds of them pays for the JVM start and the loading of Kafka Streams once: each line of
+ * stdin is a request {@code {"args": ["--topology", "NAME", ...]}} holding the arguments of one
+ * run above; the run is done exactly as a JVM of its own would do it (its own driver, its own
+ * state directory, the same files written), and one line answers it on stdout,
+ * {@code {"status": S, "output": "..."}}: the exit status that run would have had and everything
+ * it would have printed on stdout and stderr. A failed run does not stop the server; it exits
+ * at the end of stdin. Nothing else is written on stdout while serving.
  */
 public final class Runner {
 
@@ -57,11 +73,17 @@ public final class Runner {
     /** The pseudo topic of the dropped-records reports (see RefTopology#reportsDroppedRecords). */
     static final String DROPPED_RECORDS_TOPIC = "dropped-records";
 
-    /** The last dropped-records total reported. */
-    private static double lastDropped;
+    /**
+     * The dropped-records reports of one run: a run starts with none reported, also when an
+     * earlier run of the same JVM (--serve) reported some.
+     */
+    private static final class DroppedReports {
+        /** The last dropped-records total reported. */
+        private double last;
 
-    /** Set once the driver is closed: its metrics are gone, so no dropped-records report follows. */
-    private static boolean driverClosed;
+        /** Set once the driver is closed: its metrics are gone, so no dropped-records report follows. */
+        private boolean driverClosed;
+    }
 
     private Runner() {
     }
@@ -78,20 +100,102 @@ public final class Runner {
     private static final String USAGE =
         "usage: Runner --topology NAME --input VECTOR.jsonl --output OUT.jsonl [--describe FILE] [--config key=value ...]\n"
             + "       Runner --topology NAME --describe-only --describe FILE [--config key=value ...]\n"
-            + "       Runner --list";
+            + "       Runner --list\n"
+            + "       Runner --serve";
 
-    public static void main(final String[] args) {
+    public static void main(final String[] args) throws IOException {
+        if (args.length == 1 && args[0].equals("--serve")) {
+            serve();
+            return;
+        }
+        final int status = runReporting(args, System.err);
+        if (status != 0) {
+            System.exit(status);
+        }
+    }
+
+    /**
+     * Runs one command line, printing a failure on err as main does, and returns the exit status
+     * (0 success, 2 usage error, 1 other failure). Errors (the JVM's own trouble) are not caught.
+     */
+    static int runReporting(final String[] args, final PrintStream err) {
         try {
             run(args);
+            return 0;
         } catch (final UsageException e) {
-            System.err.println("conformance runner: " + e.getMessage());
-            System.err.println(USAGE);
-            System.exit(2);
+            err.println("conformance runner: " + e.getMessage());
+            err.println(USAGE);
+            return 2;
         } catch (final Exception e) {
-            System.err.println("conformance runner: " + e);
-            e.printStackTrace(System.err);
-            System.exit(1);
+            err.println("conformance runner: " + e);
+            e.printStackTrace(err);
+            return 1;
         }
+    }
+
+    /**
+     * The --serve loop (see the class comment). While a request runs, System.out and System.err
+     * both print into its answer's output, as a run of its own prints both into the one stream
+     * its caller reads; between requests they print on the real stderr, so stdout carries answers
+     * only. An Error thrown by a run (out of memory, ...) ends the server without an answer:
+     * the caller then learns of it from the end of stdout.
+     */
+    static void serve() throws IOException {
+        final PrintStream stderr = System.err;
+        final PrintStream answers = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(stderr);
+        final BufferedReader requests = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line; (line = requests.readLine()) != null; ) {
+            if (line.isBlank()) {
+                continue;
+            }
+            final ByteArrayOutputStream captured = new ByteArrayOutputStream();
+            final PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
+            int status;
+            String[] args = null;
+            try {
+                args = requestArgs(line);
+            } catch (final IOException | IllegalArgumentException e) {
+                capture.println("conformance runner: bad --serve request: " + e.getMessage());
+            }
+            if (args == null) {
+                status = 2;
+            } else {
+                System.setOut(capture);
+                System.setErr(capture);
+                try {
+                    status = runReporting(args, capture);
+                } finally {
+                    System.setOut(stderr);
+                    System.setErr(stderr);
+                }
+            }
+            capture.flush();
+            final ObjectNode answer = JSON.createObjectNode();
+            answer.put("status", status);
+            answer.put("output", captured.toString(StandardCharsets.UTF_8));
+            answers.print(JSON.writeValueAsString(answer));
+            answers.print('\n');
+            answers.flush();
+        }
+        answers.flush();
+    }
+
+    /** The arguments of a --serve request line {"args": ["...", ...]}. */
+    private static String[] requestArgs(final String line) throws IOException {
+        final JsonNode req = JSON.readTree(line);
+        final JsonNode args = req == null ? null : req.get("args");
+        if (args == null || !args.isArray() || req.size() != 1) {
+            throw new IllegalArgumentException("a request is {\"args\": [\"...\", ...]}, got " + line);
+        }
+        final String[] out = new String[args.size()];
+        for (int i = 0; i < out.length; i++) {
+            if (!args.get(i).isTextual()) {
+                throw new IllegalArgumentException("argument " + i + " is not a string: " + args.get(i));
+            }
+            out[i] = args.get(i).textValue();
+        }
+        return out;
     }
 
     static void run(final String[] args) throws IOException {
@@ -215,10 +319,11 @@ public final class Runner {
                                   final Writer out) throws IOException {
         final Map<String, TestInputTopic<byte[], byte[]>> inputs = new HashMap<>();
         final Map<String, TestOutputTopic<byte[], byte[]>> outputs = new HashMap<>();
+        final DroppedReports dropped = new DroppedReports();
         final TopologyTestDriver driver = new TopologyTestDriver(topology, props, Instant.ofEpochMilli(0));
         boolean closed = false;
         try {
-            drain(ref, driver, outputs, -1, out);
+            drain(ref, driver, outputs, -1, out, dropped);
             for (int step = 0; step < events.size(); step++) {
                 final JsonNode ev = events.get(step);
                 try {
@@ -226,12 +331,12 @@ public final class Runner {
                 } catch (final RuntimeException e) {
                     throw new IllegalArgumentException("event " + step + " " + ev + ": " + e.getMessage(), e);
                 }
-                drain(ref, driver, outputs, step, out);
+                drain(ref, driver, outputs, step, out, dropped);
             }
             closed = true;
             driver.close();
-            driverClosed = true;
-            drain(ref, driver, outputs, events.size(), out);
+            dropped.driverClosed = true;
+            drain(ref, driver, outputs, events.size(), out, dropped);
         } finally {
             if (!closed) {
                 driver.close();
@@ -293,7 +398,8 @@ public final class Runner {
                               final TopologyTestDriver driver,
                               final Map<String, TestOutputTopic<byte[], byte[]>> outputs,
                               final int step,
-                              final Writer out) throws IOException {
+                              final Writer out,
+                              final DroppedReports dropped) throws IOException {
         for (final String topic : new TreeSet<>(driver.producedTopicNames())) {
             final TestOutputTopic<byte[], byte[]> ot = outputs.computeIfAbsent(topic, t -> driver.createOutputTopic(
                 t, new ByteArrayDeserializer(), new ByteArrayDeserializer()));
@@ -318,15 +424,15 @@ public final class Runner {
                 out.write('\n');
             }
         }
-        if (ref.reportsDroppedRecords() && !driverClosed) {
+        if (ref.reportsDroppedRecords() && !dropped.driverClosed) {
             double total = 0;
             for (final Map.Entry<MetricName, ? extends Metric> m : driver.metrics().entrySet()) {
                 if (m.getKey().name().equals("dropped-records-total") && m.getKey().group().equals("stream-task-metrics")) {
                     total += ((Number) m.getValue().metricValue()).doubleValue();
                 }
             }
-            if (total != lastDropped) {
-                lastDropped = total;
+            if (total != dropped.last) {
+                dropped.last = total;
                 final long n = (long) total;
                 final ObjectNode line = JSON.createObjectNode();
                 line.put("step", step);
