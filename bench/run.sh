@@ -28,6 +28,12 @@
 # longest output gap of the partitions it kept, and how long the BENCH_FAILOVER_RECORDS
 # changelog records of the moved tasks take to restore and output again; ours vs Java.
 # `bench/run.sh restore`, `bench/run.sh failover` and `bench/run.sh throughput` run only that part.
+# `bench/run.sh async` (not part of the default run) runs the async-step benchmark
+# (bench/cmd/asyncbench): MapValuesAsync over BENCH_ASYNC_RECORDS records on 8 partitions with a
+# 20 ms in-process call, against our synchronous MapValues on 1 and 8 stream threads and Java
+# Kafka Streams' synchronous mapValues (io.kstreams.bench.SyncCall) at num.stream.threads 1, 2,
+# 4, 8 on BENCH_ASYNC_SYNC_RECORDS records each, under each guarantee of BENCH_GUARANTEES; with
+# the defaults about 10 minutes on a quiet 2-CPU machine.
 #
 # With the defaults on a quiet 2-CPU machine the whole run takes about 45-50 minutes: the
 # throughput sweep ~35 (3 rounds of 8 contenders under 2 guarantees at 1 000 000 lines, plus the
@@ -54,6 +60,10 @@
 #   BENCH_FAILOVER_RATE    input records/s during the fail-over (default 2000)
 #   BENCH_FAILOVER_ROUNDS  fail-overs per application, interleaved (default 2)
 #   BENCH_FAILOVER_WARMUP  seconds of load before the kill (default 20)
+#   BENCH_ASYNC_RECORDS    records of the async run of `bench/run.sh async` (default 2000000)
+#   BENCH_ASYNC_SYNC_RECORDS  records of each synchronous run, ours and Java's (default 300)
+#   BENCH_ASYNC_IN_FLIGHT  MaxInFlight of the async step, per task (default 64)
+#   BENCH_ASYNC_SERVICE    sleep (in-process 20 ms) or http (a local HTTP server in asyncbench) (default sleep)
 #   KAFKA_BOOTSTRAP    use this running broker instead of starting one
 #   KAFKA_RUN_DIR      where the broker started here keeps its files
 set -euo pipefail
@@ -64,7 +74,7 @@ export GOTOOLCHAIN=${GOTOOLCHAIN_OVERRIDE:-go1.27.3}
 out=$repo/.build/bench
 mkdir -p "$out"
 
-(cd "$repo" && go build -o "$out/" ./bench/cmd/wordcount ./bench/cmd/wcbench ./bench/cmd/tdbench ./bench/cmd/restorebench ./bench/cmd/failbench)
+(cd "$repo" && go build -o "$out/" ./bench/cmd/wordcount ./bench/cmd/wcbench ./bench/cmd/tdbench ./bench/cmd/restorebench ./bench/cmd/failbench ./bench/cmd/asyncbench)
 mvn -B -q -f "$here/java/pom.xml" package
 
 bootstrap=${KAFKA_BOOTSTRAP:-}
@@ -148,8 +158,24 @@ bench_throughput() {
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
+# --- async-step benchmark ---
+bench_async() {
+	local g eos
+	for g in $(echo "${BENCH_GUARANTEES:-at_least_once,exactly_once_v2}" | tr , ' '); do
+		eos=false
+		[ "$g" = exactly_once_v2 ] && eos=true
+		echo
+		echo "async steps ($g), load average $(cut -d' ' -f1-3 /proc/loadavg):"
+		"$out/asyncbench" -bootstrap "$bootstrap" -eos="$eos" -service "${BENCH_ASYNC_SERVICE:-sleep}" \
+			-records "${BENCH_ASYNC_RECORDS:-2000000}" -sync-records "${BENCH_ASYNC_SYNC_RECORDS:-300}" \
+			-in-flight "${BENCH_ASYNC_IN_FLIGHT:-64}" -partitions 8 -latency 20ms \
+			-java-cp "$here/java/target/bench.jar:$here/java/target/lib/*" -java-opts "${BENCH_JAVA_OPTS:-}" -java-threads 1,2,4,8
+		echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	done
+}
+
 case "${1:-}" in
-restore | failover | throughput)
+restore | failover | throughput | async)
 	"bench_$1"
 	exit 0
 	;;
