@@ -27,7 +27,10 @@
 # BENCH_FAILOVER_RATE records/s, session timeout 10 s, one SIGKILLed; on the survivor, the
 # longest output gap of the partitions it kept, and how long the BENCH_FAILOVER_RECORDS
 # changelog records of the moved tasks take to restore and output again; ours vs Java.
-# `bench/run.sh restore`, `bench/run.sh failover` and `bench/run.sh throughput` run only that part.
+# Then the recording cost of metrics (bench_recording below): the word count built without
+# metrics (-tags kstreams_nometrics) beside INFO and DEBUG, interleaved.
+# `bench/run.sh restore`, `bench/run.sh failover`, `bench/run.sh throughput` and
+# `bench/run.sh recording` run only that part.
 # `bench/run.sh async` (not part of the default run) runs the async-step benchmark
 # (bench/cmd/asyncbench): MapValuesAsync over BENCH_ASYNC_RECORDS records on 8 partitions with a
 # 20 ms in-process call, against our synchronous MapValues on 1 and 8 stream threads and Java
@@ -60,6 +63,8 @@
 #   BENCH_FAILOVER_RATE    input records/s during the fail-over (default 2000)
 #   BENCH_FAILOVER_ROUNDS  fail-overs per application, interleaved (default 2)
 #   BENCH_FAILOVER_WARMUP  seconds of load before the kill (default 20)
+#   BENCH_RECORDING_LINES  input lines of the recording-cost runs (default 1000000; 0 skips)
+#   BENCH_RECORDING_ROUNDS rounds of the recording-cost runs, interleaved (default 5)
 #   BENCH_ASYNC_RECORDS    records of the async run of `bench/run.sh async` (default 2000000)
 #   BENCH_ASYNC_SYNC_RECORDS  records of each synchronous run, ours and Java's (default 300)
 #   BENCH_ASYNC_IN_FLIGHT  MaxInFlight of the async step, per task (default 64)
@@ -174,8 +179,29 @@ bench_async() {
 	done
 }
 
+# --- the recording cost of metrics ---
+# The word count built with -tags kstreams_nometrics (records nothing: "goplain"), at
+# metrics.recording.level INFO (the default: "go") and at DEBUG (the same binary through a
+# wrapper: "gobase"), on the same input, interleaved over BENCH_RECORDING_ROUNDS rounds; the
+# summary prints the throughput lost and the CPU per line added by INFO and by DEBUG against the
+# plain build. BENCH_RECORDING_LINES=0 skips it.
+bench_recording() {
+	local lines=${BENCH_RECORDING_LINES:-1000000}
+	[ "$lines" -gt 0 ] || return 0
+	(cd "$repo" && go build -tags kstreams_nometrics -o "$out/wordcount-plain" ./bench/cmd/wordcount)
+	printf '#!/bin/sh\nexec "%s" -p metrics.recording.level=DEBUG "$@"\n' "$out/wordcount" >"$out/wordcount-debug"
+	chmod +x "$out/wordcount-debug"
+	echo
+	echo "metrics recording cost: plain build (goplain), INFO (go), DEBUG (gobase), $lines lines, at_least_once:"
+	"$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" -go-base-bin "$out/wordcount-debug" \
+		-go-plain-bin "$out/wordcount-plain" -impls goplain,go,gobase -rounds "${BENCH_RECORDING_ROUNDS:-5}" \
+		-pipe=false -java-cp unused -lines "$lines" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
+		-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" -guarantees at_least_once
+	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
 case "${1:-}" in
-restore | failover | throughput | async)
+restore | failover | throughput | async | recording)
 	"bench_$1"
 	exit 0
 	;;
@@ -209,18 +235,4 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 bench_failover
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# The recording cost of metrics: the word count at metrics.recording.level INFO (the default,
-# "ours") and DEBUG (the same binary through a wrapper, run as "gobase") on the same input,
-# side by side; the figure to read is the ratio of their throughput (and CPU). Set
-# BENCH_RECORDING_LINES=0 to skip.
-recording_lines=${BENCH_RECORDING_LINES:-1000000}
-if [ "$recording_lines" -gt 0 ]; then
-	printf '#!/bin/sh\nexec "%s" -p metrics.recording.level=DEBUG "$@"\n' "$out/wordcount" >"$out/wordcount-debug"
-	chmod +x "$out/wordcount-debug"
-	echo
-	echo "metrics recording cost: INFO (ours) beside DEBUG (gobase), $recording_lines lines, at_least_once:"
-	"$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" -go-base-bin "$out/wordcount-debug" -impls go,gobase \
-		-pipe=false -java-cp unused -lines "$recording_lines" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
-		-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" -guarantees at_least_once
-	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-fi
+bench_recording

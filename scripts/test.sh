@@ -77,6 +77,8 @@ gofmt_bin="$(go env GOROOT)/bin/gofmt"
 unformatted=$("$gofmt_bin" -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.build/*'))
 [ -z "$unformatted" ] || die "gofmt wants these files reformatted: $unformatted"
 go vet ./...
+# The benchmark's metrics-free build (bench/run.sh recording) must keep compiling.
+go vet -tags kstreams_nometrics ./internal/metrics ./bench/cmd/wordcount
 # staticcheck runs later, in the background beside the integration tests, which mostly wait
 # for brokers: it costs about 3 CPU-minutes whenever a package low in the import graph changed.
 

@@ -81,6 +81,9 @@ type sample struct {
 
 // Record adds n events that took d together (one timed call).
 func (o *Op) Record(n int64, d time.Duration) {
+	if recordingOff {
+		return
+	}
 	o.count.Add(n)
 	o.timed.Add(1)
 	ns := int64(d)
@@ -94,7 +97,11 @@ func (o *Op) Record(n int64, d time.Duration) {
 }
 
 // Count adds n events without timing them.
-func (o *Op) Count(n int64) { o.count.Add(n) }
+func (o *Op) Count(n int64) {
+	if !recordingOff {
+		o.count.Add(n)
+	}
+}
 
 // Total returns the events recorded.
 func (o *Op) Total() int64 { return o.count.Load() }
@@ -414,7 +421,7 @@ func (s *StoreOps) Op(o StoreOp) *Op { return &s.ops[o] }
 // Store returns the sensors of store in task (type: Java's store type tag, e.g. "pebble",
 // "in-memory"); nil below DEBUG (nothing is recorded).
 func (r *Registry) Store(task processor.TaskID, store, typ string) *StoreOps {
-	if r == nil || r.Level < Debug {
+	if recordingOff || r == nil || r.Level < Debug {
 		return nil
 	}
 	r.mu.Lock()
@@ -528,7 +535,7 @@ type asyncHistogram struct {
 
 // AsyncCall records one finished call of an async step that took d.
 func (r *Registry) AsyncCall(d time.Duration) {
-	if r == nil {
+	if recordingOff || r == nil {
 		return
 	}
 	h := &r.asyncCalls

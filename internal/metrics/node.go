@@ -118,7 +118,7 @@ type nodeKey struct {
 // end-to-end latency), creating them; nil when the level records nothing for it (below
 // DEBUG, a node that is neither source nor terminal).
 func (r *Registry) Node(task processor.TaskID, name string, sourceOrTerminal bool) *Node {
-	if r == nil || r.Level < Debug && !sourceOrTerminal {
+	if recordingOff || r == nil || r.Level < Debug && !sourceOrTerminal {
 		return nil
 	}
 	r.mu.Lock()

@@ -77,6 +77,7 @@ type options struct {
 	cacheBytes   int64
 	goBin        string
 	goBaseBin    string
+	goPlainBin   string
 	javaCP       string
 	javaOpts     string
 	goArgs       string
@@ -105,10 +106,11 @@ func main() {
 	flag.Int64Var(&o.cacheBytes, "cache-bytes", 10<<20, "statestore.cache.max.bytes of both applications")
 	flag.StringVar(&o.goBin, "go-bin", "", "path of the built bench/cmd/wordcount")
 	flag.StringVar(&o.goBaseBin, "go-base-bin", "", "path of another build of bench/cmd/wordcount, run as impl \"gobase\" (before/after comparisons on the same input)")
+	flag.StringVar(&o.goPlainBin, "go-plain-bin", "", "path of bench/cmd/wordcount built with -tags kstreams_nometrics (records no metrics), run as impl \"goplain\": the baseline of the recording cost")
 	flag.StringVar(&o.javaCP, "java-cp", "", "class path of the Java application (bench/java/target)")
 	flag.StringVar(&o.javaOpts, "java-opts", "", "extra JVM options, space-separated")
 	flag.StringVar(&o.goArgs, "go-args", "", "extra flags of bench/cmd/wordcount, space-separated (e.g. -cpuprofile FILE)")
-	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go, gobase, or none (ratios need java and go; -pipe's fractions name those that ran)")
+	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go, gobase, goplain, or none (ratios need java and go; -pipe's fractions name those that ran)")
 	guarantees := flag.String("guarantees", "at_least_once,exactly_once_v2", "comma-separated processing guarantees")
 	flag.BoolVar(&o.pipe, "pipe", true, "also measure the bare sarama consume-then-produce pipe")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest a single run may take")
@@ -164,6 +166,11 @@ func main() {
 	for _, impl := range strings.Split(*impls, ",") {
 		if impl != "" { // -impls '' measures only the pipes
 			o.impls = append(o.impls, impl)
+		}
+		bin := map[string]string{"gobase": o.goBaseBin, "goplain": o.goPlainBin}
+		if b, ok := bin[impl]; ok && b == "" {
+			fmt.Fprintf(os.Stderr, "wcbench: -impls %s needs -go-%s-bin\n", impl, strings.TrimPrefix(impl, "go"))
+			os.Exit(2)
 		}
 	}
 	if err := run(o); err != nil {
@@ -347,8 +354,11 @@ func runApp(o options, client sarama.Client, admin sarama.ClusterAdmin, c conten
 		}
 		args = append(args, strings.Fields(o.goArgs)...)
 		bin := o.goBin
-		if c.impl == "gobase" {
+		switch c.impl {
+		case "gobase":
 			bin = o.goBaseBin
+		case "goplain":
+			bin = o.goPlainBin
 		}
 		cmd = exec.Command(bin, args...)
 	}

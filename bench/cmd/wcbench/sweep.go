@@ -11,7 +11,7 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// contender is one application in one configuration: impl (java, go, gobase), its
+// contender is one application in one configuration: impl (java, go, gobase, goplain), its
 // num.stream.threads and, for ours, num.task.executors (0: the library's default,
 // GOMAXPROCS/num.stream.threads).
 type contender struct {
@@ -229,9 +229,24 @@ func (s summary) String(cs []contender) string {
 			}
 		}
 	}
+	plain := contender{impl: "goplain", threads: 1}.label()
+	for _, g := range s.o.guarantees {
+		if len(s.runs[g][plain]) == 0 {
+			continue
+		}
+		for _, other := range []string{equalGo, contender{impl: "gobase", threads: 1}.label()} {
+			if len(s.runs[g][other]) == 0 {
+				continue
+			}
+			cost := s.perRound(g, plain, other, func(a, b result) float64 { return 100 * (1 - a.wall.Seconds()/b.wall.Seconds()) })
+			cpu := s.perRound(g, plain, other, func(a, b result) float64 { return 100 * (b.cpu.Seconds()/a.cpu.Seconds() - 1) })
+			fmt.Fprintf(&sb, "recording cost, %s vs %s, %s (per round%s): throughput lost %s%%, CPU per line added %s%%\n",
+				other, plain, g, rounds, spread(cost, "%.1f"), spread(cpu, "%.1f"))
+		}
+	}
 	if slices.Contains(s.o.guarantees, "at_least_once") && slices.Contains(s.o.guarantees, "exactly_once_v2") {
 		fmt.Fprintf(&sb, "exactly_once_v2 throughput as %% of at_least_once (per round%s):\n", rounds)
-		for _, impl := range []string{"go", "java", "gobase"} {
+		for _, impl := range []string{"go", "java", "gobase", "goplain"} {
 			for _, c := range cs {
 				if c.impl != impl {
 					continue
