@@ -13,7 +13,7 @@
 //     the same guarantee and commit interval; its runs alternate with ours.
 //
 // Each run's wall time goes from the instance's first RUNNING state (the group joined) until the
-// group's committed offsets (commit.interval.ms 100) reach the end of the input
+// group's committed offsets (commit.interval.ms -commit, 100 ms by default) reach the end of the input
 // (KafkaStreams.WaitCaughtUp); at-least-once commits no offset past a record an async
 // step still holds, so caught up means every result is out. It prints records/s per run, the
 // async bound (partitions x in-flight / latency), the async rate as a share of it, and the
@@ -22,7 +22,7 @@
 // ratio compares rates, not times for the same input.
 //
 // Usage: go run ./bench/cmd/asyncbench -bootstrap host:port [-records 200000] [-partitions 8]
-// [-latency 20ms] [-in-flight 16] [-sync-records 1000] [-service http|sleep] [-eos]
+// [-latency 20ms] [-in-flight 16] [-sync-records 1000] [-service http|sleep] [-eos] [-commit 100ms]
 // [-java-cp bench/java/target/bench.jar:bench/java/target/lib/*] [-java-threads 1,2,4,8] [-java-opts ...]
 package main
 
@@ -58,7 +58,8 @@ func main() {
 	latency := flag.Duration("latency", 20*time.Millisecond, "the service's time per call")
 	inFlight := flag.Int("in-flight", 16, "MaxInFlight of the async step (per task)")
 	service := flag.String("service", "http", "http (a local HTTP service) or sleep (in-process)")
-	eos := flag.Bool("eos", false, "exactly_once_v2 (commit.interval.ms 100) instead of at_least_once")
+	eos := flag.Bool("eos", false, "exactly_once_v2 instead of at_least_once")
+	flag.DurationVar(&commitInterval, "commit", 100*time.Millisecond, "commit.interval.ms of every run, ours and Java's (Java's exactly-once default; under exactly-once each commit waits for the calls in flight)")
 	javaCP := flag.String("java-cp", "", "class path of io.kstreams.bench.SyncCall (bench/java); empty: no Java runs")
 	javaThreads := flag.String("java-threads", "1,2,4,8", "comma-separated num.stream.threads of Java's sync runs")
 	javaOpts := flag.String("java-opts", "", "extra JVM options of Java's runs")
@@ -120,7 +121,7 @@ func main() {
 		javaRates[t] = java(t)
 	}
 	bound := float64(*partitions**inFlight) / latency.Seconds()
-	fmt.Printf("service %s, latency %v, %d partitions, MaxInFlight %d, %s\n", *service, *latency, *partitions, *inFlight, guarantee)
+	fmt.Printf("service %s, latency %v, %d partitions, MaxInFlight %d, %s, commit.interval.ms %d\n", *service, *latency, *partitions, *inFlight, guarantee, commitInterval.Milliseconds())
 	fmt.Printf("async (1 thread):        %9.0f records/s over %d records; bound %0.f/s: %.0f%% of it\n", asyncRate, *records, bound, 100*asyncRate/bound)
 	fmt.Printf("sync MapValues, 1 thread: %9.1f records/s over %d records; async/sync %.0fx\n", sync1, *syncRecords, asyncRate/sync1)
 	fmt.Printf("sync MapValues, %d threads: %8.1f records/s over %d records; async/sync %.0fx\n", *partitions, syncN, *syncRecords, asyncRate/syncN)
@@ -192,6 +193,9 @@ func newService(kind string, latency time.Duration, conns int) (call func(contex
 // guarantee is the processing guarantee of every run.
 var guarantee = kstreams.AtLeastOnce
 
+// commitInterval is commit.interval.ms of every run (-commit).
+var commitInterval = 100 * time.Millisecond
+
 // newClient connects a sarama client (and admin) to the broker.
 func newClient(addrs []string) (sarama.Client, sarama.ClusterAdmin) {
 	cfg := sarama.NewConfig()
@@ -251,7 +255,7 @@ func measure(addrs []string, name string, n, partitions, threads int, step func(
 	dir, _ := os.MkdirTemp("", "asyncbench-")
 	defer os.RemoveAll(dir)
 	app, err := kstreams.New(topo, kstreams.Config{ApplicationID: name, BootstrapServers: addrs, NumStreamThreads: threads, StateDir: dir, ProcessingGuarantee: guarantee,
-		CommitInterval: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		CommitInterval: commitInterval, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		fail(err)
 	}
@@ -292,7 +296,7 @@ func measureJava(cp, opts string, addrs []string, name string, n, partitions, th
 	dir, _ := os.MkdirTemp("", "asyncbench-java-")
 	defer os.RemoveAll(dir)
 	args := strings.Fields(opts)
-	args = append(args, "-cp", cp, "io.kstreams.bench.SyncCall", strings.Join(addrs, ","), name, in, out, string(guarantee), "100",
+	args = append(args, "-cp", cp, "io.kstreams.bench.SyncCall", strings.Join(addrs, ","), name, in, out, string(guarantee), strconv.FormatInt(commitInterval.Milliseconds(), 10),
 		strconv.Itoa(threads), dir, strconv.FormatInt(latency.Milliseconds(), 10), service)
 	if service == "http" {
 		args = append(args, url)
