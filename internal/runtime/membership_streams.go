@@ -83,13 +83,13 @@ func (th *thread) newStreamsMember(gc group.Config) (*streamsMember, error) {
 // offset sums of the tasks being restored, as their restores started. Thread goroutine only.
 func (th *thread) streamsTaskOffsets() (offsets, ends []streamsgroup.TaskOffset) {
 	offsets, ends = []streamsgroup.TaskOffset{}, []streamsgroup.TaskOffset{}
-	for id, sum := range th.taskOffsetSums() {
+	for id, sum := range th.tm.taskOffsetSums() {
 		if sum == assignment.OffsetSumRunning {
 			continue
 		}
 		offsets = append(offsets, streamsgroup.TaskOffset{Subtopology: strconv.Itoa(id.Subtopology), Partition: int32(id.Partition), Offset: sum})
 	}
-	for _, j := range th.updater.list() {
+	for _, j := range th.tm.updater.list() {
 		if sum, ok := j.endOffsetSum(); ok {
 			ends = append(ends, streamsgroup.TaskOffset{Subtopology: strconv.Itoa(j.id.Subtopology), Partition: int32(j.id.Partition), Offset: sum})
 		}
@@ -113,7 +113,7 @@ func (th *thread) rebalanceStreams() error {
 		th.closeAll()
 		return fmt.Errorf("%s: %w", th.name, err)
 	}
-	if t.lost && len(th.tasks) > 0 {
+	if t.lost && len(th.tm.tasks) > 0 {
 		th.log.Warn("the streams group member lost its tasks; closing them dirty", "epoch", t.epoch)
 		th.out.abortTransaction()
 		th.closeTasks(false)
@@ -134,7 +134,7 @@ func (th *thread) rebalanceStreams() error {
 	if _, err := th.applyAssignment(got); err != nil || th.ctx.Err() != nil {
 		return err
 	}
-	owned := streamsgroup.Assignment{Active: wireTasks(th.activeIDs()), Standby: t.Standby, Warmup: t.Warmup}
+	owned := streamsgroup.Assignment{Active: wireTasks(th.tm.activeIDs()), Standby: t.Standby, Warmup: t.Warmup}
 	if owned.Standby == nil {
 		owned.Standby = []streamsgroup.Tasks{}
 	}
@@ -142,7 +142,7 @@ func (th *thread) rebalanceStreams() error {
 		owned.Warmup = []streamsgroup.Tasks{}
 	}
 	sm.acknowledge(t.seq, owned)
-	th.log.Debug("applied the streams group assignment", "tasks", fmt.Sprint(th.activeIDs()), "standbys", fmt.Sprint(th.standbyIDs()), "epoch", t.epoch)
+	th.log.Debug("applied the streams group assignment", "tasks", fmt.Sprint(th.tm.activeIDs()), "standbys", fmt.Sprint(th.tm.standbyIDs()), "epoch", t.epoch)
 	th.runningOnceRestored()
 	return nil
 }
