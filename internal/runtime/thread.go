@@ -18,23 +18,29 @@ import (
 	"github.com/kstreams-go/kstreams/internal/metrics"
 )
 
-// A stream thread (Java: StreamThread with its TaskManager) is one goroutine that owns a group
-// member, a fetcher, a producer and its tasks, all on the batch-level client of
-// internal/kafka. Its loop (run, runOnce):
+// A stream thread (Java: StreamThread) is one goroutine that owns a group member, a fetcher, a
+// producer and a task manager, all on the batch-level client of internal/kafka. The thread
+// keeps the membership, the fetching, the producer, the loop and the commit barrier; its task
+// manager (taskmanager.go, Java: TaskManager) owns the tasks: it creates, closes (clean or
+// dirty), revokes, promotes, checkpoints and enumerates them, and the thread calls it between
+// two passes of processing. Its loop (run, runOnce):
 //
 //   - membership.go: when the group needs it, rejoin (JoinGroup/SyncGroup; during a
-//     cooperative rebalance beside the processing, rejoin.go), and apply the assignment: tasks
-//     that stay are kept as they are (queues, positions, stores), revoked ones are closed, new
-//     ones created and handed to the state updater, standbys kept current;
-//   - updater.go, restoring.go: the state updater restores new, promoted and standby tasks on
-//     a goroutine of its own; each loop takes the restored ones into processing;
+//     cooperative rebalance beside the processing, rejoin.go), and apply the assignment
+//     through the task manager (handleAssignment): tasks that stay are kept as they are
+//     (queues, positions, stores), revoked ones are closed, new ones created and handed to the
+//     state updater, standbys kept current; the thread then fetches the new inputs;
+//   - updater.go, restoring.go: the task manager's state updater restores new, promoted and
+//     standby tasks on a goroutine of its own; each loop takes the restored ones into
+//     processing (handleRestored);
 //   - input.go: the fetched chunks go into the tasks' partition queues; a full queue pauses
 //     its partition; lags for max.task.idle.ms; the positions to commit;
 //   - process.go: the tasks process their records and punctuate, in parallel on the thread's
 //     task executors; everything else in the loop happens between two passes;
 //   - output.go: every produced record goes to the producer at once;
 //   - commit.go: every commit.interval.ms (and on demand) caches are flushed, the producer is
-//     flushed, then offsets (or the transaction) are committed.
+//     flushed, then offsets (or the transaction) are committed; the task manager's checkpoint
+//     bookkeeping (checkpoint.go) says which tasks' stores are flushed and checkpointed.
 
 // thread is a stream thread.
 type thread struct {
