@@ -72,29 +72,7 @@ func (th *thread) newStreamsMember(gc group.Config) (*streamsMember, error) {
 		OnShutdown: func() {
 			r.applicationShutdownReceived("status SHUTDOWN_APPLICATION in a streams group heartbeat of " + th.name)
 		},
-		OnEndpoints: r.setStreamsHosts, TaskOffsets: th.streamsTaskOffsets})
-}
-
-// streamsTaskOffsets returns the task offsets a streams member reports (Java 4.4:
-// TaskManager.taskOffsetSumSnapshot and the state updater's taskEndOffsetSumSnapshot): the
-// changelog offset sums of the tasks whose state this instance holds but does not run (standbys,
-// restoring tasks, and from the first thread the unlocked task directories' checkpoints; a
-// running active task is left out, unlike in the classic subscription), and the changelog end
-// offset sums of the tasks being restored, as their restores started. Thread goroutine only.
-func (th *thread) streamsTaskOffsets() (offsets, ends []streamsgroup.TaskOffset) {
-	offsets, ends = []streamsgroup.TaskOffset{}, []streamsgroup.TaskOffset{}
-	for id, sum := range th.tm.taskOffsetSums() {
-		if sum == assignment.OffsetSumRunning {
-			continue
-		}
-		offsets = append(offsets, streamsgroup.TaskOffset{Subtopology: strconv.Itoa(id.Subtopology), Partition: int32(id.Partition), Offset: sum})
-	}
-	for _, j := range th.tm.updater.list() {
-		if sum, ok := j.endOffsetSum(); ok {
-			ends = append(ends, streamsgroup.TaskOffset{Subtopology: strconv.Itoa(j.id.Subtopology), Partition: int32(j.id.Partition), Offset: sum})
-		}
-	}
-	return offsets, ends
+		OnEndpoints: r.setStreamsHosts, TaskOffsets: th.tm.streamsTaskOffsets})
 }
 
 // rebalanceStreams applies the streams member's latest assignment (the first call makes it

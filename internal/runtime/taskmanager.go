@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/assignment"
 	"github.com/kstreams-go/kstreams/internal/cache"
 	"github.com/kstreams-go/kstreams/internal/changelog"
 	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"
 	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
@@ -346,6 +348,28 @@ func (tm *taskManager) taskOffsetSums() map[processor.TaskID]int64 {
 		}
 	}
 	return out
+}
+
+// streamsTaskOffsets returns the task offsets a streams member reports (Java 4.4:
+// TaskManager.taskOffsetSumSnapshot and the state updater's taskEndOffsetSumSnapshot): the
+// changelog offset sums of the tasks whose state this instance holds but does not run (standbys,
+// restoring tasks, and from the first thread the unlocked task directories' checkpoints; a
+// running active task is left out, unlike in the classic subscription), and the changelog end
+// offset sums of the tasks being restored, as their restores started. Thread goroutine only.
+func (tm *taskManager) streamsTaskOffsets() (offsets, ends []streamsgroup.TaskOffset) {
+	offsets, ends = []streamsgroup.TaskOffset{}, []streamsgroup.TaskOffset{}
+	for id, sum := range tm.taskOffsetSums() {
+		if sum == assignment.OffsetSumRunning {
+			continue
+		}
+		offsets = append(offsets, streamsgroup.TaskOffset{Subtopology: strconv.Itoa(id.Subtopology), Partition: int32(id.Partition), Offset: sum})
+	}
+	for _, j := range tm.updater.list() {
+		if sum, ok := j.endOffsetSum(); ok {
+			ends = append(ends, streamsgroup.TaskOffset{Subtopology: strconv.Itoa(j.id.Subtopology), Partition: int32(j.id.Partition), Offset: sum})
+		}
+	}
+	return offsets, ends
 }
 
 // countEnforced counts a record of task id processed under enforced processing (the caller
