@@ -142,7 +142,7 @@ func (a *assignor) init(th *thread) error {
 	a.groupID = r.cfg.ApplicationID
 	a.cfg = r.cfg.Assignment
 	a.cfg.NumStandbyReplicas = a.standbys
-	a.offsetSums = th.taskOffsetSums
+	a.offsetSums = th.tm.taskOffsetSums
 	a.endOffsets = func(tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
 		return listEndOffsets(th.ctx, th.cluster, tps)
 	}

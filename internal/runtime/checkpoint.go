@@ -17,12 +17,12 @@ const checkpointOffsetDelta = 10_000
 // checkpointOffsetDelta since its last checkpoint (the first snapshot is empty, so the first
 // commit past 10 000 offsets after the task started checkpoints). Java:
 // StateManagerUtil.checkpointNeeded without enforcement.
-func (th *thread) checkpointDue(id processor.TaskID) bool {
-	ts := th.states[id]
-	if ts == nil || th.tasks[id] == nil {
+func (tm *taskManager) checkpointDue(id processor.TaskID) bool {
+	ts := tm.states[id]
+	if ts == nil || tm.tasks[id] == nil {
 		return false
 	}
-	last := th.checkpointed[id]
+	last := tm.checkpointed[id]
 	var delta int64
 	for tp, off := range ts.Offsets() {
 		delta += off - last[tp]
@@ -34,8 +34,8 @@ func (th *thread) checkpointDue(id processor.TaskID) bool {
 // store under at-least-once runs without a write-ahead log, and only this memtable flush makes
 // its writes durable). Records a caching layer forwards go to the producer buffer, so call it
 // before the records of the commit are sent. Java: ProcessorStateManager.flush.
-func (th *thread) flushStores(id processor.TaskID) error {
-	if t := th.tasks[id]; t != nil {
+func (tm *taskManager) flushStores(id processor.TaskID) error {
+	if t := tm.tasks[id]; t != nil {
 		if err := t.FlushStores(); err != nil {
 			return fmt.Errorf("task %s: flush stores before checkpoint: %w", id, err)
 		}
@@ -48,18 +48,18 @@ func (th *thread) flushStores(id processor.TaskID) error {
 // so the checkpoint claims no offset whose data the stores could lose. A failure is only logged:
 // the previous checkpoint stays valid (it claims older offsets; restore replays more).
 // Java: ProcessorStateManager.checkpoint.
-func (th *thread) writeCheckpoint(id processor.TaskID) {
-	ts := th.states[id]
+func (tm *taskManager) writeCheckpoint(id processor.TaskID) {
+	ts := tm.states[id]
 	if ts == nil {
 		return
 	}
 	now := ts.Offsets()
 	if err := ts.Checkpoint(); err != nil {
-		th.log.Warn("checkpoint", "task", id.String(), "error", err)
+		tm.log.Warn("checkpoint", "task", id.String(), "error", err)
 		return
 	}
-	if th.checkpointed == nil {
-		th.checkpointed = map[processor.TaskID]map[changelog.TopicPartition]int64{}
+	if tm.checkpointed == nil {
+		tm.checkpointed = map[processor.TaskID]map[changelog.TopicPartition]int64{}
 	}
-	th.checkpointed[id] = now
+	tm.checkpointed[id] = now
 }

@@ -34,7 +34,7 @@ func (th *thread) commit(final bool) error {
 		}
 	}
 	needed := th.out.txnOpen || th.out.producer.Pending() > 0
-	for _, t := range th.tasks {
+	for _, t := range th.tm.tasks {
 		if final || t.CommitNeeded() {
 			needed = needed || t.CommitNeeded()
 			commit := t.CommitCaches
@@ -51,9 +51,9 @@ func (th *thread) commit(final bool) error {
 	// when enough changelog offsets accumulated, as Java's postCommit(false).
 	var checkpoint []processor.TaskID
 	if !th.rt.cfg.ExactlyOnce {
-		for id := range th.tasks {
-			if th.checkpointDue(id) {
-				if err := th.flushStores(id); err != nil {
+		for id := range th.tm.tasks {
+			if th.tm.checkpointDue(id) {
+				if err := th.tm.flushStores(id); err != nil {
 					th.view.storeMu.Unlock()
 					return err
 				}
@@ -67,7 +67,7 @@ func (th *thread) commit(final bool) error {
 		return nil
 	}
 	offsets := map[kafka.TopicPartition]produce.Offset{}
-	for _, t := range th.tasks {
+	for _, t := range th.tm.tasks {
 		for topic, ps := range t.ConsumedOffsets() {
 			for p, off := range ps {
 				tp := kafka.TopicPartition{Topic: topic, Partition: p}
@@ -81,7 +81,7 @@ func (th *thread) commit(final bool) error {
 		}
 		th.view.storeMu.Lock()
 		for _, id := range checkpoint {
-			th.writeCheckpoint(id)
+			th.tm.writeCheckpoint(id)
 		}
 		th.view.storeMu.Unlock()
 		if len(offsets) == 0 {
@@ -141,16 +141,9 @@ func (th *thread) commitTxn() error {
 	if err := th.out.checkSendFailures(); err != nil {
 		return err
 	}
-	th.recordChangelogOffsets()
+	th.tm.recordChangelogOffsets()
 	// The Kafka transaction is committed: the stores' pending batches land with their offsets.
-	th.view.storeMu.Lock()
-	defer th.view.storeMu.Unlock()
-	for id, ts := range th.states {
-		if err := ts.CommitTransaction(); err != nil {
-			return fmt.Errorf("task %s: commit store transaction: %w", id, err)
-		}
-	}
-	return nil
+	return th.tm.commitStoreTransactions()
 }
 
 // drainAsync waits for the async steps of every task and applies what they hold, at most half
@@ -163,7 +156,7 @@ func (th *thread) drainAsync() error {
 	var deadline <-chan time.Time
 	for {
 		pending := 0
-		for _, t := range th.tasks {
+		for _, t := range th.tm.tasks {
 			if _, err := t.ApplyAsync(); err != nil {
 				return err
 			}

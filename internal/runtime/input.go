@@ -247,7 +247,7 @@ func (th *thread) isProcessable(id processor.TaskID, t *task.Task, now int64) bo
 		if m := th.rt.cfg.Metrics; m != nil {
 			m.enforced.WithLabelValues(th.name, id.String()).Inc()
 		}
-		th.countEnforced(id)
+		th.tm.countEnforced(id)
 		if !was {
 			th.idle.enforcing[id] = true
 			th.log.Debug("processing although some input partitions are empty on the broker; records may be processed out of timestamp order",

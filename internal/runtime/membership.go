@@ -95,7 +95,7 @@ func (th *thread) rebalance() error {
 func (th *thread) applyJoined(joined group.Joined) error {
 	th.needJoin = false
 	th.joined = joined
-	if joined.Lost && len(th.tasks) > 0 {
+	if joined.Lost && len(th.tm.tasks) > 0 {
 		// The member was expelled (or its generation refused) on the way: another member may
 		// have processed these tasks from the last commit meanwhile, so what this thread kept
 		// of them (queues, positions, uncommitted state) is stale. Java: onPartitionsLost.
@@ -132,7 +132,7 @@ func (th *thread) applyJoined(joined group.Joined) error {
 	if err != nil || th.ctx.Err() != nil {
 		return err
 	}
-	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(th.activeIDs()), "standbys", fmt.Sprint(th.standbyIDs()), "generation", joined.Generation)
+	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(th.tm.activeIDs()), "standbys", fmt.Sprint(th.tm.standbyIDs()), "generation", joined.Generation)
 	if got.errorCode == assignment.ErrorNone || got.errorCode == assignment.ErrorVersionProbing {
 		next, why := got.nextRebalanceMs, got.why
 		if revoked && next != 0 {
@@ -146,84 +146,24 @@ func (th *thread) applyJoined(joined group.Joined) error {
 }
 
 // applyAssignment applies the tasks received (from a classic assignment or the streams group
-// coordinator): active tasks kept stay as they are (running, or restoring in the state
-// updater), revoked ones (committed before) are closed clean, restoring ones taken back from
-// the updater and closed with a checkpoint of what they restored; standbys are promoted,
-// closed or created, new active tasks are created and handed to the state updater, which
-// restores them beside the processing (handleRestored takes them into it). Nothing here waits
-// for a restore. It reports whether active tasks were revoked. Errors: task creation errors,
-// the inputs' offset lookups.
+// coordinator) through the task manager (taskManager.handleAssignment: kept, revoked,
+// promoted, created), then starts fetching the input partitions of kept tasks that had none
+// and updates the member's owned partitions. Nothing here waits for a restore. It reports
+// whether active tasks were revoked. Errors: task creation errors, the inputs' offset lookups.
 func (th *thread) applyAssignment(got received) (revoked bool, err error) {
-	for id := range th.tasks {
-		if _, ok := got.active[id]; !ok {
-			// Revoked: committed before the join; checkpoint and close.
-			th.closeTask(id, true)
-			revoked = true
+	revoked, fresh, err := th.tm.handleAssignment(got)
+	if err != nil {
+		if th.ctx.Err() != nil {
+			return revoked, nil
 		}
-	}
-	for _, j := range th.updater.list() {
-		_, active := got.active[j.id]
-		_, standby := got.standby[j.id]
-		switch {
-		case j.kind.active() && !active:
-			th.stopRestore(j.id, true) // revoked while restoring
-			revoked = true
-		case !j.kind.active() && (active || !standby):
-			// A standby being restored that became active restores as an active task from
-			// what it restored (checkpointed); one no longer assigned is closed.
-			th.stopRestore(j.id, true)
-		case active:
-			j.tps = slices.Clone(got.active[j.id]) // kept: restores on
-		}
-	}
-	// Standby tasks: promote the ones now active here, close the ones no longer assigned,
-	// create the new ones.
-	for _, id := range sortedIDs(th.standbys) {
-		if _, ok := got.active[id]; ok {
-			th.startPromotion(id, got.active[id])
-		} else if _, ok := got.standby[id]; !ok {
-			th.closeStandby(id, true)
-		}
-	}
-	for _, id := range sortedIDs(got.standby) {
-		if _, ok := got.active[id]; th.standbys[id] != nil || ok || th.updater.job(id) != nil {
-			continue
-		}
-		if err := th.startStandby(id); err != nil {
-			if th.ctx.Err() != nil {
-				return revoked, nil
-			}
-			th.log.Warn("cannot create standby task", "task", id.String(), "error", err)
-		}
-	}
-	var fresh []kafka.TopicPartition
-	for _, id := range sortedIDs(got.active) {
-		switch {
-		case th.tasks[id] != nil:
-			if th.in.byTask[id] != nil {
-				continue // kept: its partitions stay assigned at their positions
-			}
-			for _, tp := range got.active[id] {
-				th.in.add(id, tp, th.tasks[id])
-				fresh = append(fresh, tp)
-			}
-		case th.updater.job(id) != nil:
-			// Restoring (or being promoted): its inputs are assigned once it runs.
-		default:
-			if err := th.startRestore(id, got.active[id]); err != nil {
-				if th.ctx.Err() != nil {
-					return revoked, nil
-				}
-				return revoked, err
-			}
-		}
+		return revoked, err
 	}
 	if err := th.assignInputs(fresh); err != nil {
 		return revoked, err
 	}
 	th.in.index()
 	th.assignor.setOwned(th.ownedPartitions())
-	th.reportTasks()
+	th.tm.reportTasks()
 	return revoked, nil
 }
 
@@ -255,11 +195,9 @@ func (th *thread) checkAssignment(got received) error {
 // closeAll closes the active tasks (committed before the join) and the standbys clean.
 func (th *thread) closeAll() {
 	th.closeTasks(true)
-	th.closeRestoring(true, false)
-	for id := range th.standbys {
-		th.closeStandby(id, true)
-	}
-	th.reportTasks()
+	th.tm.closeRestoring(true, false)
+	th.tm.closeStandbys(true)
+	th.tm.reportTasks()
 }
 
 // ownedPartitions returns the partitions this thread's active tasks read, sorted: what the
@@ -269,52 +207,13 @@ func (th *thread) ownedPartitions() []kafka.TopicPartition {
 	for tp := range th.in.parts {
 		out = append(out, tp)
 	}
-	for _, j := range th.updater.list() {
-		if j.kind.active() {
-			out = append(out, j.tps...)
-		}
-	}
+	out = append(out, th.tm.restoringPartitions()...)
 	slices.SortFunc(out, func(a, b kafka.TopicPartition) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
 		return int(a.Partition) - int(b.Partition)
 	})
-	return out
-}
-
-// taskOffsetSums returns the task offset sums of this thread's subscription (Java:
-// TaskManager.taskOffsetSums): OffsetSumRunning for each running active task with logged
-// stores, the sum of the changelog offsets a standby applied (of the last record each store
-// holds), the sum of those a task the state updater restores holds so far, and, from the first thread only, the
-// checkpointed sums of the task directories in the state directory that no thread of this
-// instance holds (Java's threads report the directories they lock). Stateless tasks are left
-// out.
-func (th *thread) taskOffsetSums() map[processor.TaskID]int64 {
-	out := map[processor.TaskID]int64{}
-	for id, ts := range th.states {
-		if th.tasks[id] != nil && len(ts.Partitions()) > 0 {
-			out[id] = assignment.OffsetSumRunning
-		}
-	}
-	for id, sb := range th.standbys {
-		if len(sb.tps) == 0 {
-			continue
-		}
-		out[id] = offsetSum(sb.ts.Offsets())
-	}
-	for _, j := range th.updater.list() {
-		if len(j.ts.Partitions()) > 0 {
-			out[j.id] = j.offsetSum()
-		}
-	}
-	if th.idx == 0 {
-		for id, sum := range th.rt.unownedOffsetSums() {
-			if _, ok := out[id]; !ok {
-				out[id] = sum
-			}
-		}
-	}
 	return out
 }
 
@@ -397,91 +296,12 @@ func assignorErrorName(code int32) string {
 	return "unknown"
 }
 
-// activeIDs returns the ids of the active tasks, those the state updater restores included,
-// sorted.
-func (th *thread) activeIDs() []processor.TaskID {
-	ids := make([]processor.TaskID, 0, len(th.tasks))
-	for id := range th.tasks {
-		ids = append(ids, id)
-	}
-	for _, j := range th.updater.list() {
-		if j.kind.active() {
-			ids = append(ids, j.id)
-		}
-	}
-	sortTasks(ids)
-	return ids
-}
-
-// closeTasks closes every active task, those restoring included; a dirty close drops what they
-// produce while closing.
+// closeTasks closes every active task, those restoring included (taskManager.closeActive); a
+// dirty close drops what they produce while closing. The member owns no partition then.
 func (th *thread) closeTasks(clean bool) {
-	th.view.stopAll()
-	th.out.discard = !clean
-	for id := range th.tasks {
-		th.closeTask(id, clean)
-	}
-	th.out.discard = false
-	th.closeRestoring(true, true) // what they restored is committed state either way
+	th.tm.closeActive(clean)
 	th.assignor.setOwned(nil)
-	th.reportTasks()
-}
-
-// closeTask closes a task and stops fetching its partitions. A clean close checkpoints its
-// stores (the task was committed); a dirty close aborts the stores' open exactly-once
-// transaction and writes no checkpoint, so the next owner restores from the last committed
-// state.
-func (th *thread) closeTask(id processor.TaskID, clean bool) {
-	th.view.storeMu.Lock()
-	defer th.view.storeMu.Unlock()
-	t, ts := th.tasks[id], th.states[id]
-	if t != nil {
-		th.obs.TasksClosed.Add(1)
-	}
-	th.view.hide(id, t)
-	th.in.remove(id)
-	if ts != nil {
-		var err error
-		if clean {
-			// The final commit left no cache dirty; should the store flush still forward
-			// records, they are sent (and committed) before the checkpoint claims them.
-			before := th.out.sent.Load()
-			if err = th.flushStores(id); err == nil {
-				if err = th.sendClosing(id, th.out.sent.Load()-before); err == nil {
-					th.writeCheckpoint(id)
-				}
-			}
-		} else if th.rt.cfg.ExactlyOnce {
-			err = ts.AbortTransaction()
-		}
-		if err != nil {
-			th.log.Warn("closing task: changelog state", "task", id.String(), "error", err)
-		}
-		for tp, owner := range th.changelogOwner {
-			if owner == id {
-				delete(th.changelogOwner, tp)
-			}
-		}
-	}
-	if t != nil {
-		// Records forwarded by the close itself (a processor's Close, a store's close) come
-		// after the checkpoint: the task is gone, so they cannot be sent for it any more.
-		discard, dropped := th.out.discard, th.out.discarded.Load()
-		th.out.discard = true
-		if err := t.Close(); err != nil {
-			th.log.Warn("closing task", "task", id.String(), "error", err)
-		}
-		if n := th.out.discarded.Load() - dropped; clean && n > 0 {
-			th.log.Error("dropping records forwarded while closing the task", "task", id.String(), "records", n)
-		}
-		th.out.discard = discard
-	}
-	delete(th.tasks, id)
-	delete(th.states, id)
-	delete(th.checkpointed, id)
-	if t != nil && th.standbys[id] == nil {
-		th.rt.unlockTask(id, th.idx)
-	}
+	th.tm.reportTasks()
 }
 
 // sendClosing waits for the acknowledgements of the n records that closing task id cleanly
@@ -504,31 +324,31 @@ func (th *thread) sendClosing(id processor.TaskID, n int64) error {
 
 // restoreCounter counts restored records in the metrics.
 type restoreCounter struct {
-	th *thread
+	tm *taskManager
 	id processor.TaskID
 }
 
 // It forwards every event to the application's restore listener, if any.
 func (r restoreCounter) OnRestoreStart(tp changelog.TopicPartition, store string, start, end int64) {
-	r.th.log.Debug("restoring", "store", store, "changelog", tp.String(), "from", start, "to", end)
-	r.th.obs.RestoreStart(r.id.String(), store, tp.Topic, tp.Partition, start, end)
-	if l := r.th.rt.cfg.RestoreListener; l != nil {
+	r.tm.log.Debug("restoring", "store", store, "changelog", tp.String(), "from", start, "to", end)
+	r.tm.obs.RestoreStart(r.id.String(), store, tp.Topic, tp.Partition, start, end)
+	if l := r.tm.rt.cfg.RestoreListener; l != nil {
 		l.OnRestoreStart(tp, store, start, end)
 	}
 }
 func (r restoreCounter) OnBatchRestored(tp changelog.TopicPartition, store string, last, n int64) {
-	r.th.obs.RestoreBatch(r.id.String(), tp.Topic, tp.Partition, last, n)
-	if m := r.th.rt.cfg.Metrics; m != nil {
-		m.restored.WithLabelValues(r.th.name).Add(float64(n))
+	r.tm.obs.RestoreBatch(r.id.String(), tp.Topic, tp.Partition, last, n)
+	if m := r.tm.rt.cfg.Metrics; m != nil {
+		m.restored.WithLabelValues(r.tm.name).Add(float64(n))
 	}
-	if l := r.th.rt.cfg.RestoreListener; l != nil {
+	if l := r.tm.rt.cfg.RestoreListener; l != nil {
 		l.OnBatchRestored(tp, store, last, n)
 	}
 }
 func (r restoreCounter) OnRestoreEnd(tp changelog.TopicPartition, store string, total int64) {
-	r.th.log.Debug("restored", "store", store, "changelog", tp.String(), "records", total)
-	r.th.obs.RestoreEnd(r.id.String(), tp.Topic, tp.Partition)
-	if l := r.th.rt.cfg.RestoreListener; l != nil {
+	r.tm.log.Debug("restored", "store", store, "changelog", tp.String(), "records", total)
+	r.tm.obs.RestoreEnd(r.id.String(), tp.Topic, tp.Partition)
+	if l := r.tm.rt.cfg.RestoreListener; l != nil {
 		l.OnRestoreEnd(tp, store, total)
 	}
 }

@@ -72,29 +72,7 @@ func (th *thread) newStreamsMember(gc group.Config) (*streamsMember, error) {
 		OnShutdown: func() {
 			r.applicationShutdownReceived("status SHUTDOWN_APPLICATION in a streams group heartbeat of " + th.name)
 		},
-		OnEndpoints: r.setStreamsHosts, TaskOffsets: th.streamsTaskOffsets})
-}
-
-// streamsTaskOffsets returns the task offsets a streams member reports (Java 4.4:
-// TaskManager.taskOffsetSumSnapshot and the state updater's taskEndOffsetSumSnapshot): the
-// changelog offset sums of the tasks whose state this instance holds but does not run (standbys,
-// restoring tasks, and from the first thread the unlocked task directories' checkpoints; a
-// running active task is left out, unlike in the classic subscription), and the changelog end
-// offset sums of the tasks being restored, as their restores started. Thread goroutine only.
-func (th *thread) streamsTaskOffsets() (offsets, ends []streamsgroup.TaskOffset) {
-	offsets, ends = []streamsgroup.TaskOffset{}, []streamsgroup.TaskOffset{}
-	for id, sum := range th.taskOffsetSums() {
-		if sum == assignment.OffsetSumRunning {
-			continue
-		}
-		offsets = append(offsets, streamsgroup.TaskOffset{Subtopology: strconv.Itoa(id.Subtopology), Partition: int32(id.Partition), Offset: sum})
-	}
-	for _, j := range th.updater.list() {
-		if sum, ok := j.endOffsetSum(); ok {
-			ends = append(ends, streamsgroup.TaskOffset{Subtopology: strconv.Itoa(j.id.Subtopology), Partition: int32(j.id.Partition), Offset: sum})
-		}
-	}
-	return offsets, ends
+		OnEndpoints: r.setStreamsHosts, TaskOffsets: th.tm.streamsTaskOffsets})
 }
 
 // rebalanceStreams applies the streams member's latest assignment (the first call makes it
@@ -113,7 +91,7 @@ func (th *thread) rebalanceStreams() error {
 		th.closeAll()
 		return fmt.Errorf("%s: %w", th.name, err)
 	}
-	if t.lost && len(th.tasks) > 0 {
+	if t.lost && len(th.tm.tasks) > 0 {
 		th.log.Warn("the streams group member lost its tasks; closing them dirty", "epoch", t.epoch)
 		th.out.abortTransaction()
 		th.closeTasks(false)
@@ -134,7 +112,7 @@ func (th *thread) rebalanceStreams() error {
 	if _, err := th.applyAssignment(got); err != nil || th.ctx.Err() != nil {
 		return err
 	}
-	owned := streamsgroup.Assignment{Active: wireTasks(th.activeIDs()), Standby: t.Standby, Warmup: t.Warmup}
+	owned := streamsgroup.Assignment{Active: wireTasks(th.tm.activeIDs()), Standby: t.Standby, Warmup: t.Warmup}
 	if owned.Standby == nil {
 		owned.Standby = []streamsgroup.Tasks{}
 	}
@@ -142,7 +120,7 @@ func (th *thread) rebalanceStreams() error {
 		owned.Warmup = []streamsgroup.Tasks{}
 	}
 	sm.acknowledge(t.seq, owned)
-	th.log.Debug("applied the streams group assignment", "tasks", fmt.Sprint(th.activeIDs()), "standbys", fmt.Sprint(th.standbyIDs()), "epoch", t.epoch)
+	th.log.Debug("applied the streams group assignment", "tasks", fmt.Sprint(th.tm.activeIDs()), "standbys", fmt.Sprint(th.tm.standbyIDs()), "epoch", t.epoch)
 	th.runningOnceRestored()
 	return nil
 }

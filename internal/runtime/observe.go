@@ -41,7 +41,7 @@ func (th *thread) publishMetrics(force bool) {
 	var out []metrics.TaskStats
 	add := func(id processor.TaskID, t *task.Task, kind string) {
 		s := metrics.TaskStats{ID: id, Kind: kind, Lag: -1, Processed: t.Processed(), Dropped: t.DroppedRecords(),
-			DeadLetters: t.DeadLetters(), Buffered: t.BufferedRecords(), Enforced: th.enforced[id]}
+			DeadLetters: t.DeadLetters(), Buffered: t.BufferedRecords(), Enforced: th.tm.enforced[id]}
 		if a, ok := t.AsyncStats(); ok {
 			s.Async, s.AsyncInFlight, s.AsyncQueued, s.AsyncPaused = true, a.InFlight, a.Queued, a.Paused
 		}
@@ -53,15 +53,15 @@ func (th *thread) publishMetrics(force bool) {
 		}
 		out = append(out, s)
 	}
-	for id, t := range th.tasks {
+	for id, t := range th.tm.tasks {
 		add(id, t, "active")
 	}
 	for id, t := range th.view.restoringTasks() {
-		if th.tasks[id] != t {
+		if th.tm.tasks[id] != t {
 			add(id, t, "restoring")
 		}
 	}
-	for id, sb := range th.standbys {
+	for id, sb := range th.tm.standbys {
 		add(id, sb.t, "standby")
 	}
 	slices.SortFunc(out, func(a, b metrics.TaskStats) int {
@@ -81,12 +81,4 @@ func kindOrder(k string) int {
 		return 1
 	}
 	return 2
-}
-
-// countEnforced counts a record of task id processed under enforced processing.
-func (th *thread) countEnforced(id processor.TaskID) {
-	if th.enforced == nil {
-		th.enforced = map[processor.TaskID]int64{}
-	}
-	th.enforced[id]++
 }

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kstreams-go/kstreams/internal/changelog"
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 	"github.com/kstreams-go/kstreams/internal/metrics"
@@ -162,20 +161,8 @@ func (th *thread) flushOutput() error {
 			break
 		}
 	}
-	th.recordChangelogOffsets()
+	th.tm.recordChangelogOffsets()
 	return nil
-}
-
-// recordChangelogOffsets tells every task the offset of the last record of each of its
-// changelog partitions that the producer acknowledged.
-func (th *thread) recordChangelogOffsets() {
-	for tp, id := range th.changelogOwner {
-		if off := th.out.producer.Acked(kafka.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}); off >= 0 {
-			if ts := th.states[id]; ts != nil {
-				ts.RecordWritten(changelog.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}, off)
-			}
-		}
-	}
 }
 
 // newProducer creates the thread's producer (and the cluster view it uses): idempotent,

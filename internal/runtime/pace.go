@@ -105,7 +105,7 @@ func (th *thread) endPass(records int, took time.Duration) {
 func (th *thread) passOrder() []processor.TaskID {
 	p := &th.pace
 	p.ids = p.ids[:0]
-	for id := range th.tasks {
+	for id := range th.tm.tasks {
 		p.ids = append(p.ids, id)
 	}
 	if len(p.ids) < 2 {

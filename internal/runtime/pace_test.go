@@ -20,8 +20,9 @@ import (
 )
 
 func paceThread(cfg Config) *thread {
-	th := &thread{rt: &Runtime{cfg: cfg}, ctx: context.Background(), out: &output{}, tasks: map[processor.TaskID]*task.Task{},
+	th := &thread{rt: &Runtime{cfg: cfg}, ctx: context.Background(), out: &output{},
 		view: newTaskView(), in: &input{parts: map[kafka.TopicPartition]*inputPartition{}}}
+	th.tm = &taskManager{rt: th.rt, ctx: th.ctx, out: th.out, view: th.view, in: th.in, tasks: map[processor.TaskID]*task.Task{}}
 	return th
 }
 
@@ -121,7 +122,7 @@ func TestPassOrderRotates(t *testing.T) {
 	th := paceThread(Config{})
 	ids := []processor.TaskID{{Subtopology: 0, Partition: 0}, {Subtopology: 0, Partition: 1}, {Subtopology: 1, Partition: 0}}
 	for _, id := range ids {
-		th.tasks[id] = nil
+		th.tm.tasks[id] = nil
 	}
 	var firsts []processor.TaskID
 	for range 4 {

@@ -58,7 +58,7 @@ func (th *thread) processOnce() (int, error) {
 	v := th.view
 	v.mu.Lock()
 	for _, id := range th.passOrder() {
-		if t := th.tasks[id]; t != nil {
+		if t := th.tm.tasks[id]; t != nil {
 			ps.tasks = append(ps.tasks, passTask{id: id, t: t, lock: v.taskLockLocked(id), inputs: th.in.byTask[id]})
 		}
 	}
@@ -190,7 +190,7 @@ func (th *thread) processTask(ps *pass, w *passTask) error {
 
 // commitRequested reports whether a task asked for a commit (ProcessorContext.Commit).
 func (th *thread) commitRequested() bool {
-	for _, t := range th.tasks {
+	for _, t := range th.tm.tasks {
 		if t.CommitRequested() {
 			return true
 		}

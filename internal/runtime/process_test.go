@@ -75,7 +75,7 @@ func executorThread(t *testing.T, executors, partitions, records int, hook func(
 				t.Fatal(err)
 			}
 		}
-		th.tasks[id] = tk
+		th.tm.tasks[id] = tk
 	}
 	return th
 }
@@ -92,7 +92,7 @@ func processAll(t *testing.T, th *thread) int {
 		total += n
 		th.adaptPace(n, false)
 		left := false
-		for _, tk := range th.tasks {
+		for _, tk := range th.tm.tasks {
 			left = left || tk.HasRecordsQueued()
 		}
 		if !left {
@@ -182,7 +182,7 @@ func TestExecutorsFirstErrorEndsThePass(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("pass error %v, want boom", err)
 	}
-	if !th.tasks[processor.TaskID{Partition: 2}].HasRecordsQueued() {
+	if !th.tm.tasks[processor.TaskID{Partition: 2}].HasRecordsQueued() {
 		t.Fatal("the failed task's later records were processed")
 	}
 }

@@ -50,7 +50,7 @@ func (th *thread) startJoin(why error) {
 	th.setState(ThreadRebalancing)
 	th.assignor.stopFollowup()
 	th.assignor.setOwned(th.ownedPartitions())
-	sums := th.taskOffsetSums()
+	sums := th.tm.taskOffsetSums()
 	th.assignor.offsetSums = func() map[processor.TaskID]int64 { return sums }
 	j := &backgroundJoin{done: make(chan struct{})}
 	th.join = j
@@ -70,7 +70,7 @@ func (th *thread) pollJoin() error {
 	select {
 	case <-j.done:
 	default:
-		if len(th.tasks) > 0 && th.classic.GenerationLost() {
+		if len(th.tm.tasks) > 0 && th.classic.GenerationLost() {
 			th.log.Warn("the group member lost its generation while rejoining; closing the tasks dirty")
 			th.out.abortTransaction()
 			th.closeTasks(false)
@@ -78,7 +78,7 @@ func (th *thread) pollJoin() error {
 		return nil
 	}
 	th.join = nil
-	th.assignor.offsetSums = th.taskOffsetSums
+	th.assignor.offsetSums = th.tm.taskOffsetSums
 	if j.err != nil {
 		th.out.abortTransaction()
 		th.closeTasks(false)
@@ -99,7 +99,7 @@ func (th *thread) awaitJoin() {
 	}
 	<-th.join.done
 	th.join = nil
-	th.assignor.offsetSums = th.taskOffsetSums
+	th.assignor.offsetSums = th.tm.taskOffsetSums
 }
 
 // commitBeforeRevoking commits the tasks when the assignment got revokes some of them that
@@ -109,7 +109,7 @@ func (th *thread) awaitJoin() {
 // last commit), as prepareRejoin does.
 func (th *thread) commitBeforeRevoking(got received) error {
 	revoking := false
-	for id := range th.tasks {
+	for id := range th.tm.tasks {
 		if _, ok := got.active[id]; !ok {
 			revoking = true
 			break

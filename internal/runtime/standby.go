@@ -32,7 +32,7 @@ type standbyTask struct {
 // a promotion, on the state updater's goroutine), read with reader, holding lock while it
 // writes a batch (interactive queries read standbys, KIP-535). It returns the number of records
 // applied.
-func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *standbyTask, toEnd bool, reader changelog.Reader, lock sync.Locker) (int64, error) {
+func (tm *taskManager) updateStandby(ctx context.Context, id processor.TaskID, sb *standbyTask, toEnd bool, reader changelog.Reader, lock sync.Locker) (int64, error) {
 	var n int64
 	for _, name := range slicesSorted(sb.tps) {
 		tp := sb.tps[name]
@@ -91,32 +91,41 @@ func (th *thread) updateStandby(ctx context.Context, id processor.TaskID, sb *st
 			}
 		}
 	}
-	if m := th.rt.cfg.Metrics; m != nil && n > 0 {
-		m.standbyUpdated.WithLabelValues(th.name).Add(float64(n))
+	if m := tm.rt.cfg.Metrics; m != nil && n > 0 {
+		m.standbyUpdated.WithLabelValues(tm.name).Add(float64(n))
 	}
 	return n, nil
 }
 
 // updateStandbys applies what is new in the changelogs to every standby task, read without
 // waiting on the broker (the thread's loop must not stall on an idle changelog).
-func (th *thread) updateStandbys(ctx context.Context) {
-	for id, sb := range th.standbys {
-		if _, err := th.updateStandby(ctx, id, sb, false, th.standbyReader, &th.view.storeMu); err != nil {
-			th.log.Warn("standby update failed; closing the standby", "task", id.String(), "error", err)
-			th.closeStandby(id, false)
+func (tm *taskManager) updateStandbys(ctx context.Context) {
+	for id, sb := range tm.standbys {
+		if _, err := tm.updateStandby(ctx, id, sb, false, tm.standbyReader, &tm.view.storeMu); err != nil {
+			tm.log.Warn("standby update failed; closing the standby", "task", id.String(), "error", err)
+			tm.closeStandby(id, false)
 		}
 	}
 }
 
+// maybeUpdateStandbys updates the standby tasks when standbyUpdateInterval passed since the
+// last update (on the thread's loop, between two passes).
+func (tm *taskManager) maybeUpdateStandbys() {
+	if len(tm.standbys) > 0 && time.Since(tm.lastStandby) >= standbyUpdateInterval {
+		tm.updateStandbys(tm.ctx)
+		tm.lastStandby = time.Now()
+	}
+}
+
 // closeStandby closes a standby task (clean: with a checkpoint of what it applied).
-func (th *thread) closeStandby(id processor.TaskID, clean bool) {
-	sb := th.standbys[id]
+func (tm *taskManager) closeStandby(id processor.TaskID, clean bool) {
+	sb := tm.standbys[id]
 	if sb == nil {
 		return
 	}
-	th.view.hideStandby(id) // a query reading it finishes before storeMu is ours
-	th.view.storeMu.Lock()
-	defer th.view.storeMu.Unlock()
+	tm.view.hideStandby(id) // a query reading it finishes before storeMu is ours
+	tm.view.storeMu.Lock()
+	defer tm.view.storeMu.Unlock()
 	if clean {
 		// The stores first: a checkpoint must not claim offsets the stores could still lose.
 		err := sb.t.FlushStores()
@@ -124,21 +133,22 @@ func (th *thread) closeStandby(id processor.TaskID, clean bool) {
 			err = sb.ts.Checkpoint()
 		}
 		if err != nil {
-			th.log.Warn("standby checkpoint", "task", id.String(), "error", err)
+			tm.log.Warn("standby checkpoint", "task", id.String(), "error", err)
 		}
 	}
 	if err := sb.t.Close(); err != nil {
-		th.log.Warn("closing standby task", "task", id.String(), "error", err)
+		tm.log.Warn("closing standby task", "task", id.String(), "error", err)
 	}
-	delete(th.standbys, id)
-	if th.tasks[id] == nil {
-		th.rt.unlockTask(id, th.idx)
+	delete(tm.standbys, id)
+	if tm.tasks[id] == nil {
+		tm.rt.unlockTask(id, tm.idx)
 	}
 }
 
-func (th *thread) standbyIDs() []processor.TaskID {
-	ids := make([]processor.TaskID, 0, len(th.standbys))
-	for id := range th.standbys {
+// standbyIDs returns the ids of the standby tasks, sorted.
+func (tm *taskManager) standbyIDs() []processor.TaskID {
+	ids := make([]processor.TaskID, 0, len(tm.standbys))
+	for id := range tm.standbys {
 		ids = append(ids, id)
 	}
 	sortTasks(ids)

@@ -10,9 +10,9 @@ import (
 // taskView is what goroutines other than the stream thread see of its tasks, and the locks
 // that order them with the thread: interactive queries read stores through it
 // (QueryableStore), the thread's task executors take the task locks from it, and the state
-// updater publishes the tasks it restores in it. The thread owns its tasks (thread.tasks,
-// thread.standbys); the view only says which of them others may read now, and under which
-// lock. Nothing here calls back into the thread. Java: the read side of TasksRegistry and the
+// updater publishes the tasks it restores in it. The thread's task manager owns the tasks
+// (taskManager.tasks, taskManager.standbys); the view only says which of them others may read
+// now, and under which lock. Nothing here calls back into the thread. Java: the read side of TasksRegistry and the
 // locks of the caching layer and the synchronized in-memory stores.
 type taskView struct {
 	// storeMu is held by the thread between passes while it commits or closes its active

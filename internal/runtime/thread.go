@@ -16,27 +16,31 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/internal/kafka/produce"
 	"github.com/kstreams-go/kstreams/internal/metrics"
-	"github.com/kstreams-go/kstreams/internal/task"
-	"github.com/kstreams-go/kstreams/processor"
 )
 
-// A stream thread (Java: StreamThread with its TaskManager) is one goroutine that owns a group
-// member, a fetcher, a producer and its tasks, all on the batch-level client of
-// internal/kafka. Its loop (run, runOnce):
+// A stream thread (Java: StreamThread) is one goroutine that owns a group member, a fetcher, a
+// producer and a task manager, all on the batch-level client of internal/kafka. The thread
+// keeps the membership, the fetching, the producer, the loop and the commit barrier; its task
+// manager (taskmanager.go, Java: TaskManager) owns the tasks: it creates, closes (clean or
+// dirty), revokes, promotes, checkpoints and enumerates them, and the thread calls it between
+// two passes of processing. Its loop (run, runOnce):
 //
 //   - membership.go: when the group needs it, rejoin (JoinGroup/SyncGroup; during a
-//     cooperative rebalance beside the processing, rejoin.go), and apply the assignment: tasks
-//     that stay are kept as they are (queues, positions, stores), revoked ones are closed, new
-//     ones created and handed to the state updater, standbys kept current;
-//   - updater.go, restoring.go: the state updater restores new, promoted and standby tasks on
-//     a goroutine of its own; each loop takes the restored ones into processing;
+//     cooperative rebalance beside the processing, rejoin.go), and apply the assignment
+//     through the task manager (handleAssignment): tasks that stay are kept as they are
+//     (queues, positions, stores), revoked ones are closed, new ones created and handed to the
+//     state updater, standbys kept current; the thread then fetches the new inputs;
+//   - updater.go, restoring.go: the task manager's state updater restores new, promoted and
+//     standby tasks on a goroutine of its own; each loop takes the restored ones into
+//     processing (handleRestored);
 //   - input.go: the fetched chunks go into the tasks' partition queues; a full queue pauses
 //     its partition; lags for max.task.idle.ms; the positions to commit;
 //   - process.go: the tasks process their records and punctuate, in parallel on the thread's
 //     task executors; everything else in the loop happens between two passes;
 //   - output.go: every produced record goes to the producer at once;
 //   - commit.go: every commit.interval.ms (and on demand) caches are flushed, the producer is
-//     flushed, then offsets (or the transaction) are committed.
+//     flushed, then offsets (or the transaction) are committed; the task manager's checkpoint
+//     bookkeeping (checkpoint.go) says which tasks' stores are flushed and checkpointed.
 
 // thread is a stream thread.
 type thread struct {
@@ -61,8 +65,9 @@ type thread struct {
 	// connections of its own: a sarama Broker holds its lock for a whole fetch, so the thread's
 	// fetches never wait for a restore's.
 	restoreClient sarama.Client
-	// updater restores new, promoted and standby tasks beside the processing (updater.go).
-	updater *stateUpdater
+	// tm owns the tasks: active, restoring (its state updater) and standby, with their
+	// changelog state (taskmanager.go).
+	tm *taskManager
 
 	ctx  context.Context
 	done chan struct{}
@@ -78,22 +83,8 @@ type thread struct {
 	// restored its active tasks.
 	awaitRestore bool
 
-	// tasks are the active tasks with their changelog state (restore, checkpoints,
-	// exactly-once store transactions).
-	tasks  map[processor.TaskID]*task.Task
-	states map[processor.TaskID]*changelog.TaskState
-	// changelogOwner maps a changelog partition to the task writing it.
-	changelogOwner map[changelog.TopicPartition]processor.TaskID
-	// reader reads changelogs for the state updater; standbyReader (on the same connections)
-	// for the thread's standby updates, without waiting on the broker for new records.
-	reader        changelog.Reader
-	standbyReader changelog.Reader
-	cache         *cache.ThreadCache
-	// standbys are the standby tasks (num.standby.replicas).
-	standbys    map[processor.TaskID]*standbyTask
-	lastStandby time.Time
 	// view is what interactive queries, the executors and the state updater see of the
-	// tasks, with the locks that order them with the thread (taskview.go).
+	// tasks, with the locks that order them with the thread (taskview.go; shared with tm).
 	view *taskView
 	// passState is what the executors of the current pass share (process.go).
 	passState pass
@@ -103,30 +94,24 @@ type thread struct {
 	stuck stuckState
 
 	// in is the input side: the fetcher and the assigned partitions (input.go).
-	in   *input
-	idle idleState
-	wake chan struct{}
-	// checkpointed holds, per active task, the changelog offsets of its last checkpoint
-	// (see checkpointDue).
-	checkpointed map[processor.TaskID]map[changelog.TopicPartition]int64
-	lastCommit   time.Time
-	lastLags     time.Time
-	// obs are the thread's sensors; lastPublish when its tasks' figures were last published;
-	// enforced counts records processed under enforced processing, per task (observe.go).
+	in         *input
+	idle       idleState
+	wake       chan struct{}
+	lastCommit time.Time
+	lastLags   time.Time
+	// obs are the thread's sensors; lastPublish when its tasks' figures were last published
+	// (observe.go).
 	obs         *metrics.Thread
 	lastPublish time.Time
-	enforced    map[processor.TaskID]int64
 }
 
 func newThread(r *Runtime, idx int) (*thread, error) {
 	th := &thread{rt: r, idx: idx, name: fmt.Sprintf("%s-StreamThread-%d", r.cfg.ClientID, idx+1),
-		ctx: r.ctx, done: make(chan struct{}), tasks: map[processor.TaskID]*task.Task{},
-		states: map[processor.TaskID]*changelog.TaskState{}, changelogOwner: map[changelog.TopicPartition]processor.TaskID{},
-		standbys: map[processor.TaskID]*standbyTask{}, view: newTaskView(),
+		ctx: r.ctx, done: make(chan struct{}), view: newTaskView(),
 		wake: make(chan struct{}, 1), needJoin: true}
 	th.log = r.log.With("thread", th.name)
 	th.obs = r.sensors().Thread(th.name)
-	th.updater = newStateUpdater(th.log, th.signal)
+	th.tm = newTaskManager(th)
 	for _, s := range r.layout.Subtopologies {
 		th.topics = append(th.topics, s.Topics...)
 	}
@@ -170,6 +155,7 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	}
 	th.in = &input{parts: map[kafka.TopicPartition]*inputPartition{}, maxBuffered: r.cfg.MaxBufferedPerPartition,
 		name: th.name, metrics: r.cfg.Metrics, log: th.log, poll: &th.obs.Poll}
+	th.tm.in = th.in
 	if th.in.fetcher, err = fetch.New(fc); err != nil {
 		return nil, fmt.Errorf("%s: fetcher: %w", th.name, err)
 	}
@@ -178,14 +164,15 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	if th.restoreClient, err = sarama.NewClient(r.cfg.Brokers, rc); err != nil {
 		return nil, fmt.Errorf("%s: restore consumer: %w", th.name, err)
 	}
-	th.reader = changelog.NewSaramaReader(th.restoreClient, r.cfg.ExactlyOnce)
+	th.tm.reader = changelog.NewSaramaReader(th.restoreClient, r.cfg.ExactlyOnce)
 	sr := changelog.NewSaramaReader(th.restoreClient, r.cfg.ExactlyOnce)
 	sr.MaxWait = 0
-	th.standbyReader = sr
+	th.tm.standbyReader = sr
 	if r.cfg.CacheMaxBytes > 0 {
-		th.cache = cache.New(r.cfg.CacheMaxBytes / int64(max(r.cfg.Threads, 1)))
+		th.tm.cache = cache.New(r.cfg.CacheMaxBytes / int64(max(r.cfg.Threads, 1)))
 	}
 	th.out = &output{rt: r, name: th.name, idx: idx, log: th.log, obs: th.obs, ctx: th.ctx, cluster: th.cluster}
+	th.tm.out = th.out
 	if err := th.out.newProducer(); err != nil {
 		return nil, err
 	}
@@ -327,13 +314,13 @@ func (th *thread) runOnce() error {
 				return err
 			}
 		}
-		got, err := th.in.pollInput(th.tasks)
+		got, err := th.in.pollInput(th.tm.tasks)
 		if err != nil {
 			return err
 		}
 		n, err := th.processOnce()
 		if err == nil {
-			th.in.resume(th.tasks)
+			th.in.resume(th.tm.tasks)
 		}
 		if err == nil {
 			err = th.out.checkSendFailures()
@@ -355,7 +342,7 @@ func (th *thread) runOnce() error {
 			if m := th.rt.cfg.Metrics; m != nil && err == nil {
 				m.commitLatency.WithLabelValues(th.name).Observe(time.Since(start).Seconds())
 				var dropped int64
-				for _, t := range th.tasks {
+				for _, t := range th.tm.tasks {
 					dropped += t.DroppedRecords()
 				}
 				m.dropped.WithLabelValues(th.name).Set(float64(dropped))
@@ -374,10 +361,7 @@ func (th *thread) runOnce() error {
 			return err
 		}
 		th.adaptPace(n, committed)
-		if len(th.standbys) > 0 && time.Since(th.lastStandby) >= standbyUpdateInterval {
-			th.updateStandbys(th.ctx)
-			th.lastStandby = time.Now()
-		}
+		th.tm.maybeUpdateStandbys()
 		if n == 0 && got == 0 {
 			// Nothing to do: wait for records, the next commit, or at most idleWait (the
 			// group's state and wall-clock punctuation are looked at again then).
@@ -423,14 +407,9 @@ var errShutdownRequest = errors.New("rejoining to announce the application's shu
 // shutdown closes the tasks (committed by the last round), leaves the group and closes the
 // clients.
 func (th *thread) shutdown() {
-	for _, j := range th.updater.close() {
-		th.closeJob(j, true)
-	}
-	th.closeTasks(true)
-	for id := range th.standbys {
-		th.closeStandby(id, true)
-	}
-	th.reportTasks()
+	th.tm.close()
+	th.assignor.setOwned(nil)
+	th.tm.reportTasks()
 	th.out.close()
 	th.closeClients()
 }
@@ -454,13 +433,6 @@ func (th *thread) closeClients() {
 	}
 	if th.restoreClient != nil {
 		_ = th.restoreClient.Close()
-	}
-}
-
-func (th *thread) reportTasks() {
-	if m := th.rt.cfg.Metrics; m != nil {
-		m.tasks.WithLabelValues(th.name).Set(float64(len(th.tasks)))
-		m.standbyTasks.WithLabelValues(th.name).Set(float64(len(th.standbys)))
 	}
 }
 

@@ -93,9 +93,9 @@ func kvOf(j *restoreJob) store.KeyValueStore[string, string] {
 	return j.t.Store("kv").(store.KeyValueStore[string, string])
 }
 
-// testThread is the part of a thread that closeJob uses.
-func testThread() *thread {
-	return &thread{rt: &Runtime{}, log: slog.New(slog.DiscardHandler), out: &output{}, tasks: map[processor.TaskID]*task.Task{},
+// testTaskManager is the part of a task manager that closeJob uses.
+func testTaskManager() *taskManager {
+	return &taskManager{rt: &Runtime{}, log: slog.New(slog.DiscardHandler), out: &output{}, tasks: map[processor.TaskID]*task.Task{},
 		standbys: map[processor.TaskID]*standbyTask{}, view: newTaskView(), in: &input{parts: map[kafka.TopicPartition]*inputPartition{}}}
 }
 
@@ -246,10 +246,10 @@ func TestStateUpdaterRemoveCheckpointsWhatWasRestored(t *testing.T) {
 			if g.ended {
 				t.Fatal("the removed restore ended")
 			}
-			th := testThread()
-			th.view.showRestoring(j.id, j.t, &j.lock)
-			th.closeJob(j, true)
-			if len(th.view.restoring) != 0 || len(th.view.locks) != 0 {
+			tm := testTaskManager()
+			tm.view.showRestoring(j.id, j.t, &j.lock)
+			tm.closeJob(j, true)
+			if len(tm.view.restoring) != 0 || len(tm.view.locks) != 0 {
 				t.Fatal("the closed task is still readable")
 			}
 			cp, err := changelog.ReadCheckpoint(j.ts.CheckpointPath())
