@@ -82,7 +82,8 @@ type assignmentInfo = received
 // application.server, client tags and assignor error code), and, when the member leads, the
 // assignment is computed as Java's (internal/assignment: high-availability task assignor,
 // cooperative withholding, probing rebalances, version probing) and sent as Java's binary
-// AssignmentInfo. The thread applies what it receives (membership.go).
+// AssignmentInfo. The thread's membership reads what it receives (membership.go: assignmentOf)
+// and the thread applies it (rebalance.go).
 type assignor struct {
 	subs []subtopologySources
 	// self, standbys and onAssign are set by newThread; init derives the rest.
@@ -125,11 +126,11 @@ type assignor struct {
 
 var _ group.Assignor = (*assignor)(nil)
 
-// init completes the assignor of thread th before its first join: the process id, the
+// init completes the assignor of membership m before its first join: the process id, the
 // application.server, the client tags and the assignment settings of the runtime, and the
 // thread's lookups (its task offset sums; as leader, end and committed offsets on the thread's
 // cluster connection). Errors: a process id that is not a UUID.
-func (a *assignor) init(th *thread) error {
+func (a *assignor) init(m *membership) error {
 	if a.inited {
 		return nil
 	}
@@ -137,17 +138,17 @@ func (a *assignor) init(th *thread) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrAssignment, err)
 	}
-	r := th.rt
+	r := m.rt
 	a.processID, a.endpoint, a.tags = pid, a.self.Host, r.cfg.ClientTags
 	a.groupID = r.cfg.ApplicationID
 	a.cfg = r.cfg.Assignment
 	a.cfg.NumStandbyReplicas = a.standbys
-	a.offsetSums = th.tm.taskOffsetSums
+	a.offsetSums = m.offsetSums
 	a.endOffsets = func(tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
-		return listEndOffsets(th.ctx, th.cluster, tps)
+		return listEndOffsets(m.ctx, m.cluster, tps)
 	}
 	a.committed = func(tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, error) {
-		return committedOffsets(th.ctx, th.cluster, r.cfg.ApplicationID, tps)
+		return committedOffsets(m.ctx, m.cluster, r.cfg.ApplicationID, tps)
 	}
 	a.inited = true
 	return nil

@@ -93,7 +93,7 @@ func (th *thread) commit(final bool) error {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), th.rt.cfg.PrepareTimeout)
 		defer cancel()
-		if err := th.member.Commit(ctx, commit); err != nil {
+		if err := th.membership.member.Commit(ctx, commit); err != nil {
 			if errors.Is(err, group.ErrRebalanceInProgress) || errors.Is(err, group.ErrMemberLost) {
 				return err
 			}
@@ -111,7 +111,7 @@ func (th *thread) commit(final bool) error {
 		}
 	}
 	if len(offsets) > 0 {
-		meta := th.member.Metadata()
+		meta := th.membership.member.Metadata()
 		g := produce.GroupMetadata{GroupID: meta.GroupID, Generation: meta.Generation, MemberID: meta.MemberID, InstanceID: meta.InstanceID}
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		err := th.out.producer.SendOffsets(ctx, offsets, g)
@@ -186,4 +186,22 @@ func asyncBound(t *task.Task, tp kafka.TopicPartition, next int64) int64 {
 		return b
 	}
 	return next
+}
+
+// sendClosing waits for the acknowledgements of the n records that closing task id cleanly
+// forwarded (its store flush); under exactly-once it commits them in a transaction of their own
+// and applies the task's store transaction, so the checkpoint written next covers them.
+// Records produced before (none after a final commit) go along.
+func (th *thread) sendClosing(id processor.TaskID, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	th.log.Debug("sending records forwarded while closing the task", "task", id.String(), "records", n)
+	if err := th.flushOutput(); err != nil {
+		return err
+	}
+	if !th.rt.cfg.ExactlyOnce || !th.out.txnOpen {
+		return nil
+	}
+	return th.commitTxn()
 }

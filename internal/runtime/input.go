@@ -71,7 +71,7 @@ func (th *thread) assignInputs(tps []kafka.TopicPartition) error {
 	}
 	ctx, cancel := context.WithTimeout(th.ctx, th.rt.cfg.PrepareTimeout)
 	defer cancel()
-	committed, err := th.member.Committed(ctx, tps)
+	committed, err := th.membership.member.Committed(ctx, tps)
 	if err != nil {
 		if th.ctx.Err() != nil {
 			return nil

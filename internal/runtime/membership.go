@@ -1,13 +1,12 @@
 package runtime
 
 import (
-	"errors"
+	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/kstreams-go/kstreams/internal/assignment"
 	"github.com/kstreams-go/kstreams/internal/changelog"
@@ -16,163 +15,191 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// Group membership of a stream thread and the life of its tasks. During a cooperative
-// rebalance of a member that stands in its generation, the classic JoinGroup/SyncGroup run
-// beside the processing (rejoin.go): the tasks it owns go on processing, since under
-// cooperative rebalancing no member is given a partition another member still owns; tasks the
-// new assignment revokes are committed under the new generation, then closed. Otherwise (the
-// first join, a lost generation, a shutdown request, and on the streams protocol) the thread
-// commits every task (the final commit: all caches flushed) under the generation it is in
-// before it rejoins. Either way the tasks it keeps go on as they were (their queues, fetch
-// positions and stores: neither closed nor restored), the revoked ones are closed clean, and
-// the new ones are created and handed to the state updater (updater.go), which restores them
-// while the thread processes the others; each joins processing once restored. Java:
-// StreamThread's rebalance listener with the TaskManager's handleAssignment and its
-// StateUpdater.
-
-// prepareRejoin is called when the group asks for a rejoin (why says why): the tasks are
-// committed under the current generation and a join is due. A member that lost its generation
-// (expired, fenced, its poll timeout passed) may see its tasks processed elsewhere already:
-// they are closed dirty (Java: TaskManager.handleLostAll).
-func (th *thread) prepareRejoin(why error) error {
-	th.needJoin = true
-	if errors.Is(why, group.ErrMemberLost) {
-		th.log.Warn("the group member lost its generation; closing the tasks dirty and rejoining", "reason", why)
-		th.out.abortTransaction()
-		th.closeTasks(false)
-		return nil
-	}
-	th.log.Debug("rejoining the group", "reason", why)
-	if err := th.commit(true); err != nil {
-		if errors.Is(err, group.ErrRebalanceInProgress) {
-			// At least once: the coordinator refused the commit because the group already
-			// rebalances; tasks this member keeps commit later, the others reprocess from
-			// the last commit (as Java).
-			th.log.Info("commit refused while the group rebalances; rejoining", "error", err)
-			return nil
-		}
-		return err
-	}
-	return nil
-}
-
-// rebalance joins the group and applies the assignment (on the streams protocol:
-// rebalanceStreams). Errors: a *joinError (retried by run
-// unless it wraps group.ErrFatal), restore and offset lookup failures (KafkaError: the tasks
-// are closed dirty and the thread rejoins), task errors (fatal for the thread), and errors
-// wrapping ErrAssignment or ErrMissingSourceTopics when the assignment cannot be followed
-// (fatal for the thread, as Java's TaskAssignmentException and MissingSourceTopicException;
-// the tasks, committed before the join, are closed clean first).
+// The group membership of a stream thread (Java: the StreamThread's main consumer as a group
+// member, with its ConsumerCoordinator, StreamsPartitionAssignor and the rebalance decisions of
+// StreamThread.pollPhase; on the streams protocol the StreamsMembershipManager). A membership
+// owns the thread's group member (the classic *group.Member, or the KIP-1071 streamsMember of
+// membership_streams.go), the "stream" partition assignor, the generation last joined, whether
+// a (re)join is due, the classic join running beside the processing during a cooperative
+// rebalance (rejoin.go), and whether the thread waits for its active tasks' restore before it
+// reports RUNNING. It joins and rejoins, decides when a rejoin is needed (the member asks, the
+// application's shutdown is to be announced) and whether it may run beside the processing, and
+// turns a SyncGroup answer (classic) or a heartbeat's target assignment (streams) into the
+// tasks to apply (received).
 //
-// The assignment is applied as Java's cooperative StreamThread does: the active tasks the
-// assignment keeps stay as they are, revoked ones are closed clean (committed before the join)
-// and the member rejoins at once so that their new owners get them; standbys (warm-ups
-// included) are created, kept or closed, and promoted when they become active; the follow-up
-// rebalance the assignment asks for (at once, or a probing rebalance at a time) is scheduled.
-func (th *thread) rebalance() error {
-	if th.streams != nil {
-		return th.rebalanceStreams()
-	}
-	th.setState(ThreadRebalancing)
-	if err := th.assignor.init(th); err != nil {
-		return fmt.Errorf("%s: %w", th.name, err)
-	}
-	th.assignor.stopFollowup()
-	th.assignor.setOwned(th.ownedPartitions())
-	joined, err := th.classic.Join(th.ctx)
-	if err != nil {
-		if th.ctx.Err() != nil {
-			return nil
-		}
-		return &joinError{err: err}
-	}
-	return th.applyJoined(joined)
+// The thread (rebalance.go) keeps the loop, the fetching, the producer and the commit barrier:
+// it commits or closes its tasks before a rejoin, applies the received assignment through its
+// task manager (handleAssignment: tasks kept, revoked, promoted, created) and tells the
+// membership which partitions it owns (announced in the next subscription). During a
+// cooperative rebalance of a member that stands in its generation, the classic JoinGroup and
+// SyncGroup run beside the processing; otherwise (the first join, a lost generation, a shutdown
+// request, and on the streams protocol) the thread commits every task before it rejoins. The
+// membership is used from the thread's goroutine only, but for the background join's goroutine
+// (which runs the member's Join and nothing else of it).
+
+// membership is a stream thread's group membership (see above).
+type membership struct {
+	rt   *Runtime
+	idx  int
+	name string
+	log  *slog.Logger
+	ctx  context.Context
+	// cluster is the thread's; the member and the leader's offset lookups use it.
+	cluster *kafka.Cluster
+
+	// member is the group member: classic (group.protocol=classic, the default; classic is
+	// set) or streams (KIP-1071; streams is set).
+	member  groupMember
+	classic *group.Member
+	streams *streamsMember
+	// assignor is the classic member's "stream" partition assignor (Java:
+	// StreamsPartitionAssignor); it announces owned partitions and task offset sums.
+	assignor *assignor
+	// offsetSums returns the task offset sums of the thread's state (the task manager's
+	// taskOffsetSums): the subscription's, read from the thread's goroutine.
+	offsetSums func() map[processor.TaskID]int64
+
+	// joined is the last generation joined; needJoin is set until the thread joined once and
+	// whenever the group asks for a rejoin.
+	joined   group.Joined
+	needJoin bool
+	// join is the classic Join running beside the processing during a cooperative rebalance
+	// (rejoin.go), nil when none runs.
+	join *backgroundJoin
+	// awaitRestore: the thread rebalanced and stays REBALANCING until the state updater
+	// restored its active tasks (Java: PARTITIONS_ASSIGNED until the restore completed).
+	awaitRestore bool
 }
 
-// applyJoined applies the generation a classic Join returned (on the thread, after rebalance's
-// Join or a background join): tasks lost with an expelled member are closed dirty, the
-// assignment is read and checked, and applyAssignment applies it.
-func (th *thread) applyJoined(joined group.Joined) error {
-	th.needJoin = false
-	th.joined = joined
-	if joined.Lost && len(th.tm.tasks) > 0 {
-		// The member was expelled (or its generation refused) on the way: another member may
-		// have processed these tasks from the last commit meanwhile, so what this thread kept
-		// of them (queues, positions, uncommitted state) is stale. Java: onPartitionsLost.
-		th.log.Warn("the group member lost its generation while rejoining; closing the tasks dirty", "generation", joined.Generation)
-		th.out.abortTransaction()
-		th.closeTasks(false)
+// newMembership makes thread idx's membership and its group member on cluster cl: the classic
+// member with the "stream" assignor, or on group.protocol=streams the streams member. tm is the
+// thread's task manager, whose offset sums and task offsets the subscription and heartbeats
+// report. Errors: the member's configuration.
+func newMembership(r *Runtime, idx int, name string, log *slog.Logger, cl *kafka.Cluster, tm *taskManager) (*membership, error) {
+	m := &membership{rt: r, idx: idx, name: name, log: log, ctx: r.ctx, cluster: cl, needJoin: true,
+		offsetSums: tm.taskOffsetSums}
+	var topics []string
+	for _, s := range r.layout.Subtopologies {
+		topics = append(topics, s.Topics...)
 	}
-	got, err := th.assignor.onAssignment(joined.Assignment)
+	m.assignor = &assignor{subs: r.layout.Subtopologies, log: log,
+		self:     subscription{ProcessID: r.cfg.ProcessID, Thread: idx, Host: r.cfg.ApplicationServer},
+		onAssign: r.setHosts, standbys: r.cfg.NumStandbyReplicas, errCode: &r.shutdown.code}
+	gc := r.cfg.Group
+	gc.Cluster, gc.GroupID, gc.ClientID, gc.Topics, gc.Assignor, gc.Logger = cl, r.cfg.ApplicationID, name+"-consumer", topics, m.assignor, log
+	if gc.InstanceID != "" {
+		gc.InstanceID = fmt.Sprintf("%s-%d", gc.InstanceID, idx+1) // unique per thread, as Java
+	}
+	var err error
+	if r.cfg.StreamsProtocol {
+		if m.streams, err = m.newStreamsMember(gc, tm.streamsTaskOffsets); err != nil {
+			return nil, fmt.Errorf("%s: streams group member: %w", name, err)
+		}
+		m.member = m.streams
+	} else {
+		if m.classic, err = group.New(gc); err != nil {
+			return nil, fmt.Errorf("%s: group member: %w", name, err)
+		}
+		m.member = m.classic
+	}
+	return m, nil
+}
+
+// poll records that the thread is alive (max.poll.interval.ms; Java: Consumer.poll).
+func (m *membership) poll() { m.member.Poll() }
+
+// rejoinNeeded returns why the thread must (re)join or reconcile, nil while it need not.
+func (m *membership) rejoinNeeded() error { return m.member.RejoinNeeded() }
+
+// joining reports whether a background join runs (rejoin.go): the thread commits nothing and
+// takes no restored task into processing meanwhile.
+func (m *membership) joining() bool { return m.join != nil }
+
+// setOwned records the partitions the thread's active tasks read (those restoring included),
+// announced as the classic member's owned partitions in its next subscription.
+func (m *membership) setOwned(tps []kafka.TopicPartition) { m.assignor.setOwned(tps) }
+
+// leave leaves the group and closes the member's connections (Java: the consumer's close).
+func (m *membership) leave() {
+	if m.member == nil {
+		return
+	}
+	if err := m.member.Close(); err != nil {
+		m.log.Debug("leaving the group", "error", err)
+	}
+}
+
+// joinGroup joins the group on the classic protocol (JoinGroup, SyncGroup), announcing owned as
+// the partitions the member owns. ok is false when the runtime stopped meanwhile. Errors: the
+// assignor's configuration (a process id that is not a UUID), or a *joinError.
+func (m *membership) joinGroup(owned []kafka.TopicPartition) (joined group.Joined, ok bool, err error) {
+	if err := m.assignor.init(m); err != nil {
+		return joined, false, fmt.Errorf("%s: %w", m.name, err)
+	}
+	m.assignor.stopFollowup()
+	m.assignor.setOwned(owned)
+	joined, err = m.classic.Join(m.ctx)
+	if err != nil {
+		if m.ctx.Err() != nil {
+			return joined, false, nil
+		}
+		return joined, false, &joinError{err: err}
+	}
+	return joined, true, nil
+}
+
+// assignmentOf records the generation a classic Join returned (after joinGroup or a
+// background join) and reads its assignment: the tasks it gives this member, checked against
+// this instance's topology, and the assignor's error code acted on (SHUTDOWN_REQUESTED shuts
+// the instance down, VERSION_PROBING takes no tasks). Errors (the thread closes its tasks
+// clean): wrapping ErrAssignment (an assignment this topology cannot follow, or an error code
+// of the leader) or ErrMissingSourceTopics (INCOMPLETE_SOURCE_TOPIC_METADATA).
+func (m *membership) assignmentOf(joined group.Joined) (received, error) {
+	m.needJoin = false
+	m.joined = joined
+	got, err := m.assignor.onAssignment(joined.Assignment)
 	if err == nil {
-		err = th.checkAssignment(got)
+		err = m.checkAssignment(got)
 	}
 	if err != nil {
-		th.closeAll()
-		return fmt.Errorf("%s: assignment of generation %d from leader %s: %w", th.name, joined.Generation, joined.LeaderID, err)
+		return got, fmt.Errorf("%s: assignment of generation %d from leader %s: %w", m.name, joined.Generation, joined.LeaderID, err)
 	}
-	th.checkShutdownAssignment()
+	m.checkShutdownAssignment()
 	switch got.errorCode {
 	case assignment.ErrorNone, assignment.ErrorShutdownRequested:
 	case assignment.ErrorVersionProbing:
-		th.log.Info("the leader answered with error code VERSION_PROBING; taking no tasks this time")
+		m.log.Info("the leader answered with error code VERSION_PROBING; taking no tasks this time")
 	case assignment.ErrorIncompleteSourceTopicMetadata:
-		th.closeAll()
-		return fmt.Errorf("%s: %w: the group leader (member %s) found source topics missing (error code INCOMPLETE_SOURCE_TOPIC_METADATA)",
-			th.name, ErrMissingSourceTopics, joined.LeaderID)
+		return got, fmt.Errorf("%s: %w: the group leader (member %s) found source topics missing (error code INCOMPLETE_SOURCE_TOPIC_METADATA)",
+			m.name, ErrMissingSourceTopics, joined.LeaderID)
 	default:
-		th.closeAll()
-		return fmt.Errorf("%s: %w: the group leader (member %s) answered with error code %d (%s); see the leader's log",
-			th.name, ErrAssignment, joined.LeaderID, got.errorCode, assignorErrorName(got.errorCode))
+		return got, fmt.Errorf("%s: %w: the group leader (member %s) answered with error code %d (%s); see the leader's log",
+			m.name, ErrAssignment, joined.LeaderID, got.errorCode, assignorErrorName(got.errorCode))
 	}
-	if err := th.commitBeforeRevoking(got); err != nil {
-		return err
-	}
-	revoked, err := th.applyAssignment(got)
-	if err != nil || th.ctx.Err() != nil {
-		return err
-	}
-	th.log.Debug("assigned tasks", "tasks", fmt.Sprint(th.tm.activeIDs()), "standbys", fmt.Sprint(th.tm.standbyIDs()), "generation", joined.Generation)
-	if got.errorCode == assignment.ErrorNone || got.errorCode == assignment.ErrorVersionProbing {
-		next, why := got.nextRebalanceMs, got.why
-		if revoked && next != 0 {
-			// Java's consumer rejoins after revoking partitions (cooperative protocol).
-			next, why = 0, "tasks were revoked; rejoining so that their new owners can take them (cooperative rebalancing)"
-		}
-		th.assignor.scheduleFollowup(th.classic, next, why)
-	}
-	th.runningOnceRestored()
-	return nil
+	return got, nil
 }
 
-// applyAssignment applies the tasks received (from a classic assignment or the streams group
-// coordinator) through the task manager (taskManager.handleAssignment: kept, revoked,
-// promoted, created), then starts fetching the input partitions of kept tasks that had none
-// and updates the member's owned partitions. Nothing here waits for a restore. It reports
-// whether active tasks were revoked. Errors: task creation errors, the inputs' offset lookups.
-func (th *thread) applyAssignment(got received) (revoked bool, err error) {
-	revoked, fresh, err := th.tm.handleAssignment(got)
-	if err != nil {
-		if th.ctx.Err() != nil {
-			return revoked, nil
-		}
-		return revoked, err
+// scheduleFollowup arranges the follow-up rebalance the classic assignment got asks for (at
+// once, or a probing rebalance at a time), once the thread applied it; revoked says that it
+// revoked active tasks: the member then rejoins at once so that their new owners get them, as
+// Java's consumer does under the cooperative protocol.
+func (m *membership) scheduleFollowup(got received, revoked bool) {
+	if got.errorCode != assignment.ErrorNone && got.errorCode != assignment.ErrorVersionProbing {
+		return
 	}
-	if err := th.assignInputs(fresh); err != nil {
-		return revoked, err
+	next, why := got.nextRebalanceMs, got.why
+	if revoked && next != 0 {
+		next, why = 0, "tasks were revoked; rejoining so that their new owners can take them (cooperative rebalancing)"
 	}
-	th.in.index()
-	th.assignor.setOwned(th.ownedPartitions())
-	th.tm.reportTasks()
-	return revoked, nil
+	m.assignor.scheduleFollowup(m.classic, next, why)
 }
 
 // checkAssignment refuses an assignment whose partitions do not belong to the tasks it pairs
 // them with in this instance's topology (the members run different topologies).
-func (th *thread) checkAssignment(got received) error {
+func (m *membership) checkAssignment(got received) error {
 	for id, tps := range got.active {
 		for _, tp := range tps {
-			sub, ok := th.rt.SubtopologyOf(tp.Topic)
+			sub, ok := m.rt.SubtopologyOf(tp.Topic)
 			if !ok {
 				return fmt.Errorf("%w: partition %s of task %s: this application's topology reads no topic %q", ErrAssignment, tp, id, tp.Topic)
 			}
@@ -183,38 +210,13 @@ func (th *thread) checkAssignment(got received) error {
 		}
 	}
 	for id := range got.standby {
-		if l := th.rt.layout; l == nil {
+		if l := m.rt.layout; l == nil {
 			continue
 		} else if _, ok := l.Tasks[id.Subtopology]; !ok {
 			return fmt.Errorf("%w: standby task %s: this application's topology has no sub-topology %d", ErrAssignment, id, id.Subtopology)
 		}
 	}
 	return nil
-}
-
-// closeAll closes the active tasks (committed before the join) and the standbys clean.
-func (th *thread) closeAll() {
-	th.closeTasks(true)
-	th.tm.closeRestoring(true, false)
-	th.tm.closeStandbys(true)
-	th.tm.reportTasks()
-}
-
-// ownedPartitions returns the partitions this thread's active tasks read, sorted: what the
-// member owns (its consumer-protocol owned partitions), those of the tasks restoring included.
-func (th *thread) ownedPartitions() []kafka.TopicPartition {
-	out := make([]kafka.TopicPartition, 0, len(th.in.parts))
-	for tp := range th.in.parts {
-		out = append(out, tp)
-	}
-	out = append(out, th.tm.restoringPartitions()...)
-	slices.SortFunc(out, func(a, b kafka.TopicPartition) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		return int(a.Partition) - int(b.Partition)
-	})
-	return out
 }
 
 // offsetSum sums known changelog offsets, saturating at math.MaxInt64.
@@ -294,61 +296,4 @@ func assignorErrorName(code int32) string {
 		return "SHUTDOWN_REQUESTED"
 	}
 	return "unknown"
-}
-
-// closeTasks closes every active task, those restoring included (taskManager.closeActive); a
-// dirty close drops what they produce while closing. The member owns no partition then.
-func (th *thread) closeTasks(clean bool) {
-	th.tm.closeActive(clean)
-	th.assignor.setOwned(nil)
-	th.tm.reportTasks()
-}
-
-// sendClosing waits for the acknowledgements of the n records that closing task id cleanly
-// forwarded (its store flush); under exactly-once it commits them in a transaction of their own
-// and applies the task's store transaction, so the checkpoint written next covers them.
-// Records produced before (none after a final commit) go along.
-func (th *thread) sendClosing(id processor.TaskID, n int64) error {
-	if n == 0 {
-		return nil
-	}
-	th.log.Debug("sending records forwarded while closing the task", "task", id.String(), "records", n)
-	if err := th.flushOutput(); err != nil {
-		return err
-	}
-	if !th.rt.cfg.ExactlyOnce || !th.out.txnOpen {
-		return nil
-	}
-	return th.commitTxn()
-}
-
-// restoreCounter counts restored records in the metrics.
-type restoreCounter struct {
-	tm *taskManager
-	id processor.TaskID
-}
-
-// It forwards every event to the application's restore listener, if any.
-func (r restoreCounter) OnRestoreStart(tp changelog.TopicPartition, store string, start, end int64) {
-	r.tm.log.Debug("restoring", "store", store, "changelog", tp.String(), "from", start, "to", end)
-	r.tm.obs.RestoreStart(r.id.String(), store, tp.Topic, tp.Partition, start, end)
-	if l := r.tm.rt.cfg.RestoreListener; l != nil {
-		l.OnRestoreStart(tp, store, start, end)
-	}
-}
-func (r restoreCounter) OnBatchRestored(tp changelog.TopicPartition, store string, last, n int64) {
-	r.tm.obs.RestoreBatch(r.id.String(), tp.Topic, tp.Partition, last, n)
-	if m := r.tm.rt.cfg.Metrics; m != nil {
-		m.restored.WithLabelValues(r.tm.name).Add(float64(n))
-	}
-	if l := r.tm.rt.cfg.RestoreListener; l != nil {
-		l.OnBatchRestored(tp, store, last, n)
-	}
-}
-func (r restoreCounter) OnRestoreEnd(tp changelog.TopicPartition, store string, total int64) {
-	r.tm.log.Debug("restored", "store", store, "changelog", tp.String(), "records", total)
-	r.tm.obs.RestoreEnd(r.id.String(), tp.Topic, tp.Partition)
-	if l := r.tm.rt.cfg.RestoreListener; l != nil {
-		l.OnRestoreEnd(tp, store, total)
-	}
 }

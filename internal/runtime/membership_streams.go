@@ -16,7 +16,9 @@ import (
 
 // The stream thread on the streams group protocol (group.protocol=streams, KIP-1071): the
 // streamsMember (streamsmember.go) replaces the classic group.Member and the leader-side
-// assignor; the thread's task lifecycle is the classic path's (applyAssignment).
+// assignor. The membership turns the member's target assignment into the tasks to apply
+// (streamsAssignment) and acknowledges them once applied; the thread (rebalance.go:
+// rebalanceStreams) applies them through the classic path's task lifecycle (applyAssignment).
 
 // groupMember is what the thread's loop, commits and restores use of its group member: the
 // classic *group.Member or the *streamsMember.
@@ -36,14 +38,15 @@ type groupMember interface {
 }
 
 // newStreamsMember makes the thread's streams member from the runtime's configuration (gc:
-// the thread's group config, its InstanceID made unique per thread).
-func (th *thread) newStreamsMember(gc group.Config) (*streamsMember, error) {
-	r := th.rt
+// the thread's group config, its InstanceID made unique per thread; taskOffsets: the task
+// manager's streamsTaskOffsets, reported in the heartbeats).
+func (m *membership) newStreamsMember(gc group.Config, taskOffsets func() (offsets, ends []streamsgroup.TaskOffset)) (*streamsMember, error) {
+	r := m.rt
 	offsets, err := group.New(gc) // OffsetFetch only; never joins
 	if err != nil {
 		return nil, err
 	}
-	cc, err := streamsgroup.ConfigFromSarama(th.cluster.Config(), th.name+"-consumer")
+	cc, err := streamsgroup.ConfigFromSarama(m.cluster.Config(), m.name+"-consumer")
 	if err != nil {
 		_ = offsets.Close()
 		return nil, err
@@ -65,73 +68,68 @@ func (th *thread) newStreamsMember(gc group.Config) (*streamsMember, error) {
 	if timeout <= 0 {
 		timeout = 300 * time.Second // max.poll.interval.ms's default
 	}
-	return newStreamsMember(streamsMemberConfig{Cluster: th.cluster, Conn: cc, GroupID: r.cfg.ApplicationID, ClientID: th.name + "-consumer",
+	return newStreamsMember(streamsMemberConfig{Cluster: m.cluster, Conn: cc, GroupID: r.cfg.ApplicationID, ClientID: m.name + "-consumer",
 		ProcessID: r.cfg.ProcessID, Endpoint: ep, Tags: tags, Rack: gc.Rack, InstanceID: gc.InstanceID, RebalanceTimeout: timeout,
-		Topology: r.streamsTopo, Offsets: offsets, Logger: th.log,
+		Topology: r.streamsTopo, Offsets: offsets, Logger: m.log,
 		ShutdownRequested: func() bool { return r.shutdown.code.Load() == assignorErrorShutdownRequested },
 		OnShutdown: func() {
-			r.applicationShutdownReceived("status SHUTDOWN_APPLICATION in a streams group heartbeat of " + th.name)
+			r.applicationShutdownReceived("status SHUTDOWN_APPLICATION in a streams group heartbeat of " + m.name)
 		},
-		OnEndpoints: r.setStreamsHosts, TaskOffsets: th.tm.streamsTaskOffsets})
+		OnEndpoints: r.setStreamsHosts, TaskOffsets: taskOffsets})
 }
 
-// rebalanceStreams applies the streams member's latest assignment (the first call makes it
-// join and waits until the coordinator answered): as rebalance does for a classic assignment,
-// through applyAssignment, then acknowledges the tasks owned so that the member reports them.
-// Tasks of a sub-topology this topology lacks are fatal (ErrAssignment), as the member's fatal
-// errors are (a group of the other protocol: *group.ProtocolMismatchError).
-func (th *thread) rebalanceStreams() error {
-	th.setState(ThreadRebalancing)
-	sm := th.streams
-	t, err := sm.awaitTarget(th.ctx)
+// awaitTarget waits for the streams member's latest target assignment (the first call makes it
+// join and waits until the coordinator answered). ok is false when the runtime stopped
+// meanwhile. Errors: the member's fatal ones (a group of the other protocol:
+// *group.ProtocolMismatchError).
+func (m *membership) awaitTarget() (t streamsTarget, ok bool, err error) {
+	t, err = m.streams.awaitTarget(m.ctx)
 	if err != nil {
-		if th.ctx.Err() != nil {
-			return nil
+		if m.ctx.Err() != nil {
+			return t, false, nil
 		}
-		th.closeAll()
-		return fmt.Errorf("%s: %w", th.name, err)
+		return t, false, fmt.Errorf("%s: %w", m.name, err)
 	}
-	if t.lost && len(th.tm.tasks) > 0 {
-		th.log.Warn("the streams group member lost its tasks; closing them dirty", "epoch", t.epoch)
-		th.out.abortTransaction()
-		th.closeTasks(false)
-	}
-	if th.rt.shutdown.code.Load() == assignorErrorShutdownRequested {
-		// This instance asked for the application's shutdown: it takes no tasks while the
-		// request goes out with the heartbeats (a classic member rejoins without tasks to
-		// carry it), so a failed thread's task is not processed again meanwhile.
-		th.log.Info("the application's shutdown is requested; taking no tasks")
+	return t, true, nil
+}
+
+// streamsAssignment turns the target t into the tasks to apply: none while this instance asks
+// for the application's shutdown (a classic member rejoins without tasks to carry it, so a
+// failed thread's task is not processed again meanwhile), else those of streamsReceived.
+// Errors: tasks of a sub-topology this topology lacks (ErrAssignment).
+func (m *membership) streamsAssignment(t streamsTarget) (received, error) {
+	if m.rt.shutdown.code.Load() == assignorErrorShutdownRequested {
+		m.log.Info("the application's shutdown is requested; taking no tasks")
 		t.Assignment = emptyAssignment()
 	}
-	got, err := th.streamsReceived(t.Assignment)
+	got, err := m.streamsReceived(t.Assignment)
 	if err != nil {
-		th.closeAll()
-		return fmt.Errorf("%s: assignment of epoch %d from the streams group coordinator: %w", th.name, t.epoch, err)
+		return got, fmt.Errorf("%s: assignment of epoch %d from the streams group coordinator: %w", m.name, t.epoch, err)
 	}
-	th.needJoin = false
-	if _, err := th.applyAssignment(got); err != nil || th.ctx.Err() != nil {
-		return err
-	}
-	owned := streamsgroup.Assignment{Active: wireTasks(th.tm.activeIDs()), Standby: t.Standby, Warmup: t.Warmup}
+	m.needJoin = false
+	return got, nil
+}
+
+// acknowledge tells the streams member that the thread applied target t and owns the active
+// tasks active (its standbys and warm-ups are t's), so that its heartbeats report them.
+func (m *membership) acknowledge(t streamsTarget, active []processor.TaskID) {
+	owned := streamsgroup.Assignment{Active: wireTasks(active), Standby: t.Standby, Warmup: t.Warmup}
 	if owned.Standby == nil {
 		owned.Standby = []streamsgroup.Tasks{}
 	}
 	if owned.Warmup == nil {
 		owned.Warmup = []streamsgroup.Tasks{}
 	}
-	sm.acknowledge(t.seq, owned)
-	th.log.Debug("applied the streams group assignment", "tasks", fmt.Sprint(th.tm.activeIDs()), "standbys", fmt.Sprint(th.tm.standbyIDs()), "epoch", t.epoch)
-	th.runningOnceRestored()
-	return nil
+	m.streams.acknowledge(t.seq, owned)
 }
 
 // streamsReceived turns the coordinator's assignment into the thread's received tasks: an
 // active task's partitions are its sub-topology's source topics at the task's partition (of
 // the topics that have that partition); standby and warm-up tasks are standbys.
-func (th *thread) streamsReceived(a streamsgroup.Assignment) (received, error) {
+func (m *membership) streamsReceived(a streamsgroup.Assignment) (received, error) {
 	got := received{active: map[processor.TaskID][]kafka.TopicPartition{}, standby: map[processor.TaskID][]kafka.TopicPartition{},
 		errorCode: assignment.ErrorNone, nextRebalanceMs: assignment.NoRebalance}
-	l := th.rt.layout
+	l := m.rt.layout
 	subs := map[int]subtopologySources{}
 	for _, s := range l.Subtopologies {
 		subs[s.ID] = s

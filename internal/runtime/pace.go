@@ -141,7 +141,7 @@ func (th *thread) polled() time.Duration {
 	now := time.Now()
 	gap := now.Sub(th.pace.lastPoll)
 	th.pace.lastPoll = now
-	th.member.Poll()
+	th.membership.poll()
 	return gap
 }
 
@@ -168,8 +168,8 @@ func (th *thread) noteExpelled(why error, gap time.Duration) {
 // because the member left the group for a poll timeout): the member tells why it left.
 func (th *thread) noteExpelledOnError(err error) {
 	why := err
-	if !errors.Is(why, group.ErrPollTimeout) && th.member != nil {
-		why = th.member.RejoinNeeded()
+	if !errors.Is(why, group.ErrPollTimeout) && th.membership != nil {
+		why = th.membership.rejoinNeeded()
 	}
 	if why != nil {
 		th.noteExpelled(why, time.Since(th.pace.lastPoll))

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 
+	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafka/group"
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -15,8 +16,9 @@ import (
 // leaves a member before that member gave it up in a later generation, so nobody else
 // processes them meanwhile. The thread commits nothing while the join runs (the member is
 // between generations) and takes no restored task into processing (its committed offsets are
-// read through the member). When the join ended, applyJoined applies the assignment on the
-// thread; tasks the assignment revokes are committed first, under the new generation
+// read through the member). The membership runs the join (startJoin) and reports when it ended
+// (joinResult); the thread (rebalance.go: pollJoin) then applies the assignment (applyJoined);
+// tasks the assignment revokes are committed first, under the new generation
 // (commitBeforeRevoking), then closed. Should the member lose its generation meanwhile (its
 // partitions may belong to another member then), the thread stops processing at once: the
 // tasks are closed dirty. Java: the consumer's cooperative rebalance inside poll(), during
@@ -35,95 +37,58 @@ type backgroundJoin struct {
 
 // joinsInBackground reports whether the rejoin why asks for keeps this member in its
 // generation until it rejoined, so that the thread may go on processing meanwhile.
-func (th *thread) joinsInBackground(why error) bool {
-	if th.classic == nil || th.joined.Generation <= 0 {
+func (m *membership) joinsInBackground(why error) bool {
+	if m.classic == nil || m.joined.Generation <= 0 {
 		return false
 	}
 	return errors.Is(why, group.ErrRebalanceInProgress) || errors.Is(why, group.ErrRejoinRequested) ||
 		errors.Is(why, group.ErrPartitionsChanged)
 }
 
-// startJoin starts the background join. The subscription's task offset sums are taken now
-// (the join goroutine must not read the thread's task maps).
-func (th *thread) startJoin(why error) {
-	th.log.Debug("rejoining the group while processing (cooperative rebalance)", "reason", why)
-	th.setState(ThreadRebalancing)
-	th.assignor.stopFollowup()
-	th.assignor.setOwned(th.ownedPartitions())
-	sums := th.tm.taskOffsetSums()
-	th.assignor.offsetSums = func() map[processor.TaskID]int64 { return sums }
+// startJoin starts the background join, announcing owned as the partitions the member owns and
+// sums as its task offset sums: taken by the thread now, since the join goroutine must not
+// read the thread's task maps.
+func (m *membership) startJoin(why error, owned []kafka.TopicPartition, sums map[processor.TaskID]int64) {
+	m.log.Debug("rejoining the group while processing (cooperative rebalance)", "reason", why)
+	m.assignor.stopFollowup()
+	m.assignor.setOwned(owned)
+	m.assignor.offsetSums = func() map[processor.TaskID]int64 { return sums }
 	j := &backgroundJoin{done: make(chan struct{})}
-	th.join = j
+	m.join = j
 	go func() {
 		defer close(j.done)
-		j.joined, j.err = th.classic.Join(th.ctx)
+		j.joined, j.err = m.classic.Join(m.ctx)
 	}()
 }
 
-// pollJoin looks at the background join once per loop: while it runs, it checks that the member
-// still stands in its generation (else the tasks are closed dirty: another member may own them
-// now); once it ended, the assignment is applied (applyJoined). A failed join closes the tasks
-// dirty (what they processed since the last commit is reprocessed) and returns a *joinError
-// (run retries the join).
-func (th *thread) pollJoin() error {
-	j := th.join
+// joinResult looks at the background join: done is false while it runs; once it ended it is
+// forgotten and its generation (or failure) returned. A failed join leaves a rejoin due.
+func (m *membership) joinResult() (joined group.Joined, done bool, err error) {
+	j := m.join
 	select {
 	case <-j.done:
 	default:
-		if len(th.tm.tasks) > 0 && th.classic.GenerationLost() {
-			th.log.Warn("the group member lost its generation while rejoining; closing the tasks dirty")
-			th.out.abortTransaction()
-			th.closeTasks(false)
-		}
-		return nil
+		return joined, false, nil
 	}
-	th.join = nil
-	th.assignor.offsetSums = th.tm.taskOffsetSums
+	m.join = nil
+	m.assignor.offsetSums = m.offsetSums
 	if j.err != nil {
-		th.out.abortTransaction()
-		th.closeTasks(false)
-		th.needJoin = true
-		if th.ctx.Err() != nil {
-			return nil
-		}
-		return &joinError{err: j.err}
+		m.needJoin = true
 	}
-	return th.applyJoined(j.joined)
+	return j.joined, true, j.err
 }
+
+// generationLost reports whether the classic member lost its generation while it rejoins in
+// the background (expired, fenced): its partitions may belong to another member now.
+func (m *membership) generationLost() bool { return m.classic.GenerationLost() }
 
 // awaitJoin waits for a background join to end (the runtime stops: the join returns promptly)
 // and forgets it.
-func (th *thread) awaitJoin() {
-	if th.join == nil {
+func (m *membership) awaitJoin() {
+	if m.join == nil {
 		return
 	}
-	<-th.join.done
-	th.join = nil
-	th.assignor.offsetSums = th.tm.taskOffsetSums
-}
-
-// commitBeforeRevoking commits the tasks when the assignment got revokes some of them that
-// processed since the last commit (a background join), under the generation just joined, so
-// that closing them clean loses nothing. A commit the coordinator refuses because the group
-// rebalances again is left to the tasks' next owners (at-least-once: they reprocess from the
-// last commit), as prepareRejoin does.
-func (th *thread) commitBeforeRevoking(got received) error {
-	revoking := false
-	for id := range th.tm.tasks {
-		if _, ok := got.active[id]; !ok {
-			revoking = true
-			break
-		}
-	}
-	if !revoking {
-		return nil
-	}
-	if err := th.commit(true); err != nil {
-		if errors.Is(err, group.ErrRebalanceInProgress) {
-			th.log.Info("commit refused while the group rebalances; closing the revoked tasks", "error", err)
-			return nil
-		}
-		return err
-	}
-	return nil
+	<-m.join.done
+	m.join = nil
+	m.assignor.offsetSums = m.offsetSums
 }

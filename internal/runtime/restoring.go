@@ -327,7 +327,7 @@ func (th *thread) handleRestored() error {
 		}
 	}
 	th.tm.reportTasks()
-	if th.awaitRestore && failed == nil {
+	if th.membership.awaitRestore && failed == nil {
 		th.runningOnceRestored()
 	}
 	return failed
@@ -339,9 +339,40 @@ func (th *thread) handleRestored() error {
 // PARTITIONS_ASSIGNED until its state updater restored every active task).
 func (th *thread) runningOnceRestored() {
 	if th.tm.restoringActive() {
-		th.awaitRestore = true
+		th.membership.awaitRestore = true
 		return
 	}
-	th.awaitRestore = false
+	th.membership.awaitRestore = false
 	th.setState(ThreadRunning)
+}
+
+// restoreCounter counts restored records in the metrics.
+type restoreCounter struct {
+	tm *taskManager
+	id processor.TaskID
+}
+
+// It forwards every event to the application's restore listener, if any.
+func (r restoreCounter) OnRestoreStart(tp changelog.TopicPartition, store string, start, end int64) {
+	r.tm.log.Debug("restoring", "store", store, "changelog", tp.String(), "from", start, "to", end)
+	r.tm.obs.RestoreStart(r.id.String(), store, tp.Topic, tp.Partition, start, end)
+	if l := r.tm.rt.cfg.RestoreListener; l != nil {
+		l.OnRestoreStart(tp, store, start, end)
+	}
+}
+func (r restoreCounter) OnBatchRestored(tp changelog.TopicPartition, store string, last, n int64) {
+	r.tm.obs.RestoreBatch(r.id.String(), tp.Topic, tp.Partition, last, n)
+	if m := r.tm.rt.cfg.Metrics; m != nil {
+		m.restored.WithLabelValues(r.tm.name).Add(float64(n))
+	}
+	if l := r.tm.rt.cfg.RestoreListener; l != nil {
+		l.OnBatchRestored(tp, store, last, n)
+	}
+}
+func (r restoreCounter) OnRestoreEnd(tp changelog.TopicPartition, store string, total int64) {
+	r.tm.log.Debug("restored", "store", store, "changelog", tp.String(), "records", total)
+	r.tm.obs.RestoreEnd(r.id.String(), tp.Topic, tp.Partition)
+	if l := r.tm.rt.cfg.RestoreListener; l != nil {
+		l.OnRestoreEnd(tp, store, total)
+	}
 }

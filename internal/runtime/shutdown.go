@@ -63,23 +63,23 @@ func (r *Runtime) requestApplicationShutdown(idx int, err error) {
 // request in its subscription: this instance requested the application's shutdown and the
 // group has not answered yet; at most once per shutdownResendInterval per thread. Java:
 // StreamThread.maybeSendShutdown.
-func (th *thread) maybeSendShutdown() bool {
-	s := &th.rt.shutdown
+func (m *membership) maybeSendShutdown() bool {
+	s := &m.rt.shutdown
 	if s.code.Load() != assignorErrorShutdownRequested || s.received.Load() {
 		return false
 	}
 	now := time.Now()
 	s.mu.Lock()
-	if last, ok := s.sent[th.idx]; ok && now.Sub(last) < shutdownResendInterval {
+	if last, ok := s.sent[m.idx]; ok && now.Sub(last) < shutdownResendInterval {
 		s.mu.Unlock()
 		return false
 	}
 	if s.sent == nil {
 		s.sent = map[int]time.Time{}
 	}
-	s.sent[th.idx] = now
+	s.sent[m.idx] = now
 	s.mu.Unlock()
-	th.log.Warn("this instance requested the shutdown of the application; rejoining the group to announce it")
+	m.log.Warn("this instance requested the shutdown of the application; rejoining the group to announce it")
 	return true
 }
 
@@ -87,11 +87,11 @@ func (th *thread) maybeSendShutdown() bool {
 // SHUTDOWN_REQUESTED shuts this instance down to its error state (Config.OnApplicationShutdown,
 // or the runtime stops its threads itself when that is nil). The thread's new assignment is
 // empty then. Java: StreamsRebalanceListener.onPartitionsAssigned -> StreamThread.shutdownToError.
-func (th *thread) checkShutdownAssignment() {
-	if th.assignor.lastAssignment().errorCode != assignorErrorShutdownRequested {
+func (m *membership) checkShutdownAssignment() {
+	if m.assignor.lastAssignment().errorCode != assignorErrorShutdownRequested {
 		return
 	}
-	th.rt.applicationShutdownReceived("error code SHUTDOWN_REQUESTED in the assignment of " + th.name)
+	m.rt.applicationShutdownReceived("error code SHUTDOWN_REQUESTED in the assignment of " + m.name)
 }
 
 // applicationShutdownReceived acts on the group's answer to a shutdown request, received by

@@ -72,16 +72,16 @@ func TestAssignorShutdownRequested(t *testing.T) {
 	r.cfg.OnApplicationShutdown = func(err error) { calls = append(calls, err) }
 	ta := testAssignor(t, subs, pidA, "", nil)
 	ta.errCode = &r.shutdown.code
-	th := &thread{rt: r, name: "t-1", log: r.log, assignor: ta}
-	if _, err := th.assignor.onAssignment(plan["m1"]); err != nil {
+	m := &membership{rt: r, name: "t-1", log: r.log, assignor: ta}
+	if _, err := m.assignor.onAssignment(plan["m1"]); err != nil {
 		t.Fatal(err)
 	}
-	th.checkShutdownAssignment()
-	th.checkShutdownAssignment() // a second thread's (or rebalance's) answer: no second call
+	m.checkShutdownAssignment()
+	m.checkShutdownAssignment() // a second thread's (or rebalance's) answer: no second call
 	if len(calls) != 1 || !errors.Is(calls[0], ErrApplicationShutdown) || !errors.Is(r.Fatal(), ErrApplicationShutdown) {
 		t.Fatalf("shutdown callback calls %v, fatal %v; want one call with ErrApplicationShutdown", calls, r.Fatal())
 	}
-	if s, err := assignment.DecodeSubscription(ud(th.assignor)); err != nil || s.ErrorCode != 4 {
+	if s, err := assignment.DecodeSubscription(ud(m.assignor)); err != nil || s.ErrorCode != 4 {
 		t.Errorf("subscription after the error assignment: code %d (%v), want 4", s.ErrorCode, err)
 	}
 }
@@ -93,13 +93,13 @@ func TestAssignorNoShutdownOnNormalAssignment(t *testing.T) {
 	r.cfg.OnApplicationShutdown = func(error) { called = true }
 	a := testAssignor(t, []subtopologySources{{ID: 0, Topics: []string{"in"}}}, pidA, "", nil)
 	a.errCode = &r.shutdown.code
-	th := &thread{rt: r, name: "t-1", log: r.log, assignor: a}
+	m := &membership{rt: r, name: "t-1", log: r.log, assignor: a}
 	info := assignment.Assignment{Version: 11, CommonlySupportedVersion: 11, ActiveTasks: []assignment.TaskID{{}}, NextRebalanceMs: assignment.NoRebalance}
 	b, _ := info.Encode()
-	if _, err := th.assignor.onAssignment(group.Assignment{Partitions: []kafka.TopicPartition{tpOf("in", 0)}, UserData: b}); err != nil {
+	if _, err := m.assignor.onAssignment(group.Assignment{Partitions: []kafka.TopicPartition{tpOf("in", 0)}, UserData: b}); err != nil {
 		t.Fatal(err)
 	}
-	th.checkShutdownAssignment()
+	m.checkShutdownAssignment()
 	if called || r.shutdown.code.Load() != 0 {
 		t.Fatalf("normal assignment: callback %v, code %d", called, r.shutdown.code.Load())
 	}
@@ -111,9 +111,9 @@ func TestMaybeSendShutdown(t *testing.T) {
 	r := &Runtime{log: slog.New(slog.DiscardHandler)}
 	ends := map[int]int{}
 	mk := func(idx int) func() bool {
-		th := &thread{rt: r, idx: idx, log: r.log}
+		m := &membership{rt: r, idx: idx, log: r.log}
 		return func() bool {
-			if th.maybeSendShutdown() {
+			if m.maybeSendShutdown() {
 				ends[idx]++
 				return true
 			}

@@ -29,9 +29,10 @@ import (
 // StreamsGroupHeartbeatRequestManager.
 //
 // The thread sees a new assignment as a rejoin (RejoinNeeded returns errNewTarget): it
-// commits its tasks as before a classic rebalance, then rebalanceStreams (membership_streams.go)
-// applies the target and acknowledges it (acknowledge), which the next heartbeat, sent at
-// once, reports to the coordinator; a task revoked here goes to its next owner only then.
+// commits its tasks as before a classic rebalance, then its rebalanceStreams (rebalance.go)
+// applies the target and its membership acknowledges it (acknowledge), which the next
+// heartbeat, sent at once, reports to the coordinator; a task revoked here goes to its next
+// owner only then.
 
 // errNewTarget is RejoinNeeded's answer while the coordinator's latest assignment is not
 // applied yet.

@@ -211,18 +211,18 @@ func TestStreamsReceived(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th := &thread{rt: &Runtime{layout: l}}
-	got, err := th.streamsReceived(streamsgroup.Assignment{Active: tasks("1", 2), Standby: tasks("1", 3), Warmup: tasks("1", 0)})
+	m := &membership{rt: &Runtime{layout: l}}
+	got, err := m.streamsReceived(streamsgroup.Assignment{Active: tasks("1", 2), Standby: tasks("1", 3), Warmup: tasks("1", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(got.active) != "map[1_2:[app-rep-2]]" || fmt.Sprint(got.standby) != "map[1_0:[app-rep-0] 1_3:[app-rep-3]]" {
 		t.Fatalf("received active %v standby %v", got.active, got.standby)
 	}
-	if _, err := th.streamsReceived(streamsgroup.Assignment{Active: tasks("7", 0)}); !errors.Is(err, ErrAssignment) {
+	if _, err := m.streamsReceived(streamsgroup.Assignment{Active: tasks("7", 0)}); !errors.Is(err, ErrAssignment) {
 		t.Fatalf("unknown sub-topology: %v", err)
 	}
-	if _, err := th.streamsReceived(streamsgroup.Assignment{Active: tasks("0", 4)}); !errors.Is(err, ErrAssignment) {
+	if _, err := m.streamsReceived(streamsgroup.Assignment{Active: tasks("0", 4)}); !errors.Is(err, ErrAssignment) {
 		t.Fatalf("partition beyond the tasks: %v", err)
 	}
 	if w := wireTasks(sortedIDs(got.active)); tasksKey(w) != "[1_2]" {

@@ -18,18 +18,23 @@ import (
 	"github.com/kstreams-go/kstreams/internal/metrics"
 )
 
-// A stream thread (Java: StreamThread) is one goroutine that owns a group member, a fetcher, a
+// A stream thread (Java: StreamThread) is one goroutine that owns a membership, a fetcher, a
 // producer and a task manager, all on the batch-level client of internal/kafka. The thread
-// keeps the membership, the fetching, the producer, the loop and the commit barrier; its task
-// manager (taskmanager.go, Java: TaskManager) owns the tasks: it creates, closes (clean or
-// dirty), revokes, promotes, checkpoints and enumerates them, and the thread calls it between
-// two passes of processing. Its loop (run, runOnce):
+// keeps the loop, the fetching, the producer and the commit barrier. Its membership
+// (membership.go: the classic group member with the "stream" assignor, or the KIP-1071 streams
+// member; Java: the main consumer's group membership with StreamsPartitionAssignor) joins and
+// rejoins, says when a rejoin is needed and reads the assignment; its task manager
+// (taskmanager.go, Java: TaskManager) owns the tasks: it creates, closes (clean or dirty),
+// revokes, promotes, checkpoints and enumerates them. The thread calls both between two
+// passes of processing. Its loop (run, runOnce):
 //
-//   - membership.go: when the group needs it, rejoin (JoinGroup/SyncGroup; during a
-//     cooperative rebalance beside the processing, rejoin.go), and apply the assignment
-//     through the task manager (handleAssignment): tasks that stay are kept as they are
-//     (queues, positions, stores), revoked ones are closed, new ones created and handed to the
-//     state updater, standbys kept current; the thread then fetches the new inputs;
+//   - rebalance.go: when the membership says the group needs it, commit (or close dirty) the
+//     tasks and rejoin (JoinGroup/SyncGroup; during a cooperative rebalance beside the
+//     processing, rejoin.go), then apply the membership's assignment through the task manager
+//     (handleAssignment): tasks that stay are kept as they are (queues, positions, stores),
+//     revoked ones are closed, new ones created and handed to the state updater, standbys kept
+//     current; the thread then fetches the new inputs and tells the membership which
+//     partitions it owns;
 //   - updater.go, restoring.go: the task manager's state updater restores new, promoted and
 //     standby tasks on a goroutine of its own; each loop takes the restored ones into
 //     processing (handleRestored);
@@ -52,15 +57,11 @@ type thread struct {
 	// cluster is the thread's view of the cluster, shared by its member, fetcher and producer
 	// (each on connections of its own).
 	cluster *kafka.Cluster
-	// member is the group member: classic (group.protocol=classic, the default) or streams
-	// (KIP-1071, membership_streams.go).
-	member  groupMember
-	classic *group.Member
-	streams *streamsMember
+	// membership is the group membership: the member (classic or KIP-1071 streams), the
+	// assignor, the generation joined and whether a rejoin is due (membership.go).
+	membership *membership
 	// out is the producer side: producer, transaction, collectors, production failures.
-	out      *output
-	assignor *assignor
-	topics   []string
+	out *output
 	// restoreClient serves restore and standby reads (Java: the restore consumer), on
 	// connections of its own: a sarama Broker holds its lock for a whole fetch, so the thread's
 	// fetches never wait for a restore's.
@@ -71,17 +72,6 @@ type thread struct {
 
 	ctx  context.Context
 	done chan struct{}
-
-	// joined is the last generation joined; needJoin is set until the thread joined once and
-	// whenever the group asks for a rejoin.
-	joined   group.Joined
-	needJoin bool
-	// join is the classic Join running beside the processing during a cooperative rebalance
-	// (rejoin.go), nil when none runs.
-	join *backgroundJoin
-	// awaitRestore: the thread rebalanced and stays REBALANCING until the state updater
-	// restored its active tasks.
-	awaitRestore bool
 
 	// view is what interactive queries, the executors and the state updater see of the
 	// tasks, with the locks that order them with the thread (taskview.go; shared with tm).
@@ -108,16 +98,10 @@ type thread struct {
 func newThread(r *Runtime, idx int) (*thread, error) {
 	th := &thread{rt: r, idx: idx, name: fmt.Sprintf("%s-StreamThread-%d", r.cfg.ClientID, idx+1),
 		ctx: r.ctx, done: make(chan struct{}), view: newTaskView(),
-		wake: make(chan struct{}, 1), needJoin: true}
+		wake: make(chan struct{}, 1)}
 	th.log = r.log.With("thread", th.name)
 	th.obs = r.sensors().Thread(th.name)
 	th.tm = newTaskManager(th)
-	for _, s := range r.layout.Subtopologies {
-		th.topics = append(th.topics, s.Topics...)
-	}
-	th.assignor = &assignor{subs: r.layout.Subtopologies, log: th.log,
-		self:     subscription{ProcessID: r.cfg.ProcessID, Thread: idx, Host: r.cfg.ApplicationServer},
-		onAssign: r.setHosts, standbys: r.cfg.NumStandbyReplicas, errCode: &r.shutdown.code}
 	ok := false
 	defer func() {
 		if !ok {
@@ -131,21 +115,8 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 		return nil, fmt.Errorf("%s: %w", th.name, err)
 	}
 	th.cluster = cl
-	gc := r.cfg.Group
-	gc.Cluster, gc.GroupID, gc.ClientID, gc.Topics, gc.Assignor, gc.Logger = cl, r.cfg.ApplicationID, th.name+"-consumer", th.topics, th.assignor, th.log
-	if gc.InstanceID != "" {
-		gc.InstanceID = fmt.Sprintf("%s-%d", gc.InstanceID, idx+1) // unique per thread, as Java
-	}
-	if r.cfg.StreamsProtocol {
-		if th.streams, err = th.newStreamsMember(gc); err != nil {
-			return nil, fmt.Errorf("%s: streams group member: %w", th.name, err)
-		}
-		th.member = th.streams
-	} else {
-		if th.classic, err = group.New(gc); err != nil {
-			return nil, fmt.Errorf("%s: group member: %w", th.name, err)
-		}
-		th.member = th.classic
+	if th.membership, err = newMembership(r, idx, th.name, th.log, cl, th.tm); err != nil {
+		return nil, err
 	}
 	fc := r.cfg.Fetch
 	fc.Cluster, fc.ClientID, fc.Logger = cl, th.name+"-consumer", th.log
@@ -204,7 +175,7 @@ func (th *thread) run() {
 	for th.ctx.Err() == nil {
 		err := th.runOnce()
 		if err != nil {
-			th.awaitJoin() // a background join (rejoin.go) ends before the thread rejoins
+			th.membership.awaitJoin() // a background join (rejoin.go) ends before the thread rejoins
 		}
 		if err == nil {
 			backoff = 100 * time.Millisecond
@@ -231,7 +202,7 @@ func (th *thread) run() {
 				th.log.Warn("tasks corrupted or migrated; closing them dirty and rejoining", "error", err)
 			}
 			th.closeTasks(false)
-			th.needJoin = true
+			th.membership.needJoin = true
 			if err = th.out.reset(); err == nil {
 				if stuck {
 					th.stuckBackoff()
@@ -247,7 +218,7 @@ func (th *thread) run() {
 		}
 		th.closeTasks(false)
 		th.out.close()
-		th.needJoin = true
+		th.membership.needJoin = true
 		if !th.rt.threadFailed(th.idx, err) {
 			break
 		}
@@ -269,7 +240,7 @@ func (th *thread) runOnce() error {
 	if ok, err := th.ensureProducer(); !ok {
 		return err
 	}
-	if th.needJoin {
+	if th.membership.needJoin {
 		if err := th.rebalance(); err != nil {
 			return err
 		}
@@ -283,10 +254,10 @@ func (th *thread) runOnce() error {
 			return err
 		}
 		if th.ctx.Err() != nil {
-			if th.join != nil {
+			if th.membership.joining() {
 				// Closing in the middle of a background join: the member left the group, so
 				// what was processed since the last commit cannot be committed.
-				th.awaitJoin()
+				th.membership.awaitJoin()
 				th.out.abortTransaction()
 				th.closeTasks(false)
 				return nil
@@ -295,19 +266,19 @@ func (th *thread) runOnce() error {
 			return th.commit(true)
 		}
 		gap := th.polled()
-		if th.join != nil {
+		if th.membership.joining() {
 			if err := th.pollJoin(); err != nil {
 				return err
 			}
-		} else if err := th.member.RejoinNeeded(); err != nil {
+		} else if err := th.membership.rejoinNeeded(); err != nil {
 			th.noteExpelled(err, gap)
-			if !th.joinsInBackground(err) {
+			if !th.membership.joinsInBackground(err) {
 				return th.prepareRejoin(err)
 			}
 			th.startJoin(err) // rejoin.go: the tasks process on meanwhile
 		}
-		if th.join == nil {
-			if th.maybeSendShutdown() {
+		if !th.membership.joining() {
+			if th.membership.maybeSendShutdown() {
 				return th.prepareRejoin(errShutdownRequest)
 			}
 			if err := th.handleRestored(); err != nil {
@@ -331,7 +302,7 @@ func (th *thread) runOnce() error {
 			th.lastLags = time.Now()
 		}
 		committed := false
-		if err == nil && th.join == nil && (time.Since(th.lastCommit) >= interval || th.commitRequested()) {
+		if err == nil && !th.membership.joining() && (time.Since(th.lastCommit) >= interval || th.commitRequested()) {
 			start := time.Now()
 			err = th.commit(false)
 			th.lastCommit = time.Now()
@@ -351,7 +322,7 @@ func (th *thread) runOnce() error {
 		if errors.Is(err, group.ErrRebalanceInProgress) {
 			// At least once: the coordinator refused the commit because the group is
 			// rebalancing: rejoin (the offsets are committed later, if the tasks stay).
-			if !th.joinsInBackground(err) {
+			if !th.membership.joinsInBackground(err) {
 				return th.prepareRejoin(err)
 			}
 			th.startJoin(err)
@@ -408,7 +379,7 @@ var errShutdownRequest = errors.New("rejoining to announce the application's shu
 // clients.
 func (th *thread) shutdown() {
 	th.tm.close()
-	th.assignor.setOwned(nil)
+	th.membership.setOwned(nil)
 	th.tm.reportTasks()
 	th.out.close()
 	th.closeClients()
@@ -416,10 +387,8 @@ func (th *thread) shutdown() {
 
 // closeClients closes the member (which leaves the group), the fetcher and the connections.
 func (th *thread) closeClients() {
-	if th.member != nil {
-		if err := th.member.Close(); err != nil {
-			th.log.Debug("leaving the group", "error", err)
-		}
+	if th.membership != nil {
+		th.membership.leave()
 	}
 	if th.in != nil && th.in.fetcher != nil {
 		_ = th.in.fetcher.Close()

@@ -78,7 +78,7 @@ package streamsgroup
 // (MISSING_INTERNAL_TOPICS until done), so the runtime's own CreateTopics at start is skipped
 // on this protocol; pattern sources go in SourceTopicRegex.
 //
-// The assignment, in membership.go: the streams member's target assignment (active,
+// The assignment, in membership_streams.go: the streams member's target assignment (active,
 // standby, warm-up task ids: sub-topology and partition) becomes the same "received" set
 // (task -> partitions, via the thread's topology: the partitions of a task are its
 // sub-topology's source topics at that partition) that the classic path gets from
@@ -90,7 +90,7 @@ package streamsgroup
 // and the member epoch advances; a task revoked here goes to its new owner only after that
 // report.
 // Tasks of a sub-topology the thread's topology lacks are a fatal error (Java says so).
-// TaskOffsets and TaskEndOffsets come from the thread's taskOffsetSums (membership.go) every
+// TaskOffsets and TaskEndOffsets come from the task manager's streamsTaskOffsets every
 // TaskOffsetIntervalMs and when a warm-up caught up; AcceptableRecoveryLag is the broker's.
 // PartitionsByUserEndpoint (union per endpoint: one entry per member) replaces the classic
 // AssignmentInfo's partitions by host for interactive queries (iq.go's metadata).
