@@ -8,7 +8,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/cache"
 )
 
-// The caching layers' scans (WindowScan): the cached entries of the scan's range, read a page
+// The caching layers' scans (storeapi.WindowScan): the cached entries of the scan's range, read a page
 // at a time from one cache range over all its segments (cache keys are segment id ‖ store key,
 // so that range is in the scan's order) and filtered as the plain fetches filter them, merged
 // with the store below's own scan. A resumed scan starts both sides strictly after the

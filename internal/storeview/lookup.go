@@ -1,6 +1,7 @@
 package storeview
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"reflect"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -211,9 +212,9 @@ func (r *sameKeyWindow[K, X, Y]) BackwardAll() store.KeyValueIterator[serdeWindo
 	return r.windowed(r.s.BackwardAll())
 }
 
-// Scan implements store.Scanner when the typed store below does.
-func (r *sameKeyKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], bool) {
-	sc, ok := r.s.(store.Scanner[K, X])
+// Scan implements storeapi.Scanner when the typed store below does.
+func (r *sameKeyKV[K, X, Y]) Scan(s storeapi.Scan[K]) (storeapi.RawKeyIterator[K, Y], bool) {
+	sc, ok := r.s.(storeapi.Scanner[K, X])
 	if !ok {
 		return nil, false
 	}
@@ -224,9 +225,9 @@ func (r *sameKeyKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], 
 	return rawIterOf(it, same[K], r.to), true
 }
 
-// ScanWindows implements store.WindowScanner when the typed store below does.
-func (r *sameKeyWindow[K, X, Y]) ScanWindows(s store.WindowScan[K]) (store.RawKeyIterator[serdeWindowed[K], Y], bool) {
-	sc, ok := r.s.(store.WindowScanner[K, X])
+// ScanWindows implements storeapi.WindowScanner when the typed store below does.
+func (r *sameKeyWindow[K, X, Y]) ScanWindows(s storeapi.WindowScan[K]) (storeapi.RawKeyIterator[serdeWindowed[K], Y], bool) {
+	sc, ok := r.s.(storeapi.WindowScanner[K, X])
 	if !ok {
 		return nil, false
 	}
