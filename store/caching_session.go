@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
@@ -18,21 +19,21 @@ import (
 // as Java's merged session iterator does (per segment when the store below is persistent and one
 // key is searched). Flushes and evictions write the entries below (a tombstone removes the
 // session) and hand them to the flush listener with the session store key as key. Without a
-// cache (see [CacheContext]) it passes everything through.
+// cache (see [storeapi.CacheContext]) it passes everything through.
 // Java counterpart: org.apache.kafka.streams.state.internals.cachingSessionStore.
 type cachingSessionStore struct {
 	inner           SessionBytesStore
 	segmentInterval int64
-	ctx             CacheContext
+	ctx             storeapi.CacheContext
 	cacheSlot
-	listener      CacheFlushListener[[]byte, []byte]
+	listener      storeapi.CacheFlushListener[[]byte, []byte]
 	sendOldValues bool
 	maxObserved   int64 // largest session end put (it determines the segment)
 }
 
 var (
-	_ SessionBytesStore                = (*cachingSessionStore)(nil)
-	_ CachedStateStore[[]byte, []byte] = (*cachingSessionStore)(nil)
+	_ SessionBytesStore                         = (*cachingSessionStore)(nil)
+	_ storeapi.CachedStateStore[[]byte, []byte] = (*cachingSessionStore)(nil)
 )
 
 // newCachingSessionStore wraps inner with a record cache; segmentInterval (ms) is the store
@@ -57,7 +58,7 @@ func (c *cachingSessionStore) IsOpen() bool { return c.inner.IsOpen() }
 // Init picks up the context's cache, if any, registers the named cache "<task id>-<store>"
 // and initialises the store below.
 func (c *cachingSessionStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if cc, ok := ctx.(CacheContext); ok && cc.Cache() != nil {
+	if cc, ok := ctx.(storeapi.CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
 		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
@@ -67,7 +68,7 @@ func (c *cachingSessionStore) Init(ctx processor.StateStoreContext, root process
 
 // SetFlushListener sets the flush listener (keys are session store keys: key ‖ end ‖ start)
 // and reports whether the store has an active cache.
-func (c *cachingSessionStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
+func (c *cachingSessionStore) SetFlushListener(l storeapi.CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
 	c.listener, c.sendOldValues = l, sendOldValues
 	return c.cache != nil
 }
@@ -122,7 +123,7 @@ func (c *cachingSessionStore) flushEntry(e cache.DirtyEntry) error {
 	if err := c.inner.Put(session, e.NewValue); err != nil {
 		return err
 	}
-	rec := CacheFlushRecord[[]byte, []byte]{Key: storeKey, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
+	rec := storeapi.CacheFlushRecord[[]byte, []byte]{Key: storeKey, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
 		Timestamp: rc.Timestamp, Headers: rc.Headers, Topic: rc.Topic, Partition: rc.Partition, Offset: rc.Offset}
 	if c.sendOldValues && old != nil {
 		rec.OldValue, rec.HasOldValue = old, true
@@ -393,7 +394,7 @@ func (c *cachingSessionStore) Close() error { return c.closeThen(c.inner) }
 // decoded into a Windowed[K] with the session's start and end, the values with the store's
 // value serde. It reports whether that layer has an active cache.
 // Java: MeteredSessionStore.setFlushListener.
-func (m *meteredSessionStore[K, V]) SetFlushListener(l CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
+func (m *meteredSessionStore[K, V]) SetFlushListener(l storeapi.CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
 	cs, ok := m.inner.(*cachingSessionStore)
 	if !ok {
 		return false

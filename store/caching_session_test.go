@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"strings"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestCachingSessionStore(t *testing.T) {
 			}
 			defer c.Close()
 			var fwd []string
-			c.SetFlushListener(func(r CacheFlushRecord[[]byte, []byte]) error {
+			c.SetFlushListener(func(r storeapi.CacheFlushRecord[[]byte, []byte]) error {
 				k, start, end, err := splitSessionStoreKey(r.Key)
 				fwd = append(fwd, fmt.Sprintf("%s@%d-%d new=%s old=%s", k, start, end, str(r.NewValue), str(r.OldValue)))
 				return err

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -138,9 +139,9 @@ func TestPebbleBulkRestoreMatchesRecordWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			b, ok := FindBulkRestorer(s)
+			b, ok := storeapi.FindBulkRestorer(s)
 			if !ok {
-				t.Fatal("Pebble store is not a BulkRestorer")
+				t.Fatal("Pebble store is not a storeapi.BulkRestorer")
 			}
 			if err := b.BeginBulkRestore(); err != nil {
 				t.Fatal(err)

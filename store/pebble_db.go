@@ -70,7 +70,7 @@ type pebbleDB struct {
 	scratch []byte
 	// restoreBatch is reused by restore (with mu held for writing); closed with the db.
 	restoreBatch *pebble.Batch
-	// bulk is the running bulk restore, if any (see BulkRestorer); guarded by mu.
+	// bulk is the running bulk restore, if any (see storeapi.BulkRestorer); guarded by mu.
 	bulk *bulkLoad
 	// opts are the options the database was opened with.
 	opts *pebble.Options

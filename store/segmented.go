@@ -553,7 +553,7 @@ func (o segmentedEngineOps) pebble() (*pebbleSegments, error) {
 	return p, nil
 }
 
-// CommitTransaction implements [transactionalStore] (Pebble engines only).
+// CommitTransaction implements [storeapi.TransactionalStore] (Pebble engines only).
 func (o segmentedEngineOps) CommitTransaction(off int64) error {
 	p, err := o.pebble()
 	if err != nil {
@@ -562,7 +562,7 @@ func (o segmentedEngineOps) CommitTransaction(off int64) error {
 	return storeErr(o.name, "commit", p.db.commitTransaction(off))
 }
 
-// AbortTransaction implements [transactionalStore].
+// AbortTransaction implements [storeapi.TransactionalStore].
 func (o segmentedEngineOps) AbortTransaction() error {
 	p, err := o.pebble()
 	if err != nil {
@@ -571,7 +571,7 @@ func (o segmentedEngineOps) AbortTransaction() error {
 	return storeErr(o.name, "abort", p.db.abortTransaction())
 }
 
-// CommittedOffset implements [transactionalStore].
+// CommittedOffset implements [storeapi.TransactionalStore].
 func (o segmentedEngineOps) CommittedOffset() (int64, bool, error) {
 	p, err := o.pebble()
 	if err != nil {
@@ -580,13 +580,13 @@ func (o segmentedEngineOps) CommittedOffset() (int64, bool, error) {
 	return p.db.committedOffset()
 }
 
-// Transactional implements [transactionalStore].
+// Transactional implements [storeapi.TransactionalStore].
 func (o segmentedEngineOps) Transactional() bool {
 	p, err := o.pebble()
 	return err == nil && p.db.eos
 }
 
-// Wipe implements [wipeableStore].
+// Wipe implements [storeapi.WipeableStore].
 func (o segmentedEngineOps) Wipe() error {
 	p, err := o.pebble()
 	if err != nil {
@@ -601,13 +601,13 @@ func (o segmentedEngineOps) Wipe() error {
 	return nil
 }
 
-// WipedOnOpen implements [wipeableStore].
+// WipedOnOpen implements [storeapi.WipeableStore].
 func (o segmentedEngineOps) WipedOnOpen() bool {
 	p, err := o.pebble()
 	return err == nil && p.db.wiped
 }
 
-// IsEmpty implements [wipeableStore].
+// IsEmpty implements [storeapi.WipeableStore].
 func (o segmentedEngineOps) IsEmpty() (bool, error) {
 	return len(o.eng.ids()) == 0, nil
 }

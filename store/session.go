@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -203,16 +204,16 @@ type inMemorySessionStore struct{ sessionBytesStore }
 
 // pebbleSessionStore is the persistent session engine: one Pebble database per store per task,
 // segmented by session end time, expired segments dropped with one range deletion. It
-// implements [transactionalStore] and [wipeableStore]. Java counterpart: RocksDBSessionStore.
+// implements [storeapi.TransactionalStore] and [storeapi.WipeableStore]. Java counterpart: RocksDBSessionStore.
 type pebbleSessionStore struct {
 	sessionBytesStore
 	segmentedEngineOps
 }
 
 var (
-	_ SessionBytesStore  = (*inMemorySessionStore)(nil)
-	_ SessionBytesStore  = (*pebbleSessionStore)(nil)
-	_ transactionalStore = (*pebbleSessionStore)(nil)
+	_ SessionBytesStore           = (*inMemorySessionStore)(nil)
+	_ SessionBytesStore           = (*pebbleSessionStore)(nil)
+	_ storeapi.TransactionalStore = (*pebbleSessionStore)(nil)
 )
 
 // newInMemorySessionStore returns a closed in-memory session engine with retention in ms.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -269,18 +270,18 @@ type inMemoryWindowStore struct{ windowBytesStore }
 
 // pebbleWindowStore is the persistent window engine: one Pebble database per store per task
 // whose segments are key prefixes (segment id = window start / segment interval); expired
-// segments are dropped with one range deletion. It implements [transactionalStore] and
-// [wipeableStore]. Java counterpart: RocksDBWindowStore over RocksDBSegmentedBytesStore.
+// segments are dropped with one range deletion. It implements [storeapi.TransactionalStore] and
+// [storeapi.WipeableStore]. Java counterpart: RocksDBWindowStore over RocksDBSegmentedBytesStore.
 type pebbleWindowStore struct {
 	windowBytesStore
 	segmentedEngineOps
 }
 
 var (
-	_ WindowBytesStore   = (*inMemoryWindowStore)(nil)
-	_ WindowBytesStore   = (*pebbleWindowStore)(nil)
-	_ transactionalStore = (*pebbleWindowStore)(nil)
-	_ wipeableStore      = (*pebbleWindowStore)(nil)
+	_ WindowBytesStore            = (*inMemoryWindowStore)(nil)
+	_ WindowBytesStore            = (*pebbleWindowStore)(nil)
+	_ storeapi.TransactionalStore = (*pebbleWindowStore)(nil)
+	_ storeapi.WipeableStore      = (*pebbleWindowStore)(nil)
 )
 
 // newInMemoryWindowStore returns a closed in-memory window engine. retention and windowSize

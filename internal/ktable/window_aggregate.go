@@ -2,6 +2,7 @@ package ktable
 
 import (
 	"bytes"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -478,12 +479,12 @@ func (p *WindowedPassThrough) GraceMs() int64 {
 // TimestampedTupleForwarder with a TimestampedCacheFlushListener.
 func (w *windowBase) setWindowFlushListener(st WindowStore) bool {
 	cs, ok := st.(interface {
-		SetFlushListener(store.CacheFlushListener[serde.Windowed[any], *ValueAndTimestamp], bool) bool
+		SetFlushListener(storeapi.CacheFlushListener[serde.Windowed[any], *ValueAndTimestamp], bool) bool
 	})
 	if !ok || w.opts.EmitOnClose {
 		return false
 	}
-	return cs.SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[any], *ValueAndTimestamp]) error {
+	return cs.SetFlushListener(func(r storeapi.CacheFlushRecord[serde.Windowed[any], *ValueAndTimestamp]) error {
 		ts := r.Timestamp
 		if r.NewValue != nil {
 			ts = r.NewValue.Timestamp

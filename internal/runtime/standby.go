@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"slices"
 	"sync"
 	"time"
@@ -40,7 +41,7 @@ func (tm *taskManager) updateStandby(ctx context.Context, id processor.TaskID, s
 		if st == nil {
 			continue
 		}
-		timestamped := store.IsTimestamped(st)
+		timestamped := storeapi.IsTimestamped(st)
 		end := int64(-1)
 		if toEnd {
 			var err error
