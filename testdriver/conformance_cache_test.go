@@ -1,8 +1,8 @@
 package testdriver
 
 import (
-	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 	"path/filepath"
 	"strings"
