@@ -687,18 +687,3 @@ func (m *meteredKeyValueStore[K, V]) QueryView() ReadOnlyKeyValueStore[K, V] {
 		keySerde: m.keySerde, valueSerde: m.valueSerde, topic: m.topic, keyNillable: m.keyNillable,
 		valueNillable: m.valueNillable}
 }
-
-// QueryView returns the read-only view of st for interactive queries from goroutines other than
-// the one running st's task: st's own QueryView when it has one (typed stores: reads never fill
-// the record cache, so they cannot evict or flush), else st itself. ok is false when st is not a
-// ReadOnlyKeyValueStore[K, V]. Java counterpart: the stores handed out by KafkaStreams.store
-// (reads from non-stream threads do not populate the cache).
-func QueryView[K, V any](st processor.StateStore) (ReadOnlyKeyValueStore[K, V], bool) {
-	if q, ok := st.(interface {
-		QueryView() ReadOnlyKeyValueStore[K, V]
-	}); ok {
-		return q.QueryView(), true
-	}
-	ro, ok := st.(ReadOnlyKeyValueStore[K, V])
-	return ro, ok
-}

@@ -139,7 +139,7 @@ func (c *cachingSessionStore) Put(session serde.Windowed[[]byte], value []byte) 
 	if !c.IsOpen() {
 		return storeErr(c.Name(), "put", ErrStoreClosed)
 	}
-	storeKey := SessionStoreKey(session.Key, session.Window.Start, session.Window.End)
+	storeKey := storeapi.SessionStoreKey(session.Key, session.Window.Start, session.Window.End)
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
 	if err := c.cache.Put(c.namespace, c.cacheKey(storeKey), cache.NewEntry(bytes.Clone(value), rc, true)); err != nil {
@@ -166,7 +166,7 @@ func (c *cachingSessionStore) FetchSession(key []byte, start, end int64) ([]byte
 	if !c.IsOpen() {
 		return nil, false, storeErr(c.Name(), "fetchSession", ErrStoreClosed)
 	}
-	if e := c.cache.Get(c.namespace, c.cacheKey(SessionStoreKey(key, start, end))); e != nil {
+	if e := c.cache.Get(c.namespace, c.cacheKey(storeapi.SessionStoreKey(key, start, end))); e != nil {
 		return e.Value(), e.Value() != nil, nil
 	}
 	return c.inner.FetchSession(key, start, end)
@@ -238,8 +238,8 @@ func (c *cachingSessionStore) newSegmentCursor(key []byte, earliestEnd, latestSt
 		segmentLastTime: func(begin int64) int64 { return begin + c.segmentInterval - 1 },
 	}
 	s.keyRange = func(_, lowerTime, upperTime int64) (from, to []byte) {
-		return c.cacheKey(SessionStoreKey(key, 0, max(0, lowerTime))),
-			c.cacheKey(SessionStoreKey(key, min(latestStart, upperTime), upperTime))
+		return c.cacheKey(storeapi.SessionStoreKey(key, 0, max(0, lowerTime))),
+			c.cacheKey(storeapi.SessionStoreKey(key, min(latestStart, upperTime), upperTime))
 	}
 	if forward {
 		s.currentSegID = c.segmentID(earliestEnd)
@@ -260,7 +260,7 @@ func (c *cachingSessionStore) merge(cur cacheCursor, storeIt KeyValueIterator[se
 			if s := cmpInt64(int64(binary.BigEndian.Uint64(ck)), c.segmentID(sk.Window.End)); s != 0 {
 				return s
 			}
-			return bytes.Compare(ck[8:], SessionStoreKey(sk.Key, sk.Window.Start, sk.Window.End))
+			return bytes.Compare(ck[8:], storeapi.SessionStoreKey(sk.Key, sk.Window.Start, sk.Window.End))
 		},
 		fromKey: func(ck []byte) (serde.Windowed[[]byte], error) {
 			k, start, end, err := splitSessionStoreKey(ck[8:])
@@ -284,8 +284,8 @@ func (c *cachingSessionStore) findKey(key []byte, earliestEnd, latestStart int64
 	case c.inner.Persistent():
 		cur = c.newSegmentCursor(key, earliestEnd, latestStart, forward)
 	default:
-		from := c.cacheKey(SessionStoreKey(key, 0, max(0, earliestEnd)))
-		to := c.cacheKey(SessionStoreKey(key, latestStart, math.MaxInt64))
+		from := c.cacheKey(storeapi.SessionStoreKey(key, 0, max(0, earliestEnd)))
+		to := c.cacheKey(storeapi.SessionStoreKey(key, latestStart, math.MaxInt64))
 		if forward {
 			cur = c.cache.Range(c.namespace, from, to)
 		} else {

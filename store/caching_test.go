@@ -408,7 +408,7 @@ func TestCachingQueryView(t *testing.T) {
 	if err := kv.Init(ctx, kv); err != nil {
 		t.Fatal(err)
 	}
-	view, ok := QueryView[string, int64](kv)
+	view, ok := queryViewOf[string, int64](kv)
 	if !ok {
 		t.Fatal("no query view")
 	}
@@ -456,4 +456,15 @@ func TestCachingQueryView(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// queryViewOf is st's QueryView (as internal/storeview reads it), else st itself.
+func queryViewOf[K, V any](st processor.StateStore) (ReadOnlyKeyValueStore[K, V], bool) {
+	if q, ok := st.(interface {
+		QueryView() ReadOnlyKeyValueStore[K, V]
+	}); ok {
+		return q.QueryView(), true
+	}
+	ro, ok := st.(ReadOnlyKeyValueStore[K, V])
+	return ro, ok
 }

@@ -142,7 +142,7 @@ func (c *cachingWindowStore) Put(key, value []byte, windowStart int64) error {
 	if !c.IsOpen() {
 		return storeErr(c.Name(), "put", ErrStoreClosed)
 	}
-	storeKey := WindowStoreKey(key, windowStart, 0)
+	storeKey := storeapi.WindowStoreKey(key, windowStart, 0)
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
 	if err := c.cache.Put(c.namespace, c.cacheKey(storeKey), cache.NewEntry(bytes.Clone(value), rc, true)); err != nil {
@@ -160,7 +160,7 @@ func (c *cachingWindowStore) Fetch(key []byte, windowStart int64) ([]byte, bool,
 	if !c.IsOpen() {
 		return nil, false, storeErr(c.Name(), "fetch", ErrStoreClosed)
 	}
-	if e := c.cache.Get(c.namespace, c.cacheKey(WindowStoreKey(key, windowStart, 0))); e != nil {
+	if e := c.cache.Get(c.namespace, c.cacheKey(storeapi.WindowStoreKey(key, windowStart, 0))); e != nil {
 		return e.Value(), e.Value() != nil, nil
 	}
 	return c.inner.Fetch(key, windowStart)
@@ -264,8 +264,8 @@ func (c *cachingWindowStore) newSegmentCursor(keyFrom, keyTo []byte, timeFrom, t
 	}
 	s.keyRange = func(segID, lowerTime, upperTime int64) (from, to []byte) {
 		if keyFrom != nil && keyTo != nil && bytes.Equal(keyFrom, keyTo) {
-			return c.cacheKey(WindowStoreKey(keyFrom, max(0, lowerTime), 0)),
-				c.cacheKey(WindowStoreKey(keyTo, upperTime, math.MaxInt32))
+			return c.cacheKey(storeapi.WindowStoreKey(keyFrom, max(0, lowerTime), 0)),
+				c.cacheKey(storeapi.WindowStoreKey(keyTo, upperTime, math.MaxInt32))
 		}
 		if keyFrom != nil {
 			from = c.cacheKeyIn(windowLowerRange(keyFrom), segID)
@@ -496,9 +496,9 @@ func (c *cachingWindowStore) fetchKey(key []byte, timeFrom, timeTo int64, forwar
 	case c.inner.Persistent():
 		cur = c.newSegmentCursor(key, key, timeFrom, timeTo, forward)
 	case forward:
-		cur = c.cache.Range(c.namespace, c.cacheKey(WindowStoreKey(key, max(0, timeFrom), 0)), c.cacheKey(WindowStoreKey(key, timeTo, math.MaxInt32)))
+		cur = c.cache.Range(c.namespace, c.cacheKey(storeapi.WindowStoreKey(key, max(0, timeFrom), 0)), c.cacheKey(storeapi.WindowStoreKey(key, timeTo, math.MaxInt32)))
 	default:
-		cur = c.cache.ReverseRange(c.namespace, c.cacheKey(WindowStoreKey(key, max(0, timeFrom), 0)), c.cacheKey(WindowStoreKey(key, timeTo, math.MaxInt32)))
+		cur = c.cache.ReverseRange(c.namespace, c.cacheKey(storeapi.WindowStoreKey(key, max(0, timeFrom), 0)), c.cacheKey(storeapi.WindowStoreKey(key, timeTo, math.MaxInt32)))
 	}
 	return &mergedWindowIterator[int64, int64]{
 		cache: &filteredCursor{in: cur, keyFrom: key, keyTo: key, from: timeFrom, to: timeTo}, store: &peekIter[int64]{it: storeIt},
@@ -538,7 +538,7 @@ func (c *cachingWindowStore) windowedMerge(cur cacheCursor, storeIt KeyValueIter
 	return &mergedWindowIterator[serde.Windowed[[]byte], serde.Windowed[[]byte]]{
 		cache: cur, store: &peekIter[serde.Windowed[[]byte]]{it: storeIt}, forward: forward,
 		compare: func(ck []byte, sk serde.Windowed[[]byte]) int {
-			storeKey := WindowStoreKey(sk.Key, sk.Window.Start, 0)
+			storeKey := storeapi.WindowStoreKey(sk.Key, sk.Window.Start, 0)
 			if s := cmpInt64(int64(binary.BigEndian.Uint64(ck)), c.segmentID(sk.Window.Start)); s != 0 {
 				return s
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/props"
 	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math/rand/v2"
 	"os"
@@ -27,7 +28,7 @@ func (c *bulkCtx) StateDir() string      { return c.dir }
 func (c *bulkCtx) PebbleEnv() *PebbleEnv { return c.env }
 func (c *bulkCtx) AppConfigs() map[string]string {
 	if c.eos {
-		return map[string]string{ProcessingGuaranteeConfig: "exactly_once_v2"}
+		return map[string]string{props.ProcessingGuaranteeConfig: "exactly_once_v2"}
 	}
 	return nil
 }

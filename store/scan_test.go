@@ -92,7 +92,7 @@ func TestScanResumesLikeThePlainIterators(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			q, ok := QueryView[string, string](st)
+			q, ok := queryViewOf[string, string](st)
 			if !ok {
 				t.Fatal("no query view")
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"log/slog"
 	"math"
 	"slices"
@@ -22,10 +23,6 @@ const MinSegmentInterval int64 = 60_000
 func DefaultSegmentInterval(retentionMs int64) int64 {
 	return max(retentionMs/2, MinSegmentInterval)
 }
-
-// SegmentID returns the id of the segment holding timestamp ts (ms): ts / segmentInterval
-// (Java's integer division, truncating towards zero). Java: AbstractSegments.segmentId.
-func SegmentID(ts, segmentInterval int64) int64 { return ts / segmentInterval }
 
 // segmentName returns Java's name of a segment: "<store>.<segmentId * segmentInterval>".
 // Java: AbstractSegments.segmentName.
@@ -117,13 +114,13 @@ func (s *segmentedBytesStore) init(ctx processor.StateStoreContext, root process
 
 // minLiveSegment returns the smallest segment id still live at the observed stream time.
 func (s *segmentedBytesStore) minLiveSegment() int64 {
-	return SegmentID(s.observed-s.retention, s.segmentInterval)
+	return storeapi.SegmentID(s.observed-s.retention, s.segmentInterval)
 }
 
 // liveSegment returns the segment for ts when it is live, creating it, after dropping the
 // expired ones. Call with s.mu held.
 func (s *segmentedBytesStore) liveSegment(ts int64) (segmentKV, error) {
-	id := SegmentID(ts, s.segmentInterval)
+	id := storeapi.SegmentID(ts, s.segmentInterval)
 	minLive := s.minLiveSegment()
 	if ids := s.eng.ids(); len(ids) > 0 && ids[0] < minLive {
 		if err := s.eng.dropBelow(minLive); err != nil {
@@ -170,7 +167,7 @@ func (s *segmentedBytesStore) get(storeKey []byte) ([]byte, bool, error) {
 	if expired {
 		return nil, false, nil
 	}
-	seg := s.eng.segment(SegmentID(ts, s.segmentInterval), false)
+	seg := s.eng.segment(storeapi.SegmentID(ts, s.segmentInterval), false)
 	if seg == nil {
 		return nil, false, nil
 	}
@@ -178,7 +175,7 @@ func (s *segmentedBytesStore) get(storeKey []byte) ([]byte, bool, error) {
 	return v, ok, storeErr(s.name, "get", err)
 }
 
-// fetch iterates, over the segments with ids in [SegmentID(segFrom), SegmentID(segTo)]
+// fetch iterates, over the segments with ids in [storeapi.SegmentID(segFrom), storeapi.SegmentID(segTo)]
 // (ascending, or descending when !forward), the store keys in [lower, upper] (nil =
 // unbounded) that keep returns true for. Java orders results the same way: by segment, then
 // by store key bytes.
@@ -188,8 +185,8 @@ func (s *segmentedBytesStore) fetch(segFrom, segTo int64, lower, upper []byte, f
 	}
 	var ids []int64
 	for _, id := range s.eng.ids() {
-		if (segFrom == math.MinInt64 || id >= SegmentID(segFrom, s.segmentInterval)) &&
-			(segTo == math.MaxInt64 || id <= SegmentID(segTo, s.segmentInterval)) {
+		if (segFrom == math.MinInt64 || id >= storeapi.SegmentID(segFrom, s.segmentInterval)) &&
+			(segTo == math.MaxInt64 || id <= storeapi.SegmentID(segTo, s.segmentInterval)) {
 			ids = append(ids, id)
 		}
 	}
@@ -217,7 +214,7 @@ func (s *segmentedBytesStore) restoreBatch(batch []processor.RestoreRecord) erro
 		for _, r := range batch {
 			ts := s.segTime(r.Key)
 			s.observed = max(s.observed, ts)
-			id := SegmentID(ts, s.segmentInterval)
+			id := storeapi.SegmentID(ts, s.segmentInterval)
 			if id < s.minLiveSegment() {
 				continue
 			}

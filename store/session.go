@@ -17,16 +17,6 @@ import (
 // Segments are chosen by the session end. The changelog key of a session store is the same bytes.
 const sessionSuffixLen = 16
 
-// SessionStoreKey returns the session store (and changelog) key: key ‖ int64 end ‖ int64 start.
-// Java: SessionKeySchema.toBinary.
-func SessionStoreKey(key []byte, start, end int64) []byte {
-	out := make([]byte, len(key)+sessionSuffixLen)
-	copy(out, key)
-	binary.BigEndian.PutUint64(out[len(key):], uint64(end))
-	binary.BigEndian.PutUint64(out[len(key)+8:], uint64(start))
-	return out
-}
-
 // splitSessionStoreKey splits a session store key into key bytes (aliasing b), session start
 // and end (ms). Errors: [errShortStoreKey]. Java: SessionKeySchema.extractKeyBytes,
 // extractStartTimestamp, extractEndTimestamp.
@@ -122,7 +112,7 @@ func (s *sessionBytesStore) Segments() []int64 { return s.seg.eng.ids() }
 
 // Put implements SessionStore.Put.
 func (s *sessionBytesStore) Put(session serde.Windowed[[]byte], value []byte) error {
-	return s.seg.put(SessionStoreKey(session.Key, session.Window.Start, session.Window.End), value)
+	return s.seg.put(storeapi.SessionStoreKey(session.Key, session.Window.Start, session.Window.End), value)
 }
 
 // Remove implements SessionStore.Remove.
@@ -132,7 +122,7 @@ func (s *sessionBytesStore) Remove(session serde.Windowed[[]byte]) error {
 
 // FetchSession implements SessionStore.FetchSession.
 func (s *sessionBytesStore) FetchSession(key []byte, start, end int64) ([]byte, bool, error) {
-	return s.seg.get(SessionStoreKey(key, start, end))
+	return s.seg.get(storeapi.SessionStoreKey(key, start, end))
 }
 
 // FindSessions implements SessionStore.FindSessions.

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"maps"
 	"time"
 
@@ -15,15 +16,11 @@ import (
 // the window size. Java counterpart: IllegalArgumentException.
 var ErrInvalidStoreArgument = errors.New("store: invalid argument")
 
-// PebbleMetricsScope is the metrics scope of the Pebble engines' suppliers (Java: "rocksdb",
-// "rocksdb-window", "rocksdb-session").
-const PebbleMetricsScope = "pebble"
-
 type pebbleKeyValueSupplier struct{ name string }
 
 func (s pebbleKeyValueSupplier) Name() string            { return s.name }
 func (s pebbleKeyValueSupplier) Get() KeyValueBytesStore { return newPebbleKeyValueStore(s.name) }
-func (s pebbleKeyValueSupplier) MetricsScope() string    { return PebbleMetricsScope }
+func (s pebbleKeyValueSupplier) MetricsScope() string    { return storeapi.PebbleMetricsScope }
 
 // PersistentKeyValueStore returns a supplier of Pebble key-value engines named name.
 // Java: Stores.persistentKeyValueStore(name).
@@ -86,7 +83,7 @@ func (s windowSupplier) RetainDuplicates() bool   { return s.dups }
 func (s windowSupplier) RetentionPeriod() int64   { return s.retention }
 func (s windowSupplier) MetricsScope() string {
 	if s.persistent {
-		return PebbleMetricsScope
+		return storeapi.PebbleMetricsScope
 	}
 	return "in-memory"
 }
@@ -108,7 +105,7 @@ func (s sessionSupplier) SegmentIntervalMs() int64 { return s.seg }
 func (s sessionSupplier) RetentionPeriod() int64   { return s.retention }
 func (s sessionSupplier) MetricsScope() string {
 	if s.persistent {
-		return PebbleMetricsScope
+		return storeapi.PebbleMetricsScope
 	}
 	return "in-memory"
 }

@@ -36,7 +36,7 @@ func (s versionedSupplier) HistoryRetentionMs() int64 { return s.retention }
 func (s versionedSupplier) SegmentIntervalMs() int64 { return s.segment }
 func (s versionedSupplier) MetricsScope() string {
 	if s.persistent {
-		return PebbleMetricsScope
+		return storeapi.PebbleMetricsScope
 	}
 	return "in-memory"
 }

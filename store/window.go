@@ -23,16 +23,6 @@ const windowSuffixLen = 12
 // fixed-size suffix (12 bytes for windows, 16 for sessions).
 var errShortStoreKey = errors.New("store: store key shorter than its timestamp suffix")
 
-// WindowStoreKey returns the window store (and changelog) key of key, windowStart (ms) and
-// seqnum: key ‖ int64 windowStart ‖ int32 seqnum, big-endian. Java: WindowKeySchema.toStoreKeyBinary.
-func WindowStoreKey(key []byte, windowStart int64, seqnum int32) []byte {
-	out := make([]byte, len(key)+windowSuffixLen)
-	copy(out, key)
-	binary.BigEndian.PutUint64(out[len(key):], uint64(windowStart))
-	binary.BigEndian.PutUint32(out[len(key)+8:], uint32(seqnum))
-	return out
-}
-
 // splitWindowStoreKey splits a window store key into key bytes (aliasing b), window start (ms)
 // and seqnum. Errors: [errShortStoreKey]. Java: WindowKeySchema.extractStoreKeyBytes,
 // extractStoreTimestamp, extractStoreSequence.
@@ -142,12 +132,12 @@ func (w *windowBytesStore) Put(key, value []byte, windowStart int64) error {
 	if w.retainDuplicates {
 		w.seqnum = (w.seqnum + 1) & math.MaxInt32
 	}
-	return w.seg.put(WindowStoreKey(key, windowStart, w.seqnum), value)
+	return w.seg.put(storeapi.WindowStoreKey(key, windowStart, w.seqnum), value)
 }
 
 // Fetch implements WindowStore.Fetch.
 func (w *windowBytesStore) Fetch(key []byte, windowStart int64) ([]byte, bool, error) {
-	return w.seg.get(WindowStoreKey(key, windowStart, w.seqnum))
+	return w.seg.get(storeapi.WindowStoreKey(key, windowStart, w.seqnum))
 }
 
 // FetchTimeRange implements WindowStore.FetchTimeRange.
@@ -165,8 +155,8 @@ func (w *windowBytesStore) fetchKey(key []byte, timeFrom, timeTo int64, forward 
 	if timeTo < from {
 		return emptyIterator[int64, []byte]()
 	}
-	lower := WindowStoreKey(key, from, 0)
-	upper := WindowStoreKey(key, timeTo, math.MaxInt32)
+	lower := storeapi.WindowStoreKey(key, from, 0)
+	upper := storeapi.WindowStoreKey(key, timeTo, math.MaxInt32)
 	it := w.seg.fetch(from, timeTo, lower, upper, forward, func(sk []byte) bool {
 		k, ts, _, err := splitWindowStoreKey(sk)
 		return err == nil && bytes.Equal(k, key) && ts >= from && ts <= timeTo

@@ -58,7 +58,7 @@ func (w *windowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []by
 	timeTo := q.timeTo
 	if q.single {
 		key := q.keyFrom
-		lower, upper := WindowStoreKey(key, from, 0), WindowStoreKey(key, timeTo, math.MaxInt32)
+		lower, upper := storeapi.WindowStoreKey(key, from, 0), storeapi.WindowStoreKey(key, timeTo, math.MaxInt32)
 		return w.seg.scan(from, timeTo, lower, upper, !q.reverse, q.after, func(sk []byte) bool {
 			k, ts, _, err := splitWindowStoreKey(sk)
 			return err == nil && bytes.Equal(k, key) && ts >= from && ts <= timeTo
@@ -107,7 +107,7 @@ func (s *segmentedBytesStore) scan(segFrom, segTo int64, lower, upper []byte, fo
 	}
 	si.paged = true
 	if after != nil {
-		si.after, si.afterSeg = bytes.Clone(after), SegmentID(s.segTime(after), s.segmentInterval)
+		si.after, si.afterSeg = bytes.Clone(after), storeapi.SegmentID(s.segTime(after), s.segmentInterval)
 		si.ids = slices.DeleteFunc(si.ids, func(id int64) bool {
 			return forward && id < si.afterSeg || !forward && id > si.afterSeg
 		})

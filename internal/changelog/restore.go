@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/processor"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // Task is what restore needs of a task; *internal/task.Task implements it.
@@ -459,7 +458,7 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 			}
 			v := rec.Value
 			if timestamped {
-				v = store.ToTimestampedValue(v, rec.Timestamp)
+				v = storeapi.ToTimestampedValue(v, rec.Timestamp)
 			}
 			batch = append(batch, processor.RestoreRecord{Key: rec.Key, Value: v, Timestamp: rec.Timestamp,
 				Partition: tp.Partition, Offset: rec.Offset, Headers: rec.Headers})

@@ -439,10 +439,19 @@ func (g *windowGetter) Get(key any) (*ValueAndTimestamp, error) {
 
 func (g *windowGetter) Close() {}
 
+// retainedFetcher is implemented by the timestamped window stores of package store's
+// TimestampedWindowStoreBuilder over its in-memory and Pebble engines.
+type retainedFetcher interface {
+	// FetchAllRetained iterates every window with max(timeFrom, observed stream time -
+	// retention) <= start <= timeTo (ms, inclusive). Java: the fetchAll of the time-ordered
+	// window store that emit-on-close aggregations use.
+	FetchAllRetained(timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[any], *ValueAndTimestamp]
+}
+
 // fetchAllRetained reads the windows with start in [lower, upper] as Java's time-ordered store
 // does (no read-side retention filter) when the store supports it.
 func fetchAllRetained(st WindowStore, lower, upper int64) store.KeyValueIterator[serde.Windowed[any], *ValueAndTimestamp] {
-	if f, ok := st.(store.RetainedFetcher[any, any]); ok {
+	if f, ok := st.(retainedFetcher); ok {
 		return f.FetchAllRetained(lower, upper)
 	}
 	return st.FetchAll(lower, upper)

@@ -56,16 +56,16 @@ func unwrapAny[V any](x *store.ValueAndTimestamp[any]) (V, error) {
 
 // ReadOnlyKeyValue views s with keys K and plain values V.
 func ReadOnlyKeyValue[K, V any](s processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool) {
-	if kv, ok := store.QueryView[K, V](s); ok {
+	if kv, ok := queryView[K, V](s); ok {
 		return kv, true
 	}
-	if ts, ok := store.QueryView[K, *store.ValueAndTimestamp[V]](s); ok {
+	if ts, ok := queryView[K, *store.ValueAndTimestamp[V]](s); ok {
 		return readSame[K](ts, unwrap[V]), true
 	}
-	if u, ok := store.QueryView[any, *store.ValueAndTimestamp[any]](s); ok {
+	if u, ok := queryView[any, *store.ValueAndTimestamp[any]](s); ok {
 		return ReadKV[K](u, unwrapAny[V]), true
 	}
-	if u, ok := store.QueryView[any, any](s); ok {
+	if u, ok := queryView[any, any](s); ok {
 		return ReadKV[K](u, PlainTo[V]), true
 	}
 	// Values of an interface type (any) from a typed store of keys K: its values boxed.
@@ -81,10 +81,10 @@ func ReadOnlyKeyValue[K, V any](s processor.StateStore) (store.ReadOnlyKeyValueS
 
 // ReadOnlyTimestampedKeyValue views s with keys K and values *store.ValueAndTimestamp[V].
 func ReadOnlyTimestampedKeyValue[K, V any](s processor.StateStore) (store.ReadOnlyKeyValueStore[K, *store.ValueAndTimestamp[V]], bool) {
-	if ts, ok := store.QueryView[K, *store.ValueAndTimestamp[V]](s); ok {
+	if ts, ok := queryView[K, *store.ValueAndTimestamp[V]](s); ok {
 		return ts, true
 	}
-	if u, ok := store.QueryView[any, *store.ValueAndTimestamp[any]](s); ok {
+	if u, ok := queryView[any, *store.ValueAndTimestamp[any]](s); ok {
 		return ReadKV[K](u, TimestampedTo[V]), true
 	}
 	return nil, false
@@ -236,4 +236,19 @@ func (r *sameKeyWindow[K, X, Y]) ScanWindows(s storeapi.WindowScan[K]) (storeapi
 		return nil, false
 	}
 	return rawIterOf(it, same[serdeWindowed[K]], r.to), true
+}
+
+// queryView returns the read-only view of st for interactive queries from goroutines other than
+// the one running st's task: st's own QueryView when it has one (typed stores: reads never fill
+// the record cache, so they cannot evict or flush), else st itself. ok is false when st is not a
+// store.ReadOnlyKeyValueStore[K, V]. Java counterpart: the stores handed out by
+// KafkaStreams.store (reads from non-stream threads do not populate the cache).
+func queryView[K, V any](st processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool) {
+	if q, ok := st.(interface {
+		QueryView() store.ReadOnlyKeyValueStore[K, V]
+	}); ok {
+		return q.QueryView(), true
+	}
+	ro, ok := st.(store.ReadOnlyKeyValueStore[K, V])
+	return ro, ok
 }
