@@ -7,4 +7,3 @@ import "errors"
 // a timestamp extractor class in default.timestamp.extractor (kstreams.ConfigFromProperties and
 // the test driver's properties).
 var ErrUnknownClass = errors.New("unknown Java class")
-
