@@ -1,9 +1,9 @@
 package integration_test
 
 import (
-	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"context"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"sync/atomic"
 	"testing"
 	"time"

@@ -23,7 +23,6 @@ import (
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // windowedCountTopology counts words per one-minute window (grace one day) into the default
@@ -173,7 +172,7 @@ func checkWindowedRestart(t *testing.T, b kafkatest.Broker, guarantee kstreams.P
 			if !bytes.Equal(wk, storeapi.WindowStoreKey(key, start, 0)) || seq != 0 {
 				t.Fatalf("window store key %x: not key ‖ int64 start ‖ int32 seqnum 0", wk)
 			}
-			if want := storeapi.SegmentID(start, store.DefaultSegmentInterval(24*3_600_000+60_000)); seg != want {
+			if want := storeapi.SegmentID(start, storeapi.DefaultSegmentInterval(24*3_600_000+60_000)); seg != want {
 				t.Errorf("window %s@%d in segment %d, want %d", key, start, seg, want)
 			}
 			ts, count := int64(binary.BigEndian.Uint64(v[:8])), int64(binary.BigEndian.Uint64(v[8:]))

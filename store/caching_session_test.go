@@ -16,8 +16,8 @@ func TestCachingSessionStore(t *testing.T) {
 		new  func() SessionBytesStore
 		seg  int64
 	}{
-		{"in-memory", func() SessionBytesStore { return newInMemorySessionStore("s", 100_000) }, DefaultSegmentInterval(100_000)},
-		{"pebble", func() SessionBytesStore { return newPebbleSessionStore("s", 100_000, 0) }, DefaultSegmentInterval(100_000)},
+		{"in-memory", func() SessionBytesStore { return newInMemorySessionStore("s", 100_000) }, storeapi.DefaultSegmentInterval(100_000)},
+		{"pebble", func() SessionBytesStore { return newPebbleSessionStore("s", 100_000, 0) }, storeapi.DefaultSegmentInterval(100_000)},
 	} {
 		t.Run(eng.name, func(t *testing.T) {
 			ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, cache: cache.New(10 << 20), rc: rcOf("in", 0, 0)}

@@ -17,7 +17,7 @@ var cachingWindowEngines = []struct {
 	new  func() WindowBytesStore
 	seg  int64
 }{
-	{"in-memory", func() WindowBytesStore { return newInMemoryWindowStore("w", 100_000, 10, false) }, DefaultSegmentInterval(100_000)},
+	{"in-memory", func() WindowBytesStore { return newInMemoryWindowStore("w", 100_000, 10, false) }, storeapi.DefaultSegmentInterval(100_000)},
 	{"pebble", func() WindowBytesStore { return newPebbleWindowStore("w", 100_000, 60_000, 10, false) }, 60_000},
 }
 

@@ -431,8 +431,8 @@ func TestStoreKeyLayouts(t *testing.T) {
 	if _, _, _, err := splitSessionStoreKey([]byte{1}); err == nil {
 		t.Fatal("short session key: no error")
 	}
-	if DefaultSegmentInterval(86_400_000) != 43_200_000 || DefaultSegmentInterval(1000) != 60_000 {
-		t.Fatal("DefaultSegmentInterval")
+	if storeapi.DefaultSegmentInterval(86_400_000) != 43_200_000 || storeapi.DefaultSegmentInterval(1000) != 60_000 {
+		t.Fatal("storeapi.DefaultSegmentInterval")
 	}
 	if segmentName("store", 3, 60_000) != "store.180000" {
 		t.Fatal(segmentName("store", 3, 60_000))

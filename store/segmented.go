@@ -14,16 +14,6 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// MinSegmentInterval is the smallest default segment interval of a segmented (window or
-// session) store: 60 000 ms. Java: Stores.persistentWindowStore uses max(retention / 2, 60 000).
-const MinSegmentInterval int64 = 60_000
-
-// DefaultSegmentInterval returns Java's default segment interval for a retention period (ms):
-// max(retention / 2, 60 000).
-func DefaultSegmentInterval(retentionMs int64) int64 {
-	return max(retentionMs/2, MinSegmentInterval)
-}
-
 // segmentName returns Java's name of a segment: "<store>.<segmentId * segmentInterval>".
 // Java: AbstractSegments.segmentName.
 func segmentName(store string, segmentID, segmentInterval int64) string {

@@ -208,14 +208,14 @@ var (
 
 // newInMemorySessionStore returns a closed in-memory session engine with retention in ms.
 func newInMemorySessionStore(name string, retention int64) *inMemorySessionStore {
-	return &inMemorySessionStore{newSessionBytesStore(name, retention, DefaultSegmentInterval(retention), newMemSegments())}
+	return &inMemorySessionStore{newSessionBytesStore(name, retention, storeapi.DefaultSegmentInterval(retention), newMemSegments())}
 }
 
 // newPebbleSessionStore returns a closed Pebble session engine; segmentInterval <= 0 means
-// [DefaultSegmentInterval](retention).
+// [storeapi.DefaultSegmentInterval](retention).
 func newPebbleSessionStore(name string, retention, segmentInterval int64) *pebbleSessionStore {
 	if segmentInterval <= 0 {
-		segmentInterval = DefaultSegmentInterval(retention)
+		segmentInterval = storeapi.DefaultSegmentInterval(retention)
 	}
 	eng := newPebbleSegments()
 	return &pebbleSessionStore{

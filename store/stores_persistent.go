@@ -138,7 +138,7 @@ func (StoresFactory) PersistentWindowStore(name string, retentionPeriod, windowS
 	if err != nil {
 		return nil, err
 	}
-	return windowSupplier{name: name, retention: r, size: w, seg: DefaultSegmentInterval(r), dups: retainDuplicates, persistent: true}, nil
+	return windowSupplier{name: name, retention: r, size: w, seg: storeapi.DefaultSegmentInterval(r), dups: retainDuplicates, persistent: true}, nil
 }
 
 // PersistentTimestampedWindowStore returns the same supplier as PersistentWindowStore; the
@@ -154,7 +154,7 @@ func (StoresFactory) InMemoryWindowStore(name string, retentionPeriod, windowSiz
 	if err != nil {
 		return nil, err
 	}
-	return windowSupplier{name: name, retention: r, size: w, seg: DefaultSegmentInterval(r), dups: retainDuplicates}, nil
+	return windowSupplier{name: name, retention: r, size: w, seg: storeapi.DefaultSegmentInterval(r), dups: retainDuplicates}, nil
 }
 
 // PersistentSessionStore returns a supplier of Pebble session engines (segment interval
@@ -165,7 +165,7 @@ func (StoresFactory) PersistentSessionStore(name string, retentionPeriod time.Du
 	if r < 0 {
 		return nil, fmt.Errorf("%w: retentionPeriod cannot be negative", ErrInvalidStoreArgument)
 	}
-	return sessionSupplier{name: name, retention: r, seg: DefaultSegmentInterval(r), persistent: true}, nil
+	return sessionSupplier{name: name, retention: r, seg: storeapi.DefaultSegmentInterval(r), persistent: true}, nil
 }
 
 // InMemorySessionStore returns a supplier of in-memory session engines. Errors: negative
@@ -175,7 +175,7 @@ func (StoresFactory) InMemorySessionStore(name string, retentionPeriod time.Dura
 	if r < 0 {
 		return nil, fmt.Errorf("%w: retentionPeriod cannot be negative", ErrInvalidStoreArgument)
 	}
-	return sessionSupplier{name: name, retention: r, seg: DefaultSegmentInterval(r)}, nil
+	return sessionSupplier{name: name, retention: r, seg: storeapi.DefaultSegmentInterval(r)}, nil
 }
 
 // builderOptions are the logging and caching switches every builder has.

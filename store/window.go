@@ -277,14 +277,14 @@ var (
 // newInMemoryWindowStore returns a closed in-memory window engine. retention and windowSize
 // are in ms; duplicates are kept with increasing seqnums when retainDuplicates is set.
 func newInMemoryWindowStore(name string, retention, windowSize int64, retainDuplicates bool) *inMemoryWindowStore {
-	return &inMemoryWindowStore{newWindowBytesStore(name, retention, DefaultSegmentInterval(retention), windowSize, retainDuplicates, newMemSegments())}
+	return &inMemoryWindowStore{newWindowBytesStore(name, retention, storeapi.DefaultSegmentInterval(retention), windowSize, retainDuplicates, newMemSegments())}
 }
 
 // newPebbleWindowStore returns a closed Pebble window engine; segmentInterval <= 0 means
-// [DefaultSegmentInterval](retention).
+// [storeapi.DefaultSegmentInterval](retention).
 func newPebbleWindowStore(name string, retention, segmentInterval, windowSize int64, retainDuplicates bool) *pebbleWindowStore {
 	if segmentInterval <= 0 {
-		segmentInterval = DefaultSegmentInterval(retention)
+		segmentInterval = storeapi.DefaultSegmentInterval(retention)
 	}
 	eng := newPebbleSegments()
 	return &pebbleWindowStore{
