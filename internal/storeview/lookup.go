@@ -51,7 +51,7 @@ func unwrapAny[V any](x *store.ValueAndTimestamp[any]) (V, error) {
 }
 
 // The read-only views of interactive queries. Key-value stores are read through their query
-// view (store.QueryView: reads never fill the record cache). Each returns false when s cannot
+// view (queryView: reads never fill the record cache). Each returns false when s cannot
 // be viewed so; the types of a DSL store must have been checked with CheckDeclared first.
 
 // ReadOnlyKeyValue views s with keys K and plain values V.
