@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"reflect"
 	"slices"
@@ -241,10 +242,10 @@ func (c *compositeKV[K, V]) Get(key K) (V, bool, error) {
 
 // concat is the view's iterator of scan: each task's store in turn, in chunks (chunkIter),
 // or with open when the store cannot scan.
-func (c *compositeKV[K, V]) concat(scan store.Scan[K], open func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
+func (c *compositeKV[K, V]) concat(scan storeapi.Scan[K], open func(store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V]) store.KeyValueIterator[K, V] {
 	ss, err := c.stores()
-	return newChunkIter(c.name, ss, err, false, func(kv store.ReadOnlyKeyValueStore[K, V], after []byte) (store.RawKeyIterator[K, V], bool) {
-		sc, ok := kv.(store.Scanner[K, V])
+	return newChunkIter(c.name, ss, err, false, func(kv store.ReadOnlyKeyValueStore[K, V], after []byte) (storeapi.RawKeyIterator[K, V], bool) {
+		sc, ok := kv.(storeapi.Scanner[K, V])
 		if !ok {
 			return nil, false
 		}
@@ -257,13 +258,13 @@ func (c *compositeKV[K, V]) concat(scan store.Scan[K], open func(store.ReadOnlyK
 // Range implements store.ReadOnlyKeyValueStore (each store's range in turn, as Java's
 // composite store).
 func (c *compositeKV[K, V]) Range(from, to K) store.KeyValueIterator[K, V] {
-	return c.concat(store.Scan[K]{Kind: store.ScanRange, From: from, To: to},
+	return c.concat(storeapi.Scan[K]{Kind: storeapi.ScanRange, From: from, To: to},
 		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.Range(from, to) })
 }
 
 // ReverseRange implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) ReverseRange(from, to K) store.KeyValueIterator[K, V] {
-	return c.concat(store.Scan[K]{Kind: store.ScanRange, From: from, To: to, Reverse: true},
+	return c.concat(storeapi.Scan[K]{Kind: storeapi.ScanRange, From: from, To: to, Reverse: true},
 		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] {
 			return s.ReverseRange(from, to)
 		})
@@ -271,19 +272,19 @@ func (c *compositeKV[K, V]) ReverseRange(from, to K) store.KeyValueIterator[K, V
 
 // All implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) All() store.KeyValueIterator[K, V] {
-	return c.concat(store.Scan[K]{Kind: store.ScanAll},
+	return c.concat(storeapi.Scan[K]{Kind: storeapi.ScanAll},
 		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.All() })
 }
 
 // ReverseAll implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) ReverseAll() store.KeyValueIterator[K, V] {
-	return c.concat(store.Scan[K]{Kind: store.ScanAll, Reverse: true},
+	return c.concat(storeapi.Scan[K]{Kind: storeapi.ScanAll, Reverse: true},
 		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.ReverseAll() })
 }
 
 // PrefixScan implements store.ReadOnlyKeyValueStore.
 func (c *compositeKV[K, V]) PrefixScan(prefix []byte) store.KeyValueIterator[K, V] {
-	return c.concat(store.Scan[K]{Kind: store.ScanPrefix, Prefix: prefix},
+	return c.concat(storeapi.Scan[K]{Kind: storeapi.ScanPrefix, Prefix: prefix},
 		func(s store.ReadOnlyKeyValueStore[K, V]) store.KeyValueIterator[K, V] { return s.PrefixScan(prefix) })
 }
 
@@ -315,7 +316,7 @@ type chunkReader[KK, V any] func(after []byte, buf []store.KeyValue[KK, V]) (out
 // its plain iteration, read whole instead; firstOnly stops after the first task with entries
 // (a key's lookups: a key lives in one task); err is the lookup's error, if any.
 func newChunkIter[S, KK, V any](name string, ts []taskView[S], err error, firstOnly bool,
-	scan func(s S, after []byte) (store.RawKeyIterator[KK, V], bool), open func(S) store.KeyValueIterator[KK, V]) *chunkIter[KK, V] {
+	scan func(s S, after []byte) (storeapi.RawKeyIterator[KK, V], bool), open func(S) store.KeyValueIterator[KK, V]) *chunkIter[KK, V] {
 	it := &chunkIter[KK, V]{err: err, pos: -1, firstOnly: firstOnly}
 	for _, t := range ts {
 		it.tasks = append(it.tasks, chunked(name, t, scan, open))
@@ -326,7 +327,7 @@ func newChunkIter[S, KK, V any](name string, ts []taskView[S], err error, firstO
 // chunked is the chunkReader of task t: each chunk is up to queryChunk entries of a fresh
 // scan resumed after the last raw key read, read while the owning stream thread leaves the
 // store alone; a store that cannot scan is read whole, under one lock.
-func chunked[S, KK, V any](name string, t taskView[S], scan func(s S, after []byte) (store.RawKeyIterator[KK, V], bool), open func(S) store.KeyValueIterator[KK, V]) chunkReader[KK, V] {
+func chunked[S, KK, V any](name string, t taskView[S], scan func(s S, after []byte) (storeapi.RawKeyIterator[KK, V], bool), open func(S) store.KeyValueIterator[KK, V]) chunkReader[KK, V] {
 	return func(after []byte, buf []store.KeyValue[KK, V]) (out []store.KeyValue[KK, V], next []byte, err error) {
 		out = buf
 		rerr := t.read(name, func(s S) {
@@ -357,7 +358,7 @@ func chunked[S, KK, V any](name string, t taskView[S], scan func(s S, after []by
 // of queryChunk entries (chunkReader), so that neither a large store nor a slow reader holds
 // memory or the stream thread: the entries of one task come in the store's order, each once,
 // and an entry written between two chunks is seen when the scan has not passed it (see
-// store.Scan and store.WindowScan). A store that cannot resume a scan (a custom store type) is
+// storeapi.Scan and storeapi.WindowScan). A store that cannot resume a scan (a custom store type) is
 // read whole, under one lock.
 type chunkIter[KK, V any] struct {
 	tasks     []chunkReader[KK, V]

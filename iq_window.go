@@ -3,6 +3,7 @@ package kstreams
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"math"
 	"reflect"
@@ -26,7 +27,7 @@ import (
 // the task holding the key; the range and all-key fetches (FetchKeyRange, FetchAll, All and
 // their Backward forms) give each local task's entries in turn, tasks by id, each task's in
 // the store's order. As the key-value views' iterators (see KeyValueStore), these read each
-// task's store in chunks of a few hundred entries (store.WindowScan), each chunk while its
+// task's store in chunks of a few hundred entries (storeapi.WindowScan), each chunk while its
 // stream thread keeps off the store (at most a processing batch or a cache flush), and hold
 // one chunk in memory, never the store, whatever its size and engine; the stream threads keep
 // processing between chunks. A task's entries come in the store's order, each once, and an
@@ -221,8 +222,8 @@ type windowView[K, V any] = store.ReadOnlyWindowStore[K, V]
 
 // scanWindows is the scan of a window view resumed after a raw key; false when the view
 // cannot scan.
-func scanWindows[K, V any](s windowView[K, V], scan store.WindowScan[K], after []byte) (store.RawKeyIterator[serde.Windowed[K], V], bool) {
-	sc, ok := s.(store.WindowScanner[K, V])
+func scanWindows[K, V any](s windowView[K, V], scan storeapi.WindowScan[K], after []byte) (storeapi.RawKeyIterator[serde.Windowed[K], V], bool) {
+	sc, ok := s.(storeapi.WindowScanner[K, V])
 	if !ok {
 		return nil, false
 	}
@@ -230,11 +231,11 @@ func scanWindows[K, V any](s windowView[K, V], scan store.WindowScan[K], after [
 	return sc.ScanWindows(scan)
 }
 
-// times is the iterator of a key's windows (scan of kind store.WindowScanKey, or open when
+// times is the iterator of a key's windows (scan of kind storeapi.WindowScanKey, or open when
 // the store cannot scan): the first task with entries, in chunks, keyed by window start.
-func (c *compositeWindow[K, V]) times(scan store.WindowScan[K], open func(windowView[K, V]) store.KeyValueIterator[int64, V]) store.KeyValueIterator[int64, V] {
+func (c *compositeWindow[K, V]) times(scan storeapi.WindowScan[K], open func(windowView[K, V]) store.KeyValueIterator[int64, V]) store.KeyValueIterator[int64, V] {
 	ts, err := c.stores()
-	return newChunkIter(c.l.name, ts, err, true, func(s windowView[K, V], after []byte) (store.RawKeyIterator[int64, V], bool) {
+	return newChunkIter(c.l.name, ts, err, true, func(s windowView[K, V], after []byte) (storeapi.RawKeyIterator[int64, V], bool) {
 		it, ok := scanWindows(s, scan, after)
 		if !ok {
 			return nil, false
@@ -245,16 +246,16 @@ func (c *compositeWindow[K, V]) times(scan store.WindowScan[K], open func(window
 
 // windowed is the iterator of a range or all-key scan (or open when the store cannot scan):
 // every task in turn, in chunks.
-func (c *compositeWindow[K, V]) windowed(scan store.WindowScan[K], open func(windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V]) store.KeyValueIterator[serde.Windowed[K], V] {
+func (c *compositeWindow[K, V]) windowed(scan storeapi.WindowScan[K], open func(windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V]) store.KeyValueIterator[serde.Windowed[K], V] {
 	ts, err := c.stores()
-	return newChunkIter(c.l.name, ts, err, false, func(s windowView[K, V], after []byte) (store.RawKeyIterator[serde.Windowed[K], V], bool) {
+	return newChunkIter(c.l.name, ts, err, false, func(s windowView[K, V], after []byte) (storeapi.RawKeyIterator[serde.Windowed[K], V], bool) {
 		return scanWindows(s, scan, after)
 	}, open)
 }
 
 // startKeys is a window scan's iterator keyed by window start (FetchTimeRange's keys).
 type startKeys[K, V any] struct {
-	store.RawKeyIterator[serde.Windowed[K], V]
+	storeapi.RawKeyIterator[serde.Windowed[K], V]
 }
 
 func (s *startKeys[K, V]) Key() int64 { return s.RawKeyIterator.Key().Window.Start }
@@ -272,14 +273,14 @@ func (c *compositeWindow[K, V]) Fetch(key K, windowStart int64) (V, bool, error)
 // FetchTimeRange implements store.ReadOnlyWindowStore: the key's windows starting in
 // [timeFrom, timeTo], by start. Java: fetch(key, timeFrom, timeTo).
 func (c *compositeWindow[K, V]) FetchTimeRange(key K, timeFrom, timeTo int64) store.KeyValueIterator[int64, V] {
-	return c.times(store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: timeFrom, TimeTo: timeTo}, func(s windowView[K, V]) store.KeyValueIterator[int64, V] {
+	return c.times(storeapi.WindowScan[K]{Kind: storeapi.WindowScanKey, Key: key, TimeFrom: timeFrom, TimeTo: timeTo}, func(s windowView[K, V]) store.KeyValueIterator[int64, V] {
 		return s.FetchTimeRange(key, timeFrom, timeTo)
 	})
 }
 
 // BackwardFetchTimeRange implements store.ReadOnlyWindowStore. Java: backwardFetch(key, from, to).
 func (c *compositeWindow[K, V]) BackwardFetchTimeRange(key K, timeFrom, timeTo int64) store.KeyValueIterator[int64, V] {
-	return c.times(store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: timeFrom, TimeTo: timeTo, Reverse: true}, func(s windowView[K, V]) store.KeyValueIterator[int64, V] {
+	return c.times(storeapi.WindowScan[K]{Kind: storeapi.WindowScanKey, Key: key, TimeFrom: timeFrom, TimeTo: timeTo, Reverse: true}, func(s windowView[K, V]) store.KeyValueIterator[int64, V] {
 		return s.BackwardFetchTimeRange(key, timeFrom, timeTo)
 	})
 }
@@ -287,7 +288,7 @@ func (c *compositeWindow[K, V]) BackwardFetchTimeRange(key K, timeFrom, timeTo i
 // FetchKeyRange implements store.ReadOnlyWindowStore: the windows of keyFrom..keyTo starting
 // in [timeFrom, timeTo]. Java: fetch(keyFrom, keyTo, timeFrom, timeTo).
 func (c *compositeWindow[K, V]) FetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: timeFrom, TimeTo: timeTo}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.windowed(storeapi.WindowScan[K]{Kind: storeapi.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: timeFrom, TimeTo: timeTo}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FetchKeyRange(keyFrom, keyTo, timeFrom, timeTo)
 	})
 }
@@ -295,34 +296,34 @@ func (c *compositeWindow[K, V]) FetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo
 // BackwardFetchKeyRange implements store.ReadOnlyWindowStore. Java: backwardFetch(keyFrom,
 // keyTo, timeFrom, timeTo).
 func (c *compositeWindow[K, V]) BackwardFetchKeyRange(keyFrom, keyTo K, timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: timeFrom, TimeTo: timeTo, Reverse: true}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.windowed(storeapi.WindowScan[K]{Kind: storeapi.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: timeFrom, TimeTo: timeTo, Reverse: true}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFetchKeyRange(keyFrom, keyTo, timeFrom, timeTo)
 	})
 }
 
 // FetchAll implements store.ReadOnlyWindowStore: every window starting in [timeFrom, timeTo].
 func (c *compositeWindow[K, V]) FetchAll(timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanAll, TimeFrom: timeFrom, TimeTo: timeTo}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.windowed(storeapi.WindowScan[K]{Kind: storeapi.WindowScanAll, TimeFrom: timeFrom, TimeTo: timeTo}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FetchAll(timeFrom, timeTo)
 	})
 }
 
 // BackwardFetchAll implements store.ReadOnlyWindowStore.
 func (c *compositeWindow[K, V]) BackwardFetchAll(timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanAll, TimeFrom: timeFrom, TimeTo: timeTo, Reverse: true}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.windowed(storeapi.WindowScan[K]{Kind: storeapi.WindowScanAll, TimeFrom: timeFrom, TimeTo: timeTo, Reverse: true}, func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFetchAll(timeFrom, timeTo)
 	})
 }
 
 // All implements store.ReadOnlyWindowStore: every window.
 func (c *compositeWindow[K, V]) All() store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64},
+	return c.windowed(storeapi.WindowScan[K]{Kind: storeapi.WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64},
 		func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] { return s.All() })
 }
 
 // BackwardAll implements store.ReadOnlyWindowStore.
 func (c *compositeWindow[K, V]) BackwardAll() store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.windowed(store.WindowScan[K]{Kind: store.WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64, Reverse: true},
+	return c.windowed(storeapi.WindowScan[K]{Kind: storeapi.WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64, Reverse: true},
 		func(s windowView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] { return s.BackwardAll() })
 }
 
@@ -341,10 +342,10 @@ func (c *compositeSession[K, V]) stores() ([]taskView[store.ReadOnlySessionStore
 
 // sessions is the iterator of scan (or open when the store cannot scan), in chunks:
 // firstOnly stops after the first task with entries (the key's lookups).
-func (c *compositeSession[K, V]) sessions(firstOnly bool, scan store.WindowScan[K], open func(sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V]) store.KeyValueIterator[serde.Windowed[K], V] {
+func (c *compositeSession[K, V]) sessions(firstOnly bool, scan storeapi.WindowScan[K], open func(sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V]) store.KeyValueIterator[serde.Windowed[K], V] {
 	ts, err := c.stores()
-	return newChunkIter(c.l.name, ts, err, firstOnly, func(s sessionView[K, V], after []byte) (store.RawKeyIterator[serde.Windowed[K], V], bool) {
-		sc, ok := s.(store.SessionScanner[K, V])
+	return newChunkIter(c.l.name, ts, err, firstOnly, func(s sessionView[K, V], after []byte) (storeapi.RawKeyIterator[serde.Windowed[K], V], bool) {
+		sc, ok := s.(storeapi.SessionScanner[K, V])
 		if !ok {
 			return nil, false
 		}
@@ -371,41 +372,41 @@ func (c *compositeSession[K, V]) FetchSession(key K, sessionStart, sessionEnd in
 // earliestSessionEnd and starting at or before latestSessionStart. Java: findSessions(key,
 // earliestSessionEndTime, latestSessionStartTime).
 func (c *compositeSession[K, V]) FindSessions(key K, earliestSessionEnd, latestSessionStart int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(true, store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(true, storeapi.WindowScan[K]{Kind: storeapi.WindowScanKey, Key: key, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FindSessions(key, earliestSessionEnd, latestSessionStart)
 	})
 }
 
 // BackwardFindSessions implements store.ReadOnlySessionStore.
 func (c *compositeSession[K, V]) BackwardFindSessions(key K, earliestSessionEnd, latestSessionStart int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(true, store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(true, storeapi.WindowScan[K]{Kind: storeapi.WindowScanKey, Key: key, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFindSessions(key, earliestSessionEnd, latestSessionStart)
 	})
 }
 
 // FindSessionsRange implements store.ReadOnlySessionStore: FindSessions for keyFrom..keyTo.
 func (c *compositeSession[K, V]) FindSessionsRange(keyFrom, keyTo K, earliestSessionEnd, latestSessionStart int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(false, store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(false, storeapi.WindowScan[K]{Kind: storeapi.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FindSessionsRange(keyFrom, keyTo, earliestSessionEnd, latestSessionStart)
 	})
 }
 
 // BackwardFindSessionsRange implements store.ReadOnlySessionStore.
 func (c *compositeSession[K, V]) BackwardFindSessionsRange(keyFrom, keyTo K, earliestSessionEnd, latestSessionStart int64) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(false, store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(false, storeapi.WindowScan[K]{Kind: storeapi.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: earliestSessionEnd, TimeTo: latestSessionStart, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFindSessionsRange(keyFrom, keyTo, earliestSessionEnd, latestSessionStart)
 	})
 }
 
 // Fetch implements store.ReadOnlySessionStore: every session of key. Java: fetch(key).
 func (c *compositeSession[K, V]) Fetch(key K) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(true, store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: 0, TimeTo: math.MaxInt64},
+	return c.sessions(true, storeapi.WindowScan[K]{Kind: storeapi.WindowScanKey, Key: key, TimeFrom: 0, TimeTo: math.MaxInt64},
 		func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] { return s.Fetch(key) })
 }
 
 // BackwardFetch implements store.ReadOnlySessionStore.
 func (c *compositeSession[K, V]) BackwardFetch(key K) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(true, store.WindowScan[K]{Kind: store.WindowScanKey, Key: key, TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(true, storeapi.WindowScan[K]{Kind: storeapi.WindowScanKey, Key: key, TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFetch(key)
 	})
 }
@@ -413,14 +414,14 @@ func (c *compositeSession[K, V]) BackwardFetch(key K) store.KeyValueIterator[ser
 // FetchRange implements store.ReadOnlySessionStore: every session of keyFrom..keyTo. Java:
 // fetch(keyFrom, keyTo).
 func (c *compositeSession[K, V]) FetchRange(keyFrom, keyTo K) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(false, store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: 0, TimeTo: math.MaxInt64}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(false, storeapi.WindowScan[K]{Kind: storeapi.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: 0, TimeTo: math.MaxInt64}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.FetchRange(keyFrom, keyTo)
 	})
 }
 
 // BackwardFetchRange implements store.ReadOnlySessionStore.
 func (c *compositeSession[K, V]) BackwardFetchRange(keyFrom, keyTo K) store.KeyValueIterator[serde.Windowed[K], V] {
-	return c.sessions(false, store.WindowScan[K]{Kind: store.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
+	return c.sessions(false, storeapi.WindowScan[K]{Kind: storeapi.WindowScanRange, From: keyFrom, To: keyTo, TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: true}, func(s sessionView[K, V]) store.KeyValueIterator[serde.Windowed[K], V] {
 		return s.BackwardFetchRange(keyFrom, keyTo)
 	})
 }

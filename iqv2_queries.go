@@ -3,6 +3,7 @@ package kstreams
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 	"reflect"
 	"strings"
@@ -134,7 +135,7 @@ func rangeIter[K, V any](s store.ReadOnlyKeyValueStore[K, V], lower, upper *K, o
 	if !ok {
 		return plain(s)
 	}
-	return c.concat(store.Scan[K]{Kind: store.ScanRange, From: from, To: to, NoFrom: lower == nil, NoTo: upper == nil, Reverse: reverse}, plain)
+	return c.concat(storeapi.Scan[K]{Kind: storeapi.ScanRange, From: from, To: to, NoFrom: lower == nil, NoTo: upper == nil, Reverse: reverse}, plain)
 }
 
 func nillableType[T any]() bool {

@@ -1,13 +1,12 @@
 package kstreams
 
 import (
+	"github.com/kstreams-go/kstreams/internal/javaclass"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/props"
-	"github.com/kstreams-go/kstreams/processor"
-	"github.com/kstreams-go/kstreams/serde"
 )
 
 // ConfigFromProperties builds a Config from Java properties, named as in a Java application's
@@ -113,17 +112,17 @@ func ConfigFromProperties(properties map[string]string) (Config, error) {
 	}
 	var err error
 	if v, ok := get(props.DefaultKeySerdeConfig); ok {
-		if c.DefaultKeySerde, err = serde.ForJavaClass(v); err != nil {
+		if c.DefaultKeySerde, err = javaclass.Serde(v); err != nil {
 			return c, &ConfigError{Property: props.DefaultKeySerdeConfig, Value: v, Reason: err.Error()}
 		}
 	}
 	if v, ok := get(props.DefaultValueSerdeConfig); ok {
-		if c.DefaultValueSerde, err = serde.ForJavaClass(v); err != nil {
+		if c.DefaultValueSerde, err = javaclass.Serde(v); err != nil {
 			return c, &ConfigError{Property: props.DefaultValueSerdeConfig, Value: v, Reason: err.Error()}
 		}
 	}
 	if v, ok := get(props.DefaultTimestampExtractorConfig); ok {
-		if c.DefaultTimestampExtractor, err = processor.TimestampExtractorForJavaClass(v); err != nil {
+		if c.DefaultTimestampExtractor, err = javaclass.TimestampExtractor(v); err != nil {
 			return c, &ConfigError{Property: props.DefaultTimestampExtractorConfig, Value: v, Reason: err.Error()}
 		}
 	}

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,11 +32,11 @@ func (p *chainUpdater) Init(ctx processor.ProcessorContext[string, string]) erro
 	if p.second, err = processor.GetStateStore[store.KeyValueStore[string, string]](ctx, "Second"); err != nil {
 		return err
 	}
-	cs, ok := p.second.(store.CachedStateStore[string, string])
+	cs, ok := p.second.(storeapi.CachedStateStore[string, string])
 	if !ok {
 		return fmt.Errorf("store Second (%T) has no cache layer", p.second)
 	}
-	if !cs.SetFlushListener(func(r store.CacheFlushRecord[string, string]) error {
+	if !cs.SetFlushListener(func(r storeapi.CacheFlushRecord[string, string]) error {
 		return ctx.Forward(processor.NewRecord(r.Key, r.NewValue, r.Timestamp))
 	}, false) {
 		return fmt.Errorf("store Second: cache not active")
@@ -66,11 +67,11 @@ func (p *chainMirror) Init(ctx processor.ProcessorContext[string, string]) error
 	if p.first, err = processor.GetStateStore[store.KeyValueStore[string, string]](ctx, "First"); err != nil {
 		return err
 	}
-	cs, ok := p.first.(store.CachedStateStore[string, string])
+	cs, ok := p.first.(storeapi.CachedStateStore[string, string])
 	if !ok {
 		return fmt.Errorf("store First (%T) has no cache layer", p.first)
 	}
-	if !cs.SetFlushListener(func(r store.CacheFlushRecord[string, string]) error {
+	if !cs.SetFlushListener(func(r storeapi.CacheFlushRecord[string, string]) error {
 		return ctx.Forward(processor.NewRecord(r.Key, r.NewValue, r.Timestamp))
 	}, false) {
 		return fmt.Errorf("store First: cache not active")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -22,7 +23,6 @@ import (
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // windowedCountTopology counts words per one-minute window (grace one day) into the default
@@ -146,7 +146,7 @@ func checkWindowedRestart(t *testing.T, b kafkatest.Broker, guarantee kstreams.P
 	}
 
 	// The store's bytes in Pebble.
-	dirs, err := filepath.Glob(filepath.Join(stateDir, appID, "*", store.PebbleDirName, "windowed-counts"))
+	dirs, err := filepath.Glob(filepath.Join(stateDir, appID, "*", storeapi.PebbleDirName, "windowed-counts"))
 	if err != nil || len(dirs) != 2 {
 		t.Fatalf("Pebble window store directories %v (%v), want one per task of the 2 partitions", dirs, err)
 	}
@@ -169,10 +169,10 @@ func checkWindowedRestart(t *testing.T, b kafkatest.Broker, guarantee kstreams.P
 			seg := int64(binary.BigEndian.Uint64(k[1:9]) ^ (1 << 63))
 			wk := k[9:]
 			key, start, seq := wk[:len(wk)-12], int64(binary.BigEndian.Uint64(wk[len(wk)-12:])), binary.BigEndian.Uint32(wk[len(wk)-4:])
-			if !bytes.Equal(wk, store.WindowStoreKey(key, start, 0)) || seq != 0 {
+			if !bytes.Equal(wk, storeapi.WindowStoreKey(key, start, 0)) || seq != 0 {
 				t.Fatalf("window store key %x: not key ‖ int64 start ‖ int32 seqnum 0", wk)
 			}
-			if want := store.SegmentID(start, store.DefaultSegmentInterval(24*3_600_000+60_000)); seg != want {
+			if want := storeapi.SegmentID(start, storeapi.DefaultSegmentInterval(24*3_600_000+60_000)); seg != want {
 				t.Errorf("window %s@%d in segment %d, want %d", key, start, seg, want)
 			}
 			ts, count := int64(binary.BigEndian.Uint64(v[:8])), int64(binary.BigEndian.Uint64(v[8:]))

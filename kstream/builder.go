@@ -566,6 +566,21 @@ func dropTombstone(ctx processor.ProcessorContext[any, any]) error {
 	return nil
 }
 
+// untypedPartitioner adapts a typed partitioner to the engine's untyped records: a key or value
+// of another type fails the call with ErrRecordType (see cast).
+func untypedPartitioner[K, V any](p processor.StreamPartitioner[K, V]) processor.StreamPartitioner[any, any] {
+	if u, ok := any(p).(processor.StreamPartitioner[any, any]); ok {
+		return u
+	}
+	return processor.StreamPartitionerFunc[any, any](func(topic string, key, value any, n int32) ([]int32, bool, error) {
+		k, v, err := cast2[K, V](key, value)
+		if err != nil {
+			return nil, false, err
+		}
+		return p.Partitions(topic, k, v, n)
+	})
+}
+
 func cast2[K, V any](key, value any) (K, V, error) {
 	k, err := cast[K]("key", key)
 	if err != nil {

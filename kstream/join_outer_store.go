@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -38,7 +39,7 @@ func (s *outerJoinStore) Name() string { return s.name }
 
 func (s *outerJoinStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
 	if ctx != nil {
-		s.topic = store.ChangelogTopic(ctx.ApplicationID(), s.name)
+		s.topic = storeapi.ChangelogTopic(ctx.ApplicationID(), s.name)
 		if s.keySerde == nil {
 			s.keySerde = ctx.KeySerde()
 		}
@@ -278,7 +279,7 @@ func outerJoinSupplier(b *StreamsBuilder, name string, thisSupplier store.Window
 		switch thisSupplier.MetricsScope() {
 		case "in-memory":
 			return store.Stores.InMemoryKeyValueStore(name)
-		case store.PebbleMetricsScope:
+		case storeapi.PebbleMetricsScope:
 			return store.Stores.PersistentKeyValueStore(name)
 		}
 	}

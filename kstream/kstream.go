@@ -375,7 +375,7 @@ func (s KStream[K, V]) Repartition(repartitioned ...Repartitioned[K, V]) KStream
 	}
 	var part processor.StreamPartitioner[any, any]
 	if r.partitioner != nil {
-		part = processor.UntypedStreamPartitioner(r.partitioner)
+		part = untypedPartitioner(r.partitioner)
 	}
 	rp := s.impl().b.newRepartition(name, keySerde, valueSerde, part)
 	rp.partitions = r.numPartitions
@@ -421,7 +421,7 @@ func (s KStream[K, V]) to(topic string, extractor processor.TopicNameExtractor[K
 	}
 	var part processor.StreamPartitioner[any, any]
 	if p.partitioner != nil {
-		part = processor.UntypedStreamPartitioner(p.partitioner)
+		part = untypedPartitioner(p.partitioner)
 	} else {
 		part = windowedPartitioner(keySerde) // windowed keys partition by the base key (Java: WindowedStreamPartitioner)
 	}

@@ -114,9 +114,6 @@ type GlobalKTable[K, V any] struct {
 // QueryableStoreName returns the store name if the user named it, else "". Java: queryableStoreName().
 func (g GlobalKTable[K, V]) QueryableStoreName() string { return g.queryableName }
 
-// ValueGetterSupplier returns the getter supplier joins use to read the global table.
-func (g GlobalKTable[K, V]) ValueGetterSupplier() ktable.ValueGetterSupplier { return g.getter }
-
 // GlobalTable returns a global table reading topic, with consumed and materialized as for
 // [Table] (source name "<name>-source", processor "<name>"). Java: StreamsBuilder.globalTable.
 func GlobalTable[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K, V], materialized ...Materialized[K, V]) GlobalKTable[K, V] {

@@ -224,10 +224,10 @@ func (e EmitStrategy) OnWindowClose() bool { return e.onClose }
 
 // windowedPartitioner partitions windowed keys by their base key, so all windows of a key go
 // to one partition: (murmur2(base key bytes) & 0x7fffffff) % partitions. It is used by To when
-// no partitioner is given and the key serde is a windowed serde (serde.BaseKeySerializer).
+// no partitioner is given and the key serde is a windowed serde (baseKeySerializer).
 // Java: WindowedStreamPartitioner.
 func windowedPartitioner(keySerde serde.Serde[any]) processor.StreamPartitioner[any, any] {
-	bk, ok := keySerde.(serde.BaseKeySerializer)
+	bk, ok := keySerde.(baseKeySerializer)
 	if !ok {
 		return nil
 	}
@@ -272,4 +272,11 @@ func murmur2(data []byte) uint32 {
 	h *= m
 	h ^= h >> 15
 	return h
+}
+
+// baseKeySerializer is implemented by serde.Untyped of the windowed serdes (TimeWindowed,
+// SessionWindowed): SerializeBaseKey serializes only the key of data, a serde.Windowed of the
+// wrapped serde's key type, without the window. Java: WindowedSerializer.serializeBaseKey.
+type baseKeySerializer interface {
+	SerializeBaseKey(topic string, headers *serde.Headers, data any) ([]byte, error)
 }

@@ -190,9 +190,9 @@ func (c *fixedKeyContext[K, V]) ForwardTo(r FixedKeyRecord[K, V], child string) 
 	return c.ProcessorContext.ForwardTo(Record[any, any]{Key: untypedValue(r.key), Value: untypedValue(r.value), Timestamp: r.timestamp, Headers: r.headers}, child)
 }
 
-// UntypedDeserializer adapts a typed deserializer to serde.Deserializer[any] (typed nils
+// adaptDeserializer adapts a typed deserializer to serde.Deserializer[any] (typed nils
 // become nil). An untyped one is returned as is; nil gives nil.
-func UntypedDeserializer[T any](d serde.Deserializer[T]) serde.Deserializer[any] {
+func adaptDeserializer[T any](d serde.Deserializer[T]) serde.Deserializer[any] {
 	if untypedValue(d) == nil {
 		return nil
 	}
@@ -216,11 +216,11 @@ func (u untypedDeserializer[T]) Deserialize(topic string, h *serde.Headers, data
 // String names the wrapped deserializer.
 func (u untypedDeserializer[T]) String() string { return serde.Name(u.d) }
 
-// UntypedSerializer adapts a typed serializer to serde.Serializer[any]; a value of another
+// adaptSerializer adapts a typed serializer to serde.Serializer[any]; a value of another
 // type gives an error wrapping [ErrRecordTypeMismatch], nil is serialized as the zero value
 // (the engine never serializes a nil value itself). An untyped one is returned as is; nil
 // gives nil.
-func UntypedSerializer[T any](s serde.Serializer[T]) serde.Serializer[any] {
+func adaptSerializer[T any](s serde.Serializer[T]) serde.Serializer[any] {
 	if untypedValue(s) == nil {
 		return nil
 	}
@@ -244,8 +244,8 @@ func (u untypedSerializer[T]) Serialize(topic string, h *serde.Headers, data any
 // String names the wrapped serializer.
 func (u untypedSerializer[T]) String() string { return serde.Name(u.s) }
 
-// UntypedTopicNameExtractor adapts a typed extractor to TopicNameExtractor[any, any].
-func UntypedTopicNameExtractor[K, V any](e TopicNameExtractor[K, V]) TopicNameExtractor[any, any] {
+// adaptTopicNameExtractor adapts a typed extractor to TopicNameExtractor[any, any].
+func adaptTopicNameExtractor[K, V any](e TopicNameExtractor[K, V]) TopicNameExtractor[any, any] {
 	if untypedValue(e) == nil {
 		return nil
 	}
@@ -261,8 +261,8 @@ func UntypedTopicNameExtractor[K, V any](e TopicNameExtractor[K, V]) TopicNameEx
 	})
 }
 
-// UntypedStreamPartitioner adapts a typed partitioner to StreamPartitioner[any, any].
-func UntypedStreamPartitioner[K, V any](p StreamPartitioner[K, V]) StreamPartitioner[any, any] {
+// adaptStreamPartitioner adapts a typed partitioner to StreamPartitioner[any, any].
+func adaptStreamPartitioner[K, V any](p StreamPartitioner[K, V]) StreamPartitioner[any, any] {
 	if untypedValue(p) == nil {
 		return nil
 	}

@@ -125,38 +125,6 @@ func TestUntypedFixedKeyAdapter(t *testing.T) {
 	}
 }
 
-func TestUntypedSerdeAdapters(t *testing.T) {
-	ser := processor.UntypedSerializer[string](serde.String())
-	b, err := ser.Serialize("t", nil, "hé")
-	if err != nil || string(b) != "hé" {
-		t.Fatalf("%q %v", b, err)
-	}
-	if _, err := ser.Serialize("t", nil, 5); !errors.Is(err, processor.ErrRecordTypeMismatch) {
-		t.Fatalf("mismatch: %v", err)
-	}
-	de := processor.UntypedDeserializer[int64](serde.Long())
-	v, err := de.Deserialize("t", nil, []byte{0, 0, 0, 0, 0, 0, 1, 0})
-	if err != nil || v != int64(256) {
-		t.Fatalf("%v %v", v, err)
-	}
-	if processor.UntypedDeserializer[int64](nil) != nil || processor.UntypedSerializer[string](nil) != nil {
-		t.Fatal("nil in, nil out")
-	}
-	part := processor.UntypedStreamPartitioner(processor.StreamPartitionerFunc[string, int64](
-		func(topic string, k string, v int64, n int32) ([]int32, bool, error) {
-			return []int32{int32(len(k)) % n}, true, nil
-		}))
-	ps, ok, err := part.Partitions("t", "abc", int64(1), 2)
-	if err != nil || !ok || len(ps) != 1 || ps[0] != 1 {
-		t.Fatalf("%v %v %v", ps, ok, err)
-	}
-	ex := processor.UntypedTopicNameExtractor(processor.TopicNameExtractor[string, string](keyTopicExtractor{}))
-	topic, err := ex.Extract("k", nil, processor.RecordContext{})
-	if err != nil || topic != "papi-sinks-key-k" {
-		t.Fatalf("%q %v", topic, err)
-	}
-}
-
 // NewSupplier takes its type parameters from the function: they are written once.
 func TestNewSupplierInfersTypes(t *testing.T) {
 	topo := processor.NewTopology()

@@ -3,7 +3,6 @@ package processor
 import (
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/kstreams-go/kstreams/serde"
@@ -121,34 +120,4 @@ func (e WallclockTimestampExtractor) Extract(ConsumerRecord, int64) (int64, erro
 		now = e.Now
 	}
 	return now().UnixMilli(), nil
-}
-
-// JavaTimestampExtractorPrefix is the package of the Java class names [TimestampExtractorForJavaClass]
-// understands.
-const JavaTimestampExtractorPrefix = "org.apache.kafka.streams.processor."
-
-// TimestampExtractorForJavaClass returns the extractor named by a Java class name, as Java
-// properties give it in default.timestamp.extractor: org.apache.kafka.streams.processor.X for
-// X in FailOnInvalidTimestamp, LogAndSkipOnInvalidTimestamp, UsePartitionTimeOnInvalidTimestamp
-// and WallclockTimestampExtractor (surrounding spaces are ignored). Any other name returns an
-// error wrapping serde.ErrUnknownClass that lists the names understood. Java: the class
-// StreamsConfig.defaultTimestampExtractor loads.
-func TimestampExtractorForJavaClass(className string) (TimestampExtractor, error) {
-	simple, ok := strings.CutPrefix(strings.TrimSpace(className), JavaTimestampExtractorPrefix)
-	if !ok {
-		simple = ""
-	}
-	switch simple {
-	case "FailOnInvalidTimestamp":
-		return FailOnInvalidTimestamp{}, nil
-	case "LogAndSkipOnInvalidTimestamp":
-		return LogAndSkipOnInvalidTimestamp{}, nil
-	case "UsePartitionTimeOnInvalidTimestamp":
-		return UsePartitionTimeOnInvalidTimestamp{}, nil
-	case "WallclockTimestampExtractor":
-		return WallclockTimestampExtractor{}, nil
-	}
-	return nil, fmt.Errorf("%w: timestamp extractor class %q; known: %sX for X in FailOnInvalidTimestamp, "+
-		"LogAndSkipOnInvalidTimestamp, UsePartitionTimeOnInvalidTimestamp, WallclockTimestampExtractor", serde.ErrUnknownClass,
-		className, JavaTimestampExtractorPrefix)
 }

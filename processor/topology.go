@@ -176,12 +176,12 @@ func WithOffsetReset(r AutoOffsetReset) SourceOption {
 
 // WithKeyDeserializer sets the source's key deserializer (default: default.key.serde).
 func WithKeyDeserializer[K any](d serde.Deserializer[K]) SourceOption {
-	return func(o *sourceOptions) { o.keyDeser = UntypedDeserializer(d) }
+	return func(o *sourceOptions) { o.keyDeser = adaptDeserializer(d) }
 }
 
 // WithValueDeserializer sets the source's value deserializer (default: default.value.serde).
 func WithValueDeserializer[V any](d serde.Deserializer[V]) SourceOption {
-	return func(o *sourceOptions) { o.valueDeser = UntypedDeserializer(d) }
+	return func(o *sourceOptions) { o.valueDeser = adaptDeserializer(d) }
 }
 
 func (r AutoOffsetReset) check(source string) error {
@@ -314,18 +314,18 @@ type sinkOptions struct {
 
 // WithKeySerializer sets the sink's key serializer (default: default.key.serde).
 func WithKeySerializer[K any](s serde.Serializer[K]) SinkOption {
-	return func(o *sinkOptions) { o.keySer = UntypedSerializer(s) }
+	return func(o *sinkOptions) { o.keySer = adaptSerializer(s) }
 }
 
 // WithValueSerializer sets the sink's value serializer (default: default.value.serde).
 func WithValueSerializer[V any](s serde.Serializer[V]) SinkOption {
-	return func(o *sinkOptions) { o.valueSer = UntypedSerializer(s) }
+	return func(o *sinkOptions) { o.valueSer = adaptSerializer(s) }
 }
 
 // WithStreamPartitioner sets the sink's partitioner (default: murmur2 of the serialized key,
 // as Java's producer).
 func WithStreamPartitioner[K, V any](p StreamPartitioner[K, V]) SinkOption {
-	return func(o *sinkOptions) { o.partitioner = UntypedStreamPartitioner(p) }
+	return func(o *sinkOptions) { o.partitioner = adaptStreamPartitioner(p) }
 }
 
 func applySink(opts []SinkOption) sinkOptions {
@@ -362,7 +362,7 @@ func (t *Topology) AddDynamicSink[K, V any](name string, extractor TopicNameExtr
 		return topoErr(ErrNilArgument, "sink %s: topic name extractor must not be nil", name)
 	}
 	o := applySink(opts)
-	return t.b.AddSink(name, "", UntypedTopicNameExtractor(extractor), describeValue(extractor),
+	return t.b.AddSink(name, "", adaptTopicNameExtractor(extractor), describeValue(extractor),
 		nilIfNil(o.keySer), nilIfNil(o.valueSer), nilIfNil(o.partitioner), parents...)
 }
 
@@ -421,8 +421,8 @@ func (t *Topology) AddGlobalStore[KIn, VIn, KOut, VOut any](builder StoreBuilder
 	if untypedValue(builder) != nil {
 		sb = builder
 	}
-	return t.b.AddGlobalStore(sb, sourceName, nilIfNil(o.extractor), nilIfNil(UntypedDeserializer(keyDeserializer)),
-		nilIfNil(UntypedDeserializer(valueDeserializer)), topic, processorName, UntypedProcessorSupplier(processorName, supplier), true)
+	return t.b.AddGlobalStore(sb, sourceName, nilIfNil(o.extractor), nilIfNil(adaptDeserializer(keyDeserializer)),
+		nilIfNil(adaptDeserializer(valueDeserializer)), topic, processorName, UntypedProcessorSupplier(processorName, supplier), true)
 }
 
 // Describe returns the description of the topology: its sub-topologies (numbered as Java
@@ -467,6 +467,6 @@ func (t *Topology) AddReadOnlyStateStore[KIn, VIn, KOut, VOut any](builder Store
 	if untypedValue(builder) != nil {
 		sb = builder
 	}
-	return t.b.AddReadOnlyStore(sb, sourceName, nilIfNil(o.extractor), nilIfNil(UntypedDeserializer(keyDeserializer)),
-		nilIfNil(UntypedDeserializer(valueDeserializer)), topic, processorName, UntypedProcessorSupplier(processorName, supplier))
+	return t.b.AddReadOnlyStore(sb, sourceName, nilIfNil(o.extractor), nilIfNil(adaptDeserializer(keyDeserializer)),
+		nilIfNil(adaptDeserializer(valueDeserializer)), topic, processorName, UntypedProcessorSupplier(processorName, supplier))
 }

@@ -110,9 +110,9 @@ func (s shortSerde) Deserialize(topic string, _ *Headers, data []byte) (int16, e
 	return int16(binary.BigEndian.Uint16(data)), nil
 }
 
-// JavaNaN64 is the bit pattern Java's Double.doubleToLongBits gives every NaN
+// javaNaN64 is the bit pattern Java's Double.doubleToLongBits gives every NaN
 // and hence the bytes DoubleSerializer writes for any NaN.
-const JavaNaN64 uint64 = 0x7ff8000000000000
+const javaNaN64 uint64 = 0x7ff8000000000000
 
 // Double returns the serde of float64 (Java: DoubleSerializer/
 // DoubleDeserializer). Layout: the IEEE 754 binary64 bits, 8 bytes
@@ -131,7 +131,7 @@ func (doubleSerde) FixedSize() int { return 8 }
 func (doubleSerde) Serialize(_ string, _ *Headers, data float64) ([]byte, error) {
 	bits := math.Float64bits(data)
 	if data != data {
-		bits = JavaNaN64
+		bits = javaNaN64
 	}
 	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), bits), nil
 }

@@ -163,7 +163,8 @@ func isNil[T any](v T) bool {
 // s, as does input that s reports as null through NullDecoder; otherwise it
 // returns s's value as any. FixedSizer and NullDecoder are forwarded, and
 // String is s's name; Untyped of TimeWindowed or SessionWindowed also
-// implements BaseKeySerializer. There is no Java counterpart; Java's serdes are
+// has SerializeBaseKey(topic, headers, data any), data a Windowed[K] of the
+// wrapped serde's K (else an *Error wrapping ErrWrongType). There is no Java counterpart; Java's serdes are
 // already untyped at run time.
 func Untyped[T any](s Serde[T]) Serde[any] {
 	if u, ok := s.(*typedOf[T]); ok {
@@ -175,8 +176,7 @@ func Untyped[T any](s Serde[T]) Serde[any] {
 	return &untyped[T]{s: s}
 }
 
-// untypedWindowed is Untyped of a windowed serde: it also implements
-// BaseKeySerializer.
+// untypedWindowed is Untyped of a windowed serde: it also has SerializeBaseKey.
 type untypedWindowed[T any] struct{ untyped[T] }
 
 func (u *untypedWindowed[T]) SerializeBaseKey(topic string, headers *Headers, data any) ([]byte, error) {

@@ -32,24 +32,6 @@ func (w Windowed[K]) String() string {
 		strconv.FormatInt(w.Window.End, 10) + "]"
 }
 
-// WindowedSerializer is implemented by the windowed key serdes
-// (TimeWindowed, SessionWindowed) and by Untyped of them (then with K =
-// any). SerializeBaseKey serializes only the key, without the window: Java's
-// WindowedStreamPartitioner hashes those bytes, so all windows of a key go to
-// one partition (Java: org.apache.kafka.streams.kstream.internals.WindowedSerializer).
-type WindowedSerializer[K any] interface {
-	Serializer[Windowed[K]]
-	// SerializeBaseKey returns the inner serde's bytes for data.Key.
-	SerializeBaseKey(topic string, headers *Headers, data Windowed[K]) ([]byte, error)
-}
-
-// BaseKeySerializer is the untyped form of WindowedSerializer that Untyped
-// of a windowed serde implements: data must be a Windowed[K] of the wrapped
-// serde's K (else an *Error wrapping ErrWrongType).
-type BaseKeySerializer interface {
-	SerializeBaseKey(topic string, headers *Headers, data any) ([]byte, error)
-}
-
 // serializeBaseKeyAny is the hook Untyped uses to forward SerializeBaseKey.
 type baseKeyAny interface {
 	serializeBaseKeyAny(topic string, headers *Headers, data any) ([]byte, error)
@@ -100,7 +82,10 @@ func baseKeyOfAny[K any](name string, inner Serde[K], topic string, headers *Hea
 // Java's Long.MAX_VALUE ms (its default when no size is configured), which
 // makes every End math.MaxInt64.
 //
-// The result also implements WindowedSerializer[K].
+// The result also has SerializeBaseKey(topic, headers, data Windowed[K]), the inner serde's
+// bytes for data.Key without the window: Java's WindowedStreamPartitioner hashes those bytes,
+// so that all windows of a key go to one partition (the DSL's windowed sinks and repartitions
+// do; Java: org.apache.kafka.streams.kstream.internals.WindowedSerializer).
 func TimeWindowed[K any](inner Serde[K], windowSize time.Duration) Serde[Windowed[K]] {
 	ms := windowSize.Milliseconds()
 	if windowSize == math.MaxInt64 {
@@ -184,7 +169,10 @@ func (s *timeWindowed[K]) Deserialize(topic string, headers *Headers, data []byt
 // wrapping ErrInvalidWindow (Java's SessionWindow rules; End == Start is
 // valid).
 //
-// The result also implements WindowedSerializer[K].
+// The result also has SerializeBaseKey(topic, headers, data Windowed[K]), the inner serde's
+// bytes for data.Key without the window: Java's WindowedStreamPartitioner hashes those bytes,
+// so that all windows of a key go to one partition (the DSL's windowed sinks and repartitions
+// do; Java: org.apache.kafka.streams.kstream.internals.WindowedSerializer).
 func SessionWindowed[K any](inner Serde[K]) Serde[Windowed[K]] {
 	return &sessionWindowed[K]{inner: inner, name: "SessionWindowed<" + Name(inner) + ">"}
 }

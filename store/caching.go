@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
 	"github.com/kstreams-go/kstreams/internal/metrics"
@@ -10,80 +11,12 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// CacheContext is implemented by the StateStoreContext of an engine that runs a record cache
-// (the task engine in internal/task, used by the test driver and the runtime). A caching store
-// layer looks for it at Init; with a context that does not implement it, or whose Cache is nil
-// (caching switched off for the instance: statestore.cache.max.bytes=0), the layer passes every
-// operation straight to the store below and [CachedStateStore.SetFlushListener] reports false.
-// The caching layer sets a cached entry's record context (see [RecordContextAccess]) while it
-// writes the entry below and calls the flush listener, then restores the previous one.
-// Java counterpart: InternalProcessorContext.cache(), recordContext() and setRecordContext().
-type CacheContext interface {
-	RecordContextAccess
-	// Cache returns the record cache shared by the tasks of the stream thread (of the test
-	// driver), or nil when caching is off.
-	Cache() *cache.ThreadCache
-}
-
-// CacheFlushRecord is what a cache flush listener receives for one flushed entry: the entry's
-// key, its new value and (when old values are sent) the value the store below the cache held
-// before the flush, with the timestamp, headers and origin of the write that put the entry in
-// the cache. Java counterpart: the Record<K, Change<V>> handed to a CacheFlushListener, with the
-// ProcessorRecordContext the caching store restores while calling it.
-type CacheFlushRecord[K, V any] struct {
-	// Key is the entry's key.
-	Key K
-	// NewValue is the flushed value; the zero V (nil for pointer types) when HasNewValue is
-	// false, i.e. the entry is a delete (Java: a null newValue).
-	NewValue V
-	// HasNewValue reports whether NewValue is present.
-	HasNewValue bool
-	// OldValue is the value the store below the cache held for Key before this flush; the zero V
-	// when HasOldValue is false: the key was absent, or old values are not sent (Java: null).
-	OldValue V
-	// HasOldValue reports whether OldValue is present.
-	HasOldValue bool
-	// Timestamp is the timestamp (ms) of the record being processed when the entry was written.
-	Timestamp int64
-	// Headers are the headers of that record.
-	Headers serde.Headers
-	// Topic, Partition and Offset are the origin of that record ("", -1, -1 when it was written
-	// in a punctuator).
-	Topic     string
-	Partition int32
-	Offset    int64
-}
-
-// CacheFlushListener is called for every entry a caching store flushes (on commit) or evicts
-// while it is dirty, after the entry was written to the store below the cache (and so to the
-// changelog). It runs with the engine's record context set to the entry's (see
-// [CacheFlushRecord]); a returned error aborts the flush and is returned by the operation that
-// caused it (Put, Get, Flush, ...). Java counterpart:
-// org.apache.kafka.streams.state.internals.CacheFlushListener.
-type CacheFlushListener[K, V any] func(rec CacheFlushRecord[K, V]) error
-
-// CachedStateStore is implemented by stores that can have a record cache layer: the typed
-// [meteredKeyValueStore] (over any bytes store) and [cachingKeyValueStore] itself (K and V
-// []byte). Java counterpart: org.apache.kafka.streams.state.internals.CachedStateStore.
-type CachedStateStore[K, V any] interface {
-	// SetFlushListener makes l receive the entries the cache flushes and reports whether the
-	// store has an active cache. When it reports false, l is never called: the caller must
-	// forward its updates itself (Java's TimestampedTupleForwarder). With sendOldValues the
-	// listener also gets the old value read from the store below the cache.
-	SetFlushListener(l CacheFlushListener[K, V], sendOldValues bool) bool
-	// FlushCache flushes the cache only (dirty entries are written below and handed to the
-	// listener), not the store below. Java: flushCache().
-	FlushCache() error
-	// ClearCache drops the cached entries without flushing them. Java: clearCache().
-	ClearCache() error
-}
-
 // adaptFlushListener turns a typed listener into a bytes-level one for the store below a typed
 // layer: keys and present values are decoded with key and value (nil bytes are never decoded:
 // they leave the zero value and a false Has flag). A decoding error is returned from the flush.
-func adaptFlushListener[K, V any](l CacheFlushListener[K, V], key func([]byte) (K, error), value func([]byte) (V, error)) CacheFlushListener[[]byte, []byte] {
-	return func(r CacheFlushRecord[[]byte, []byte]) error {
-		out := CacheFlushRecord[K, V]{HasNewValue: r.HasNewValue, HasOldValue: r.HasOldValue, Timestamp: r.Timestamp,
+func adaptFlushListener[K, V any](l storeapi.CacheFlushListener[K, V], key func([]byte) (K, error), value func([]byte) (V, error)) storeapi.CacheFlushListener[[]byte, []byte] {
+	return func(r storeapi.CacheFlushRecord[[]byte, []byte]) error {
+		out := storeapi.CacheFlushRecord[K, V]{HasNewValue: r.HasNewValue, HasOldValue: r.HasOldValue, Timestamp: r.Timestamp,
 			Headers: r.Headers, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 		var err error
 		if out.Key, err = key(r.Key); err != nil {
@@ -110,24 +43,24 @@ func adaptFlushListener[K, V any](l CacheFlushListener[K, V], key func([]byte) (
 // evict); ranges merge the cache with the store below. When the cache flushes (commit, Flush,
 // FlushCache, Close) or evicts a dirty entry, the dirty entries are written below (and so logged)
 // in the order of their last write, and handed to the flush listener, each with the record
-// context of its write restored. Without a cache (see [CacheContext]) every operation passes
+// context of its write restored. Without a cache (see [storeapi.CacheContext]) every operation passes
 // straight through. It is not safe for concurrent use.
 // Java counterpart: org.apache.kafka.streams.state.internals.cachingKeyValueStore.
 type cachingKeyValueStore struct {
 	inner KeyValueBytesStore
-	ctx   CacheContext
+	ctx   storeapi.CacheContext
 	cacheSlot
-	listener      CacheFlushListener[[]byte, []byte]
+	listener      storeapi.CacheFlushListener[[]byte, []byte]
 	sendOldValues bool
 	// sensors record the cache's hit ratio at DEBUG (nil: not recorded).
 	sensors *metrics.StoreOps
 }
 
 var (
-	_ KeyValueBytesStore                      = (*cachingKeyValueStore)(nil)
-	_ CachedStateStore[[]byte, []byte]        = (*cachingKeyValueStore)(nil)
-	_ CachedStateStore[string, int32]         = (*meteredKeyValueStore[string, int32])(nil)
-	_ interface{ Inner() KeyValueBytesStore } = (*cachingKeyValueStore)(nil)
+	_ KeyValueBytesStore                        = (*cachingKeyValueStore)(nil)
+	_ storeapi.CachedStateStore[[]byte, []byte] = (*cachingKeyValueStore)(nil)
+	_ storeapi.CachedStateStore[string, int32]  = (*meteredKeyValueStore[string, int32])(nil)
+	_ interface{ Inner() KeyValueBytesStore }   = (*cachingKeyValueStore)(nil)
 )
 
 // newCachingKeyValueStore wraps inner (the change-logging layer, or the engine) with a record
@@ -155,7 +88,7 @@ func (c *cachingKeyValueStore) Caching() bool { return c.cache != nil }
 // Init picks up the context's cache, if any, registers this store's named cache
 // "<task id>-<store name>" with its flush handler, then initialises the store below with root.
 func (c *cachingKeyValueStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if cc, ok := ctx.(CacheContext); ok && cc.Cache() != nil {
+	if cc, ok := ctx.(storeapi.CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
 		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
@@ -166,7 +99,7 @@ func (c *cachingKeyValueStore) Init(ctx processor.StateStoreContext, root proces
 
 // SetFlushListener sets the bytes-level flush listener; it reports whether the store has an
 // active cache (false: the listener will never be called).
-func (c *cachingKeyValueStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
+func (c *cachingKeyValueStore) SetFlushListener(l storeapi.CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
 	c.listener, c.sendOldValues = l, sendOldValues
 	return c.cache != nil
 }
@@ -205,7 +138,7 @@ func (c *cachingKeyValueStore) flushEntry(e cache.DirtyEntry) error {
 	if err := c.inner.Put(e.Key, e.NewValue); err != nil {
 		return err
 	}
-	rec := CacheFlushRecord[[]byte, []byte]{Key: e.Key, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
+	rec := storeapi.CacheFlushRecord[[]byte, []byte]{Key: e.Key, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
 		Timestamp: rc.Timestamp, Headers: rc.Headers, Topic: rc.Topic, Partition: rc.Partition, Offset: rc.Offset}
 	if c.sendOldValues && old != nil {
 		rec.OldValue, rec.HasOldValue = old, true
@@ -625,8 +558,8 @@ func (m *mergedCacheIterator) Close() error {
 // SetFlushListener registers l (typed: keys and values deserialized with the store's serdes) on
 // the caching layer below, if there is one, and reports whether that layer has an active cache.
 // Java: MeteredKeyValueStore.setFlushListener.
-func (m *meteredKeyValueStore[K, V]) SetFlushListener(l CacheFlushListener[K, V], sendOldValues bool) bool {
-	cs, ok := m.inner.(CachedStateStore[[]byte, []byte])
+func (m *meteredKeyValueStore[K, V]) SetFlushListener(l storeapi.CacheFlushListener[K, V], sendOldValues bool) bool {
+	cs, ok := m.inner.(storeapi.CachedStateStore[[]byte, []byte])
 	if !ok {
 		return false
 	}
@@ -646,7 +579,7 @@ func (m *meteredKeyValueStore[K, V]) SetFlushListener(l CacheFlushListener[K, V]
 
 // FlushCache flushes the caching layer below, if any. Java: flushCache().
 func (m *meteredKeyValueStore[K, V]) FlushCache() error {
-	if cs, ok := m.inner.(CachedStateStore[[]byte, []byte]); ok {
+	if cs, ok := m.inner.(storeapi.CachedStateStore[[]byte, []byte]); ok {
 		return cs.FlushCache()
 	}
 	return nil
@@ -654,7 +587,7 @@ func (m *meteredKeyValueStore[K, V]) FlushCache() error {
 
 // ClearCache clears the caching layer below, if any, without flushing. Java: clearCache().
 func (m *meteredKeyValueStore[K, V]) ClearCache() error {
-	if cs, ok := m.inner.(CachedStateStore[[]byte, []byte]); ok {
+	if cs, ok := m.inner.(storeapi.CachedStateStore[[]byte, []byte]); ok {
 		return cs.ClearCache()
 	}
 	return nil
@@ -753,19 +686,4 @@ func (m *meteredKeyValueStore[K, V]) QueryView() ReadOnlyKeyValueStore[K, V] {
 	return &meteredKeyValueStore[K, V]{inner: readOnlyBytes{KeyValueBytesStore: m.inner, view: q.QueryView()},
 		keySerde: m.keySerde, valueSerde: m.valueSerde, topic: m.topic, keyNillable: m.keyNillable,
 		valueNillable: m.valueNillable}
-}
-
-// QueryView returns the read-only view of st for interactive queries from goroutines other than
-// the one running st's task: st's own QueryView when it has one (typed stores: reads never fill
-// the record cache, so they cannot evict or flush), else st itself. ok is false when st is not a
-// ReadOnlyKeyValueStore[K, V]. Java counterpart: the stores handed out by KafkaStreams.store
-// (reads from non-stream threads do not populate the cache).
-func QueryView[K, V any](st processor.StateStore) (ReadOnlyKeyValueStore[K, V], bool) {
-	if q, ok := st.(interface {
-		QueryView() ReadOnlyKeyValueStore[K, V]
-	}); ok {
-		return q.QueryView(), true
-	}
-	ro, ok := st.(ReadOnlyKeyValueStore[K, V])
-	return ro, ok
 }

@@ -3,12 +3,13 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
 )
 
-// The caching layers' scans (WindowScan): the cached entries of the scan's range, read a page
+// The caching layers' scans (storeapi.WindowScan): the cached entries of the scan's range, read a page
 // at a time from one cache range over all its segments (cache keys are segment id ‖ store key,
 // so that range is in the scan's order) and filtered as the plain fetches filter them, merged
 // with the store below's own scan. A resumed scan starts both sides strictly after the
@@ -89,8 +90,8 @@ func (c *cachingWindowStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []
 	var from, to []byte
 	switch {
 	case q.single:
-		from = c.cacheKey(WindowStoreKey(q.keyFrom, max(0, q.timeFrom), 0))
-		to = c.cacheKey(WindowStoreKey(q.keyFrom, q.timeTo, math.MaxInt32))
+		from = c.cacheKey(storeapi.WindowStoreKey(q.keyFrom, max(0, q.timeFrom), 0))
+		to = c.cacheKey(storeapi.WindowStoreKey(q.keyFrom, q.timeTo, math.MaxInt32))
 	default:
 		if q.keyFrom != nil {
 			from = c.cacheKey(windowLowerRange(q.keyFrom))
@@ -123,8 +124,8 @@ func (c *cachingSessionStore) scanSessions(q segScan) (KeyValueIterator[[]byte, 
 	switch {
 	case q.single:
 		keyTo = keyFrom
-		from = c.cacheKey(SessionStoreKey(keyFrom, 0, max(0, q.timeFrom)))
-		to = c.cacheKey(SessionStoreKey(keyFrom, q.timeTo, math.MaxInt64))
+		from = c.cacheKey(storeapi.SessionStoreKey(keyFrom, 0, max(0, q.timeFrom)))
+		to = c.cacheKey(storeapi.SessionStoreKey(keyFrom, q.timeTo, math.MaxInt64))
 	default:
 		if keyFrom != nil {
 			from = c.cacheKey(sessionLowerRange(keyFrom))

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
@@ -18,21 +19,21 @@ import (
 // as Java's merged session iterator does (per segment when the store below is persistent and one
 // key is searched). Flushes and evictions write the entries below (a tombstone removes the
 // session) and hand them to the flush listener with the session store key as key. Without a
-// cache (see [CacheContext]) it passes everything through.
+// cache (see [storeapi.CacheContext]) it passes everything through.
 // Java counterpart: org.apache.kafka.streams.state.internals.cachingSessionStore.
 type cachingSessionStore struct {
 	inner           SessionBytesStore
 	segmentInterval int64
-	ctx             CacheContext
+	ctx             storeapi.CacheContext
 	cacheSlot
-	listener      CacheFlushListener[[]byte, []byte]
+	listener      storeapi.CacheFlushListener[[]byte, []byte]
 	sendOldValues bool
 	maxObserved   int64 // largest session end put (it determines the segment)
 }
 
 var (
-	_ SessionBytesStore                = (*cachingSessionStore)(nil)
-	_ CachedStateStore[[]byte, []byte] = (*cachingSessionStore)(nil)
+	_ SessionBytesStore                         = (*cachingSessionStore)(nil)
+	_ storeapi.CachedStateStore[[]byte, []byte] = (*cachingSessionStore)(nil)
 )
 
 // newCachingSessionStore wraps inner with a record cache; segmentInterval (ms) is the store
@@ -57,7 +58,7 @@ func (c *cachingSessionStore) IsOpen() bool { return c.inner.IsOpen() }
 // Init picks up the context's cache, if any, registers the named cache "<task id>-<store>"
 // and initialises the store below.
 func (c *cachingSessionStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if cc, ok := ctx.(CacheContext); ok && cc.Cache() != nil {
+	if cc, ok := ctx.(storeapi.CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
 		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
@@ -67,7 +68,7 @@ func (c *cachingSessionStore) Init(ctx processor.StateStoreContext, root process
 
 // SetFlushListener sets the flush listener (keys are session store keys: key ‖ end ‖ start)
 // and reports whether the store has an active cache.
-func (c *cachingSessionStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
+func (c *cachingSessionStore) SetFlushListener(l storeapi.CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
 	c.listener, c.sendOldValues = l, sendOldValues
 	return c.cache != nil
 }
@@ -122,7 +123,7 @@ func (c *cachingSessionStore) flushEntry(e cache.DirtyEntry) error {
 	if err := c.inner.Put(session, e.NewValue); err != nil {
 		return err
 	}
-	rec := CacheFlushRecord[[]byte, []byte]{Key: storeKey, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
+	rec := storeapi.CacheFlushRecord[[]byte, []byte]{Key: storeKey, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
 		Timestamp: rc.Timestamp, Headers: rc.Headers, Topic: rc.Topic, Partition: rc.Partition, Offset: rc.Offset}
 	if c.sendOldValues && old != nil {
 		rec.OldValue, rec.HasOldValue = old, true
@@ -138,7 +139,7 @@ func (c *cachingSessionStore) Put(session serde.Windowed[[]byte], value []byte) 
 	if !c.IsOpen() {
 		return storeErr(c.Name(), "put", ErrStoreClosed)
 	}
-	storeKey := SessionStoreKey(session.Key, session.Window.Start, session.Window.End)
+	storeKey := storeapi.SessionStoreKey(session.Key, session.Window.Start, session.Window.End)
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
 	if err := c.cache.Put(c.namespace, c.cacheKey(storeKey), cache.NewEntry(bytes.Clone(value), rc, true)); err != nil {
@@ -165,7 +166,7 @@ func (c *cachingSessionStore) FetchSession(key []byte, start, end int64) ([]byte
 	if !c.IsOpen() {
 		return nil, false, storeErr(c.Name(), "fetchSession", ErrStoreClosed)
 	}
-	if e := c.cache.Get(c.namespace, c.cacheKey(SessionStoreKey(key, start, end))); e != nil {
+	if e := c.cache.Get(c.namespace, c.cacheKey(storeapi.SessionStoreKey(key, start, end))); e != nil {
 		return e.Value(), e.Value() != nil, nil
 	}
 	return c.inner.FetchSession(key, start, end)
@@ -237,8 +238,8 @@ func (c *cachingSessionStore) newSegmentCursor(key []byte, earliestEnd, latestSt
 		segmentLastTime: func(begin int64) int64 { return begin + c.segmentInterval - 1 },
 	}
 	s.keyRange = func(_, lowerTime, upperTime int64) (from, to []byte) {
-		return c.cacheKey(SessionStoreKey(key, 0, max(0, lowerTime))),
-			c.cacheKey(SessionStoreKey(key, min(latestStart, upperTime), upperTime))
+		return c.cacheKey(storeapi.SessionStoreKey(key, 0, max(0, lowerTime))),
+			c.cacheKey(storeapi.SessionStoreKey(key, min(latestStart, upperTime), upperTime))
 	}
 	if forward {
 		s.currentSegID = c.segmentID(earliestEnd)
@@ -259,7 +260,7 @@ func (c *cachingSessionStore) merge(cur cacheCursor, storeIt KeyValueIterator[se
 			if s := cmpInt64(int64(binary.BigEndian.Uint64(ck)), c.segmentID(sk.Window.End)); s != 0 {
 				return s
 			}
-			return bytes.Compare(ck[8:], SessionStoreKey(sk.Key, sk.Window.Start, sk.Window.End))
+			return bytes.Compare(ck[8:], storeapi.SessionStoreKey(sk.Key, sk.Window.Start, sk.Window.End))
 		},
 		fromKey: func(ck []byte) (serde.Windowed[[]byte], error) {
 			k, start, end, err := splitSessionStoreKey(ck[8:])
@@ -283,8 +284,8 @@ func (c *cachingSessionStore) findKey(key []byte, earliestEnd, latestStart int64
 	case c.inner.Persistent():
 		cur = c.newSegmentCursor(key, earliestEnd, latestStart, forward)
 	default:
-		from := c.cacheKey(SessionStoreKey(key, 0, max(0, earliestEnd)))
-		to := c.cacheKey(SessionStoreKey(key, latestStart, math.MaxInt64))
+		from := c.cacheKey(storeapi.SessionStoreKey(key, 0, max(0, earliestEnd)))
+		to := c.cacheKey(storeapi.SessionStoreKey(key, latestStart, math.MaxInt64))
 		if forward {
 			cur = c.cache.Range(c.namespace, from, to)
 		} else {
@@ -393,7 +394,7 @@ func (c *cachingSessionStore) Close() error { return c.closeThen(c.inner) }
 // decoded into a Windowed[K] with the session's start and end, the values with the store's
 // value serde. It reports whether that layer has an active cache.
 // Java: MeteredSessionStore.setFlushListener.
-func (m *meteredSessionStore[K, V]) SetFlushListener(l CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
+func (m *meteredSessionStore[K, V]) SetFlushListener(l storeapi.CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
 	cs, ok := m.inner.(*cachingSessionStore)
 	if !ok {
 		return false

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"strings"
 	"testing"
 
@@ -15,8 +16,8 @@ func TestCachingSessionStore(t *testing.T) {
 		new  func() SessionBytesStore
 		seg  int64
 	}{
-		{"in-memory", func() SessionBytesStore { return newInMemorySessionStore("s", 100_000) }, DefaultSegmentInterval(100_000)},
-		{"pebble", func() SessionBytesStore { return newPebbleSessionStore("s", 100_000, 0) }, DefaultSegmentInterval(100_000)},
+		{"in-memory", func() SessionBytesStore { return newInMemorySessionStore("s", 100_000) }, storeapi.DefaultSegmentInterval(100_000)},
+		{"pebble", func() SessionBytesStore { return newPebbleSessionStore("s", 100_000, 0) }, storeapi.DefaultSegmentInterval(100_000)},
 	} {
 		t.Run(eng.name, func(t *testing.T) {
 			ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, cache: cache.New(10 << 20), rc: rcOf("in", 0, 0)}
@@ -26,7 +27,7 @@ func TestCachingSessionStore(t *testing.T) {
 			}
 			defer c.Close()
 			var fwd []string
-			c.SetFlushListener(func(r CacheFlushRecord[[]byte, []byte]) error {
+			c.SetFlushListener(func(r storeapi.CacheFlushRecord[[]byte, []byte]) error {
 				k, start, end, err := splitSessionStoreKey(r.Key)
 				fwd = append(fwd, fmt.Sprintf("%s@%d-%d new=%s old=%s", k, start, end, str(r.NewValue), str(r.OldValue)))
 				return err

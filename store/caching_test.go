@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"slices"
 	"strings"
 	"testing"
@@ -64,8 +65,8 @@ func newCachingStore(t *testing.T, maxBytes int64) (*cachingKeyValueStore, *cach
 }
 
 // recordingListener logs every flushed record into ctx.events.
-func recordingListener(ctx *cacheContext) CacheFlushListener[[]byte, []byte] {
-	return func(r CacheFlushRecord[[]byte, []byte]) error {
+func recordingListener(ctx *cacheContext) storeapi.CacheFlushListener[[]byte, []byte] {
+	return func(r storeapi.CacheFlushRecord[[]byte, []byte]) error {
 		old := "-"
 		if r.HasOldValue {
 			old = string(r.OldValue)
@@ -357,9 +358,9 @@ func TestCachingTypedStoreFlushListener(t *testing.T) {
 	if err := kv.Init(ctx, kv); err != nil {
 		t.Fatal(err)
 	}
-	var got []CacheFlushRecord[string, int64]
-	cs := st.(CachedStateStore[string, int64])
-	if !cs.SetFlushListener(func(r CacheFlushRecord[string, int64]) error { got = append(got, r); return nil }, true) {
+	var got []storeapi.CacheFlushRecord[string, int64]
+	cs := st.(storeapi.CachedStateStore[string, int64])
+	if !cs.SetFlushListener(func(r storeapi.CacheFlushRecord[string, int64]) error { got = append(got, r); return nil }, true) {
 		t.Fatal("no cache")
 	}
 	if err := kv.Put("w", 1); err != nil {
@@ -377,7 +378,7 @@ func TestCachingTypedStoreFlushListener(t *testing.T) {
 	if err := kv.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	want := []CacheFlushRecord[string, int64]{
+	want := []storeapi.CacheFlushRecord[string, int64]{
 		{Key: "w", NewValue: 1, HasNewValue: true, Timestamp: 30, Topic: "in", Offset: 3},
 		{Key: "w", NewValue: 5, HasNewValue: true, OldValue: 1, HasOldValue: true, Timestamp: 30, Topic: "in", Offset: 3},
 	}
@@ -393,7 +394,7 @@ func TestCachingTypedStoreFlushListener(t *testing.T) {
 	}
 	// Plain stores without caching report false.
 	plain := Stores.KeyValueStoreBuilder(Stores.InMemoryKeyValueStore("P"), serde.String(), serde.Long()).BuildKeyValueStore()
-	if plain.(CachedStateStore[string, int64]).SetFlushListener(nil, false) {
+	if plain.(storeapi.CachedStateStore[string, int64]).SetFlushListener(nil, false) {
 		t.Fatal("a store without caching layer reported a cache")
 	}
 }
@@ -407,7 +408,7 @@ func TestCachingQueryView(t *testing.T) {
 	if err := kv.Init(ctx, kv); err != nil {
 		t.Fatal(err)
 	}
-	view, ok := QueryView[string, int64](kv)
+	view, ok := queryViewOf[string, int64](kv)
 	if !ok {
 		t.Fatal("no query view")
 	}
@@ -420,7 +421,7 @@ func TestCachingQueryView(t *testing.T) {
 	if err := kv.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	kv.(CachedStateStore[string, int64]).ClearCache()
+	kv.(storeapi.CachedStateStore[string, int64]).ClearCache()
 	before := ctx.cache.Size()
 	if v, ok, err := view.Get("a"); err != nil || !ok || v != 1 {
 		t.Fatalf("view.Get(a) from below = %d %v %v", v, ok, err)
@@ -455,4 +456,15 @@ func TestCachingQueryView(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// queryViewOf is st's QueryView (as internal/storeview reads it), else st itself.
+func queryViewOf[K, V any](st processor.StateStore) (ReadOnlyKeyValueStore[K, V], bool) {
+	if q, ok := st.(interface {
+		QueryView() ReadOnlyKeyValueStore[K, V]
+	}); ok {
+		return q.QueryView(), true
+	}
+	ro, ok := st.(ReadOnlyKeyValueStore[K, V])
+	return ro, ok
 }

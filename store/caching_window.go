@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
@@ -18,22 +19,22 @@ import (
 // never fills the cache); range fetches merge the cache with the store below as Java's merged
 // iterators do (per segment when the store below is persistent, one cache range otherwise).
 // Flushes and evictions write the entries below and hand them to the flush listener with the
-// window store key as key. Without a cache (see [CacheContext]) it passes everything through.
+// window store key as key. Without a cache (see [storeapi.CacheContext]) it passes everything through.
 // Java counterpart: org.apache.kafka.streams.state.internals.cachingWindowStore.
 type cachingWindowStore struct {
 	inner           WindowBytesStore
 	windowSize      int64
 	segmentInterval int64
-	ctx             CacheContext
+	ctx             storeapi.CacheContext
 	cacheSlot
-	listener      CacheFlushListener[[]byte, []byte]
+	listener      storeapi.CacheFlushListener[[]byte, []byte]
 	sendOldValues bool
 	maxObserved   int64
 }
 
 var (
-	_ WindowBytesStore                 = (*cachingWindowStore)(nil)
-	_ CachedStateStore[[]byte, []byte] = (*cachingWindowStore)(nil)
+	_ WindowBytesStore                          = (*cachingWindowStore)(nil)
+	_ storeapi.CachedStateStore[[]byte, []byte] = (*cachingWindowStore)(nil)
 )
 
 // newCachingWindowStore wraps inner with a record cache; windowSize and segmentInterval (ms) are
@@ -59,7 +60,7 @@ func (c *cachingWindowStore) IsOpen() bool { return c.inner.IsOpen() }
 // Init picks up the context's cache, if any, registers the named cache "<task id>-<store>"
 // and initialises the store below.
 func (c *cachingWindowStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	if cc, ok := ctx.(CacheContext); ok && cc.Cache() != nil {
+	if cc, ok := ctx.(storeapi.CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
 		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
@@ -69,7 +70,7 @@ func (c *cachingWindowStore) Init(ctx processor.StateStoreContext, root processo
 
 // SetFlushListener sets the flush listener (keys are window store keys: key ‖ start ‖ seqnum)
 // and reports whether the store has an active cache.
-func (c *cachingWindowStore) SetFlushListener(l CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
+func (c *cachingWindowStore) SetFlushListener(l storeapi.CacheFlushListener[[]byte, []byte], sendOldValues bool) bool {
 	c.listener, c.sendOldValues = l, sendOldValues
 	return c.cache != nil
 }
@@ -125,7 +126,7 @@ func (c *cachingWindowStore) flushEntry(e cache.DirtyEntry) error {
 	if err := c.inner.Put(key, e.NewValue, start); err != nil {
 		return err
 	}
-	rec := CacheFlushRecord[[]byte, []byte]{Key: storeKey, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
+	rec := storeapi.CacheFlushRecord[[]byte, []byte]{Key: storeKey, NewValue: e.NewValue, HasNewValue: e.NewValue != nil,
 		Timestamp: rc.Timestamp, Headers: rc.Headers, Topic: rc.Topic, Partition: rc.Partition, Offset: rc.Offset}
 	if c.sendOldValues && old != nil {
 		rec.OldValue, rec.HasOldValue = old, true
@@ -141,7 +142,7 @@ func (c *cachingWindowStore) Put(key, value []byte, windowStart int64) error {
 	if !c.IsOpen() {
 		return storeErr(c.Name(), "put", ErrStoreClosed)
 	}
-	storeKey := WindowStoreKey(key, windowStart, 0)
+	storeKey := storeapi.WindowStoreKey(key, windowStart, 0)
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
 	if err := c.cache.Put(c.namespace, c.cacheKey(storeKey), cache.NewEntry(bytes.Clone(value), rc, true)); err != nil {
@@ -159,7 +160,7 @@ func (c *cachingWindowStore) Fetch(key []byte, windowStart int64) ([]byte, bool,
 	if !c.IsOpen() {
 		return nil, false, storeErr(c.Name(), "fetch", ErrStoreClosed)
 	}
-	if e := c.cache.Get(c.namespace, c.cacheKey(WindowStoreKey(key, windowStart, 0))); e != nil {
+	if e := c.cache.Get(c.namespace, c.cacheKey(storeapi.WindowStoreKey(key, windowStart, 0))); e != nil {
 		return e.Value(), e.Value() != nil, nil
 	}
 	return c.inner.Fetch(key, windowStart)
@@ -263,8 +264,8 @@ func (c *cachingWindowStore) newSegmentCursor(keyFrom, keyTo []byte, timeFrom, t
 	}
 	s.keyRange = func(segID, lowerTime, upperTime int64) (from, to []byte) {
 		if keyFrom != nil && keyTo != nil && bytes.Equal(keyFrom, keyTo) {
-			return c.cacheKey(WindowStoreKey(keyFrom, max(0, lowerTime), 0)),
-				c.cacheKey(WindowStoreKey(keyTo, upperTime, math.MaxInt32))
+			return c.cacheKey(storeapi.WindowStoreKey(keyFrom, max(0, lowerTime), 0)),
+				c.cacheKey(storeapi.WindowStoreKey(keyTo, upperTime, math.MaxInt32))
 		}
 		if keyFrom != nil {
 			from = c.cacheKeyIn(windowLowerRange(keyFrom), segID)
@@ -495,9 +496,9 @@ func (c *cachingWindowStore) fetchKey(key []byte, timeFrom, timeTo int64, forwar
 	case c.inner.Persistent():
 		cur = c.newSegmentCursor(key, key, timeFrom, timeTo, forward)
 	case forward:
-		cur = c.cache.Range(c.namespace, c.cacheKey(WindowStoreKey(key, max(0, timeFrom), 0)), c.cacheKey(WindowStoreKey(key, timeTo, math.MaxInt32)))
+		cur = c.cache.Range(c.namespace, c.cacheKey(storeapi.WindowStoreKey(key, max(0, timeFrom), 0)), c.cacheKey(storeapi.WindowStoreKey(key, timeTo, math.MaxInt32)))
 	default:
-		cur = c.cache.ReverseRange(c.namespace, c.cacheKey(WindowStoreKey(key, max(0, timeFrom), 0)), c.cacheKey(WindowStoreKey(key, timeTo, math.MaxInt32)))
+		cur = c.cache.ReverseRange(c.namespace, c.cacheKey(storeapi.WindowStoreKey(key, max(0, timeFrom), 0)), c.cacheKey(storeapi.WindowStoreKey(key, timeTo, math.MaxInt32)))
 	}
 	return &mergedWindowIterator[int64, int64]{
 		cache: &filteredCursor{in: cur, keyFrom: key, keyTo: key, from: timeFrom, to: timeTo}, store: &peekIter[int64]{it: storeIt},
@@ -537,7 +538,7 @@ func (c *cachingWindowStore) windowedMerge(cur cacheCursor, storeIt KeyValueIter
 	return &mergedWindowIterator[serde.Windowed[[]byte], serde.Windowed[[]byte]]{
 		cache: cur, store: &peekIter[serde.Windowed[[]byte]]{it: storeIt}, forward: forward,
 		compare: func(ck []byte, sk serde.Windowed[[]byte]) int {
-			storeKey := WindowStoreKey(sk.Key, sk.Window.Start, 0)
+			storeKey := storeapi.WindowStoreKey(sk.Key, sk.Window.Start, 0)
 			if s := cmpInt64(int64(binary.BigEndian.Uint64(ck)), c.segmentID(sk.Window.Start)); s != 0 {
 				return s
 			}
@@ -647,7 +648,7 @@ func (c *cachingWindowStore) Close() error { return c.closeThen(c.inner) }
 // decoded into a Windowed[K] (window end = start + the store's window size) and the values with
 // the store's value serde. It reports whether that layer has an active cache.
 // Java: MeteredWindowStore.setFlushListener.
-func (m *meteredWindowStore[K, V]) SetFlushListener(l CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
+func (m *meteredWindowStore[K, V]) SetFlushListener(l storeapi.CacheFlushListener[serde.Windowed[K], V], sendOldValues bool) bool {
 	cw, ok := m.inner.(*cachingWindowStore)
 	if !ok {
 		return false

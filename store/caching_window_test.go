@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ var cachingWindowEngines = []struct {
 	new  func() WindowBytesStore
 	seg  int64
 }{
-	{"in-memory", func() WindowBytesStore { return newInMemoryWindowStore("w", 100_000, 10, false) }, DefaultSegmentInterval(100_000)},
+	{"in-memory", func() WindowBytesStore { return newInMemoryWindowStore("w", 100_000, 10, false) }, storeapi.DefaultSegmentInterval(100_000)},
 	{"pebble", func() WindowBytesStore { return newPebbleWindowStore("w", 100_000, 60_000, 10, false) }, 60_000},
 }
 
@@ -31,8 +32,8 @@ func openCachingWindowStore(t *testing.T, engine func() WindowBytesStore, seg, m
 	return c, ctx
 }
 
-func windowListener(ctx *cacheContext) CacheFlushListener[[]byte, []byte] {
-	return func(r CacheFlushRecord[[]byte, []byte]) error {
+func windowListener(ctx *cacheContext) storeapi.CacheFlushListener[[]byte, []byte] {
+	return func(r storeapi.CacheFlushRecord[[]byte, []byte]) error {
 		k, start, seq, err := splitWindowStoreKey(r.Key)
 		if err != nil {
 			return err
@@ -191,7 +192,7 @@ func TestCachingWindowStoreTypedListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	if !m.SetFlushListener(func(r CacheFlushRecord[serde.Windowed[string], int64]) error {
+	if !m.SetFlushListener(func(r storeapi.CacheFlushRecord[serde.Windowed[string], int64]) error {
 		got = append(got, fmt.Sprintf("%s new=%d/%v old=%d/%v ts=%d", r.Key, r.NewValue, r.HasNewValue, r.OldValue, r.HasOldValue, r.Timestamp))
 		return nil
 	}, true) {

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 	"slices"
 	"testing"
@@ -413,25 +414,25 @@ func TestSessionEngines(t *testing.T) {
 }
 
 func TestStoreKeyLayouts(t *testing.T) {
-	got := WindowStoreKey([]byte("ab"), 0x0102030405060708, 9)
+	got := storeapi.WindowStoreKey([]byte("ab"), 0x0102030405060708, 9)
 	want := []byte{'a', 'b', 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 9}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("WindowStoreKey = %x, want %x", got, want)
+		t.Fatalf("storeapi.WindowStoreKey = %x, want %x", got, want)
 	}
 	k, ts, seq, err := splitWindowStoreKey(got)
 	if err != nil || string(k) != "ab" || ts != 0x0102030405060708 || seq != 9 {
 		t.Fatalf("SplitWindowStoreKey = %q %x %d %v", k, ts, seq, err)
 	}
-	got = SessionStoreKey([]byte("k"), 5, 7)
+	got = storeapi.SessionStoreKey([]byte("k"), 5, 7)
 	want = []byte{'k', 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 5}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("SessionStoreKey = %x, want %x (key ‖ end ‖ start)", got, want)
+		t.Fatalf("storeapi.SessionStoreKey = %x, want %x (key ‖ end ‖ start)", got, want)
 	}
 	if _, _, _, err := splitSessionStoreKey([]byte{1}); err == nil {
 		t.Fatal("short session key: no error")
 	}
-	if DefaultSegmentInterval(86_400_000) != 43_200_000 || DefaultSegmentInterval(1000) != 60_000 {
-		t.Fatal("DefaultSegmentInterval")
+	if storeapi.DefaultSegmentInterval(86_400_000) != 43_200_000 || storeapi.DefaultSegmentInterval(1000) != 60_000 {
+		t.Fatal("storeapi.DefaultSegmentInterval")
 	}
 	if segmentName("store", 3, 60_000) != "store.180000" {
 		t.Fatal(segmentName("store", 3, 60_000))

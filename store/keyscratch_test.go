@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"slices"
 	"testing"
 
@@ -25,11 +26,11 @@ func TestTimestampedCachingKeysFromReusedBuffer(t *testing.T) {
 			if err := st.Init(ctx, st); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := st.(FreshValuesStore); !ok {
+			if _, ok := st.(storeapi.FreshValuesStore); !ok {
 				t.Fatal("timestamped store does not report fresh values")
 			}
 			var flushed []string
-			st.(CachedStateStore[string, *ValueAndTimestamp[int64]]).SetFlushListener(func(r CacheFlushRecord[string, *ValueAndTimestamp[int64]]) error {
+			st.(storeapi.CachedStateStore[string, *ValueAndTimestamp[int64]]).SetFlushListener(func(r storeapi.CacheFlushRecord[string, *ValueAndTimestamp[int64]]) error {
 				flushed = append(flushed, fmt.Sprintf("%s=%d", r.Key, r.NewValue.Value))
 				return nil
 			}, false)

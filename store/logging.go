@@ -18,21 +18,6 @@ type changelogContext interface {
 	RecordTimestamp() int64
 }
 
-// RecordContextAccess is implemented by the engine's StateStoreContext (internal/task): it
-// exposes the context of the record being processed and lets a store layer replace it for a
-// while, as Java's caching layer does when it flushes an entry with the context of the write
-// that cached it (changelog writes and forwards then carry that context).
-// Java counterpart: InternalProcessorContext.recordContext() / setRecordContext().
-type RecordContextAccess interface {
-	// CurrentRecordContext returns the current context (Topic "" and Partition/Offset -1 in a
-	// punctuation).
-	CurrentRecordContext() processor.RecordContext
-	// SetRecordContext replaces the context (Topic "" means no record metadata) and returns a
-	// function restoring the previous one: call it once, before restoring any context replaced
-	// earlier (as a deferred call does).
-	SetRecordContext(rc processor.RecordContext) (restore func())
-}
-
 // changeLoggingKeyValueBytesStore writes every change of the store below it to the store's
 // changelog topic, after applying it: Put and Delete log (key, value-or-nil); PutIfAbsent logs
 // only when it wrote; PutAll logs each entry. The record timestamp is the one of the record

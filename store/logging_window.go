@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -46,7 +47,7 @@ func (c *changeLoggingWindowBytesStore) Put(key, value []byte, windowStart int64
 	if c.logger == nil {
 		return nil
 	}
-	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), WindowStoreKey(key, windowStart, c.seqnum), value, c.logger.RecordTimestamp()))
+	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), storeapi.WindowStoreKey(key, windowStart, c.seqnum), value, c.logger.RecordTimestamp()))
 }
 
 // changeLoggingSessionBytesStore writes every put and remove of the session store below it to
@@ -78,7 +79,7 @@ func (c *changeLoggingSessionBytesStore) log(s serde.Windowed[[]byte], value []b
 	if c.logger == nil {
 		return nil
 	}
-	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), SessionStoreKey(s.Key, s.Window.Start, s.Window.End), value, c.logger.RecordTimestamp()))
+	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), storeapi.SessionStoreKey(s.Key, s.Window.Start, s.Window.End), value, c.logger.RecordTimestamp()))
 }
 
 // Put writes to the inner store, then logs the change.

@@ -204,7 +204,7 @@ func (s *inMemoryKeyValueStore) ApproximateNumEntries() int64 {
 	return int64(s.data.size)
 }
 
-// pagedRange is the paged range of the Scan path (see pagedRanger): the keys are taken a page
+// pagedRange is the paged range of the storeapi.Scan path (see pagedRanger): the keys are taken a page
 // at a time instead of copied for the whole range when the iterator opens.
 func (s *inMemoryKeyValueStore) pagedRange(from, to []byte, reverse bool) KeyValueIterator[[]byte, []byte] {
 	s.mu.Lock()

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -448,12 +449,6 @@ func PrefixScan[K, V, P any](s ReadOnlyKeyValueStore[K, V], prefix P, prefixSeri
 	return s.PrefixScan(b)
 }
 
-// ChangelogTopic returns the changelog topic name of a store: "<applicationID>-<store>-changelog".
-// Java counterpart: ProcessorStateManager.storeChangelogTopic.
-func ChangelogTopic(applicationID, storeName string) string {
-	return applicationID + "-" + storeName + "-changelog"
-}
-
 // nillable reports whether T's values can be nil (pointer, map, slice, func, chan, interface).
 func nillable[T any]() bool {
 	switch reflect.TypeFor[T]().Kind() {
@@ -483,7 +478,7 @@ func isNil(v any) bool {
 func initSerdes[K, V any](ctx processor.StateStoreContext, name string, ks *serde.Serde[K], vs *serde.Serde[V]) (string, error) {
 	var topic string
 	if ctx != nil {
-		topic = ChangelogTopic(ctx.ApplicationID(), name)
+		topic = storeapi.ChangelogTopic(ctx.ApplicationID(), name)
 		if *ks == nil {
 			s, err := defaultSerde[K](ctx.KeySerde(), "key")
 			if err != nil {

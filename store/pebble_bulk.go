@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,40 +19,9 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// BulkRestorer is implemented by engines that restore a long changelog faster when told where
-// the restore begins and ends (the Pebble key-value store); reach it through a store's layers
-// with [FindBulkRestorer]. Between BeginBulkRestore and EndBulkRestore the restore callback may
-// keep records in memory instead of writing them at once: only after EndBulkRestore returns
-// nil is every record handed to the callback in the store, so a caller must not record (or
-// checkpoint) a changelog offset as restored before that. There is no Java counterpart (Kafka
-// Streams 2.x toggled RocksDB's bulk-loading options around a restore).
-type BulkRestorer interface {
-	// BeginBulkRestore starts a bulk restore. Errors: ErrStoreClosed, a bulk restore already
-	// running.
-	BeginBulkRestore() error
-	// EndBulkRestore writes every record still held and ends the bulk restore; the store holds
-	// everything restored when it returns nil. Errors: write errors of the engine (the store
-	// then holds an unknown prefix of the restored records, each complete).
-	EndBulkRestore() error
-	// AbortBulkRestore ends the bulk restore after a failed restore, dropping the records still
-	// held (what was already written stays). Calling it without a bulk restore running does
-	// nothing.
-	AbortBulkRestore()
-}
+var _ storeapi.BulkRestorer = (*pebbleKeyValueStore)(nil)
 
-var _ BulkRestorer = (*pebbleKeyValueStore)(nil)
-
-// FindBulkRestorer returns the [BulkRestorer] among st's layers, if any.
-func FindBulkRestorer(st processor.StateStore) (BulkRestorer, bool) {
-	for _, l := range layers(st) {
-		if t, ok := l.(BulkRestorer); ok {
-			return t, true
-		}
-	}
-	return nil, false
-}
-
-// BeginBulkRestore implements [BulkRestorer]: until EndBulkRestore, restored records gather in
+// BeginBulkRestore implements [storeapi.BulkRestorer]: until EndBulkRestore, restored records gather in
 // chunks of the store's memtable size, and each full chunk is sorted and written as one table
 // file that Pebble ingests (on another goroutine, while the next chunk fills), instead of
 // going through the memtable, its flush and the compactions of the flushed files: a changelog
@@ -64,7 +34,7 @@ func (s *pebbleKeyValueStore) BeginBulkRestore() error {
 	return storeErr(s.name, "restore", s.db.beginBulk())
 }
 
-// EndBulkRestore implements [BulkRestorer].
+// EndBulkRestore implements [storeapi.BulkRestorer].
 func (s *pebbleKeyValueStore) EndBulkRestore() error {
 	if s.db == nil {
 		return storeErr(s.name, "restore", ErrStoreClosed)
@@ -72,7 +42,7 @@ func (s *pebbleKeyValueStore) EndBulkRestore() error {
 	return storeErr(s.name, "restore", s.db.endBulk(true))
 }
 
-// AbortBulkRestore implements [BulkRestorer].
+// AbortBulkRestore implements [storeapi.BulkRestorer].
 func (s *pebbleKeyValueStore) AbortBulkRestore() {
 	if s.db != nil {
 		_ = s.db.endBulk(false)

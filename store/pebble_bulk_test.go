@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/props"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -26,7 +28,7 @@ func (c *bulkCtx) StateDir() string      { return c.dir }
 func (c *bulkCtx) PebbleEnv() *PebbleEnv { return c.env }
 func (c *bulkCtx) AppConfigs() map[string]string {
 	if c.eos {
-		return map[string]string{ProcessingGuaranteeConfig: "exactly_once_v2"}
+		return map[string]string{props.ProcessingGuaranteeConfig: "exactly_once_v2"}
 	}
 	return nil
 }
@@ -138,9 +140,9 @@ func TestPebbleBulkRestoreMatchesRecordWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			b, ok := FindBulkRestorer(s)
+			b, ok := storeapi.FindBulkRestorer(s)
 			if !ok {
-				t.Fatal("Pebble store is not a BulkRestorer")
+				t.Fatal("Pebble store is not a storeapi.BulkRestorer")
 			}
 			if err := b.BeginBulkRestore(); err != nil {
 				t.Fatal(err)

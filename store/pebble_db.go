@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/props"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -29,11 +31,6 @@ const (
 
 var metaOffsetKey = []byte{nsMeta, 'c', 'h', 'a', 'n', 'g', 'e', 'l', 'o', 'g', '-', 'o', 'f', 'f', 's', 'e', 't'}
 
-// ProcessingGuaranteeConfig is the Java property naming the processing guarantee
-// ("processing.guarantee"); the Pebble stores read it from StateStoreContext.AppConfigs to
-// decide whether writes are transactional.
-const ProcessingGuaranteeConfig = "processing.guarantee"
-
 // isExactlyOnce reports whether a processing.guarantee value means exactly-once
 // ("exactly_once_v2", or the removed "exactly_once" / "exactly_once_beta").
 func isExactlyOnce(guarantee string) bool {
@@ -43,12 +40,6 @@ func isExactlyOnce(guarantee string) bool {
 	}
 	return false
 }
-
-// PebbleDirName is the directory, under the task's state directory, that holds the Pebble
-// databases of the task's stores: <state.dir>/<application.id>/<task>/pebble/<store>.
-// Java keeps RocksDB key-value stores under "rocksdb/<store>" and segmented stores under
-// "<store>/<store>.<segment start>"; the layouts differ anyway (Pebble is not RocksDB).
-const PebbleDirName = "pebble"
 
 // pebbleDB is the Pebble database of one store of one task, shared by the namespaces (spaces)
 // the store writes. Under exactly-once, writes go to an indexed batch (the open transaction)
@@ -70,7 +61,7 @@ type pebbleDB struct {
 	scratch []byte
 	// restoreBatch is reused by restore (with mu held for writing); closed with the db.
 	restoreBatch *pebble.Batch
-	// bulk is the running bulk restore, if any (see BulkRestorer); guarded by mu.
+	// bulk is the running bulk restore, if any (see storeapi.BulkRestorer); guarded by mu.
 	bulk *bulkLoad
 	// opts are the options the database was opened with.
 	opts *pebble.Options
@@ -93,10 +84,10 @@ func openPebbleDB(ctx processor.StateStoreContext, name string) (*pebbleDB, erro
 			env = p.PebbleEnv()
 		}
 		stateDir = ctx.StateDir()
-		eos = isExactlyOnce(ctx.AppConfigs()[ProcessingGuaranteeConfig])
+		eos = isExactlyOnce(ctx.AppConfigs()[props.ProcessingGuaranteeConfig])
 	}
 	fs := env.opts.FS
-	dir := filepath.Join(stateDir, PebbleDirName, name)
+	dir := filepath.Join(stateDir, storeapi.PebbleDirName, name)
 	if stateDir == "" {
 		fs = vfs.NewMem()
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"github.com/kstreams-go/kstreams/internal/props"
 	"testing"
 )
 
@@ -101,5 +102,5 @@ func TestPebbleTransactions(t *testing.T) {
 type eosCtx struct{ fakeContext }
 
 func (e *eosCtx) AppConfigs() map[string]string {
-	return map[string]string{ProcessingGuaranteeConfig: "exactly_once_v2"}
+	return map[string]string{props.ProcessingGuaranteeConfig: "exactly_once_v2"}
 }

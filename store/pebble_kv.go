@@ -1,49 +1,13 @@
 package store
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/kstreams-go/kstreams/processor"
 )
-
-// transactionalStore is implemented by the Pebble engines (and reached through the layers
-// above them with [FindTransactional]). Under exactly-once (processing.guarantee
-// exactly_once_v2 in the context's AppConfigs at Init) the writes of the open transaction are
-// kept in a Pebble batch that reads see; CommitTransaction applies them together with the
-// changelog offset in one atomic write after the Kafka transaction committed, and
-// AbortTransaction drops them. A crash therefore leaves the store at the state of its last
-// committed offset, and restore replays the changelog from there: no wipe is needed.
-// Under at-least-once, writes go straight to the database and CommitTransaction only records the
-// offset. There is no Java counterpart (Java 4.x wipes the store after an unclean shutdown
-// under exactly-once).
-type transactionalStore interface {
-	// CommitTransaction applies the transaction's writes and records changelogOffset (the
-	// offset of the last changelog record of the store written so far; negative = keep the
-	// recorded one) atomically. Errors: ErrStoreClosed, Pebble write errors.
-	CommitTransaction(changelogOffset int64) error
-	// AbortTransaction drops the writes of the open transaction (nothing under at-least-once).
-	AbortTransaction() error
-	// CommittedOffset returns the changelog offset recorded with the data, and false when none
-	// was ever recorded.
-	CommittedOffset() (int64, bool, error)
-	// Transactional reports whether writes are held in a transaction (exactly-once).
-	Transactional() bool
-}
-
-// wipeableStore is implemented by persistent engines whose local state can be dropped and
-// restored from the changelog (Java wipes the task directory for a corrupted task).
-type wipeableStore interface {
-	// Wipe deletes the local state and reopens the store empty.
-	Wipe() error
-	// WipedOnOpen reports whether the store had no local state at Init, or was found corrupt
-	// and wiped, or was wiped since: it must be restored from the beginning of its changelog,
-	// whatever the checkpoint says.
-	WipedOnOpen() bool
-	// IsEmpty reports whether the store holds no data.
-	IsEmpty() (bool, error)
-}
 
 // pebbleKeyValueStore is the persistent bytes-level key-value engine: one Pebble database per
 // store per task, at <task state dir>/pebble/<name>, opened with the application instance's
@@ -59,9 +23,9 @@ type pebbleKeyValueStore struct {
 }
 
 var (
-	_ KeyValueBytesStore = (*pebbleKeyValueStore)(nil)
-	_ transactionalStore = (*pebbleKeyValueStore)(nil)
-	_ wipeableStore      = (*pebbleKeyValueStore)(nil)
+	_ KeyValueBytesStore          = (*pebbleKeyValueStore)(nil)
+	_ storeapi.TransactionalStore = (*pebbleKeyValueStore)(nil)
+	_ storeapi.WipeableStore      = (*pebbleKeyValueStore)(nil)
 )
 
 // newPebbleKeyValueStore returns a closed Pebble store named name; Init opens it. Most users get
@@ -285,7 +249,7 @@ func (s *pebbleKeyValueStore) ApproximateNumEntries() int64 {
 	return n
 }
 
-// CommitTransaction implements [transactionalStore].
+// CommitTransaction implements [storeapi.TransactionalStore].
 func (s *pebbleKeyValueStore) CommitTransaction(changelogOffset int64) error {
 	if s.db == nil {
 		return storeErr(s.name, "commit", ErrStoreClosed)
@@ -293,7 +257,7 @@ func (s *pebbleKeyValueStore) CommitTransaction(changelogOffset int64) error {
 	return storeErr(s.name, "commit", s.db.commitTransaction(changelogOffset))
 }
 
-// AbortTransaction implements [transactionalStore].
+// AbortTransaction implements [storeapi.TransactionalStore].
 func (s *pebbleKeyValueStore) AbortTransaction() error {
 	if s.db == nil {
 		return storeErr(s.name, "abort", ErrStoreClosed)
@@ -301,7 +265,7 @@ func (s *pebbleKeyValueStore) AbortTransaction() error {
 	return storeErr(s.name, "abort", s.db.abortTransaction())
 }
 
-// CommittedOffset implements [transactionalStore].
+// CommittedOffset implements [storeapi.TransactionalStore].
 func (s *pebbleKeyValueStore) CommittedOffset() (int64, bool, error) {
 	if s.db == nil {
 		return 0, false, storeErr(s.name, "offset", ErrStoreClosed)
@@ -310,10 +274,10 @@ func (s *pebbleKeyValueStore) CommittedOffset() (int64, bool, error) {
 	return o, ok, storeErr(s.name, "offset", err)
 }
 
-// Transactional implements [transactionalStore].
+// Transactional implements [storeapi.TransactionalStore].
 func (s *pebbleKeyValueStore) Transactional() bool { return s.db != nil && s.db.eos }
 
-// Wipe implements [wipeableStore].
+// Wipe implements [storeapi.WipeableStore].
 func (s *pebbleKeyValueStore) Wipe() error {
 	if s.db == nil {
 		return storeErr(s.name, "wipe", ErrStoreClosed)
@@ -321,10 +285,10 @@ func (s *pebbleKeyValueStore) Wipe() error {
 	return storeErr(s.name, "wipe", s.db.wipe())
 }
 
-// WipedOnOpen implements [wipeableStore].
+// WipedOnOpen implements [storeapi.WipeableStore].
 func (s *pebbleKeyValueStore) WipedOnOpen() bool { return s.db != nil && s.db.wiped }
 
-// IsEmpty implements [wipeableStore].
+// IsEmpty implements [storeapi.WipeableStore].
 func (s *pebbleKeyValueStore) IsEmpty() (bool, error) {
 	it := s.All()
 	defer it.Close()

@@ -2,73 +2,17 @@ package store
 
 import (
 	"bytes"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 )
 
-// scanKind says which key-value iteration a [Scan] continues.
-type scanKind int
-
-// The iterations a [Scan] can describe: the read-only key-value store's iterators.
-const (
-	// ScanAll is All (ReverseAll when Reverse).
-	ScanAll scanKind = iota
-	// ScanRange is Range(From, To) (ReverseRange when Reverse).
-	ScanRange
-	// ScanPrefix is PrefixScan(Prefix); it is ascending only.
-	ScanPrefix
-)
-
-// Scan describes one of a key-value store's iterations, possibly resumed after a key it
-// already handed out: a reader that reads a large store in bounded chunks (interactive
-// queries read a few hundred entries at a time, each chunk while the stream thread leaves the
-// store alone) opens the same Scan again with After set to the serialized key of the last
-// entry it got, and goes on from the next key. Keys are the serialized keys in the store's
-// order (unsigned bytes), so a resumed scan never repeats or reorders a key; entries written
-// between two chunks are seen when their key is still ahead of the scan. Java has no
-// counterpart: its iterators over RocksDB hold a snapshot open instead.
-type Scan[K any] struct {
-	// Kind is the iteration.
-	Kind scanKind
-	// From and To are Range's inclusive bounds (ScanRange only; a nil key of a nillable type is
-	// unbounded, as for Range).
-	From, To K
-	// NoFrom and NoTo leave Range's lower or upper bound open whatever From or To holds, so
-	// that a one-sided range can be asked for keys of any type (an interactive query's
-	// RangeQuery with one bound, Java's RangeQuery.withLowerBound / withUpperBound). ScanRange
-	// only.
-	NoFrom, NoTo bool
-	// Prefix is PrefixScan's serialized prefix (ScanPrefix only).
-	Prefix []byte
-	// Reverse iterates in descending key order (not with ScanPrefix).
-	Reverse bool
-	// After, when not nil, is a serialized key: the scan starts strictly after it in its
-	// direction (above it ascending, below it descending).
-	After []byte
-}
-
-// RawKeyIterator is a key-value iterator that also gives the serialized key of its current
-// entry, to resume a [Scan] after it.
-type RawKeyIterator[K, V any] interface {
-	KeyValueIterator[K, V]
-	// RawKey is the serialized key of the entry Next moved to; it may be a view valid only until
-	// the next Next or Close (copy it to keep it).
-	RawKey() []byte
-}
-
-// Scanner is a read-only key-value view that can run a [Scan]. Scan reports false when the
-// store under the view cannot (a custom store type): then the caller iterates with the plain
-// methods.
-type Scanner[K, V any] interface {
-	Scan(s Scan[K]) (RawKeyIterator[K, V], bool)
-}
-
-// Scan implements Scanner over the bytes store under the metered layer. It reads the layers
+// Scan implements storeapi.Scanner over the bytes store under the metered layer. It reads the layers
 // below with their paged ranges (scanRange), so that a scan costs memory for a page of keys,
 // not for its whole range, whatever the engine.
-func (m *meteredKeyValueStore[K, V]) Scan(s Scan[K]) (RawKeyIterator[K, V], bool) {
+func (m *meteredKeyValueStore[K, V]) Scan(s storeapi.Scan[K]) (storeapi.RawKeyIterator[K, V], bool) {
 	var from, to []byte
 	var err error
 	switch s.Kind {
-	case ScanRange:
+	case storeapi.ScanRange:
 		if !s.NoFrom {
 			from, err = m.boundBytes("range", s.From)
 		}
@@ -81,7 +25,7 @@ func (m *meteredKeyValueStore[K, V]) Scan(s Scan[K]) (RawKeyIterator[K, V], bool
 		if from != nil && to != nil && bytes.Compare(from, to) > 0 {
 			return &rawIterator[K, V]{typedIterator: typedIterator[K, V]{m: m, it: emptyIterator[[]byte, []byte]()}}, true
 		}
-	case ScanPrefix:
+	case storeapi.ScanPrefix:
 		from = s.Prefix
 		if from == nil {
 			from = []byte{}
@@ -98,7 +42,7 @@ func (m *meteredKeyValueStore[K, V]) Scan(s Scan[K]) (RawKeyIterator[K, V], bool
 		}
 	}
 	r := &rawIterator[K, V]{typedIterator: typedIterator[K, V]{m: m, it: scanRange(m.inner, from, to, s.Reverse)}, after: s.After}
-	if s.Kind == ScanPrefix {
+	if s.Kind == storeapi.ScanPrefix {
 		r.prefix = s.Prefix
 		if r.prefix == nil {
 			r.prefix = []byte{}
@@ -196,7 +140,7 @@ func (r *rawIterator[K, V]) Next() bool {
 	}
 }
 
-// RawKey implements RawKeyIterator.
+// RawKey implements storeapi.RawKeyIterator.
 func (r *rawIterator[K, V]) RawKey() []byte {
 	if r.done {
 		return nil

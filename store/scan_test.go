@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"slices"
 	"strings"
 	"testing"
@@ -11,15 +12,15 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// chunked runs s in chunks of n entries, each a fresh Scan resumed after the last raw key, as
+// chunked runs s in chunks of n entries, each a fresh storeapi.Scan resumed after the last raw key, as
 // interactive queries read a store; between chunks it calls between (which may write).
-func chunked(t *testing.T, sc Scanner[string, string], s Scan[string], n int, between func(chunk int)) []string {
+func chunked(t *testing.T, sc storeapi.Scanner[string, string], s storeapi.Scan[string], n int, between func(chunk int)) []string {
 	t.Helper()
 	var keys []string
 	for chunk := 0; ; chunk++ {
 		it, ok := sc.Scan(s)
 		if !ok {
-			t.Fatal("Scan not supported")
+			t.Fatal("storeapi.Scan not supported")
 		}
 		got := 0
 		for got < n && it.Next() {
@@ -54,7 +55,7 @@ func plain(t *testing.T, it KeyValueIterator[string, string]) []string {
 	return out
 }
 
-// A Scan read in chunks, each resumed after the last key, gives exactly what the plain
+// A storeapi.Scan read in chunks, each resumed after the last key, gives exactly what the plain
 // iterator gives, for every kind and direction, on the in-memory and Pebble engines (through
 // their change-logging layer) and through a caching layer holding dirty entries (the QueryView interactive queries read);
 // chunk sizes that divide the entry count exactly and that do not are both covered.
@@ -91,29 +92,29 @@ func TestScanResumesLikeThePlainIterators(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			q, ok := QueryView[string, string](st)
+			q, ok := queryViewOf[string, string](st)
 			if !ok {
 				t.Fatal("no query view")
 			}
-			sc := q.(Scanner[string, string])
+			sc := q.(storeapi.Scanner[string, string])
 			cases := []struct {
 				name string
-				scan Scan[string]
+				scan storeapi.Scan[string]
 				want KeyValueIterator[string, string]
 			}{
-				{"all", Scan[string]{Kind: ScanAll}, q.All()},
-				{"reverse all", Scan[string]{Kind: ScanAll, Reverse: true}, q.ReverseAll()},
-				{"range", Scan[string]{Kind: ScanRange, From: "k005", To: "k410"}, q.Range("k005", "k410")},
-				{"reverse range", Scan[string]{Kind: ScanRange, From: "k005", To: "k410", Reverse: true}, q.ReverseRange("k005", "k410")},
-				{"empty range", Scan[string]{Kind: ScanRange, From: "k410", To: "k005"}, q.Range("k410", "k005")},
+				{"all", storeapi.Scan[string]{Kind: storeapi.ScanAll}, q.All()},
+				{"reverse all", storeapi.Scan[string]{Kind: storeapi.ScanAll, Reverse: true}, q.ReverseAll()},
+				{"range", storeapi.Scan[string]{Kind: storeapi.ScanRange, From: "k005", To: "k410"}, q.Range("k005", "k410")},
+				{"reverse range", storeapi.Scan[string]{Kind: storeapi.ScanRange, From: "k005", To: "k410", Reverse: true}, q.ReverseRange("k005", "k410")},
+				{"empty range", storeapi.Scan[string]{Kind: storeapi.ScanRange, From: "k410", To: "k005"}, q.Range("k410", "k005")},
 				// One-sided ranges of a key type with no nil (NoFrom, NoTo: the From or To given is
 				// ignored): every key is at least "" and below "zz".
-				{"open below", Scan[string]{Kind: ScanRange, From: "k999", To: "k005", NoFrom: true}, q.Range("", "k005")},
-				{"open above", Scan[string]{Kind: ScanRange, From: "k410", To: "a", NoTo: true}, q.Range("k410", "zz")},
-				{"reverse open above", Scan[string]{Kind: ScanRange, From: "k410", NoTo: true, Reverse: true}, q.ReverseRange("k410", "zz")},
-				{"open both", Scan[string]{Kind: ScanRange, NoFrom: true, NoTo: true}, q.All()},
-				{"prefix", Scan[string]{Kind: ScanPrefix, Prefix: []byte("k4")}, q.PrefixScan([]byte("k4"))},
-				{"prefix k1", Scan[string]{Kind: ScanPrefix, Prefix: []byte("k1")}, q.PrefixScan([]byte("k1"))},
+				{"open below", storeapi.Scan[string]{Kind: storeapi.ScanRange, From: "k999", To: "k005", NoFrom: true}, q.Range("", "k005")},
+				{"open above", storeapi.Scan[string]{Kind: storeapi.ScanRange, From: "k410", To: "a", NoTo: true}, q.Range("k410", "zz")},
+				{"reverse open above", storeapi.Scan[string]{Kind: storeapi.ScanRange, From: "k410", NoTo: true, Reverse: true}, q.ReverseRange("k410", "zz")},
+				{"open both", storeapi.Scan[string]{Kind: storeapi.ScanRange, NoFrom: true, NoTo: true}, q.All()},
+				{"prefix", storeapi.Scan[string]{Kind: storeapi.ScanPrefix, Prefix: []byte("k4")}, q.PrefixScan([]byte("k4"))},
+				{"prefix k1", storeapi.Scan[string]{Kind: storeapi.ScanPrefix, Prefix: []byte("k1")}, q.PrefixScan([]byte("k1"))},
 			}
 			for _, c := range cases {
 				want := plain(t, c.want)
@@ -141,8 +142,8 @@ func TestScanSeesWritesAheadOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sc := st.(Scanner[string, string])
-	got := chunked(t, sc, Scan[string]{Kind: ScanAll}, 2, func(int) {
+	sc := st.(storeapi.Scanner[string, string])
+	got := chunked(t, sc, storeapi.Scan[string]{Kind: storeapi.ScanAll}, 2, func(int) {
 		for _, k := range []string{"a", "e", "g"} { // a is behind, e and g ahead
 			if err := st.Put(k, "2"); err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"log/slog"
 	"math"
 	"slices"
@@ -12,20 +13,6 @@ import (
 
 	"github.com/kstreams-go/kstreams/processor"
 )
-
-// MinSegmentInterval is the smallest default segment interval of a segmented (window or
-// session) store: 60 000 ms. Java: Stores.persistentWindowStore uses max(retention / 2, 60 000).
-const MinSegmentInterval int64 = 60_000
-
-// DefaultSegmentInterval returns Java's default segment interval for a retention period (ms):
-// max(retention / 2, 60 000).
-func DefaultSegmentInterval(retentionMs int64) int64 {
-	return max(retentionMs/2, MinSegmentInterval)
-}
-
-// SegmentID returns the id of the segment holding timestamp ts (ms): ts / segmentInterval
-// (Java's integer division, truncating towards zero). Java: AbstractSegments.segmentId.
-func SegmentID(ts, segmentInterval int64) int64 { return ts / segmentInterval }
 
 // segmentName returns Java's name of a segment: "<store>.<segmentId * segmentInterval>".
 // Java: AbstractSegments.segmentName.
@@ -117,13 +104,13 @@ func (s *segmentedBytesStore) init(ctx processor.StateStoreContext, root process
 
 // minLiveSegment returns the smallest segment id still live at the observed stream time.
 func (s *segmentedBytesStore) minLiveSegment() int64 {
-	return SegmentID(s.observed-s.retention, s.segmentInterval)
+	return storeapi.SegmentID(s.observed-s.retention, s.segmentInterval)
 }
 
 // liveSegment returns the segment for ts when it is live, creating it, after dropping the
 // expired ones. Call with s.mu held.
 func (s *segmentedBytesStore) liveSegment(ts int64) (segmentKV, error) {
-	id := SegmentID(ts, s.segmentInterval)
+	id := storeapi.SegmentID(ts, s.segmentInterval)
 	minLive := s.minLiveSegment()
 	if ids := s.eng.ids(); len(ids) > 0 && ids[0] < minLive {
 		if err := s.eng.dropBelow(minLive); err != nil {
@@ -170,7 +157,7 @@ func (s *segmentedBytesStore) get(storeKey []byte) ([]byte, bool, error) {
 	if expired {
 		return nil, false, nil
 	}
-	seg := s.eng.segment(SegmentID(ts, s.segmentInterval), false)
+	seg := s.eng.segment(storeapi.SegmentID(ts, s.segmentInterval), false)
 	if seg == nil {
 		return nil, false, nil
 	}
@@ -178,7 +165,7 @@ func (s *segmentedBytesStore) get(storeKey []byte) ([]byte, bool, error) {
 	return v, ok, storeErr(s.name, "get", err)
 }
 
-// fetch iterates, over the segments with ids in [SegmentID(segFrom), SegmentID(segTo)]
+// fetch iterates, over the segments with ids in [storeapi.SegmentID(segFrom), storeapi.SegmentID(segTo)]
 // (ascending, or descending when !forward), the store keys in [lower, upper] (nil =
 // unbounded) that keep returns true for. Java orders results the same way: by segment, then
 // by store key bytes.
@@ -188,8 +175,8 @@ func (s *segmentedBytesStore) fetch(segFrom, segTo int64, lower, upper []byte, f
 	}
 	var ids []int64
 	for _, id := range s.eng.ids() {
-		if (segFrom == math.MinInt64 || id >= SegmentID(segFrom, s.segmentInterval)) &&
-			(segTo == math.MaxInt64 || id <= SegmentID(segTo, s.segmentInterval)) {
+		if (segFrom == math.MinInt64 || id >= storeapi.SegmentID(segFrom, s.segmentInterval)) &&
+			(segTo == math.MaxInt64 || id <= storeapi.SegmentID(segTo, s.segmentInterval)) {
 			ids = append(ids, id)
 		}
 	}
@@ -217,7 +204,7 @@ func (s *segmentedBytesStore) restoreBatch(batch []processor.RestoreRecord) erro
 		for _, r := range batch {
 			ts := s.segTime(r.Key)
 			s.observed = max(s.observed, ts)
-			id := SegmentID(ts, s.segmentInterval)
+			id := storeapi.SegmentID(ts, s.segmentInterval)
 			if id < s.minLiveSegment() {
 				continue
 			}
@@ -553,7 +540,7 @@ func (o segmentedEngineOps) pebble() (*pebbleSegments, error) {
 	return p, nil
 }
 
-// CommitTransaction implements [transactionalStore] (Pebble engines only).
+// CommitTransaction implements [storeapi.TransactionalStore] (Pebble engines only).
 func (o segmentedEngineOps) CommitTransaction(off int64) error {
 	p, err := o.pebble()
 	if err != nil {
@@ -562,7 +549,7 @@ func (o segmentedEngineOps) CommitTransaction(off int64) error {
 	return storeErr(o.name, "commit", p.db.commitTransaction(off))
 }
 
-// AbortTransaction implements [transactionalStore].
+// AbortTransaction implements [storeapi.TransactionalStore].
 func (o segmentedEngineOps) AbortTransaction() error {
 	p, err := o.pebble()
 	if err != nil {
@@ -571,7 +558,7 @@ func (o segmentedEngineOps) AbortTransaction() error {
 	return storeErr(o.name, "abort", p.db.abortTransaction())
 }
 
-// CommittedOffset implements [transactionalStore].
+// CommittedOffset implements [storeapi.TransactionalStore].
 func (o segmentedEngineOps) CommittedOffset() (int64, bool, error) {
 	p, err := o.pebble()
 	if err != nil {
@@ -580,13 +567,13 @@ func (o segmentedEngineOps) CommittedOffset() (int64, bool, error) {
 	return p.db.committedOffset()
 }
 
-// Transactional implements [transactionalStore].
+// Transactional implements [storeapi.TransactionalStore].
 func (o segmentedEngineOps) Transactional() bool {
 	p, err := o.pebble()
 	return err == nil && p.db.eos
 }
 
-// Wipe implements [wipeableStore].
+// Wipe implements [storeapi.WipeableStore].
 func (o segmentedEngineOps) Wipe() error {
 	p, err := o.pebble()
 	if err != nil {
@@ -601,13 +588,13 @@ func (o segmentedEngineOps) Wipe() error {
 	return nil
 }
 
-// WipedOnOpen implements [wipeableStore].
+// WipedOnOpen implements [storeapi.WipeableStore].
 func (o segmentedEngineOps) WipedOnOpen() bool {
 	p, err := o.pebble()
 	return err == nil && p.db.wiped
 }
 
-// IsEmpty implements [wipeableStore].
+// IsEmpty implements [storeapi.WipeableStore].
 func (o segmentedEngineOps) IsEmpty() (bool, error) {
 	return len(o.eng.ids()) == 0, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -15,16 +16,6 @@ import (
 //
 // Segments are chosen by the session end. The changelog key of a session store is the same bytes.
 const sessionSuffixLen = 16
-
-// SessionStoreKey returns the session store (and changelog) key: key ‖ int64 end ‖ int64 start.
-// Java: SessionKeySchema.toBinary.
-func SessionStoreKey(key []byte, start, end int64) []byte {
-	out := make([]byte, len(key)+sessionSuffixLen)
-	copy(out, key)
-	binary.BigEndian.PutUint64(out[len(key):], uint64(end))
-	binary.BigEndian.PutUint64(out[len(key)+8:], uint64(start))
-	return out
-}
 
 // splitSessionStoreKey splits a session store key into key bytes (aliasing b), session start
 // and end (ms). Errors: [errShortStoreKey]. Java: SessionKeySchema.extractKeyBytes,
@@ -121,7 +112,7 @@ func (s *sessionBytesStore) Segments() []int64 { return s.seg.eng.ids() }
 
 // Put implements SessionStore.Put.
 func (s *sessionBytesStore) Put(session serde.Windowed[[]byte], value []byte) error {
-	return s.seg.put(SessionStoreKey(session.Key, session.Window.Start, session.Window.End), value)
+	return s.seg.put(storeapi.SessionStoreKey(session.Key, session.Window.Start, session.Window.End), value)
 }
 
 // Remove implements SessionStore.Remove.
@@ -131,7 +122,7 @@ func (s *sessionBytesStore) Remove(session serde.Windowed[[]byte]) error {
 
 // FetchSession implements SessionStore.FetchSession.
 func (s *sessionBytesStore) FetchSession(key []byte, start, end int64) ([]byte, bool, error) {
-	return s.seg.get(SessionStoreKey(key, start, end))
+	return s.seg.get(storeapi.SessionStoreKey(key, start, end))
 }
 
 // FindSessions implements SessionStore.FindSessions.
@@ -203,28 +194,28 @@ type inMemorySessionStore struct{ sessionBytesStore }
 
 // pebbleSessionStore is the persistent session engine: one Pebble database per store per task,
 // segmented by session end time, expired segments dropped with one range deletion. It
-// implements [transactionalStore] and [wipeableStore]. Java counterpart: RocksDBSessionStore.
+// implements [storeapi.TransactionalStore] and [storeapi.WipeableStore]. Java counterpart: RocksDBSessionStore.
 type pebbleSessionStore struct {
 	sessionBytesStore
 	segmentedEngineOps
 }
 
 var (
-	_ SessionBytesStore  = (*inMemorySessionStore)(nil)
-	_ SessionBytesStore  = (*pebbleSessionStore)(nil)
-	_ transactionalStore = (*pebbleSessionStore)(nil)
+	_ SessionBytesStore           = (*inMemorySessionStore)(nil)
+	_ SessionBytesStore           = (*pebbleSessionStore)(nil)
+	_ storeapi.TransactionalStore = (*pebbleSessionStore)(nil)
 )
 
 // newInMemorySessionStore returns a closed in-memory session engine with retention in ms.
 func newInMemorySessionStore(name string, retention int64) *inMemorySessionStore {
-	return &inMemorySessionStore{newSessionBytesStore(name, retention, DefaultSegmentInterval(retention), newMemSegments())}
+	return &inMemorySessionStore{newSessionBytesStore(name, retention, storeapi.DefaultSegmentInterval(retention), newMemSegments())}
 }
 
 // newPebbleSessionStore returns a closed Pebble session engine; segmentInterval <= 0 means
-// [DefaultSegmentInterval](retention).
+// [storeapi.DefaultSegmentInterval](retention).
 func newPebbleSessionStore(name string, retention, segmentInterval int64) *pebbleSessionStore {
 	if segmentInterval <= 0 {
-		segmentInterval = DefaultSegmentInterval(retention)
+		segmentInterval = storeapi.DefaultSegmentInterval(retention)
 	}
 	eng := newPebbleSegments()
 	return &pebbleSessionStore{

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"maps"
 	"time"
 
@@ -15,15 +16,11 @@ import (
 // the window size. Java counterpart: IllegalArgumentException.
 var ErrInvalidStoreArgument = errors.New("store: invalid argument")
 
-// PebbleMetricsScope is the metrics scope of the Pebble engines' suppliers (Java: "rocksdb",
-// "rocksdb-window", "rocksdb-session").
-const PebbleMetricsScope = "pebble"
-
 type pebbleKeyValueSupplier struct{ name string }
 
 func (s pebbleKeyValueSupplier) Name() string            { return s.name }
 func (s pebbleKeyValueSupplier) Get() KeyValueBytesStore { return newPebbleKeyValueStore(s.name) }
-func (s pebbleKeyValueSupplier) MetricsScope() string    { return PebbleMetricsScope }
+func (s pebbleKeyValueSupplier) MetricsScope() string    { return storeapi.PebbleMetricsScope }
 
 // PersistentKeyValueStore returns a supplier of Pebble key-value engines named name.
 // Java: Stores.persistentKeyValueStore(name).
@@ -86,7 +83,7 @@ func (s windowSupplier) RetainDuplicates() bool   { return s.dups }
 func (s windowSupplier) RetentionPeriod() int64   { return s.retention }
 func (s windowSupplier) MetricsScope() string {
 	if s.persistent {
-		return PebbleMetricsScope
+		return storeapi.PebbleMetricsScope
 	}
 	return "in-memory"
 }
@@ -108,7 +105,7 @@ func (s sessionSupplier) SegmentIntervalMs() int64 { return s.seg }
 func (s sessionSupplier) RetentionPeriod() int64   { return s.retention }
 func (s sessionSupplier) MetricsScope() string {
 	if s.persistent {
-		return PebbleMetricsScope
+		return storeapi.PebbleMetricsScope
 	}
 	return "in-memory"
 }
@@ -141,7 +138,7 @@ func (StoresFactory) PersistentWindowStore(name string, retentionPeriod, windowS
 	if err != nil {
 		return nil, err
 	}
-	return windowSupplier{name: name, retention: r, size: w, seg: DefaultSegmentInterval(r), dups: retainDuplicates, persistent: true}, nil
+	return windowSupplier{name: name, retention: r, size: w, seg: storeapi.DefaultSegmentInterval(r), dups: retainDuplicates, persistent: true}, nil
 }
 
 // PersistentTimestampedWindowStore returns the same supplier as PersistentWindowStore; the
@@ -157,7 +154,7 @@ func (StoresFactory) InMemoryWindowStore(name string, retentionPeriod, windowSiz
 	if err != nil {
 		return nil, err
 	}
-	return windowSupplier{name: name, retention: r, size: w, seg: DefaultSegmentInterval(r), dups: retainDuplicates}, nil
+	return windowSupplier{name: name, retention: r, size: w, seg: storeapi.DefaultSegmentInterval(r), dups: retainDuplicates}, nil
 }
 
 // PersistentSessionStore returns a supplier of Pebble session engines (segment interval
@@ -168,7 +165,7 @@ func (StoresFactory) PersistentSessionStore(name string, retentionPeriod time.Du
 	if r < 0 {
 		return nil, fmt.Errorf("%w: retentionPeriod cannot be negative", ErrInvalidStoreArgument)
 	}
-	return sessionSupplier{name: name, retention: r, seg: DefaultSegmentInterval(r), persistent: true}, nil
+	return sessionSupplier{name: name, retention: r, seg: storeapi.DefaultSegmentInterval(r), persistent: true}, nil
 }
 
 // InMemorySessionStore returns a supplier of in-memory session engines. Errors: negative
@@ -178,7 +175,7 @@ func (StoresFactory) InMemorySessionStore(name string, retentionPeriod time.Dura
 	if r < 0 {
 		return nil, fmt.Errorf("%w: retentionPeriod cannot be negative", ErrInvalidStoreArgument)
 	}
-	return sessionSupplier{name: name, retention: r, seg: DefaultSegmentInterval(r)}, nil
+	return sessionSupplier{name: name, retention: r, seg: storeapi.DefaultSegmentInterval(r)}, nil
 }
 
 // builderOptions are the logging and caching switches every builder has.

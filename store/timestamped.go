@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"maps"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -30,7 +31,7 @@ func MakeValueAndTimestamp[V any](value V, timestamp int64) *ValueAndTimestamp[V
 // RemakeValueAndTimestamp is MakeValueAndTimestamp that reuses old, when not nil, instead of
 // allocating: it sets old's value and timestamp and returns it (nil, with old unchanged, when
 // value is null). For a caller that owns old, such as a value it read from a store whose Get
-// returns new values ([FreshValuesStore]). There is no Java counterpart.
+// returns new values ([storeapi.FreshValuesStore]). There is no Java counterpart.
 func RemakeValueAndTimestamp[V any](old *ValueAndTimestamp[V], value V, timestamp int64) *ValueAndTimestamp[V] {
 	if old == nil || isNil(value) {
 		return MakeValueAndTimestamp(value, timestamp)
@@ -38,14 +39,6 @@ func RemakeValueAndTimestamp[V any](old *ValueAndTimestamp[V], value V, timestam
 	old.Value, old.Timestamp = value, timestamp
 	return old
 }
-
-// FreshValuesStore is implemented by the timestamped key-value stores this package builds: their
-// Get returns a newly deserialized *ValueAndTimestamp on every call, which no one else
-// references, and their Put keeps no reference to the value it is given (it serializes it), so
-// the caller may change a value it read and put it back (see RemakeValueAndTimestamp; the DSL's
-// aggregations do, saving an allocation per record). FreshValues does nothing. There is no
-// Java counterpart.
-type FreshValuesStore interface{ FreshValues() }
 
 // TimestampedKeyValueStore is a key-value store whose values carry a timestamp; a nil
 // *ValueAndTimestamp is null (Put with nil deletes, Get of a missing key returns nil). The DSL's
@@ -134,8 +127,8 @@ type changeLoggingTimestampedKeyValueBytesStore struct {
 	// withHeaders: log with the headers of the record being processed (see
 	// WithChangelogHeaders); headers and rc are the context's, when it offers them.
 	withHeaders bool
-	headers     HeadersChangelogContext
-	rc          RecordContextAccess
+	headers     storeapi.HeadersChangelogContext
+	rc          storeapi.RecordContextAccess
 }
 
 // newChangeLoggingTimestampedKeyValueBytesStore wraps inner (holding ts ‖ value bytes).
@@ -154,8 +147,8 @@ func (c *changeLoggingTimestampedKeyValueBytesStore) Init(ctx processor.StateSto
 		c.logger = l
 	}
 	if c.withHeaders {
-		c.headers, _ = ctx.(HeadersChangelogContext)
-		c.rc, _ = ctx.(RecordContextAccess)
+		c.headers, _ = ctx.(storeapi.HeadersChangelogContext)
+		c.rc, _ = ctx.(storeapi.RecordContextAccess)
 	}
 	return c.KeyValueBytesStore.Init(ctx, root)
 }
@@ -228,7 +221,7 @@ func (c *changeLoggingTimestampedKeyValueBytesStore) Delete(key []byte) ([]byte,
 // TimestampedKeyValueStoreBuilder builds [TimestampedKeyValueStore] stores: an engine from the
 // supplier holding ts ‖ value bytes, wrapped (inside out) in timestamped change logging (when
 // enabled, the default), the record cache (when enabled) and the typed metered layer (which
-// implements CachedStateStore[K, *ValueAndTimestamp[V]]). Nil serdes resolve to the context's
+// implements storeapi.CachedStateStore[K, *ValueAndTimestamp[V]]). Nil serdes resolve to the context's
 // default serdes at Init. Caching is off by default. It satisfies processor.StoreBuilder. Java counterpart: TimestampedKeyValueStoreBuilder.
 type TimestampedKeyValueStoreBuilder[K, V any] struct {
 	supplier   KeyValueBytesStoreSupplier
@@ -324,7 +317,7 @@ type timestampedStore[K, V any] struct {
 	vs *vatSerde[V]
 }
 
-// FreshValues implements FreshValuesStore: Get deserializes a new value on every call and Put
+// FreshValues implements storeapi.FreshValuesStore: Get deserializes a new value on every call and Put
 // serializes the value it is given.
 func (t *timestampedStore[K, V]) FreshValues() {}
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 	"sync"
 
@@ -92,13 +93,6 @@ type VersionedKeyValueStore[K, V any] interface {
 // org.apache.kafka.streams.state.VersionedBytesStore (with VersionedKeyValueStore<Bytes, byte[]>).
 type VersionedBytesStore = VersionedKeyValueStore[[]byte, []byte]
 
-// VersionedEngine is implemented by the versioned engines of this package; the typed layers
-// and the DSL use it to learn the history retention.
-type VersionedEngine interface {
-	// HistoryRetentionMs returns the history retention in ms (also the grace period of puts).
-	HistoryRetentionMs() int64
-}
-
 const (
 	nsVerLatest  = 0x00
 	nsVerHistory = 0x01
@@ -184,7 +178,7 @@ func newVersionedEngine(name string, retention, segment int64, inner KeyValueByt
 // Name returns the store name.
 func (e *versionedEngine) Name() string { return e.name }
 
-// HistoryRetentionMs implements [VersionedEngine].
+// HistoryRetentionMs implements [storeapi.VersionedEngine].
 func (e *versionedEngine) HistoryRetentionMs() int64 { return e.retention }
 
 // SegmentIntervalMs returns the segment interval given to the supplier (ms). Our layout has no
@@ -574,10 +568,10 @@ type pebbleVersionedKeyValueStore struct {
 }
 
 var (
-	_ VersionedBytesStore = (*pebbleVersionedKeyValueStore)(nil)
-	_ VersionedBytesStore = (*inMemoryVersionedKeyValueStore)(nil)
-	_ transactionalStore  = (*pebbleVersionedKeyValueStore)(nil)
-	_ wipeableStore       = (*pebbleVersionedKeyValueStore)(nil)
+	_ VersionedBytesStore         = (*pebbleVersionedKeyValueStore)(nil)
+	_ VersionedBytesStore         = (*inMemoryVersionedKeyValueStore)(nil)
+	_ storeapi.TransactionalStore = (*pebbleVersionedKeyValueStore)(nil)
+	_ storeapi.WipeableStore      = (*pebbleVersionedKeyValueStore)(nil)
 )
 
 // newPebbleVersionedKeyValueStore returns a closed Pebble versioned engine with the given
@@ -588,24 +582,24 @@ func newPebbleVersionedKeyValueStore(name string, historyRetentionMs, segmentInt
 	return &pebbleVersionedKeyValueStore{versionedEngine: newVersionedEngine(name, historyRetentionMs, segmentIntervalMs, kv), kv: kv}
 }
 
-// CommitTransaction implements [transactionalStore].
+// CommitTransaction implements [storeapi.TransactionalStore].
 func (s *pebbleVersionedKeyValueStore) CommitTransaction(changelogOffset int64) error {
 	return s.kv.CommitTransaction(changelogOffset)
 }
 
-// AbortTransaction implements [transactionalStore]; the store's stream time is kept (it only
+// AbortTransaction implements [storeapi.TransactionalStore]; the store's stream time is kept (it only
 // decides which puts are too old, and Java keeps it too).
 func (s *pebbleVersionedKeyValueStore) AbortTransaction() error { return s.kv.AbortTransaction() }
 
-// CommittedOffset implements [transactionalStore].
+// CommittedOffset implements [storeapi.TransactionalStore].
 func (s *pebbleVersionedKeyValueStore) CommittedOffset() (int64, bool, error) {
 	return s.kv.CommittedOffset()
 }
 
-// Transactional implements [transactionalStore].
+// Transactional implements [storeapi.TransactionalStore].
 func (s *pebbleVersionedKeyValueStore) Transactional() bool { return s.kv.Transactional() }
 
-// Wipe implements [wipeableStore]; the stream time starts again.
+// Wipe implements [storeapi.WipeableStore]; the stream time starts again.
 func (s *pebbleVersionedKeyValueStore) Wipe() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -613,8 +607,8 @@ func (s *pebbleVersionedKeyValueStore) Wipe() error {
 	return s.kv.Wipe()
 }
 
-// WipedOnOpen implements [wipeableStore].
+// WipedOnOpen implements [storeapi.WipeableStore].
 func (s *pebbleVersionedKeyValueStore) WipedOnOpen() bool { return s.kv.WipedOnOpen() }
 
-// IsEmpty implements [wipeableStore].
+// IsEmpty implements [storeapi.WipeableStore].
 func (s *pebbleVersionedKeyValueStore) IsEmpty() (bool, error) { return s.kv.IsEmpty() }

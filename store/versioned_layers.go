@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"maps"
 	"time"
 
@@ -35,7 +36,7 @@ func (s versionedSupplier) HistoryRetentionMs() int64 { return s.retention }
 func (s versionedSupplier) SegmentIntervalMs() int64 { return s.segment }
 func (s versionedSupplier) MetricsScope() string {
 	if s.persistent {
-		return PebbleMetricsScope
+		return storeapi.PebbleMetricsScope
 	}
 	return "in-memory"
 }
@@ -120,7 +121,7 @@ func (c *changeLoggingVersionedKeyValueBytesStore) Inner() VersionedBytesStore {
 
 // HistoryRetentionMs returns the engine's history retention (ms), 0 when unknown.
 func (c *changeLoggingVersionedKeyValueBytesStore) HistoryRetentionMs() int64 {
-	if v, ok := c.VersionedBytesStore.(VersionedEngine); ok {
+	if v, ok := c.VersionedBytesStore.(storeapi.VersionedEngine); ok {
 		return v.HistoryRetentionMs()
 	}
 	return 0
@@ -187,8 +188,8 @@ func (m *meteredVersionedKeyValueStore[K, V]) Inner() VersionedBytesStore { retu
 
 // HistoryRetentionMs returns the engine's history retention (ms), 0 when unknown.
 func (m *meteredVersionedKeyValueStore[K, V]) HistoryRetentionMs() int64 {
-	for _, l := range layers(m) {
-		if v, ok := l.(VersionedEngine); ok && l != processor.StateStore(m) {
+	for _, l := range storeapi.Layers(m) {
+		if v, ok := l.(storeapi.VersionedEngine); ok && l != processor.StateStore(m) {
 			return v.HistoryRetentionMs()
 		}
 	}

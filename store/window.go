@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -21,16 +22,6 @@ const windowSuffixLen = 12
 // errShortStoreKey is returned when a window or session store key is shorter than its
 // fixed-size suffix (12 bytes for windows, 16 for sessions).
 var errShortStoreKey = errors.New("store: store key shorter than its timestamp suffix")
-
-// WindowStoreKey returns the window store (and changelog) key of key, windowStart (ms) and
-// seqnum: key ‖ int64 windowStart ‖ int32 seqnum, big-endian. Java: WindowKeySchema.toStoreKeyBinary.
-func WindowStoreKey(key []byte, windowStart int64, seqnum int32) []byte {
-	out := make([]byte, len(key)+windowSuffixLen)
-	copy(out, key)
-	binary.BigEndian.PutUint64(out[len(key):], uint64(windowStart))
-	binary.BigEndian.PutUint32(out[len(key)+8:], uint32(seqnum))
-	return out
-}
 
 // splitWindowStoreKey splits a window store key into key bytes (aliasing b), window start (ms)
 // and seqnum. Errors: [errShortStoreKey]. Java: WindowKeySchema.extractStoreKeyBytes,
@@ -141,12 +132,12 @@ func (w *windowBytesStore) Put(key, value []byte, windowStart int64) error {
 	if w.retainDuplicates {
 		w.seqnum = (w.seqnum + 1) & math.MaxInt32
 	}
-	return w.seg.put(WindowStoreKey(key, windowStart, w.seqnum), value)
+	return w.seg.put(storeapi.WindowStoreKey(key, windowStart, w.seqnum), value)
 }
 
 // Fetch implements WindowStore.Fetch.
 func (w *windowBytesStore) Fetch(key []byte, windowStart int64) ([]byte, bool, error) {
-	return w.seg.get(WindowStoreKey(key, windowStart, w.seqnum))
+	return w.seg.get(storeapi.WindowStoreKey(key, windowStart, w.seqnum))
 }
 
 // FetchTimeRange implements WindowStore.FetchTimeRange.
@@ -164,8 +155,8 @@ func (w *windowBytesStore) fetchKey(key []byte, timeFrom, timeTo int64, forward 
 	if timeTo < from {
 		return emptyIterator[int64, []byte]()
 	}
-	lower := WindowStoreKey(key, from, 0)
-	upper := WindowStoreKey(key, timeTo, math.MaxInt32)
+	lower := storeapi.WindowStoreKey(key, from, 0)
+	upper := storeapi.WindowStoreKey(key, timeTo, math.MaxInt32)
 	it := w.seg.fetch(from, timeTo, lower, upper, forward, func(sk []byte) bool {
 		k, ts, _, err := splitWindowStoreKey(sk)
 		return err == nil && bytes.Equal(k, key) && ts >= from && ts <= timeTo
@@ -269,31 +260,31 @@ type inMemoryWindowStore struct{ windowBytesStore }
 
 // pebbleWindowStore is the persistent window engine: one Pebble database per store per task
 // whose segments are key prefixes (segment id = window start / segment interval); expired
-// segments are dropped with one range deletion. It implements [transactionalStore] and
-// [wipeableStore]. Java counterpart: RocksDBWindowStore over RocksDBSegmentedBytesStore.
+// segments are dropped with one range deletion. It implements [storeapi.TransactionalStore] and
+// [storeapi.WipeableStore]. Java counterpart: RocksDBWindowStore over RocksDBSegmentedBytesStore.
 type pebbleWindowStore struct {
 	windowBytesStore
 	segmentedEngineOps
 }
 
 var (
-	_ WindowBytesStore   = (*inMemoryWindowStore)(nil)
-	_ WindowBytesStore   = (*pebbleWindowStore)(nil)
-	_ transactionalStore = (*pebbleWindowStore)(nil)
-	_ wipeableStore      = (*pebbleWindowStore)(nil)
+	_ WindowBytesStore            = (*inMemoryWindowStore)(nil)
+	_ WindowBytesStore            = (*pebbleWindowStore)(nil)
+	_ storeapi.TransactionalStore = (*pebbleWindowStore)(nil)
+	_ storeapi.WipeableStore      = (*pebbleWindowStore)(nil)
 )
 
 // newInMemoryWindowStore returns a closed in-memory window engine. retention and windowSize
 // are in ms; duplicates are kept with increasing seqnums when retainDuplicates is set.
 func newInMemoryWindowStore(name string, retention, windowSize int64, retainDuplicates bool) *inMemoryWindowStore {
-	return &inMemoryWindowStore{newWindowBytesStore(name, retention, DefaultSegmentInterval(retention), windowSize, retainDuplicates, newMemSegments())}
+	return &inMemoryWindowStore{newWindowBytesStore(name, retention, storeapi.DefaultSegmentInterval(retention), windowSize, retainDuplicates, newMemSegments())}
 }
 
 // newPebbleWindowStore returns a closed Pebble window engine; segmentInterval <= 0 means
-// [DefaultSegmentInterval](retention).
+// [storeapi.DefaultSegmentInterval](retention).
 func newPebbleWindowStore(name string, retention, segmentInterval, windowSize int64, retainDuplicates bool) *pebbleWindowStore {
 	if segmentInterval <= 0 {
-		segmentInterval = DefaultSegmentInterval(retention)
+		segmentInterval = storeapi.DefaultSegmentInterval(retention)
 	}
 	eng := newPebbleSegments()
 	return &pebbleWindowStore{

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"testing"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 
 // hasWindowCache reports whether a built window store has the record cache layer.
 func hasWindowCache(s WindowStore[string, string]) bool {
-	for _, l := range layers(s) {
+	for _, l := range storeapi.Layers(s) {
 		if _, ok := l.(*cachingWindowStore); ok {
 			return true
 		}
@@ -37,7 +38,7 @@ func TestWindowStoreBuilderCaching(t *testing.T) {
 				t.Errorf("WindowStoreBuilder caching %v, retain duplicates %v: record cache %v, want %v", caching, dup, got, want)
 			}
 			var cached bool
-			for _, l := range layers(tb.BuildTimestampedWindowStore()) {
+			for _, l := range storeapi.Layers(tb.BuildTimestampedWindowStore()) {
 				if _, ok := l.(*cachingWindowStore); ok {
 					cached = true
 				}

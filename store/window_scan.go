@@ -2,79 +2,15 @@ package store
 
 import (
 	"bytes"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 	"slices"
 
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// windowScanKind says which window or session store iteration a [WindowScan] continues.
-type windowScanKind int
-
-// The iterations a [WindowScan] can describe.
-const (
-	// WindowScanKey is one key's iteration: a window store's FetchTimeRange(Key, TimeFrom,
-	// TimeTo) (BackwardFetchTimeRange when Reverse); a session store's FindSessions(Key,
-	// TimeFrom, TimeTo) (Fetch(Key) is FindSessions(Key, 0, math.MaxInt64)).
-	WindowScanKey windowScanKind = iota
-	// WindowScanRange is a key range's iteration: a window store's FetchKeyRange(From, To,
-	// TimeFrom, TimeTo); a session store's FindSessionsRange(From, To, TimeFrom, TimeTo)
-	// (FetchRange is FindSessionsRange(From, To, 0, math.MaxInt64)). A nil bound of a nillable
-	// key type is unbounded.
-	WindowScanRange
-	// WindowScanAll is every key's iteration: a window store's FetchAll(TimeFrom, TimeTo) (All
-	// is FetchAll(math.MinInt64, math.MaxInt64)); for a session store, FindSessionsRange with
-	// both key bounds open.
-	WindowScanAll
-)
-
-// WindowScan describes one of a window or session store's iterations, possibly resumed after
-// an entry it already handed out, as [Scan] does for key-value stores: a reader that reads a
-// large store in bounded chunks (interactive queries read a few hundred entries at a time,
-// each chunk while the stream thread leaves the store alone) opens the same WindowScan again
-// with After set to the raw store key ([RawKeyIterator.RawKey]) of the last entry it got.
-//
-// Raw keys are the stores' keys: key ‖ int64 window start ‖ int32 seqnum for windows, key ‖
-// int64 session end ‖ int64 session start for sessions (see [WindowStoreKey],
-// [SessionStoreKey]). Every one of these iterations walks the store in one order, the order of
-// the store's segments (segment = window start, or session end, / segment interval) and then of
-// the raw keys' bytes (for one key's windows that is window start order); the backward forms
-// walk it in reverse. A resumed scan goes on strictly after After in that order, so it never
-// repeats, skips or reorders an entry that exists throughout; an entry written between two
-// chunks is seen when it is still ahead of the scan. Java has no counterpart: its iterators over
-// RocksDB hold a snapshot open instead.
-type WindowScan[K any] struct {
-	// Kind is the iteration.
-	Kind windowScanKind
-	// Key is the key of a WindowScanKey scan.
-	Key K
-	// From and To are the inclusive key bounds of a WindowScanRange scan.
-	From, To K
-	// TimeFrom and TimeTo are the inclusive time bounds (ms): the window starts for window
-	// stores; the earliest session end and the latest session start for session stores.
-	TimeFrom, TimeTo int64
-	// Reverse iterates backward (the Backward forms).
-	Reverse bool
-	// After, when not nil, is a raw store key: the scan starts strictly after it in its order.
-	After []byte
-}
-
-// WindowScanner is a read-only window store view that can run a [WindowScan]; its iterator's
-// keys are the windows (for a WindowScanKey scan the caller takes Window.Start as the
-// FetchTimeRange key). ScanWindows reports false when the store under the view cannot (a
-// custom store type): then the caller iterates with the plain methods.
-type WindowScanner[K, V any] interface {
-	ScanWindows(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool)
-}
-
-// SessionScanner is a read-only session store view that can run a [WindowScan] (see
-// [WindowScanner]); its iterator's keys are the sessions.
-type SessionScanner[K, V any] interface {
-	ScanSessions(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool)
-}
-
-// segScan is a WindowScan at the bytes level: keyFrom and keyTo are serialized (nil:
-// unbounded), single says keyFrom is the one key of a WindowScanKey scan, and after is the raw
+// segScan is a storeapi.WindowScan at the bytes level: keyFrom and keyTo are serialized (nil:
+// unbounded), single says keyFrom is the one key of a storeapi.WindowScanKey scan, and after is the raw
 // store key to resume after.
 type segScan struct {
 	keyFrom, keyTo   []byte
@@ -122,7 +58,7 @@ func (w *windowBytesStore) scanWindows(q segScan) (KeyValueIterator[[]byte, []by
 	timeTo := q.timeTo
 	if q.single {
 		key := q.keyFrom
-		lower, upper := WindowStoreKey(key, from, 0), WindowStoreKey(key, timeTo, math.MaxInt32)
+		lower, upper := storeapi.WindowStoreKey(key, from, 0), storeapi.WindowStoreKey(key, timeTo, math.MaxInt32)
 		return w.seg.scan(from, timeTo, lower, upper, !q.reverse, q.after, func(sk []byte) bool {
 			k, ts, _, err := splitWindowStoreKey(sk)
 			return err == nil && bytes.Equal(k, key) && ts >= from && ts <= timeTo
@@ -171,7 +107,7 @@ func (s *segmentedBytesStore) scan(segFrom, segTo int64, lower, upper []byte, fo
 	}
 	si.paged = true
 	if after != nil {
-		si.after, si.afterSeg = bytes.Clone(after), SegmentID(s.segTime(after), s.segmentInterval)
+		si.after, si.afterSeg = bytes.Clone(after), storeapi.SegmentID(s.segTime(after), s.segmentInterval)
 		si.ids = slices.DeleteFunc(si.ids, func(id int64) bool {
 			return forward && id < si.afterSeg || !forward && id > si.afterSeg
 		})
@@ -222,15 +158,15 @@ func (c *changeLoggingSessionBytesStore) scanSessions(q segScan) (KeyValueIterat
 // --- typed layers ---
 
 // segScanOf serializes s's keys for the bytes level; op names the operation in errors.
-func segScanOf[K, V any](ss *storeSerdes[K, V], op string, s WindowScan[K]) (segScan, error) {
+func segScanOf[K, V any](ss *storeSerdes[K, V], op string, s storeapi.WindowScan[K]) (segScan, error) {
 	q := segScan{timeFrom: s.TimeFrom, timeTo: s.TimeTo, reverse: s.Reverse, after: s.After}
 	var err error
 	switch s.Kind {
-	case WindowScanKey:
+	case storeapi.WindowScanKey:
 		q.single = true
 		q.keyFrom, err = ss.key(op, s.Key)
 		q.keyTo = q.keyFrom
-	case WindowScanRange:
+	case storeapi.WindowScanRange:
 		if !isNil(s.From) {
 			if q.keyFrom, err = ss.key(op, s.From); err != nil {
 				return q, err
@@ -243,9 +179,9 @@ func segScanOf[K, V any](ss *storeSerdes[K, V], op string, s WindowScan[K]) (seg
 	return q, err
 }
 
-// ScanWindows implements [WindowScanner] over the bytes store below, when every layer below
+// ScanWindows implements [storeapi.WindowScanner] over the bytes store below, when every layer below
 // can (the built-in layers and engines can).
-func (m *meteredWindowStore[K, V]) ScanWindows(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool) {
+func (m *meteredWindowStore[K, V]) ScanWindows(s storeapi.WindowScan[K]) (storeapi.RawKeyIterator[serde.Windowed[K], V], bool) {
 	q, err := segScanOf(&m.s, "fetch", s)
 	if err != nil {
 		return &rawWindowedIterator[K, V]{s: &m.s, err: err}, true
@@ -260,9 +196,9 @@ func (m *meteredWindowStore[K, V]) ScanWindows(s WindowScan[K]) (RawKeyIterator[
 	}}, true
 }
 
-// ScanSessions implements [SessionScanner] over the bytes store below, when every layer below
+// ScanSessions implements [storeapi.SessionScanner] over the bytes store below, when every layer below
 // can.
-func (m *meteredSessionStore[K, V]) ScanSessions(s WindowScan[K]) (RawKeyIterator[serde.Windowed[K], V], bool) {
+func (m *meteredSessionStore[K, V]) ScanSessions(s storeapi.WindowScan[K]) (storeapi.RawKeyIterator[serde.Windowed[K], V], bool) {
 	q, err := segScanOf(&m.s, "findSessions", s)
 	if err != nil {
 		return &rawWindowedIterator[K, V]{s: &m.s, err: err}, true

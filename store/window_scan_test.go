@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 	"slices"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 // scanChunks reads a scan in chunks of n entries, each chunk a fresh scan resumed after the raw
 // key of the last entry of the one before, as the interactive queries do.
-func scanChunks[K, V any](t *testing.T, n int, open func(after []byte) (RawKeyIterator[K, V], bool), format func(K, V) string) []string {
+func scanChunks[K, V any](t *testing.T, n int, open func(after []byte) (storeapi.RawKeyIterator[K, V], bool), format func(K, V) string) []string {
 	t.Helper()
 	out := []string{}
 	var after []byte
@@ -65,10 +66,10 @@ func newScanCtx() *cacheContext {
 	return &cacheContext{fakeContext: fakeContext{appID: "app"}, cache: cache.New(10 << 20), rc: rcOf("in", 0, 0)}
 }
 
-// windowScanCase is a window store iteration both as a WindowScan and as the plain method.
+// windowScanCase is a window store iteration both as a storeapi.WindowScan and as the plain method.
 type windowScanCase[V any] struct {
 	name  string
-	scan  WindowScan[string]
+	scan  storeapi.WindowScan[string]
 	plain func(WindowStore[string, V]) []string
 }
 
@@ -83,35 +84,35 @@ func windowScanCases[V any](t *testing.T, format func(serde.Windowed[string], V)
 	for _, rev := range []bool{false, true} {
 		dir := map[bool]string{false: "forward", true: "backward"}[rev]
 		cases = append(cases,
-			windowScanCase[V]{"key k03 all times/" + dir, WindowScan[string]{Kind: WindowScanKey, Key: "k03", TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: rev},
+			windowScanCase[V]{"key k03 all times/" + dir, storeapi.WindowScan[string]{Kind: storeapi.WindowScanKey, Key: "k03", TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: rev},
 				func(s WindowStore[string, V]) []string {
 					if rev {
 						return times(s.BackwardFetchTimeRange("k03", 0, math.MaxInt64), "k03")
 					}
 					return times(s.FetchTimeRange("k03", 0, math.MaxInt64), "k03")
 				}},
-			windowScanCase[V]{"key k07 some times/" + dir, WindowScan[string]{Kind: WindowScanKey, Key: "k07", TimeFrom: 100_000, TimeTo: 400_070, Reverse: rev},
+			windowScanCase[V]{"key k07 some times/" + dir, storeapi.WindowScan[string]{Kind: storeapi.WindowScanKey, Key: "k07", TimeFrom: 100_000, TimeTo: 400_070, Reverse: rev},
 				func(s WindowStore[string, V]) []string {
 					if rev {
 						return times(s.BackwardFetchTimeRange("k07", 100_000, 400_070), "k07")
 					}
 					return times(s.FetchTimeRange("k07", 100_000, 400_070), "k07")
 				}},
-			windowScanCase[V]{"key range/" + dir, WindowScan[string]{Kind: WindowScanRange, From: "k02", To: "k08", TimeFrom: 50_000, TimeTo: 450_000, Reverse: rev},
+			windowScanCase[V]{"key range/" + dir, storeapi.WindowScan[string]{Kind: storeapi.WindowScanRange, From: "k02", To: "k08", TimeFrom: 50_000, TimeTo: 450_000, Reverse: rev},
 				func(s WindowStore[string, V]) []string {
 					if rev {
 						return list(s.BackwardFetchKeyRange("k02", "k08", 50_000, 450_000))
 					}
 					return list(s.FetchKeyRange("k02", "k08", 50_000, 450_000))
 				}},
-			windowScanCase[V]{"fetchAll/" + dir, WindowScan[string]{Kind: WindowScanAll, TimeFrom: 100_000, TimeTo: 500_000, Reverse: rev},
+			windowScanCase[V]{"fetchAll/" + dir, storeapi.WindowScan[string]{Kind: storeapi.WindowScanAll, TimeFrom: 100_000, TimeTo: 500_000, Reverse: rev},
 				func(s WindowStore[string, V]) []string {
 					if rev {
 						return list(s.BackwardFetchAll(100_000, 500_000))
 					}
 					return list(s.FetchAll(100_000, 500_000))
 				}},
-			windowScanCase[V]{"all/" + dir, WindowScan[string]{Kind: WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64, Reverse: rev},
+			windowScanCase[V]{"all/" + dir, storeapi.WindowScan[string]{Kind: storeapi.WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64, Reverse: rev},
 				func(s WindowStore[string, V]) []string {
 					if rev {
 						return list(s.BackwardAll())
@@ -153,9 +154,9 @@ func fillWindows[V any](t *testing.T, s WindowStore[string, V], val func(string)
 
 func checkWindowScans[V any](t *testing.T, s WindowStore[string, V], format func(serde.Windowed[string], V) string) {
 	t.Helper()
-	sc, ok := s.(WindowScanner[string, V])
+	sc, ok := s.(storeapi.WindowScanner[string, V])
 	if !ok {
-		t.Fatalf("%T is no WindowScanner", s)
+		t.Fatalf("%T is no storeapi.WindowScanner", s)
 	}
 	for _, c := range windowScanCases[V](t, format) {
 		want := c.plain(s)
@@ -163,12 +164,12 @@ func checkWindowScans[V any](t *testing.T, s WindowStore[string, V], format func
 			t.Fatalf("%s: the plain iteration is empty", c.name)
 		}
 		for _, n := range []int{1, 2, 5, 1000} {
-			got := scanChunks(t, n, func(after []byte) (RawKeyIterator[serde.Windowed[string], V], bool) {
+			got := scanChunks(t, n, func(after []byte) (storeapi.RawKeyIterator[serde.Windowed[string], V], bool) {
 				s := c.scan
 				s.After = after
 				return sc.ScanWindows(s)
 			}, func(w serde.Windowed[string], v V) string {
-				if c.scan.Kind == WindowScanKey {
+				if c.scan.Kind == storeapi.WindowScanKey {
 					w.Window.End = 0 // the plain key fetch gives window starts only
 				}
 				return format(w, v)
@@ -262,8 +263,8 @@ func TestWindowScanSeesWritesAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sc := s.(WindowScanner[string, string])
-	scan := WindowScan[string]{Kind: WindowScanAll, TimeFrom: 0, TimeTo: math.MaxInt64}
+	sc := s.(storeapi.WindowScanner[string, string])
+	scan := storeapi.WindowScan[string]{Kind: storeapi.WindowScanAll, TimeFrom: 0, TimeTo: math.MaxInt64}
 	var got []string
 	var after []byte
 	for i := 0; ; i++ {
@@ -289,10 +290,10 @@ func TestWindowScanSeesWritesAhead(t *testing.T) {
 	}
 }
 
-// sessionScanCase is a session store iteration both as a WindowScan and as the plain method.
+// sessionScanCase is a session store iteration both as a storeapi.WindowScan and as the plain method.
 type sessionScanCase struct {
 	name  string
-	scan  WindowScan[string]
+	scan  storeapi.WindowScan[string]
 	plain func(SessionStore[string, string]) KeyValueIterator[serde.Windowed[string], string]
 }
 
@@ -301,28 +302,28 @@ func sessionScanCases() []sessionScanCase {
 	for _, rev := range []bool{false, true} {
 		dir := map[bool]string{false: "forward", true: "backward"}[rev]
 		cases = append(cases,
-			sessionScanCase{"fetch key/" + dir, WindowScan[string]{Kind: WindowScanKey, Key: "k03", TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: rev},
+			sessionScanCase{"fetch key/" + dir, storeapi.WindowScan[string]{Kind: storeapi.WindowScanKey, Key: "k03", TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: rev},
 				func(s SessionStore[string, string]) KeyValueIterator[serde.Windowed[string], string] {
 					if rev {
 						return s.BackwardFetch("k03")
 					}
 					return s.Fetch("k03")
 				}},
-			sessionScanCase{"findSessions/" + dir, WindowScan[string]{Kind: WindowScanKey, Key: "k05", TimeFrom: 150_000, TimeTo: 450_000, Reverse: rev},
+			sessionScanCase{"findSessions/" + dir, storeapi.WindowScan[string]{Kind: storeapi.WindowScanKey, Key: "k05", TimeFrom: 150_000, TimeTo: 450_000, Reverse: rev},
 				func(s SessionStore[string, string]) KeyValueIterator[serde.Windowed[string], string] {
 					if rev {
 						return s.BackwardFindSessions("k05", 150_000, 450_000)
 					}
 					return s.FindSessions("k05", 150_000, 450_000)
 				}},
-			sessionScanCase{"fetch range/" + dir, WindowScan[string]{Kind: WindowScanRange, From: "k02", To: "k08", TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: rev},
+			sessionScanCase{"fetch range/" + dir, storeapi.WindowScan[string]{Kind: storeapi.WindowScanRange, From: "k02", To: "k08", TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: rev},
 				func(s SessionStore[string, string]) KeyValueIterator[serde.Windowed[string], string] {
 					if rev {
 						return s.BackwardFetchRange("k02", "k08")
 					}
 					return s.FetchRange("k02", "k08")
 				}},
-			sessionScanCase{"findSessions range/" + dir, WindowScan[string]{Kind: WindowScanRange, From: "k01", To: "k09", TimeFrom: 100_000, TimeTo: 400_000, Reverse: rev},
+			sessionScanCase{"findSessions range/" + dir, storeapi.WindowScan[string]{Kind: storeapi.WindowScanRange, From: "k01", To: "k09", TimeFrom: 100_000, TimeTo: 400_000, Reverse: rev},
 				func(s SessionStore[string, string]) KeyValueIterator[serde.Windowed[string], string] {
 					if rev {
 						return s.BackwardFindSessionsRange("k01", "k09", 100_000, 400_000)
@@ -384,9 +385,9 @@ func TestSessionScanResumes(t *testing.T) {
 				must(s.Put(ws("k055", 300_000, 300_001), "cached")) // a new key
 				must(s.Remove(ws("k05", 300_500, 300_550)))         // a cached removal of a flushed one
 				must(s.Put(ws("k02", 0, 599_999), "cached"))        // a long session
-				sc, ok := s.(SessionScanner[string, string])
+				sc, ok := s.(storeapi.SessionScanner[string, string])
 				if !ok {
-					t.Fatalf("%T is no SessionScanner", s)
+					t.Fatalf("%T is no storeapi.SessionScanner", s)
 				}
 				for _, c := range sessionScanCases() {
 					want := listOf(t, c.plain(s), format)
@@ -394,7 +395,7 @@ func TestSessionScanResumes(t *testing.T) {
 						t.Fatalf("%s: the plain iteration is empty", c.name)
 					}
 					for _, n := range []int{1, 2, 5, 1000} {
-						got := scanChunks(t, n, func(after []byte) (RawKeyIterator[serde.Windowed[string], string], bool) {
+						got := scanChunks(t, n, func(after []byte) (storeapi.RawKeyIterator[serde.Windowed[string], string], bool) {
 							scan := c.scan
 							scan.After = after
 							return sc.ScanSessions(scan)

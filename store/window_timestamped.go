@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"maps"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -61,7 +62,7 @@ func (c *changeLoggingTimestampedWindowBytesStore) Put(key, value []byte, window
 			raw = []byte{}
 		}
 	}
-	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), WindowStoreKey(key, windowStart, c.seqnum), raw, ts))
+	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), storeapi.WindowStoreKey(key, windowStart, c.seqnum), raw, ts))
 }
 
 // TimestampedWindowStoreBuilder builds timestamped window stores: an engine from the supplier,
@@ -195,16 +196,9 @@ func (w *windowBytesStore) fetchAllRetained(timeFrom, timeTo int64) KeyValueIter
 	}}
 }
 
-// RetainedFetcher is implemented by the timestamped window stores TimestampedWindowStoreBuilder
-// builds over the in-memory and Pebble engines.
-type RetainedFetcher[K, V any] interface {
-	// FetchAllRetained iterates every window with max(timeFrom, observed stream time -
-	// retention) <= start <= timeTo (ms, inclusive). Java: the fetchAll of the time-ordered
-	// window store that emit-on-close aggregations use.
-	FetchAllRetained(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], *ValueAndTimestamp[V]]
-}
-
-// FetchAllRetained implements RetainedFetcher.
+// FetchAllRetained iterates every window with max(timeFrom, observed stream time - retention)
+// <= start <= timeTo (ms, inclusive): the emit-on-close aggregations of internal/ktable call it.
+// Java: the fetchAll of the time-ordered window store.
 func (t *timestampedWindowStore[K, V]) FetchAllRetained(timeFrom, timeTo int64) KeyValueIterator[serde.Windowed[K], *ValueAndTimestamp[V]] {
 	var inner WindowBytesStore = t.meteredWindowStore.inner
 	for {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -16,7 +17,7 @@ type storeSerdes[K, V any] struct {
 
 func (s *storeSerdes[K, V]) init(ctx processor.StateStoreContext) error {
 	if ctx != nil {
-		s.topic = ChangelogTopic(ctx.ApplicationID(), s.name)
+		s.topic = storeapi.ChangelogTopic(ctx.ApplicationID(), s.name)
 		if s.keySerde == nil {
 			ks, err := defaultSerde[K](ctx.KeySerde(), "key")
 			if err != nil {

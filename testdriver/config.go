@@ -47,22 +47,6 @@ func exceptionHandlers(props map[string]string) (deser func(task.RawRecord, erro
 	return deser, proc, nil
 }
 
-// JavaSerde returns the Go serde of a Java serde class name, as [serde.ForJavaClass] does (it
-// moved there: the mapping belongs with the serdes). Unknown names return an error wrapping
-// ErrUnknownClass.
-//
-// Deprecated: use serde.ForJavaClass.
-func JavaSerde(className string) (serde.Serde[any], error) { return serde.ForJavaClass(className) }
-
-// JavaTimestampExtractor returns the Go extractor of a Java extractor class name, as
-// [processor.TimestampExtractorForJavaClass] does. Unknown names return an error wrapping
-// ErrUnknownClass.
-//
-// Deprecated: use processor.TimestampExtractorForJavaClass.
-func JavaTimestampExtractor(className string) (processor.TimestampExtractor, error) {
-	return processor.TimestampExtractorForJavaClass(className)
-}
-
 // Option configures a TopologyTestDriver beyond its Java properties.
 type Option func(*options)
 

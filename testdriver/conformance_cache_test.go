@@ -2,6 +2,7 @@ package testdriver
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 	"path/filepath"
 	"strings"
@@ -44,8 +45,8 @@ func javaSplit(s string) []string {
 // forwardOnFlush registers a flush listener on st that forwards every flushed entry as
 // (prefix+key, cacheDescribe(new, old)) with the entry's timestamp and headers, and reports
 // whether the store has a cache (Java: TimestampedTupleForwarder + TimestampedCacheFlushListener).
-func forwardOnFlush[V any](st store.CachedStateStore[string, V], ctx processor.ProcessorContext[any, any], prefix string, sendOldValues bool) bool {
-	return st.SetFlushListener(func(r store.CacheFlushRecord[string, V]) error {
+func forwardOnFlush[V any](st storeapi.CachedStateStore[string, V], ctx processor.ProcessorContext[any, any], prefix string, sendOldValues bool) bool {
+	return st.SetFlushListener(func(r storeapi.CacheFlushRecord[string, V]) error {
 		var nv, ov any
 		if r.HasNewValue {
 			nv = deref(r.NewValue)
@@ -83,7 +84,7 @@ func (p *cacheCountProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	if p.counts, err = processor.GetStateStore[store.KeyValueStore[string, *int64]](ctx, "Counts"); err != nil {
 		return err
 	}
-	p.caching = forwardOnFlush(p.counts.(store.CachedStateStore[string, *int64]), ctx, "", true)
+	p.caching = forwardOnFlush(p.counts.(storeapi.CachedStateStore[string, *int64]), ctx, "", true)
 	_, err = ctx.Schedule(10*time.Second, processor.WallClockTime, func(ts int64) error {
 		return p.increment("tick", processor.Record[any, any]{Timestamp: ts})
 	})
@@ -170,7 +171,7 @@ func (p *cacheLastProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	if p.last, err = processor.GetStateStore[store.KeyValueStore[string, string]](ctx, "Last"); err != nil {
 		return err
 	}
-	p.caching = forwardOnFlush(p.last.(store.CachedStateStore[string, string]), ctx, "L:", false)
+	p.caching = forwardOnFlush(p.last.(storeapi.CachedStateStore[string, string]), ctx, "L:", false)
 	return nil
 }
 
@@ -314,7 +315,7 @@ func (p *cacheWinProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	if p.windows, err = processor.GetStateStore[store.WindowStore[string, *int64]](ctx, "Windows"); err != nil {
 		return err
 	}
-	p.caching = p.windows.(store.CachedStateStore[serde.Windowed[string], *int64]).SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[string], *int64]) error {
+	p.caching = p.windows.(storeapi.CachedStateStore[serde.Windowed[string], *int64]).SetFlushListener(func(r storeapi.CacheFlushRecord[serde.Windowed[string], *int64]) error {
 		return ctx.Forward(processor.Record[any, any]{Key: fmt.Sprintf("%s@%d", r.Key.Key, r.Key.Window.Start),
 			Value: cacheDescribe(deref(r.NewValue), deref(r.OldValue), ctx), Timestamp: r.Timestamp, Headers: r.Headers})
 	}, true)
@@ -496,7 +497,7 @@ func (p *cacheSessProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	if p.sessions, err = processor.GetStateStore[store.SessionStore[string, *int64]](ctx, "Sessions"); err != nil {
 		return err
 	}
-	p.caching = p.sessions.(store.CachedStateStore[serde.Windowed[string], *int64]).SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[string], *int64]) error {
+	p.caching = p.sessions.(storeapi.CachedStateStore[serde.Windowed[string], *int64]).SetFlushListener(func(r storeapi.CacheFlushRecord[serde.Windowed[string], *int64]) error {
 		return ctx.Forward(processor.Record[any, any]{Key: sessionName(r.Key),
 			Value: cacheDescribe(deref(r.NewValue), deref(r.OldValue), ctx), Timestamp: r.Timestamp, Headers: r.Headers})
 	}, true)

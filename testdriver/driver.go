@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/javaclass"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -30,8 +31,7 @@ var (
 	// Java: NoSuchElementException "Empty topic: ...".
 	ErrEmptyTopic = errors.New("testdriver: empty topic")
 	// ErrUnknownClass is returned for a Java class name in the properties that has no Go counterpart.
-	// It is serde.ErrUnknownClass, which serde.ForJavaClass and
-	// processor.TimestampExtractorForJavaClass wrap too.
+	// It is serde.ErrUnknownClass, which kstreams.ConfigFromProperties wraps too.
 	ErrUnknownClass = serde.ErrUnknownClass
 	// ErrClosed is returned by operations on a closed driver.
 	ErrClosed = errors.New("testdriver: driver is closed")
@@ -93,8 +93,13 @@ func (c collector) PartitionsFor(string) (int32, error) { return 1, nil }
 // handed to processors as their AppConfigs:
 //   - application.id: prefixes changelog and repartition topics; default (as Java's driver)
 //     "dummy-topology-test-driver-app-id-<random int>".
-//   - default.key.serde, default.value.serde: Java serde class names (see [JavaSerde]).
-//   - default.timestamp.extractor: a Java extractor class name (see [JavaTimestampExtractor]);
+//   - default.key.serde, default.value.serde: Java serde class names:
+//     org.apache.kafka.common.serialization.Serdes$XSerde for X in String, Long, Integer, Short,
+//     Double, Float, Boolean, ByteArray, Bytes, UUID and Void.
+//   - default.timestamp.extractor: a Java extractor class name,
+//     org.apache.kafka.streams.processor.X for X in FailOnInvalidTimestamp,
+//     LogAndSkipOnInvalidTimestamp, UsePartitionTimeOnInvalidTimestamp and
+//     WallclockTimestampExtractor;
 //     default FailOnInvalidTimestamp.
 //   - deserialization.exception.handler: org.apache.kafka.streams.errors.LogAndFailExceptionHandler
 //     (default) or LogAndContinueExceptionHandler (skip records that fail to deserialize).
@@ -148,17 +153,17 @@ func newDriver(b *topology.Builder, props map[string]string, initialWallClockMs 
 	}
 	var err error
 	if o.keySerde == nil && props[propnames.DefaultKeySerdeConfig] != "" {
-		if o.keySerde, err = serde.ForJavaClass(props[propnames.DefaultKeySerdeConfig]); err != nil {
+		if o.keySerde, err = javaclass.Serde(props[propnames.DefaultKeySerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
 	if o.valueSerde == nil && props[propnames.DefaultValueSerdeConfig] != "" {
-		if o.valueSerde, err = serde.ForJavaClass(props[propnames.DefaultValueSerdeConfig]); err != nil {
+		if o.valueSerde, err = javaclass.Serde(props[propnames.DefaultValueSerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
 	if o.extractor == nil && props[propnames.DefaultTimestampExtractorConfig] != "" {
-		if o.extractor, err = processor.TimestampExtractorForJavaClass(props[propnames.DefaultTimestampExtractorConfig]); err != nil {
+		if o.extractor, err = javaclass.TimestampExtractor(props[propnames.DefaultTimestampExtractorConfig]); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package testdriver
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/javaclass"
 	"maps"
 	"time"
 
@@ -85,12 +86,12 @@ func NewMockProcessorContext[KForward, VForward any](props map[string]string, op
 	}
 	var err error
 	if o.keySerde == nil && cfg[propnames.DefaultKeySerdeConfig] != "" {
-		if o.keySerde, err = serde.ForJavaClass(cfg[propnames.DefaultKeySerdeConfig]); err != nil {
+		if o.keySerde, err = javaclass.Serde(cfg[propnames.DefaultKeySerdeConfig]); err != nil {
 			return nil, err
 		}
 	}
 	if o.valueSerde == nil && cfg[propnames.DefaultValueSerdeConfig] != "" {
-		if o.valueSerde, err = serde.ForJavaClass(cfg[propnames.DefaultValueSerdeConfig]); err != nil {
+		if o.valueSerde, err = javaclass.Serde(cfg[propnames.DefaultValueSerdeConfig]); err != nil {
 			return nil, err
 		}
 	}

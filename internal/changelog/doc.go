@@ -29,7 +29,7 @@
 // responses (of at most SaramaReader.MaxBytes, 1 MiB by default) are held at a time, so memory
 // stays flat in the size of the changelog. A restore of at least
 // TaskStateConfig.BulkRestoreMinRecords records into the Pebble key-value store runs as a bulk
-// restore ([store.BulkRestorer]): the store gathers the records in chunks of its memtable size,
+// restore ([storeapi.BulkRestorer]): the store gathers the records in chunks of its memtable size,
 // sorts each and has Pebble ingest it as a table file (durable before the chunk's last offset
 // is stored with the data), and the restored offset is recorded for the checkpoint only when
 // the bulk restore ended. A [RestoreListener] sees start, each batch and end

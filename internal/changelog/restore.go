@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kstreams-go/kstreams/changelog"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/processor"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // Task is what restore needs of a task; *internal/task.Task implements it.
@@ -53,7 +53,7 @@ type TaskStateConfig struct {
 	// 1000 (Java: the restore consumer's max.poll.records).
 	MaxBatchRecords int
 	// BulkRestoreMinRecords is the smallest restore (end offset minus start offset) that runs
-	// as a bulk restore when the store's engine is a [store.BulkRestorer] (the Pebble key-value
+	// as a bulk restore when the store's engine is a [storeapi.BulkRestorer] (the Pebble key-value
 	// store: sorted table files ingested instead of memtable writes); 0 means the default
 	// [DefaultBulkRestoreMinRecords], a negative value turns bulk restores off. No Java
 	// counterpart.
@@ -162,10 +162,10 @@ func (s *TaskState) startOffset(name string, st processor.StateStore, checkpoint
 		s.log.Info("in-memory state store is restored from the beginning of its changelog", "store", name, "changelog", tp.String())
 		return -1, nil
 	}
-	if w, ok := store.FindWipeable(st); ok && w.WipedOnOpen() {
+	if w, ok := storeapi.FindWipeable(st); ok && w.WipedOnOpen() {
 		return -1, nil
 	}
-	if t, ok := store.FindTransactional(st); ok && t.Transactional() {
+	if t, ok := storeapi.FindTransactional(st); ok && t.Transactional() {
 		off, found, err := t.CommittedOffset()
 		if err != nil {
 			return 0, err
@@ -181,7 +181,7 @@ func (s *TaskState) startOffset(name string, st processor.StateStore, checkpoint
 		return off, nil
 	}
 	if s.cfg.ExactlyOnce {
-		if w, ok := store.FindWipeable(st); ok {
+		if w, ok := storeapi.FindWipeable(st); ok {
 			empty, err := w.IsEmpty()
 			if err != nil {
 				return 0, err
@@ -206,7 +206,7 @@ func (s *TaskState) startOffset(name string, st processor.StateStore, checkpoint
 // exactly-once; a checkpoint an earlier version of this library left at Java's place is
 // read once and moved, see loadCheckpoint) to the end offset, in batches of at most MaxBatchRecords records that the
 // store writes straight into its engine (or, for a long restore of an engine that is a
-// [store.BulkRestorer], as a bulk restore whose offset is recorded only once it ended); no more
+// [storeapi.BulkRestorer], as a bulk restore whose offset is recorded only once it ended); no more
 // than four fetch responses are held in memory. Under
 // exactly-once the checkpoint file is deleted afterwards, as Java does. A checkpointed offset
 // outside the log (the changelog was truncated or recreated) wipes the store and restores it
@@ -226,7 +226,7 @@ func (s *TaskState) Restore(ctx context.Context) error {
 			s.log.Warn("checkpoint file is unreadable: every persistent store of the task is wiped and restored", "file", p, "error", err)
 			for name := range s.tps {
 				if st := s.task.Store(name); st != nil {
-					if w, ok := store.FindWipeable(st); ok {
+					if w, ok := storeapi.FindWipeable(st); ok {
 						if err := s.locked(w.Wipe); err != nil {
 							return fmt.Errorf("%w: store %q: wipe: %v", ErrChangelogRestore, name, err)
 						}
@@ -350,7 +350,7 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	if held >= 0 && (pos < begin || pos > end) {
 		s.log.Warn("checkpointed offset is outside the changelog: wiping the store and restoring from the beginning",
 			"store", name, "changelog", tp.String(), "offset", held, "logStart", begin, "logEnd", end)
-		if w, ok := store.FindWipeable(st); ok {
+		if w, ok := storeapi.FindWipeable(st); ok {
 			if err := s.locked(w.Wipe); err != nil {
 				return err
 			}
@@ -372,7 +372,7 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		s.log.Debug("state store is up to date with its changelog", "store", name, "changelog", tp.String(), "end", end)
 		return nil
 	}
-	timestamped := store.IsTimestamped(st)
+	timestamped := storeapi.IsTimestamped(st)
 	if s.cfg.Listener != nil {
 		s.cfg.Listener.OnRestoreStart(tp, name, pos, end)
 	}
@@ -383,9 +383,9 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	// A long restore into an engine that supports it runs as a bulk restore: the store may hold
 	// records back until EndBulkRestore, so the offset of the last record restored is recorded
 	// (and can reach a checkpoint) only after that.
-	var bulk store.BulkRestorer
+	var bulk storeapi.BulkRestorer
 	if minRecs := s.cfg.BulkRestoreMinRecords; minRecs >= 0 && end-pos >= int64(max(minRecs, 1)) {
-		if b, ok := store.FindBulkRestorer(st); ok {
+		if b, ok := storeapi.FindBulkRestorer(st); ok {
 			if err := s.locked(b.BeginBulkRestore); err != nil {
 				return err
 			}
@@ -458,7 +458,7 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 			}
 			v := rec.Value
 			if timestamped {
-				v = store.ToTimestampedValue(v, rec.Timestamp)
+				v = storeapi.ToTimestampedValue(v, rec.Timestamp)
 			}
 			batch = append(batch, processor.RestoreRecord{Key: rec.Key, Value: v, Timestamp: rec.Timestamp,
 				Partition: tp.Partition, Offset: rec.Offset, Headers: rec.Headers})
@@ -580,7 +580,7 @@ func (s *TaskState) CommitTransaction() error {
 		if st == nil {
 			continue
 		}
-		if t, ok := store.FindTransactional(st); ok {
+		if t, ok := storeapi.FindTransactional(st); ok {
 			off, known := s.offsets[name]
 			if !known {
 				off = -1
@@ -599,7 +599,7 @@ func (s *TaskState) CommitTransaction() error {
 func (s *TaskState) AbortTransaction() error {
 	for name := range s.tps {
 		if st := s.task.Store(name); st != nil {
-			if t, ok := store.FindTransactional(st); ok {
+			if t, ok := storeapi.FindTransactional(st); ok {
 				if err := t.AbortTransaction(); err != nil {
 					return fmt.Errorf("changelog: abort store %q: %w", name, err)
 				}

@@ -1,13 +1,13 @@
 package changelog
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/processor"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // heldLock is a sync.Locker that counts its holds and says whether it is held.
@@ -73,7 +73,7 @@ func TestRestoreHoldsStoreLockPerBatch(t *testing.T) {
 		must(t, h.task.Commit())
 		want := h.dump()
 		must(t, h.task.Close())
-		must(t, os.RemoveAll(filepath.Join(h.dir, store.PebbleDirName)))
+		must(t, os.RemoveAll(filepath.Join(h.dir, storeapi.PebbleDirName)))
 
 		h.lock = &heldLock{}
 		h.open()

@@ -3,6 +3,7 @@ package changelog
 import (
 	"context"
 	"errors"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"io"
 	"log/slog"
 	"os"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // aliasLog is a MemoryLog whose Fetch hands out slices of records it keeps (as a reader with
@@ -91,7 +91,7 @@ func TestRestoreFromScratchInterruptedThenResumed(t *testing.T) {
 	}
 
 	// The kv store's local state is gone; its restore from the beginning fails after 3 fetches.
-	must(t, os.RemoveAll(filepath.Join(h.dir, store.PebbleDirName, "kv")))
+	must(t, os.RemoveAll(filepath.Join(h.dir, storeapi.PebbleDirName, "kv")))
 	fl.left = 3
 	cfg := task.Config{ApplicationID: "app", StateDir: h.dir, Collector: &logCollector{log: fl}, AppConfigs: map[string]string{}}
 	var specs []task.StoreSpec

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/props"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -119,7 +121,7 @@ func (h *harness) open() {
 	}
 	cfg := task.Config{ApplicationID: h.app, StateDir: h.dir, Collector: h.coll, AppConfigs: map[string]string{}, PebbleEnv: h.env}
 	if h.eos {
-		cfg.AppConfigs[store.ProcessingGuaranteeConfig] = "exactly_once_v2"
+		cfg.AppConfigs[props.ProcessingGuaranteeConfig] = "exactly_once_v2"
 	}
 	var specs []task.StoreSpec
 	for _, b := range builders(h.t) {
@@ -265,7 +267,7 @@ func restoreScenarioBulk(t *testing.T, log testLog, app string, bulkMin int) {
 	}
 
 	// Delete the local state: everything is restored from the changelogs.
-	must(t, os.RemoveAll(filepath.Join(h.dir, store.PebbleDirName)))
+	must(t, os.RemoveAll(filepath.Join(h.dir, storeapi.PebbleDirName)))
 	h.open()
 	equalDumps(t, h.dump(), want)
 	for _, s := range []string{"kv", "ts", "win", "sess"} {
@@ -308,12 +310,12 @@ func TestTimestampedChangelogFormat(t *testing.T) {
 	}
 	must(t, h.win().Put("a", 5, 3000))
 	recs = ml.Records(TopicPartition{Topic: "app-win-changelog", Partition: 0})
-	if want := store.WindowStoreKey([]byte("a"), 3000, 0); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
+	if want := storeapi.WindowStoreKey([]byte("a"), 3000, 0); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
 		t.Fatalf("window changelog key = %x, want %x", recs[0].Key, want)
 	}
 	must(t, h.sess().Put(serde.Windowed[string]{Key: "a", Window: serde.Window{Start: 10, End: 20}}, 1))
 	recs = ml.Records(TopicPartition{Topic: "app-sess-changelog", Partition: 0})
-	if want := store.SessionStoreKey([]byte("a"), 10, 20); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
+	if want := storeapi.SessionStoreKey([]byte("a"), 10, 20); len(recs) != 1 || !bytes.Equal(recs[0].Key, want) {
 		t.Fatalf("session changelog key = %x, want %x", recs[0].Key, want)
 	}
 	must(t, h.task.Close())
@@ -424,7 +426,7 @@ func TestCorruptStoreIsWipedAndRestored(t *testing.T) {
 	want := h.dump()
 	must(t, h.task.Close())
 	// Corrupt the key-value store's manifest.
-	kvDir := filepath.Join(h.dir, store.PebbleDirName, "kv")
+	kvDir := filepath.Join(h.dir, storeapi.PebbleDirName, "kv")
 	entries, err := os.ReadDir(kvDir)
 	must(t, err)
 	corrupted := false
@@ -470,7 +472,7 @@ func TestTimestampedWindowRestore(t *testing.T) {
 		t.Fatalf("changelog = %+v, want the raw value with the timestamp as record timestamp", recs)
 	}
 	must(t, tk.Close())
-	must(t, os.RemoveAll(filepath.Join(dir, store.PebbleDirName)))
+	must(t, os.RemoveAll(filepath.Join(dir, storeapi.PebbleDirName)))
 	tk, _ = open()
 	defer tk.Close()
 	st = tk.Store("tw").(store.TimestampedWindowStore[string, int64])

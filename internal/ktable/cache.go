@@ -1,8 +1,8 @@
 package ktable
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // setFlushListener registers, when st has an active record cache, a flush listener that
@@ -10,11 +10,11 @@ import (
 // new value's timestamp (the entry's record timestamp for a delete), and reports whether it did.
 // Java counterpart: TimestampedCacheFlushListener (see /work/notes/cache-api.md).
 func setFlushListener(ctx processor.ProcessorContext[any, any], st Store, sendOldValues bool) bool {
-	cs, ok := st.(store.CachedStateStore[any, *ValueAndTimestamp])
+	cs, ok := st.(storeapi.CachedStateStore[any, *ValueAndTimestamp])
 	if !ok {
 		return false
 	}
-	return cs.SetFlushListener(func(r store.CacheFlushRecord[any, *ValueAndTimestamp]) error {
+	return cs.SetFlushListener(func(r storeapi.CacheFlushRecord[any, *ValueAndTimestamp]) error {
 		ts := r.Timestamp
 		if r.NewValue != nil {
 			ts = r.NewValue.Timestamp

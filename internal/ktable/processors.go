@@ -3,6 +3,7 @@ package ktable
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/store"
@@ -56,7 +57,7 @@ func putLatest(st Store, key, value any, ts int64) (stored, notLatest bool, err 
 }
 
 // putReusing is put that reuses old, a value read from st just before and owned by the caller,
-// when st hands out values nobody else holds (store.FreshValuesStore); fresh caches that.
+// when st hands out values nobody else holds (storeapi.FreshValuesStore); fresh caches that.
 func putReusing(st Store, fresh bool, key, value any, ts int64, old *ValueAndTimestamp) error {
 	if !fresh {
 		return put(st, key, value, ts)
@@ -64,9 +65,9 @@ func putReusing(st Store, fresh bool, key, value any, ts int64, old *ValueAndTim
 	return st.Put(key, store.RemakeValueAndTimestamp(old, value, ts))
 }
 
-// isFresh reports whether st is a store.FreshValuesStore.
+// isFresh reports whether st is a storeapi.FreshValuesStore.
 func isFresh(st Store) bool {
-	_, ok := st.(store.FreshValuesStore)
+	_, ok := st.(storeapi.FreshValuesStore)
 	return ok
 }
 
@@ -547,7 +548,7 @@ type streamAggProc struct {
 	base
 	a     *StreamAggregate
 	st    Store
-	fresh bool // st is a store.FreshValuesStore: the value read is reused for the write
+	fresh bool // st is a storeapi.FreshValuesStore: the value read is reused for the write
 	fwd   *Forwarder
 }
 

@@ -2,6 +2,7 @@ package ktable
 
 import (
 	"bytes"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -438,10 +439,19 @@ func (g *windowGetter) Get(key any) (*ValueAndTimestamp, error) {
 
 func (g *windowGetter) Close() {}
 
+// retainedFetcher is implemented by the timestamped window stores of package store's
+// TimestampedWindowStoreBuilder over its in-memory and Pebble engines.
+type retainedFetcher interface {
+	// FetchAllRetained iterates every window with max(timeFrom, observed stream time -
+	// retention) <= start <= timeTo (ms, inclusive). Java: the fetchAll of the time-ordered
+	// window store that emit-on-close aggregations use.
+	FetchAllRetained(timeFrom, timeTo int64) store.KeyValueIterator[serde.Windowed[any], *ValueAndTimestamp]
+}
+
 // fetchAllRetained reads the windows with start in [lower, upper] as Java's time-ordered store
 // does (no read-side retention filter) when the store supports it.
 func fetchAllRetained(st WindowStore, lower, upper int64) store.KeyValueIterator[serde.Windowed[any], *ValueAndTimestamp] {
-	if f, ok := st.(store.RetainedFetcher[any, any]); ok {
+	if f, ok := st.(retainedFetcher); ok {
 		return f.FetchAllRetained(lower, upper)
 	}
 	return st.FetchAll(lower, upper)
@@ -478,12 +488,12 @@ func (p *WindowedPassThrough) GraceMs() int64 {
 // TimestampedTupleForwarder with a TimestampedCacheFlushListener.
 func (w *windowBase) setWindowFlushListener(st WindowStore) bool {
 	cs, ok := st.(interface {
-		SetFlushListener(store.CacheFlushListener[serde.Windowed[any], *ValueAndTimestamp], bool) bool
+		SetFlushListener(storeapi.CacheFlushListener[serde.Windowed[any], *ValueAndTimestamp], bool) bool
 	})
 	if !ok || w.opts.EmitOnClose {
 		return false
 	}
-	return cs.SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[any], *ValueAndTimestamp]) error {
+	return cs.SetFlushListener(func(r storeapi.CacheFlushRecord[serde.Windowed[any], *ValueAndTimestamp]) error {
 		ts := r.Timestamp
 		if r.NewValue != nil {
 			ts = r.NewValue.Timestamp

@@ -1,6 +1,7 @@
 package ktable
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -57,9 +58,9 @@ func (p *sessionProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	}
 	// Java: TimestampedTupleForwarder with a SessionCacheFlushListener (not for on-close emission).
 	if cs, ok := p.st.(interface {
-		SetFlushListener(store.CacheFlushListener[serde.Windowed[any], any], bool) bool
+		SetFlushListener(storeapi.CacheFlushListener[serde.Windowed[any], any], bool) bool
 	}); ok && !p.opts.EmitOnClose {
-		p.cachingOn = cs.SetFlushListener(func(r store.CacheFlushRecord[serde.Windowed[any], any]) error {
+		p.cachingOn = cs.SetFlushListener(func(r storeapi.CacheFlushRecord[serde.Windowed[any], any]) error {
 			c := Change{}
 			if r.HasNewValue {
 				c.New = r.NewValue

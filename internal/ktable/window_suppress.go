@@ -106,7 +106,7 @@ type SuppressBuffer struct {
 	dirtyCap int
 }
 
-// bufferLogger is the engine's changelog writer (store.HeadersChangelogContext).
+// bufferLogger is the engine's changelog writer (storeapi.HeadersChangelogContext).
 type bufferLogger interface {
 	LogChangeWithHeaders(storeName string, key, value []byte, timestamp int64, headers serde.Headers) error
 }
@@ -654,7 +654,7 @@ func (p *suppressProc) emit(e *bufEntry) error {
 	return p.ctx.Forward(rec)
 }
 
-// recordContextSetter is store.RecordContextAccess's setter, on the engine's context.
+// recordContextSetter is storeapi.RecordContextAccess's setter, on the engine's context.
 type recordContextSetter interface {
 	SetRecordContext(rc processor.RecordContext) (restore func())
 }

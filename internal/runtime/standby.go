@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"slices"
 	"sync"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/kstreams-go/kstreams/internal/changelog"
 	"github.com/kstreams-go/kstreams/internal/task"
 	"github.com/kstreams-go/kstreams/processor"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // standbyUpdateInterval is how often a thread applies new changelog records to its standby
@@ -40,7 +40,7 @@ func (tm *taskManager) updateStandby(ctx context.Context, id processor.TaskID, s
 		if st == nil {
 			continue
 		}
-		timestamped := store.IsTimestamped(st)
+		timestamped := storeapi.IsTimestamped(st)
 		end := int64(-1)
 		if toEnd {
 			var err error
@@ -61,7 +61,7 @@ func (tm *taskManager) updateStandby(ctx context.Context, id processor.TaskID, s
 				for _, r := range recs {
 					v := r.Value
 					if timestamped && v != nil {
-						v = store.ToTimestampedValue(v, r.Timestamp)
+						v = storeapi.ToTimestampedValue(v, r.Timestamp)
 					}
 					batch = append(batch, processor.RestoreRecord{Key: r.Key, Value: v, Timestamp: r.Timestamp,
 						Partition: tp.Partition, Offset: r.Offset, Headers: r.Headers})

@@ -1,6 +1,7 @@
 package storeview
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"reflect"
 
 	"github.com/kstreams-go/kstreams/processor"
@@ -50,21 +51,21 @@ func unwrapAny[V any](x *store.ValueAndTimestamp[any]) (V, error) {
 }
 
 // The read-only views of interactive queries. Key-value stores are read through their query
-// view (store.QueryView: reads never fill the record cache). Each returns false when s cannot
+// view (queryView: reads never fill the record cache). Each returns false when s cannot
 // be viewed so; the types of a DSL store must have been checked with CheckDeclared first.
 
 // ReadOnlyKeyValue views s with keys K and plain values V.
 func ReadOnlyKeyValue[K, V any](s processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool) {
-	if kv, ok := store.QueryView[K, V](s); ok {
+	if kv, ok := queryView[K, V](s); ok {
 		return kv, true
 	}
-	if ts, ok := store.QueryView[K, *store.ValueAndTimestamp[V]](s); ok {
+	if ts, ok := queryView[K, *store.ValueAndTimestamp[V]](s); ok {
 		return readSame[K](ts, unwrap[V]), true
 	}
-	if u, ok := store.QueryView[any, *store.ValueAndTimestamp[any]](s); ok {
+	if u, ok := queryView[any, *store.ValueAndTimestamp[any]](s); ok {
 		return ReadKV[K](u, unwrapAny[V]), true
 	}
-	if u, ok := store.QueryView[any, any](s); ok {
+	if u, ok := queryView[any, any](s); ok {
 		return ReadKV[K](u, PlainTo[V]), true
 	}
 	// Values of an interface type (any) from a typed store of keys K: its values boxed.
@@ -80,10 +81,10 @@ func ReadOnlyKeyValue[K, V any](s processor.StateStore) (store.ReadOnlyKeyValueS
 
 // ReadOnlyTimestampedKeyValue views s with keys K and values *store.ValueAndTimestamp[V].
 func ReadOnlyTimestampedKeyValue[K, V any](s processor.StateStore) (store.ReadOnlyKeyValueStore[K, *store.ValueAndTimestamp[V]], bool) {
-	if ts, ok := store.QueryView[K, *store.ValueAndTimestamp[V]](s); ok {
+	if ts, ok := queryView[K, *store.ValueAndTimestamp[V]](s); ok {
 		return ts, true
 	}
-	if u, ok := store.QueryView[any, *store.ValueAndTimestamp[any]](s); ok {
+	if u, ok := queryView[any, *store.ValueAndTimestamp[any]](s); ok {
 		return ReadKV[K](u, TimestampedTo[V]), true
 	}
 	return nil, false
@@ -211,9 +212,9 @@ func (r *sameKeyWindow[K, X, Y]) BackwardAll() store.KeyValueIterator[serdeWindo
 	return r.windowed(r.s.BackwardAll())
 }
 
-// Scan implements store.Scanner when the typed store below does.
-func (r *sameKeyKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], bool) {
-	sc, ok := r.s.(store.Scanner[K, X])
+// Scan implements storeapi.Scanner when the typed store below does.
+func (r *sameKeyKV[K, X, Y]) Scan(s storeapi.Scan[K]) (storeapi.RawKeyIterator[K, Y], bool) {
+	sc, ok := r.s.(storeapi.Scanner[K, X])
 	if !ok {
 		return nil, false
 	}
@@ -224,9 +225,9 @@ func (r *sameKeyKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], 
 	return rawIterOf(it, same[K], r.to), true
 }
 
-// ScanWindows implements store.WindowScanner when the typed store below does.
-func (r *sameKeyWindow[K, X, Y]) ScanWindows(s store.WindowScan[K]) (store.RawKeyIterator[serdeWindowed[K], Y], bool) {
-	sc, ok := r.s.(store.WindowScanner[K, X])
+// ScanWindows implements storeapi.WindowScanner when the typed store below does.
+func (r *sameKeyWindow[K, X, Y]) ScanWindows(s storeapi.WindowScan[K]) (storeapi.RawKeyIterator[serdeWindowed[K], Y], bool) {
+	sc, ok := r.s.(storeapi.WindowScanner[K, X])
 	if !ok {
 		return nil, false
 	}
@@ -235,4 +236,19 @@ func (r *sameKeyWindow[K, X, Y]) ScanWindows(s store.WindowScan[K]) (store.RawKe
 		return nil, false
 	}
 	return rawIterOf(it, same[serdeWindowed[K]], r.to), true
+}
+
+// queryView returns the read-only view of st for interactive queries from goroutines other than
+// the one running st's task: st's own QueryView when it has one (typed stores: reads never fill
+// the record cache, so they cannot evict or flush), else st itself. ok is false when st is not a
+// store.ReadOnlyKeyValueStore[K, V]. Java counterpart: the stores handed out by
+// KafkaStreams.store (reads from non-stream threads do not populate the cache).
+func queryView[K, V any](st processor.StateStore) (store.ReadOnlyKeyValueStore[K, V], bool) {
+	if q, ok := st.(interface {
+		QueryView() store.ReadOnlyKeyValueStore[K, V]
+	}); ok {
+		return q.QueryView(), true
+	}
+	ro, ok := st.(store.ReadOnlyKeyValueStore[K, V])
+	return ro, ok
 }

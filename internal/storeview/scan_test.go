@@ -3,6 +3,7 @@ package storeview
 import (
 	"bytes"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 	"slices"
 	"testing"
@@ -14,7 +15,7 @@ import (
 
 // resumed reads a scan in chunks of n entries, each a fresh scan resumed after the raw key of
 // the chunk's last entry.
-func resumed[V any](t *testing.T, n int, open func(after []byte) (store.RawKeyIterator[serde.Windowed[string], V], bool)) []string {
+func resumed[V any](t *testing.T, n int, open func(after []byte) (storeapi.RawKeyIterator[serde.Windowed[string], V], bool)) []string {
 	t.Helper()
 	var out []string
 	var after []byte
@@ -90,8 +91,8 @@ func TestViewsScan(t *testing.T) {
 		plain, _ := ReadOnlyWindow[string, int64](tw)
 		stamped, _ := ReadOnlyTimestampedWindow[string, int64](tw)
 		sess, _ := ReadOnlySession[string, int64](ss)
-		all := store.WindowScan[string]{Kind: store.WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64, Reverse: rev}
-		rng := store.WindowScan[string]{Kind: store.WindowScanRange, From: "k1", To: "k5", TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: rev}
+		all := storeapi.WindowScan[string]{Kind: storeapi.WindowScanAll, TimeFrom: math.MinInt64, TimeTo: math.MaxInt64, Reverse: rev}
+		rng := storeapi.WindowScan[string]{Kind: storeapi.WindowScanRange, From: "k1", To: "k5", TimeFrom: 0, TimeTo: math.MaxInt64, Reverse: rev}
 		wantAll, wantStamped, wantSess := plainList(t, plain.All()), plainList(t, stamped.All()), plainList(t, sess.FetchRange("k1", "k5"))
 		if rev {
 			wantAll, wantStamped, wantSess = plainList(t, plain.BackwardAll()), plainList(t, stamped.BackwardAll()), plainList(t, sess.BackwardFetchRange("k1", "k5"))
@@ -100,26 +101,26 @@ func TestViewsScan(t *testing.T) {
 			t.Fatalf("plain iterations: %d windows, %d sessions", len(wantAll), len(wantSess))
 		}
 		for _, n := range []int{1, 3, 100} {
-			got := resumed(t, n, func(after []byte) (store.RawKeyIterator[serde.Windowed[string], int64], bool) {
+			got := resumed(t, n, func(after []byte) (storeapi.RawKeyIterator[serde.Windowed[string], int64], bool) {
 				s := all
 				s.After = after
-				return plain.(store.WindowScanner[string, int64]).ScanWindows(s)
+				return plain.(storeapi.WindowScanner[string, int64]).ScanWindows(s)
 			})
 			if !slices.Equal(got, wantAll) {
 				t.Fatalf("window view, chunks of %d, reverse %v:\n got %v\nwant %v", n, rev, got, wantAll)
 			}
-			gotStamped := resumed(t, n, func(after []byte) (store.RawKeyIterator[serde.Windowed[string], *store.ValueAndTimestamp[int64]], bool) {
+			gotStamped := resumed(t, n, func(after []byte) (storeapi.RawKeyIterator[serde.Windowed[string], *store.ValueAndTimestamp[int64]], bool) {
 				s := all
 				s.After = after
-				return stamped.(store.WindowScanner[string, *store.ValueAndTimestamp[int64]]).ScanWindows(s)
+				return stamped.(storeapi.WindowScanner[string, *store.ValueAndTimestamp[int64]]).ScanWindows(s)
 			})
 			if !slices.Equal(gotStamped, wantStamped) {
 				t.Fatalf("timestamped window view, chunks of %d, reverse %v:\n got %v\nwant %v", n, rev, gotStamped, wantStamped)
 			}
-			gotSess := resumed(t, n, func(after []byte) (store.RawKeyIterator[serde.Windowed[string], int64], bool) {
+			gotSess := resumed(t, n, func(after []byte) (storeapi.RawKeyIterator[serde.Windowed[string], int64], bool) {
 				s := rng
 				s.After = after
-				return sess.(store.SessionScanner[string, int64]).ScanSessions(s)
+				return sess.(storeapi.SessionScanner[string, int64]).ScanSessions(s)
 			})
 			if !slices.Equal(gotSess, wantSess) {
 				t.Fatalf("session view, chunks of %d, reverse %v:\n got %v\nwant %v", n, rev, gotSess, wantSess)

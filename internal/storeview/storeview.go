@@ -9,6 +9,7 @@ package storeview
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"reflect"
 	"strings"
 
@@ -268,13 +269,13 @@ func (c *convIter[KX, KY, X, Y]) Err() error {
 }
 func (c *convIter[KX, KY, X, Y]) Close() error { return c.it.Close() }
 
-// rawConvIter is convIter over a store.RawKeyIterator, passing its raw keys through.
+// rawConvIter is convIter over a storeapi.RawKeyIterator, passing its raw keys through.
 type rawConvIter[KX, KY, X, Y any] struct {
 	convIter[KX, KY, X, Y]
-	raw store.RawKeyIterator[KX, X]
+	raw storeapi.RawKeyIterator[KX, X]
 }
 
-func rawIterOf[KX, KY, X, Y any](it store.RawKeyIterator[KX, X], key func(KX) (KY, error), value func(X) (Y, error)) store.RawKeyIterator[KY, Y] {
+func rawIterOf[KX, KY, X, Y any](it storeapi.RawKeyIterator[KX, X], key func(KX) (KY, error), value func(X) (Y, error)) storeapi.RawKeyIterator[KY, Y] {
 	return &rawConvIter[KX, KY, X, Y]{convIter: convIter[KX, KY, X, Y]{it: it, key: key, value: value}, raw: it}
 }
 

@@ -1,6 +1,7 @@
 package storeview
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -214,13 +215,13 @@ func (w *session[K, V]) Put(s serde.Windowed[K], value V) error {
 }
 func (w *session[K, V]) Remove(s serde.Windowed[K]) error { return w.s.Remove(windowedKeyFrom(s)) }
 
-// Scan implements store.Scanner when the untyped store below does.
-func (r *readKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], bool) {
-	sc, ok := r.s.(store.Scanner[any, X])
+// Scan implements storeapi.Scanner when the untyped store below does.
+func (r *readKV[K, X, Y]) Scan(s storeapi.Scan[K]) (storeapi.RawKeyIterator[K, Y], bool) {
+	sc, ok := r.s.(storeapi.Scanner[any, X])
 	if !ok {
 		return nil, false
 	}
-	it, ok := sc.Scan(store.Scan[any]{Kind: s.Kind, From: Box(s.From), To: Box(s.To), NoFrom: s.NoFrom, NoTo: s.NoTo, Prefix: s.Prefix, Reverse: s.Reverse, After: s.After})
+	it, ok := sc.Scan(storeapi.Scan[any]{Kind: s.Kind, From: Box(s.From), To: Box(s.To), NoFrom: s.NoFrom, NoTo: s.NoTo, Prefix: s.Prefix, Reverse: s.Reverse, After: s.After})
 	if !ok {
 		return nil, false
 	}
@@ -228,14 +229,14 @@ func (r *readKV[K, X, Y]) Scan(s store.Scan[K]) (store.RawKeyIterator[K, Y], boo
 }
 
 // boxScan is s with untyped keys, for the untyped store below a view.
-func boxScan[K any](s store.WindowScan[K]) store.WindowScan[any] {
-	return store.WindowScan[any]{Kind: s.Kind, Key: Box(s.Key), From: Box(s.From), To: Box(s.To),
+func boxScan[K any](s storeapi.WindowScan[K]) storeapi.WindowScan[any] {
+	return storeapi.WindowScan[any]{Kind: s.Kind, Key: Box(s.Key), From: Box(s.From), To: Box(s.To),
 		TimeFrom: s.TimeFrom, TimeTo: s.TimeTo, Reverse: s.Reverse, After: s.After}
 }
 
-// ScanWindows implements store.WindowScanner when the untyped store below does.
-func (r *readWindow[K, X, Y]) ScanWindows(s store.WindowScan[K]) (store.RawKeyIterator[serde.Windowed[K], Y], bool) {
-	sc, ok := r.s.(store.WindowScanner[any, X])
+// ScanWindows implements storeapi.WindowScanner when the untyped store below does.
+func (r *readWindow[K, X, Y]) ScanWindows(s storeapi.WindowScan[K]) (storeapi.RawKeyIterator[serde.Windowed[K], Y], bool) {
+	sc, ok := r.s.(storeapi.WindowScanner[any, X])
 	if !ok {
 		return nil, false
 	}
@@ -246,9 +247,9 @@ func (r *readWindow[K, X, Y]) ScanWindows(s store.WindowScan[K]) (store.RawKeyIt
 	return rawIterOf(it, windowedKeyTo[K], r.to), true
 }
 
-// ScanSessions implements store.SessionScanner when the untyped store below does.
-func (w *session[K, V]) ScanSessions(s store.WindowScan[K]) (store.RawKeyIterator[serde.Windowed[K], V], bool) {
-	sc, ok := w.s.(store.SessionScanner[any, any])
+// ScanSessions implements storeapi.SessionScanner when the untyped store below does.
+func (w *session[K, V]) ScanSessions(s storeapi.WindowScan[K]) (storeapi.RawKeyIterator[serde.Windowed[K], V], bool) {
+	sc, ok := w.s.(storeapi.SessionScanner[any, any])
 	if !ok {
 		return nil, false
 	}

@@ -2,6 +2,7 @@ package task
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
@@ -88,8 +89,8 @@ func chainSpec(t *testing.T) Spec {
 		if err != nil {
 			return nil, err
 		}
-		cs, ok := kv.(store.CachedStateStore[string, string])
-		if !ok || !cs.SetFlushListener(func(r store.CacheFlushRecord[string, string]) error {
+		cs, ok := kv.(storeapi.CachedStateStore[string, string])
+		if !ok || !cs.SetFlushListener(func(r storeapi.CacheFlushRecord[string, string]) error {
 			return ctx.Forward(processor.Record[any, any]{Key: r.Key, Value: r.NewValue, Timestamp: r.Timestamp})
 		}, false) {
 			return nil, fmt.Errorf("store %s: no active cache", name)

@@ -3,6 +3,7 @@ package task
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"slices"
 	"strings"
 	"time"
@@ -386,7 +387,7 @@ type storeContext struct {
 }
 
 var _ processor.StateStoreContext = (*storeContext)(nil)
-var _ store.HeadersChangelogContext = (*storeContext)(nil)
+var _ storeapi.HeadersChangelogContext = (*storeContext)(nil)
 
 // ErrStoreAlreadyRegistered is returned by Register for a store name registered before.
 var ErrStoreAlreadyRegistered = errors.New("task: store already registered")
@@ -435,7 +436,7 @@ func (s *storeContext) LogChange(store string, key, value []byte, timestamp int6
 }
 
 // LogChangeWithHeaders is LogChange with headers (a copy is sent) on the changelog record (see
-// store.HeadersChangelogContext).
+// storeapi.HeadersChangelogContext).
 func (s *storeContext) LogChangeWithHeaders(store string, key, value []byte, timestamp int64, headers serde.Headers) error {
 	if s.t.noLogging[store] {
 		return nil

@@ -3,6 +3,7 @@ package task
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"strings"
 	"testing"
 	"time"
@@ -476,7 +477,7 @@ func TestEqualTimestampsAlternateLikeJava(t *testing.T) {
 
 func TestStoreContextRecordContextAccess(t *testing.T) {
 	clock := int64(0)
-	var access store.RecordContextAccess
+	var access storeapi.RecordContextAccess
 	var seen []string
 	p := &funcProc{process: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
 		rc := access.CurrentRecordContext()
@@ -503,7 +504,7 @@ func TestStoreContextRecordContextAccess(t *testing.T) {
 // contextGrabber builds an in-memory store and hands out the StateStoreContext it was given.
 type contextGrabber struct {
 	name string
-	got  *store.RecordContextAccess
+	got  *storeapi.RecordContextAccess
 }
 
 func (c contextGrabber) Name() string                 { return c.name }
@@ -515,10 +516,10 @@ func (c contextGrabber) Build() (processor.StateStore, error) {
 
 type grabStore struct {
 	store.KeyValueBytesStore
-	got *store.RecordContextAccess
+	got *storeapi.RecordContextAccess
 }
 
 func (g *grabStore) Init(ctx processor.StateStoreContext, root processor.StateStore) error {
-	*g.got = ctx.(store.RecordContextAccess)
+	*g.got = ctx.(storeapi.RecordContextAccess)
 	return g.KeyValueBytesStore.Init(ctx, root)
 }
