@@ -135,15 +135,16 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 	bb := start("B", 2)
 	bb.states.waitState(t, bb.name, kstreams.StateRunning, deadline)
 	a.states.waitState(t, a.name, kstreams.StateRunning, deadline)
-	if protocol == kstreams.GroupProtocolStreams {
-		// A member of a streams group runs (with no tasks) from its first heartbeat on; the
-		// coordinator hands the tasks out with later ones: wait until both instances hold some.
-		for localTaskCount(a.app) == 0 || localTaskCount(bb.app) == 0 || localTaskCount(a.app)+localTaskCount(bb.app) != 4 {
-			if time.Now().After(deadline) {
-				t.Fatalf("tasks not split: A %v, B %v", a.app.MetadataForLocalThreads(), bb.app.MetadataForLocalThreads())
-			}
-			time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
+	// Both protocols hand tasks to a joining instance in steps: a member of a streams group
+	// runs (with no tasks) from its first heartbeat on and gets its tasks with later ones; under
+	// the classic protocol's cooperative rebalancing B runs with no task after the first
+	// rebalance (A still owns them all) and gets its share in the follow-up rebalance. Wait
+	// until both instances hold some.
+	for localTaskCount(a.app) == 0 || localTaskCount(bb.app) == 0 || localTaskCount(a.app)+localTaskCount(bb.app) != 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks not split: A %v, B %v", a.app.MetadataForLocalThreads(), bb.app.MetadataForLocalThreads())
 		}
+		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
 	}
 	owner := map[string]*instance{"A": a, "B": bb}[failing]
 	markerPartition := int32(-1)
