@@ -140,12 +140,10 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 	// the classic protocol's cooperative rebalancing B runs with no task after the first
 	// rebalance (A still owns them all) and gets its share in the follow-up rebalance. Wait
 	// until both instances hold some.
-	for localTaskCount(a.app) == 0 || localTaskCount(bb.app) == 0 || localTaskCount(a.app)+localTaskCount(bb.app) != 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("tasks not split: A %v, B %v", a.app.MetadataForLocalThreads(), bb.app.MetadataForLocalThreads())
-		}
-		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
-	}
+	kafkatest.Eventually(t, time.Until(deadline), "the 4 tasks split between A and B", func() (string, bool) {
+		na, nb := localTaskCount(a.app), localTaskCount(bb.app)
+		return fmt.Sprintf("A %v, B %v", a.app.MetadataForLocalThreads(), bb.app.MetadataForLocalThreads()), na > 0 && nb > 0 && na+nb == 4
+	})
 	owner := map[string]*instance{"A": a, "B": bb}[failing]
 	markerPartition := int32(-1)
 	for _, th := range owner.app.MetadataForLocalThreads() {
