@@ -28,9 +28,10 @@
 # longest output gap of the partitions it kept, and how long the BENCH_FAILOVER_RECORDS
 # changelog records of the moved tasks take to restore and output again; ours vs Java.
 # Then the recording cost of metrics (bench_recording below): the word count built without
-# metrics (-tags kstreams_nometrics) beside INFO and DEBUG, interleaved.
+# metrics (-tags kstreams_nometrics) beside INFO and DEBUG, interleaved, end to end on the broker
+# and then, with far less noise, in internal/task's word count benchmark (no broker).
 # `bench/run.sh restore`, `bench/run.sh failover`, `bench/run.sh throughput` and
-# `bench/run.sh recording` run only that part.
+# `bench/run.sh recording` run only that part (`bench/run.sh recording_tasks` only its broker-free half).
 # `bench/run.sh async` (not part of the default run) runs the async-step benchmark
 # (bench/cmd/asyncbench): MapValuesAsync over BENCH_ASYNC_RECORDS records on 8 partitions with a
 # 20 ms in-process call, against our synchronous MapValues on 1 and 8 stream threads and Java
@@ -65,6 +66,9 @@
 #   BENCH_FAILOVER_WARMUP  seconds of load before the kill (default 20)
 #   BENCH_RECORDING_LINES  input lines of the recording-cost runs (default 1000000; 0 skips)
 #   BENCH_RECORDING_ROUNDS rounds of the recording-cost runs, interleaved (default 5)
+#   BENCH_RECORDING_TASK_ROUNDS  rounds of the recording cost without a broker (internal/task's
+#                      word count benchmark, plain build / INFO / DEBUG; default 15; 0 skips)
+#   BENCH_RECORDING_TASK_LINES   lines of each of those runs (default 200000)
 #   BENCH_ASYNC_RECORDS    records of the async run of `bench/run.sh async` (default 2000000)
 #   BENCH_ASYNC_SYNC_RECORDS  records of each synchronous run, ours and Java's (default 300)
 #   BENCH_ASYNC_IN_FLIGHT  MaxInFlight of the async step, per task (default 64)
@@ -198,10 +202,53 @@ bench_recording() {
 		-pipe=false -java-cp unused -lines "$lines" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
 		-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" -guarantees at_least_once
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	bench_recording_tasks
+}
+
+# bench_recording_tasks measures the same cost without a broker, where the noise of a shared
+# machine is far smaller: internal/task's BenchmarkWordCountTasks{Info,Debug} (the word count's
+# two tasks of one partition, Pebble store, 10 MiB cache: every per-record sensor the word count
+# records) in the normal build, at INFO and DEBUG, and BenchmarkWordCountTasksInfo built with
+# -tags kstreams_nometrics (records nothing), interleaved and rotated through the positions of a
+# round; per round the time per line of INFO and DEBUG against the plain build.
+bench_recording_tasks() {
+	local rounds=${BENCH_RECORDING_TASK_ROUNDS:-15} lines=${BENCH_RECORDING_TASK_LINES:-200000}
+	[ "$rounds" -gt 0 ] || return 0
+	(cd "$repo" && go test -c -o "$out/task.test" ./internal/task &&
+		go test -c -tags kstreams_nometrics -o "$out/task-plain.test" ./internal/task)
+	echo
+	echo "metrics recording cost without a broker: internal/task BenchmarkWordCountTasks, $lines lines per run, $rounds rounds (ns per line):"
+	local contenders=("plain task-plain.test Info" "info task.test Info" "debug task.test Debug")
+	local r i k c name bin level ns log=$out/recording-tasks.txt
+	: >"$log"
+	for ((r = 0; r < rounds; r++)); do
+		local line="round $((r + 1)):"
+		for ((i = 0; i < 3; i++)); do
+			k=$(((i + r) % 3))
+			[ $((r % 2)) -eq 1 ] && k=$(((3 - i + r) % 3))
+			c=${contenders[$k]}
+			read -r name bin level <<<"$c"
+			ns=$(cd "$repo/internal/task" && "$out/$bin" -test.run '^$' -test.bench "^BenchmarkWordCountTasks$level\$" \
+				-test.benchtime "${lines}x" | awk '/^BenchmarkWordCountTasks/ {print $3}')
+			echo "$((r + 1)) $name $ns" >>"$log"
+			line="$line $name $ns"
+		done
+		echo "$line"
+	done
+	awk '
+		{ ns[$1, $2] = $3; if ($1 > n) n = $1 }
+		function stats(a, m,   i, j, t) {
+			for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return sprintf("%.1f / %.1f / %.1f%%", a[1], (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2), a[m])
+		}
+		END {
+			for (r = 1; r <= n; r++) { info[r] = 100 * (ns[r, "info"] / ns[r, "plain"] - 1); debug[r] = 100 * (ns[r, "debug"] / ns[r, "plain"] - 1) }
+			printf "recording cost without a broker, time per line added against the plain build (min / median / max of %d rounds): INFO %s, DEBUG %s\n", n, stats(info, n), stats(debug, n)
+		}' "$log"
 }
 
 case "${1:-}" in
-restore | failover | throughput | async | recording)
+restore | failover | throughput | async | recording | recording_tasks)
 	"bench_$1"
 	exit 0
 	;;

@@ -68,6 +68,14 @@ func BenchmarkWordCountTasksInfo(b *testing.B) {
 	benchWordCountTasks(b, metrics.New("bench", metrics.Info))
 }
 
+// BenchmarkWordCountTasksDebug is BenchmarkWordCountTasks with a metrics registry at DEBUG:
+// the per-task, per-node and per-store sensors Java records at DEBUG as well. Built with
+// -tags kstreams_nometrics, BenchmarkWordCountTasksInfo and this one record nothing: the
+// baseline of the recording cost (bench/run.sh recording).
+func BenchmarkWordCountTasksDebug(b *testing.B) {
+	benchWordCountTasks(b, metrics.New("bench", metrics.Debug))
+}
+
 func benchWordCountTasks(b *testing.B, reg *metrics.Registry) {
 	lines := benchLines(100_000)
 	topo, err := wc.Topology("lines", "counts")
