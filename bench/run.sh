@@ -74,6 +74,9 @@
 #   BENCH_ASYNC_IN_FLIGHT  MaxInFlight of the async step, per task (default 64)
 #   BENCH_ASYNC_SERVICE    sleep (in-process 20 ms) or http (a local HTTP server in asyncbench) (default sleep)
 #   KAFKA_BOOTSTRAP    use this running broker instead of starting one
+#   BENCH_BROKER_PID   with KAFKA_BOOTSTRAP: the process id of that broker, when it runs on this
+#                      machine, so that the throughput runs report its CPU per line (the broker
+#                      started here is measured without it)
 #   KAFKA_RUN_DIR      where the broker started here keeps its files
 set -euo pipefail
 
@@ -92,7 +95,9 @@ if [ -z "$bootstrap" ]; then
 	"$repo/scripts/kafka/kafka.sh" up >&2
 	trap '"$repo/scripts/kafka/kafka.sh" down >&2 || true' EXIT
 	bootstrap=$("$repo/scripts/kafka/kafka.sh" addr)
+	BENCH_BROKER_PID=$(cat "$KAFKA_RUN_DIR/pid")
 fi
+broker_pid=${BENCH_BROKER_PID:-0}
 
 echo "machine: $(nproc) CPUs; $(free -g | awk '/^Mem:/ {print $2 " GiB RAM, " $7 " GiB available"}'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "go: $("$(go env GOROOT)/bin/go" version | cut -d' ' -f3); java: $(java -version 2>&1 | head -n1)"
@@ -156,7 +161,7 @@ bench_failover() {
 }
 
 bench_throughput() {
-	"$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" \
+	"$out/wcbench" -bootstrap "$bootstrap" -broker-pid "$broker_pid" -go-bin "$out/wordcount" \
 		-java-cp "$here/java/target/bench.jar:$here/java/target/lib/*" \
 		-lines "${BENCH_LINES:-1000000}" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
 		-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" \
@@ -197,7 +202,7 @@ bench_recording() {
 	chmod +x "$out/wordcount-debug"
 	echo
 	echo "metrics recording cost: plain build (goplain), INFO (go), DEBUG (gobase), $lines lines, at_least_once:"
-	"$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" -go-base-bin "$out/wordcount-debug" \
+	"$out/wcbench" -bootstrap "$bootstrap" -broker-pid "$broker_pid" -go-bin "$out/wordcount" -go-base-bin "$out/wordcount-debug" \
 		-go-plain-bin "$out/wordcount-plain" -impls goplain,go,gobase -rounds "${BENCH_RECORDING_ROUNDS:-5}" \
 		-pipe=false -java-cp unused -lines "$lines" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
 		-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" -guarantees at_least_once

@@ -78,14 +78,16 @@ type options struct {
 	goBin        string
 	goBaseBin    string
 	goPlainBin   string
-	javaCP       string
-	javaOpts     string
-	goArgs       string
-	impls        []string
-	guarantees   []string
-	pipe         bool
-	throughput   bool
-	timeout      time.Duration
+	// brokerPID is the broker's process on this machine (0: not measured).
+	brokerPID  int
+	javaCP     string
+	javaOpts   string
+	goArgs     string
+	impls      []string
+	guarantees []string
+	pipe       bool
+	throughput bool
+	timeout    time.Duration
 	// javaThreads are the num.stream.threads Java runs at; goConfigs ours' configurations;
 	// rounds how often every contender runs (interleaved).
 	javaThreads []int
@@ -109,6 +111,7 @@ func main() {
 	flag.StringVar(&o.goPlainBin, "go-plain-bin", "", "path of bench/cmd/wordcount built with -tags kstreams_nometrics (records no metrics), run as impl \"goplain\": the baseline of the recording cost")
 	flag.StringVar(&o.javaCP, "java-cp", "", "class path of the Java application (bench/java/target)")
 	flag.StringVar(&o.javaOpts, "java-opts", "", "extra JVM options, space-separated")
+	flag.IntVar(&o.brokerPID, "broker-pid", 0, "process id of the broker, when it runs on this machine: its CPU during each run is reported per line, with the CPU-bound ceiling of each contender on this machine")
 	flag.StringVar(&o.goArgs, "go-args", "", "extra flags of bench/cmd/wordcount, space-separated (e.g. -cpuprofile FILE)")
 	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go, gobase, goplain, or none (ratios need java and go; -pipe's fractions name those that ran)")
 	guarantees := flag.String("guarantees", "at_least_once,exactly_once_v2", "comma-separated processing guarantees")
@@ -191,6 +194,8 @@ type result struct {
 	wall    time.Duration
 	peakRSS int64 // bytes
 	cpu     time.Duration
+	// brokerCPU is the broker's utime+stime during the run (-broker-pid; 0 without).
+	brokerCPU time.Duration
 }
 
 func run(o options) error {
@@ -363,6 +368,12 @@ func runApp(o options, client sarama.Client, admin sarama.ClusterAdmin, c conten
 		cmd = exec.Command(bin, args...)
 	}
 	cmd.Stderr = os.Stderr
+	var broker0 time.Duration
+	if o.brokerPID > 0 {
+		if _, broker0, err = procStats(o.brokerPID); err != nil {
+			return result{}, fmt.Errorf("broker process %d: %w", o.brokerPID, err)
+		}
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return result{}, err
@@ -406,6 +417,12 @@ func runApp(o options, client sarama.Client, admin sarama.ClusterAdmin, c conten
 	}
 	r := result{wall: time.Since(start)}
 	r.peakRSS, r.cpu, err = procStats(cmd.Process.Pid)
+	if o.brokerPID > 0 && err == nil {
+		var broker1 time.Duration
+		if _, broker1, err = procStats(o.brokerPID); err == nil {
+			r.brokerCPU = broker1 - broker0
+		}
+	}
 	stop()
 	return r, err
 }

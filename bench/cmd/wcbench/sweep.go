@@ -119,9 +119,13 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", c.label(), g, err)
 				}
-				fmt.Printf("%-8s %-16s wall %8.2f s  %10.0f lines/s  %11.0f words/s  peak RSS %7.1f MiB  CPU %7.2f s  %6.2f CPU s/M lines\n",
+				broker := ""
+				if o.brokerPID > 0 {
+					broker = fmt.Sprintf("  broker %6.2f CPU s/M lines", r.brokerCPU.Seconds()*1e6/float64(o.lines))
+				}
+				fmt.Printf("%-8s %-16s wall %8.2f s  %10.0f lines/s  %11.0f words/s  peak RSS %7.1f MiB  CPU %7.2f s  %6.2f CPU s/M lines%s\n",
 					c.label(), g, r.wall.Seconds(), float64(o.lines)/r.wall.Seconds(), float64(words)/r.wall.Seconds(),
-					float64(r.peakRSS)/(1<<20), r.cpu.Seconds(), r.cpu.Seconds()*1e6/float64(o.lines))
+					float64(r.peakRSS)/(1<<20), r.cpu.Seconds(), r.cpu.Seconds()*1e6/float64(o.lines), broker)
 				s.runs[g][c.label()] = append(s.runs[g][c.label()], r)
 			}
 		}
@@ -212,6 +216,24 @@ func (s summary) String(cs []contender) string {
 			}
 			fmt.Fprintf(&sb, "  %-8s %-16s %s lines/s  %s CPU s/M lines  %.1f MiB\n", c.label(), g,
 				spread(s.throughputs(g, c.label()), "%.0f"), spread(cpu, "%.2f"), median(rss))
+		}
+	}
+	if s.o.brokerPID > 0 {
+		// The application and the broker share this machine's CPUs: a run cannot go faster
+		// than all of them spent on its CPU per line plus the broker's for the same lines.
+		fmt.Fprintf(&sb, "\nthe broker's CPU per line during each contender's runs, and the CPU-bound ceiling of the contender on this machine\n"+
+			"(%d CPUs / (its CPU per line + the broker's), median of the rounds; the throughput it would reach with every CPU busy):\n", goruntime.NumCPU())
+		for _, g := range s.o.guarantees {
+			for _, c := range cs {
+				var broker, ceiling []float64
+				for _, r := range s.runs[g][c.label()] {
+					broker = append(broker, r.brokerCPU.Seconds()*1e6/lines)
+					if perLine := (r.cpu + r.brokerCPU).Seconds() / lines; perLine > 0 {
+						ceiling = append(ceiling, float64(goruntime.NumCPU())/perLine)
+					}
+				}
+				fmt.Fprintf(&sb, "  %-8s %-16s broker %s CPU s/M lines  ceiling %.0f lines/s\n", c.label(), g, spread(broker, "%.2f"), median(ceiling))
+			}
 		}
 	}
 	hasJava, hasGo := false, false
