@@ -167,8 +167,14 @@ func main() {
 	}
 	o.guarantees = strings.Split(*guarantees, ",")
 	for _, impl := range strings.Split(*impls, ",") {
-		if impl != "" { // -impls '' measures only the pipes
+		switch impl {
+		case "", "none": // -impls none (or '') measures only the pipes
+			continue
+		case "java", "go", "gobase", "goplain":
 			o.impls = append(o.impls, impl)
+		default:
+			fmt.Fprintf(os.Stderr, "wcbench: -impls: unknown application %q (java, go, gobase, goplain or none)\n", impl)
+			os.Exit(2)
 		}
 		bin := map[string]string{"gobase": o.goBaseBin, "goplain": o.goPlainBin}
 		if b, ok := bin[impl]; ok && b == "" {
