@@ -34,32 +34,42 @@ func (th *thread) commit(final bool) error {
 		}
 	}
 	needed := th.out.txnOpen || th.out.producer.Pending() > 0
+	// The caches flush on the executors, one task per goroutine at a time as in a pass: a
+	// flush forwards the cached records through the task's downstream processors to the
+	// producer, the same work as processing, which is safe across tasks.
+	var flush []*task.Task
 	for _, t := range th.tm.tasks {
 		if final || t.CommitNeeded() {
 			needed = needed || t.CommitNeeded()
-			commit := t.CommitCaches
-			if final {
-				commit = t.CommitFinal
-			}
-			if err := commit(); err != nil {
-				th.view.storeMu.Unlock()
-				return err
-			}
+			flush = append(flush, t)
 		}
+	}
+	err := th.eachTask(flush, func(t *task.Task) error {
+		if final {
+			return t.CommitFinal()
+		}
+		return t.CommitCaches()
+	})
+	if err != nil {
+		th.view.storeMu.Unlock()
+		return err
 	}
 	// At-least-once: the stores are flushed (and the checkpoint written after the send) only
 	// when enough changelog offsets accumulated, as Java's postCommit(false).
 	var checkpoint []processor.TaskID
 	if !th.rt.cfg.ExactlyOnce {
-		for id := range th.tm.tasks {
+		flush = flush[:0]
+		for id, t := range th.tm.tasks {
 			if th.tm.checkpointDue(id) {
-				if err := th.tm.flushStores(id); err != nil {
-					th.view.storeMu.Unlock()
-					return err
-				}
+				flush = append(flush, t)
 				checkpoint = append(checkpoint, id)
 				needed = true
 			}
+		}
+		err = th.eachTask(flush, func(t *task.Task) error { return th.tm.flushStores(t.ID()) })
+		if err != nil {
+			th.view.storeMu.Unlock()
+			return err
 		}
 	}
 	th.view.storeMu.Unlock()

@@ -93,6 +93,61 @@ func (th *thread) processOnce() (int, error) {
 // executors returns how many goroutines process the thread's tasks in a pass.
 func (th *thread) executors() int { return max(th.rt.cfg.Executors, 1) }
 
+// eachTask runs f for every task of ts on up to executors() goroutines (forEachOn); the
+// calling goroutine holds the thread's barrier: no pass runs meanwhile.
+func (th *thread) eachTask(ts []*task.Task, f func(*task.Task) error) error {
+	return forEachOn(th.executors(), ts, f)
+}
+
+// forEachOn runs f for every item of items on up to n goroutines, the calling one among them,
+// each item once. It returns the first error; items not started when it happened are
+// skipped. With n <= 1, or one item, everything runs on the calling goroutine, in order.
+func forEachOn[T any](n int, items []T, f func(T) error) error {
+	n = min(n, len(items))
+	if n <= 1 {
+		for _, it := range items {
+			if err := f(it); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		mu     sync.Mutex
+		first  error
+		wg     sync.WaitGroup
+	)
+	work := func() {
+		for !failed.Load() {
+			i := int(next.Add(1) - 1)
+			if i >= len(items) {
+				return
+			}
+			if err := f(items[i]); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+				failed.Store(true)
+				return
+			}
+		}
+	}
+	for range n - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+	return first
+}
+
 // execute is one executor's share of pass ps: it takes the pass's tasks one after another
 // until none is left or an executor failed.
 func (th *thread) execute(ps *pass) {

@@ -230,3 +230,73 @@ func TestExecutorsQueryBetweenRecords(t *testing.T) {
 		t.Fatalf("events %v, want %v", events, want)
 	}
 }
+
+// TestForEachOnRunsEveryItemOnceOnBoundedGoroutines: the commit's cache and store flushes run
+// through forEachOn; every task must be flushed exactly once, by at most n goroutines at a
+// time.
+func TestForEachOnRunsEveryItemOnceOnBoundedGoroutines(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 4, 100} {
+		items := make([]int, 50)
+		for i := range items {
+			items[i] = i
+		}
+		var (
+			seen          [50]atomic.Int32
+			running, peak atomic.Int32
+		)
+		release := make(chan struct{})
+		entered := make(chan struct{}, len(items))
+		done := make(chan error, 1)
+		go func() {
+			done <- forEachOn(n, items, func(i int) error {
+				r := running.Add(1)
+				for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
+				}
+				entered <- struct{}{}
+				<-release
+				running.Add(-1)
+				seen[i].Add(1)
+				return nil
+			})
+		}()
+		// Wait until as many items as goroutines are in f at once, then let them all go.
+		want := max(min(n, len(items)), 1)
+		for range want {
+			<-entered
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if p := peak.Load(); p != int32(want) {
+			t.Errorf("n=%d: %d items ran at once, want %d", n, p, want)
+		}
+		for i := range seen {
+			if c := seen[i].Load(); c != 1 {
+				t.Errorf("n=%d: item %d ran %d times, want once", n, i, c)
+			}
+		}
+	}
+}
+
+// TestForEachOnStopsAtTheFirstError: the error is returned; on one goroutine the items after
+// the failed one are skipped.
+func TestForEachOnStopsAtTheFirstError(t *testing.T) {
+	errBoom := errors.New("boom")
+	for _, n := range []int{1, 3} {
+		var ran atomic.Int32
+		err := forEachOn(n, []int{0, 1, 2, 3, 4, 5, 6, 7}, func(i int) error {
+			ran.Add(1)
+			if i == 0 {
+				return errBoom
+			}
+			return nil
+		})
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("n=%d: err %v, want boom", n, err)
+		}
+		if n == 1 && ran.Load() != 1 {
+			t.Errorf("n=1: %d items ran, want 1 (in order, stopped at the first)", ran.Load())
+		}
+	}
+}
