@@ -233,7 +233,7 @@ func (q RangeQuery[K, V]) run(k *KafkaStreams, name string, opts []StoreQueryOpt
 }
 
 // TimestampedKeyQuery looks a key up in a timestamped key-value store (the DSL's tables and
-// aggregations, or a Processor API store built by TimestampedKeyValueStoreBuilder); the
+// aggregations, or a Processor API store built by store.Stores.TimestampedKeyValueStoreBuilder); the
 // result is the value and the timestamp (ms) of the record that last updated it, nil when the
 // key has none. Other stores (plain key-value, versioned, window, session) answer
 // FailureUnknownQueryType. Java: TimestampedKeyQuery.withKey(key) (KIP-992).
@@ -393,7 +393,7 @@ func versionedViews[K, V any](k *KafkaStreams, name string, opts []StoreQueryOpt
 }
 
 // VersionedKeyQuery looks a key up in a versioned key-value store (a table materialized with
-// MaterializedAsVersioned, or a Processor API store built by VersionedKeyValueStoreBuilder):
+// MaterializedAsVersioned, or a Processor API store built by store.Stores.VersionedKeyValueStoreBuilder):
 // its latest version, or, with AsOfTimestamp, the version valid at that time (the one with
 // the largest timestamp <= AsOfTimestamp); the result is the version (value, timestamp it is
 // valid from, and the timestamp it is valid to unless it is the latest), nil when there is

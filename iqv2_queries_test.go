@@ -121,7 +121,7 @@ func TestQueryBuilders(t *testing.T) {
 // scanning from the zero key.
 func TestRangeIterPlainStore(t *testing.T) {
 	st := store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("plain"), serde.Long(), serde.String()).
-		WithLoggingDisabled().BuildKeyValueStore()
+		WithLoggingDisabled().BuildStore()
 	if err := st.Init(nil, st); err != nil {
 		t.Fatal(err)
 	}
@@ -161,16 +161,16 @@ func TestQueryStoreKind(t *testing.T) {
 		s    processor.StateStore
 		want storeview.Kind
 	}{
-		{store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("kv"), serde.String(), serde.Long()).BuildKeyValueStore(), storeview.KeyValue},
-		{store.Stores.TimestampedKeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("ts"), serde.String(), serde.Long()).BuildTimestampedKeyValueStore(), storeview.TimestampedKeyValue},
-		{store.Stores.VersionedKeyValueStoreBuilder(verSup, serde.String(), serde.Long()).BuildVersionedKeyValueStore(), storeview.Versioned},
-		{store.Stores.VersionedKeyValueStoreBuilder[any, any](verSup, nil, nil).BuildVersionedKeyValueStore(), storeview.Versioned},
+		{store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("kv"), serde.String(), serde.Long()).BuildStore(), storeview.KeyValue},
+		{store.Stores.TimestampedKeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("ts"), serde.String(), serde.Long()).BuildStore(), storeview.TimestampedKeyValue},
+		{store.Stores.VersionedKeyValueStoreBuilder(verSup, serde.String(), serde.Long()).BuildStore(), storeview.Versioned},
+		{store.Stores.VersionedKeyValueStoreBuilder[any, any](verSup, nil, nil).BuildStore(), storeview.Versioned},
 	} {
 		if got := queryStoreKind(c.s); got != c.want {
 			t.Errorf("%T: kind %q, want %q", c.s, got, c.want)
 		}
 	}
-	typed := store.Stores.VersionedKeyValueStoreBuilder(verSup, serde.String(), serde.Long()).BuildVersionedKeyValueStore()
+	typed := store.Stores.VersionedKeyValueStoreBuilder(verSup, serde.String(), serde.Long()).BuildStore()
 	if _, ok := storeview.ReadOnlyVersioned[string, int64](typed); !ok {
 		t.Error("no versioned view of a typed versioned store")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kstreams-go/kstreams/internal/ktable"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -166,7 +167,7 @@ func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(
 		sb := store.Stores.TimestampedKeyValueStoreBuilder[any, any](b.dslKeyValueStore(storeName, true), untyped(serde.Bytes()), wrapperSerde)
 		sb.WithLoggingEnabled(nil)
 		sb.WithCachingDisabled()
-		sb.WithChangelogHeaders() // Java 4.4: a headers store (KIP-1271)
+		storeapi.LogChangelogHeaders(sb) // Java 4.4: a headers store (KIP-1271)
 		return tp.AddStateStore(sb)
 	}})
 

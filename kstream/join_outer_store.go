@@ -297,6 +297,6 @@ func (b *outerJoinStoreBuilder) Build() (processor.StateStore, error) {
 	if !b.logging {
 		kb = kb.WithLoggingDisabled()
 	}
-	inner := &listValueBytesStore{KeyValueBytesStore: kb.BuildKeyValueStore()}
+	inner := &listValueBytesStore{KeyValueBytesStore: kb.BuildStore()}
 	return &outerJoinStore{name: b.name, inner: inner, keySerde: b.keySerde, leftSerde: b.leftSerde, rightSerde: b.rightSerde}, nil
 }

@@ -2,6 +2,7 @@ package kstream
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"slices"
 
@@ -278,17 +279,16 @@ func checkGrace(t *processor.Topology, name string, graceMs int64, stores []stri
 		return dslErr(ErrJoinGrace, "%s: the table must be versioned to use a grace period in a stream-table join", name)
 	}
 	for _, s := range stores {
-		st := topology.Of(t).Store(s)
-		var v interface{ HistoryRetentionMs() int64 }
-		ok := false
-		if st != nil {
-			v, ok = st.Builder.(interface{ HistoryRetentionMs() int64 })
+		var info storeapi.BuilderInfo
+		if st := topology.Of(t).Store(s); st != nil {
+			sb, _ := st.Builder.(processor.StoreBuilder)
+			info, _ = storeapi.DescribeBuilder(sb)
 		}
-		if !ok {
+		if !info.Versioned {
 			return dslErr(ErrJoinGrace, "%s: the table must be versioned to use a grace period in a stream-table join (store %s is not versioned; use MaterializedAsVersioned)", name, s)
 		}
-		if graceMs > v.HistoryRetentionMs() {
-			return dslErr(ErrJoinGrace, "%s: the history retention of store %s (%d ms) must be at least the grace period (%d ms)", name, s, v.HistoryRetentionMs(), graceMs)
+		if graceMs > info.HistoryRetentionMs {
+			return dslErr(ErrJoinGrace, "%s: the history retention of store %s (%d ms) must be at least the grace period (%d ms)", name, s, info.HistoryRetentionMs, graceMs)
 		}
 	}
 	return nil

@@ -79,12 +79,8 @@ func Table[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K, V], m
 			// reuse.ktable.source.topics: the topic is the store's changelog (Java:
 			// TableSourceNode with shouldReuseSourceTopicForChangelog).
 			mi.logging, mi.logConfig = false, nil
-			if sb, ok := mi.storeBuilder().(interface{ LoggingEnabled() bool }); ok && sb.LoggingEnabled() {
-				if d, ok := sb.(interface {
-					WithLoggingDisabled() *store.TimestampedKeyValueStoreBuilder[any, any]
-				}); ok {
-					d.WithLoggingDisabled()
-				}
+			if sb, ok := mi.storeBuilder().(*store.Builder[store.TimestampedKeyValueStore[any, any]]); ok && sb.LoggingEnabled() {
+				sb.WithLoggingDisabled()
 			}
 		}
 		if err := t.AddStateStore(mi.storeBuilder(), tblName); err != nil {

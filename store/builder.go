@@ -3,6 +3,7 @@ package store
 import (
 	"maps"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -24,89 +25,159 @@ func (s inMemoryKeyValueSupplier) Name() string            { return s.name }
 func (s inMemoryKeyValueSupplier) Get() KeyValueBytesStore { return newInMemoryKeyValueStore(s.name) }
 func (s inMemoryKeyValueSupplier) MetricsScope() string    { return "in-memory" }
 
-// KeyValueStoreBuilder builds typed key-value stores: an engine from the supplier, wrapped (from
-// the inside out) in change logging (when logging is enabled, the default), the record cache
-// (when caching is enabled) and the typed metered layer. Logging is enabled by default with no
-// extra topic configs; caching is disabled by default (as Java's StoreBuilder). The With* methods modify the builder and return it.
-// It satisfies processor.StoreBuilder. Java counterpart: org.apache.kafka.streams.state.internals.KeyValueStoreBuilder.
-type KeyValueStoreBuilder[K, V any] struct {
-	supplier   KeyValueBytesStoreSupplier
-	keySerde   serde.Serde[K]
-	valueSerde serde.Serde[V]
-	logging    bool
-	logConfig  map[string]string
-	caching    bool
+// Builder builds one store of type S per task (S is the typed store interface:
+// KeyValueStore[K, V], TimestampedKeyValueStore[K, V], VersionedKeyValueStore[K, V],
+// WindowStore[K, V], TimestampedWindowStore[K, V] or SessionStore[K, V]). The [Stores] factory
+// makes one from an engine supplier and the key and value serdes; every store it builds is the
+// supplier's engine wrapped, from the inside out, in change logging (when logging is enabled),
+// the record cache (when caching is enabled) and the typed metered layer (serdes; nil serdes
+// mean the configuration's default.key.serde / default.value.serde, resolved at Init).
+//
+// Defaults, as Java's StoreBuilder: logging enabled with no extra changelog topic configs,
+// caching disabled. Versioned stores have no record cache: on their builder
+// WithCachingEnabled changes nothing and CachingEnabled stays false (Java's
+// VersionedKeyValueStoreBuilder throws IllegalStateException instead). Window stores whose
+// supplier retains duplicates get no cache either (Java logs a warning and drops it too).
+//
+// The With* methods modify the builder and return it, for chaining. A Builder is not safe
+// for concurrent modification; Build and BuildStore may be called concurrently once it is
+// configured. It satisfies processor.StoreBuilder. Java counterpart:
+// org.apache.kafka.streams.state.StoreBuilder<T> (the builders of
+// org.apache.kafka.streams.state.internals).
+type Builder[S processor.StateStore] struct {
+	core  builderCore
+	build func(o *builderOptions) S
 }
 
-var _ processor.StoreBuilder = (*KeyValueStoreBuilder[string, int32])(nil)
+var _ processor.StoreBuilder = (*Builder[KeyValueStore[string, int32]])(nil)
 
-// Name returns the store name (the supplier's). Java: name().
-func (b *KeyValueStoreBuilder[K, V]) Name() string { return b.supplier.Name() }
+// builderCore is the untyped part of a Builder, which the builder hooks of internal/storeapi
+// read (see describedBuilder).
+type builderCore struct {
+	// supplier names the store (asked on every Name call, as Java's builders do).
+	supplier interface{ Name() string }
+	opts     builderOptions
+	// info describes the store to the runtime (nil: nothing to say); versioned marks a
+	// versioned store's builder, which takes no cache.
+	info      func() storeapi.BuilderInfo
+	versioned bool
+	// headersOK: the store is a timestamped key-value store, which can log headers.
+	headersOK bool
+}
+
+// builderOptions are the logging and caching switches of a Builder.
+type builderOptions struct {
+	logging   bool
+	logConfig map[string]string
+	caching   bool
+	// headers: changelog records carry the headers of the record being processed
+	// (storeapi.LogChangelogHeaders; timestamped key-value stores only).
+	headers bool
+}
+
+// newBuilder returns a Builder of the stores supplier names, with the defaults (logging on,
+// caching off), that builds its stores with build; info (nil for none) describes them from
+// the supplier when the runtime asks.
+func newBuilder[S processor.StateStore](supplier interface{ Name() string }, info func() storeapi.BuilderInfo, build func(o *builderOptions) S) *Builder[S] {
+	return &Builder[S]{core: builderCore{supplier: supplier, opts: builderOptions{logging: true}, info: info}, build: build}
+}
+
+// describedBuilder is implemented by every Builder; the hooks registered with
+// storeapi.SetBuilderHooks reach the untyped part through it.
+type describedBuilder interface{ builderCore() *builderCore }
+
+func (b *Builder[S]) builderCore() *builderCore { return &b.core }
+
+func init() {
+	storeapi.SetBuilderHooks(storeapi.BuilderHooks{
+		Describe: func(sb processor.StoreBuilder) (storeapi.BuilderInfo, bool) {
+			d, ok := sb.(describedBuilder)
+			if !ok {
+				return storeapi.BuilderInfo{}, false
+			}
+			if info := d.builderCore().info; info != nil {
+				return info(), true
+			}
+			return storeapi.BuilderInfo{}, true
+		},
+		LogHeaders: func(sb processor.StoreBuilder) bool {
+			d, ok := sb.(describedBuilder)
+			if !ok || !d.builderCore().headersOK {
+				return false
+			}
+			d.builderCore().opts.headers = true
+			return true
+		},
+	})
+}
+
+// Name returns the store name (the supplier's): the name processors look the store up by and
+// the middle of its changelog topic's name. Java: name().
+func (b *Builder[S]) Name() string { return b.core.supplier.Name() }
 
 // WithLoggingEnabled enables the changelog topic "<application.id>-<name>-changelog" with the
-// given extra topic configs (copied; nil for none). Java: withLoggingEnabled(Map).
-func (b *KeyValueStoreBuilder[K, V]) WithLoggingEnabled(config map[string]string) *KeyValueStoreBuilder[K, V] {
-	b.logging = true
-	b.logConfig = maps.Clone(config)
+// given extra topic configs (copied; nil for none), which override the library's defaults for
+// the topic. Java: withLoggingEnabled(Map).
+func (b *Builder[S]) WithLoggingEnabled(config map[string]string) *Builder[S] {
+	b.core.opts.logging, b.core.opts.logConfig = true, maps.Clone(config)
 	return b
 }
 
-// WithLoggingDisabled disables the changelog topic. Java: withLoggingDisabled().
-func (b *KeyValueStoreBuilder[K, V]) WithLoggingDisabled() *KeyValueStoreBuilder[K, V] {
-	b.logging = false
-	b.logConfig = nil
+// WithLoggingDisabled disables the changelog topic: the store is not restored after a
+// failure or a move to another instance. Java: withLoggingDisabled().
+func (b *Builder[S]) WithLoggingDisabled() *Builder[S] {
+	b.core.opts.logging, b.core.opts.logConfig = false, nil
 	return b
 }
 
-// WithCachingEnabled puts a record cache layer ([cachingKeyValueStore]) between the typed layer
-// and the change-logging layer: writes are collapsed per key in the instance's cache
-// (statestore.cache.max.bytes) and reach the store, the changelog and the flush listener on
-// commit or eviction. Java: withCachingEnabled().
-func (b *KeyValueStoreBuilder[K, V]) WithCachingEnabled() *KeyValueStoreBuilder[K, V] {
-	b.caching = true
+// WithCachingEnabled puts the record cache between the typed layer and the change-logging
+// layer: writes are collapsed per key in the thread's cache (statestore.cache.max.bytes) and
+// reach the store, the changelog and the cache's flush listener on commit or eviction. It
+// changes nothing on a versioned store's builder (see Builder). Java: withCachingEnabled().
+func (b *Builder[S]) WithCachingEnabled() *Builder[S] {
+	if !b.core.versioned {
+		b.core.opts.caching = true
+	}
 	return b
 }
 
-// WithCachingDisabled removes the record cache. Java: withCachingDisabled().
-func (b *KeyValueStoreBuilder[K, V]) WithCachingDisabled() *KeyValueStoreBuilder[K, V] {
-	b.caching = false
+// WithCachingDisabled removes the record cache (the default). Java: withCachingDisabled().
+func (b *Builder[S]) WithCachingDisabled() *Builder[S] {
+	b.core.opts.caching = false
 	return b
 }
 
-// LoggingEnabled reports whether the store has a changelog. Java: loggingEnabled().
-func (b *KeyValueStoreBuilder[K, V]) LoggingEnabled() bool { return b.logging }
+// LoggingEnabled reports whether the store has a changelog topic (true by default). Java:
+// loggingEnabled().
+func (b *Builder[S]) LoggingEnabled() bool { return b.core.opts.logging }
 
-// LogConfig returns a copy of the changelog topic configs (empty map when logging is enabled
-// without configs, nil when disabled). Java: logConfig().
-func (b *KeyValueStoreBuilder[K, V]) LogConfig() map[string]string {
-	if !b.logging {
+// LogConfig returns a copy of the extra changelog topic configs: nil when logging is disabled,
+// an empty map when it is enabled without configs. Java: logConfig().
+func (b *Builder[S]) LogConfig() map[string]string {
+	if !b.core.opts.logging {
 		return nil
 	}
-	if b.logConfig == nil {
+	if b.core.opts.logConfig == nil {
 		return map[string]string{}
 	}
-	return maps.Clone(b.logConfig)
+	return maps.Clone(b.core.opts.logConfig)
 }
 
-// CachingEnabled reports whether WithCachingEnabled was called.
-func (b *KeyValueStoreBuilder[K, V]) CachingEnabled() bool { return b.caching }
+// CachingEnabled reports whether WithCachingEnabled was called (and not undone by
+// WithCachingDisabled); always false for a versioned store. Java has no getter (the builders'
+// enableCaching field).
+func (b *Builder[S]) CachingEnabled() bool { return b.core.opts.caching }
 
-// Build returns a new store; it satisfies processor.StoreBuilder. The store is a
-// KeyValueStore[K, V]. Java: build().
-func (b *KeyValueStoreBuilder[K, V]) Build() (processor.StateStore, error) {
-	return b.BuildKeyValueStore(), nil
-}
+// Build returns a new, uninitialised store, an S; it satisfies processor.StoreBuilder, whose
+// engine calls it once per task. The error is always nil. Java: build().
+func (b *Builder[S]) Build() (processor.StateStore, error) { return b.BuildStore(), nil }
 
-// BuildKeyValueStore returns a new typed store (not initialised).
-func (b *KeyValueStoreBuilder[K, V]) BuildKeyValueStore() KeyValueStore[K, V] {
-	var inner KeyValueBytesStore = b.supplier.Get()
-	if b.logging {
-		inner = newChangeLoggingKeyValueBytesStore(inner)
-	}
-	if b.caching {
-		inner = newCachingKeyValueStore(inner)
-	}
-	return newMeteredKeyValueStore(inner, b.keySerde, b.valueSerde)
+// BuildStore returns a new, uninitialised store with its typed interface, for tests and
+// tools that use a store outside a topology (it must be initialised with a
+// processor.StateStoreContext before use). Java: build().
+func (b *Builder[S]) BuildStore() S {
+	o := b.core.opts
+	return b.build(&o)
 }
 
 // StoresFactory is the type of [Stores]; it has no state.
@@ -127,6 +198,15 @@ func (StoresFactory) InMemoryKeyValueStore(name string) KeyValueBytesStoreSuppli
 // KeyValueStoreBuilder returns a builder of typed key-value stores over supplier's engines.
 // Nil serdes mean the default serdes of the configuration (default.key.serde /
 // default.value.serde), resolved at Init. Java: Stores.keyValueStoreBuilder(supplier, keySerde, valueSerde).
-func (StoresFactory) KeyValueStoreBuilder[K, V any](supplier KeyValueBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *KeyValueStoreBuilder[K, V] {
-	return &KeyValueStoreBuilder[K, V]{supplier: supplier, keySerde: keySerde, valueSerde: valueSerde, logging: true}
+func (StoresFactory) KeyValueStoreBuilder[K, V any](supplier KeyValueBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[KeyValueStore[K, V]] {
+	return newBuilder(supplier, nil, func(o *builderOptions) KeyValueStore[K, V] {
+		var inner KeyValueBytesStore = supplier.Get()
+		if o.logging {
+			inner = newChangeLoggingKeyValueBytesStore(inner)
+		}
+		if o.caching {
+			inner = newCachingKeyValueStore(inner)
+		}
+		return newMeteredKeyValueStore(inner, keySerde, valueSerde)
+	})
 }

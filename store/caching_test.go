@@ -393,7 +393,7 @@ func TestCachingTypedStoreFlushListener(t *testing.T) {
 		}
 	}
 	// Plain stores without caching report false.
-	plain := Stores.KeyValueStoreBuilder(Stores.InMemoryKeyValueStore("P"), serde.String(), serde.Long()).BuildKeyValueStore()
+	plain := Stores.KeyValueStoreBuilder(Stores.InMemoryKeyValueStore("P"), serde.String(), serde.Long()).BuildStore()
 	if plain.(storeapi.CachedStateStore[string, int64]).SetFlushListener(nil, false) {
 		t.Fatal("a store without caching layer reported a cache")
 	}
@@ -403,7 +403,7 @@ func TestCachingTypedStoreFlushListener(t *testing.T) {
 // cannot evict or flush; it can run while the task writes (run with -race).
 func TestCachingQueryView(t *testing.T) {
 	bld := Stores.KeyValueStoreBuilder(Stores.InMemoryKeyValueStore("Q"), serde.String(), serde.Long()).WithCachingEnabled()
-	kv := bld.BuildKeyValueStore()
+	kv := bld.BuildStore()
 	ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, cache: cache.New(10 << 20), rc: rcOf("in", 0, 0)}
 	if err := kv.Init(ctx, kv); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@
 // ([WindowStore]) and session ([SessionStore]) stores, with read-only views
 // ([ReadOnlyKeyValueStore], [ReadOnlyWindowStore], [ReadOnlySessionStore]).
 //
-// Layers, from the outside in, as in Java: the typed metered layer ([MeteredKeyValueStore]:
+// Layers, from the outside in, as in Java: the typed metered layer (meteredKeyValueStore:
 // serdes, with the changelog topic as serde topic), the record cache ([cachingKeyValueStore],
 // when caching is enabled), change logging ([changeLoggingKeyValueBytesStore] and its
 // timestamped and window variants, when logging is enabled, the default), then a bytes-level
@@ -21,8 +21,10 @@
 // LruMap, InMemoryWindowStore, PersistentWindowStore, InMemorySessionStore,
 // PersistentSessionStore, PersistentVersionedKeyValueStore, InMemoryVersionedKeyValueStore.
 // Builders: KeyValueStoreBuilder, TimestampedKeyValueStoreBuilder, VersionedKeyValueStoreBuilder
-// (no record cache), WindowStoreBuilder, TimestampedWindowStoreBuilder, SessionStoreBuilder, each with Java's
-// WithLoggingEnabled(config) / WithLoggingDisabled / WithCachingEnabled / WithCachingDisabled.
+// (no record cache), WindowStoreBuilder, TimestampedWindowStoreBuilder and SessionStoreBuilder
+// all return a [Builder], typed by the store it builds (*Builder[KeyValueStore[K, V]] and so
+// on), with Java's WithLoggingEnabled(config) / WithLoggingDisabled / WithCachingEnabled /
+// WithCachingDisabled and BuildStore for a typed store outside a topology.
 //
 // Ordering: keys are ordered by their serialized bytes in unsigned lexicographic order (Java's
 // Bytes comparator), so ranges of a typed store follow the serialized order, not Go's order of

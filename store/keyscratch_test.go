@@ -18,7 +18,7 @@ func TestTimestampedCachingKeysFromReusedBuffer(t *testing.T) {
 	for _, maxBytes := range []int64{-1, 0, 200, 1 << 20} {
 		t.Run(fmt.Sprint(maxBytes), func(t *testing.T) {
 			st := Stores.TimestampedKeyValueStoreBuilder(Stores.InMemoryKeyValueStore("s"), serde.String(), serde.Long()).
-				WithCachingEnabled().BuildTimestampedKeyValueStore()
+				WithCachingEnabled().BuildStore()
 			ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, rc: rcOf("in", 1, 10)}
 			if maxBytes >= 0 {
 				ctx.cache = cache.New(maxBytes)

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
+	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
 
@@ -20,16 +23,16 @@ func (c *headersContext) LogChangeWithHeaders(store string, key, value []byte, t
 	return nil
 }
 
-// With WithChangelogHeaders the timestamped changelog records (raw value, stored timestamp;
+// With storeapi.LogChangelogHeaders the timestamped changelog records (raw value, stored timestamp;
 // tombstones with the record's timestamp) carry the headers of the record being processed;
 // without it they carry none even when the context could.
 func TestTimestampedChangelogHeaders(t *testing.T) {
 	for _, withHeaders := range []bool{true, false} {
 		b := Stores.TimestampedKeyValueStoreBuilder(Stores.InMemoryKeyValueStore("s"), serde.String(), serde.String())
-		if withHeaders {
-			b.WithChangelogHeaders()
+		if withHeaders && !storeapi.LogChangelogHeaders(b) {
+			t.Fatal("LogChangelogHeaders refused a timestamped key-value builder")
 		}
-		st := b.BuildTimestampedKeyValueStore()
+		st := b.BuildStore()
 		ctx := &headersContext{cacheContext{fakeContext: fakeContext{appID: "app"}, rc: rcOf("in", 0, 7)}}
 		if err := st.Init(ctx, st); err != nil {
 			t.Fatal(err)
@@ -48,6 +51,23 @@ func TestTimestampedChangelogHeaders(t *testing.T) {
 		}
 		if !slices.Equal(ctx.events, want) {
 			t.Fatalf("withHeaders=%v: logged %q, want %q", withHeaders, ctx.events, want)
+		}
+	}
+}
+
+// LogChangelogHeaders accepts only builders of timestamped key-value stores.
+func TestLogChangelogHeadersOtherBuilders(t *testing.T) {
+	ws, err := Stores.InMemoryWindowStore("w", 10*time.Second, time.Second, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []processor.StoreBuilder{
+		Stores.KeyValueStoreBuilder(Stores.InMemoryKeyValueStore("kv"), serde.String(), serde.String()),
+		Stores.TimestampedWindowStoreBuilder(ws, serde.String(), serde.String()),
+		nil,
+	} {
+		if storeapi.LogChangelogHeaders(b) {
+			t.Errorf("LogChangelogHeaders(%T) = true, want false", b)
 		}
 	}
 }

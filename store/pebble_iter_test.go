@@ -162,7 +162,7 @@ func TestDetach(t *testing.T) {
 
 func TestTimestampedByteArrayStoreKeepsEntriesOverPebble(t *testing.T) {
 	st := Stores.TimestampedKeyValueStoreBuilder(Stores.PersistentTimestampedKeyValueStore("ts"), serde.ByteArray(), serde.ByteArray()).
-		WithLoggingDisabled().BuildTimestampedKeyValueStore()
+		WithLoggingDisabled().BuildStore()
 	if err := st.Init(&fakeContext{appID: "app"}, st); err != nil {
 		t.Fatal(err)
 	}

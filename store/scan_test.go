@@ -72,7 +72,7 @@ func TestScanResumesLikeThePlainIterators(t *testing.T) {
 				b = b.WithCachingEnabled()
 				ctx.cache = cache.New(1 << 20)
 			}
-			st := b.BuildKeyValueStore()
+			st := b.BuildStore()
 			if err := st.Init(ctx, st); err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +132,7 @@ func TestScanResumesLikeThePlainIterators(t *testing.T) {
 // deleted resume key does not lose the entries after it, and no key comes twice.
 func TestScanSeesWritesAheadOnly(t *testing.T) {
 	st := Stores.KeyValueStoreBuilder(Stores.PersistentKeyValueStore("scan"), serde.String(), serde.String()).
-		WithLoggingDisabled().BuildKeyValueStore()
+		WithLoggingDisabled().BuildStore()
 	if err := st.Init(&fakeContext{appID: "app"}, st); err != nil {
 		t.Fatal(err)
 	}

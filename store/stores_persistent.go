@@ -3,11 +3,9 @@ package store
 import (
 	"errors"
 	"fmt"
-	"github.com/kstreams-go/kstreams/internal/storeapi"
-	"maps"
 	"time"
 
-	"github.com/kstreams-go/kstreams/processor"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/serde"
 )
 
@@ -29,7 +27,8 @@ func (StoresFactory) PersistentKeyValueStore(name string) KeyValueBytesStoreSupp
 }
 
 // PersistentTimestampedKeyValueStore returns a supplier of Pebble key-value engines for
-// timestamped stores (values int64 ts ‖ value); use it with TimestampedKeyValueStoreBuilder.
+// timestamped stores (values int64 ts ‖ value); use it with
+// [StoresFactory.TimestampedKeyValueStoreBuilder].
 // Java: Stores.persistentTimestampedKeyValueStore(name).
 func (StoresFactory) PersistentTimestampedKeyValueStore(name string) KeyValueBytesStoreSupplier {
 	return pebbleKeyValueSupplier{name: name}
@@ -178,173 +177,47 @@ func (StoresFactory) InMemorySessionStore(name string, retentionPeriod time.Dura
 	return sessionSupplier{name: name, retention: r, seg: storeapi.DefaultSegmentInterval(r)}, nil
 }
 
-// builderOptions are the logging and caching switches every builder has.
-type builderOptions struct {
-	logging   bool
-	logConfig map[string]string
-	caching   bool
+// windowInfo describes a window or session store with retention period retentionMs to the
+// runtime (its changelog's retention.ms).
+func windowInfo(retentionMs func() int64) func() storeapi.BuilderInfo {
+	return func() storeapi.BuilderInfo { return storeapi.BuilderInfo{Windowed: true, RetentionMs: retentionMs()} }
 }
 
-func (o *builderOptions) logCfg() map[string]string {
-	if !o.logging {
-		return nil
-	}
-	if o.logConfig == nil {
-		return map[string]string{}
-	}
-	return maps.Clone(o.logConfig)
+// WindowStoreBuilder returns a builder of [WindowStore] stores over supplier's engines: the
+// engine wrapped (inside out) in change logging (changelog key: key ‖ int64 window start ‖
+// int32 sequence number), the record cache (never over a supplier that retains duplicates)
+// and the typed layer. The changelog topic gets cleanup.policy=compact,delete and
+// retention.ms = the supplier's retention period +
+// windowstore.changelog.additional.retention.ms. Nil serdes mean the configuration's default
+// serdes, resolved at Init. Java: Stores.windowStoreBuilder(supplier, keySerde, valueSerde).
+func (StoresFactory) WindowStoreBuilder[K, V any](supplier WindowBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[WindowStore[K, V]] {
+	return newBuilder(supplier, windowInfo(supplier.RetentionPeriod), func(o *builderOptions) WindowStore[K, V] {
+		inner := supplier.Get()
+		if o.logging {
+			inner = newChangeLoggingWindowBytesStore(inner, supplier.RetainDuplicates())
+		}
+		if o.caching && !supplier.RetainDuplicates() {
+			inner = newCachingWindowStore(inner, supplier.WindowSize(), supplier.SegmentIntervalMs())
+		}
+		return newMeteredWindowStore(inner, keySerde, valueSerde)
+	})
 }
 
-// WindowStoreBuilder builds typed window stores: an engine from the supplier, wrapped (inside
-// out) in change logging (default on), the record cache ([cachingWindowStore], off by default;
-// never over a supplier that retains duplicates, as Java's builder drops it then) and the typed
-// metered layer. It satisfies processor.StoreBuilder.
-// Java counterpart: org.apache.kafka.streams.state.internals.WindowStoreBuilder.
-type WindowStoreBuilder[K, V any] struct {
-	supplier   WindowBytesStoreSupplier
-	keySerde   serde.Serde[K]
-	valueSerde serde.Serde[V]
-	opts       builderOptions
-}
-
-var _ processor.StoreBuilder = (*WindowStoreBuilder[string, int64])(nil)
-
-// WindowStoreBuilder returns a builder of typed window stores over supplier's engines; nil
-// serdes resolve to the default serdes at Init. Java: Stores.windowStoreBuilder(supplier, keySerde, valueSerde).
-func (StoresFactory) WindowStoreBuilder[K, V any](supplier WindowBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *WindowStoreBuilder[K, V] {
-	return &WindowStoreBuilder[K, V]{supplier: supplier, keySerde: keySerde, valueSerde: valueSerde, opts: builderOptions{logging: true}}
-}
-
-// Name returns the store name. Java: name().
-func (b *WindowStoreBuilder[K, V]) Name() string { return b.supplier.Name() }
-
-// WithLoggingEnabled enables the changelog topic with extra topic configs. Java: withLoggingEnabled(Map).
-func (b *WindowStoreBuilder[K, V]) WithLoggingEnabled(config map[string]string) *WindowStoreBuilder[K, V] {
-	b.opts.logging, b.opts.logConfig = true, maps.Clone(config)
-	return b
-}
-
-// WithLoggingDisabled disables the changelog topic. Java: withLoggingDisabled().
-func (b *WindowStoreBuilder[K, V]) WithLoggingDisabled() *WindowStoreBuilder[K, V] {
-	b.opts.logging, b.opts.logConfig = false, nil
-	return b
-}
-
-// WithCachingEnabled puts a record cache ([cachingWindowStore]) under the typed layer: writes
-// stay in the thread's cache (statestore.cache.max.bytes) until a commit or an eviction flushes
-// them to the store and changelog. Ignored when the supplier retains duplicates (Java logs a
-// warning and does the same). Java: withCachingEnabled().
-func (b *WindowStoreBuilder[K, V]) WithCachingEnabled() *WindowStoreBuilder[K, V] {
-	b.opts.caching = true
-	return b
-}
-
-// WithCachingDisabled removes the record cache. Java: withCachingDisabled().
-func (b *WindowStoreBuilder[K, V]) WithCachingDisabled() *WindowStoreBuilder[K, V] {
-	b.opts.caching = false
-	return b
-}
-
-// LoggingEnabled reports whether the store has a changelog. Java: loggingEnabled().
-func (b *WindowStoreBuilder[K, V]) LoggingEnabled() bool { return b.opts.logging }
-
-// LogConfig returns a copy of the changelog topic configs. Java: logConfig().
-func (b *WindowStoreBuilder[K, V]) LogConfig() map[string]string { return b.opts.logCfg() }
-
-// CachingEnabled reports whether WithCachingEnabled was called.
-func (b *WindowStoreBuilder[K, V]) CachingEnabled() bool { return b.opts.caching }
-
-// RetentionPeriod returns the supplier's retention period in ms (the changelog topic gets
-// retention.ms = this + windowstore.changelog.additional.retention.ms).
-func (b *WindowStoreBuilder[K, V]) RetentionPeriod() int64 { return b.supplier.RetentionPeriod() }
-
-// Build returns a new store (a WindowStore[K, V]). Java: build().
-func (b *WindowStoreBuilder[K, V]) Build() (processor.StateStore, error) {
-	return b.BuildWindowStore(), nil
-}
-
-// BuildWindowStore returns a new typed window store (not initialised).
-func (b *WindowStoreBuilder[K, V]) BuildWindowStore() WindowStore[K, V] {
-	inner := b.supplier.Get()
-	if b.opts.logging {
-		inner = newChangeLoggingWindowBytesStore(inner, b.supplier.RetainDuplicates())
-	}
-	if b.opts.caching && !b.supplier.RetainDuplicates() {
-		inner = newCachingWindowStore(inner, b.supplier.WindowSize(), b.supplier.SegmentIntervalMs())
-	}
-	return newMeteredWindowStore(inner, b.keySerde, b.valueSerde)
-}
-
-// SessionStoreBuilder builds typed session stores: an engine from the supplier, wrapped in
-// change logging (default on), the record cache ([cachingSessionStore], off by default) and
-// the typed metered layer. Java counterpart: org.apache.kafka.streams.state.internals.SessionStoreBuilder.
-type SessionStoreBuilder[K, V any] struct {
-	supplier   SessionBytesStoreSupplier
-	keySerde   serde.Serde[K]
-	valueSerde serde.Serde[V]
-	opts       builderOptions
-}
-
-var _ processor.StoreBuilder = (*SessionStoreBuilder[string, int64])(nil)
-
-// SessionStoreBuilder returns a builder of typed session stores over supplier's engines.
-// Java: Stores.sessionStoreBuilder(supplier, keySerde, valueSerde).
-func (StoresFactory) SessionStoreBuilder[K, V any](supplier SessionBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *SessionStoreBuilder[K, V] {
-	return &SessionStoreBuilder[K, V]{supplier: supplier, keySerde: keySerde, valueSerde: valueSerde, opts: builderOptions{logging: true}}
-}
-
-// Name returns the store name. Java: name().
-func (b *SessionStoreBuilder[K, V]) Name() string { return b.supplier.Name() }
-
-// WithLoggingEnabled enables the changelog topic with extra topic configs. Java: withLoggingEnabled(Map).
-func (b *SessionStoreBuilder[K, V]) WithLoggingEnabled(config map[string]string) *SessionStoreBuilder[K, V] {
-	b.opts.logging, b.opts.logConfig = true, maps.Clone(config)
-	return b
-}
-
-// WithLoggingDisabled disables the changelog topic. Java: withLoggingDisabled().
-func (b *SessionStoreBuilder[K, V]) WithLoggingDisabled() *SessionStoreBuilder[K, V] {
-	b.opts.logging, b.opts.logConfig = false, nil
-	return b
-}
-
-// WithCachingEnabled asks for a record cache. Java: withCachingEnabled().
-func (b *SessionStoreBuilder[K, V]) WithCachingEnabled() *SessionStoreBuilder[K, V] {
-	b.opts.caching = true
-	return b
-}
-
-// WithCachingDisabled removes the record cache. Java: withCachingDisabled().
-func (b *SessionStoreBuilder[K, V]) WithCachingDisabled() *SessionStoreBuilder[K, V] {
-	b.opts.caching = false
-	return b
-}
-
-// LoggingEnabled reports whether the store has a changelog. Java: loggingEnabled().
-func (b *SessionStoreBuilder[K, V]) LoggingEnabled() bool { return b.opts.logging }
-
-// LogConfig returns a copy of the changelog topic configs. Java: logConfig().
-func (b *SessionStoreBuilder[K, V]) LogConfig() map[string]string { return b.opts.logCfg() }
-
-// CachingEnabled reports whether WithCachingEnabled was called.
-func (b *SessionStoreBuilder[K, V]) CachingEnabled() bool { return b.opts.caching }
-
-// RetentionPeriod returns the supplier's retention period in ms.
-func (b *SessionStoreBuilder[K, V]) RetentionPeriod() int64 { return b.supplier.RetentionPeriod() }
-
-// Build returns a new store (a SessionStore[K, V]). Java: build().
-func (b *SessionStoreBuilder[K, V]) Build() (processor.StateStore, error) {
-	return b.BuildSessionStore(), nil
-}
-
-// BuildSessionStore returns a new typed session store (not initialised).
-func (b *SessionStoreBuilder[K, V]) BuildSessionStore() SessionStore[K, V] {
-	inner := b.supplier.Get()
-	if b.opts.logging {
-		inner = newChangeLoggingSessionBytesStore(inner)
-	}
-	if b.opts.caching {
-		inner = newCachingSessionStore(inner, b.supplier.SegmentIntervalMs())
-	}
-	return newMeteredSessionStore(inner, b.keySerde, b.valueSerde)
+// SessionStoreBuilder returns a builder of [SessionStore] stores over supplier's engines: the
+// engine wrapped (inside out) in change logging (changelog key: key ‖ int64 end ‖ int64
+// start), the record cache and the typed layer. The changelog topic gets
+// cleanup.policy=compact,delete and retention.ms = the supplier's retention period +
+// windowstore.changelog.additional.retention.ms. Nil serdes mean the configuration's default
+// serdes, resolved at Init. Java: Stores.sessionStoreBuilder(supplier, keySerde, valueSerde).
+func (StoresFactory) SessionStoreBuilder[K, V any](supplier SessionBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[SessionStore[K, V]] {
+	return newBuilder(supplier, windowInfo(supplier.RetentionPeriod), func(o *builderOptions) SessionStore[K, V] {
+		inner := supplier.Get()
+		if o.logging {
+			inner = newChangeLoggingSessionBytesStore(inner)
+		}
+		if o.caching {
+			inner = newCachingSessionStore(inner, supplier.SegmentIntervalMs())
+		}
+		return newMeteredSessionStore(inner, keySerde, valueSerde)
+	})
 }

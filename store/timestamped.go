@@ -3,9 +3,8 @@ package store
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/kstreams-go/kstreams/internal/storeapi"
-	"maps"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -125,7 +124,7 @@ type changeLoggingTimestampedKeyValueBytesStore struct {
 	KeyValueBytesStore
 	logger changelogContext
 	// withHeaders: log with the headers of the record being processed (see
-	// WithChangelogHeaders); headers and rc are the context's, when it offers them.
+	// storeapi.LogChangelogHeaders); headers and rc are the context's, when it offers them.
 	withHeaders bool
 	headers     storeapi.HeadersChangelogContext
 	rc          storeapi.RecordContextAccess
@@ -218,96 +217,29 @@ func (c *changeLoggingTimestampedKeyValueBytesStore) Delete(key []byte) ([]byte,
 	return old, found, nil
 }
 
-// TimestampedKeyValueStoreBuilder builds [TimestampedKeyValueStore] stores: an engine from the
-// supplier holding ts ‖ value bytes, wrapped (inside out) in timestamped change logging (when
-// enabled, the default), the record cache (when enabled) and the typed metered layer (which
-// implements storeapi.CachedStateStore[K, *ValueAndTimestamp[V]]). Nil serdes resolve to the context's
-// default serdes at Init. Caching is off by default. It satisfies processor.StoreBuilder. Java counterpart: TimestampedKeyValueStoreBuilder.
-type TimestampedKeyValueStoreBuilder[K, V any] struct {
-	supplier   KeyValueBytesStoreSupplier
-	keySerde   serde.Serde[K]
-	valueSerde serde.Serde[V]
-	logging    bool
-	logConfig  map[string]string
-	caching    bool
-	headers    bool // changelog records carry the record's headers (WithChangelogHeaders)
-}
-
-var _ processor.StoreBuilder = (*TimestampedKeyValueStoreBuilder[string, int32])(nil)
-
-// TimestampedKeyValueStoreBuilder returns a builder of timestamped key-value stores over
-// supplier's engines. Java: Stores.timestampedKeyValueStoreBuilder(supplier, keySerde, valueSerde).
-func (StoresFactory) TimestampedKeyValueStoreBuilder[K, V any](supplier KeyValueBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *TimestampedKeyValueStoreBuilder[K, V] {
-	return &TimestampedKeyValueStoreBuilder[K, V]{supplier: supplier, keySerde: keySerde, valueSerde: valueSerde, logging: true}
-}
-
-// Name returns the store name (the supplier's). Java: name().
-func (b *TimestampedKeyValueStoreBuilder[K, V]) Name() string { return b.supplier.Name() }
-
-// WithLoggingEnabled enables the changelog topic "<application.id>-<name>-changelog" with the
-// given extra topic configs (copied; nil for none). Java: withLoggingEnabled(Map).
-func (b *TimestampedKeyValueStoreBuilder[K, V]) WithLoggingEnabled(config map[string]string) *TimestampedKeyValueStoreBuilder[K, V] {
-	b.logging = true
-	b.logConfig = maps.Clone(config)
+// TimestampedKeyValueStoreBuilder returns a builder of [TimestampedKeyValueStore] stores over
+// supplier's engines, which hold int64 timestamp ‖ value bytes: the engine is wrapped (inside
+// out) in timestamped change logging (the changelog record's value is the plain value, its
+// timestamp the stored one), the record cache and the typed layer, which implements
+// storeapi.CachedStateStore[K, *ValueAndTimestamp[V]]. Nil serdes mean the configuration's
+// default serdes, resolved at Init. Java: Stores.timestampedKeyValueStoreBuilder(supplier,
+// keySerde, valueSerde).
+func (StoresFactory) TimestampedKeyValueStoreBuilder[K, V any](supplier KeyValueBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[TimestampedKeyValueStore[K, V]] {
+	b := newBuilder(supplier, nil, func(o *builderOptions) TimestampedKeyValueStore[K, V] {
+		var inner KeyValueBytesStore = supplier.Get()
+		if o.logging {
+			l := newChangeLoggingTimestampedKeyValueBytesStore(inner)
+			l.withHeaders = o.headers
+			inner = l
+		}
+		if o.caching {
+			inner = newCachingKeyValueStore(inner)
+		}
+		vs := &vatSerde[V]{inner: valueSerde}
+		return &timestampedStore[K, V]{meteredKeyValueStore: newMeteredKeyValueStore(inner, keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
+	})
+	b.core.headersOK = true
 	return b
-}
-
-// WithLoggingDisabled disables the changelog topic. Java: withLoggingDisabled().
-func (b *TimestampedKeyValueStoreBuilder[K, V]) WithLoggingDisabled() *TimestampedKeyValueStoreBuilder[K, V] {
-	b.logging = false
-	b.logConfig = nil
-	return b
-}
-
-// WithCachingEnabled asks for a record cache in front of the store. Java: withCachingEnabled().
-func (b *TimestampedKeyValueStoreBuilder[K, V]) WithCachingEnabled() *TimestampedKeyValueStoreBuilder[K, V] {
-	b.caching = true
-	return b
-}
-
-// WithCachingDisabled removes the record cache. Java: withCachingDisabled().
-func (b *TimestampedKeyValueStoreBuilder[K, V]) WithCachingDisabled() *TimestampedKeyValueStoreBuilder[K, V] {
-	b.caching = false
-	return b
-}
-
-// LoggingEnabled reports whether the store has a changelog. Java: loggingEnabled().
-func (b *TimestampedKeyValueStoreBuilder[K, V]) LoggingEnabled() bool { return b.logging }
-
-// LogConfig returns a copy of the changelog topic configs (empty map when logging is enabled
-// without configs, nil when disabled). Java: logConfig().
-func (b *TimestampedKeyValueStoreBuilder[K, V]) LogConfig() map[string]string {
-	if !b.logging {
-		return nil
-	}
-	if b.logConfig == nil {
-		return map[string]string{}
-	}
-	return maps.Clone(b.logConfig)
-}
-
-// CachingEnabled reports whether WithCachingEnabled was called.
-func (b *TimestampedKeyValueStoreBuilder[K, V]) CachingEnabled() bool { return b.caching }
-
-// Build returns a new store (a TimestampedKeyValueStore[K, V]); it satisfies
-// processor.StoreBuilder. Java: build().
-func (b *TimestampedKeyValueStoreBuilder[K, V]) Build() (processor.StateStore, error) {
-	return b.BuildTimestampedKeyValueStore(), nil
-}
-
-// BuildTimestampedKeyValueStore returns a new typed store (not initialised).
-func (b *TimestampedKeyValueStoreBuilder[K, V]) BuildTimestampedKeyValueStore() TimestampedKeyValueStore[K, V] {
-	var inner KeyValueBytesStore = b.supplier.Get()
-	if b.logging {
-		l := newChangeLoggingTimestampedKeyValueBytesStore(inner)
-		l.withHeaders = b.headers
-		inner = l
-	}
-	if b.caching {
-		inner = newCachingKeyValueStore(inner)
-	}
-	vs := &vatSerde[V]{inner: b.valueSerde}
-	return &timestampedStore[K, V]{meteredKeyValueStore: newMeteredKeyValueStore(inner, b.keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
 }
 
 // timestampedStore is the metered layer of a timestamped store; it resolves a nil value serde

@@ -110,7 +110,7 @@ func TestVersionedTypedGetVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs := Stores.VersionedKeyValueStoreBuilder(sup, serde.String(), serde.Long()).BuildVersionedKeyValueStore()
+	vs := Stores.VersionedKeyValueStoreBuilder(sup, serde.String(), serde.Long()).BuildStore()
 	if err := vs.Init(&fakeContext{appID: "app"}, vs); err != nil {
 		t.Fatal(err)
 	}

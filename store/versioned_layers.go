@@ -2,10 +2,9 @@ package store
 
 import (
 	"fmt"
-	"github.com/kstreams-go/kstreams/internal/storeapi"
-	"maps"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -302,82 +301,24 @@ func (m *meteredVersionedKeyValueStore[K, V]) GetAsOf(key K, asOfTimestamp int64
 	return m.record("get", r)
 }
 
-// VersionedKeyValueStoreBuilder builds [VersionedKeyValueStore] stores: an engine from the
-// supplier, wrapped in versioned change logging (when enabled, the default) and the typed
-// metered layer. Versioned stores have no record cache (Java's builder rejects
-// withCachingEnabled; this one has no such method). Its changelog topic gets
-// cleanup.policy=compact and min.compaction.lag.ms = history retention + 24 h unless the log
-// config sets it (Java's VersionedChangelogTopicConfig). It satisfies processor.StoreBuilder.
-// Java counterpart: VersionedKeyValueStoreBuilder.
-type VersionedKeyValueStoreBuilder[K, V any] struct {
-	supplier   VersionedBytesStoreSupplier
-	keySerde   serde.Serde[K]
-	valueSerde serde.Serde[V]
-	logging    bool
-	logConfig  map[string]string
-}
-
-var _ processor.StoreBuilder = (*VersionedKeyValueStoreBuilder[string, int32])(nil)
-
-// VersionedKeyValueStoreBuilder returns a builder of versioned key-value stores over supplier's
-// engines. Nil serdes mean the default serdes of the configuration, resolved at Init.
-// Java: Stores.versionedKeyValueStoreBuilder(supplier, keySerde, valueSerde).
-func (StoresFactory) VersionedKeyValueStoreBuilder[K, V any](supplier VersionedBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *VersionedKeyValueStoreBuilder[K, V] {
-	return &VersionedKeyValueStoreBuilder[K, V]{supplier: supplier, keySerde: keySerde, valueSerde: valueSerde, logging: true}
-}
-
-// Name returns the store name (the supplier's). Java: name().
-func (b *VersionedKeyValueStoreBuilder[K, V]) Name() string { return b.supplier.Name() }
-
-// HistoryRetentionMs returns the supplier's history retention in ms. Java: historyRetention().
-func (b *VersionedKeyValueStoreBuilder[K, V]) HistoryRetentionMs() int64 {
-	return b.supplier.HistoryRetentionMs()
-}
-
-// WithLoggingEnabled enables the changelog topic "<application.id>-<name>-changelog" with the
-// given extra topic configs (copied; nil for none). Java: withLoggingEnabled(Map).
-func (b *VersionedKeyValueStoreBuilder[K, V]) WithLoggingEnabled(config map[string]string) *VersionedKeyValueStoreBuilder[K, V] {
-	b.logging = true
-	b.logConfig = maps.Clone(config)
+// VersionedKeyValueStoreBuilder returns a builder of [VersionedKeyValueStore] stores over
+// supplier's engines: the engine wrapped in versioned change logging (every put and delete,
+// with the version's timestamp) and the typed layer; versioned stores have no record cache
+// (see Builder). The changelog topic gets cleanup.policy=compact and min.compaction.lag.ms =
+// history retention + 24 h unless the log config sets it (Java's
+// VersionedChangelogTopicConfig). Nil serdes mean the configuration's default serdes,
+// resolved at Init. Java: Stores.versionedKeyValueStoreBuilder(supplier, keySerde, valueSerde).
+func (StoresFactory) VersionedKeyValueStoreBuilder[K, V any](supplier VersionedBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[VersionedKeyValueStore[K, V]] {
+	info := func() storeapi.BuilderInfo {
+		return storeapi.BuilderInfo{Versioned: true, HistoryRetentionMs: supplier.HistoryRetentionMs()}
+	}
+	b := newBuilder(supplier, info, func(o *builderOptions) VersionedKeyValueStore[K, V] {
+		inner := supplier.Get()
+		if o.logging {
+			inner = newChangeLoggingVersionedKeyValueBytesStore(inner)
+		}
+		return newMeteredVersionedKeyValueStore(inner, keySerde, valueSerde)
+	})
+	b.core.versioned = true
 	return b
-}
-
-// WithLoggingDisabled disables the changelog topic. Java: withLoggingDisabled().
-func (b *VersionedKeyValueStoreBuilder[K, V]) WithLoggingDisabled() *VersionedKeyValueStoreBuilder[K, V] {
-	b.logging = false
-	b.logConfig = nil
-	return b
-}
-
-// LoggingEnabled reports whether the store has a changelog. Java: loggingEnabled().
-func (b *VersionedKeyValueStoreBuilder[K, V]) LoggingEnabled() bool { return b.logging }
-
-// LogConfig returns a copy of the changelog topic configs (empty map when logging is enabled
-// without configs, nil when disabled). Java: logConfig().
-func (b *VersionedKeyValueStoreBuilder[K, V]) LogConfig() map[string]string {
-	if !b.logging {
-		return nil
-	}
-	if b.logConfig == nil {
-		return map[string]string{}
-	}
-	return maps.Clone(b.logConfig)
-}
-
-// CachingEnabled reports false: versioned stores have no record cache.
-func (b *VersionedKeyValueStoreBuilder[K, V]) CachingEnabled() bool { return false }
-
-// Build returns a new store (a VersionedKeyValueStore[K, V]); it satisfies
-// processor.StoreBuilder. Java: build().
-func (b *VersionedKeyValueStoreBuilder[K, V]) Build() (processor.StateStore, error) {
-	return b.BuildVersionedKeyValueStore(), nil
-}
-
-// BuildVersionedKeyValueStore returns a new typed store (not initialised).
-func (b *VersionedKeyValueStoreBuilder[K, V]) BuildVersionedKeyValueStore() VersionedKeyValueStore[K, V] {
-	inner := b.supplier.Get()
-	if b.logging {
-		inner = newChangeLoggingVersionedKeyValueBytesStore(inner)
-	}
-	return newMeteredVersionedKeyValueStore(inner, b.keySerde, b.valueSerde)
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -349,8 +350,13 @@ func TestVersionedTypedStoreAndChangelog(t *testing.T) {
 		t.Fatal(err)
 	}
 	bld := Stores.VersionedKeyValueStoreBuilder(sup, serde.String(), serde.Long())
-	if !bld.LoggingEnabled() || bld.HistoryRetentionMs() != 50 || bld.CachingEnabled() {
-		t.Fatalf("builder: logging %v retention %d", bld.LoggingEnabled(), bld.HistoryRetentionMs())
+	info, ok := storeapi.DescribeBuilder(bld)
+	if !ok || info != (storeapi.BuilderInfo{Versioned: true, HistoryRetentionMs: 50}) || !bld.LoggingEnabled() || bld.CachingEnabled() {
+		t.Fatalf("builder: logging %v caching %v info %+v %v", bld.LoggingEnabled(), bld.CachingEnabled(), info, ok)
+	}
+	// Versioned stores take no cache (Java's builder throws instead).
+	if bld.WithCachingEnabled().CachingEnabled() {
+		t.Fatal("WithCachingEnabled enabled caching on a versioned store builder")
 	}
 	st, err := bld.Build()
 	if err != nil {

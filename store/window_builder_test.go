@@ -34,11 +34,11 @@ func TestWindowStoreBuilderCaching(t *testing.T) {
 				tb.WithCachingEnabled()
 			}
 			want := caching && !dup
-			if got := hasWindowCache(b.BuildWindowStore()); got != want {
+			if got := hasWindowCache(b.BuildStore()); got != want {
 				t.Errorf("WindowStoreBuilder caching %v, retain duplicates %v: record cache %v, want %v", caching, dup, got, want)
 			}
 			var cached bool
-			for _, l := range storeapi.Layers(tb.BuildTimestampedWindowStore()) {
+			for _, l := range storeapi.Layers(tb.BuildStore()) {
 				if _, ok := l.(*cachingWindowStore); ok {
 					cached = true
 				}

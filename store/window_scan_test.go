@@ -214,7 +214,7 @@ func TestWindowScanResumes(t *testing.T) {
 				if caching {
 					b = b.WithCachingEnabled()
 				}
-				s := b.BuildWindowStore()
+				s := b.BuildStore()
 				if err := s.Init(newScanCtx(), s); err != nil {
 					t.Fatal(err)
 				}
@@ -231,7 +231,7 @@ func TestWindowScanResumes(t *testing.T) {
 				if caching {
 					b = b.WithCachingEnabled()
 				}
-				s := b.BuildTimestampedWindowStore()
+				s := b.BuildStore()
 				if err := s.Init(newScanCtx(), s); err != nil {
 					t.Fatal(err)
 				}
@@ -253,7 +253,7 @@ func TestWindowScanSeesWritesAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Stores.WindowStoreBuilder(sup, serde.String(), serde.String()).WithCachingEnabled().BuildWindowStore()
+	s := Stores.WindowStoreBuilder(sup, serde.String(), serde.String()).WithCachingEnabled().BuildStore()
 	if err := s.Init(newScanCtx(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestSessionScanResumes(t *testing.T) {
 				if caching {
 					b = b.WithCachingEnabled()
 				}
-				s := b.BuildSessionStore()
+				s := b.BuildStore()
 				if err := s.Init(newScanCtx(), s); err != nil {
 					t.Fatal(err)
 				}

@@ -2,8 +2,6 @@ package store
 
 import (
 	"github.com/kstreams-go/kstreams/internal/storeapi"
-	"maps"
-
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -65,89 +63,26 @@ func (c *changeLoggingTimestampedWindowBytesStore) Put(key, value []byte, window
 	return storeErr(c.Name(), "log change", c.logger.LogChange(c.Name(), storeapi.WindowStoreKey(key, windowStart, c.seqnum), raw, ts))
 }
 
-// TimestampedWindowStoreBuilder builds timestamped window stores: an engine from the supplier,
-// wrapped (inside out) in timestamped change logging (default on), the record cache
-// ([cachingWindowStore], when caching is enabled) and the typed layer with the
-// ValueAndTimestamp serde of valueSerde (nil serdes resolve to the defaults at Init). It
-// satisfies processor.StoreBuilder. Java counterpart: TimestampedWindowStoreBuilder
-// (Stores.timestampedWindowStoreBuilder).
-type TimestampedWindowStoreBuilder[K, V any] struct {
-	supplier   WindowBytesStoreSupplier
-	keySerde   serde.Serde[K]
-	valueSerde serde.Serde[V]
-	opts       builderOptions
-}
-
-var _ processor.StoreBuilder = (*TimestampedWindowStoreBuilder[string, int64])(nil)
-
-// TimestampedWindowStoreBuilder returns a builder of timestamped window stores over
-// supplier's engines. Java: Stores.timestampedWindowStoreBuilder(supplier, keySerde, valueSerde).
-func (StoresFactory) TimestampedWindowStoreBuilder[K, V any](supplier WindowBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *TimestampedWindowStoreBuilder[K, V] {
-	return &TimestampedWindowStoreBuilder[K, V]{supplier: supplier, keySerde: keySerde, valueSerde: valueSerde, opts: builderOptions{logging: true}}
-}
-
-// Name returns the store name. Java: name().
-func (b *TimestampedWindowStoreBuilder[K, V]) Name() string { return b.supplier.Name() }
-
-// WithLoggingEnabled enables the changelog topic with extra topic configs. Java: withLoggingEnabled(Map).
-func (b *TimestampedWindowStoreBuilder[K, V]) WithLoggingEnabled(config map[string]string) *TimestampedWindowStoreBuilder[K, V] {
-	b.opts.logging, b.opts.logConfig = true, maps.Clone(config)
-	return b
-}
-
-// WithLoggingDisabled disables the changelog topic. Java: withLoggingDisabled().
-func (b *TimestampedWindowStoreBuilder[K, V]) WithLoggingDisabled() *TimestampedWindowStoreBuilder[K, V] {
-	b.opts.logging, b.opts.logConfig = false, nil
-	return b
-}
-
-// WithCachingEnabled asks for a record cache. Java: withCachingEnabled().
-func (b *TimestampedWindowStoreBuilder[K, V]) WithCachingEnabled() *TimestampedWindowStoreBuilder[K, V] {
-	b.opts.caching = true
-	return b
-}
-
-// WithCachingDisabled removes the record cache. Java: withCachingDisabled().
-func (b *TimestampedWindowStoreBuilder[K, V]) WithCachingDisabled() *TimestampedWindowStoreBuilder[K, V] {
-	b.opts.caching = false
-	return b
-}
-
-// LoggingEnabled reports whether the store has a changelog. Java: loggingEnabled().
-func (b *TimestampedWindowStoreBuilder[K, V]) LoggingEnabled() bool { return b.opts.logging }
-
-// LogConfig returns a copy of the changelog topic configs. Java: logConfig().
-func (b *TimestampedWindowStoreBuilder[K, V]) LogConfig() map[string]string { return b.opts.logCfg() }
-
-// CachingEnabled reports whether WithCachingEnabled was called.
-func (b *TimestampedWindowStoreBuilder[K, V]) CachingEnabled() bool { return b.opts.caching }
-
-// RetentionPeriodMs returns the supplier's retention period in ms; the runtime gives the
-// changelog cleanup.policy=compact,delete and retention.ms = this + 24 h, as Java's
-// WindowedChangelogTopicConfig.
-func (b *TimestampedWindowStoreBuilder[K, V]) RetentionPeriodMs() int64 {
-	return b.supplier.RetentionPeriod()
-}
-
-// WindowSizeMs returns the supplier's window size in ms.
-func (b *TimestampedWindowStoreBuilder[K, V]) WindowSizeMs() int64 { return b.supplier.WindowSize() }
-
-// Build returns a new store (a TimestampedWindowStore[K, V]). Java: build().
-func (b *TimestampedWindowStoreBuilder[K, V]) Build() (processor.StateStore, error) {
-	return b.BuildTimestampedWindowStore(), nil
-}
-
-// BuildTimestampedWindowStore returns a new typed store (not initialised).
-func (b *TimestampedWindowStoreBuilder[K, V]) BuildTimestampedWindowStore() TimestampedWindowStore[K, V] {
-	inner := b.supplier.Get()
-	if b.opts.logging {
-		inner = newChangeLoggingTimestampedWindowBytesStore(inner, b.supplier.RetainDuplicates())
-	}
-	if b.opts.caching && !b.supplier.RetainDuplicates() {
-		inner = newCachingWindowStore(inner, b.supplier.WindowSize(), b.supplier.SegmentIntervalMs())
-	}
-	vs := &vatSerde[V]{inner: b.valueSerde}
-	return &timestampedWindowStore[K, V]{meteredWindowStore: newMeteredWindowStore(inner, b.keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
+// TimestampedWindowStoreBuilder returns a builder of [TimestampedWindowStore] stores over
+// supplier's engines, which hold int64 timestamp ‖ value bytes: the engine wrapped (inside
+// out) in timestamped change logging (the changelog record's value is the plain value, its
+// timestamp the stored one), the record cache (never over a supplier that retains
+// duplicates) and the typed layer with the ValueAndTimestamp serde of valueSerde. The
+// changelog topic is configured as WindowStoreBuilder's. Nil serdes mean the configuration's
+// default serdes, resolved at Init. Java: Stores.timestampedWindowStoreBuilder(supplier,
+// keySerde, valueSerde).
+func (StoresFactory) TimestampedWindowStoreBuilder[K, V any](supplier WindowBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[TimestampedWindowStore[K, V]] {
+	return newBuilder(supplier, windowInfo(supplier.RetentionPeriod), func(o *builderOptions) TimestampedWindowStore[K, V] {
+		inner := supplier.Get()
+		if o.logging {
+			inner = newChangeLoggingTimestampedWindowBytesStore(inner, supplier.RetainDuplicates())
+		}
+		if o.caching && !supplier.RetainDuplicates() {
+			inner = newCachingWindowStore(inner, supplier.WindowSize(), supplier.SegmentIntervalMs())
+		}
+		vs := &vatSerde[V]{inner: valueSerde}
+		return &timestampedWindowStore[K, V]{meteredWindowStore: newMeteredWindowStore(inner, keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
+	})
 }
 
 // timestampedWindowStore resolves a nil value serde to the context default at Init.
@@ -167,14 +102,6 @@ func (t *timestampedWindowStore[K, V]) Init(ctx processor.StateStoreContext, roo
 	}
 	return t.meteredWindowStore.Init(ctx, root)
 }
-
-// RetentionPeriodMs returns the supplier's retention period in ms (see
-// TimestampedWindowStoreBuilder.RetentionPeriodMs).
-func (b *SessionStoreBuilder[K, V]) RetentionPeriodMs() int64 { return b.supplier.RetentionPeriod() }
-
-// RetentionPeriodMs returns the supplier's retention period in ms (see
-// TimestampedWindowStoreBuilder.RetentionPeriodMs).
-func (b *WindowStoreBuilder[K, V]) RetentionPeriodMs() int64 { return b.supplier.RetentionPeriod() }
 
 // fetchAllRetained is FetchAll with the read-side retention bound of Java's time-ordered
 // window store (used by emit-on-close aggregations): the lower bound is raised to observed

@@ -439,8 +439,8 @@ func (g *windowGetter) Get(key any) (*ValueAndTimestamp, error) {
 
 func (g *windowGetter) Close() {}
 
-// retainedFetcher is implemented by the timestamped window stores of package store's
-// TimestampedWindowStoreBuilder over its in-memory and Pebble engines.
+// retainedFetcher is implemented by the timestamped window stores that
+// store.Stores.TimestampedWindowStoreBuilder builds over its in-memory and Pebble engines.
 type retainedFetcher interface {
 	// FetchAllRetained iterates every window with max(timeFrom, observed stream time -
 	// retention) <= start <= timeTo (ms, inclusive). Java: the fetchAll of the time-ordered

@@ -13,6 +13,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -127,46 +128,10 @@ var ChangelogTopicDefaults = map[string]string{
 // default (24 h), added to a window store's retention for its changelog's retention.ms.
 const WindowedChangelogAdditionalRetentionMs = 24 * 60 * 60 * 1000
 
-// RetentionStoreBuilder is implemented by builders of window and session stores
-// (store.WindowStoreBuilder, store.SessionStoreBuilder); their changelogs get
-// cleanup.policy=compact,delete and, unless their log config sets it, retention.ms = retention
-// + windowstore.changelog.additional.retention.ms, as Java's WindowedChangelogTopicConfig.
-type RetentionStoreBuilder interface {
-	// RetentionPeriod returns the store's retention in ms.
-	RetentionPeriod() int64
-}
-
-// VersionedStoreBuilder is implemented by builders of versioned key-value stores
-// (store.VersionedKeyValueStoreBuilder): their changelogs get cleanup.policy=compact and,
-// unless their log config sets it, min.compaction.lag.ms = history retention + 24 h, as Java's
-// VersionedChangelogTopicConfig.
-type VersionedStoreBuilder interface {
-	// HistoryRetentionMs returns the store's history retention in ms.
-	HistoryRetentionMs() int64
-}
-
 // VersionedChangelogAdditionalCompactionLagMs is what Java adds to a versioned store's history
 // retention for its changelog's min.compaction.lag.ms (24 h, fixed; not
 // windowstore.changelog.additional.retention.ms).
 const VersionedChangelogAdditionalCompactionLagMs = 24 * 60 * 60 * 1000
-
-// retentionMsStoreBuilder is the same for builders naming the method RetentionPeriodMs
-// (store.TimestampedWindowStoreBuilder, which the DSL's windowed aggregations use).
-type retentionMsStoreBuilder interface {
-	RetentionPeriodMs() int64
-}
-
-// storeRetention returns the retention period (ms) of a window or session store builder, and
-// false for other stores. Java: StoreFactory.isWindowStore / retentionPeriod.
-func storeRetention(sb any) (int64, bool) {
-	switch b := sb.(type) {
-	case RetentionStoreBuilder:
-		return b.RetentionPeriod(), true
-	case retentionMsStoreBuilder:
-		return b.RetentionPeriodMs(), true
-	}
-	return 0, false
-}
 
 // windowedRetentionMs is retention + additional, saturating at the largest int64 (Java adds
 // exactly and uses Long.MAX_VALUE on overflow).
@@ -294,16 +259,20 @@ func computeLayout(b *topology.Builder, appID string, existing map[string]int32,
 			}
 			cfg := maps.Clone(ChangelogTopicDefaults)
 			sb, _ := b.Store(storeName).Builder.(processor.StoreBuilder)
-			if retention, ok := storeRetention(sb); ok {
+			// Window and session stores: Java's WindowedChangelogTopicConfig; versioned stores:
+			// its VersionedChangelogTopicConfig. Only the library's builders are recognized, as
+			// Java's StoreBuilderWrapper recognizes only its own.
+			info, _ := storeapi.DescribeBuilder(sb)
+			if info.Windowed {
 				cfg["cleanup.policy"] = "compact,delete"
-				cfg["retention.ms"] = fmt.Sprint(windowedRetentionMs(retention, additionalRetentionMs))
+				cfg["retention.ms"] = fmt.Sprint(windowedRetentionMs(info.RetentionMs, additionalRetentionMs))
 			}
 			if sb != nil {
 				maps.Copy(cfg, sb.LogConfig())
 			}
-			if v, ok := sb.(VersionedStoreBuilder); ok {
+			if info.Versioned {
 				if _, set := sb.LogConfig()["min.compaction.lag.ms"]; !set {
-					cfg["min.compaction.lag.ms"] = fmt.Sprint(windowedRetentionMs(v.HistoryRetentionMs(), VersionedChangelogAdditionalCompactionLagMs))
+					cfg["min.compaction.lag.ms"] = fmt.Sprint(windowedRetentionMs(info.HistoryRetentionMs, VersionedChangelogAdditionalCompactionLagMs))
 				}
 			}
 			l.Internal = append(l.Internal, InternalTopic{Name: topic, Partitions: n, Configs: cfg, Changelog: true})

@@ -90,9 +90,10 @@ type RecordContextAccess interface {
 }
 
 // HeadersChangelogContext is implemented by the engine's StateStoreContext (internal/task) to
-// write changelog records with headers. A change-logging layer built with
-// store.TimestampedKeyValueStoreBuilder.WithChangelogHeaders uses it (with the headers of the record
-// being processed, from [RecordContextAccess]); without it, changes are logged without headers.
+// write changelog records with headers. The change-logging layer of a timestamped key-value
+// store whose builder went through [LogChangelogHeaders] uses it (with the headers of the
+// record being processed, from [RecordContextAccess]); without it, changes are logged without
+// headers.
 // Java counterpart: the changelog writes of the KIP-1271 headers stores
 // (InternalProcessorContext.logChange with the record context's headers).
 type HeadersChangelogContext interface {

@@ -61,7 +61,7 @@ func TestViewsScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	tw := store.Stores.TimestampedWindowStoreBuilder(wsup, serde.Untyped(serde.String()), serde.Untyped(serde.Long())).
-		WithLoggingDisabled().BuildTimestampedWindowStore()
+		WithLoggingDisabled().BuildStore()
 	if err := tw.Init(nil, tw); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestViewsScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := store.Stores.SessionStoreBuilder(ssup, serde.Untyped(serde.String()), serde.Untyped(serde.Long())).
-		WithLoggingDisabled().BuildSessionStore()
+		WithLoggingDisabled().BuildStore()
 	if err := ss.Init(nil, ss); err != nil {
 		t.Fatal(err)
 	}
