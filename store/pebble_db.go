@@ -76,11 +76,11 @@ type pebbleDB struct {
 var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64); return &b }}
 
 func openPebbleDB(ctx processor.StateStoreContext, name string) (*pebbleDB, error) {
-	env := DefaultPebbleEnv()
+	env := defaultPebbleEnv()
 	var stateDir string
 	eos := false
 	if ctx != nil {
-		if p, ok := ctx.(PebbleEnvProvider); ok && p.PebbleEnv() != nil {
+		if p, ok := ctx.(pebbleEnvProvider); ok && p.PebbleEnv() != nil {
 			env = p.PebbleEnv()
 		}
 		stateDir = ctx.StateDir()

@@ -94,7 +94,7 @@ func (o *PebbleOptions) Validate() error {
 
 // PebbleEnv is the Pebble environment of one application instance: the shared block cache and
 // memtable budget every Pebble store of every task opens with. Create one with [NewPebbleEnv],
-// hand it to the stores through a StateStoreContext implementing [PebbleEnvProvider], and
+// hand it to the stores through a StateStoreContext with a method PebbleEnv() *PebbleEnv, and
 // Close it after every store is closed. It is safe for concurrent use. Besides the sizes of
 // [PebbleOptions], stores open with fixed choices closer to Java's RocksDB stores than
 // Pebble's defaults: no block compression, writes stopping at 36 level-0 files, and level-0
@@ -107,9 +107,10 @@ type PebbleEnv struct {
 	closed bool
 }
 
-// PebbleEnvProvider is implemented by a StateStoreContext that hands Pebble stores the
-// instance's shared environment. Without it, stores use [DefaultPebbleEnv].
-type PebbleEnvProvider interface {
+// pebbleEnvProvider is implemented by a StateStoreContext that hands Pebble stores the
+// instance's shared environment (the engine's, in internal/task). Without it, stores use
+// defaultPebbleEnv.
+type pebbleEnvProvider interface {
 	// PebbleEnv returns the environment of the application instance.
 	PebbleEnv() *PebbleEnv
 }
@@ -130,9 +131,9 @@ var (
 	defaultEnv     *PebbleEnv
 )
 
-// DefaultPebbleEnv returns the process-wide environment with default options, used by stores
+// defaultPebbleEnv returns the process-wide environment with default options, used by stores
 // whose context does not provide one. It is never closed.
-func DefaultPebbleEnv() *PebbleEnv {
+func defaultPebbleEnv() *PebbleEnv {
 	defaultEnvOnce.Do(func() {
 		defaultEnv, _ = NewPebbleEnv(PebbleOptions{})
 	})
@@ -142,8 +143,8 @@ func DefaultPebbleEnv() *PebbleEnv {
 // Options returns the effective options (defaults applied).
 func (e *PebbleEnv) Options() PebbleOptions { return e.opts }
 
-// OpenStores returns the number of Pebble databases currently open in this environment.
-func (e *PebbleEnv) OpenStores() int {
+// openStores returns the number of Pebble databases currently open in this environment.
+func (e *PebbleEnv) openStores() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.open

@@ -52,8 +52,8 @@ func TestPebbleEnvSharesBudget(t *testing.T) {
 			t.Fatalf("memtable sizes = %v, want %v", sizes, want)
 		}
 	}
-	if env.OpenStores() != 4 {
-		t.Fatalf("OpenStores = %d", env.OpenStores())
+	if env.openStores() != 4 {
+		t.Fatalf("openStores = %d", env.openStores())
 	}
 	for i := 0; i < 4; i++ {
 		env.release()

@@ -220,7 +220,7 @@ func (c *noRegisterContext) Register(processor.StateStore, processor.StateRestor
 
 // PebbleEnv forwards the context's Pebble environment, if any.
 func (c *noRegisterContext) PebbleEnv() *PebbleEnv {
-	if p, ok := c.StateStoreContext.(PebbleEnvProvider); ok {
+	if p, ok := c.StateStoreContext.(pebbleEnvProvider); ok {
 		return p.PebbleEnv()
 	}
 	return nil

@@ -405,7 +405,7 @@ func (s *storeContext) KeySerde() serde.Serde[any]   { return s.t.cfg.DefaultKey
 func (s *storeContext) ValueSerde() serde.Serde[any] { return s.t.cfg.DefaultValueSerde }
 func (s *storeContext) StateDir() string             { return s.t.cfg.StateDir }
 
-// PebbleEnv implements store.PebbleEnvProvider: the instance's Pebble environment (nil: the
+// PebbleEnv hands Pebble stores (package store looks for the method) the instance's Pebble environment (nil: the
 // stores' default).
 func (s *storeContext) PebbleEnv() *store.PebbleEnv   { return s.t.cfg.PebbleEnv }
 func (s *storeContext) AppConfigs() map[string]string { return s.t.appConfigs() }

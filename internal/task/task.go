@@ -139,7 +139,8 @@ type Config struct {
 	AsyncNotify func()
 	// PebbleEnv is the application instance's shared Pebble environment (block cache and
 	// memtable budget), handed to Pebble stores through their StateStoreContext
-	// (store.PebbleEnvProvider); nil means the stores use store.DefaultPebbleEnv().
+	// (a PebbleEnv method, which package store looks for); nil means the stores use its
+	// process-wide default environment.
 	PebbleEnv *store.PebbleEnv
 }
 
