@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/kstreams-go/kstreams/internal/storeapi"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -137,7 +137,7 @@ func (s *outerJoinStore) entries() ([]outerEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store %q: deserialize value: %w", s.name, err)
 		}
-		out = append(out, outerEntry{rawKey: append([]byte(nil), k...), ts: int64(binary.BigEndian.Uint64(k)), left: k[8] == 1, key: store.Detach(key), value: store.Detach(val)}) // the iterator hands out views
+		out = append(out, outerEntry{rawKey: append([]byte(nil), k...), ts: int64(binary.BigEndian.Uint64(k)), left: k[8] == 1, key: storeapi.Detach(key), value: storeapi.Detach(val)}) // the iterator hands out views
 	}
 	return out, it.Err()
 }

@@ -38,7 +38,7 @@
 // iterator, and must be closed; [All] adapts one to a range-over-func iter.Seq2 and [Collect]
 // drains one into a slice. Errors met while iterating are reported by Err. The []byte keys and
 // values of the bytes-level iterators of the Pebble engines are views valid until the next Next
-// or Close (nothing is copied per entry); the typed layers and Collect copy them ([Detach]).
+// or Close (nothing is copied per entry); the typed layers and Collect copy them.
 //
 // Errors are values: [ErrStoreClosed], [ErrNullKey], [ErrNoSerde] and others, wrapped in
 // [*StoreError] with the store name and operation.

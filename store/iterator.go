@@ -1,9 +1,10 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"iter"
+
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 )
 
 // KeyValue is one entry of a store or of an iterator: a key and its value.
@@ -78,32 +79,9 @@ func Collect[K, V any](it KeyValueIterator[K, V]) ([]KeyValue[K, V], error) {
 	defer it.Close()
 	var out []KeyValue[K, V]
 	for it.Next() {
-		out = append(out, KeyValue[K, V]{Key: Detach(it.Key()), Value: Detach(it.Value())})
+		out = append(out, KeyValue[K, V]{Key: storeapi.Detach(it.Key()), Value: storeapi.Detach(it.Value())})
 	}
 	return out, it.Err()
-}
-
-// Detach returns v unchanged, except that a non-nil []byte (or *[]byte) is copied: it turns
-// a key or value read from an iterator, which for the bytes-level iterators of the persistent
-// engines is a view valid until the iterator's next Next or Close, into one the caller may
-// keep. Deserializers that return their input (serde.ByteArray, serde.Bytes, and
-// serde.Nullable of them) pass the view through, so typed layers call Detach on what they
-// decoded. Values of other types are returned as they are: decoding made them independent
-// of the input already, unless a custom deserializer keeps its input inside a larger value,
-// in which case its caller must copy.
-func Detach[T any](v T) T {
-	switch b := any(v).(type) {
-	case []byte:
-		if b != nil {
-			return any(bytes.Clone(b)).(T)
-		}
-	case *[]byte:
-		if b != nil && *b != nil {
-			c := bytes.Clone(*b)
-			return any(&c).(T)
-		}
-	}
-	return v
 }
 
 // SliceIterator returns an iterator over a fixed slice of entries, in slice order.

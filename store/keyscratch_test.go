@@ -2,11 +2,11 @@ package store
 
 import (
 	"fmt"
-	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"slices"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/serde"
 )
 
@@ -47,7 +47,7 @@ func TestTimestampedCachingKeysFromReusedBuffer(t *testing.T) {
 					if round > 1 && (!ok || old.Value != (round-1)*10+int64(i)) {
 						t.Fatalf("round %d: key %q read %v %v", round, k, old, ok)
 					}
-					if err := st.Put(k, RemakeValueAndTimestamp(old, round*10+int64(i), round)); err != nil {
+					if err := st.Put(k, remake(old, round*10+int64(i), round)); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -86,15 +86,12 @@ func TestTimestampedCachingKeysFromReusedBuffer(t *testing.T) {
 	}
 }
 
-func TestRemakeValueAndTimestamp(t *testing.T) {
-	old := &ValueAndTimestamp[any]{Value: int64(1), Timestamp: 5}
-	if got := RemakeValueAndTimestamp(old, any(int64(2)), 7); got != old || got.Value != int64(2) || got.Timestamp != 7 {
-		t.Fatalf("got %+v (same pointer %v)", got, got == old)
+// remake sets old's value and timestamp and returns it (a new value when old is nil), as the
+// DSL's aggregations put back a value they read from a fresh-values store.
+func remake(old *ValueAndTimestamp[int64], value, timestamp int64) *ValueAndTimestamp[int64] {
+	if old == nil {
+		return MakeValueAndTimestamp(value, timestamp)
 	}
-	if got := RemakeValueAndTimestamp(old, nil, 9); got != nil || old.Value != int64(2) || old.Timestamp != 7 {
-		t.Fatalf("null value: got %+v, old %+v", got, old)
-	}
-	if got := RemakeValueAndTimestamp(nil, any("x"), 3); got == nil || got.Value != "x" || got.Timestamp != 3 {
-		t.Fatalf("nil old: got %+v", got)
-	}
+	old.Value, old.Timestamp = value, timestamp
+	return old
 }

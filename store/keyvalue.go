@@ -63,7 +63,7 @@ type KeyValueStore[K, V any] interface {
 // they keep. Get returns a value the caller owns; the keys and values of the iterators
 // (Range, ReverseRange, All, ReverseAll, PrefixScan) may be views valid only until the
 // iterator's next Next or Close, as the Pebble engine's are: copy them (for example with
-// [Detach] or [Collect]) to keep them. Java counterpart: KeyValueStore<Bytes, byte[]> (whose
+// bytes.Clone or [Collect]) to keep them. Java counterpart: KeyValueStore<Bytes, byte[]> (whose
 // RocksDB iterators copy each entry into a fresh array; Go need not).
 type KeyValueBytesStore = KeyValueStore[[]byte, []byte]
 

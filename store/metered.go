@@ -3,13 +3,13 @@ package store
 import (
 	"errors"
 	"fmt"
-	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/metrics"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -422,7 +422,7 @@ func (t *typedIterator[K, V]) decode() bool {
 		t.err = err
 		return false
 	}
-	t.key, t.val = Detach(k), Detach(v) // see Detach: the bytes iterator may hand out views
+	t.key, t.val = storeapi.Detach(k), storeapi.Detach(v) // see Detach: the bytes iterator may hand out views
 	return true
 }
 

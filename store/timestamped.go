@@ -27,18 +27,6 @@ func MakeValueAndTimestamp[V any](value V, timestamp int64) *ValueAndTimestamp[V
 	return &ValueAndTimestamp[V]{Value: value, Timestamp: timestamp}
 }
 
-// RemakeValueAndTimestamp is MakeValueAndTimestamp that reuses old, when not nil, instead of
-// allocating: it sets old's value and timestamp and returns it (nil, with old unchanged, when
-// value is null). For a caller that owns old, such as a value it read from a store whose Get
-// returns new values ([storeapi.FreshValuesStore]). There is no Java counterpart.
-func RemakeValueAndTimestamp[V any](old *ValueAndTimestamp[V], value V, timestamp int64) *ValueAndTimestamp[V] {
-	if old == nil || isNil(value) {
-		return MakeValueAndTimestamp(value, timestamp)
-	}
-	old.Value, old.Timestamp = value, timestamp
-	return old
-}
-
 // TimestampedKeyValueStore is a key-value store whose values carry a timestamp; a nil
 // *ValueAndTimestamp is null (Put with nil deletes, Get of a missing key returns nil). The DSL's
 // aggregations and materialized tables use it. Java counterpart:
@@ -91,7 +79,7 @@ func (s *vatSerde[V]) Deserialize(topic string, h *serde.Headers, b []byte) (*Va
 	}
 	// Detach: b may be a view of a Pebble iterator, and a []byte value deserializer
 	// (serde.ByteArray) returns its input.
-	return &ValueAndTimestamp[V]{Value: Detach(v), Timestamp: int64(binary.BigEndian.Uint64(b))}, nil
+	return &ValueAndTimestamp[V]{Value: storeapi.Detach(v), Timestamp: int64(binary.BigEndian.Uint64(b))}, nil
 }
 
 // freshBytes marks Serialize as returning a new slice on every call (see freshSerializer).

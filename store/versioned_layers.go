@@ -244,7 +244,7 @@ func (m *meteredVersionedKeyValueStore[K, V]) record(op string, r *VersionedReco
 	if err != nil {
 		return nil, storeErr(m.Name(), op+": deserialize value", err)
 	}
-	return &VersionedRecord[V]{Value: Detach(v), Timestamp: r.Timestamp, ValidTo: r.ValidTo, HasValidTo: r.HasValidTo}, nil
+	return &VersionedRecord[V]{Value: storeapi.Detach(v), Timestamp: r.Timestamp, ValidTo: r.ValidTo, HasValidTo: r.HasValidTo}, nil
 }
 
 // Put implements [VersionedKeyValueStore].

@@ -1,10 +1,10 @@
 package store
 
 import (
-	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"testing"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/serde"
 )
 

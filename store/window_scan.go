@@ -2,10 +2,10 @@ package store
 
 import (
 	"bytes"
-	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"math"
 	"slices"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/serde"
 )
 
@@ -248,7 +248,7 @@ func (r *rawWindowedIterator[K, V]) Next() bool {
 		r.err = err
 		return false
 	}
-	r.key, r.val, r.raw = serde.Windowed[K]{Key: Detach(k), Window: w}, Detach(v), sk
+	r.key, r.val, r.raw = serde.Windowed[K]{Key: storeapi.Detach(k), Window: w}, storeapi.Detach(v), sk
 	return true
 }
 

@@ -108,7 +108,7 @@ func (c *convIterator[KB, K, V]) Next() bool {
 		c.err = err
 		return false
 	}
-	c.key, c.val = k, Detach(v) // see Detach: the bytes iterator may hand out views
+	c.key, c.val = k, storeapi.Detach(v) // see Detach: the bytes iterator may hand out views
 	return true
 }
 func (c *convIterator[KB, K, V]) Key() K   { return c.key }
@@ -125,7 +125,7 @@ func (s *storeSerdes[K, V]) windowed(it KeyValueIterator[serde.Windowed[[]byte],
 	return &convIterator[serde.Windowed[[]byte], serde.Windowed[K], V]{it: it,
 		convKey: func(w serde.Windowed[[]byte]) (serde.Windowed[K], error) {
 			k, err := s.decodeKey("iterate", w.Key)
-			return serde.Windowed[K]{Key: Detach(k), Window: w.Window}, err
+			return serde.Windowed[K]{Key: storeapi.Detach(k), Window: w.Window}, err
 		},
 		convVal: func(b []byte) (V, error) { v, _, err := s.decodeValue("iterate", b); return v, err },
 	}

@@ -3,8 +3,9 @@ package ktable
 import (
 	"errors"
 	"fmt"
-	"github.com/kstreams-go/kstreams/internal/storeapi"
+	"reflect"
 
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/store"
 )
@@ -62,7 +63,32 @@ func putReusing(st Store, fresh bool, key, value any, ts int64, old *ValueAndTim
 	if !fresh {
 		return put(st, key, value, ts)
 	}
-	return st.Put(key, store.RemakeValueAndTimestamp(old, value, ts))
+	return st.Put(key, remakeValueAndTimestamp(old, value, ts))
+}
+
+// remakeValueAndTimestamp is store.MakeValueAndTimestamp that reuses old, when not nil,
+// instead of allocating: it sets old's value and timestamp and returns it (nil, with old
+// unchanged, when value is null: nil, or a nil pointer, slice, map, func or chan). The
+// caller owns old (putReusing).
+func remakeValueAndTimestamp(old *ValueAndTimestamp, value any, ts int64) *ValueAndTimestamp {
+	if old == nil || isNullValue(value) {
+		return store.MakeValueAndTimestamp(value, ts)
+	}
+	old.Value, old.Timestamp = value, ts
+	return old
+}
+
+// isNullValue reports whether v is null as the stores see it: nil, or a nil pointer, slice,
+// map, func, chan or interface inside the interface.
+func isNullValue(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // isFresh reports whether st is a storeapi.FreshValuesStore.

@@ -104,7 +104,7 @@ type HeadersChangelogContext interface {
 // FreshValuesStore is implemented by the timestamped key-value stores this package builds: their
 // Get returns a newly deserialized *ValueAndTimestamp on every call, which no one else
 // references, and their Put keeps no reference to the value it is given (it serializes it), so
-// the caller may change a value it read and put it back (see store.RemakeValueAndTimestamp; the DSL's
+// the caller may change a value it read and put it back (the DSL's
 // aggregations do, saving an allocation per record). FreshValues does nothing. There is no
 // Java counterpart.
 type FreshValuesStore interface{ FreshValues() }

@@ -1,6 +1,9 @@
 package storeapi
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // PebbleDirName is the directory, under the task's state directory, that holds the Pebble
 // databases of the task's stores: <state.dir>/<application.id>/<task>/pebble/<store>.
@@ -63,4 +66,27 @@ const MinSegmentInterval int64 = 60_000
 // max(retention / 2, 60 000).
 func DefaultSegmentInterval(retentionMs int64) int64 {
 	return max(retentionMs/2, MinSegmentInterval)
+}
+
+// Detach returns v unchanged, except that a non-nil []byte (or *[]byte) is copied: it turns
+// a key or value read from an iterator, which for the bytes-level iterators of the persistent
+// engines is a view valid until the iterator's next Next or Close, into one the caller may
+// keep. Deserializers that return their input (serde.ByteArray, serde.Bytes, and
+// serde.Nullable of them) pass the view through, so typed layers (package store's, the DSL's
+// outer-join store) call Detach on what they decoded. Values of other types are returned as
+// they are: decoding made them independent of the input already, unless a custom
+// deserializer keeps its input inside a larger value, in which case its caller must copy.
+func Detach[T any](v T) T {
+	switch b := any(v).(type) {
+	case []byte:
+		if b != nil {
+			return any(bytes.Clone(b)).(T)
+		}
+	case *[]byte:
+		if b != nil && *b != nil {
+			c := bytes.Clone(*b)
+			return any(&c).(T)
+		}
+	}
+	return v
 }
