@@ -75,8 +75,9 @@ type StateStoreContext interface {
 }
 
 // StoreBuilder builds one state store instance per task. It is the minimal part of Java's
-// org.apache.kafka.streams.state.StoreBuilder<T> the topology needs; the concrete builders
-// (with caching and logging options) live in package store.
+// org.apache.kafka.streams.state.StoreBuilder<T> the topology needs; the library's builder
+// (store.Builder, with caching and logging options, made by store.Stores) lives in package
+// store.
 type StoreBuilder interface {
 	// Name returns the name of the stores it builds (the store name in the topology).
 	// Java: name().

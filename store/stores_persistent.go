@@ -178,7 +178,8 @@ func (StoresFactory) InMemorySessionStore(name string, retentionPeriod time.Dura
 }
 
 // windowInfo describes a window or session store with retention period retentionMs to the
-// runtime (its changelog's retention.ms).
+// runtime (its changelog's retention.ms); the supplier is asked when the runtime asks, not
+// when the builder is made.
 func windowInfo(retentionMs func() int64) func() storeapi.BuilderInfo {
 	return func() storeapi.BuilderInfo { return storeapi.BuilderInfo{Windowed: true, RetentionMs: retentionMs()} }
 }
@@ -191,7 +192,7 @@ func windowInfo(retentionMs func() int64) func() storeapi.BuilderInfo {
 // windowstore.changelog.additional.retention.ms. Nil serdes mean the configuration's default
 // serdes, resolved at Init. Java: Stores.windowStoreBuilder(supplier, keySerde, valueSerde).
 func (StoresFactory) WindowStoreBuilder[K, V any](supplier WindowBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[WindowStore[K, V]] {
-	return newBuilder(supplier, windowInfo(supplier.RetentionPeriod), func(o *builderOptions) WindowStore[K, V] {
+	return newBuilder(supplier, windowInfo(func() int64 { return supplier.RetentionPeriod() }), func(o *builderOptions) WindowStore[K, V] {
 		inner := supplier.Get()
 		if o.logging {
 			inner = newChangeLoggingWindowBytesStore(inner, supplier.RetainDuplicates())
@@ -210,7 +211,7 @@ func (StoresFactory) WindowStoreBuilder[K, V any](supplier WindowBytesStoreSuppl
 // windowstore.changelog.additional.retention.ms. Nil serdes mean the configuration's default
 // serdes, resolved at Init. Java: Stores.sessionStoreBuilder(supplier, keySerde, valueSerde).
 func (StoresFactory) SessionStoreBuilder[K, V any](supplier SessionBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[SessionStore[K, V]] {
-	return newBuilder(supplier, windowInfo(supplier.RetentionPeriod), func(o *builderOptions) SessionStore[K, V] {
+	return newBuilder(supplier, windowInfo(func() int64 { return supplier.RetentionPeriod() }), func(o *builderOptions) SessionStore[K, V] {
 		inner := supplier.Get()
 		if o.logging {
 			inner = newChangeLoggingSessionBytesStore(inner)

@@ -72,7 +72,7 @@ func (c *changeLoggingTimestampedWindowBytesStore) Put(key, value []byte, window
 // default serdes, resolved at Init. Java: Stores.timestampedWindowStoreBuilder(supplier,
 // keySerde, valueSerde).
 func (StoresFactory) TimestampedWindowStoreBuilder[K, V any](supplier WindowBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[TimestampedWindowStore[K, V]] {
-	return newBuilder(supplier, windowInfo(supplier.RetentionPeriod), func(o *builderOptions) TimestampedWindowStore[K, V] {
+	return newBuilder(supplier, windowInfo(func() int64 { return supplier.RetentionPeriod() }), func(o *builderOptions) TimestampedWindowStore[K, V] {
 		inner := supplier.Get()
 		if o.logging {
 			inner = newChangeLoggingTimestampedWindowBytesStore(inner, supplier.RetainDuplicates())
