@@ -50,7 +50,7 @@ func (s KStream[K, V]) Split(named ...Named) *BranchedKStream[K, V] {
 // Java: branch(predicate[, branched]).
 func (bs *BranchedKStream[K, V]) Branch(pred func(K, V) bool, branched ...Branched[K, V]) *BranchedKStream[K, V] {
 	if pred == nil {
-		bs.src.s.b.fail(dslErr(ErrNilFunction, "%s: branch predicate must not be nil", bs.name))
+		bs.src.s.b.fail(dslErr(bs.name, nil, "%s: branch predicate must not be nil", bs.name))
 		pred = func(K, V) bool { return false }
 	}
 	bs.preds = append(bs.preds, pred)

@@ -54,15 +54,14 @@
 // Errors: operators do not return errors; misuse (an invalid or duplicate name, a nil function,
 // streams reading overlapping but not equal topic lists, a foreign-key join's Materialized of
 // the wrong types, ...) is recorded in the builder and returned by Build, the first one wrapped
-// with what it concerns (Java throws at the call or at build()). Every such error matches
-// [ErrInvalidTopology] and a more specific sentinel. The options of the other operators are
-// typed, so the compiler refuses a Materialized of the wrong types. A topic read by two Stream
+// with what it concerns (Java throws at the call or at build()): a *processor.TopologyError
+// (see Build). The options of the other operators are typed, so the compiler refuses a
+// Materialized of the wrong types. A topic read by two Stream
 // calls is not an error: as in Java, the streams share one source node, which deserializes with
 // the first call's serdes.
 package kstream
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -75,46 +74,10 @@ import (
 	"github.com/kstreams-go/kstreams/store"
 )
 
-// Errors of DSL construction returned by Build, matched with errors.Is. All also match
-// [ErrInvalidTopology]; topology errors of the Processor API (processor.ErrDuplicateName,
-// processor.ErrTopicAlreadyRegistered, processor.ErrDuplicateStore, ...) come through wrapped.
-var (
-	// ErrInvalidTopology is processor.ErrInvalidTopology (Java: TopologyException).
-	ErrInvalidTopology = processor.ErrInvalidTopology
-	// ErrInvalidName: a Named, Consumed/Produced/Grouped/Repartitioned/Branched name or store
-	// name is empty, longer than 249 characters or has a character other than ASCII letters,
-	// digits, '.', '_' and '-'. Java: "Name ... is illegal" (TopologyException).
-	ErrInvalidName = errors.New("invalid name")
-	// ErrOptionType: an option of the foreign-key joins (TableJoined, Materialized) of other
-	// key/value types than the join's. The other table operators' options are checked by the
-	// compiler (TableOption). (No Java counterpart: Java's generics reject it at compile time.)
-	ErrOptionType = errors.New("option of the wrong type")
-	// ErrNilFunction: a nil function (predicate, mapper, aggregator, ...). Java: NullPointerException.
-	ErrNilFunction = errors.New("function must not be nil")
-	// ErrNoTopics: a stream or table with no topic. Java: "topics cannot be empty".
-	ErrNoTopics = processor.ErrNoTopics
-	// ErrUnsupportedConfig: an invalid topology.optimization value. Java: ConfigException.
-	ErrUnsupportedConfig = errors.New("unsupported topology config")
-	// ErrOverlappingSources: two streams read overlapping but not equal topic lists (streams of
-	// exactly the same topics share one source node). Java: "Two source nodes are subscribed to
-	// overlapping but not equal input topics".
-	ErrOverlappingSources = errors.New("overlapping source topics")
-	// ErrForeignBuilder: combining streams/tables of different builders. Java: IllegalArgumentException.
-	ErrForeignBuilder = errors.New("stream or table of another StreamsBuilder")
-)
-
-// dslError is the typed error Build returns for DSL misuse; it matches its kind and
-// ErrInvalidTopology.
-type dslError struct {
-	kind error
-	msg  string
-}
-
-func (e *dslError) Error() string   { return "invalid topology: " + e.msg }
-func (e *dslError) Unwrap() []error { return []error{e.kind, ErrInvalidTopology} }
-
-func dslErr(kind error, format string, args ...any) error {
-	return &dslError{kind: kind, msg: fmt.Sprintf(format, args...)}
+// dslErr returns a *processor.TopologyError about the node or store name; kind (nil for none)
+// is what it matches besides processor.ErrInvalidTopology.
+func dslErr(name string, kind error, format string, args ...any) error {
+	return topology.NewError(name, kind, format, args...)
 }
 
 // Java properties choosing the engine of DSL stores that no Materialized supplier fixes:
@@ -284,9 +247,9 @@ var legalName = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
 func (b *StreamsBuilder) checkName(name string) {
 	switch {
 	case len(name) > 249:
-		b.fail(dslErr(ErrInvalidName, "name %q is illegal, it can't be longer than 249 characters", name))
+		b.fail(dslErr(name, nil, "name %q is illegal, it can't be longer than 249 characters", name))
 	case !legalName.MatchString(name):
-		b.fail(dslErr(ErrInvalidName, "name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name))
+		b.fail(dslErr(name, nil, "name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name))
 	}
 }
 
@@ -313,12 +276,26 @@ func (b *StreamsBuilder) suffixOrElseGenerate(name, suffix, prefix string) strin
 }
 
 // Build returns the topology with the default configuration (no optimization). Java: build().
-// Errors: the first DSL construction error (see the package doc), or a topology error.
+//
+// Errors: the first misuse recorded while the topology was described, as a
+// *processor.TopologyError matching processor.ErrInvalidTopology (Java: TopologyException, or
+// the IllegalArgumentException, NullPointerException or ConfigException Java throws at once).
+// Its Name is the operator (node) or store concerned, when there is one, and its Reason says
+// what is wrong: an illegal name (empty, longer than 249 characters, or a character other than
+// ASCII letters, digits, '.', '_' and '-'; Java: "Name ... is illegal"), a nil function, a
+// stream or table without topics or with a topic pattern that does not compile, an unknown
+// topology.optimization value, sources of overlapping but not equal topic lists, streams or
+// tables of another builder, a foreign-key join option of other types than the join's (Java's
+// generics reject it at compile time), join inputs that are not co-partitioned, inconsistent
+// StreamJoined store suppliers, a stream-table join grace period the table cannot serve, an
+// invalid suppression, or an invalid window specification (which also matches
+// [ErrInvalidWindows]). Errors of the Processor API (a node name or topic used twice, ...)
+// come through as they are.
 func (b *StreamsBuilder) Build() (*processor.Topology, error) { return b.BuildWithConfig(nil) }
 
 // BuildWithConfig returns the topology for the given Java properties; it reads
-// topology.optimization (see [TopologyOptimizationConfig]; an invalid value fails with
-// ErrUnsupportedConfig). Optimizations rewrite the builder's graph, as in Java, so build a
+// topology.optimization (see [TopologyOptimizationConfig]; an invalid value fails with a
+// *processor.TopologyError). Optimizations rewrite the builder's graph, as in Java, so build a
 // builder once. Java: build(Properties).
 func (b *StreamsBuilder) BuildWithConfig(props map[string]string) (*processor.Topology, error) {
 	if b.err != nil {
@@ -520,10 +497,6 @@ func boxLike[T any](v T, other any) any {
 	return box(v)
 }
 
-// ErrRecordType is returned (at run time) when a record's key or value does not have the type
-// an operator's function expects (e.g. a default serde of another type). Java: ClassCastException.
-var ErrRecordType = processor.ErrRecordTypeMismatch
-
 // cast turns an engine value into T: nil becomes the zero value (the operators never give a
 // null value to a function whose value type is not nillable: see nillable), and a value of type
 // X becomes a new *X when T is *X (the nullable views, KStream.NullableValues).
@@ -537,7 +510,7 @@ func cast[T any](what string, v any) (T, error) {
 		if p, ok := serde.PointerTo[T](v); ok {
 			return p, nil
 		}
-		return zero, fmt.Errorf("%w: %s has type %T, the function expects %s", ErrRecordType, what, v, typeName[T]())
+		return zero, fmt.Errorf("%w: %s has type %T, the function expects %s", processor.ErrRecordTypeMismatch, what, v, typeName[T]())
 	}
 	return t, nil
 }
@@ -567,7 +540,7 @@ func dropTombstone(ctx processor.ProcessorContext[any, any]) error {
 }
 
 // untypedPartitioner adapts a typed partitioner to the engine's untyped records: a key or value
-// of another type fails the call with ErrRecordType (see cast).
+// of another type fails the call with processor.ErrRecordTypeMismatch (see cast).
 func untypedPartitioner[K, V any](p processor.StreamPartitioner[K, V]) processor.StreamPartitioner[any, any] {
 	if u, ok := any(p).(processor.StreamPartitioner[any, any]); ok {
 		return u
@@ -594,7 +567,7 @@ func cast2[K, V any](key, value any) (K, V, error) {
 // mergeDuplicateSources merges every stream source node that reads exactly the topics (or the
 // pattern) of an earlier one into that earlier node: the later node is removed and its
 // children hang off the earlier one, whose serdes and name are kept. Sources whose topics
-// overlap without being equal fail with ErrOverlappingSources. Java:
+// overlap without being equal fail (a *processor.TopologyError naming both). Java:
 // InternalStreamsBuilder.mergeDuplicateSourceNodes.
 func (b *StreamsBuilder) mergeDuplicateSources() error {
 	byTopic := map[string]*graphNode{}
@@ -625,7 +598,7 @@ func (b *StreamsBuilder) mergeDuplicateSources() error {
 				continue
 			}
 			if !slices.Equal(m.sourceTopics, n.sourceTopics) {
-				return dslErr(ErrOverlappingSources, "sources %s %v and %s %v are subscribed to overlapping but not equal input topics; "+
+				return dslErr(m.name, nil, "sources %s %v and %s %v are subscribed to overlapping but not equal input topics; "+
 					"read each topic in one Stream call (or in streams with exactly the same topics)", m.name, m.sourceTopics, n.name, n.sourceTopics)
 			}
 			mergeInto(m, n)

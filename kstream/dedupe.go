@@ -83,11 +83,12 @@ func (s KStream[K, V]) DeduplicateByKey(window time.Duration, d ...Deduplicated[
 // Java has no such operator yet (KIP-655 plans deduplicateByKey / deduplicate): Java users write
 // it by hand as a Processor over a WindowStore<ID, Long> with the same fetch(id, t-window,
 // t+window) test and put(id, t, t).
-// Build fails with ErrInvalidWindows for a window <= 0 and ErrNilFunction for a nil idOf.
+// Build fails (a *processor.TopologyError) for a window <= 0 (also matching ErrInvalidWindows)
+// and for a nil idOf.
 func (s KStream[K, V]) Deduplicate[ID any](idOf func(K, V) ID, window time.Duration, d ...Deduplicated[ID]) KStream[K, V] {
 	opt := lastDeduplicated(d)
 	if idOf == nil {
-		s.s.b.fail(dslErr(ErrNilFunction, "deduplicate: id extractor must not be nil"))
+		s.s.b.fail(dslErr("", nil, "deduplicate: id extractor must not be nil"))
 	}
 	f := func(key, value any) (any, error) {
 		k, v, err := cast2[K, V](key, value)
@@ -110,7 +111,7 @@ func deduplicate[K, V, ID any](s KStream[K, V], idOf func(key, value any) (any, 
 	b := s.s.b
 	w := window.Milliseconds()
 	if w <= 0 {
-		b.fail(dslErr(ErrInvalidWindows, "deduplicate: window must be at least 1 ms, got %v", window))
+		b.fail(dslErr("", ErrInvalidWindows, "deduplicate: window must be at least 1 ms, got %v", window))
 		w = 1
 	}
 	if d.idSerde != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kstreams-go/kstreams/internal/conformance"
 	"github.com/kstreams-go/kstreams/kstream"
+	"github.com/kstreams-go/kstreams/processor"
 )
 
 // The deduplication topologies of conformance/java/.../DedupTopologies.java:
@@ -47,12 +48,12 @@ func TestConformanceDeduplicate(t *testing.T) {
 func TestDeduplicateInvalid(t *testing.T) {
 	b := kstream.NewStreamsBuilder()
 	kstream.Stream(b, "in", kstream.ConsumedWith(S, S)).DeduplicateByKey(0)
-	if _, err := b.Build(); !errors.Is(err, kstream.ErrInvalidWindows) {
-		t.Fatalf("window 0: %v, want ErrInvalidWindows", err)
+	if _, err := b.Build(); !errors.Is(err, kstream.ErrInvalidWindows) || !errors.Is(err, processor.ErrInvalidTopology) || !strings.Contains(err.Error(), "window must be at least 1 ms, got 0s") {
+		t.Fatalf("window 0: %v, want ErrInvalidWindows in a topology error", err)
 	}
 	b = kstream.NewStreamsBuilder()
 	kstream.Stream(b, "in", kstream.ConsumedWith(S, S)).Deduplicate[string](nil, dedupeWindow)
-	if _, err := b.Build(); !errors.Is(err, kstream.ErrNilFunction) {
-		t.Fatalf("nil extractor: %v, want ErrNilFunction", err)
+	if _, err := b.Build(); !errors.Is(err, processor.ErrInvalidTopology) || !strings.Contains(err.Error(), "deduplicate: id extractor must not be nil") {
+		t.Fatalf("nil extractor: %v, want a topology error saying the extractor is nil", err)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/kstreams-go/kstreams/testdriver"
 )
 
-// Build-time misuse: every case fails Build with an error matching ErrInvalidTopology and a
-// specific sentinel, and a message that says what to do.
+// Build-time misuse: every case fails Build with a *processor.TopologyError (matching
+// processor.ErrInvalidTopology) that names the node or store and says what to do.
 func TestBuildErrors(t *testing.T) {
 	str := kstream.ConsumedWith(serde.String(), serde.String())
 	pass := func(string, string) bool { return true }
@@ -20,52 +20,52 @@ func TestBuildErrors(t *testing.T) {
 		name  string
 		build func(b *kstream.StreamsBuilder)
 		props map[string]string
-		want  error
+		name_ string // the *processor.TopologyError's Name
 		msg   string
 	}{
 		{"illegal character in a name", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).Filter(pass, kstream.NamedAs("bad name!")).To("out")
-		}, nil, kstream.ErrInvalidName, `name "bad name!" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`},
+		}, nil, "bad name!", `name "bad name!" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`},
 		{"name too long", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).Filter(pass, kstream.NamedAs(strings.Repeat("n", 250))).To("out")
-		}, nil, kstream.ErrInvalidName, "can't be longer than 249 characters"},
+		}, nil, strings.Repeat("n", 250), "can't be longer than 249 characters"},
 		{"illegal store name", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).GroupByKey().Count(kstream.MaterializedAs[string, int64]("my store"))
-		}, nil, kstream.ErrInvalidName, `name "my store" is illegal`},
+		}, nil, "my store", `name "my store" is illegal`},
 		{"processor name used twice", func(b *kstream.StreamsBuilder) {
 			s := kstream.Stream(b, "in", str)
 			s.Filter(pass, kstream.NamedAs("same")).To("a")
 			s.Filter(pass, kstream.NamedAs("same")).To("b")
-		}, nil, processor.ErrDuplicateName, "processor same is already added; node names must be unique"},
+		}, nil, "same", "processor same is already added; node names must be unique"},
 		{"topic read by a stream and a table", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).To("a")
 			kstream.Table(b, "in", str).ToStream().To("b")
-		}, nil, processor.ErrTopicAlreadyRegistered, "topic in has already been registered by another source"},
+		}, nil, "KSTREAM-SOURCE-0000000003", "topic in has already been registered by another source"},
 		{"overlapping stream topics", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).To("a")
 			kstream.StreamTopics(b, []string{"in", "in2"}, str).To("b")
-		}, nil, kstream.ErrOverlappingSources, "are subscribed to overlapping but not equal input topics"},
+		}, nil, "KSTREAM-SOURCE-0000000000", "are subscribed to overlapping but not equal input topics"},
 		{"store name used twice", func(b *kstream.StreamsBuilder) {
 			s := kstream.Stream(b, "in", str)
 			s.GroupByKey().Count(kstream.MaterializedAs[string, int64]("counts"))
 			s.GroupByKey().Count(kstream.MaterializedAs[string, int64]("counts"))
-		}, nil, processor.ErrDuplicateStore, "a different state store has already been added with the name counts"},
+		}, nil, "counts", "a different state store has already been added with the name counts"},
 		{"nil function", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).Filter(nil).To("out")
-		}, nil, kstream.ErrNilFunction, "KSTREAM-FILTER-0000000001: function must not be nil"},
+		}, nil, "KSTREAM-FILTER-0000000001", "KSTREAM-FILTER-0000000001: function must not be nil"},
 		{"no topics", func(b *kstream.StreamsBuilder) {
 			kstream.StreamTopics(b, nil, str).To("out")
-		}, nil, kstream.ErrNoTopics, "topics cannot be empty; give at least one topic"},
+		}, nil, "KSTREAM-SOURCE-0000000000", "topics cannot be empty; give at least one topic"},
 		{"bad pattern", func(b *kstream.StreamsBuilder) {
 			kstream.StreamPattern(b, "in-(", str).To("out")
-		}, nil, processor.ErrInvalidPattern, "missing closing )"},
+		}, nil, "KSTREAM-SOURCE-0000000000", "missing closing )"},
 		{"merge across builders", func(b *kstream.StreamsBuilder) {
 			other := kstream.Stream(kstream.NewStreamsBuilder(), "other", str)
 			kstream.Stream(b, "in", str).Merge(other).To("out")
-		}, nil, kstream.ErrForeignBuilder, "the other stream belongs to another StreamsBuilder"},
+		}, nil, "KSTREAM-MERGE-0000000001", "the other stream belongs to another StreamsBuilder"},
 		{"unknown optimization", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).To("out")
-		}, map[string]string{kstream.TopologyOptimizationConfig: "fast"}, kstream.ErrUnsupportedConfig, `"fast" is not a valid optimization; use "none", "all", or a comma-separated list of`},
+		}, map[string]string{kstream.TopologyOptimizationConfig: "fast"}, "", `"fast" is not a valid optimization; use "none", "all", or a comma-separated list of`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -75,8 +75,9 @@ func TestBuildErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Build succeeded:\n%s", topo.Describe())
 			}
-			if !errors.Is(err, c.want) || !errors.Is(err, kstream.ErrInvalidTopology) && !errors.Is(err, processor.ErrInvalidPattern) {
-				t.Fatalf("error %v: want errors.Is %v and ErrInvalidTopology", err, c.want)
+			var te *processor.TopologyError
+			if !errors.As(err, &te) || !errors.Is(err, processor.ErrInvalidTopology) || te.Name != c.name_ {
+				t.Fatalf("error %v: want a *processor.TopologyError about %q", err, c.name_)
 			}
 			if !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("error %q does not say %q", err, c.msg)

@@ -80,7 +80,7 @@ func (g KGroupedStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...Table
 	}
 	name := b.orElseGenerate(named, streamReduceName)
 	if reducer == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: reducer must not be nil", name))
+		b.fail(dslErr(name, nil, "%s: reducer must not be nil", name))
 	}
 	sup := ktable.NewStreamReduce(mi.storeName, reducerOf(reducer))
 	return KTable[K, V]{t: g.g.aggregate(name, mi, sup)}
@@ -131,7 +131,7 @@ func (g KGroupedStream[K, V]) Aggregate[VR any](initializer func() VR, aggregato
 	}
 	name := b.orElseGenerate(named, streamAggName)
 	if initializer == nil || aggregator == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: initializer and aggregator must not be nil", name))
+		b.fail(dslErr(name, nil, "%s: initializer and aggregator must not be nil", name))
 	}
 	sup := ktable.NewStreamAggregate(mi.storeName, initializerOf(initializer), aggregatorOf(aggregator))
 	return KTable[K, VR]{t: g.g.aggregate(name, mi, sup)}
@@ -158,10 +158,10 @@ type CogroupedKStream[K, VOut any] struct{ c *cogroupImpl }
 
 func (c CogroupedKStream[K, VOut]) add(g *groupedStreamImpl, agg ktable.Aggregator, isNil bool) CogroupedKStream[K, VOut] {
 	if isNil {
-		c.c.b.fail(dslErr(ErrNilFunction, "cogroup: aggregator must not be nil"))
+		c.c.b.fail(dslErr("", nil, "cogroup: aggregator must not be nil"))
 	}
 	if g.b != c.c.b {
-		c.c.b.fail(dslErr(ErrForeignBuilder, "cogroup: the grouped stream belongs to another StreamsBuilder"))
+		c.c.b.fail(dslErr("", nil, "cogroup: the grouped stream belongs to another StreamsBuilder"))
 	}
 	for i, o := range c.c.groups {
 		if o == g {
@@ -190,7 +190,7 @@ func (c CogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, opts ...Ta
 	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, cogroupAggName)
 	if initializer == nil {
-		b.fail(dslErr(ErrNilFunction, "cogroup aggregate: initializer must not be nil"))
+		b.fail(dslErr("", nil, "cogroup aggregate: initializer must not be nil"))
 	}
 	// Repartitions first, in the order the streams were added (Java: processRepartitions).
 	parents := make([]*graphNode, len(c.c.groups))

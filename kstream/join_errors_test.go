@@ -2,9 +2,11 @@ package kstream_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/kstream"
+	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/store"
 	"github.com/kstreams-go/kstreams/testdriver"
 )
@@ -13,37 +15,37 @@ func TestJoinBuildErrors(t *testing.T) {
 	cases := []struct {
 		name  string
 		build func(b *kstream.StreamsBuilder)
-		want  error
+		msg   string // what the error's reason says
 	}{
 		{"repartition counts differ", func(b *kstream.StreamsBuilder) {
 			l := kstream.Stream(b, "l", kstream.ConsumedWith(S, S)).Repartition(kstream.RepartitionedAs[string, string]("l").WithNumberOfPartitions(2))
 			r := kstream.Stream(b, "r", kstream.ConsumedWith(S, S)).Repartition(kstream.RepartitionedAs[string, string]("r").WithNumberOfPartitions(3))
 			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*jms)).To("out")
-		}, kstream.ErrNotCopartitioned},
+		}, "must have the same number of partitions"},
 		{"stream-table repartition counts differ", func(b *kstream.StreamsBuilder) {
 			tb := kstream.Stream(b, "t", kstream.ConsumedWith(S, S)).Repartition(kstream.RepartitionedAs[string, string]("t").WithNumberOfPartitions(4)).ToTable()
 			kstream.Stream(b, "s", kstream.ConsumedWith(S, S)).Repartition(kstream.RepartitionedAs[string, string]("s").WithNumberOfPartitions(1)).
 				Join(tb, joinVals).To("out")
-		}, kstream.ErrNotCopartitioned},
+		}, "must have the same number of partitions"},
 		{"negative time difference", func(b *kstream.StreamsBuilder) {
 			l := kstream.Stream(b, "l", kstream.ConsumedWith(S, S))
 			r := kstream.Stream(b, "r", kstream.ConsumedWith(S, S))
 			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(-jms)).To("out")
-		}, kstream.ErrInvalidJoinWindows},
+		}, "time difference must not be negative (got -1 ms)"},
 		{"before+after negative", func(b *kstream.StreamsBuilder) {
 			l := kstream.Stream(b, "l", kstream.ConsumedWith(S, S))
 			r := kstream.Stream(b, "r", kstream.ConsumedWith(S, S))
 			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*jms).Before(-20*jms)).To("out")
-		}, kstream.ErrInvalidJoinWindows},
+		}, "window interval (before+after = -10 ms) must not be negative"},
 		{"other builder", func(b *kstream.StreamsBuilder) {
 			other := kstream.NewStreamsBuilder()
 			r := kstream.Stream(other, "r", kstream.ConsumedWith(S, S))
 			kstream.Stream(b, "l", kstream.ConsumedWith(S, S)).JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(jms))
-		}, kstream.ErrForeignBuilder},
+		}, "the other side was created by another StreamsBuilder"},
 		{"nil joiner", func(b *kstream.StreamsBuilder) {
 			tb := kstream.Table(b, "t", kstream.ConsumedWith(S, S))
 			kstream.Stream(b, "s", kstream.ConsumedWith(S, S)).Join(tb, (func(string, string) string)(nil))
-		}, kstream.ErrNilFunction},
+		}, "joiner must not be nil"},
 		{"same store supplier names", func(b *kstream.StreamsBuilder) {
 			sup, err := store.Stores.InMemoryWindowStore("same", 20*jms, 20*jms, true)
 			if err != nil {
@@ -52,15 +54,16 @@ func TestJoinBuildErrors(t *testing.T) {
 			l := kstream.Stream(b, "l", kstream.ConsumedWith(S, S))
 			r := kstream.Stream(b, "r", kstream.ConsumedWith(S, S))
 			l.JoinStream(r, joinVals, kstream.OfTimeDifferenceWithNoGrace(10*jms), kstream.StreamJoinedWithStoreSuppliers[string, string, string](sup, sup))
-		}, kstream.ErrJoinStoreSupplier},
+		}, `both StoreSuppliers have the same name "same"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := kstream.NewStreamsBuilder()
 			c.build(b)
 			topo, err := b.Build()
-			if !errors.Is(err, c.want) || !errors.Is(err, kstream.ErrInvalidTopology) {
-				t.Fatalf("Build error = %v, want %v", err, c.want)
+			var te *processor.TopologyError
+			if !errors.As(err, &te) || !errors.Is(err, processor.ErrInvalidTopology) || !strings.Contains(te.Reason, c.msg) {
+				t.Fatalf("Build error = %v, want a *processor.TopologyError saying %q", err, c.msg)
 			}
 			if topo != nil {
 				t.Fatal("topology returned with an error")

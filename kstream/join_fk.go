@@ -37,7 +37,7 @@ func (TableJoined[K, KO]) fkJoinOption() {}
 // FKJoinOption is an optional argument of the foreign-key joins: a TableJoined[K, KO] (name,
 // partitioners) or a Materialized[K, VR] (the result's store). Go cannot check both kinds'
 // type arguments in one argument list (TableJoined has the other table's key type, Materialized
-// the result's value type), so one of other types fails Build with ErrOptionType. Java: the
+// the result's value type), so one of other types fails Build (a *processor.TopologyError). Java: the
 // TableJoined and Materialized overloads of join and leftJoin with a foreign-key extractor.
 type FKJoinOption interface{ fkJoinOption() }
 
@@ -64,8 +64,8 @@ type FKJoinOption interface{ fkJoinOption() }
 // partitioners of this table's and other's topics; a partitioner must return one partition),
 // Materialized[K, VR] (result store; key serde defaults to this table's); name the join with
 // TableJoinedAs (Java 4.x has no Named variant). Serdes left nil are the defaults. Errors
-// (reported by Build): ErrNilFunction (nil extractor or joiner), ErrForeignBuilder,
-// ErrOptionType, ErrInvalidName; at processing time ErrForeignKeyPartitioner (a partitioner
+// (reported by Build, a *processor.TopologyError): a nil extractor or joiner, a table of another
+// builder, an option of other types, an illegal name; at processing time ErrForeignKeyPartitioner (a partitioner
 // choosing other than one partition) and the serdes' errors. Java: KTable.join(KTable, Function, ValueJoiner[, TableJoined][, Materialized]).
 func (t KTable[K, V]) JoinFK[KO, VO, VR any](other KTable[KO, VO], foreignKey func(V) KO, joiner func(V, VO) VR, opts ...FKJoinOption) KTable[K, VR] {
 	var fk func(K, V) KO
@@ -114,16 +114,16 @@ func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(
 			m := o
 			mat = &m
 		default:
-			b.fail(dslErr(ErrOptionType, "%s got %T; it needs TableJoined[%s, %s] (which also carries the name) or Materialized[%s, %s]",
+			b.fail(dslErr("", nil, "%s got %T; it needs TableJoined[%s, %s] (which also carries the name) or Materialized[%s, %s]",
 				op, o, typeName[K](), typeName[KO](), typeName[K](), typeName[VR]()))
 		}
 	}
 	if other.t == nil || other.t.b != b {
-		b.fail(dslErr(ErrForeignBuilder, "%s: the other table was created by another StreamsBuilder (or is the zero KTable)", op))
+		b.fail(dslErr("", nil, "%s: the other table was created by another StreamsBuilder (or is the zero KTable)", op))
 		return KTable[K, VR]{t: &tableImpl{b: b, name: t.t.name, node: t.t.node, supplier: t.t.supplier}}
 	}
 	if fk == nil || joiner == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: foreign-key extractor and joiner must not be nil", op))
+		b.fail(dslErr("", nil, "%s: foreign-key extractor and joiner must not be nil", op))
 	}
 	ot := other.t
 	ot.enableSendingOldValues(true)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/kstream"
+	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/testdriver"
 )
@@ -45,8 +46,9 @@ func TestStreamTableJoinGraceBuildErrors(t *testing.T) {
 			b := kstream.NewStreamsBuilder()
 			c.build(b)
 			_, err := b.Build()
-			if !errors.Is(err, kstream.ErrJoinGrace) || !errors.Is(err, kstream.ErrInvalidTopology) || !strings.Contains(err.Error(), c.msg) {
-				t.Fatalf("Build: %v, want ErrJoinGrace (%q)", err, c.msg)
+			var te *processor.TopologyError
+			if !errors.As(err, &te) || te.Name == "" || !strings.Contains(te.Reason, te.Name) || !errors.Is(err, processor.ErrInvalidTopology) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("Build: %v, want a *processor.TopologyError naming the join (%q)", err, c.msg)
 			}
 		})
 	}

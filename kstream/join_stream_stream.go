@@ -305,7 +305,7 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 		return KStream[K, VR]{s: s.derive("", s.s.node, nil, nil, false)}
 	}
 	if windows.err != nil {
-		b.fail(dslErr(ErrInvalidJoinWindows, "%v", windows.err))
+		b.fail(dslErr("", ErrInvalidWindows, "%v", windows.err))
 	}
 	keySerde, thisSerde, otherSerde := untyped(sj.keySerde), untyped(sj.valueSerde), untyped(sj.otherValueSerde)
 	this, that := s.s, other.s
@@ -343,13 +343,13 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 	}
 	mergeN := b.suffixOrElseGenerate(sj.name, "-merge", mergeName)
 	if joiner == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: joiner must not be nil", mergeN))
+		b.fail(dslErr(mergeN, nil, "%s: joiner must not be nil", mergeN))
 	}
 
 	size, grace := windows.Size(), windows.GracePeriodMs()
 	retention := size + grace
 	if sj.thisStoreSupplier != nil && sj.otherStoreSupplier != nil && sj.thisStoreSupplier.Name() == sj.otherStoreSupplier.Name() {
-		b.fail(dslErr(ErrJoinStoreSupplier, "%s: both StoreSuppliers have the same name %q; StoreSuppliers must provide unique names", mergeN, sj.thisStoreSupplier.Name()))
+		b.fail(dslErr(mergeN, nil, "%s: both StoreSuppliers have the same name %q; StoreSuppliers must provide unique names", mergeN, sj.thisStoreSupplier.Name()))
 	}
 	logCfg := map[string]string{}
 	for k, v := range sj.logConfig {
@@ -371,13 +371,13 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 		}
 		if !given {
 			if _, err := store.Stores.PersistentWindowStore(name, time.Duration(retention)*time.Millisecond, time.Duration(size)*time.Millisecond, true); err != nil {
-				b.fail(dslErr(ErrInvalidJoinWindows, "%s: %v", mergeN, err))
+				b.fail(dslErr(mergeN, ErrInvalidWindows, "%s: %v", mergeN, err))
 				return nil
 			}
 		} else {
 			name = sup.Name()
 			if !sup.RetainDuplicates() || sup.RetentionPeriod() != retention || sup.WindowSize() != size {
-				b.fail(dslErr(ErrJoinStoreSupplier, "%s: store supplier %s must retain duplicates and have window size %d ms and retention %d ms (JoinWindows size and size+grace)",
+				b.fail(dslErr(mergeN, nil, "%s: store supplier %s must retain duplicates and have window size %d ms and retention %d ms (JoinWindows size and size+grace)",
 					mergeN, sup.Name(), size, retention))
 			}
 		}

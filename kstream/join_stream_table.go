@@ -85,7 +85,7 @@ func sourceNodesOf(t *processor.Topology, node string) []string {
 }
 
 // copartition records that the sources feeding nodes must be co-partitioned (Java:
-// ensureCopartitionWith) and fails with ErrNotCopartitioned when two of their repartition
+// ensureCopartitionWith) and fails (a *processor.TopologyError) when two of their repartition
 // topics have different fixed partition counts.
 func copartition(t *processor.Topology, what string, nodes ...string) error {
 	var srcs []string
@@ -105,7 +105,7 @@ func copartition(t *processor.Topology, what string, nodes ...string) error {
 				continue
 			}
 			if fixed != 0 && p.NumberOfPartitions != fixed {
-				return dslErr(ErrNotCopartitioned, "%s: repartition topics %s (%d partitions) and %s (%d partitions) must have the same number of partitions; "+
+				return dslErr(what, nil, "%s: repartition topics %s (%d partitions) and %s (%d partitions) must have the same number of partitions; "+
 					"give both Repartitioned the same WithNumberOfPartitions", what, fixedTopic, fixed, topic, p.NumberOfPartitions)
 			}
 			fixed, fixedTopic = p.NumberOfPartitions, topic
@@ -114,10 +114,10 @@ func copartition(t *processor.Topology, what string, nodes ...string) error {
 	return nil
 }
 
-// checkSameBuilder records ErrForeignBuilder when other is not from s's builder.
+// checkSameBuilder records a *processor.TopologyError when other is not from s's builder.
 func (s *streamImpl) checkSameBuilder(other *StreamsBuilder, what string) bool {
 	if other != s.b {
-		s.b.fail(dslErr(ErrForeignBuilder, "%s: the other side was created by another StreamsBuilder", what))
+		s.b.fail(dslErr("", nil, "%s: the other side was created by another StreamsBuilder", what))
 		return false
 	}
 	return true
@@ -161,7 +161,7 @@ func (p *streamTableJoinProc) Init(ctx processor.ProcessorContext[any, any]) err
 		return nil
 	}
 	if !p.versioned {
-		return dslErr(ErrJoinGrace, "%s: the table must be versioned to use a grace period in a stream-table join", p.j.name)
+		return dslErr(p.j.name, nil, "%s: the table must be versioned to use a grace period in a stream-table join", p.j.name)
 	}
 	var err error
 	if p.buf, err = processor.GetStateStore[*ktable.JoinBuffer](ctx, p.j.bufferStore); err != nil {
@@ -269,14 +269,14 @@ func (p *streamTableJoinProc) join(r processor.Record[any, any], mapped any) err
 
 func (p *streamTableJoinProc) Close() error { p.getter.Close(); return nil }
 
-// checkGrace fails with ErrJoinGrace unless every store the join reads is versioned with a
+// checkGrace fails (a *processor.TopologyError) unless every store the join reads is versioned with a
 // history retention of at least graceMs (Java: StreamTableJoinNode.writeToTopology).
 func checkGrace(t *processor.Topology, name string, graceMs int64, stores []string) error {
 	if graceMs < 0 {
-		return dslErr(ErrJoinGrace, "%s: grace period must not be negative (got %d ms)", name, graceMs)
+		return dslErr(name, nil, "%s: grace period must not be negative (got %d ms)", name, graceMs)
 	}
 	if len(stores) == 0 {
-		return dslErr(ErrJoinGrace, "%s: the table must be versioned to use a grace period in a stream-table join", name)
+		return dslErr(name, nil, "%s: the table must be versioned to use a grace period in a stream-table join", name)
 	}
 	for _, s := range stores {
 		var info storeapi.BuilderInfo
@@ -285,10 +285,10 @@ func checkGrace(t *processor.Topology, name string, graceMs int64, stores []stri
 			info, _ = storeapi.DescribeBuilder(sb)
 		}
 		if !info.Versioned {
-			return dslErr(ErrJoinGrace, "%s: the table must be versioned to use a grace period in a stream-table join (store %s is not versioned; use MaterializedAsVersioned)", name, s)
+			return dslErr(name, nil, "%s: the table must be versioned to use a grace period in a stream-table join (store %s is not versioned; use MaterializedAsVersioned)", name, s)
 		}
 		if graceMs > info.HistoryRetentionMs {
-			return dslErr(ErrJoinGrace, "%s: the history retention of store %s (%d ms) must be at least the grace period (%d ms)", name, s, info.HistoryRetentionMs, graceMs)
+			return dslErr(name, nil, "%s: the history retention of store %s (%d ms) must be at least the grace period (%d ms)", name, s, info.HistoryRetentionMs, graceMs)
 		}
 	}
 	return nil
@@ -302,7 +302,7 @@ func checkGrace(t *processor.Topology, name string, graceMs int64, stores []stri
 // tableValue). If this stream's key was changed (SelectKey, Map, ...) it is repartitioned first
 // through "<name or stream name>-repartition" with the Joined's serdes. The stream and table
 // must be co-partitioned (checked when the application starts; fixed repartition counts at
-// Build: ErrNotCopartitioned). The processor is named by Joined or "KSTREAM-JOIN-<n>".
+// Build, a *processor.TopologyError). The processor is named by Joined or "KSTREAM-JOIN-<n>".
 // Java: KStream.join(KTable, ValueJoiner, Joined).
 func (s KStream[K, V]) Join[VO, VR any](table KTable[K, VO], joiner func(value V, tableValue VO) VR, joined ...Joined[K, V, VO]) KStream[K, VR] {
 	var f func(K, V, VO) VR
@@ -355,7 +355,7 @@ func streamTableJoinOp[K, V, VO, VR any](s KStream[K, V], table KTable[K, VO], j
 	}
 	name := b.orElseGenerate(jd.name, prefix)
 	if joiner == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: joiner must not be nil", name))
+		b.fail(dslErr(name, nil, "%s: joiner must not be nil", name))
 	}
 	getter := table.t.supplier.View()
 	sup := &streamTableJoin{getter: getter, joiner: joinerOf(joiner), left: left, name: name}
@@ -429,10 +429,10 @@ func globalJoinOp[K, V, KG, VG, VR any](s KStream[K, V], table GlobalKTable[KG, 
 	// Java names both the inner and the left global join with the LEFTJOIN prefix.
 	name := b.orElseGenerate(named, leftJoinName)
 	if keySelector == nil || joiner == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: key selector and joiner must not be nil", name))
+		b.fail(dslErr(name, nil, "%s: key selector and joiner must not be nil", name))
 	}
 	if table.getter == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: the global table is the zero value", name))
+		b.fail(dslErr(name, nil, "%s: the global table is the zero value", name))
 	}
 	km := func(key, value any) (any, error) {
 		k, v, err := cast2[K, V](key, value)

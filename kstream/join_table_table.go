@@ -16,9 +16,9 @@ import (
 // "<name>"; default KTABLE-JOINTHIS-<n>, KTABLE-JOINOTHER-<n>, KTABLE-MERGE-<n>) and
 // Materialized[K, VR] (the result gets a store, named or "KTABLE-MERGE-STATE-STORE-<n>", key
 // serde defaulting to this table's). Both tables must be co-partitioned (their source topics
-// are put in one co-partition group). Errors (reported by Build): ErrNilFunction for a nil
-// joiner, ErrForeignBuilder for a table of another builder, ErrNotCopartitioned when both sides read repartition topics with different fixed
-// partition counts. Java: KTable.join(KTable, ValueJoiner[,
+// are put in one co-partition group). Errors (reported by Build, a *processor.TopologyError): a nil
+// joiner, a table of another builder, both sides reading repartition topics with different
+// fixed partition counts. Java: KTable.join(KTable, ValueJoiner[,
 // Named][, Materialized]).
 func (t KTable[K, V]) Join[VO, VR any](other KTable[K, VO], joiner func(V, VO) VR, opts ...TableOption[K, VR]) KTable[K, VR] {
 	return tableTableJoin[K, V, VO, VR](t, other.t, joiner, false, false, "Join", opts)
@@ -53,11 +53,11 @@ func tableTableJoin[K, V, VO, VR any](t KTable[K, V], other *tableImpl, joiner f
 	}
 	mergeName := b.orElseGenerate(named, tableMergeName)
 	if other == nil || other.b != b {
-		b.fail(dslErr(ErrForeignBuilder, "%s: the other table was created by another StreamsBuilder (or is the zero KTable)", op))
+		b.fail(dslErr("", nil, "%s: the other table was created by another StreamsBuilder (or is the zero KTable)", op))
 		return KTable[K, VR]{t: &tableImpl{b: b, name: mergeName, node: t.t.node, supplier: t.t.supplier}}
 	}
 	if joiner == nil {
-		b.fail(dslErr(ErrNilFunction, "%s %s: joiner must not be nil", op, mergeName))
+		b.fail(dslErr("", nil, "%s %s: joiner must not be nil", op, mergeName))
 	}
 	allSources := unionNames(t.t.sourceNodes, other.sourceNodes)
 	if leftOuter {

@@ -1,7 +1,6 @@
 package kstream
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -11,30 +10,13 @@ import (
 	"github.com/kstreams-go/kstreams/store"
 )
 
-// Errors of join construction returned by Build (they also match [ErrInvalidTopology]).
-var (
-	// ErrInvalidJoinWindows: a negative time difference or grace period, or before+after < 0.
-	// Java: IllegalArgumentException from JoinWindows.
-	ErrInvalidJoinWindows = errors.New("invalid join windows")
-	// ErrNotCopartitioned: the two sides of a join read repartition topics whose partition
-	// counts are fixed (Repartitioned.WithNumberOfPartitions) to different values, so records
-	// with the same key cannot meet in one task. Java finds this at run time
-	// (CopartitionedTopicsEnforcer: "Following topics do not have the same number of
-	// partitions"); source topics are checked when the application starts.
-	ErrNotCopartitioned = errors.New("join inputs are not co-partitioned")
-	// ErrJoinStoreSupplier: the StreamJoined store suppliers are inconsistent (same name for both
-	// sides, retainDuplicates=false, or window size/retention not equal to the JoinWindows').
-	// Java: StreamsException from KStreamImplJoin.
-	ErrJoinStoreSupplier = errors.New("invalid stream-join store supplier")
-)
-
 // JoinWindows is the time window of a stream-stream join: a record of this stream at time t
 // joins records of the other stream with timestamps in [t-before, t+after] (ms). The grace
 // period (ms) says how long out-of-order records are still joined after the window ends; left
 // and outer join results without a match are emitted only once the window has closed (stream
 // time > t + after + grace; KIP-633). Windows made by OfTimeDifferenceWithNoGrace and
 // OfTimeDifferenceAndGrace have that behaviour. Invalid arguments are reported by Build
-// (ErrInvalidJoinWindows). Java counterpart: org.apache.kafka.streams.kstream.JoinWindows.
+// (ErrInvalidWindows). Java counterpart: org.apache.kafka.streams.kstream.JoinWindows.
 type JoinWindows struct {
 	beforeMs, afterMs, graceMs int64
 	err                        error
@@ -54,9 +36,9 @@ func OfTimeDifferenceAndGrace(timeDifference, grace time.Duration) JoinWindows {
 	w := JoinWindows{beforeMs: d, afterMs: d, graceMs: g}
 	switch {
 	case d < 0:
-		w.err = fmt.Errorf("%w: time difference must not be negative (got %d ms)", ErrInvalidJoinWindows, d)
+		w.err = fmt.Errorf("%w: time difference must not be negative (got %d ms)", ErrInvalidWindows, d)
 	case g < 0:
-		w.err = fmt.Errorf("%w: grace period must not be negative (got %d ms)", ErrInvalidJoinWindows, g)
+		w.err = fmt.Errorf("%w: grace period must not be negative (got %d ms)", ErrInvalidWindows, g)
 	}
 	return w
 }
@@ -79,7 +61,7 @@ func (w JoinWindows) After(timeDifference time.Duration) JoinWindows {
 
 func (w *JoinWindows) check() {
 	if w.err == nil && w.beforeMs+w.afterMs < 0 {
-		w.err = fmt.Errorf("%w: window interval (before+after = %d ms) must not be negative", ErrInvalidJoinWindows, w.beforeMs+w.afterMs)
+		w.err = fmt.Errorf("%w: window interval (before+after = %d ms) must not be negative", ErrInvalidWindows, w.beforeMs+w.afterMs)
 	}
 }
 
@@ -115,13 +97,6 @@ type Joined[K, V, VO any] struct {
 	hasGrace        bool
 }
 
-// ErrJoinGrace is returned by Build for a stream-table join whose grace period cannot be
-// honoured: the table is not versioned (Java: IllegalArgumentException "KTable must be
-// versioned to use a grace period in a stream table join."), its history retention is shorter
-// than the grace period (Java: "History retention must be at least grace period."), or the
-// grace period is negative (Java does not check this). It also matches [ErrInvalidTopology].
-var ErrJoinGrace = errors.New("invalid stream-table join grace period")
-
 // WithGracePeriod returns a copy with a grace period for the stream side (KIP-923): each stream
 // record waits in a time-ordered buffer (the state store "<join name>-Buffer", changelogged as
 // "<application.id>-<join name>-Buffer-changelog") until stream time, the largest timestamp
@@ -130,7 +105,7 @@ var ErrJoinGrace = errors.New("invalid stream-table join grace period")
 // older than stream time minus grace when it arrives joins at once (with the version as of its
 // timestamp, null beyond the table's history retention). Records still buffered are not joined
 // until later records advance stream time. The table must be versioned (MaterializedAsVersioned)
-// with a history retention of at least grace, else Build fails with ErrJoinGrace. A left join's
+// with a history retention of at least grace, else Build fails with a *processor.TopologyError. A left join's
 // null-key records are never buffered (Java 4.4 fails on them). Grace 0 joins each record at
 // once except that out-of-order ones still see the version as of their timestamp. Java:
 // Joined.withGracePeriod(Duration).

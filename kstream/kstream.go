@@ -1,7 +1,6 @@
 package kstream
 
 import (
-	"fmt"
 	"regexp"
 
 	"github.com/kstreams-go/kstreams/internal/ktable"
@@ -79,8 +78,8 @@ func Stream[K, V any](b *StreamsBuilder, topic string, consumed ...Consumed[K, V
 // StreamTopics returns a stream reading all of topics (in one source node). Streams of exactly
 // the same topics (or the same pattern) share the first one's source node, serdes and name, as
 // in Java. Java: StreamsBuilder.stream(Collection<String>[, consumed]).
-// Errors (at Build): ErrNoTopics, ErrOverlappingSources, processor.ErrTopicAlreadyRegistered
-// (a topic also read by a table).
+// Errors (at Build, a *processor.TopologyError): no topics, topics overlapping another stream's
+// without being equal, a topic also read by a table.
 func StreamTopics[K, V any](b *StreamsBuilder, topics []string, consumed ...Consumed[K, V]) KStream[K, V] {
 	c := lastConsumed(consumed)
 	name := b.orElseGenerate(c.name, sourceName)
@@ -89,7 +88,7 @@ func StreamTopics[K, V any](b *StreamsBuilder, topics []string, consumed ...Cons
 		return t.AddSource(name, topics, c.sourceOptions()...)
 	}})
 	if len(topics) == 0 {
-		b.fail(dslErr(ErrNoTopics, "stream %s: topics cannot be empty; give at least one topic", name))
+		b.fail(dslErr(name, nil, "stream %s: topics cannot be empty; give at least one topic", name))
 	}
 	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde),
 		sourceNodes: []string{name}}}
@@ -104,7 +103,7 @@ func StreamPattern[K, V any](b *StreamsBuilder, pattern string, consumed ...Cons
 		return t.AddSourcePattern(name, pattern, c.sourceOptions()...)
 	}})
 	if _, err := regexp.Compile(pattern); err != nil {
-		b.fail(fmt.Errorf("%w: stream %s: %v", processor.ErrInvalidPattern, name, err))
+		b.fail(dslErr(name, err, "stream %s: invalid topic pattern: %v", name, err))
 	}
 	return KStream[K, V]{s: &streamImpl{b: b, name: name, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde),
 		sourceNodes: []string{name}}}
@@ -154,7 +153,7 @@ func (s KStream[K, V]) filter(pred func(K, V) bool, not bool, named []Named) KSt
 
 func (s KStream[K, V]) checkFunc(name string, isNil bool) {
 	if isNil {
-		s.impl().b.fail(dslErr(ErrNilFunction, "%s: function must not be nil", name))
+		s.impl().b.fail(dslErr(name, nil, "%s: function must not be nil", name))
 	}
 }
 
@@ -338,11 +337,11 @@ func (s KStream[K, V]) Foreach(f func(K, V), named ...Named) {
 }
 
 // Merge returns a stream of the records of both streams (in processing order). Java: merge.
-// Errors (at Build): ErrForeignBuilder.
+// Errors (at Build, a *processor.TopologyError): other is of another StreamsBuilder.
 func (s KStream[K, V]) Merge(other KStream[K, V], named ...Named) KStream[K, V] {
 	name := s.impl().b.orElseGenerate(lastNamed(named), mergeName)
 	if other.s == nil || other.s.b != s.impl().b {
-		s.impl().b.fail(dslErr(ErrForeignBuilder, "merge %s: the other stream belongs to another StreamsBuilder", name))
+		s.impl().b.fail(dslErr(name, nil, "merge %s: the other stream belongs to another StreamsBuilder", name))
 		return s
 	}
 	mn := processorNode(name, funcSupplier{f: func(ctx processor.ProcessorContext[any, any], r processor.Record[any, any]) error {
@@ -401,7 +400,7 @@ func (s KStream[K, V]) To(topic string, produced ...Produced[K, V]) {
 // to(TopicNameExtractor[, produced]).
 func (s KStream[K, V]) ToExtractor(extractor processor.TopicNameExtractor[K, V], produced ...Produced[K, V]) {
 	if extractor == nil {
-		s.impl().b.fail(dslErr(ErrNilFunction, "to: topic name extractor must not be nil"))
+		s.impl().b.fail(dslErr("", nil, "to: topic name extractor must not be nil"))
 		return
 	}
 	s.to("", extractor, produced)

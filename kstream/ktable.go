@@ -92,7 +92,7 @@ func Table[K, V any](b *StreamsBuilder, topic string, consumed Consumed[K, V], m
 		return nil
 	}})
 	if topic == "" {
-		b.fail(dslErr(ErrNoTopics, "table %s: a topic is needed", tblName))
+		b.fail(dslErr(tblName, nil, "table %s: a topic is needed", tblName))
 	}
 	return KTable[K, V]{t: &tableImpl{b: b, name: tblName, node: n, keySerde: untyped(c.keySerde), valueSerde: untyped(c.valueSerde),
 		supplier: src, queryableName: mi.queryableName(), sourceNodes: []string{srcName}, versioned: mi.versioned != nil}}
@@ -192,7 +192,7 @@ func (t KTable[K, V]) filter(pred func(K, V) bool, not bool, opts []TableOption[
 	}
 	name := b.orElseGenerate(named, tableFilterName)
 	if pred == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: predicate must not be nil", name))
+		b.fail(dslErr(name, nil, "%s: predicate must not be nil", name))
 	}
 	sup := ktable.NewFilter(t.t.supplier, predicateOf(pred), not, storeName)
 	if t.t.versioned {
@@ -254,7 +254,7 @@ func tableMapValues[K, V, VR any](t KTable[K, V], f func(K, V) VR, opts []TableO
 	}
 	name := b.orElseGenerate(named, tableMapValuesName)
 	if f == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: mapper must not be nil", name))
+		b.fail(dslErr(name, nil, "%s: mapper must not be nil", name))
 	}
 	mapper := func(key, value any) (any, error) {
 		k, v, err := cast2[K, V](key, value)
@@ -304,7 +304,7 @@ func NullableTableValues[K, V any](t KTable[K, V]) KTable[K, *V] { return KTable
 // plain key, for instance). As in Java it is ToStream(named) followed by SelectKey(mapper):
 // named names the to-stream node, the key selector gets a generated name
 // (KSTREAM-KEY-SELECT-...), and a grouping or join downstream repartitions. A nil mapper is
-// reported by StreamsBuilder.Build (ErrNilFunction). Java: KTable.toStream(KeyValueMapper[,
+// reported by StreamsBuilder.Build (a *processor.TopologyError). Java: KTable.toStream(KeyValueMapper[,
 // Named]).
 func (t KTable[K, V]) ToStreamMapper[KR any](mapper func(K, V) KR, named ...Named) KStream[KR, V] {
 	return t.ToStream(named...).SelectKey(mapper)
@@ -323,7 +323,7 @@ func (t KTable[K, V]) GroupBy[KR, VR any](f func(K, V) (KR, VR), grouped ...Grou
 	}
 	name := b.orElseGenerate(gr.name, tableSelectName)
 	if f == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: selector must not be nil", name))
+		b.fail(dslErr(name, nil, "%s: selector must not be nil", name))
 	}
 	mapper := func(key, value any) (any, any, error) {
 		k, v, err := cast2[K, V](key, value)
@@ -404,7 +404,7 @@ func (g KGroupedTable[K, V]) Reduce(adder, subtractor func(agg, value V) V, opts
 		mi.valueSerde = g.g.valueSerde
 	}
 	if adder == nil || subtractor == nil {
-		b.fail(dslErr(ErrNilFunction, "reduce: adder and subtractor must not be nil"))
+		b.fail(dslErr("", nil, "reduce: adder and subtractor must not be nil"))
 	}
 	sup := ktable.NewTableReduce(mi.storeName, reducerOf(adder), reducerOf(subtractor))
 	return KTable[K, V]{t: g.g.aggregate(named, tableReduceName, mi, sup)}
@@ -422,7 +422,7 @@ func (g KGroupedTable[K, V]) Aggregate[VR any](initializer func() VR, adder, sub
 		mi.keySerde = g.g.keySerde
 	}
 	if initializer == nil || adder == nil || subtractor == nil {
-		b.fail(dslErr(ErrNilFunction, "aggregate: initializer, adder and subtractor must not be nil"))
+		b.fail(dslErr("", nil, "aggregate: initializer, adder and subtractor must not be nil"))
 	}
 	sup := ktable.NewTableAggregate(mi.storeName, initializerOf(initializer), aggregatorOf(adder), aggregatorOf(subtractor))
 	return KTable[K, VR]{t: g.g.aggregate(named, tableAggName, mi, sup)}

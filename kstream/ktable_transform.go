@@ -43,7 +43,7 @@ type ValueTransformerWithKeySupplier[K, V, VR any] func() ValueTransformerWithKe
 //
 // Options: TableNamed, Materialized[K, VR]: only a Materialized with a store name
 // materializes the result (as in Java, an unnamed Materialized only sets serdes). Errors
-// (reported by Build): ErrNilFunction for a nil supplier. Java: KTable.transformValues(
+// (reported by Build, a *processor.TopologyError): a nil supplier. Java: KTable.transformValues(
 // ValueTransformerWithKeySupplier[, Materialized][, Named], String... stateStoreNames).
 func (t KTable[K, V]) TransformValues[VR any](supplier ValueTransformerWithKeySupplier[K, V, VR], stateStoreNames []string, opts ...TableOption[K, VR]) KTable[K, VR] {
 	b := t.t.b
@@ -66,7 +66,7 @@ func (t KTable[K, V]) TransformValues[VR any](supplier ValueTransformerWithKeySu
 	}
 	name := b.orElseGenerate(named, tableTransformName)
 	if supplier == nil {
-		b.fail(dslErr(ErrNilFunction, "%s: transformer supplier must not be nil", name))
+		b.fail(dslErr(name, nil, "%s: transformer supplier must not be nil", name))
 	}
 	newTransformer := func() ktable.ValueTransformer { return typedTransformer[K, V, VR]{tr: supplier()} }
 	sup := ktable.NewTransformValues(t.t.supplier, newTransformer, storeName)

@@ -29,7 +29,7 @@ const (
 
 // parseOptimizations reads topology.optimization as Java's verifyTopologyOptimizationConfigs:
 // "" or "none" -> none; "all" -> all three; else a comma-separated list of the individual
-// names. Errors: ErrUnsupportedConfig for an unknown name or "none"/"all" inside a list.
+// names. Errors: a *processor.TopologyError for an unknown name or "none"/"all" inside a list.
 func parseOptimizations(v string) (map[string]bool, error) {
 	out := map[string]bool{}
 	switch strings.TrimSpace(v) {
@@ -45,7 +45,7 @@ func parseOptimizations(v string) (map[string]bool, error) {
 		case ReuseKTableSourceTopics, MergeRepartitionTopics, SingleStoreSelfJoin:
 			out[o] = true
 		default:
-			return nil, dslErr(ErrUnsupportedConfig, "%s=%q: %q is not a valid optimization; use %q, %q, or a comma-separated list of %q, %q, %q",
+			return nil, dslErr("", nil, "%s=%q: %q is not a valid optimization; use %q, %q, or a comma-separated list of %q, %q, %q",
 				TopologyOptimizationConfig, v, o, OptimizeNone, OptimizeAll, ReuseKTableSourceTopics, MergeRepartitionTopics, SingleStoreSelfJoin)
 		}
 	}
@@ -108,7 +108,7 @@ func (b *StreamsBuilder) mergeRepartitionTopics() error {
 		for _, old := range reps {
 			child := findParentMatching(old, func(g *graphNode) bool { return slices.Contains(g.parents, kc) })
 			if child == nil {
-				return dslErr(ErrUnsupportedConfig, "found a null keyChangingChild node for %s", old.name)
+				return dslErr(old.name, nil, "found a null keyChangingChild node for %s", old.name)
 			}
 			opt.addChild(child)
 			kc.removeChild(child)

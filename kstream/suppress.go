@@ -1,19 +1,12 @@
 package kstream
 
 import (
-	"errors"
 	"math"
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 )
-
-// ErrInvalidSuppress is recorded (and returned by Build, also matching [ErrInvalidTopology])
-// for a suppression Java rejects: untilWindowCloses on a table that is not the direct result
-// of a windowed aggregation ("Window close time is only defined for windowed computations"),
-// or with a buffer that emits early when full (Java's types only allow a StrictBufferConfig).
-var ErrInvalidSuppress = errors.New("invalid suppression")
 
 // ErrSuppressBufferFull is returned at run time (failing the task) when a buffer configured
 // with ShutDownWhenFull exceeds its bounds. Java: StreamsException "... buffer exceeded its max
@@ -98,8 +91,8 @@ type Suppressed struct {
 
 // SuppressedUntilWindowCloses emits only the final result of each window, once stream time
 // passes window end + grace (sessions: + gap); deletes are dropped. buffer must not emit early
-// (use BufferConfigUnbounded or a bounded config with ShutDownWhenFull), else Build fails with
-// ErrInvalidSuppress. Java: Suppressed.untilWindowCloses(StrictBufferConfig).
+// (use BufferConfigUnbounded or a bounded config with ShutDownWhenFull), else Build fails with a
+// *processor.TopologyError. Java: Suppressed.untilWindowCloses(StrictBufferConfig).
 func SuppressedUntilWindowCloses(buffer BufferConfig) Suppressed {
 	return Suppressed{windowClose: true, buffer: buffer}
 }
@@ -156,12 +149,12 @@ func (t KTable[K, V]) Suppress(s Suppressed) KTable[K, V] {
 	if s.windowClose {
 		gs, ok := t.t.supplier.(graceSupplier)
 		if !ok {
-			b.fail(dslErr(ErrInvalidSuppress, "%s: window close time is only defined for windowed computations", name))
+			b.fail(dslErr(name, nil, "%s: window close time is only defined for windowed computations", name))
 		} else {
 			cfg.WaitMs = gs.GraceMs()
 		}
 		if !s.buffer.shutDown && (s.buffer.maxRecords != 0 || s.buffer.maxBytes != 0) {
-			b.fail(dslErr(ErrInvalidSuppress, "%s: untilWindowCloses needs a strict buffer (unbounded or ShutDownWhenFull)", name))
+			b.fail(dslErr(name, nil, "%s: untilWindowCloses needs a strict buffer (unbounded or ShutDownWhenFull)", name))
 		}
 		cfg.WindowEnd, cfg.SafeToDropTombstones = true, true
 	}

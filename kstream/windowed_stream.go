@@ -55,7 +55,7 @@ type SessionWindowedKStream[K, V any] struct {
 // instantiation cycle.) Java: KGroupedStream.windowedBy(Windows).
 func WindowedBy[K, V any](g KGroupedStream[K, V], w TimeWindows) TimeWindowedKStream[K, V] {
 	if w.err != nil {
-		g.g.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+		g.g.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
 	}
 	return TimeWindowedKStream[K, V]{g: g.g, kind: timeWindowKind, time: w}
 }
@@ -64,7 +64,7 @@ func WindowedBy[K, V any](g KGroupedStream[K, V], w TimeWindows) TimeWindowedKSt
 // KGroupedStream.windowedBy(SlidingWindows).
 func WindowedBySliding[K, V any](g KGroupedStream[K, V], w SlidingWindows) TimeWindowedKStream[K, V] {
 	if w.err != nil {
-		g.g.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+		g.g.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
 	}
 	return TimeWindowedKStream[K, V]{g: g.g, kind: slidingWindowKind, sliding: w}
 }
@@ -73,7 +73,7 @@ func WindowedBySliding[K, V any](g KGroupedStream[K, V], w SlidingWindows) TimeW
 // KGroupedStream.windowedBy(SessionWindows).
 func WindowedBySession[K, V any](g KGroupedStream[K, V], w SessionWindows) SessionWindowedKStream[K, V] {
 	if w.err != nil {
-		g.g.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+		g.g.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
 	}
 	return SessionWindowedKStream[K, V]{g: g.g, session: w}
 }
@@ -220,11 +220,11 @@ func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix
 		retention = mat.retention.Milliseconds()
 	}
 	if size+grace > retention || (w.kind == slidingWindowKind && minRet > retention) {
-		b.fail(dslErr(ErrInvalidWindows, "the retention period of the window store %s must be no smaller than its window size plus the grace period. Got size=[%d], grace=[%d], retention=[%d]",
+		b.fail(dslErr(mi.storeName, ErrInvalidWindows, "the retention period of the window store %s must be no smaller than its window size plus the grace period. Got size=[%d], grace=[%d], retention=[%d]",
 			mi.storeName, size, grace, retention))
 	}
 	if w.emit.onClose && w.kind != timeWindowKind && w.kind != slidingWindowKind {
-		b.fail(dslErr(ErrInvalidWindows, "ON_WINDOW_CLOSE strategy is only supported for TimeWindows and SlidingWindows"))
+		b.fail(dslErr("", ErrInvalidWindows, "ON_WINDOW_CLOSE strategy is only supported for TimeWindows and SlidingWindows"))
 	}
 	mk, split := windowedKeyFuncs[K]()
 	if grace == 0 {
@@ -324,7 +324,7 @@ func (w TimeWindowedKStream[K, V]) Count(opts ...TableOption[K, int64]) KTable[W
 // Materialized[K, V]. Java: TimeWindowedKStream.reduce.
 func (w TimeWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption[K, V]) KTable[Windowed[K], V] {
 	if reducer == nil {
-		w.g.b.fail(dslErr(ErrNilFunction, "windowed reduce: reducer must not be nil"))
+		w.g.b.fail(dslErr("", nil, "windowed reduce: reducer must not be nil"))
 	}
 	red := reducerOf(reducer)
 	return timeWindowedAggregate[K, V, V](w, "Reduce", streamReduceName, opts, false, w.g.valueSerde,
@@ -343,7 +343,7 @@ func (w TimeWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...
 // TimeWindowedKStream.aggregate.
 func (w TimeWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, opts ...TableOption[K, VR]) KTable[Windowed[K], VR] {
 	if initializer == nil || aggregator == nil {
-		w.g.b.fail(dslErr(ErrNilFunction, "windowed aggregate: initializer and aggregator must not be nil"))
+		w.g.b.fail(dslErr("", nil, "windowed aggregate: initializer and aggregator must not be nil"))
 	}
 	return timeWindowedAggregate[K, V, VR](w, "Aggregate", streamAggName, opts, false, nil, initializerOf(initializer), aggregatorOf(aggregator))
 }
@@ -374,7 +374,7 @@ func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix s
 		retention = mat.retention.Milliseconds()
 	}
 	if gap+grace > retention {
-		b.fail(dslErr(ErrInvalidWindows, "the retention period of the session store %s must be no smaller than the session inactivity gap plus the grace period. Got gap=[%d], grace=[%d], retention=[%d]",
+		b.fail(dslErr(mi.storeName, ErrInvalidWindows, "the retention period of the session store %s must be no smaller than the session inactivity gap plus the grace period. Got gap=[%d], grace=[%d], retention=[%d]",
 			mi.storeName, gap, grace, retention))
 	}
 	mk, split := windowedKeyFuncs[K]()
@@ -385,7 +385,7 @@ func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix s
 	}
 	sup := ktable.NewSessionWindowAggregate(wo, gap, init, agg, merger)
 	if _, err := store.Stores.PersistentSessionStore(mi.storeName, msDuration(retention)); err != nil {
-		b.fail(dslErr(ErrInvalidWindows, "session store %s: %v", mi.storeName, err))
+		b.fail(dslErr(mi.storeName, ErrInvalidWindows, "session store %s: %v", mi.storeName, err))
 	}
 	if w.emit.onClose {
 		// Java never caches the store of a session aggregation that emits on window close
@@ -422,7 +422,7 @@ func (w SessionWindowedKStream[K, V]) Count(opts ...TableOption[K, int64]) KTabl
 // their aggregates. Options as Count, with Materialized[K, V]. Java: SessionWindowedKStream.reduce.
 func (w SessionWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption[K, V]) KTable[Windowed[K], V] {
 	if reducer == nil {
-		w.g.b.fail(dslErr(ErrNilFunction, "session reduce: reducer must not be nil"))
+		w.g.b.fail(dslErr("", nil, "session reduce: reducer must not be nil"))
 	}
 	red := reducerOf(reducer)
 	agg := func(_, value, a any) (any, error) {
@@ -441,7 +441,7 @@ func (w SessionWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts 
 // joins. Options as Count, with Materialized[K, VR]. Java: SessionWindowedKStream.aggregate.
 func (w SessionWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, merger func(key K, agg1, agg2 VR) VR, opts ...TableOption[K, VR]) KTable[Windowed[K], VR] {
 	if initializer == nil || aggregator == nil || merger == nil {
-		w.g.b.fail(dslErr(ErrNilFunction, "session aggregate: initializer, aggregator and merger must not be nil"))
+		w.g.b.fail(dslErr("", nil, "session aggregate: initializer, aggregator and merger must not be nil"))
 	}
 	m := func(key, a1, a2 any) (any, error) {
 		k, err := cast[K]("key", key)
@@ -483,7 +483,7 @@ type SessionWindowedCogroupedKStream[K, VOut any] struct {
 // the reason given at [WindowedBy]). Java: CogroupedKStream.windowedBy(Windows).
 func CogroupWindowedBy[K, VOut any](c CogroupedKStream[K, VOut], w TimeWindows) TimeWindowedCogroupedKStream[K, VOut] {
 	if w.err != nil {
-		c.c.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+		c.c.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
 	}
 	return TimeWindowedCogroupedKStream[K, VOut]{c: c.c, kind: timeWindowKind, time: w}
 }
@@ -492,7 +492,7 @@ func CogroupWindowedBy[K, VOut any](c CogroupedKStream[K, VOut], w TimeWindows) 
 // CogroupedKStream.windowedBy(SlidingWindows).
 func CogroupWindowedBySliding[K, VOut any](c CogroupedKStream[K, VOut], w SlidingWindows) TimeWindowedCogroupedKStream[K, VOut] {
 	if w.err != nil {
-		c.c.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+		c.c.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
 	}
 	return TimeWindowedCogroupedKStream[K, VOut]{c: c.c, kind: slidingWindowKind, sliding: w}
 }
@@ -501,7 +501,7 @@ func CogroupWindowedBySliding[K, VOut any](c CogroupedKStream[K, VOut], w Slidin
 // CogroupedKStream.windowedBy(SessionWindows).
 func CogroupWindowedBySession[K, VOut any](c CogroupedKStream[K, VOut], w SessionWindows) SessionWindowedCogroupedKStream[K, VOut] {
 	if w.err != nil {
-		c.c.b.fail(dslErr(ErrInvalidWindows, "windowedBy: %v", w.err))
+		c.c.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
 	}
 	return SessionWindowedCogroupedKStream[K, VOut]{c: c.c, session: w}
 }
@@ -555,7 +555,7 @@ func (w TimeWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut
 	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, cogroupAggName)
 	if initializer == nil {
-		b.fail(dslErr(ErrNilFunction, "windowed cogroup aggregate: initializer must not be nil"))
+		b.fail(dslErr("", nil, "windowed cogroup aggregate: initializer must not be nil"))
 	}
 	tw := TimeWindowedKStream[K, VOut]{kind: w.kind, time: w.time, sliding: w.sliding}
 	size, grace, minRet := tw.params()
@@ -564,7 +564,7 @@ func (w TimeWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut
 		retention = mat.retention.Milliseconds()
 	}
 	if size+grace > retention || minRet > retention {
-		b.fail(dslErr(ErrInvalidWindows, "the retention period of the window store %s must be no smaller than its window size plus the grace period. Got size=[%d], grace=[%d], retention=[%d]",
+		b.fail(dslErr(mi.storeName, ErrInvalidWindows, "the retention period of the window store %s must be no smaller than its window size plus the grace period. Got size=[%d], grace=[%d], retention=[%d]",
 			mi.storeName, size, grace, retention))
 	}
 	mk, split := windowedKeyFuncs[K]()
@@ -591,7 +591,7 @@ func (w SessionWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() V
 	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, cogroupAggName)
 	if initializer == nil || merger == nil {
-		b.fail(dslErr(ErrNilFunction, "session cogroup aggregate: initializer and merger must not be nil"))
+		b.fail(dslErr("", nil, "session cogroup aggregate: initializer and merger must not be nil"))
 	}
 	gap, grace := w.session.gapMs, w.session.graceMs
 	retention := gap + grace
@@ -599,7 +599,7 @@ func (w SessionWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() V
 		retention = mat.retention.Milliseconds()
 	}
 	if gap+grace > retention {
-		b.fail(dslErr(ErrInvalidWindows, "the retention period of the session store %s must be no smaller than the session inactivity gap plus the grace period. Got gap=[%d], grace=[%d], retention=[%d]",
+		b.fail(dslErr(mi.storeName, ErrInvalidWindows, "the retention period of the session store %s must be no smaller than the session inactivity gap plus the grace period. Got gap=[%d], grace=[%d], retention=[%d]",
 			mi.storeName, gap, grace, retention))
 	}
 	mk, split := windowedKeyFuncs[K]()

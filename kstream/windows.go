@@ -9,10 +9,12 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// ErrInvalidWindows is recorded by WindowedBy (and returned by Build, also matching
-// [ErrInvalidTopology]) for a window specification Java rejects with an
-// IllegalArgumentException: a size or gap <= 0, an advance <= 0 or > size, a negative grace or
-// time difference. The Validate methods of the window types return it directly.
+// ErrInvalidWindows: a window specification Java rejects with an IllegalArgumentException: a
+// size or gap <= 0, an advance <= 0 or > size, a negative grace or time difference (also of
+// JoinWindows, or before+after < 0), a window store's retention shorter than size plus grace.
+// The Validate methods of the window types return it directly, with the value that is wrong;
+// Build returns it inside a *processor.TopologyError (matching processor.ErrInvalidTopology)
+// when the specification was used.
 var ErrInvalidWindows = errors.New("invalid window specification")
 
 // Windowed is a key together with the window it belongs to: the key type of windowed

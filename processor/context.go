@@ -43,20 +43,20 @@ type ProcessingContext interface {
 	// values (a copy). Java: appConfigs().
 	AppConfigs() map[string]string
 	// StateStore returns the state store name connected to this processor. The error wraps
-	// [ErrStoreNotConnected] when the store exists but is not connected to the node, or
-	// [ErrUnknownStore] when no store has that name. Use [GetStateStore] for a typed
+	// [ErrUnknownStore] when no store has that name or the store is not connected to the
+	// node (the message says which). Use [GetStateStore] for a typed
 	// result. Java: getStateStore(name) (which throws instead).
 	StateStore(name string) (StateStore, error)
 	// Schedule schedules punctuator to run every interval (at least 1 ms; finer parts are
 	// truncated to ms) of stream time or wall-clock time (see [PunctuationType]); the returned
-	// Cancellable stops it. The error wraps [ErrInvalidInterval] for an interval below 1 ms.
+	// Cancellable stops it. The error wraps [ErrInvalidSchedule] for an interval below 1 ms.
 	// Java: schedule(Duration, PunctuationType, Punctuator).
 	Schedule(interval time.Duration, typ PunctuationType, punctuator Punctuator) (Cancellable, error)
 	// ScheduleAt schedules punctuator every interval (at least 1 ms), first due at start
 	// (ms precision). A start before the current stream time (StreamTime) or wall-clock time
 	// (WallClockTime) moves forward onto the first point start + k*interval after it. The
-	// error wraps [ErrInvalidInterval] for an interval below 1 ms, or [ErrInvalidStartTime]
-	// for a start before the Unix epoch. Java 4.4: schedule(Instant, Duration,
+	// error wraps [ErrInvalidSchedule] for an interval below 1 ms or a start before the Unix
+	// epoch. Java 4.4: schedule(Instant, Duration,
 	// PunctuationType, Punctuator).
 	ScheduleAt(start time.Time, interval time.Duration, typ PunctuationType, punctuator Punctuator) (Cancellable, error)
 	// Commit requests a commit of the task as soon as possible (after the current record).

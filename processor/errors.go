@@ -14,19 +14,14 @@ var (
 	// forwarded record, or an input record under FailOnInvalidTimestamp). Java: the
 	// StreamsException thrown by the Record constructor or the extractor.
 	ErrInvalidTimestamp = errors.New("invalid (negative) timestamp")
-	// ErrInvalidInterval: a punctuation interval below 1 ms. Java: IllegalArgumentException
-	// from schedule().
-	ErrInvalidInterval = errors.New("punctuation interval must be at least 1 ms")
-	// ErrInvalidStartTime: a punctuation start time before the Unix epoch. Java:
-	// IllegalArgumentException "The minimum supported start time is Instant.EPOCH.".
-	ErrInvalidStartTime = errors.New("invalid punctuation start time: the minimum supported start time is the Unix epoch")
+	// ErrInvalidSchedule: Schedule or ScheduleAt got an interval below 1 ms, or ScheduleAt a
+	// start time before the Unix epoch; the error wrapping it names the node and the value.
+	// Java: the IllegalArgumentException of schedule() ("The minimum supported start time is
+	// Instant.EPOCH." for the start).
+	ErrInvalidSchedule = errors.New("invalid punctuation schedule")
 	// ErrUnknownChild: ForwardTo named a node that is not a child of the forwarding node.
 	// Java: StreamsException "Unknown downstream node".
 	ErrUnknownChild = errors.New("unknown downstream node")
-	// ErrStoreNotConnected: a processor asked for a store that exists but is not connected to
-	// it; connect it with Topology.AddStateStore(builder, processorNames...) or
-	// Topology.ConnectProcessorAndStateStores. Java: StreamsException from getStateStore.
-	ErrStoreNotConnected = errors.New("state store is not connected to the processor")
 	// ErrWrongStoreType: a store asked for with types or a kind it does not have:
 	// GetStateStore's type argument, a test driver's or an interactive query's typed view
 	// (store.WrongStoreTypeError, wrapping it, says which). It is not a "retry later" error.
@@ -35,10 +30,6 @@ var (
 	ErrWrongStoreType = errors.New("state store has another type")
 	// ErrInvalidTaskID: ParseTaskID got a malformed id.
 	ErrInvalidTaskID = errors.New("invalid task id")
-	// ErrSameProcessorInstance: a supplier returned the same processor instance twice; Get
-	// must return a new instance on every call. Java: the IllegalArgumentException of
-	// ApiUtils.checkSupplier.
-	ErrSameProcessorInstance = errors.New("processor supplier returned the same instance twice; Get must return a new instance on every call")
 	// ErrRecordTypeMismatch: a record's key or value does not have the type the receiving
 	// typed processor, serializer or extractor expects (a topology wired with mismatched
 	// types). Java: a ClassCastException.

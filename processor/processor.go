@@ -40,7 +40,7 @@ type FixedKeyProcessor[KIn, VIn, VOut any] interface {
 
 // ProcessorSupplier creates a new [Processor] for each task that runs the node. Get must
 // return a new instance on every call (Java checks this too: returning the same instance
-// twice is an error, [ErrSameProcessorInstance]). It is the counterpart of Java's
+// twice is a [*TopologyError]). It is the counterpart of Java's
 // org.apache.kafka.streams.processor.api.ProcessorSupplier<KIn, VIn, KOut, VOut>.
 //
 // A supplier that also implements [ConnectedStoreProvider] brings its own state stores:

@@ -1,7 +1,6 @@
 package processor
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -17,9 +16,9 @@ import (
 // (kstream.StreamsBuilder.Build). It is the counterpart of Java's org.apache.kafka.streams.Topology.
 //
 // Errors surface at once, as Java throws at once: every Add*/Connect* method validates its
-// arguments and returns an error wrapping [ErrInvalidTopology] and a specific sentinel
-// (ErrDuplicateName, ErrUnknownParent, ...) without changing the topology (exception: a
-// supplier's own stores, see AddProcessor). Nodes must be added after their parents.
+// arguments and returns a [*TopologyError] (matching [ErrInvalidTopology]) that names the node
+// or store and says what is wrong, without changing the topology (exception: a supplier's own
+// stores, see AddProcessor). Nodes must be added after their parents.
 //
 // Generic methods (Go 1.27) carry the key and value types of typed processors, serdes,
 // extractors and partitioners; the graph itself is untyped, and a record whose key or value has
@@ -39,74 +38,42 @@ func init() {
 	topology.Wrap = func(b *topology.Builder) any { return &Topology{b: b} }
 }
 
-// Errors of topology construction, matched with errors.Is. Every one also matches
-// [ErrInvalidTopology] (Java's TopologyException). The messages say what to do.
+// Errors of topology construction and of store lookups, matched with errors.Is.
 var (
-	// ErrInvalidTopology is wrapped by every topology construction error.
+	// ErrInvalidTopology is wrapped by every error of topology construction: the Add* and
+	// Connect* methods of Topology, kstream.StreamsBuilder.Build, and a topology that cannot
+	// run (a state store connected to no processor, refused by testdriver.New and by a task
+	// of kstreams: Java accepts such a topology and ignores the store, but an unconnected
+	// store is almost always a forgotten connection). The error is a [*TopologyError] that
+	// names the node or store and says what to do. Java: TopologyException.
 	ErrInvalidTopology = topology.ErrInvalidTopology
-	// ErrNilArgument: a required supplier, builder, extractor or pattern is nil. Java:
-	// NullPointerException.
-	ErrNilArgument = topology.ErrNilArgument
-	// ErrNoTopics: a source with no topic (or a global store with an empty topic). Java:
-	// "topics cannot be empty".
-	ErrNoTopics = topology.ErrNoTopics
-	// ErrDuplicateName: a node name is used twice. Java: "Processor X is already added."
-	ErrDuplicateName = topology.ErrDuplicateName
-	// ErrTopicAlreadyRegistered: a topic read by two sources (or matched by another source's
-	// pattern, or a pattern matching a registered topic). Java: "Topic X has already been
-	// registered by another source." and its pattern variants.
-	ErrTopicAlreadyRegistered = topology.ErrTopicAlreadyRegistered
-	// ErrNoParent: a processor or sink without parent. Java: "predecessorNames cannot be empty".
-	ErrNoParent = topology.ErrNoParent
-	// ErrSelfParent: a node naming itself as parent. Java: "Parent node X is unknown
-	// (self-reference)."
-	ErrSelfParent = topology.ErrSelfParent
-	// ErrUnknownParent: a parent not added yet. Java: "Parent node X is unknown."
-	ErrUnknownParent = topology.ErrUnknownParent
-	// ErrSinkAsParent: a sink used as a parent. Java: "Sink X cannot be used a parent."
-	ErrSinkAsParent = topology.ErrSinkAsParent
-	// ErrDuplicateStore: another store builder with the same name. Java: "A different
-	// StateStore has already been added with the name X".
-	ErrDuplicateStore = topology.ErrDuplicateStore
-	// ErrUnknownStore: no state store has the name asked for: connecting a store that is not
-	// added (Java: "StateStore X is not added yet."), a processor asking for a store no node of
-	// its task has (ProcessorContext.StateStore), an interactive query or a test driver asking
-	// for a store the topology lacks. The error wrapping it names the store.
+	// ErrUnknownStore: no state store of the name is reachable: connecting a store that is
+	// not added (also a *TopologyError, Java: "StateStore X is not added yet."), a processor
+	// asking for a store no node of its task has or one that is not connected to it
+	// (ProcessorContext.StateStore, Java: StreamsException "Processor X has no access to
+	// StateStore Y"), an interactive query or a test driver asking for a store the topology
+	// lacks. The error wrapping it names the store; unlike [ErrWrongStoreType] it says the
+	// store is missing rather than of another type. A retry does not fix it.
 	ErrUnknownStore = topology.ErrUnknownStore
-	// ErrUnusedStore: a state store connected to no processor, reported when the topology is
-	// run (testdriver.New, a task of kstreams). Java accepts such a topology and ignores the
-	// store; an unconnected store is almost always a forgotten connection, so we refuse it.
-	ErrUnusedStore = topology.ErrUnusedStore
-	// ErrUnknownProcessor: connecting a store to a processor that is not added. Java:
-	// "Processor X is not added yet."
-	ErrUnknownProcessor = topology.ErrUnknownProcessor
-	// ErrGlobalStoreConnected: connecting a global store explicitly. Java: "Global StateStore X
-	// can be used by a Processor without being specified; it should not be explicitly passed."
-	ErrGlobalStoreConnected = topology.ErrGlobalStoreConnected
-	// ErrStoreOnSourceOrSink: connecting a store to a source or sink. Java: "cannot connect a
-	// state store X to a source node or a sink node."
-	ErrStoreOnSourceOrSink = topology.ErrStoreOnSourceOrSink
-	// ErrNoStoreNames: ConnectProcessorAndStateStores without store names. Java:
-	// "stateStoreNames cannot be empty".
-	ErrNoStoreNames = topology.ErrNoStoreNames
-	// ErrSameSourceAndProcessorName: AddGlobalStore with equal source and processor names.
-	// Java: "sourceName and processorName must be different."
-	ErrSameSourceAndProcessorName = topology.ErrSameSourceAndProcessorName
-	// ErrInvalidOffsetReset: an offset reset by a negative duration. Java:
-	// IllegalArgumentException from AutoOffsetReset.byDuration.
-	ErrInvalidOffsetReset = errors.New("invalid offset reset")
-	// ErrInvalidPattern: AddSourcePattern got a pattern that does not compile (Go RE2 syntax).
-	// Java: PatternSyntaxException.
-	ErrInvalidPattern = errors.New("invalid topic pattern")
 )
 
-// topoErr returns a TopologyError of the given kind (it wraps kind and ErrInvalidTopology).
-func topoErr(kind error, format string, args ...any) error {
-	return &topology.Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+// topoErr returns a *TopologyError about the node or store name.
+func topoErr(name string, cause error, format string, args ...any) error {
+	return topology.NewError(name, cause, format, args...)
 }
 
-// TopologyError is the typed form of topology construction errors (errors.As); it unwraps to
-// its sentinel and [ErrInvalidTopology]. Java: TopologyException.
+// TopologyError is the error of a topology that cannot be built or run (errors.As). Its
+// fields:
+//
+//   - Name string: the node or state store the failing call adds or connects, empty when the
+//     call got no name (a nil store builder);
+//   - Reason string: what is wrong, naming the node, topic or store, and what to do, modelled
+//     on Java's message (e.g. "Processor X is already added.", "Parent node X is unknown.",
+//     "Topic X has already been registered by another source.").
+//
+// Error returns "invalid topology: " followed by Reason. It unwraps to [ErrInvalidTopology],
+// to [ErrUnknownStore] when a store to connect is not added, and to the cause of an invalid
+// source pattern (a *regexp/syntax.Error). Java: TopologyException.
 type TopologyError = topology.Error
 
 // AutoOffsetReset is a source's override of the consumer's auto.offset.reset: where to start
@@ -129,7 +96,7 @@ func OffsetResetLatest() AutoOffsetReset { return AutoOffsetReset{r: topology.Re
 func OffsetResetNone() AutoOffsetReset { return AutoOffsetReset{r: topology.ResetNone} }
 
 // OffsetResetByDuration starts from the first offset whose timestamp is at most d before now
-// (d is truncated to ms; a negative d is refused by AddSource with [ErrInvalidOffsetReset]).
+// (d is truncated to ms; AddSource refuses a negative d with a [*TopologyError]).
 // Java: AutoOffsetReset.byDuration(Duration).
 func OffsetResetByDuration(d time.Duration) AutoOffsetReset {
 	return AutoOffsetReset{r: topology.ResetByDuration, d: d}
@@ -186,7 +153,7 @@ func WithValueDeserializer[V any](d serde.Deserializer[V]) SourceOption {
 
 func (r AutoOffsetReset) check(source string) error {
 	if r.r == topology.ResetByDuration && r.d < 0 {
-		return topoErr(ErrInvalidOffsetReset, "source %s: the offset reset duration %v is negative; it must be zero or more", source, r.d)
+		return topoErr(source, nil, "source %s: the offset reset duration %v is negative; it must be zero or more", source, r.d)
 	}
 	return nil
 }
@@ -206,7 +173,8 @@ func applySource(opts []SourceOption) sourceOptions {
 // deserializers, timestamp extractor and offset reset. Java: Topology.addSource(...,
 // String... topics).
 //
-// Errors: ErrNoTopics, ErrDuplicateName, ErrTopicAlreadyRegistered, ErrInvalidOffsetReset.
+// Errors: a [*TopologyError] when topics is empty, the name is taken, a topic is read by another
+// source (or matched by its pattern) or the offset reset duration is negative.
 func (t *Topology) AddSource(name string, topics []string, opts ...SourceOption) error {
 	o := applySource(opts)
 	if err := o.reset.check(name); err != nil {
@@ -223,12 +191,13 @@ func (t *Topology) AddSource(name string, topics []string, opts ...SourceOption)
 // (Go RE2 syntax, implicitly anchored at both ends as Java's Matcher.matches()); Describe
 // prints the pattern text. Java: Topology.addSource(..., Pattern topicPattern).
 //
-// Errors: ErrInvalidPattern, ErrDuplicateName, ErrTopicAlreadyRegistered (the pattern
-// matches a topic another source reads), ErrInvalidOffsetReset.
+// Errors: a [*TopologyError] when the pattern does not compile (it unwraps to the
+// *regexp/syntax.Error; Java: PatternSyntaxException), the name is taken, the pattern matches
+// a topic another source reads or the offset reset duration is negative.
 func (t *Topology) AddSourcePattern(name string, pattern string, opts ...SourceOption) error {
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return topoErr(ErrInvalidPattern, "source %s: %v", name, err)
+		return topoErr(name, err, "source %s: invalid topic pattern: %v", name, err)
 	}
 	o := applySource(opts)
 	if err := o.reset.check(name); err != nil {
@@ -247,11 +216,12 @@ func (t *Topology) AddSourcePattern(name string, pattern string, opts ...SourceO
 // stores are added and connected to the node after the node is added (an error there leaves
 // the node in place, as in Java). Java: Topology.addProcessor(name, supplier, parentNames...).
 //
-// Errors: ErrNilArgument, ErrSameProcessorInstance, ErrDuplicateName, ErrNoParent,
-// ErrSelfParent, ErrUnknownParent, ErrSinkAsParent, and those of AddStateStore.
+// Errors: a [*TopologyError] when the supplier is nil, returns nil or the same instance twice
+// (Java: the IllegalArgumentException of ApiUtils.checkSupplier), the name is taken, parents is
+// empty, names the node itself, a node not added or a sink; and those of AddStateStore.
 func (t *Topology) AddProcessor[KIn, VIn, KOut, VOut any](name string, supplier ProcessorSupplier[KIn, VIn, KOut, VOut], parents ...string) error {
 	if untypedValue(supplier) == nil {
-		return topoErr(ErrNilArgument, "processor %s: supplier must not be nil", name)
+		return topoErr(name, topology.ErrNilArgument, "processor %s: supplier must not be nil", name)
 	}
 	if err := checkSupplier(name, func() any { return supplier.Get() }); err != nil {
 		return err
@@ -264,7 +234,7 @@ func (t *Topology) AddProcessor[KIn, VIn, KOut, VOut any](name string, supplier 
 // (internal in Java; the DSL's processValues uses it).
 func (t *Topology) AddFixedKeyProcessor[KIn, VIn, VOut any](name string, supplier FixedKeyProcessorSupplier[KIn, VIn, VOut], parents ...string) error {
 	if untypedValue(supplier) == nil {
-		return topoErr(ErrNilArgument, "processor %s: supplier must not be nil", name)
+		return topoErr(name, topology.ErrNilArgument, "processor %s: supplier must not be nil", name)
 	}
 	if err := checkSupplier(name, func() any { return supplier.Get() }); err != nil {
 		return err
@@ -294,11 +264,11 @@ func (t *Topology) addUntypedProcessor(name string, u ProcessorSupplier[any, any
 func checkSupplier(name string, get func() any) error {
 	a, b := get(), get()
 	if untypedValue(a) == nil || untypedValue(b) == nil {
-		return topoErr(ErrNilArgument, "processor %s: supplier returned nil", name)
+		return topoErr(name, topology.ErrNilArgument, "processor %s: supplier returned nil", name)
 	}
 	if ra, rb := reflect.ValueOf(a), reflect.ValueOf(b); ra.Kind() == reflect.Pointer && rb.Kind() == reflect.Pointer &&
 		ra.Type() == rb.Type() && ra.Pointer() == rb.Pointer() && ra.Type().Elem().Size() > 0 {
-		return topoErr(ErrSameProcessorInstance, "processor %s: the supplier returned the same instance twice; Get must return a new processor on every call", name)
+		return topoErr(name, nil, "processor %s: the supplier returned the same instance twice; Get must return a new processor on every call", name)
 	}
 	return nil
 }
@@ -341,11 +311,11 @@ func applySink(opts []SinkOption) sinkOptions {
 // AddSink adds a sink node named name writing every record it receives from parents to topic.
 // Java: Topology.addSink(name, topic, [serializers], [partitioner], parentNames...).
 //
-// Errors: ErrNilArgument (empty topic), ErrDuplicateName, ErrNoParent, ErrSelfParent,
-// ErrUnknownParent, ErrSinkAsParent.
+// Errors: a [*TopologyError] when topic is empty, the name is taken, parents is empty, names
+// the node itself, a node not added or a sink.
 func (t *Topology) AddSink(name, topic string, parents []string, opts ...SinkOption) error {
 	if topic == "" {
-		return topoErr(ErrNilArgument, "sink %s: topic must not be empty", name)
+		return topoErr(name, topology.ErrNilArgument, "sink %s: topic must not be empty", name)
 	}
 	o := applySink(opts)
 	return t.b.AddSink(name, topic, nil, "", nilIfNil(o.keySer), nilIfNil(o.valueSer), nilIfNil(o.partitioner), parents...)
@@ -356,10 +326,10 @@ func (t *Topology) AddSink(name, topic string, parents []string, opts ...SinkOpt
 // is its String() if it implements fmt.Stringer, else its Go type (Java prints toString()).
 // Java: Topology.addSink(name, TopicNameExtractor, ...).
 //
-// Errors: ErrNilArgument, and those of AddSink.
+// Errors: a [*TopologyError] when extractor is nil, and those of AddSink.
 func (t *Topology) AddDynamicSink[K, V any](name string, extractor TopicNameExtractor[K, V], parents []string, opts ...SinkOption) error {
 	if untypedValue(extractor) == nil {
-		return topoErr(ErrNilArgument, "sink %s: topic name extractor must not be nil", name)
+		return topoErr(name, topology.ErrNilArgument, "sink %s: topic name extractor must not be nil", name)
 	}
 	o := applySink(opts)
 	return t.b.AddSink(name, "", adaptTopicNameExtractor(extractor), describeValue(extractor),
@@ -377,8 +347,8 @@ func describeValue(v any) string {
 // must be added already; more can be connected later with ConnectProcessorAndStateStores).
 // Adding the same builder again only connects it. Java: Topology.addStateStore.
 //
-// Errors: ErrNilArgument, ErrDuplicateStore, ErrGlobalStoreConnected, ErrUnknownProcessor,
-// ErrStoreOnSourceOrSink.
+// Errors: a [*TopologyError] when builder is nil, another store has the name, the store is
+// global, or a processor name is not added or names a source or sink.
 func (t *Topology) AddStateStore(builder StoreBuilder, processorNames ...string) error {
 	if untypedValue(builder) == nil {
 		return t.b.AddStateStore(nil, processorNames...)
@@ -389,8 +359,9 @@ func (t *Topology) AddStateStore(builder StoreBuilder, processorNames ...string)
 // ConnectProcessorAndStateStores connects added stores to an added processor, which can then
 // get them from its context. Java: Topology.connectProcessorAndStateStores.
 //
-// Errors: ErrNoStoreNames, ErrUnknownStore, ErrUnknownProcessor, ErrGlobalStoreConnected,
-// ErrStoreOnSourceOrSink.
+// Errors: a [*TopologyError] when storeNames is empty, a store is global (Java: "Global
+// StateStore X can be used by a Processor without being specified") or the processor is not
+// added or is a source or sink; one that also wraps [ErrUnknownStore] when a store is not added.
 func (t *Topology) ConnectProcessorAndStateStores(processorName string, storeNames ...string) error {
 	return t.b.ConnectProcessorAndStateStores(processorName, storeNames...)
 }
@@ -405,13 +376,14 @@ func (t *Topology) ConnectProcessorAndStateStores(processorName string, storeNam
 // Topology.addGlobalStore(storeBuilder, sourceName, [timestampExtractor], keyDeserializer,
 // valueDeserializer, topic, processorName, stateUpdateSupplier).
 //
-// Errors: ErrNilArgument, ErrSameProcessorInstance, ErrDuplicateName, ErrDuplicateStore,
-// ErrSameSourceAndProcessorName, ErrTopicAlreadyRegistered, ErrNoTopics.
+// Errors: a [*TopologyError] when builder or supplier is nil, the supplier returns the same
+// instance twice, a name is taken, another store has the name, sourceName equals
+// processorName, topic is empty or read by another source.
 func (t *Topology) AddGlobalStore[KIn, VIn, KOut, VOut any](builder StoreBuilder, sourceName string,
 	keyDeserializer serde.Deserializer[KIn], valueDeserializer serde.Deserializer[VIn], topic, processorName string,
 	supplier ProcessorSupplier[KIn, VIn, KOut, VOut], opts ...SourceOption) error {
 	if untypedValue(supplier) == nil {
-		return topoErr(ErrNilArgument, "global store processor %s: supplier must not be nil", processorName)
+		return topoErr(processorName, topology.ErrNilArgument, "global store processor %s: supplier must not be nil", processorName)
 	}
 	if err := checkSupplier(processorName, func() any { return supplier.Get() }); err != nil {
 		return err
@@ -450,14 +422,14 @@ func nilIfNil(v any) any {
 // processors can be connected to the store to read it. Options set the timestamp extractor.
 // Java: Topology.addReadOnlyStateStore.
 //
-// Errors: ErrNilArgument, ErrSameProcessorInstance, ErrNoTopics, ErrDuplicateName,
-// ErrSelfParent (equal names), ErrTopicAlreadyRegistered, ErrDuplicateStore. Nothing is added on
-// error.
+// Errors: a [*TopologyError] when builder or supplier is nil, the supplier returns the same
+// instance twice, topic is empty or read by another source, a name is taken, sourceName equals
+// processorName or another store has the name. Nothing is added on error.
 func (t *Topology) AddReadOnlyStateStore[KIn, VIn, KOut, VOut any](builder StoreBuilder, sourceName string,
 	keyDeserializer serde.Deserializer[KIn], valueDeserializer serde.Deserializer[VIn], topic, processorName string,
 	supplier ProcessorSupplier[KIn, VIn, KOut, VOut], opts ...SourceOption) error {
 	if untypedValue(supplier) == nil {
-		return topoErr(ErrNilArgument, "read-only store processor %s: supplier must not be nil", processorName)
+		return topoErr(processorName, topology.ErrNilArgument, "read-only store processor %s: supplier must not be nil", processorName)
 	}
 	if err := checkSupplier(processorName, func() any { return supplier.Get() }); err != nil {
 		return err

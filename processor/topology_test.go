@@ -2,6 +2,8 @@ package processor_test
 
 import (
 	"errors"
+	"regexp/syntax"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,122 +52,122 @@ func (s sameInstance) Get() processor.Processor[string, string, string, string] 
 func TestTopologyErrors(t *testing.T) {
 	cases := []struct {
 		name string
-		want error
+		want any // the kind matched with errors.Is, or a pointer to the cause's type (errors.As)
 		add  func(*processor.Topology) error
 	}{
-		{"source without topics", processor.ErrNoTopics, func(tp *processor.Topology) error {
+		{"source without topics", topology.ErrNoTopics, func(tp *processor.Topology) error {
 			return tp.AddSource("s2", nil)
 		}},
-		{"duplicate source name", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+		{"duplicate source name", topology.ErrDuplicateName, func(tp *processor.Topology) error {
 			return tp.AddSource("proc", []string{"other"})
 		}},
-		{"duplicate processor name", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+		{"duplicate processor name", topology.ErrDuplicateName, func(tp *processor.Topology) error {
 			return tp.AddProcessor("sink", nop[string, string, string, string](), "src")
 		}},
-		{"duplicate sink name", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+		{"duplicate sink name", topology.ErrDuplicateName, func(tp *processor.Topology) error {
 			return tp.AddSink("src", "out2", []string{"proc"})
 		}},
-		{"topic read by two sources", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+		{"topic read by two sources", topology.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
 			return tp.AddSource("s2", []string{"x", "in"})
 		}},
-		{"topic given twice to one source", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+		{"topic given twice to one source", topology.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
 			return tp.AddSource("s2", []string{"x", "x"})
 		}},
-		{"topic of a global store", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+		{"topic of a global store", topology.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
 			return tp.AddSource("s2", []string{"gt"})
 		}},
-		{"pattern matching a registered topic", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+		{"pattern matching a registered topic", topology.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
 			return tp.AddSourcePattern("s2", "i.")
 		}},
-		{"invalid pattern", processor.ErrInvalidPattern, func(tp *processor.Topology) error {
+		{"invalid pattern", new(*syntax.Error), func(tp *processor.Topology) error {
 			return tp.AddSourcePattern("s2", "a(")
 		}},
-		{"processor without parent", processor.ErrNoParent, func(tp *processor.Topology) error {
+		{"processor without parent", topology.ErrNoParent, func(tp *processor.Topology) error {
 			return tp.AddProcessor("p2", nop[string, string, string, string]())
 		}},
-		{"sink without parent", processor.ErrNoParent, func(tp *processor.Topology) error {
+		{"sink without parent", topology.ErrNoParent, func(tp *processor.Topology) error {
 			return tp.AddSink("k2", "out", nil)
 		}},
-		{"processor is its own parent", processor.ErrSelfParent, func(tp *processor.Topology) error {
+		{"processor is its own parent", topology.ErrSelfParent, func(tp *processor.Topology) error {
 			return tp.AddProcessor("p2", nop[string, string, string, string](), "src", "p2")
 		}},
-		{"unknown parent", processor.ErrUnknownParent, func(tp *processor.Topology) error {
+		{"unknown parent", topology.ErrUnknownParent, func(tp *processor.Topology) error {
 			return tp.AddProcessor("p2", nop[string, string, string, string](), "nope")
 		}},
-		{"unknown sink parent", processor.ErrUnknownParent, func(tp *processor.Topology) error {
+		{"unknown sink parent", topology.ErrUnknownParent, func(tp *processor.Topology) error {
 			return tp.AddSink("k2", "out", []string{"nope"})
 		}},
-		{"sink as parent of a sink", processor.ErrSinkAsParent, func(tp *processor.Topology) error {
+		{"sink as parent of a sink", topology.ErrSinkAsParent, func(tp *processor.Topology) error {
 			return tp.AddSink("k2", "out", []string{"sink"})
 		}},
-		{"sink as parent of a processor", processor.ErrSinkAsParent, func(tp *processor.Topology) error {
+		{"sink as parent of a processor", topology.ErrSinkAsParent, func(tp *processor.Topology) error {
 			return tp.AddProcessor("p2", nop[string, string, string, string](), "sink")
 		}},
-		{"nil supplier", processor.ErrNilArgument, func(tp *processor.Topology) error {
+		{"nil supplier", topology.ErrNilArgument, func(tp *processor.Topology) error {
 			return tp.AddProcessor("p2", processor.ProcessorSupplier[string, string, string, string](nil), "src")
 		}},
-		{"supplier returning nil", processor.ErrNilArgument, func(tp *processor.Topology) error {
+		{"supplier returning nil", topology.ErrNilArgument, func(tp *processor.Topology) error {
 			return tp.AddProcessor("p2", processor.ProcessorSupplierFunc[string, string, string, string](
 				func() processor.Processor[string, string, string, string] { return nil }), "src")
 		}},
-		{"supplier returning one instance", processor.ErrSameProcessorInstance, func(tp *processor.Topology) error {
+		{"supplier returning one instance", processor.ErrInvalidTopology, func(tp *processor.Topology) error {
 			return tp.AddProcessor("p2", sameInstance{&countingProcessor{}}, "src")
 		}},
-		{"nil topic name extractor", processor.ErrNilArgument, func(tp *processor.Topology) error {
+		{"nil topic name extractor", topology.ErrNilArgument, func(tp *processor.Topology) error {
 			return tp.AddDynamicSink("k2", processor.TopicNameExtractor[string, string](nil), []string{"proc"})
 		}},
-		{"different store with the same name", processor.ErrDuplicateStore, func(tp *processor.Topology) error {
+		{"different store with the same name", topology.ErrDuplicateStore, func(tp *processor.Topology) error {
 			return tp.AddStateStore(kvBuilder("st"))
 		}},
-		{"store named as a global store", processor.ErrDuplicateStore, func(tp *processor.Topology) error {
+		{"store named as a global store", topology.ErrDuplicateStore, func(tp *processor.Topology) error {
 			return tp.AddStateStore(kvBuilder("g"))
 		}},
-		{"nil store builder", processor.ErrNilArgument, func(tp *processor.Topology) error {
+		{"nil store builder", topology.ErrNilArgument, func(tp *processor.Topology) error {
 			return tp.AddStateStore(nil, "proc")
 		}},
-		{"store connected to an unknown processor", processor.ErrUnknownProcessor, func(tp *processor.Topology) error {
+		{"store connected to an unknown processor", topology.ErrUnknownProcessor, func(tp *processor.Topology) error {
 			return tp.AddStateStore(kvBuilder("st2"), "proc", "nope")
 		}},
 		{"connect an unknown store", processor.ErrUnknownStore, func(tp *processor.Topology) error {
 			return tp.ConnectProcessorAndStateStores("proc", "nope")
 		}},
-		{"connect to an unknown processor", processor.ErrUnknownProcessor, func(tp *processor.Topology) error {
+		{"connect to an unknown processor", topology.ErrUnknownProcessor, func(tp *processor.Topology) error {
 			return tp.ConnectProcessorAndStateStores("nope", "st")
 		}},
-		{"connect without store names", processor.ErrNoStoreNames, func(tp *processor.Topology) error {
+		{"connect without store names", topology.ErrNoStoreNames, func(tp *processor.Topology) error {
 			return tp.ConnectProcessorAndStateStores("proc")
 		}},
-		{"connect a global store", processor.ErrGlobalStoreConnected, func(tp *processor.Topology) error {
+		{"connect a global store", topology.ErrGlobalStoreConnected, func(tp *processor.Topology) error {
 			return tp.ConnectProcessorAndStateStores("proc", "g")
 		}},
-		{"store on a source", processor.ErrStoreOnSourceOrSink, func(tp *processor.Topology) error {
+		{"store on a source", topology.ErrStoreOnSourceOrSink, func(tp *processor.Topology) error {
 			return tp.ConnectProcessorAndStateStores("src", "st")
 		}},
-		{"store on a sink", processor.ErrStoreOnSourceOrSink, func(tp *processor.Topology) error {
+		{"store on a sink", topology.ErrStoreOnSourceOrSink, func(tp *processor.Topology) error {
 			return tp.AddStateStore(kvBuilder("st2"), "sink")
 		}},
-		{"global store with a used store name", processor.ErrDuplicateStore, func(tp *processor.Topology) error {
+		{"global store with a used store name", topology.ErrDuplicateStore, func(tp *processor.Topology) error {
 			return tp.AddGlobalStore(kvBuilder("st"), "gs2", serde.String(), serde.String(), "gt2", "gp2", nop[string, string, struct{}, struct{}]())
 		}},
-		{"global store twice", processor.ErrDuplicateStore, func(tp *processor.Topology) error {
+		{"global store twice", topology.ErrDuplicateStore, func(tp *processor.Topology) error {
 			return tp.AddGlobalStore(kvBuilder("g"), "gs2", serde.String(), serde.String(), "gt2", "gp2", nop[string, string, struct{}, struct{}]())
 		}},
-		{"global store source name used", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+		{"global store source name used", topology.ErrDuplicateName, func(tp *processor.Topology) error {
 			return tp.AddGlobalStore(kvBuilder("g2"), "src", serde.String(), serde.String(), "gt2", "gp2", nop[string, string, struct{}, struct{}]())
 		}},
-		{"global store processor name used", processor.ErrDuplicateName, func(tp *processor.Topology) error {
+		{"global store processor name used", topology.ErrDuplicateName, func(tp *processor.Topology) error {
 			return tp.AddGlobalStore(kvBuilder("g2"), "gs2", serde.String(), serde.String(), "gt2", "proc", nop[string, string, struct{}, struct{}]())
 		}},
-		{"global store with equal source and processor names", processor.ErrSameSourceAndProcessorName, func(tp *processor.Topology) error {
+		{"global store with equal source and processor names", topology.ErrSameSourceAndProcessorName, func(tp *processor.Topology) error {
 			return tp.AddGlobalStore(kvBuilder("g2"), "gx", serde.String(), serde.String(), "gt2", "gx", nop[string, string, struct{}, struct{}]())
 		}},
-		{"global store on a registered topic", processor.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
+		{"global store on a registered topic", topology.ErrTopicAlreadyRegistered, func(tp *processor.Topology) error {
 			return tp.AddGlobalStore(kvBuilder("g2"), "gs2", serde.String(), serde.String(), "in", "gp2", nop[string, string, struct{}, struct{}]())
 		}},
-		{"global store without topic", processor.ErrNoTopics, func(tp *processor.Topology) error {
+		{"global store without topic", topology.ErrNoTopics, func(tp *processor.Topology) error {
 			return tp.AddGlobalStore(kvBuilder("g2"), "gs2", serde.String(), serde.String(), "", "gp2", nop[string, string, struct{}, struct{}]())
 		}},
-		{"global store with nil supplier", processor.ErrNilArgument, func(tp *processor.Topology) error {
+		{"global store with nil supplier", topology.ErrNilArgument, func(tp *processor.Topology) error {
 			return tp.AddGlobalStore(kvBuilder("g2"), "gs2", serde.String(), serde.String(), "gt2", "gp2",
 				processor.ProcessorSupplier[string, string, struct{}, struct{}](nil))
 		}},
@@ -178,11 +180,15 @@ func TestTopologyErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if !errors.Is(err, c.want) {
+			if want, ok := c.want.(error); ok && !errors.Is(err, want) || !ok && !errors.As(err, c.want) {
 				t.Fatalf("error %q does not wrap %v", err, c.want)
 			}
 			if !errors.Is(err, processor.ErrInvalidTopology) {
 				t.Fatalf("error %q does not wrap ErrInvalidTopology", err)
+			}
+			var te *processor.TopologyError
+			if !errors.As(err, &te) || te.Error() != "invalid topology: "+te.Reason || !strings.Contains(te.Reason, te.Name) {
+				t.Fatalf("error %q (%T) is not a *TopologyError naming %q in its reason", err, err, te.Name)
 			}
 			if after := topo.Describe().String(); after != before {
 				t.Fatalf("topology changed by a failed call:\n%s", after)
@@ -195,8 +201,8 @@ func TestTopologyErrorIsTyped(t *testing.T) {
 	topo := base(t)
 	err := topo.AddProcessor("p2", nop[string, string, string, string](), "nope")
 	var te *processor.TopologyError
-	if !errors.As(err, &te) || te.Kind != processor.ErrUnknownParent {
-		t.Fatalf("errors.As(%v) = %v", err, te)
+	if !errors.As(err, &te) || te.Name != "p2" || !errors.Is(err, topology.ErrUnknownParent) {
+		t.Fatalf("errors.As(%v) = %+v", err, te)
 	}
 	if got, want := err.Error(), "invalid topology: parent node nope is unknown (for processor p2); add parents before their children"; got != want {
 		t.Fatalf("message %q, want %q", got, want)
@@ -269,11 +275,11 @@ func TestAddReadOnlyStateStore(t *testing.T) {
 		want error
 		err  error
 	}{
-		{processor.ErrDuplicateName, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "src", serde.String(), serde.String(), "t9", "rp2", nop[string, string, struct{}, struct{}]())},
-		{processor.ErrTopicAlreadyRegistered, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "rs2", serde.String(), serde.String(), "rtopic", "rp2", nop[string, string, struct{}, struct{}]())},
-		{processor.ErrDuplicateStore, topo.AddReadOnlyStateStore(kvBuilder("st"), "rs2", serde.String(), serde.String(), "t9", "rp2", nop[string, string, struct{}, struct{}]())},
-		{processor.ErrSelfParent, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "rs2", serde.String(), serde.String(), "t9", "rs2", nop[string, string, struct{}, struct{}]())},
-		{processor.ErrNoTopics, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "rs2", serde.String(), serde.String(), "", "rp2", nop[string, string, struct{}, struct{}]())},
+		{topology.ErrDuplicateName, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "src", serde.String(), serde.String(), "t9", "rp2", nop[string, string, struct{}, struct{}]())},
+		{topology.ErrTopicAlreadyRegistered, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "rs2", serde.String(), serde.String(), "rtopic", "rp2", nop[string, string, struct{}, struct{}]())},
+		{topology.ErrDuplicateStore, topo.AddReadOnlyStateStore(kvBuilder("st"), "rs2", serde.String(), serde.String(), "t9", "rp2", nop[string, string, struct{}, struct{}]())},
+		{topology.ErrSelfParent, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "rs2", serde.String(), serde.String(), "t9", "rs2", nop[string, string, struct{}, struct{}]())},
+		{topology.ErrNoTopics, topo.AddReadOnlyStateStore(kvBuilder("ro2"), "rs2", serde.String(), serde.String(), "", "rp2", nop[string, string, struct{}, struct{}]())},
 	} {
 		if !errors.Is(c.err, c.want) || !errors.Is(c.err, processor.ErrInvalidTopology) {
 			t.Errorf("got %v, want %v", c.err, c.want)
@@ -302,7 +308,8 @@ func TestSourceOffsetReset(t *testing.T) {
 		t.Fatal(s)
 	}
 	err := topo.AddSource("neg", []string{"x"}, processor.WithOffsetReset(processor.OffsetResetByDuration(-time.Second)))
-	if !errors.Is(err, processor.ErrInvalidOffsetReset) || topology.Of(topo).Node("neg") != nil {
+	var te *processor.TopologyError
+	if !errors.As(err, &te) || te.Name != "neg" || !strings.Contains(err.Error(), "offset reset duration -1s is negative") || topology.Of(topo).Node("neg") != nil {
 		t.Fatalf("negative duration: %v", err)
 	}
 }

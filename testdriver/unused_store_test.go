@@ -43,8 +43,9 @@ func TestUnusedStoreIsRefused(t *testing.T) {
 		"default.value.serde": "org.apache.kafka.common.serialization.Serdes$StringSerde",
 	}
 	_, err := testdriver.New(topo, props, 0)
-	if !errors.Is(err, processor.ErrUnusedStore) || !errors.Is(err, processor.ErrInvalidTopology) {
-		t.Fatalf("New with an unconnected store: %v; want an error wrapping ErrUnusedStore and ErrInvalidTopology", err)
+	var te *processor.TopologyError
+	if !errors.As(err, &te) || te.Name != "forgotten" || !errors.Is(err, processor.ErrInvalidTopology) {
+		t.Fatalf("New with an unconnected store: %v; want a *processor.TopologyError about the store", err)
 	}
 	if want := `state store forgotten is connected to no processor`; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %q", err, want)

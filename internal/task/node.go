@@ -292,7 +292,7 @@ func (c *nodeContext) StateStore(name string) (processor.StateStore, error) {
 	st, ok := t.stores[name]
 	if !slices.Contains(c.n.spec.Stores, name) {
 		if ok {
-			return nil, fmt.Errorf("processor %s has no access to state store %s: %w", c.n.spec.Name, name, processor.ErrStoreNotConnected)
+			return nil, fmt.Errorf("processor %s has no access to state store %s: %w: it is not connected to the processor; connect it with Topology.AddStateStore(builder, processorNames...) or Topology.ConnectProcessorAndStateStores", c.n.spec.Name, name, processor.ErrUnknownStore)
 		}
 		return nil, fmt.Errorf("processor %s: state store %s: %w", c.n.spec.Name, name, processor.ErrUnknownStore)
 	}
@@ -306,7 +306,7 @@ func (c *nodeContext) StateStore(name string) (processor.StateStore, error) {
 func (c *nodeContext) Schedule(interval time.Duration, typ processor.PunctuationType, p processor.Punctuator) (processor.Cancellable, error) {
 	ms := interval.Milliseconds()
 	if ms < 1 {
-		return nil, fmt.Errorf("node %s: schedule %v: %w", c.n.spec.Name, interval, processor.ErrInvalidInterval)
+		return nil, fmt.Errorf("node %s: schedule %v: %w", c.n.spec.Name, interval, processor.ErrInvalidSchedule)
 	}
 	if p == nil {
 		return nil, fmt.Errorf("node %s: schedule: nil punctuator", c.n.spec.Name)
@@ -325,16 +325,16 @@ func (c *nodeContext) Schedule(interval time.Duration, typ processor.Punctuation
 // ScheduleAt schedules a punctuator of this node first due at start (ms precision) and then
 // every interval; a start in the past (before the current stream time for StreamTime, before
 // the wall-clock time for WallClockTime) moves to the first start + k*interval after it.
-// Errors: interval below 1 ms (processor.ErrInvalidInterval), start before the epoch.
+// Errors (processor.ErrInvalidSchedule): interval below 1 ms, start before the epoch.
 // Java 4.4: schedule(Instant startTime, Duration interval, PunctuationType, Punctuator).
 func (c *nodeContext) ScheduleAt(start time.Time, interval time.Duration, typ processor.PunctuationType, p processor.Punctuator) (processor.Cancellable, error) {
 	ms := interval.Milliseconds()
 	if ms < 1 {
-		return nil, fmt.Errorf("node %s: schedule %v: %w", c.n.spec.Name, interval, processor.ErrInvalidInterval)
+		return nil, fmt.Errorf("node %s: schedule %v: %w", c.n.spec.Name, interval, processor.ErrInvalidSchedule)
 	}
 	startMs := start.UnixMilli()
 	if startMs < 0 {
-		return nil, fmt.Errorf("node %s: schedule at %v: %w: the minimum supported start time is the epoch", c.n.spec.Name, start, ErrInvalidStartTime)
+		return nil, fmt.Errorf("node %s: schedule at %v: %w: the minimum supported start time is the epoch", c.n.spec.Name, start, processor.ErrInvalidSchedule)
 	}
 	if p == nil {
 		return nil, fmt.Errorf("node %s: schedule: nil punctuator", c.n.spec.Name)
@@ -348,10 +348,6 @@ func (c *nodeContext) ScheduleAt(start time.Time, interval time.Duration, typ pr
 	}
 	return nil, fmt.Errorf("node %s: schedule: unknown punctuation type %v", c.n.spec.Name, typ)
 }
-
-// ErrInvalidStartTime is returned by ScheduleAt for a start before the epoch.
-// Java: IllegalArgumentException "The minimum supported start time is Instant.EPOCH.".
-var ErrInvalidStartTime = processor.ErrInvalidStartTime
 
 // Commit requests a commit.
 func (c *nodeContext) Commit() { c.n.task.commitRequested = true }

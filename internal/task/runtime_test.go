@@ -83,10 +83,10 @@ func TestScheduleAtAnchored(t *testing.T) {
 	if strings.Join(fired, ",") != "st60,wc1250,wc1350" {
 		t.Fatalf("fired %v", fired)
 	}
-	if _, err := ctxSeen.ScheduleAt(time.UnixMilli(-1), time.Second, processor.StreamTime, func(int64) error { return nil }); !errors.Is(err, ErrInvalidStartTime) {
+	if _, err := ctxSeen.ScheduleAt(time.UnixMilli(-1), time.Second, processor.StreamTime, func(int64) error { return nil }); !errors.Is(err, processor.ErrInvalidSchedule) {
 		t.Fatalf("start before epoch: %v", err)
 	}
-	if _, err := ctxSeen.ScheduleAt(time.UnixMilli(0), 0, processor.StreamTime, func(int64) error { return nil }); !errors.Is(err, processor.ErrInvalidInterval) {
+	if _, err := ctxSeen.ScheduleAt(time.UnixMilli(0), 0, processor.StreamTime, func(int64) error { return nil }); !errors.Is(err, processor.ErrInvalidSchedule) {
 		t.Fatalf("zero interval: %v", err)
 	}
 }

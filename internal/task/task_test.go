@@ -218,7 +218,7 @@ func TestWallClockPunctuationAndCancelInside(t *testing.T) {
 	if fmt.Sprint(fired) != "[1100 1350 1400]" {
 		t.Fatalf("fired %v", fired)
 	}
-	if _, err := p.ctx.Schedule(500*time.Microsecond, processor.WallClockTime, func(int64) error { return nil }); !errors.Is(err, processor.ErrInvalidInterval) {
+	if _, err := p.ctx.Schedule(500*time.Microsecond, processor.WallClockTime, func(int64) error { return nil }); !errors.Is(err, processor.ErrInvalidSchedule) {
 		t.Fatalf("sub-ms interval: %v", err)
 	}
 }
@@ -298,7 +298,7 @@ func TestForwardErrorsAndStoreAccess(t *testing.T) {
 	}{
 		{"neg", processor.ErrInvalidTimestamp},
 		{"child", processor.ErrUnknownChild},
-		{"store", processor.ErrStoreNotConnected},
+		{"store", processor.ErrUnknownStore},
 		{"unknown", processor.ErrUnknownStore},
 	}
 	for i, c := range cases {

@@ -215,10 +215,10 @@ func (b *Builder) Stores() []*Store {
 func (b *Builder) AddSource(name string, topics []string, pattern *regexp.Regexp, patternText string,
 	reset OffsetReset, extractor, keyDeser, valueDeser any) error {
 	if pattern == nil && len(topics) == 0 {
-		return newErr(ErrNoTopics, "source %s: topics cannot be empty; give at least one topic or a pattern", name)
+		return newErr(name, ErrNoTopics, "source %s: topics cannot be empty; give at least one topic or a pattern", name)
 	}
 	if pattern != nil && len(topics) > 0 {
-		return newErr(ErrNoTopics, "source %s: give either topics or a pattern, not both", name)
+		return newErr(name, ErrNoTopics, "source %s: give either topics or a pattern, not both", name)
 	}
 	if b.byName[name] != nil {
 		return dupName(name)
@@ -226,18 +226,18 @@ func (b *Builder) AddSource(name string, topics []string, pattern *regexp.Regexp
 	if pattern != nil {
 		for _, t := range sortedKeys(b.rawTopics, b.globalTopics) {
 			if matchFull(pattern, t) {
-				return newErr(ErrTopicAlreadyRegistered, "pattern %s will match a topic that has already been registered by another source (%s); "+
-					"every topic can be read by one source only", patternText, t)
+				return newErr(name, ErrTopicAlreadyRegistered, "source %s: pattern %s will match a topic that has already been registered by another source (%s); "+
+					"every topic can be read by one source only", name, patternText, t)
 			}
 		}
 	} else {
 		seen := map[string]bool{}
 		for _, t := range topics {
 			if seen[t] {
-				return newErr(ErrTopicAlreadyRegistered, "topic %s is given twice to source %s", t, name)
+				return newErr(name, ErrTopicAlreadyRegistered, "topic %s is given twice to source %s", t, name)
 			}
 			seen[t] = true
-			if err := b.checkTopicFree(t); err != nil {
+			if err := b.checkTopicFree(name, t); err != nil {
 				return err
 			}
 		}
@@ -274,21 +274,21 @@ func MatchesPattern(n *Node, topic string) bool {
 	return n.Pattern != nil && matchFull(n.Pattern, topic)
 }
 
-func (b *Builder) checkTopicFree(t string) error {
+func (b *Builder) checkTopicFree(node, t string) error {
 	if b.rawTopics[t] || b.globalTopics[t] {
-		return newErr(ErrTopicAlreadyRegistered, "topic %s has already been registered by another source; "+
-			"every topic can be read by one source only: add the topic to that source or share its node", t)
+		return newErr(node, ErrTopicAlreadyRegistered, "source %s: topic %s has already been registered by another source; "+
+			"every topic can be read by one source only: add the topic to that source or share its node", node, t)
 	}
 	for _, n := range b.nodes {
 		if n.Kind == SourceNode && n.Pattern != nil && matchFull(n.Pattern, t) {
-			return newErr(ErrTopicAlreadyRegistered, "topic %s matches the pattern %s already registered by source %s", t, n.PatternText, n.Name)
+			return newErr(node, ErrTopicAlreadyRegistered, "source %s: topic %s matches the pattern %s already registered by source %s", node, t, n.PatternText, n.Name)
 		}
 	}
 	return nil
 }
 
 func dupName(name string) error {
-	return newErr(ErrDuplicateName, "processor %s is already added; node names must be unique", name)
+	return newErr(name, ErrDuplicateName, "processor %s is already added; node names must be unique", name)
 }
 
 func (b *Builder) addNode(n *Node) {
@@ -307,18 +307,18 @@ func (b *Builder) checkParents(kind, name string, parents []string) error {
 		return dupName(name)
 	}
 	if len(parents) == 0 {
-		return newErr(ErrNoParent, "%s %s: predecessorNames cannot be empty; give at least one parent", kind, name)
+		return newErr(name, ErrNoParent, "%s %s: predecessorNames cannot be empty; give at least one parent", kind, name)
 	}
 	for _, p := range parents {
 		if p == name {
-			return newErr(ErrSelfParent, "parent node %s is unknown (self-reference); a node cannot be its own parent", name)
+			return newErr(name, ErrSelfParent, "parent node %s is unknown (self-reference); a node cannot be its own parent", name)
 		}
 		pn := b.byName[p]
 		if pn == nil {
-			return newErr(ErrUnknownParent, "parent node %s is unknown (for %s %s); add parents before their children", p, kind, name)
+			return newErr(name, ErrUnknownParent, "parent node %s is unknown (for %s %s); add parents before their children", p, kind, name)
 		}
 		if pn.Kind == SinkNode {
-			return newErr(ErrSinkAsParent, "sink %s cannot be used a parent (of %s); sinks have no children", p, name)
+			return newErr(name, ErrSinkAsParent, "sink %s cannot be used a parent (of %s); sinks have no children", p, name)
 		}
 	}
 	return nil
@@ -331,7 +331,7 @@ func (b *Builder) checkParents(kind, name string, parents []string) error {
 // ErrSelfParent, ErrUnknownParent, ErrSinkAsParent.
 func (b *Builder) AddProcessor(name string, supplier any, parents ...string) error {
 	if isNil(supplier) {
-		return newErr(ErrNilArgument, "processor %s: supplier must not be nil", name)
+		return newErr(name, ErrNilArgument, "processor %s: supplier must not be nil", name)
 	}
 	if err := b.checkParents("processor", name, parents); err != nil {
 		return err
@@ -349,7 +349,7 @@ func (b *Builder) AddProcessor(name string, supplier any, parents ...string) err
 func (b *Builder) AddSink(name, topic string, topicExtractor any, extractorText string,
 	keySer, valueSer, partitioner any, parents ...string) error {
 	if topic == "" && isNil(topicExtractor) {
-		return newErr(ErrNilArgument, "sink %s: a topic or a topic name extractor is needed", name)
+		return newErr(name, ErrNilArgument, "sink %s: a topic or a topic name extractor is needed", name)
 	}
 	if err := b.checkParents("sink", name, parents); err != nil {
 		return err
@@ -371,15 +371,15 @@ func (b *Builder) AddSink(name, topic string, topicExtractor any, extractorText 
 // ConnectProcessorAndStateStores.
 func (b *Builder) AddStateStore(builder StoreBuilder, processors ...string) error {
 	if isNil(builder) {
-		return newErr(ErrNilArgument, "store builder must not be nil")
+		return newErr("", ErrNilArgument, "store builder must not be nil")
 	}
 	name := builder.Name()
 	if old := b.stores[name]; old != nil {
 		if old.Global {
-			return newErr(ErrDuplicateStore, "a different global state store has already been added with the name %s", name)
+			return newErr(name, ErrDuplicateStore, "a different global state store has already been added with the name %s", name)
 		}
 		if !sameValue(old.Builder, builder) {
-			return newErr(ErrDuplicateStore, "a different state store has already been added with the name %s; "+
+			return newErr(name, ErrDuplicateStore, "a different state store has already been added with the name %s; "+
 				"store names must be unique (add the same builder again to share it)", name)
 		}
 	}
@@ -402,7 +402,7 @@ func (b *Builder) AddStateStore(builder StoreBuilder, processors ...string) erro
 // ErrGlobalStoreConnected, ErrUnknownStore, ErrUnknownProcessor, ErrStoreOnSourceOrSink.
 func (b *Builder) ConnectProcessorAndStateStores(processor string, stores ...string) error {
 	if len(stores) == 0 {
-		return newErr(ErrNoStoreNames, "processor %s: stateStoreNames cannot be empty; give at least one store name", processor)
+		return newErr(processor, ErrNoStoreNames, "processor %s: stateStoreNames cannot be empty; give at least one store name", processor)
 	}
 	for _, s := range stores {
 		if err := b.checkConnect(s, []string{processor}, nil); err != nil {
@@ -420,18 +420,18 @@ func (b *Builder) ConnectProcessorAndStateStores(processor string, stores ...str
 func (b *Builder) checkConnect(store string, processors []string, pending StoreBuilder) error {
 	for _, p := range processors {
 		if st := b.stores[store]; st != nil && st.Global {
-			return newErr(ErrGlobalStoreConnected, "global state store %s can be used by a processor without being connected; "+
+			return newErr(store, ErrGlobalStoreConnected, "global state store %s can be used by a processor without being connected; "+
 				"do not pass it for processor %s", store, p)
 		}
 		if b.stores[store] == nil && pending == nil {
-			return newErr(ErrUnknownStore, "state store %s is not added yet; add it with AddStateStore first", store)
+			return newErr(store, ErrUnknownStore, "state store %s is not added yet; add it with AddStateStore first", store)
 		}
 		n := b.byName[p]
 		if n == nil {
-			return newErr(ErrUnknownProcessor, "processor %s is not added yet; add the processor before connecting store %s", p, store)
+			return newErr(store, ErrUnknownProcessor, "processor %s is not added yet; add the processor before connecting store %s", p, store)
 		}
 		if n.Kind != ProcessorNode {
-			return newErr(ErrStoreOnSourceOrSink, "cannot connect state store %s to %s node %s; connect it to a processor", store, n.Kind, p)
+			return newErr(store, ErrStoreOnSourceOrSink, "cannot connect state store %s to %s node %s; connect it to a processor", store, n.Kind, p)
 		}
 	}
 	return nil
@@ -465,13 +465,13 @@ func (b *Builder) connect(processor, store string) {
 func (b *Builder) AddGlobalStore(builder StoreBuilder, sourceName string, extractor, keyDeser, valueDeser any,
 	topic, processorName string, supplier any, reprocessOnRestore bool) error {
 	if isNil(builder) {
-		return newErr(ErrNilArgument, "global store builder must not be nil")
+		return newErr("", ErrNilArgument, "global store builder must not be nil")
 	}
 	if isNil(supplier) {
-		return newErr(ErrNilArgument, "global store %s: processor supplier must not be nil", builder.Name())
+		return newErr(builder.Name(), ErrNilArgument, "global store %s: processor supplier must not be nil", builder.Name())
 	}
 	if topic == "" {
-		return newErr(ErrNoTopics, "global store %s: a source topic is needed", builder.Name())
+		return newErr(builder.Name(), ErrNoTopics, "global store %s: a source topic is needed", builder.Name())
 	}
 	name := builder.Name()
 	switch {
@@ -480,13 +480,13 @@ func (b *Builder) AddGlobalStore(builder StoreBuilder, sourceName string, extrac
 	case b.byName[processorName] != nil:
 		return dupName(processorName)
 	case b.stores[name] != nil && !b.stores[name].Global:
-		return newErr(ErrDuplicateStore, "a different state store has already been added with the name %s", name)
+		return newErr(name, ErrDuplicateStore, "a different state store has already been added with the name %s", name)
 	case b.stores[name] != nil:
-		return newErr(ErrDuplicateStore, "a different global state store has already been added with the name %s", name)
+		return newErr(name, ErrDuplicateStore, "a different global state store has already been added with the name %s", name)
 	case sourceName == processorName:
-		return newErr(ErrSameSourceAndProcessorName, "global store %s: source name and processor name must be different (both %s)", name, sourceName)
+		return newErr(name, ErrSameSourceAndProcessorName, "global store %s: source name and processor name must be different (both %s)", name, sourceName)
 	}
-	if err := b.checkTopicFree(topic); err != nil {
+	if err := b.checkTopicFree(sourceName, topic); err != nil {
 		return err
 	}
 	b.globalTopics[topic] = true
@@ -593,7 +593,7 @@ func (b *Builder) CheckStoresConnected() error {
 		if st == nil || st.Global || len(st.Processors) > 0 {
 			continue
 		}
-		return newErr(ErrUnusedStore, "state store %s is connected to no processor; connect it with "+
+		return newErr(name, ErrUnusedStore, "state store %s is connected to no processor; connect it with "+
 			"AddStateStore(builder, processorNames...) or ConnectProcessorAndStateStores, or remove it", name)
 	}
 	return nil

@@ -56,22 +56,38 @@ var (
 	ErrSameSourceAndProcessorName = errors.New("global store source and processor names must differ")
 )
 
-// Error is a topology construction error: what was being done, which node/store/topic it
-// concerns and why. It unwraps to the sentinel Kind and to [ErrInvalidTopology].
+// Error is a topology construction error: which node or store it concerns and why. It
+// unwraps to [ErrInvalidTopology] and to its kind, one of the sentinels above (or a cause
+// such as a regexp syntax error), which the library's own tests and code may match; the public
+// API exports only ErrInvalidTopology and ErrUnknownStore of them. Java: TopologyException.
 type Error struct {
-	// Kind is the sentinel (ErrDuplicateName, ...).
-	Kind error
-	// Msg is the full message, modelled on Java's TopologyException text and saying what to do.
-	Msg string
+	// Name is the node or state store the failing call adds or connects (the one its Reason
+	// names first); empty when the call got no name (a nil store builder, a configuration value).
+	Name string
+	// Reason is the message, modelled on Java's TopologyException text: what is wrong, naming
+	// the node, topic or store, and what to do.
+	Reason string
+	kind   error
 }
 
-// Error returns "invalid topology: <message>" as Java's TopologyException prefixes
+// Error returns "invalid topology: <Reason>", as Java's TopologyException prefixes
 // "Invalid topology: ".
-func (e *Error) Error() string { return "invalid topology: " + e.Msg }
+func (e *Error) Error() string { return "invalid topology: " + e.Reason }
 
-// Unwrap returns the sentinel Kind and [ErrInvalidTopology].
-func (e *Error) Unwrap() []error { return []error{e.Kind, ErrInvalidTopology} }
+// Unwrap returns [ErrInvalidTopology] and the error's kind, when it has one.
+func (e *Error) Unwrap() []error {
+	if e.kind == nil {
+		return []error{ErrInvalidTopology}
+	}
+	return []error{e.kind, ErrInvalidTopology}
+}
 
-func newErr(kind error, format string, args ...any) error {
-	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+// NewError returns an *Error about the node or store name: kind is what it unwraps to besides
+// ErrInvalidTopology (nil for none), the reason is format with args.
+func NewError(name string, kind error, format string, args ...any) *Error {
+	return &Error{Name: name, Reason: fmt.Sprintf(format, args...), kind: kind}
+}
+
+func newErr(name string, kind error, format string, args ...any) error {
+	return NewError(name, kind, format, args...)
 }

@@ -121,10 +121,10 @@ func (b *Builder) CopartitionGroups(applicationID string) [][]string {
 func (b *Builder) ConnectSourceStoreAndTopic(store, topic string) error {
 	st := b.stores[store]
 	if st == nil {
-		return newErr(ErrUnknownStore, "state store %s is not added yet; add it before binding it to source topic %s", store, topic)
+		return newErr(store, ErrUnknownStore, "state store %s is not added yet; add it before binding it to source topic %s", store, topic)
 	}
 	if st.SourceTopic != "" {
-		return newErr(ErrSourceStoreAlreadyAdded, "source store %s is already added (bound to topic %s)", store, st.SourceTopic)
+		return newErr(store, ErrSourceStoreAlreadyAdded, "source store %s is already added (bound to topic %s)", store, st.SourceTopic)
 	}
 	st.SourceTopic = topic
 	return nil
@@ -215,29 +215,29 @@ func (b *Builder) AddReadOnlyStore(builder StoreBuilder, sourceName string, extr
 	topic, processorName string, supplier any) error {
 	switch {
 	case isNil(builder):
-		return newErr(ErrNilArgument, "read-only store: store builder must not be nil")
+		return newErr("", ErrNilArgument, "read-only store: store builder must not be nil")
 	case isNil(supplier):
-		return newErr(ErrNilArgument, "read-only store %s: processor supplier must not be nil", builder.Name())
+		return newErr(builder.Name(), ErrNilArgument, "read-only store %s: processor supplier must not be nil", builder.Name())
 	case topic == "":
-		return newErr(ErrNoTopics, "read-only store %s: topics cannot be empty; give the store's source topic", builder.Name())
+		return newErr(builder.Name(), ErrNoTopics, "read-only store %s: topics cannot be empty; give the store's source topic", builder.Name())
 	case b.byName[sourceName] != nil:
 		return dupName(sourceName)
 	case b.byName[processorName] != nil:
 		return dupName(processorName)
 	case sourceName == processorName:
-		return newErr(ErrSelfParent, "parent node %s is unknown (self-reference); source and processor names of read-only store %s must differ",
+		return newErr(processorName, ErrSelfParent, "parent node %s is unknown (self-reference); source and processor names of read-only store %s must differ",
 			processorName, builder.Name())
 	}
-	if err := b.checkTopicFree(topic); err != nil {
+	if err := b.checkTopicFree(sourceName, topic); err != nil {
 		return err
 	}
 	name := builder.Name()
 	if old := b.stores[name]; old != nil {
 		if old.Global || !sameValue(old.Builder, builder) {
-			return newErr(ErrDuplicateStore, "a different state store has already been added with the name %s", name)
+			return newErr(name, ErrDuplicateStore, "a different state store has already been added with the name %s", name)
 		}
 		if old.SourceTopic != "" {
-			return newErr(ErrSourceStoreAlreadyAdded, "source store %s is already added (bound to topic %s)", name, old.SourceTopic)
+			return newErr(name, ErrSourceStoreAlreadyAdded, "source store %s is already added (bound to topic %s)", name, old.SourceTopic)
 		}
 	}
 	b.rawTopics[topic] = true
