@@ -1,7 +1,6 @@
 package testdriver
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,10 +14,6 @@ import (
 // cache.max.bytes.buffering: 10485760 bytes (10 MiB).
 const defaultCacheMaxBytes int64 = 10 * 1024 * 1024
 
-// ErrInvalidConfig is returned for a property value Java's StreamsConfig rejects (Java:
-// ConfigException "Invalid value ... for configuration ...").
-var ErrInvalidConfig = errors.New("testdriver: invalid configuration value")
-
 // cacheBytesProp parses a LONG property >= 0 as Java's ConfigDef does (surrounding whitespace
 // trimmed); ok is false when the property is not set.
 func cacheBytesProp(props map[string]string, name string) (n int64, ok bool, err error) {
@@ -28,10 +23,10 @@ func cacheBytesProp(props map[string]string, name string) (n int64, ok bool, err
 	}
 	n, perr := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if perr != nil {
-		return 0, true, fmt.Errorf("%w: %q for configuration %s: not a number of type LONG", ErrInvalidConfig, v, name)
+		return 0, true, fmt.Errorf("%w: %q for configuration %s: not a number of type LONG", ErrInvalidArgument, v, name)
 	}
 	if n < 0 {
-		return 0, true, fmt.Errorf("%w: %d for configuration %s: value must be at least 0", ErrInvalidConfig, n, name)
+		return 0, true, fmt.Errorf("%w: %d for configuration %s: value must be at least 0", ErrInvalidArgument, n, name)
 	}
 	return n, true, nil
 }

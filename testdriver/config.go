@@ -21,7 +21,7 @@ func maxTaskIdleMs(props map[string]string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q for configuration %s: not a number of type LONG", ErrInvalidConfig, v, propnames.MaxTaskIdleMsConfig)
+		return 0, fmt.Errorf("%w: %q for configuration %s: not a number of type LONG", ErrInvalidArgument, v, propnames.MaxTaskIdleMsConfig)
 	}
 	return n, nil
 }
@@ -35,14 +35,14 @@ func exceptionHandlers(props map[string]string) (deser func(task.RawRecord, erro
 	case p + "LogAndContinueExceptionHandler":
 		deser = func(task.RawRecord, error) task.HandlerResponse { return task.Continue }
 	default:
-		return nil, nil, fmt.Errorf("%w: deserialization exception handler class %q", ErrUnknownClass, c)
+		return nil, nil, fmt.Errorf("%w: deserialization exception handler class %q", serde.ErrUnknownClass, c)
 	}
 	switch c := props[propnames.ProcessingExceptionHandlerConfig]; c {
 	case "", p + "LogAndFailProcessingExceptionHandler":
 	case p + "LogAndContinueProcessingExceptionHandler":
 		proc = func(string, processor.Record[any, any], error) task.HandlerResponse { return task.Continue }
 	default:
-		return nil, nil, fmt.Errorf("%w: processing exception handler class %q", ErrUnknownClass, c)
+		return nil, nil, fmt.Errorf("%w: processing exception handler class %q", serde.ErrUnknownClass, c)
 	}
 	return deser, proc, nil
 }

@@ -19,30 +19,29 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// Errors of the driver.
+// Errors of the driver, matched with errors.Is; the error wrapping one names the topic or
+// value concerned. A Java class name in the properties that has no Go counterpart is
+// serde.ErrUnknownClass, as for kstreams.ConfigFromProperties.
 var (
 	// ErrUnknownTopic is returned when piping to a topic no source (or global store) reads.
 	// Java: IllegalArgumentException "Unknown topic: ...".
 	ErrUnknownTopic = errors.New("testdriver: unknown topic")
-	// ErrUninitializedTopic is returned when reading a topic nothing was ever produced to.
-	// Java: NoSuchElementException "Uninitialized topic: ...".
-	ErrUninitializedTopic = errors.New("testdriver: uninitialized topic")
-	// ErrEmptyTopic is returned when reading a topic whose captured records were all read.
-	// Java: NoSuchElementException "Empty topic: ...".
+	// ErrEmptyTopic is returned when reading an output topic that has no record left to read:
+	// all its records were read, or nothing was ever produced to it (the message says
+	// "uninitialized"). Java: NoSuchElementException "Empty topic: ..." and "Uninitialized
+	// topic: ...".
 	ErrEmptyTopic = errors.New("testdriver: empty topic")
-	// ErrUnknownClass is returned for a Java class name in the properties that has no Go counterpart.
-	// It is serde.ErrUnknownClass, which kstreams.ConfigFromProperties wraps too.
-	ErrUnknownClass = serde.ErrUnknownClass
 	// ErrClosed is returned by operations on a closed driver.
 	ErrClosed = errors.New("testdriver: driver is closed")
-	// ErrNoTimestamp is returned by PipeRecord for a record without timestamp when the caller
-	// gives none either (Java: IllegalStateException).
-	ErrNoTimestamp = errors.New("testdriver: record has no timestamp")
 	// ErrNullKey is returned by ReadKeyValuesToMap for a record with a nil key.
 	// Java: IllegalStateException "Null keys not allowed with readKeyValuesToMap method".
 	ErrNullKey = errors.New("testdriver: null keys not allowed with ReadKeyValuesToMap")
-	// ErrNegativeDuration is returned for a negative advance. Java: IllegalArgumentException.
-	ErrNegativeDuration = errors.New("testdriver: duration must not be negative")
+	// ErrInvalidArgument is returned for an argument the driver cannot use: a property value
+	// Java's StreamsConfig rejects (New; Java: ConfigException "Invalid value ... for
+	// configuration ..."), a nil serializer or deserializer of a test topic (by its pipe and
+	// read methods; Java: NullPointerException), a negative duration (Java:
+	// IllegalArgumentException).
+	ErrInvalidArgument = errors.New("testdriver: invalid argument")
 )
 
 // TopologyTestDriver runs a topology without a broker, synchronously, as Java's
@@ -116,7 +115,7 @@ func (c collector) PartitionsFor(string) (int32, error) { return 1, nil }
 //     whether caching is on (0 switches it off when statestore.cache.max.bytes is not set).
 //
 // Stores are built and initialised and processors' Init called (punctuators scheduled) before
-// New returns. Errors: ErrUnknownClass, a missing serde for a source or sink (no default),
+// New returns. Errors: serde.ErrUnknownClass, ErrInvalidArgument (a property value), a missing serde for a source or sink (no default),
 // store and processor Init errors. Java: new TopologyTestDriver(topology, props, initialWallClockTime).
 func New(topo *processor.Topology, props map[string]string, initialWallClockMs int64, opts ...Option) (*TopologyTestDriver, error) {
 	if topo == nil {
@@ -390,14 +389,14 @@ func (d *TopologyTestDriver) captureOutputs() error {
 
 // AdvanceWallClockTime moves the mocked wall-clock time forward by advance (truncated to ms),
 // fires the wall-clock punctuators due (each once), commits, and processes what they sent to
-// internal topics. Errors: ErrNegativeDuration, processing errors.
+// internal topics. Errors: ErrInvalidArgument for a negative advance, processing errors.
 // Java: advanceWallClockTime(Duration).
 func (d *TopologyTestDriver) AdvanceWallClockTime(advance time.Duration) error {
 	if d.closed {
 		return ErrClosed
 	}
 	if advance < 0 {
-		return fmt.Errorf("%w: %v", ErrNegativeDuration, advance)
+		return fmt.Errorf("%w: advance %v is negative", ErrInvalidArgument, advance)
 	}
 	d.wallClock += advance.Milliseconds()
 	if d.task != nil {
@@ -477,7 +476,7 @@ func (d *TopologyTestDriver) Close() error {
 func (d *TopologyTestDriver) readRaw(topic string) (task.OutRecord, error) {
 	q, ok := d.outputs[topic]
 	if !ok {
-		return task.OutRecord{}, fmt.Errorf("%w: %s", ErrUninitializedTopic, topic)
+		return task.OutRecord{}, fmt.Errorf("%w: %s (uninitialized: nothing was ever produced to it)", ErrEmptyTopic, topic)
 	}
 	if len(q) == 0 {
 		return task.OutRecord{}, fmt.Errorf("%w: %s", ErrEmptyTopic, topic)

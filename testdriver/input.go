@@ -38,7 +38,7 @@ func WithAutoAdvance(d time.Duration) InputOption { return func(o *inputOptions)
 
 // CreateInputTopic returns an input topic of d for topic, serializing keys and values with the
 // given serializers (a serde.Serde works). A nil serializer makes every pipe call fail with
-// ErrNilSerde (Java: NullPointerException at creation). Java: createInputTopic(topic, keySer, valueSer[,
+// ErrInvalidArgument (Java: NullPointerException at creation). Java: createInputTopic(topic, keySer, valueSer[,
 // startTimestamp, autoAdvance]).
 func CreateInputTopic[K, V any](d *TopologyTestDriver, topic string, keySerializer serde.Serializer[K], valueSerializer serde.Serializer[V], opts ...InputOption) *TestInputTopic[K, V] {
 	var o inputOptions
@@ -53,9 +53,9 @@ func CreateInputTopic[K, V any](d *TopologyTestDriver, topic string, keySerializ
 	}
 	switch {
 	case o.advance < 0:
-		t.err = fmt.Errorf("%w: auto advance %v", ErrNegativeDuration, o.advance)
+		t.err = fmt.Errorf("%w: input topic %s: auto advance %v is negative", ErrInvalidArgument, topic, o.advance)
 	case isNil(keySerializer) || isNil(valueSerializer):
-		t.err = fmt.Errorf("%w: input topic %s", ErrNilSerde, topic)
+		t.err = fmt.Errorf("%w: input topic %s: nil serializer", ErrInvalidArgument, topic)
 	case d == nil:
 		t.err = fmt.Errorf("%w: input topic %s has no driver", ErrClosed, topic)
 	}
@@ -66,10 +66,10 @@ func CreateInputTopic[K, V any](d *TopologyTestDriver, topic string, keySerializ
 func (t *TestInputTopic[K, V]) Topic() string { return t.topic }
 
 // AdvanceTime moves the topic's current time forward by d (ms precision).
-// Errors: ErrNegativeDuration. Java: advanceTime(Duration).
+// Errors: ErrInvalidArgument for a negative d. Java: advanceTime(Duration).
 func (t *TestInputTopic[K, V]) AdvanceTime(d time.Duration) error {
 	if d < 0 {
-		return fmt.Errorf("%w: %v", ErrNegativeDuration, d)
+		return fmt.Errorf("%w: input topic %s: advance %v is negative", ErrInvalidArgument, t.topic, d)
 	}
 	t.currentMs += d.Milliseconds()
 	return nil

@@ -67,7 +67,7 @@ func WithMockDefaultSerdes(key, value serde.Serde[any]) MockContextOption {
 
 // NewMockProcessorContext returns a mock context with the given Java properties (nil for none;
 // application.id defaults to "dummy-mock-app-id" and bootstrap.servers to
-// "dummy-bootstrap-host:0", as in Java). Errors: ErrUnknownClass for an unknown serde class in
+// "dummy-bootstrap-host:0", as in Java). Errors: serde.ErrUnknownClass for an unknown serde class in
 // default.key.serde / default.value.serde. Java: new MockProcessorContext(config, taskId, stateDir).
 func NewMockProcessorContext[KForward, VForward any](props map[string]string, opts ...MockContextOption) (*MockProcessorContext[KForward, VForward], error) {
 	var o mockOptions

@@ -18,7 +18,7 @@ type TestOutputTopic[K, V any] struct {
 }
 
 // CreateOutputTopic returns an output topic of d for topic with the given deserializers (a
-// serde.Serde works). A nil deserializer makes every read fail with ErrNilSerde. Java: createOutputTopic(topic, keyDeser, valueDeser).
+// serde.Serde works). A nil deserializer makes every read fail with ErrInvalidArgument. Java: createOutputTopic(topic, keyDeser, valueDeser).
 func CreateOutputTopic[K, V any](d *TopologyTestDriver, topic string, keyDeserializer serde.Deserializer[K], valueDeserializer serde.Deserializer[V]) *TestOutputTopic[K, V] {
 	return &TestOutputTopic[K, V]{d: d, topic: topic, keyDeser: keyDeserializer, valueDeser: valueDeserializer}
 }
@@ -26,12 +26,12 @@ func CreateOutputTopic[K, V any](d *TopologyTestDriver, topic string, keyDeseria
 // Topic returns the topic name.
 func (o *TestOutputTopic[K, V]) Topic() string { return o.topic }
 
-// ReadRecord reads the next record. Errors: ErrUninitializedTopic (nothing was ever produced to
-// the topic), ErrEmptyTopic (all read), deserialization errors. Java: readRecord().
+// ReadRecord reads the next record. Errors: ErrEmptyTopic (all read, or nothing was ever
+// produced to the topic), deserialization errors. Java: readRecord().
 func (o *TestOutputTopic[K, V]) ReadRecord() (TestRecord[K, V], error) {
 	var zero TestRecord[K, V]
 	if isNil(o.keyDeser) || isNil(o.valueDeser) {
-		return zero, fmt.Errorf("%w: output topic %s", ErrNilSerde, o.topic)
+		return zero, fmt.Errorf("%w: output topic %s: nil deserializer", ErrInvalidArgument, o.topic)
 	}
 	r, err := o.d.readRaw(o.topic)
 	if err != nil {

@@ -1,17 +1,12 @@
 package testdriver
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
 )
-
-// ErrNilSerde is returned by the pipe and read methods of a topic created with a nil serializer
-// or deserializer (Java: NullPointerException "keySerializer cannot be null").
-var ErrNilSerde = errors.New("testdriver: nil serializer or deserializer")
 
 // KeyValue is a key and a value. Java counterpart: org.apache.kafka.streams.KeyValue.
 type KeyValue[K, V any] = store.KeyValue[K, V]
