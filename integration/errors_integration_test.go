@@ -125,9 +125,9 @@ func checkPoisonRecord(t *testing.T, b kafkatest.Broker, guarantee kstreams.Proc
 	if got := hdr["__streams.errors.exception"]; got != "*serde.Error" {
 		t.Errorf("exception header %q, want *serde.Error", got)
 	}
-	const msg = `serde Long: deserialize 3 bytes from topic "` + "%s" + `": wrong data length: want 8 bytes`
+	const msg = `serde Long: deserialize 3 bytes from topic "` + "%s" + `": corrupt data: wrong length, want 8 bytes`
 	wantChain := strings.Join([]string{"*fmt.wrapError: value: " + msg, "*serde.Error: " + msg,
-		"*fmt.wrapError: wrong data length: want 8 bytes", "*errors.errorString: wrong data length"}, "\n")
+		"*fmt.wrapError: corrupt data: wrong length, want 8 bytes", "*errors.errorString: corrupt data"}, "\n")
 	if got := hdr["__streams.errors.stacktrace"]; got != strings.ReplaceAll(wantChain, "%s", input) {
 		t.Errorf("stacktrace header\n%s\nwant\n%s", got, strings.ReplaceAll(wantChain, "%s", input))
 	}

@@ -24,7 +24,7 @@
 //
 // Every failure is a *Error naming the serde, the operation, the topic and
 // (for Deserialize) the input length in bytes; it wraps one of the sentinel
-// errors (ErrWrongLength, ErrInvalidValue, ...) so errors.Is works, and, for
+// errors (ErrCorrupt, ErrInvalidValue, ...) so errors.Is works, and, for
 // nested serdes, the inner serde's *Error.
 //
 // # Byte layouts

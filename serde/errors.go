@@ -7,33 +7,30 @@ import (
 
 // Sentinel errors wrapped by *Error; test for them with errors.Is.
 var (
-	// ErrWrongLength: the input has a length the serde cannot decode, e.g.
-	// 7 bytes for Long (Java: SerializationException "Size of data received
-	// by LongDeserializer is not 8", or NegativeArraySizeException for
-	// windowed keys shorter than their timestamps).
-	ErrWrongLength = errors.New("wrong data length")
-	// ErrInvalidValue: the bytes have the right length but do not encode a
-	// value, e.g. a Boolean byte other than 0x00/0x01, UUID text that
-	// java.util.UUID.fromString rejects, or malformed JSON.
-	ErrInvalidValue = errors.New("invalid value")
-	// ErrCorrupt: a structured encoding (ListSerde) is inconsistent: an
-	// unknown strategy flag, negative or oversized counts, or input that
-	// ends early. Java throws SerializationException or KafkaException.
+	// ErrCorrupt: the input bytes cannot be decoded: a length the serde
+	// cannot decode (7 bytes for Long; Java: SerializationException "Size of
+	// data received by LongDeserializer is not 8", or
+	// NegativeArraySizeException for windowed keys shorter than their
+	// timestamps), non-nil bytes for Void (Java: IllegalArgumentException
+	// "Data should be null for a VoidDeserializer."), a windowed key whose
+	// window Java rejects (negative start, end before start, or for time
+	// windows end equal to start; Java: IllegalArgumentException from
+	// Window), or an inconsistent structured encoding (ListSerde: an unknown
+	// strategy flag, negative or oversized counts, input that ends early;
+	// Java: SerializationException or KafkaException). The message says which.
+	// A record whose bytes are corrupt is what a deserialization exception
+	// handler may skip.
 	ErrCorrupt = errors.New("corrupt data")
-	// ErrNotNull: VoidDeserializer received non-nil bytes (Java:
-	// IllegalArgumentException "Data should be null for a VoidDeserializer.").
-	ErrNotNull = errors.New("data should be null")
-	// ErrNull: a value that must not be null is null, e.g. the key of a
-	// windowed key serialized to nil bytes (Java: NullPointerException), or
-	// a null list element for an element type that cannot hold nil.
-	ErrNull = errors.New("unexpected null")
-	// ErrInvalidWindow: a windowed key decodes to a window Java rejects:
-	// negative start, end before start, or (time windows) end equal to
-	// start (Java: IllegalArgumentException from Window/TimeWindow).
-	ErrInvalidWindow = errors.New("invalid window")
+	// ErrInvalidValue: a value that cannot be encoded or decoded although
+	// the bytes are well formed: a Boolean byte other than 0x00/0x01, UUID
+	// text that java.util.UUID.fromString rejects, malformed JSON, the key of
+	// a windowed key serialized to nil bytes (Java: NullPointerException), a
+	// list element serialized to another size than the list's fixed size.
+	ErrInvalidValue = errors.New("invalid value")
 	// ErrUnsupported: the serde cannot handle this input in its
 	// configuration, e.g. constant-size list data for an inner serde that
-	// has no fixed size.
+	// has no fixed size, or a null list element for an element type that
+	// cannot hold nil (use Nullable).
 	ErrUnsupported = errors.New("unsupported")
 	// ErrWrongType: Untyped's Serialize received a value of another type
 	// than the wrapped serde's.
@@ -83,5 +80,5 @@ func serErr(name, topic string, err error) error {
 }
 
 func wrongLen(name, topic string, data []byte, want int) error {
-	return deserErr(name, topic, data, fmt.Errorf("%w: want %d bytes", ErrWrongLength, want))
+	return deserErr(name, topic, data, fmt.Errorf("%w: wrong length, want %d bytes", ErrCorrupt, want))
 }

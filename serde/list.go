@@ -57,7 +57,7 @@ func (s ListStrategy) String() string {
 // len(data)/4, a negative size or one above len(data), an element length
 // below -1 or above len(data), input ending early. A null element decodes to
 // the zero value of T when T is nillable (use Nullable for value types);
-// for other T it is an error wrapping ErrNull. Null indexes outside the
+// for other T it is an error wrapping ErrUnsupported. Null indexes outside the
 // list and bytes after the last element are ignored, as Java ignores them.
 // Errors of inner are wrapped with the element index.
 func ListSerde[T any](inner Serde[T]) Serde[[]T] {
@@ -101,7 +101,7 @@ func (l *listSerde[T]) Serialize(topic string, headers *Headers, data []T) ([]by
 			continue
 		}
 		if l.size > 0 && len(b) != l.size {
-			return nil, serErr(l.name, topic, fmt.Errorf("%w: element %d serialized to %d bytes, want %d", ErrWrongLength, i, len(b), l.size))
+			return nil, serErr(l.name, topic, fmt.Errorf("%w: element %d serialized to %d bytes, want %d", ErrInvalidValue, i, len(b), l.size))
 		}
 		elems[i] = b
 		total += len(b)
@@ -206,7 +206,7 @@ func (l *listSerde[T]) Deserialize(topic string, headers *Headers, data []byte) 
 		_, isNull := nullIdx[i]
 		if n == -1 || isNull {
 			if !l.nillable {
-				return nil, deserErr(l.name, topic, data, fmt.Errorf("%w: element %d is null but %s cannot hold nil; use ListSerde(Nullable(...))", ErrNull, i, typeName[T]()))
+				return nil, deserErr(l.name, topic, data, fmt.Errorf("%w: element %d is null but %s cannot hold nil; use ListSerde(Nullable(...))", ErrUnsupported, i, typeName[T]()))
 			}
 			out = append(out, zero)
 			continue

@@ -37,7 +37,7 @@ func (stringSerde) Deserialize(_ string, _ *Headers, data []byte) (string, error
 
 // Long returns the serde of int64 (Java: LongSerializer/LongDeserializer).
 // Layout: 8 bytes, big-endian two's complement. Deserialize returns an
-// *Error wrapping ErrWrongLength unless the input is exactly 8 bytes; nil
+// *Error wrapping ErrCorrupt unless the input is exactly 8 bytes; nil
 // bytes give 0. FixedSize is 8.
 func Long() Serde[int64] { return longSerde{} }
 
@@ -62,7 +62,7 @@ func (s longSerde) Deserialize(topic string, _ *Headers, data []byte) (int64, er
 
 // Integer returns the serde of int32 (Java: IntegerSerializer/
 // IntegerDeserializer). Layout: 4 bytes, big-endian two's complement.
-// Deserialize returns an *Error wrapping ErrWrongLength unless the input is
+// Deserialize returns an *Error wrapping ErrCorrupt unless the input is
 // exactly 4 bytes; nil bytes give 0. FixedSize is 4.
 func Integer() Serde[int32] { return integerSerde{} }
 
@@ -87,7 +87,7 @@ func (s integerSerde) Deserialize(topic string, _ *Headers, data []byte) (int32,
 
 // Short returns the serde of int16 (Java: ShortSerializer/ShortDeserializer).
 // Layout: 2 bytes, big-endian two's complement. Deserialize returns an
-// *Error wrapping ErrWrongLength unless the input is exactly 2 bytes; nil
+// *Error wrapping ErrCorrupt unless the input is exactly 2 bytes; nil
 // bytes give 0. FixedSize is 2.
 func Short() Serde[int16] { return shortSerde{} }
 
@@ -119,7 +119,7 @@ const javaNaN64 uint64 = 0x7ff8000000000000
 // big-endian. Every NaN serializes as 7ff8000000000000 (Java's
 // doubleToLongBits canonical NaN); -0.0 keeps its sign bit (8000000000000000).
 // Deserialize keeps the bits it reads, so a NaN payload survives decoding but
-// not re-encoding, as in Java. It returns an *Error wrapping ErrWrongLength
+// not re-encoding, as in Java. It returns an *Error wrapping ErrCorrupt
 // unless the input is exactly 8 bytes; nil bytes give 0. FixedSize is 8.
 func Double() Serde[float64] { return doubleSerde{} }
 
@@ -152,7 +152,7 @@ func (s doubleSerde) Deserialize(topic string, _ *Headers, data []byte) (float64
 // FloatSerializer uses floatToRawIntBits, so a NaN keeps its payload and
 // sign (math.NaN() converted to float32 is 7fc00000, as Java's Float.NaN);
 // -0.0 keeps its sign bit. Deserialize keeps the bits too. It returns an *Error wrapping
-// ErrWrongLength unless the input is exactly 4 bytes; nil bytes give 0.
+// ErrCorrupt unless the input is exactly 4 bytes; nil bytes give 0.
 // FixedSize is 4.
 func Float() Serde[float32] { return floatSerde{} }
 
@@ -177,7 +177,7 @@ func (s floatSerde) Deserialize(topic string, _ *Headers, data []byte) (float32,
 
 // Boolean returns the serde of bool (Java: BooleanSerializer/
 // BooleanDeserializer). Layout: 1 byte, 0x01 for true, 0x00 for false.
-// Deserialize returns an *Error wrapping ErrWrongLength unless the input is
+// Deserialize returns an *Error wrapping ErrCorrupt unless the input is
 // exactly 1 byte, and one wrapping ErrInvalidValue for a byte other than
 // 0x00 or 0x01 (Java rejects those too); nil bytes give false. Boolean has
 // no FixedSize: Java's list serdes use the variable-size layout for it.
@@ -237,7 +237,7 @@ func (bytesSerde) Deserialize(_ string, _ *Headers, data []byte) ([]byte, error)
 // Void returns the serde of Java's Void, whose only value is null (Java:
 // VoidSerializer/VoidDeserializer). Serialize always returns nil bytes.
 // Deserialize returns struct{}{} for nil bytes and an *Error wrapping
-// ErrNotNull for any other input, including empty bytes, as Java's
+// ErrCorrupt for any other input, including empty bytes, as Java's
 // VoidDeserializer throws for any non-null data.
 func Void() Serde[struct{}] { return voidSerde{} }
 
@@ -249,7 +249,7 @@ func (voidSerde) Serialize(string, *Headers, struct{}) ([]byte, error) { return 
 
 func (s voidSerde) Deserialize(topic string, _ *Headers, data []byte) (struct{}, error) {
 	if data != nil {
-		return struct{}{}, deserErr(s.String(), topic, data, ErrNotNull)
+		return struct{}{}, deserErr(s.String(), topic, data, fmt.Errorf("%w: data should be null", ErrCorrupt))
 	}
 	return struct{}{}, nil
 }

@@ -43,7 +43,7 @@ func serializeBaseKey[K any](name string, inner Serde[K], topic string, headers 
 		return nil, serErr(name, topic, fmt.Errorf("key: %w", err))
 	}
 	if kb == nil {
-		return nil, serErr(name, topic, fmt.Errorf("%w: key serialized to null", ErrNull))
+		return nil, serErr(name, topic, fmt.Errorf("%w: key serialized to null", ErrInvalidValue))
 	}
 	return kb, nil
 }
@@ -64,16 +64,16 @@ func baseKeyOfAny[K any](name string, inner Serde[K], topic string, headers *Hea
 //
 // Layout: inner's bytes for the key ‖ int64 Window.Start (big-endian ms).
 // Window.End is not written. A key that inner serializes to nil bytes is an
-// error wrapping ErrNull (Java throws NullPointerException).
+// error wrapping ErrInvalidValue (Java throws NullPointerException).
 //
 // Deserialize, as Java's: nil or empty input gives the zero Windowed and is
 // reported as null through DecodesToNull (Java returns null); 1-7 bytes give
-// an error wrapping ErrWrongLength. Otherwise inner decodes all but the last
+// an error wrapping ErrCorrupt. Otherwise inner decodes all but the last
 // 8 bytes (an inner error is returned wrapped), Start is the last 8 bytes,
 // and End = Start + windowSize (ms); if that sum is negative (overflow, or a
 // negative windowSize) End becomes math.MaxInt64, as Java truncates. The
 // window must then satisfy Java's TimeWindow rules: Start >= 0 and End >
-// Start, else an error wraps ErrInvalidWindow (so windowSize <= 0 makes
+// Start, else an error wraps ErrCorrupt (so windowSize <= 0 makes
 // nearly every input fail, as in Java). Java's forChangelog(true) mode,
 // which reads the window-store key layout instead, is not offered.
 //
@@ -134,7 +134,7 @@ func (s *timeWindowed[K]) Deserialize(topic string, headers *Headers, data []byt
 		return w, nil
 	}
 	if len(data) < 8 {
-		return w, deserErr(s.name, topic, data, fmt.Errorf("%w: want at least 8 bytes", ErrWrongLength))
+		return w, deserErr(s.name, topic, data, fmt.Errorf("%w: wrong length, want at least 8 bytes", ErrCorrupt))
 	}
 	n := len(data) - 8
 	key, err := s.inner.Deserialize(topic, headers, cloneBytes(data[:n]))
@@ -160,13 +160,13 @@ func (s *timeWindowed[K]) Deserialize(topic string, headers *Headers, data []byt
 // Layout: inner's bytes for the key ‖ int64 Window.End ‖ int64
 // Window.Start (big-endian ms; end before start, as Java's SessionKeySchema
 // orders them). A key that inner serializes to nil bytes is an error
-// wrapping ErrNull (Java throws NullPointerException).
+// wrapping ErrInvalidValue (Java throws NullPointerException).
 //
 // Deserialize, as Java's: nil or empty input gives the zero Windowed and is
 // reported as null through DecodesToNull; 1-15 bytes give an error wrapping
-// ErrWrongLength; inner decodes all but the last 16 bytes (an inner error is
+// ErrCorrupt; inner decodes all but the last 16 bytes (an inner error is
 // returned wrapped); a window with Start < 0 or End < Start gives an error
-// wrapping ErrInvalidWindow (Java's SessionWindow rules; End == Start is
+// wrapping ErrCorrupt (Java's SessionWindow rules; End == Start is
 // valid).
 //
 // The result also has SerializeBaseKey(topic, headers, data Windowed[K]), the inner serde's
@@ -214,7 +214,7 @@ func (s *sessionWindowed[K]) Deserialize(topic string, headers *Headers, data []
 		return w, nil
 	}
 	if len(data) < 16 {
-		return w, deserErr(s.name, topic, data, fmt.Errorf("%w: want at least 16 bytes", ErrWrongLength))
+		return w, deserErr(s.name, topic, data, fmt.Errorf("%w: wrong length, want at least 16 bytes", ErrCorrupt))
 	}
 	n := len(data) - 16
 	key, err := s.inner.Deserialize(topic, headers, cloneBytes(data[:n]))
@@ -234,11 +234,11 @@ func (s *sessionWindowed[K]) Deserialize(topic string, headers *Headers, data []
 func checkWindow(start, end int64, timeWindow bool) error {
 	switch {
 	case start < 0:
-		return fmt.Errorf("%w: start %d ms is negative", ErrInvalidWindow, start)
+		return fmt.Errorf("%w: invalid window: start %d ms is negative", ErrCorrupt, start)
 	case end < start:
-		return fmt.Errorf("%w: end %d ms is before start %d ms", ErrInvalidWindow, end, start)
+		return fmt.Errorf("%w: invalid window: end %d ms is before start %d ms", ErrCorrupt, end, start)
 	case timeWindow && end == start:
-		return fmt.Errorf("%w: time window end %d ms equals its start", ErrInvalidWindow, end)
+		return fmt.Errorf("%w: invalid window: time window end %d ms equals its start", ErrCorrupt, end)
 	}
 	return nil
 }
