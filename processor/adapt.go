@@ -52,13 +52,13 @@ func untypedRecord[K, V any](r Record[K, V]) Record[any, any] {
 	return Record[any, any]{Key: untypedValue(r.Key), Value: untypedValue(r.Value), Timestamp: r.Timestamp, Headers: r.Headers}
 }
 
-// UntypedProcessorSupplier adapts a typed supplier to the untyped form the topology graph
+// untypedProcessorSupplier adapts a typed supplier to the untyped form the topology graph
 // holds (processor.ProcessorSupplier[any, any, any, any]): each processor it returns converts
 // incoming records to Record[KIn, VIn] (an error wrapping [ErrRecordTypeMismatch] when a key
 // or value has another type; nil becomes the zero value) and forwarded records back. node names
-// the node in those errors. A supplier that is already untyped is returned as is. It is meant
-// for the DSL (package kstream) and tests; applications use Topology.AddProcessor.
-func UntypedProcessorSupplier[KIn, VIn, KOut, VOut any](node string, s ProcessorSupplier[KIn, VIn, KOut, VOut]) ProcessorSupplier[any, any, any, any] {
+// the node in those errors. A supplier that is already untyped is returned as is. Topology's Add*
+// methods store it in the graph.
+func untypedProcessorSupplier[KIn, VIn, KOut, VOut any](node string, s ProcessorSupplier[KIn, VIn, KOut, VOut]) ProcessorSupplier[any, any, any, any] {
 	if u, ok := any(s).(ProcessorSupplier[any, any, any, any]); ok {
 		return u
 	}
@@ -124,10 +124,10 @@ func (c *typedContext[KOut, VOut]) ForwardTo(r Record[KOut, VOut], child string)
 	return c.ProcessorContext.ForwardTo(untypedRecord(r), child)
 }
 
-// UntypedFixedKeyProcessorSupplier adapts a fixed-key supplier to the untyped processor
-// supplier the topology graph holds; see [UntypedProcessorSupplier]. The adapted processor
+// untypedFixedKeyProcessorSupplier adapts a fixed-key supplier to the untyped processor
+// supplier the topology graph holds; see untypedProcessorSupplier. The adapted processor
 // receives FixedKeyRecord[KIn, VIn] and forwards records keeping the input key.
-func UntypedFixedKeyProcessorSupplier[KIn, VIn, VOut any](node string, s FixedKeyProcessorSupplier[KIn, VIn, VOut]) ProcessorSupplier[any, any, any, any] {
+func untypedFixedKeyProcessorSupplier[KIn, VIn, VOut any](node string, s FixedKeyProcessorSupplier[KIn, VIn, VOut]) ProcessorSupplier[any, any, any, any] {
 	return &untypedFixedKeySupplier[KIn, VIn, VOut]{node: node, s: s}
 }
 

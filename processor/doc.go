@@ -28,10 +28,10 @@
 //
 // # The untyped graph (for the engine and the DSL)
 //
-// [Topology.Internal] returns the untyped graph (package internal/topology) the engine, the test
-// driver, the runtime and the DSL work on. Its payloads have these dynamic types:
+// The untyped graph (package internal/topology, reached through its Of) is what the engine, the
+// test driver, the runtime and the DSL work on. Its payloads have these dynamic types:
 // processor nodes hold a ProcessorSupplier[any, any, any, any] (typed and fixed-key suppliers are
-// wrapped by [UntypedProcessorSupplier] / [UntypedFixedKeyProcessorSupplier], whose processors
+// wrapped by Topology's Add* methods, whose processors
 // take a ProcessorContext[any, any] in Init); sources hold serde.Deserializer[any] values and a
 // [TimestampExtractor] (nil: the configured defaults); sinks hold serde.Serializer[any] values, a
 // TopicNameExtractor[any, any] and a StreamPartitioner[any, any] (nil: defaults); stores hold a

@@ -226,7 +226,7 @@ func (t *Topology) AddProcessor[KIn, VIn, KOut, VOut any](name string, supplier 
 	if err := checkSupplier(name, func() any { return supplier.Get() }); err != nil {
 		return err
 	}
-	return t.addUntypedProcessor(name, UntypedProcessorSupplier(name, supplier), supplier, parents)
+	return t.addUntypedProcessor(name, untypedProcessorSupplier(name, supplier), supplier, parents)
 }
 
 // AddFixedKeyProcessor adds a node running a [FixedKeyProcessor] (it cannot change keys); as
@@ -239,7 +239,7 @@ func (t *Topology) AddFixedKeyProcessor[KIn, VIn, VOut any](name string, supplie
 	if err := checkSupplier(name, func() any { return supplier.Get() }); err != nil {
 		return err
 	}
-	return t.addUntypedProcessor(name, UntypedFixedKeyProcessorSupplier(name, supplier), supplier, parents)
+	return t.addUntypedProcessor(name, untypedFixedKeyProcessorSupplier(name, supplier), supplier, parents)
 }
 
 func (t *Topology) addUntypedProcessor(name string, u ProcessorSupplier[any, any, any, any], orig any, parents []string) error {
@@ -394,7 +394,7 @@ func (t *Topology) AddGlobalStore[KIn, VIn, KOut, VOut any](builder StoreBuilder
 		sb = builder
 	}
 	return t.b.AddGlobalStore(sb, sourceName, nilIfNil(o.extractor), nilIfNil(adaptDeserializer(keyDeserializer)),
-		nilIfNil(adaptDeserializer(valueDeserializer)), topic, processorName, UntypedProcessorSupplier(processorName, supplier), true)
+		nilIfNil(adaptDeserializer(valueDeserializer)), topic, processorName, untypedProcessorSupplier(processorName, supplier), true)
 }
 
 // Describe returns the description of the topology: its sub-topologies (numbered as Java
@@ -440,5 +440,5 @@ func (t *Topology) AddReadOnlyStateStore[KIn, VIn, KOut, VOut any](builder Store
 		sb = builder
 	}
 	return t.b.AddReadOnlyStore(sb, sourceName, nilIfNil(o.extractor), nilIfNil(adaptDeserializer(keyDeserializer)),
-		nilIfNil(adaptDeserializer(valueDeserializer)), topic, processorName, UntypedProcessorSupplier(processorName, supplier))
+		nilIfNil(adaptDeserializer(valueDeserializer)), topic, processorName, untypedProcessorSupplier(processorName, supplier))
 }

@@ -30,8 +30,17 @@ var stringProps = map[string]string{
 	propnames.DefaultValueSerdeConfig: "org.apache.kafka.common.serialization.Serdes$StringSerde",
 }
 
+// procSupplier returns the untyped supplier processor.Topology.AddProcessor puts in the graph
+// for a node name running f's processors.
 func procSupplier[KIn, VIn, KOut, VOut any](name string, f func() processor.Processor[KIn, VIn, KOut, VOut]) processor.ProcessorSupplier[any, any, any, any] {
-	return processor.UntypedProcessorSupplier[KIn, VIn, KOut, VOut](name, processor.ProcessorSupplierFunc[KIn, VIn, KOut, VOut](f))
+	topo := processor.NewTopology()
+	if err := topo.AddSource(name+"-source", []string{name + "-topic"}); err != nil {
+		panic(err)
+	}
+	if err := topo.AddProcessor(name, processor.ProcessorSupplierFunc[KIn, VIn, KOut, VOut](f), name+"-source"); err != nil {
+		panic(err)
+	}
+	return topology.Of(topo).Node(name).Supplier.(processor.ProcessorSupplier[any, any, any, any])
 }
 
 // wordCountGraph builds WordCountProcessorDemo's topology.

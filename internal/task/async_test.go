@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -45,8 +46,15 @@ func (a *asyncProc) Close() error { return nil }
 
 // asyncSpec is source "in" -> async step "proc" -> sink "out".
 func asyncSpec(opts processor.AsyncOptions, p *asyncProc, stores ...string) Spec {
-	sup := processor.UntypedFixedKeyProcessorSupplier[string, string, string]("proc",
-		processor.NewAsyncFixedKeySupplier(opts, func() processor.AsyncFixedKeyProcessor[string, string, string, string] { return p }))
+	topo := processor.NewTopology()
+	if err := topo.AddSource("src", []string{"in"}); err != nil {
+		panic(err)
+	}
+	if err := topo.AddFixedKeyProcessor("proc",
+		processor.NewAsyncFixedKeySupplier(opts, func() processor.AsyncFixedKeyProcessor[string, string, string, string] { return p }), "src"); err != nil {
+		panic(err)
+	}
+	sup := topology.Of(topo).Node("proc").Supplier.(processor.ProcessorSupplier[any, any, any, any])
 	return Spec{Nodes: []NodeSpec{
 		{Name: "src", Kind: SourceNode, Topics: []string{"in"}, Children: []string{"proc"}},
 		{Name: "proc", Kind: ProcessorNode, Children: []string{"sink"}, Stores: stores,
