@@ -3,6 +3,8 @@ package serde
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 )
 
 // AppendSerializer is implemented by serializers that can write a value's bytes onto the end
@@ -45,36 +47,18 @@ func (u *untyped[T]) AppendSerialize(dst []byte, topic string, headers *Headers,
 	return append(dst, raw...), nil
 }
 
-// IsString reports whether s is the String serde or Untyped of it: a deserializer whose result
-// depends on the bytes alone (not on topic or headers), so equal bytes give equal strings. The
-// processing engine uses it to decode a record whose key and value bytes are equal once. There
-// is no Java counterpart.
-func IsString(s any) bool {
-	switch x := s.(type) {
-	case stringSerde:
-		return true
-	case *untyped[string]:
-		_, ok := x.s.(stringSerde)
-		return ok
-	}
-	return false
-}
+// DecodesString is serdeapi.StringDecoder: the String serde decodes the bytes alone.
+func (stringSerde) DecodesString() bool { return true }
 
-// AppendsInPlace reports whether s is the Long or String serde or Untyped of one of them: an
-// AppendSerializer that writes the bytes straight onto the caller's buffer (Untyped of another
-// serde also has AppendSerialize, but it copies a Serialize result, so a caller gains nothing).
-// The processing engine uses it to serialize sink records into a shared buffer instead of one
-// new slice per key and value. There is no Java counterpart.
-func AppendsInPlace(s any) bool {
-	switch x := s.(type) {
-	case longSerde, stringSerde:
-		return true
-	case *untyped[int64]:
-		_, ok := x.s.(longSerde)
-		return ok
-	case *untyped[string]:
-		_, ok := x.s.(stringSerde)
-		return ok
-	}
-	return false
-}
+// AppendsInPlace is serdeapi.InPlaceAppender: String appends straight onto the buffer.
+func (stringSerde) AppendsInPlace() bool { return true }
+
+// AppendsInPlace is serdeapi.InPlaceAppender: Long appends straight onto the buffer.
+func (longSerde) AppendsInPlace() bool { return true }
+
+// DecodesString is serdeapi.StringDecoder: true for Untyped of the String serde.
+func (u *untyped[T]) DecodesString() bool { return serdeapi.IsString(u.s) }
+
+// AppendsInPlace is serdeapi.InPlaceAppender: true for Untyped of the Long or String serde
+// (Untyped of another serde copies a Serialize result).
+func (u *untyped[T]) AppendsInPlace() bool { return serdeapi.AppendsInPlace(u.s) }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 )
 
 func TestAppendSerializeMatchesSerialize(t *testing.T) {
@@ -34,13 +36,19 @@ func TestAppendSerializeMatchesSerialize(t *testing.T) {
 	}
 }
 
-func TestIsString(t *testing.T) {
+func TestSerdeAPI(t *testing.T) {
 	for _, c := range []struct {
-		s    any
-		want bool
-	}{{String(), true}, {Untyped(String()), true}, {Untyped(Long()), false}, {Long(), false}, {Untyped(ByteArray()), false}, {nil, false}} {
-		if got := IsString(c.s); got != c.want {
-			t.Errorf("IsString(%v) = %v, want %v", Name(c.s), got, c.want)
+		s                 any
+		isString, inPlace bool
+	}{
+		{String(), true, true}, {Untyped(String()), true, true}, {Untyped(Long()), false, true}, {Long(), false, true},
+		{Untyped(ByteArray()), false, false}, {Double(), false, false}, {Untyped(Double()), false, false}, {nil, false, false},
+	} {
+		if got := serdeapi.IsString(c.s); got != c.isString {
+			t.Errorf("IsString(%v) = %v, want %v", Name(c.s), got, c.isString)
+		}
+		if got := serdeapi.AppendsInPlace(c.s); got != c.inPlace {
+			t.Errorf("AppendsInPlace(%v) = %v, want %v", Name(c.s), got, c.inPlace)
 		}
 	}
 }

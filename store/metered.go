@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/metrics"
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -46,7 +47,7 @@ type meteredKeyValueStore[K, V any] struct {
 	// cachingBelow is the caching layer right below, when the value serde returns a new slice
 	// on every call (freshSerializer): Put then hands it the serialized value without a copy.
 	cachingBelow *cachingKeyValueStore
-	// keyApp is the key serde when it serializes in place (serde.AppendsInPlace) and the layer
+	// keyApp is the key serde when it serializes in place (serdeapi.AppendsInPlace) and the layer
 	// below is the caching layer, which keeps no key slice it is given (it copies a key it
 	// caches): Get and the caching Put then serialize the key into keyBuf instead of a new
 	// slice per call.
@@ -125,7 +126,7 @@ func (m *meteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 	if _, ok := any(m.valueSerde).(freshSerializer); ok {
 		m.cachingBelow, _ = m.inner.(*cachingKeyValueStore)
 	}
-	if _, ok := m.inner.(*cachingKeyValueStore); ok && serde.AppendsInPlace(m.keySerde) {
+	if _, ok := m.inner.(*cachingKeyValueStore); ok && serdeapi.AppendsInPlace(m.keySerde) {
 		m.keyApp, _ = any(m.keySerde).(serde.AppendSerializer[K])
 		m.keyBuf.b = make([]byte, 0, 64) // never nil: an empty key is not a null key
 	}

@@ -32,7 +32,7 @@ type internSlot struct {
 	v any // s boxed; nil for an empty slot
 }
 
-// decodeString deserializes b with d, the String serde (serde.IsString), through the task's
+// decodeString deserializes b with d, the String serde (serdeapi.IsString), through the task's
 // intern table: bytes seen recently in the same slot give the string boxed then.
 func (n *node) decodeString(d serde.Deserializer[any], topic string, h *serde.Headers, b []byte) (any, error) {
 	if len(b) > internMaxLen {
@@ -71,7 +71,7 @@ const (
 )
 
 // serialize serializes v (not null) for a sink: with app, the serializer's in-place
-// AppendSerialize (serde.AppendsInPlace), into the node's shared buffer, else with ser. A
+// AppendSerialize (serdeapi.AppendsInPlace), into the node's shared buffer, else with ser. A
 // returned slice of the buffer has its capacity clipped to its length, so no append by a holder
 // can reach the next record's bytes; the records keep the buffers they point into alive until
 // they are sent and dropped. The bytes and errors are those ser.Serialize gives.

@@ -3,12 +3,13 @@ package task
 import (
 	"errors"
 	"fmt"
-	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/kstreams-go/kstreams/internal/metrics"
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/store"
@@ -34,7 +35,7 @@ type node struct {
 	internKey, internValue bool
 	extractor              processor.TimestampExtractor
 	// keyApp and valueApp are a sink's key and value serializers when they append in place
-	// (serde.AppendsInPlace): keys and values are then serialized into sinkBuf (see serialize).
+	// (serdeapi.AppendsInPlace): keys and values are then serialized into sinkBuf (see serialize).
 	keyApp, valueApp serde.AppendSerializer[any]
 	sinkBuf          []byte
 	// sinkHeaders holds the headers of the record a sink node is serializing (the serializers
@@ -64,7 +65,7 @@ func (n *node) init() error {
 				"kstream.ConsumedWith(keySerde, valueSerde) on the Stream or Table, or deserializers on Topology.AddSource")
 		}
 		t.setDefaults(n.keyDeser, n.valueDeser)
-		n.internKey, n.internValue = serde.IsString(n.keyDeser), serde.IsString(n.valueDeser)
+		n.internKey, n.internValue = serdeapi.IsString(n.keyDeser), serdeapi.IsString(n.valueDeser)
 		n.stringKV = n.internKey && n.internValue
 		n.extractor = n.spec.TimestampExtractor
 		if n.extractor == nil {
@@ -87,10 +88,10 @@ func (n *node) init() error {
 				"kstream.ProducedWith(keySerde, valueSerde) on To, or serializers on Topology.AddSink")
 		}
 		t.setDefaults(n.keySer, n.valueSer)
-		if serde.AppendsInPlace(n.keySer) {
+		if serdeapi.AppendsInPlace(n.keySer) {
 			n.keyApp, _ = n.keySer.(serde.AppendSerializer[any])
 		}
-		if serde.AppendsInPlace(n.valueSer) {
+		if serdeapi.AppendsInPlace(n.valueSer) {
 			n.valueApp, _ = n.valueSer.(serde.AppendSerializer[any])
 		}
 	case ProcessorNode:

@@ -1,0 +1,37 @@
+// Package serdeapi holds what the library's engine asks of package serde that users never
+// write against: whether a serde decodes bytes as the String serde does, and whether it
+// appends its bytes straight onto a caller's buffer. Package serde implements the interfaces
+// below structurally on its own (unexported) serde types; this package does not import serde.
+package serdeapi
+
+// StringDecoder is implemented by the String serde and Untyped of it: a deserializer whose
+// result depends on the bytes alone (not on topic or headers), so equal bytes give equal
+// strings.
+type StringDecoder interface {
+	// DecodesString reports whether the serde decodes as the String serde.
+	DecodesString() bool
+}
+
+// InPlaceAppender is implemented by the Long and String serdes and Untyped of them: their
+// AppendSerialize (serde.AppendSerializer) writes the bytes straight onto the caller's buffer.
+// Untyped of another serde also has AppendSerialize, but it copies a Serialize result, so a
+// caller gains nothing and AppendsInPlace reports false for it.
+type InPlaceAppender interface {
+	// AppendsInPlace reports whether AppendSerialize writes onto the caller's buffer.
+	AppendsInPlace() bool
+}
+
+// IsString reports whether s is the String serde or Untyped of it. The processing engine uses
+// it to decode a record whose key and value bytes are equal once.
+func IsString(s any) bool {
+	d, ok := s.(StringDecoder)
+	return ok && d.DecodesString()
+}
+
+// AppendsInPlace reports whether s is the Long or String serde or Untyped of one of them. The
+// processing engine uses it to serialize sink records into a shared buffer instead of one new
+// slice per key and value; the metered store layer to serialize keys into a buffer of its own.
+func AppendsInPlace(s any) bool {
+	a, ok := s.(InPlaceAppender)
+	return ok && a.AppendsInPlace()
+}
