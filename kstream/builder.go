@@ -68,6 +68,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -507,7 +508,7 @@ func cast[T any](what string, v any) (T, error) {
 	}
 	t, ok := v.(T)
 	if !ok {
-		if p, ok := serde.PointerTo[T](v); ok {
+		if p, ok := serdeapi.PointerTo[T](v); ok {
 			return p, nil
 		}
 		return zero, fmt.Errorf("%w: %s has type %T, the function expects %s", processor.ErrRecordTypeMismatch, what, v, typeName[T]())

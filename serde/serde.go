@@ -3,6 +3,8 @@ package serde
 import (
 	"fmt"
 	"reflect"
+
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 )
 
 // Serializer turns a value of type T into bytes for the given topic (Java:
@@ -185,27 +187,13 @@ func (u *untypedWindowed[T]) SerializeBaseKey(topic string, headers *Headers, da
 
 type untyped[T any] struct{ s Serde[T] }
 
-// PointerTo returns a new *X holding v when T is *X and v has type X; ok is false otherwise. The
-// DSL's nullable views (kstream's NullableValues) show values of type X as *X (nil: null); the
-// untyped adapters of this package and the DSL's functions convert through it.
-func PointerTo[T any](v any) (T, bool) {
-	var zero T
-	pt := reflect.TypeFor[T]()
-	if v == nil || pt.Kind() != reflect.Pointer || pt.Elem() != reflect.TypeOf(v) {
-		return zero, false
-	}
-	p := reflect.New(pt.Elem())
-	p.Elem().Set(reflect.ValueOf(v))
-	return p.Interface().(T), true
-}
-
 func (u *untyped[T]) Serialize(topic string, headers *Headers, data any) ([]byte, error) {
 	if data == nil {
 		return nil, nil
 	}
 	v, ok := data.(T)
 	if !ok {
-		v, ok = PointerTo[T](data)
+		v, ok = serdeapi.PointerTo[T](data)
 	}
 	if !ok {
 		return nil, serErr(Name(u.s), topic, fmt.Errorf("%w: got %T, want %s", ErrWrongType, data, typeName[T]()))

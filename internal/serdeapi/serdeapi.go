@@ -1,8 +1,11 @@
 // Package serdeapi holds what the library's engine asks of package serde that users never
-// write against: whether a serde decodes bytes as the String serde does, and whether it
-// appends its bytes straight onto a caller's buffer. Package serde implements the interfaces
+// write against: whether a serde decodes bytes as the String serde does, whether it appends
+// its bytes straight onto a caller's buffer, and the conversion of a value X to *X that serde's
+// untyped adapters and the DSL's nullable views share. Package serde implements the interfaces
 // below structurally on its own (unexported) serde types; this package does not import serde.
 package serdeapi
+
+import "reflect"
 
 // StringDecoder is implemented by the String serde and Untyped of it: a deserializer whose
 // result depends on the bytes alone (not on topic or headers), so equal bytes give equal
@@ -34,4 +37,18 @@ func IsString(s any) bool {
 func AppendsInPlace(s any) bool {
 	a, ok := s.(InPlaceAppender)
 	return ok && a.AppendsInPlace()
+}
+
+// PointerTo returns a new *X holding v when T is *X and v has type X; ok is false otherwise. The
+// DSL's nullable views (kstream's NullableValues) show values of type X as *X (nil: null); the
+// untyped adapters of package serde and the DSL's functions convert through it.
+func PointerTo[T any](v any) (T, bool) {
+	var zero T
+	pt := reflect.TypeFor[T]()
+	if v == nil || pt.Kind() != reflect.Pointer || pt.Elem() != reflect.TypeOf(v) {
+		return zero, false
+	}
+	p := reflect.New(pt.Elem())
+	p.Elem().Set(reflect.ValueOf(v))
+	return p.Interface().(T), true
 }
