@@ -114,11 +114,6 @@ func (j Joined[K, V, VO]) WithGracePeriod(grace time.Duration) Joined[K, V, VO] 
 	return j
 }
 
-// GracePeriod returns the grace period and whether one is set.
-func (j Joined[K, V, VO]) GracePeriod() (time.Duration, bool) {
-	return time.Duration(j.graceMs) * time.Millisecond, j.hasGrace
-}
-
 // JoinedWith returns a Joined with the three serdes (any may be nil). Java: Joined.with.
 func JoinedWith[K, V, VO any](keySerde serde.Serde[K], valueSerde serde.Serde[V], otherValueSerde serde.Serde[VO]) Joined[K, V, VO] {
 	return Joined[K, V, VO]{keySerde: keySerde, valueSerde: valueSerde, otherValueSerde: otherValueSerde}
@@ -144,9 +139,6 @@ func (j Joined[K, V, VO]) WithOtherValueSerde(s serde.Serde[VO]) Joined[K, V, VO
 
 // WithName returns a copy with the processor name. Java: withName.
 func (j Joined[K, V, VO]) WithName(name string) Joined[K, V, VO] { j.name = name; return j }
-
-// Name returns the processor name ("" when generated).
-func (j Joined[K, V, VO]) Name() string { return j.name }
 
 func lastJoined[K, V, VO any](js []Joined[K, V, VO]) Joined[K, V, VO] {
 	if len(js) == 0 {

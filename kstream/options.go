@@ -33,9 +33,6 @@ type Named struct{ name string }
 // NamedAs returns a Named with the given name. Java: Named.as(name).
 func NamedAs(name string) Named { return Named{name: name} }
 
-// Name returns the name.
-func (n Named) Name() string { return n.name }
-
 // TableOption is an optional argument of an operator whose result is a KTable[K, V] (for a
 // windowed aggregation, a KTable[Windowed[K], V]): a [Materialized][K, V] (the result's store)
 // or a [TableNamed][K, V] (the processor's name). The compiler checks the types: a
@@ -61,9 +58,6 @@ type TableNamed[K, V any] struct{ name string }
 // Count(kstream.TableNamedAs[string, int64]("counter")). Names follow [NamedAs]'s rules.
 // Java: Named.as(name).
 func TableNamedAs[K, V any](name string) TableNamed[K, V] { return TableNamed[K, V]{name: name} }
-
-// Name returns the name.
-func (n TableNamed[K, V]) Name() string { return n.name }
 
 func (n TableNamed[K, V]) applyTable(o *tableOptions[K, V]) { o.name = n.name }
 
