@@ -287,11 +287,15 @@ func (b *StreamsBuilder) suffixOrElseGenerate(name, suffix, prefix string) strin
 // stream or table without topics or with a topic pattern that does not compile, an unknown
 // topology.optimization value, sources of overlapping but not equal topic lists, streams or
 // tables of another builder, a foreign-key join option of other types than the join's (Java's
-// generics reject it at compile time), join inputs that are not co-partitioned, inconsistent
-// StreamJoined store suppliers, a stream-table join grace period the table cannot serve, an
-// invalid suppression, or an invalid window specification (which also matches
-// [ErrInvalidWindows]). Errors of the Processor API (a node name or topic used twice, ...)
-// come through as they are.
+// generics reject it at compile time), join inputs whose repartition topics have different
+// fixed partition counts (Java finds this when the application starts: "Following topics do
+// not have the same number of partitions"), inconsistent StreamJoined store suppliers (Java:
+// StreamsException), a stream-table join grace period the table cannot serve (Java: "KTable
+// must be versioned to use a grace period in a stream table join.", "History retention must be
+// at least grace period."), an untilWindowCloses suppression of a table that is not windowed
+// (Java: "Window close time is only defined for windowed computations"), or an invalid window
+// specification (which also matches [ErrInvalidWindows]). Errors of the Processor API (a node
+// name or topic used twice, ...) come through as they are.
 func (b *StreamsBuilder) Build() (*processor.Topology, error) { return b.BuildWithConfig(nil) }
 
 // BuildWithConfig returns the topology for the given Java properties; it reads
