@@ -37,7 +37,7 @@
 //     Java's specific reader does: reader fields the writer lacks take their schema
 //     default, writer fields the reader lacks are dropped, int/long/float promote, an
 //     unknown enum symbol takes the enum's default; resolution failures are
-//     ErrSchemaMismatch. Struct fields no schema field names keep their zero value. A
+//     serde.ErrInvalidValue. Struct fields no schema field names keep their zero value. A
 //     map[string]V also works.
 //   - union ["null", X]: a pointer (or a nil slice/map/interface) for null, else X's form.
 //     Other unions: a field of the branch's form (the first branch that accepts the Go
@@ -60,8 +60,8 @@
 //
 // # Registry use and configuration
 //
-// The serializer finds the schema id for the subject its SubjectNameStrategy names (by
-// default TopicNameStrategy: "<topic>-value", or "<topic>-key" with AsKey): it registers the
+// The serializer finds the schema id for the subject its registry.SubjectNameStrategy names (by
+// default registry.TopicNameStrategy: "<topic>-value", or "<topic>-key" with AsKey): it registers the
 // schema when auto-registration is on (the default), looks it up otherwise, or with
 // UseLatestVersion writes with the subject's latest registered schema. The deserializer
 // fetches the writer schema by the id in the data. Options correspond to the Java
@@ -72,7 +72,6 @@ package avro
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -84,49 +83,10 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/serde/avro/internal/schema"
 	"github.com/kstreams-go/kstreams/serde/avro/registry"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
+	"github.com/kstreams-go/kstreams/serde/internal/srprops"
+	"github.com/kstreams-go/kstreams/serde/internal/wire"
 )
-
-// MagicByte is the first byte of the Confluent wire format.
-const MagicByte byte = 0
-
-// HeaderSize is the size of the wire-format header: the magic byte and the 4-byte schema id.
-const HeaderSize = 5
-
-// SubjectNameStrategy names the registry subject a schema is registered or looked up under.
-// recordName is the full name (namespace.name) of the schema's top-level named type, or ""
-// when the schema is not a named type. Java counterpart:
-// io.confluent.kafka.serializers.subject.strategy.SubjectNameStrategy, configured with
-// key.subject.name.strategy / value.subject.name.strategy.
-type SubjectNameStrategy func(topic string, isKey bool, recordName string) (string, error)
-
-// TopicNameStrategy names the subject "<topic>-key" or "<topic>-value". It is the default.
-// Java: io.confluent.kafka.serializers.subject.TopicNameStrategy.
-func TopicNameStrategy(topic string, isKey bool, _ string) (string, error) {
-	if isKey {
-		return topic + "-key", nil
-	}
-	return topic + "-value", nil
-}
-
-// RecordNameStrategy names the subject after the record's full name, whatever the topic;
-// it returns ErrNoRecordName for a schema that is not a named type. Java:
-// io.confluent.kafka.serializers.subject.RecordNameStrategy.
-func RecordNameStrategy(_ string, _ bool, recordName string) (string, error) {
-	if recordName == "" {
-		return "", ErrNoRecordName
-	}
-	return recordName, nil
-}
-
-// TopicRecordNameStrategy names the subject "<topic>-<record full name>"; it returns
-// ErrNoRecordName for a schema that is not a named type. Java:
-// io.confluent.kafka.serializers.subject.TopicRecordNameStrategy.
-func TopicRecordNameStrategy(topic string, _ bool, recordName string) (string, error) {
-	if recordName == "" {
-		return "", ErrNoRecordName
-	}
-	return topic + "-" + recordName, nil
-}
 
 type options struct {
 	isKey        bool
@@ -134,20 +94,20 @@ type options struct {
 	useLatest    bool
 	latestStrict bool
 	normalize    bool
-	strategy     SubjectNameStrategy
+	strategy     registry.SubjectNameStrategy
 	ctx          func() context.Context
 }
 
 // Option configures a serde made by New or NewGeneric.
 type Option func(*options)
 
-// AsKey makes the serde a key serde: TopicNameStrategy then names "<topic>-key". Java: the
+// AsKey makes the serde a key serde: registry.TopicNameStrategy then names "<topic>-key". Java: the
 // isKey argument of Serializer.configure(configs, isKey).
 func AsKey() Option { return func(o *options) { o.isKey = true } }
 
 // WithAutoRegister turns registering the serializer's schema on (the default) or off; when
 // off, the schema must already be registered under the subject, else serializing fails
-// with registry.ErrSubjectNotFound or registry.ErrSchemaNotFound. Java:
+// with registry.ErrNotFound. Java:
 // auto.register.schemas (default true).
 func WithAutoRegister(on bool) Option { return func(o *options) { o.autoRegister = on } }
 
@@ -160,13 +120,15 @@ func WithUseLatestVersion(on bool) Option { return func(o *options) { o.useLates
 // WithLatestCompatibilityStrict turns on (the default) or off the check that, under
 // WithUseLatestVersion with a schema of the serde's own, the latest registered schema can
 // read data written with the serde's schema (Avro schema resolution); when it cannot,
-// serializing fails with ErrLatestIncompatible. Java: latest.compatibility.strict (default
+// serializing fails with ErrInvalidSchema. Java: latest.compatibility.strict (default
 // true).
 func WithLatestCompatibilityStrict(on bool) Option { return func(o *options) { o.latestStrict = on } }
 
-// WithSubjectNameStrategy sets the subject name strategy (default TopicNameStrategy).
-// Java: key.subject.name.strategy / value.subject.name.strategy.
-func WithSubjectNameStrategy(s SubjectNameStrategy) Option {
+// WithSubjectNameStrategy sets the subject name strategy: registry.TopicNameStrategy (the
+// default), registry.RecordNameStrategy or registry.TopicRecordNameStrategy (the record name
+// is the full name of the schema's top-level named type), or a function of the user's. Java:
+// key.subject.name.strategy / value.subject.name.strategy.
+func WithSubjectNameStrategy(s registry.SubjectNameStrategy) Option {
 	return func(o *options) { o.strategy = s }
 }
 
@@ -183,7 +145,7 @@ func WithContext(f func() context.Context) Option { return func(o *options) { o.
 // use.latest.version, latest.compatibility.strict, normalize.schemas (true/false), and key.subject.name.strategy (when
 // isKey) or value.subject.name.strategy, whose values are the Java class names
 // io.confluent.kafka.serializers.subject.TopicNameStrategy, RecordNameStrategy or
-// TopicRecordNameStrategy (or just those simple names). isKey also adds AsKey. Other
+// TopicRecordNameStrategy (or just those simple names), mapped to registry's strategies. isKey also adds AsKey. Other
 // properties are ignored (the registry client takes its own with
 // registry.ConfigFromProperties). It returns an error for an unknown strategy or a value
 // that is not true/false.
@@ -197,36 +159,20 @@ func OptionsFromProperties(props map[string]string, isKey bool) ([]Option, error
 		opt  func(bool) Option
 	}{{"auto.register.schemas", WithAutoRegister}, {"use.latest.version", WithUseLatestVersion},
 		{"latest.compatibility.strict", WithLatestCompatibilityStrict}, {"normalize.schemas", WithNormalize}} {
-		v, ok := props[p.name]
-		if !ok {
-			continue
+		v, ok, err := srprops.Bool(props, p.name)
+		if err != nil {
+			return nil, fmt.Errorf("avro serde: %w", err)
 		}
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "true":
-			opts = append(opts, p.opt(true))
-		case "false":
-			opts = append(opts, p.opt(false))
-		default:
-			return nil, fmt.Errorf("avro serde: property %s=%q is not true or false", p.name, v)
+		if ok {
+			opts = append(opts, p.opt(v))
 		}
 	}
-	prop := "value.subject.name.strategy"
-	if isKey {
-		prop = "key.subject.name.strategy"
+	strategy, ok, err := srprops.Strategy(props, isKey)
+	if err != nil {
+		return nil, fmt.Errorf("avro serde: %w", err)
 	}
-	if v, ok := props[prop]; ok {
-		name := strings.TrimSpace(v)
-		name = name[strings.LastIndexByte(name, '.')+1:]
-		switch name {
-		case "TopicNameStrategy":
-			opts = append(opts, WithSubjectNameStrategy(TopicNameStrategy))
-		case "RecordNameStrategy":
-			opts = append(opts, WithSubjectNameStrategy(RecordNameStrategy))
-		case "TopicRecordNameStrategy":
-			opts = append(opts, WithSubjectNameStrategy(TopicRecordNameStrategy))
-		default:
-			return nil, fmt.Errorf("avro serde: property %s=%q: unknown subject name strategy", prop, v)
-		}
+	if ok {
+		opts = append(opts, WithSubjectNameStrategy(strategy))
 	}
 	return opts, nil
 }
@@ -270,7 +216,7 @@ func compile(text string) (*compiled, error) {
 // io.confluent.kafka.streams.serdes.avro.GenericAvroSerde / SpecificAvroSerde wrapping
 // KafkaAvroSerializer and KafkaAvroDeserializer.
 type Serde[T any] struct {
-	reg    registry.API
+	reg    srapi.Client
 	own    *compiled // the serializer's schema; nil with use.latest.version and no schema
 	opts   options
 	name   string
@@ -282,12 +228,13 @@ type Serde[T any] struct {
 
 var _ serde.Serde[any] = (*Serde[any])(nil)
 
-// New returns an Avro serde for T with the given registry and writer schema (the Avro
+// New returns an Avro serde for T with the given registry client and writer schema (the Avro
 // schema JSON). schemaText may be "" only together with WithUseLatestVersion(true). The
 // package documentation says how T maps onto the schema. It returns an error wrapping
-// ErrInvalidSchema for a schema that does not parse, and ErrNoSchema when there is none.
-func New[T any](reg registry.API, schemaText string, opts ...Option) (*Serde[T], error) {
-	o := options{autoRegister: true, latestStrict: true, strategy: TopicNameStrategy, ctx: context.Background}
+// ErrInvalidSchema for a schema that does not parse or when there is none. Java counterpart:
+// new SpecificAvroSerde(client) / ReflectionAvroSerde, then configure(props, isKey).
+func New[T any](reg *registry.Client, schemaText string, opts ...Option) (*Serde[T], error) {
+	o := options{autoRegister: true, latestStrict: true, strategy: registry.TopicNameStrategy, ctx: context.Background}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -298,7 +245,7 @@ func New[T any](reg registry.API, schemaText string, opts ...Option) (*Serde[T],
 		return nil, fmt.Errorf("avro serde: no schema registry client")
 	}
 	tt := reflect.TypeFor[T]()
-	s := &Serde[T]{reg: reg, opts: o, codecs: map[string]*compiled{},
+	s := &Serde[T]{reg: srapi.Of(reg), opts: o, codecs: map[string]*compiled{},
 		native: tt.Kind() == reflect.Interface || tt == reflect.TypeFor[map[string]any]()}
 	s.name = "Avro<" + tt.String() + ">"
 	if tt.Kind() == reflect.Interface {
@@ -312,28 +259,19 @@ func New[T any](reg registry.API, schemaText string, opts ...Option) (*Serde[T],
 		s.own = c
 		s.codecs[schemaText] = c
 	} else if !o.useLatest {
-		return nil, fmt.Errorf("avro serde %s: %w (give a schema or use WithUseLatestVersion)", s.name, ErrNoSchema)
+		return nil, fmt.Errorf("avro serde %s: %w: no schema given (give one or use WithUseLatestVersion)", s.name, ErrInvalidSchema)
 	}
 	return s, nil
 }
 
 // NewGeneric returns an Avro serde over goavro's native values (New[any]); see the package
 // documentation for the forms. Java counterpart: GenericAvroSerde.
-func NewGeneric(reg registry.API, schemaText string, opts ...Option) (*Serde[any], error) {
+func NewGeneric(reg *registry.Client, schemaText string, opts ...Option) (*Serde[any], error) {
 	return New[any](reg, schemaText, opts...)
 }
 
 // String returns the serde's name, "Avro" for the generic serde or "Avro<T>".
 func (s *Serde[T]) String() string { return s.name }
-
-// Schema returns the serializer's own schema text ("" when it writes with the latest
-// registered schema).
-func (s *Serde[T]) Schema() string {
-	if s.own == nil {
-		return ""
-	}
-	return s.own.text
-}
 
 func (s *Serde[T]) compiled(text string) (*compiled, error) {
 	s.mu.Lock()
@@ -349,18 +287,23 @@ func (s *Serde[T]) compiled(text string) (*compiled, error) {
 	return c, nil
 }
 
-// Subject returns the subject the serializer uses for topic.
-func (s *Serde[T]) Subject(topic string) (string, error) {
+// subject returns the subject the serializer uses for topic; a strategy's error is wrapped
+// in ErrInvalidSchema.
+func (s *Serde[T]) subject(topic string) (string, error) {
 	rn := ""
 	if s.own != nil && s.own.typ.Named() {
 		rn = s.own.typ.FullName()
 	}
-	return s.opts.strategy(topic, s.opts.isKey, rn)
+	subject, err := s.opts.strategy(topic, s.opts.isKey, rn)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrInvalidSchema, err)
+	}
+	return subject, nil
 }
 
 // writer returns the schema id and compiled schema to write with.
-func (s *Serde[T]) writer(topic string, e *Error) (int, *compiled, error) {
-	subject, err := s.Subject(topic)
+func (s *Serde[T]) writer(topic string, e *wire.Failure) (int, *compiled, error) {
+	subject, err := s.subject(topic)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -380,16 +323,16 @@ func (s *Serde[T]) writer(topic string, e *Error) (int, *compiled, error) {
 		if s.own != nil && s.opts.latestStrict && s.own.text != c.text {
 			if msgs := schema.CanRead(c.typ, s.own.typ); len(msgs) > 0 {
 				return 0, nil, fmt.Errorf("%w: the latest schema (id %d, version %d) cannot read data of the serde's schema: %s",
-					ErrLatestIncompatible, latest.ID, latest.Version, strings.Join(msgs, "; "))
+					ErrInvalidSchema, latest.ID, latest.Version, strings.Join(msgs, "; "))
 			}
 		}
 		return latest.ID, c, nil
 	case s.opts.autoRegister:
-		id, err := s.reg.Register(ctx, subject, registry.Schema{Schema: s.own.text}, s.opts.normalize)
+		id, err := s.reg.Register(ctx, subject, srapi.Schema{Schema: s.own.text}, s.opts.normalize)
 		e.SchemaID = id
 		return id, s.own, err
 	default:
-		found, err := s.reg.LookUp(ctx, subject, registry.Schema{Schema: s.own.text})
+		found, err := s.reg.LookUp(ctx, subject, srapi.Schema{Schema: s.own.text})
 		e.SchemaID = found.ID
 		return found.ID, s.own, err
 	}
@@ -397,43 +340,36 @@ func (s *Serde[T]) writer(topic string, e *Error) (int, *compiled, error) {
 
 // Serialize encodes data in the Confluent wire format for topic. A nil value (nil
 // interface, pointer, map or slice) returns nil bytes without a registry call. headers are
-// not used. Errors are *Error naming the topic, subject and schema id, wrapping a
-// *registry.Error (registry.ErrIncompatible when registration is refused,
-// registry.ErrSubjectNotFound / ErrSchemaNotFound without auto-registration,
-// registry.ErrUnavailable), ErrSchemaMismatch for a value that does not fit the schema, or
-// ErrNoRecordName. Java: KafkaAvroSerializer.serialize(topic, headers, data).
+// not used. Errors are a *serde.Error whose message names the subject and schema id, wrapping
+// a *registry.Error (registry.ErrRejected when registration is refused, registry.ErrNotFound
+// without auto-registration, registry.ErrUnavailable), serde.ErrInvalidValue for a value that
+// does not fit the schema, or ErrInvalidSchema. Java: KafkaAvroSerializer.serialize(topic,
+// headers, data), whose failures are SerializationExceptions.
 func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, data T) ([]byte, error) {
 	v := reflect.ValueOf(&data).Elem()
 	if isNull(v) {
 		return nil, nil
 	}
-	e := &Error{Serde: s.name, Op: serde.OpSerialize, Topic: topic, Len: -1}
+	e := &wire.Failure{Serde: s.name, Op: serde.OpSerialize, Topic: topic, Len: -1}
 	id, c, err := s.writer(topic, e)
 	if err != nil {
-		e.Err = err
-		return nil, e
+		return nil, e.Wrap(err)
 	}
 	var native any = data
 	if !s.native || v.Kind() == reflect.Interface && (v.Elem().Kind() == reflect.Struct || v.Elem().Kind() == reflect.Pointer) {
 		// Typed values, and structs handed to the generic serde, are mapped onto the schema.
 		if native, err = toNative(c.typ, v, ""); err != nil {
-			e.Err = err
-			return nil, e
+			return nil, e.Wrap(err)
 		}
 	}
 	if c.decimal {
 		if native, err = encodeDecimals(c.typ, native, ""); err != nil {
-			e.Err = err
-			return nil, e
+			return nil, e.Wrap(err)
 		}
 	}
-	buf := make([]byte, HeaderSize, 64)
-	buf[0] = MagicByte
-	binary.BigEndian.PutUint32(buf[1:], uint32(id))
-	out, err := c.enc.BinaryFromNative(buf, native)
+	out, err := c.enc.BinaryFromNative(wire.AppendHeader(make([]byte, 0, 64), id), native)
 	if err != nil {
-		e.Err = fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
-		return nil, e
+		return nil, e.Wrap(fmt.Errorf("%w: %v", errMismatch, err))
 	}
 	return out, nil
 }
@@ -442,41 +378,34 @@ func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, data T) ([]byte, er
 // writer schema from the registry (cached) and decodes the body with it; a typed serde
 // then maps the record onto T by field name. Nil data returns the zero value of T (nil
 // for the generic serde); headers are not used; bytes after the Avro body are ignored, as
-// Java's deserializer ignores them. Errors are *Error naming the topic and schema id,
-// wrapping ErrTooShort or ErrUnknownMagicByte (both serde.ErrCorrupt), a *registry.Error
-// (registry.ErrSchemaNotFound for an unknown id, registry.ErrUnavailable), ErrDecode, or
-// ErrSchemaMismatch when the record does not fit T. Java:
+// Java's deserializer ignores them. Errors are a *serde.Error whose message names the schema
+// id, wrapping serde.ErrCorrupt (shorter than the 5-byte header, a first byte other than the
+// magic byte 0, a body that does not decode with the writer schema), a *registry.Error
+// (registry.ErrNotFound for an unknown id, registry.ErrUnavailable), serde.ErrInvalidValue
+// when the record does not fit T, or ErrInvalidSchema. Java:
 // KafkaAvroDeserializer.deserialize(topic, headers, data).
 func (s *Serde[T]) Deserialize(topic string, _ *serde.Headers, data []byte) (T, error) {
 	var zero T
 	if data == nil {
 		return zero, nil
 	}
-	e := &Error{Serde: s.name, Op: serde.OpDeserialize, Topic: topic, Len: len(data)}
-	if len(data) < HeaderSize {
-		e.Err = ErrTooShort
-		return zero, e
+	e := &wire.Failure{Serde: s.name, Op: serde.OpDeserialize, Topic: topic, Len: len(data)}
+	id, body, err := wire.ParseHeader(data)
+	if err != nil {
+		return zero, e.Wrap(fmt.Errorf("%w: %w", serde.ErrCorrupt, err))
 	}
-	if data[0] != MagicByte {
-		e.Err = fmt.Errorf("%w 0x%02x", ErrUnknownMagicByte, data[0])
-		return zero, e
-	}
-	id := int(binary.BigEndian.Uint32(data[1:HeaderSize]))
 	e.SchemaID = id
 	found, err := s.reg.SchemaByID(s.opts.ctx(), id)
 	if err != nil {
-		e.Err = err
-		return zero, e
+		return zero, e.Wrap(err)
 	}
 	c, err := s.compiled(found.Schema)
 	if err != nil {
-		e.Err = err
-		return zero, e
+		return zero, e.Wrap(err)
 	}
-	native, _, err := c.codec.NativeFromBinary(data[HeaderSize:])
+	native, _, err := c.codec.NativeFromBinary(body)
 	if err != nil {
-		e.Err = fmt.Errorf("%w: %v", ErrDecode, err)
-		return zero, e
+		return zero, e.Wrap(fmt.Errorf("%w: %v", errDecode, err))
 	}
 	if s.native {
 		if native == nil {
@@ -484,8 +413,7 @@ func (s *Serde[T]) Deserialize(topic string, _ *serde.Headers, data []byte) (T, 
 		}
 		v, ok := native.(T)
 		if !ok {
-			e.Err = fmt.Errorf("%w: decoded %T, want %T", ErrSchemaMismatch, native, zero)
-			return zero, e
+			return zero, e.Wrap(fmt.Errorf("%w: decoded %T, want %T", errMismatch, native, zero))
 		}
 		return v, nil
 	}
@@ -495,14 +423,12 @@ func (s *Serde[T]) Deserialize(topic string, _ *serde.Headers, data []byte) (T, 
 		// SpecificDatumReader does with the specific class's schema.
 		readerType = s.own.typ
 		if native, err = resolve(readerType, c.typ, native, ""); err != nil {
-			e.Err = err
-			return zero, e
+			return zero, e.Wrap(err)
 		}
 	}
 	var out T
 	if err := fromNative(readerType, native, reflect.ValueOf(&out).Elem(), ""); err != nil {
-		e.Err = err
-		return zero, e
+		return zero, e.Wrap(err)
 	}
 	return out, nil
 }

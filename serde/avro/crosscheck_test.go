@@ -318,9 +318,9 @@ func mustHex(s string) []byte {
 
 // typedRecords returns, per case topic, Go values written by hand that equal the case's
 // records (same order), and a function encoding them with a typed serde.
-func typedRecords() map[string]func(reg registry.API, schemaText, topic string) ([][]byte, error) {
+func typedRecords() map[string]func(reg *registry.Client, schemaText, topic string) ([][]byte, error) {
 	hash := func(s string) (h [16]byte) { copy(h[:], mustHex(s)); return }
-	return map[string]func(registry.API, string, string) ([][]byte, error){
+	return map[string]func(*registry.Client, string, string) ([][]byte, error){
 		"primitives": encodeAll([]xPrimitives{
 			{B: true, Y: []byte{}},
 			{I: math.MaxInt32, L: 9007199254740990, F: 1.5, D: math.Pi, S: "héllo, wörld ✓", Y: mustHex("00ff7f80")},
@@ -362,8 +362,8 @@ func typedRecords() map[string]func(reg registry.API, schemaText, topic string) 
 	}
 }
 
-func encodeAll[T any](vals []T) func(reg registry.API, schemaText, topic string) ([][]byte, error) {
-	return func(reg registry.API, schemaText, topic string) ([][]byte, error) {
+func encodeAll[T any](vals []T) func(reg *registry.Client, schemaText, topic string) ([][]byte, error) {
+	return func(reg *registry.Client, schemaText, topic string) ([][]byte, error) {
 		s, err := avro.New[T](reg, schemaText)
 		if err != nil {
 			return nil, err

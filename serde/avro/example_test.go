@@ -9,7 +9,7 @@ import (
 )
 
 // A typed serde for a Go struct. In production the client points at the real registry:
-// registry.NewFromURL("http://schema-registry:8081"); in tests, at an avrotest.Registry.
+// registry.New(registry.Config{URLs: []string{"http://schema-registry:8081"}}); in tests, at an avrotest.Registry.
 func ExampleNew() {
 	reg := avrotest.Start()
 	defer reg.Close()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 	"os"
 	"reflect"
 	"testing"
@@ -43,64 +44,64 @@ func TestIntegrationRegistryClient(t *testing.T) {
 	v2 := `{"type":"record","name":"User","namespace":"com.example","fields":[{"name":"name","type":"string"},{"name":"age","type":"int","default":0}]}`
 	bad := `{"type":"record","name":"User","namespace":"com.example","fields":[{"name":"name","type":"string"},{"name":"email","type":"string"}]}`
 
-	id1, err := c.Register(ctx, subject, registry.Schema{Schema: v1}, false)
+	id1, err := srapi.Of(c).Register(ctx, subject, srapi.Schema{Schema: v1}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetCompatibility(ctx, subject, "BACKWARD"); err != nil {
+	if err := srapi.Of(c).SetCompatibility(ctx, subject, "BACKWARD"); err != nil {
 		t.Fatal(err)
 	}
-	id2, err := c.Register(ctx, subject, registry.Schema{Schema: v2}, false)
+	id2, err := srapi.Of(c).Register(ctx, subject, srapi.Schema{Schema: v2}, false)
 	if err != nil || id2 == id1 {
 		t.Fatalf("Register v2 = %d, %v (v1 has %d)", id2, err, id1)
 	}
-	got, err := c.LookUp(ctx, subject, registry.Schema{Schema: v1})
+	got, err := srapi.Of(c).LookUp(ctx, subject, srapi.Schema{Schema: v1})
 	if err != nil || got.ID != id1 || got.Version != 1 {
 		t.Fatalf("LookUp v1 = %+v, %v; want id %d version 1", got, err, id1)
 	}
-	byID, err := c.SchemaByID(ctx, id2)
+	byID, err := srapi.Of(c).SchemaByID(ctx, id2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a, b := mustParse(t, byID.Schema), mustParse(t, v2); len(a.Fields) != len(b.Fields) || a.FullName() != b.FullName() {
 		t.Fatalf("SchemaByID(%d) = %s", id2, byID.Schema)
 	}
-	latest, err := c.Latest(ctx, subject)
+	latest, err := srapi.Of(c).Latest(ctx, subject)
 	if err != nil || latest.ID != id2 || latest.Version != 2 {
 		t.Fatalf("Latest = %+v, %v; want id %d version 2", latest, err, id2)
 	}
-	if v, err := c.Version(ctx, subject, 1); err != nil || v.ID != id1 {
+	if v, err := srapi.Of(c).Version(ctx, subject, 1); err != nil || v.ID != id1 {
 		t.Fatalf("Version(1) = %+v, %v", v, err)
 	}
-	ok, _, err := c.TestCompatibility(ctx, subject, "latest", registry.Schema{Schema: bad})
+	ok, _, err := srapi.Of(c).TestCompatibility(ctx, subject, "latest", srapi.Schema{Schema: bad})
 	if err != nil || ok {
 		t.Fatalf("TestCompatibility(bad) = %v, %v; want false", ok, err)
 	}
 
-	_, err = c.Register(ctx, subject, registry.Schema{Schema: bad}, false)
-	if !errors.Is(err, registry.ErrIncompatible) {
+	_, err = srapi.Of(c).Register(ctx, subject, srapi.Schema{Schema: bad}, false)
+	if !errors.Is(err, registry.ErrRejected) {
 		t.Fatalf("Register(bad) err = %v; want ErrIncompatible", err)
 	}
 	t.Logf("incompatible: %v", err)
-	_, err = c.SchemaByID(ctx, 1<<30)
-	if !errors.Is(err, registry.ErrSchemaNotFound) {
+	_, err = srapi.Of(c).SchemaByID(ctx, 1<<30)
+	if !errors.Is(err, registry.ErrNotFound) {
 		t.Fatalf("SchemaByID(unknown) err = %v; want ErrSchemaNotFound", err)
 	}
 	t.Logf("unknown id: %v", err)
-	_, err = c.Latest(ctx, prefix+"missing-value")
-	if !errors.Is(err, registry.ErrSubjectNotFound) {
+	_, err = srapi.Of(c).Latest(ctx, prefix+"missing-value")
+	if !errors.Is(err, registry.ErrNotFound) {
 		t.Fatalf("Latest(missing) err = %v; want ErrSubjectNotFound", err)
 	}
-	_, err = c.Version(ctx, subject, 99)
-	if !errors.Is(err, registry.ErrVersionNotFound) {
+	_, err = srapi.Of(c).Version(ctx, subject, 99)
+	if !errors.Is(err, registry.ErrNotFound) {
 		t.Fatalf("Version(99) err = %v; want ErrVersionNotFound", err)
 	}
-	_, err = c.LookUp(ctx, subject, registry.Schema{Schema: bad})
-	if !errors.Is(err, registry.ErrSchemaNotFound) {
+	_, err = srapi.Of(c).LookUp(ctx, subject, srapi.Schema{Schema: bad})
+	if !errors.Is(err, registry.ErrNotFound) {
 		t.Fatalf("LookUp(unregistered) err = %v; want ErrSchemaNotFound", err)
 	}
-	_, err = c.Register(ctx, prefix+"junk-value", registry.Schema{Schema: "not a schema"}, false)
-	if !errors.Is(err, registry.ErrInvalidSchema) {
+	_, err = srapi.Of(c).Register(ctx, prefix+"junk-value", srapi.Schema{Schema: "not a schema"}, false)
+	if !errors.Is(err, registry.ErrRejected) {
 		t.Fatalf("Register(junk) err = %v; want ErrInvalidSchema", err)
 	}
 }
@@ -133,7 +134,7 @@ func TestIntegrationSerde(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := registry.New(registry.Config{URLs: c.URLs()})
+	fresh, err := registry.New(registry.Config{URLs: srapi.Of(c).URLs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +143,15 @@ func TestIntegrationSerde(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(v, map[string]any{"name": "ann", "age": int32(7)}) {
 		t.Fatalf("generic decode via a fresh client = %#v, %v", v, err)
 	}
-	if _, err := g.Deserialize(topic, nil, []byte{0, 0x3f, 0xff, 0xff, 0xff, 2}); !errors.Is(err, registry.ErrSchemaNotFound) {
-		t.Fatalf("unknown id: %v; want registry.ErrSchemaNotFound", err)
+	if _, err := g.Deserialize(topic, nil, []byte{0, 0x3f, 0xff, 0xff, 0xff, 2}); !errors.Is(err, registry.ErrNotFound) {
+		t.Fatalf("unknown id: %v; want registry.ErrNotFound", err)
 	}
 
 	vf := loadVectors(t, goldenPath)
 	n := 0
 	for _, vc := range vf.Cases {
 		subject := prefix + vc.Topic + "-value"
-		id, err := c.Register(context.Background(), subject, registry.Schema{Schema: vc.Schema}, false)
+		id, err := srapi.Of(c).Register(context.Background(), subject, srapi.Schema{Schema: vc.Schema}, false)
 		if err != nil {
 			t.Fatalf("%s: %v", vc.Topic, err)
 		}
@@ -169,5 +170,5 @@ func TestIntegrationSerde(t *testing.T) {
 			n++
 		}
 	}
-	t.Logf("decoded %d Confluent JS records with schemas fetched from %s", n, c.URLs()[0])
+	t.Logf("decoded %d Confluent JS records with schemas fetched from %s", n, srapi.Of(c).URLs()[0])
 }

@@ -23,7 +23,7 @@ func mismatch(path string, format string, args ...any) error {
 	if path == "" {
 		path = "."
 	}
-	return fmt.Errorf("%w: at %s: %s", ErrSchemaMismatch, path, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: at %s: %s", errMismatch, path, fmt.Sprintf(format, args...))
 }
 
 // fieldMap maps avro field names of a struct type to field indexes.

@@ -13,7 +13,7 @@ import (
 // fields missing from the writer take their default, writer fields the reader lacks are
 // dropped, int/long/float promote, string and bytes convert, an unknown enum symbol takes
 // the reader's enum default, and a writer branch maps to the first reader branch that can
-// read it. It returns an error wrapping ErrSchemaMismatch where resolution fails.
+// read it. It returns an error wrapping errMismatch (serde.ErrInvalidValue) where resolution fails.
 func resolve(r, w *schema.Type, v any, path string) (any, error) {
 	if w.Kind == schema.Union {
 		if v == nil {

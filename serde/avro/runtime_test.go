@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 	"math/big"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -328,8 +330,8 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 	raws := out.snapshot() // anything late would be a duplicate
 
 	// Output: exactly the running totals computed above, per customer, in order.
-	keyID := must[registry.Schema](t)(c.Latest(ctx, output+"-key")).ID
-	valID := must[registry.Schema](t)(c.Latest(ctx, output+"-value")).ID
+	keyID := must[srapi.Schema](t)(srapi.Of(c).Latest(ctx, output+"-key")).ID
+	valID := must[srapi.Schema](t)(srapi.Of(c).Latest(ctx, output+"-value")).ID
 	if len(raws) != n {
 		t.Fatalf("%d output records; want %d", len(raws), n)
 	}
@@ -364,8 +366,8 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 
 	// Changelog: Confluent-framed Avro under the changelog topic's subjects; the last entry
 	// per customer is its final total.
-	clKeyID := must[registry.Schema](t)(c.Latest(ctx, changelog+"-key")).ID
-	clValID := must[registry.Schema](t)(c.Latest(ctx, changelog+"-value")).ID
+	clKeyID := must[srapi.Schema](t)(srapi.Of(c).Latest(ctx, changelog+"-key")).ID
+	clValID := must[srapi.Schema](t)(srapi.Of(c).Latest(ctx, changelog+"-value")).ID
 	if len(cl) < len(want) || len(cl) > n {
 		t.Errorf("%d changelog records; want between %d (compacted to the latest put per customer) and %d (one put per order)", len(cl), len(want), n)
 	}
@@ -386,7 +388,7 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 	}
 	// The other subjects the records crossed exist under the topic-name strategy.
 	for _, s := range []string{input + "-key", input + "-value"} {
-		if _, err := c.Latest(ctx, s); err != nil {
+		if _, err := srapi.Of(c).Latest(ctx, s); err != nil {
 			t.Errorf("subject %s: %v", s, err)
 		}
 	}
@@ -398,9 +400,9 @@ func runRuntimeAvro(t *testing.T, b kafkatest.Broker, c *registry.Client) {
 		t.Errorf("deserialization handler called %d times (%v); want once", len(handled), handled)
 	}
 	for _, e := range handled {
-		var ae *avro.Error
-		if !errors.As(e, &ae) || ae.SchemaID != poisonID || ae.Topic != input {
-			t.Errorf("handler error %v; want an *avro.Error for schema id %d on %s", e, poisonID, input)
+		var ae *serde.Error
+		if !errors.As(e, &ae) || !strings.Contains(e.Error(), fmt.Sprintf("schema id %d:", poisonID)) || ae.Topic != input {
+			t.Errorf("handler error %v; want a *serde.Error for schema id %d on %s", e, poisonID, input)
 		}
 	}
 	hmu.Unlock()

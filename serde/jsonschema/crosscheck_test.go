@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 	"math"
 	"os"
 	"os/exec"
@@ -47,7 +48,7 @@ func TestIntegrationConfluentJSCrossCheck(t *testing.T) {
 	prefix := fmt.Sprintf("it%d-", time.Now().UnixNano())
 
 	addrSubject := prefix + "address"
-	if _, err := c.Register(t.Context(), addrSubject, registry.Schema{SchemaType: "JSON", Schema: addressSchema}, false); err != nil {
+	if _, err := srapi.Of(c).Register(t.Context(), addrSubject, srapi.Schema{SchemaType: "JSON", Schema: addressSchema}, false); err != nil {
 		t.Fatal(err)
 	}
 	orders, err := jsonschema.New[Order](c, orderSchema,

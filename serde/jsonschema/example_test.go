@@ -10,7 +10,7 @@ import (
 
 // Validation failures name each failing field by JSON pointer.
 func ExampleValidationError() {
-	client, _ := registry.NewFromURL("http://localhost:8081")
+	client, _ := registry.New(registry.Config{URLs: []string{"http://localhost:8081"}})
 	type Event struct {
 		Kind string `json:"kind"`
 		At   int64  `json:"at"`

@@ -39,8 +39,8 @@
 //
 // # Registry use and configuration
 //
-// The serializer finds the schema id for the subject its SubjectNameStrategy names (by
-// default TopicNameStrategy: "<topic>-value", or "<topic>-key" with AsKey; the record name
+// The serializer finds the schema id for the subject its registry.SubjectNameStrategy names (by
+// default registry.TopicNameStrategy: "<topic>-value", or "<topic>-key" with AsKey; the record name
 // of RecordNameStrategy is the schema's "title"): it registers the schema (schemaType
 // "JSON") when auto-registration is on (the default), looks it up otherwise, or with
 // UseLatestVersion writes with the subject's latest registered schema. Options correspond
@@ -56,46 +56,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"sync"
 
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/serde/avro/registry"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 	"github.com/kstreams-go/kstreams/serde/internal/srprops"
 	"github.com/kstreams-go/kstreams/serde/internal/wire"
 	"github.com/kstreams-go/kstreams/serde/jsonschema/internal/jsschema"
 )
 
-// SchemaType is the registry's schemaType for JSON Schemas.
-const SchemaType = "JSON"
-
-// SubjectNameStrategy names the registry subject a schema is registered or looked up under.
-// recordName is the schema's "title" ("" when it has none). Java counterpart:
-// io.confluent.kafka.serializers.subject.strategy.SubjectNameStrategy, configured with
-// key.subject.name.strategy / value.subject.name.strategy.
-type SubjectNameStrategy func(topic string, isKey bool, recordName string) (string, error)
-
-// TopicNameStrategy names the subject "<topic>-key" or "<topic>-value". It is the default.
-// Java: io.confluent.kafka.serializers.subject.TopicNameStrategy.
-func TopicNameStrategy(topic string, isKey bool, _ string) (string, error) {
-	return srprops.TopicName(topic, isKey), nil
-}
-
-// RecordNameStrategy names the subject after the schema's title, whatever the topic; it
-// returns ErrNoRecordName for a schema without one. Java:
-// io.confluent.kafka.serializers.subject.RecordNameStrategy.
-func RecordNameStrategy(_ string, _ bool, recordName string) (string, error) {
-	return srprops.RecordName(recordName)
-}
-
-// TopicRecordNameStrategy names the subject "<topic>-<title>"; it returns ErrNoRecordName
-// for a schema without a title. Java:
-// io.confluent.kafka.serializers.subject.TopicRecordNameStrategy.
-func TopicRecordNameStrategy(topic string, _ bool, recordName string) (string, error) {
-	return srprops.TopicRecordName(topic, recordName)
-}
+// schemaType is the registry's schemaType for JSON Schemas.
+const schemaType = "JSON"
 
 type options struct {
 	isKey        bool
@@ -103,21 +77,21 @@ type options struct {
 	useLatest    bool
 	normalize    bool
 	validate     bool
-	strategy     SubjectNameStrategy
-	refs         []registry.Reference
+	strategy     registry.SubjectNameStrategy
+	refs         []srapi.Reference
 	ctx          func() context.Context
 }
 
 // Option configures a serde made by New.
 type Option func(*options)
 
-// AsKey makes the serde a key serde: TopicNameStrategy then names "<topic>-key". Java: the
+// AsKey makes the serde a key serde: registry.TopicNameStrategy then names "<topic>-key". Java: the
 // isKey argument of Serializer.configure(configs, isKey).
 func AsKey() Option { return func(o *options) { o.isKey = true } }
 
 // WithAutoRegister turns registering the serializer's schema on (the default) or off; when
 // off, the schema must already be registered under the subject, else serializing fails
-// with registry.ErrSubjectNotFound or registry.ErrSchemaNotFound. Java:
+// with registry.ErrNotFound. Java:
 // auto.register.schemas (default true).
 func WithAutoRegister(on bool) Option { return func(o *options) { o.autoRegister = on } }
 
@@ -127,9 +101,11 @@ func WithAutoRegister(on bool) Option { return func(o *options) { o.autoRegister
 // auto.register.schemas=false.
 func WithUseLatestVersion(on bool) Option { return func(o *options) { o.useLatest = on } }
 
-// WithSubjectNameStrategy sets the subject name strategy (default TopicNameStrategy).
-// Java: key.subject.name.strategy / value.subject.name.strategy.
-func WithSubjectNameStrategy(s SubjectNameStrategy) Option {
+// WithSubjectNameStrategy sets the subject name strategy: registry.TopicNameStrategy (the
+// default), registry.RecordNameStrategy or registry.TopicRecordNameStrategy (the record name
+// is the schema's "title"), or a function of the user's. Java:
+// key.subject.name.strategy / value.subject.name.strategy.
+func WithSubjectNameStrategy(s registry.SubjectNameStrategy) Option {
 	return func(o *options) { o.strategy = s }
 }
 
@@ -147,7 +123,11 @@ func WithValidation(on bool) Option { return func(o *options) { o.validate = on 
 // absolute URL); they are fetched to compile the schema and registered with it. Java: the
 // references of a JsonSchema.
 func WithReferences(refs ...registry.Reference) Option {
-	return func(o *options) { o.refs = append(o.refs, refs...) }
+	return func(o *options) {
+		for _, r := range refs {
+			o.refs = append(o.refs, srapi.Reference(r))
+		}
+	}
 }
 
 // WithContext gives the context registry requests run under (default
@@ -180,14 +160,12 @@ func OptionsFromProperties(props map[string]string, isKey bool) ([]Option, error
 			opts = append(opts, p.opt(v))
 		}
 	}
-	name, ok, err := srprops.Strategy(props, isKey)
+	strategy, ok, err := srprops.Strategy(props, isKey)
 	if err != nil {
 		return nil, fmt.Errorf("json schema serde: %w", err)
 	}
 	if ok {
-		opts = append(opts, WithSubjectNameStrategy(map[string]SubjectNameStrategy{
-			"TopicNameStrategy": TopicNameStrategy, "RecordNameStrategy": RecordNameStrategy,
-			"TopicRecordNameStrategy": TopicRecordNameStrategy}[name]))
+		opts = append(opts, WithSubjectNameStrategy(strategy))
 	}
 	return opts, nil
 }
@@ -197,7 +175,7 @@ func OptionsFromProperties(props map[string]string, isKey bool) ([]Option, error
 // io.confluent.kafka.streams.serdes.json.KafkaJsonSchemaSerde wrapping
 // KafkaJsonSchemaSerializer and KafkaJsonSchemaDeserializer.
 type Serde[T any] struct {
-	reg  registry.API
+	reg  srapi.Client
 	opts options
 	name string
 	text string             // the serializer's schema, "" under use.latest.version without one
@@ -213,8 +191,8 @@ var _ serde.Serde[any] = (*Serde[any])(nil)
 // Schema text). schemaText may be "" only together with WithUseLatestVersion(true) or for a
 // serde that only deserializes. It returns an error wrapping ErrInvalidSchema for a schema
 // that does not compile, or a *registry.Error when a reference cannot be fetched.
-func New[T any](reg registry.API, schemaText string, opts ...Option) (*Serde[T], error) {
-	o := options{autoRegister: true, validate: true, strategy: TopicNameStrategy, ctx: context.Background}
+func New[T any](reg *registry.Client, schemaText string, opts ...Option) (*Serde[T], error) {
+	o := options{autoRegister: true, validate: true, strategy: registry.TopicNameStrategy, ctx: context.Background}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -225,13 +203,13 @@ func New[T any](reg registry.API, schemaText string, opts ...Option) (*Serde[T],
 		return nil, fmt.Errorf("json schema serde: no schema registry client")
 	}
 	tt := reflect.TypeFor[T]()
-	s := &Serde[T]{reg: reg, opts: o, text: schemaText, name: "JSONSchema<" + tt.String() + ">", byID: map[int]*jsschema.Compiled{}}
+	s := &Serde[T]{reg: srapi.Of(reg), opts: o, text: schemaText, name: "JSONSchema<" + tt.String() + ">", byID: map[int]*jsschema.Compiled{}}
 	if tt.Kind() == reflect.Interface {
 		s.name = "JSONSchema"
 	}
 	if schemaText != "" {
 		deps := map[string]string{}
-		if err := fetchRefs(o.ctx(), reg, o.refs, deps); err != nil {
+		if err := fetchRefs(o.ctx(), s.reg, o.refs, deps); err != nil {
 			return nil, fmt.Errorf("json schema serde %s: schema references: %w", s.name, err)
 		}
 		c, err := jsschema.Compile(schemaText, deps)
@@ -246,16 +224,12 @@ func New[T any](reg registry.API, schemaText string, opts ...Option) (*Serde[T],
 // String returns the serde's name, "JSONSchema" for T = any or "JSONSchema<T>".
 func (s *Serde[T]) String() string { return s.name }
 
-// Schema returns the serializer's own schema text ("" when it writes with the latest
-// registered schema).
-func (s *Serde[T]) Schema() string { return s.text }
-
-func fetchRefs(ctx context.Context, reg registry.API, refs []registry.Reference, into map[string]string) error {
+func fetchRefs(ctx context.Context, reg srapi.Client, refs []srapi.Reference, into map[string]string) error {
 	for _, r := range refs {
 		if _, ok := into[r.Name]; ok {
 			continue
 		}
-		var got registry.Schema
+		var got srapi.Schema
 		var err error
 		if r.Version <= 0 {
 			got, err = reg.Latest(ctx, r.Subject)
@@ -274,14 +248,14 @@ func fetchRefs(ctx context.Context, reg registry.API, refs []registry.Reference,
 }
 
 // compiledByID returns the compiled schema with the given id (fetched and compiled once).
-func (s *Serde[T]) compiledByID(ctx context.Context, id int, known *registry.Schema) (*jsschema.Compiled, error) {
+func (s *Serde[T]) compiledByID(ctx context.Context, id int, known *srapi.Schema) (*jsschema.Compiled, error) {
 	s.mu.Lock()
 	c, ok := s.byID[id]
 	s.mu.Unlock()
 	if ok {
 		return c, nil
 	}
-	var sch registry.Schema
+	var sch srapi.Schema
 	if known != nil {
 		sch = *known
 	} else {
@@ -290,7 +264,7 @@ func (s *Serde[T]) compiledByID(ctx context.Context, id int, known *registry.Sch
 			return nil, err
 		}
 	}
-	if sch.SchemaType != "" && sch.SchemaType != SchemaType {
+	if sch.SchemaType != "" && sch.SchemaType != schemaType {
 		return nil, fmt.Errorf("%w: schema id %d is of type %s", ErrInvalidSchema, id, sch.SchemaType)
 	}
 	deps := map[string]string{}
@@ -308,14 +282,14 @@ func (s *Serde[T]) compiledByID(ctx context.Context, id int, known *registry.Sch
 }
 
 // writer returns the schema id and compiled schema to write with.
-func (s *Serde[T]) writer(topic string, e *Error) (int, *jsschema.Compiled, error) {
+func (s *Serde[T]) writer(topic string, e *wire.Failure) (int, *jsschema.Compiled, error) {
 	title := ""
 	if s.own != nil {
 		title = s.own.Title
 	}
 	subject, err := s.opts.strategy(topic, s.opts.isKey, title)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}
 	e.Subject = subject
 	ctx := s.opts.ctx()
@@ -329,14 +303,14 @@ func (s *Serde[T]) writer(topic string, e *Error) (int, *jsschema.Compiled, erro
 		return latest.ID, c, err
 	}
 	if s.own == nil {
-		return 0, nil, fmt.Errorf("%w (give a schema or use WithUseLatestVersion)", ErrNoSchema)
+		return 0, nil, fmt.Errorf("%w: no schema given (give a schema or use WithUseLatestVersion)", ErrInvalidSchema)
 	}
-	sch := registry.Schema{Schema: s.text, SchemaType: SchemaType, References: s.opts.refs}
+	sch := srapi.Schema{Schema: s.text, SchemaType: schemaType, References: s.opts.refs}
 	var id int
 	if s.opts.autoRegister {
 		id, err = s.reg.Register(ctx, subject, sch, s.opts.normalize)
 	} else {
-		var got registry.Schema
+		var got srapi.Schema
 		got, err = s.reg.LookUp(ctx, subject, sch)
 		id = got.ID
 	}
@@ -348,10 +322,10 @@ func (s *Serde[T]) writer(topic string, e *Error) (int, *jsschema.Compiled, erro
 func validate(c *jsschema.Compiled, id int, doc []byte) error {
 	inst, err := jsschema.Instance(doc)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrDecode, err)
+		return fmt.Errorf("%w: %v", errDecode, err)
 	}
 	if err := c.Schema.Validate(inst); err != nil {
-		ve := &ValidationError{SchemaID: id}
+		ve := &ValidationError{schemaID: id}
 		for _, f := range jsschema.Failures(err) {
 			ve.Fields = append(ve.Fields, FieldError{Pointer: f.Pointer, Keyword: f.Keyword, Message: f.Message})
 		}
@@ -407,39 +381,35 @@ func isNull(v reflect.Value) bool {
 // Serialize encodes data as JSON in the Confluent wire format for topic, after validating
 // it against the schema it is written with (unless validation is off). A nil value (nil
 // interface, pointer, map or slice) returns nil bytes without a registry call. headers
-// are not used. Errors are *Error naming the topic, subject and schema id, wrapping a
-// *ValidationError (ErrValidation), ErrEncode, a *registry.Error (registry.ErrIncompatible
-// when registration is refused, registry.ErrSubjectNotFound / ErrSchemaNotFound without
-// auto-registration, registry.ErrUnavailable), ErrNoSchema, ErrInvalidSchema or
-// ErrNoRecordName. Java: KafkaJsonSchemaSerializer.serialize(topic, headers, record).
+// are not used. Errors are a *serde.Error whose message names the subject and schema id,
+// wrapping a *ValidationError or another serde.ErrInvalidValue (a value encoding/json cannot
+// encode), a *registry.Error (registry.ErrRejected when registration is refused,
+// registry.ErrNotFound without auto-registration, registry.ErrUnavailable) or
+// ErrInvalidSchema. Java: KafkaJsonSchemaSerializer.serialize(topic, headers, record).
 func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, data T) ([]byte, error) {
 	if isNull(reflect.ValueOf(&data).Elem()) {
 		return nil, nil
 	}
-	e := &Error{Serde: s.name, Op: serde.OpSerialize, Topic: topic, Len: -1}
+	e := &wire.Failure{Serde: s.name, Op: serde.OpSerialize, Topic: topic, Len: -1}
 	doc, err := encode(data)
 	if err != nil {
-		e.Err = fmt.Errorf("%w: %v", ErrEncode, err)
-		return nil, e
+		return nil, e.Wrap(fmt.Errorf("%w: %v", errEncode, err))
 	}
 	// With its own schema the serializer validates before asking the registry, so a bad
 	// document fails the same way whether or not the registry answers.
 	early := s.opts.validate && !s.opts.useLatest && s.own != nil
 	if early {
 		if err := validate(s.own, 0, doc); err != nil {
-			e.Err = err
-			return nil, e
+			return nil, e.Wrap(err)
 		}
 	}
 	id, c, err := s.writer(topic, e)
 	if err != nil {
-		e.Err = err
-		return nil, e
+		return nil, e.Wrap(err)
 	}
 	if s.opts.validate && !early {
 		if err := validate(c, id, doc); err != nil {
-			e.Err = err
-			return nil, e
+			return nil, e.Wrap(err)
 		}
 	}
 	out := wire.AppendHeader(make([]byte, 0, wire.HeaderSize+len(doc)), id)
@@ -449,45 +419,37 @@ func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, data T) ([]byte, er
 // Deserialize decodes Confluent wire-format data: it reads the schema id, fetches the
 // writer schema (cached per id), validates the document against it (unless validation is
 // off) and decodes it into T with encoding/json. Nil or empty data returns the zero value
-// of T; headers are not used. Errors are *Error naming the topic and schema id, wrapping
-// ErrTooShort or ErrUnknownMagicByte (both serde.ErrCorrupt), a *registry.Error
-// (registry.ErrSchemaNotFound for an unknown id, registry.ErrUnavailable), a
-// *ValidationError (ErrValidation), ErrDecode or ErrInvalidSchema. Java:
+// of T; headers are not used. Errors are a *serde.Error whose message names the schema id,
+// wrapping serde.ErrCorrupt (shorter than the 5-byte header, a first byte other than the
+// magic byte 0), a *registry.Error (registry.ErrNotFound for an unknown id,
+// registry.ErrUnavailable), a *ValidationError or another serde.ErrInvalidValue (a body that
+// is not JSON or does not decode into T), or ErrInvalidSchema. Java:
 // KafkaJsonSchemaDeserializer.deserialize(topic, headers, bytes).
 func (s *Serde[T]) Deserialize(topic string, _ *serde.Headers, data []byte) (T, error) {
 	var zero T
 	if len(data) == 0 {
 		return zero, nil
 	}
-	e := &Error{Serde: s.name, Op: serde.OpDeserialize, Topic: topic, Len: len(data)}
+	e := &wire.Failure{Serde: s.name, Op: serde.OpDeserialize, Topic: topic, Len: len(data)}
 	id, doc, err := wire.ParseHeader(data)
 	if err != nil {
-		if errors.Is(err, wire.ErrTooShort) {
-			e.Err = ErrTooShort
-		} else {
-			e.Err = fmt.Errorf("%w 0x%02x", ErrUnknownMagicByte, data[0])
-		}
-		return zero, e
+		return zero, e.Wrap(fmt.Errorf("%w: %w", serde.ErrCorrupt, err))
 	}
 	e.SchemaID = id
 	if s.opts.validate {
 		c, err := s.compiledByID(s.opts.ctx(), id, nil)
 		if err != nil {
-			e.Err = err
-			return zero, e
+			return zero, e.Wrap(err)
 		}
 		if err := validate(c, id, doc); err != nil {
-			e.Err = err
-			return zero, e
+			return zero, e.Wrap(err)
 		}
 	} else if _, err := s.reg.SchemaByID(s.opts.ctx(), id); err != nil {
-		e.Err = err
-		return zero, e
+		return zero, e.Wrap(err)
 	}
 	var out T
 	if err := json.Unmarshal(doc, &out); err != nil {
-		e.Err = fmt.Errorf("%w: %v", ErrDecode, err)
-		return zero, e
+		return zero, e.Wrap(fmt.Errorf("%w: %v", errDecode, err))
 	}
 	return out, nil
 }

@@ -3,7 +3,9 @@ package jsonschema_test
 import (
 	"context"
 	"errors"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/serde"
@@ -48,7 +50,7 @@ type Order struct {
 
 func newOrders(t *testing.T, reg *srfake.Registry, opts ...jsonschema.Option) *jsonschema.Serde[Order] {
 	t.Helper()
-	reg.Register("address", registry.Schema{SchemaType: "JSON", Schema: addressSchema})
+	reg.Register("address", srapi.Schema{SchemaType: "JSON", Schema: addressSchema})
 	opts = append([]jsonschema.Option{jsonschema.WithReferences(registry.Reference{Name: "address.schema.json", Subject: "address", Version: 1})}, opts...)
 	s, err := jsonschema.New[Order](reg.Client(), orderSchema, opts...)
 	if err != nil {
@@ -76,7 +78,7 @@ func TestRoundTripBytes(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(back, o) {
 		t.Fatalf("decoded %+v, %v", back, err)
 	}
-	sch, err := reg.Client().SchemaByID(context.Background(), 2)
+	sch, err := srapi.Of(reg.Client()).SchemaByID(context.Background(), 2)
 	if err != nil || sch.SchemaType != "JSON" || len(sch.References) != 1 {
 		t.Fatalf("registered %+v, %v", sch, err)
 	}
@@ -90,9 +92,9 @@ func TestRoundTripBytes(t *testing.T) {
 func fields(t *testing.T, err error) map[string]string {
 	t.Helper()
 	var ve *jsonschema.ValidationError
-	var se *jsonschema.Error
-	if !errors.As(err, &ve) || !errors.As(err, &se) || !errors.Is(err, jsonschema.ErrValidation) || !errors.Is(err, serde.ErrInvalidValue) {
-		t.Fatalf("err = %v; want a *ValidationError inside a *jsonschema.Error", err)
+	var se *serde.Error
+	if !errors.As(err, &ve) || !errors.As(err, &se) || !errors.Is(err, serde.ErrInvalidValue) {
+		t.Fatalf("err = %v; want a *ValidationError inside a *serde.Error", err)
 	}
 	out := map[string]string{}
 	for _, f := range ve.Fields {
@@ -141,15 +143,15 @@ func TestDeserializeValidates(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("failing fields %v; want %v (%v)", got, want, err)
 	}
-	var se *jsonschema.Error
+	var se *serde.Error
 	errors.As(err, &se)
-	if se.SchemaID != 2 || se.Op != serde.OpDeserialize || se.Topic != "orders" {
+	if !strings.Contains(err.Error(), "schema id 2:") || se.Op != serde.OpDeserialize || se.Topic != "orders" {
 		t.Fatalf("error context %+v", se)
 	}
 	// With validation off the same bytes pass to encoding/json (which then fails on the
 	// string quantity).
 	off := newOrders(t, reg, jsonschema.WithValidation(false))
-	if _, err := off.Deserialize("orders", nil, raw); !errors.Is(err, jsonschema.ErrDecode) {
+	if _, err := off.Deserialize("orders", nil, raw); !errors.Is(err, serde.ErrInvalidValue) {
 		t.Fatalf("validation off: %v", err)
 	}
 }
@@ -170,9 +172,9 @@ func TestNullsAndErrors(t *testing.T) {
 		t.Fatalf("%d registry requests for nulls", reg.Requests())
 	}
 	for data, want := range map[string]error{
-		"\x00\x00":               jsonschema.ErrTooShort,
-		"\x07\x00\x00\x00\x01{}": jsonschema.ErrUnknownMagicByte,
-		"\x00\x00\x00\x00\x09{}": registry.ErrSchemaNotFound,
+		"\x00\x00":               serde.ErrCorrupt,
+		"\x07\x00\x00\x00\x01{}": serde.ErrCorrupt,
+		"\x00\x00\x00\x00\x09{}": registry.ErrNotFound,
 	} {
 		if _, err := s.Deserialize("t", nil, []byte(data)); !errors.Is(err, want) {
 			t.Errorf("Deserialize(%q) = %v; want %v", data, err, want)
@@ -185,11 +187,11 @@ func TestNullsAndErrors(t *testing.T) {
 		t.Fatalf("dangling ref: %v", err)
 	}
 	noSchema, _ := jsonschema.New[any](reg.Client(), "")
-	if _, err := noSchema.Serialize("t", nil, 1); !errors.Is(err, jsonschema.ErrNoSchema) {
+	if _, err := noSchema.Serialize("t", nil, 1); !errors.Is(err, jsonschema.ErrInvalidSchema) {
 		t.Fatalf("no schema: %v", err)
 	}
 	ch, _ := jsonschema.New[any](reg.Client(), `{}`)
-	if _, err := ch.Serialize("t", nil, make(chan int)); !errors.Is(err, jsonschema.ErrEncode) {
+	if _, err := ch.Serialize("t", nil, make(chan int)); !errors.Is(err, serde.ErrInvalidValue) {
 		t.Fatalf("channel: %v", err)
 	}
 }
@@ -206,15 +208,15 @@ func TestStrategiesAndLatest(t *testing.T) {
 	if _, err := s.Serialize("orders", nil, Order{ID: "x", Qty: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := reg.Client().Latest(context.Background(), "orders-Order"); err != nil || got.ID != 2 {
+	if got, err := srapi.Of(reg.Client()).Latest(context.Background(), "orders-Order"); err != nil || got.ID != 2 {
 		t.Fatalf("subject orders-Order: %+v, %v", got, err)
 	}
 	untitled, _ := jsonschema.New[any](reg.Client(), `{}`, opts...)
-	if _, err := untitled.Serialize("orders", nil, 1); !errors.Is(err, jsonschema.ErrNoRecordName) {
+	if _, err := untitled.Serialize("orders", nil, 1); !errors.Is(err, jsonschema.ErrInvalidSchema) {
 		t.Fatalf("no title: %v", err)
 	}
 	// use.latest.version: written with, and checked against, the latest schema.
-	reg.Register("prices-value", registry.Schema{SchemaType: "JSON", Schema: `{"type":"number","maximum":10}`})
+	reg.Register("prices-value", srapi.Schema{SchemaType: "JSON", Schema: `{"type":"number","maximum":10}`})
 	latest, _ := jsonschema.New[float64](reg.Client(), "", jsonschema.WithUseLatestVersion(true))
 	b, err := latest.Serialize("prices", nil, 9.5)
 	if err != nil || string(b) != "\x00\x00\x00\x00\x03"+"9.5" {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,16 +119,16 @@ func runNode(t *testing.T, node, mode string, in any) jsOut {
 func registered(t *testing.T, c *registry.Client, id int) (protoreflect.FileDescriptor, string, map[string]any) {
 	t.Helper()
 	ctx := context.Background()
-	sch, err := c.SchemaByID(ctx, id)
+	sch, err := srapi.Of(c).SchemaByID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	serialized := map[string]any{}
 	deps := map[string]string{}
-	var walk func(refs []registry.Reference)
-	walk = func(refs []registry.Reference) {
+	var walk func(refs []srapi.Reference)
+	walk = func(refs []srapi.Reference) {
 		for _, r := range refs {
-			got, err := c.Version(ctx, r.Subject, r.Version)
+			got, err := srapi.Of(c).Version(ctx, r.Subject, r.Version)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,13 +161,13 @@ func registered(t *testing.T, c *registry.Client, id int) (protoreflect.FileDesc
 		return base64.StdEncoding.EncodeToString(b)
 	}
 	serialized[strconv.Itoa(id)] = map[string]any{"schema": b64(fd), "schemaType": "PROTOBUF", "references": sch.References}
-	var refs func(f protoreflect.FileDescriptor, rs []registry.Reference)
-	refs = func(f protoreflect.FileDescriptor, rs []registry.Reference) {
+	var refs func(f protoreflect.FileDescriptor, rs []srapi.Reference)
+	refs = func(f protoreflect.FileDescriptor, rs []srapi.Reference) {
 		for _, r := range rs {
 			imp := f.Imports()
 			for i := range imp.Len() {
 				if imp.Get(i).Path() == r.Name {
-					got, _ := c.Version(ctx, r.Subject, r.Version)
+					got, _ := srapi.Of(c).Version(ctx, r.Subject, r.Version)
 					serialized[fmt.Sprintf("%s/%d", r.Subject, r.Version)] = map[string]any{
 						"schema": b64(imp.Get(i).FileDescriptor), "schemaType": "PROTOBUF", "references": got.References}
 					refs(imp.Get(i).FileDescriptor, got.References)
@@ -341,7 +342,7 @@ func (a typedAdapter[T]) Deserialize(topic string, b []byte) (proto.Message, err
 	return a.s.Deserialize(topic, nil, b)
 }
 
-func typed[T proto.Message](t *testing.T, c registry.API) typedAdapter[T] {
+func typed[T proto.Message](t *testing.T, c *registry.Client) typedAdapter[T] {
 	t.Helper()
 	s, err := protobuf.New[T](c)
 	if err != nil {

@@ -22,9 +22,9 @@ func ExampleNew() {
 		panic(err)
 	}
 	b, err := orders.Serialize("orders", nil, &testpb.Order{Id: "o-1"})
-	var se *protobuf.Error
-	if errors.As(err, &se) {
-		fmt.Println("subject", se.Subject, "failed:", se.Err)
+	var re *registry.Error
+	if errors.Is(err, registry.ErrNotFound) && errors.As(err, &re) {
+		fmt.Println("register the schema first: registry error code", re.Code, "in", err)
 	}
 	_ = b
 }
@@ -32,7 +32,7 @@ func ExampleNew() {
 // A serde without generated code: messages are built from the schema's descriptors, and
 // decoded into dynamic messages of the writer's schema.
 func ExampleNewDynamic() {
-	client, _ := registry.NewFromURL("http://localhost:8081")
+	client, _ := registry.New(registry.Config{URLs: []string{"http://localhost:8081"}})
 	s, err := protobuf.NewDynamic(client, `syntax = "proto3"; package shop; message Order { string id = 1; }`)
 	if err != nil {
 		panic(err)

@@ -44,8 +44,8 @@
 //
 // # Registry use and configuration
 //
-// The serializer finds the schema id for the subject its SubjectNameStrategy names (by
-// default TopicNameStrategy: "<topic>-value", or "<topic>-key" with AsKey; the record name
+// The serializer finds the schema id for the subject its registry.SubjectNameStrategy names (by
+// default registry.TopicNameStrategy: "<topic>-value", or "<topic>-key" with AsKey; the record name
 // of RecordNameStrategy is the message's full name): it registers the schema when
 // auto-registration is on (the default), looks it up otherwise, or with UseLatestVersion
 // writes with the subject's latest registered schema (the message indexes are then those
@@ -71,59 +71,36 @@ import (
 
 	"github.com/kstreams-go/kstreams/serde"
 	"github.com/kstreams-go/kstreams/serde/avro/registry"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 	"github.com/kstreams-go/kstreams/serde/internal/srprops"
 	"github.com/kstreams-go/kstreams/serde/internal/wire"
 	"github.com/kstreams-go/kstreams/serde/protobuf/internal/pbschema"
 	"github.com/kstreams-go/kstreams/serde/protobuf/internal/protoprint"
 )
 
-// SchemaType is the registry's schemaType for Protobuf schemas.
-const SchemaType = "PROTOBUF"
-
-// SubjectNameStrategy names the registry subject a schema is registered or looked up under.
-// recordName is the full name of the message being serialized. Java counterpart:
-// io.confluent.kafka.serializers.subject.strategy.SubjectNameStrategy, configured with
-// key.subject.name.strategy / value.subject.name.strategy.
-type SubjectNameStrategy func(topic string, isKey bool, recordName string) (string, error)
-
-// TopicNameStrategy names the subject "<topic>-key" or "<topic>-value". It is the default.
-// Java: io.confluent.kafka.serializers.subject.TopicNameStrategy.
-func TopicNameStrategy(topic string, isKey bool, _ string) (string, error) {
-	return srprops.TopicName(topic, isKey), nil
-}
-
-// RecordNameStrategy names the subject after the message's full name, whatever the topic.
-// Java: io.confluent.kafka.serializers.subject.RecordNameStrategy.
-func RecordNameStrategy(_ string, _ bool, recordName string) (string, error) {
-	return srprops.RecordName(recordName)
-}
-
-// TopicRecordNameStrategy names the subject "<topic>-<message full name>". Java:
-// io.confluent.kafka.serializers.subject.TopicRecordNameStrategy.
-func TopicRecordNameStrategy(topic string, _ bool, recordName string) (string, error) {
-	return srprops.TopicRecordName(topic, recordName)
-}
+// schemaType is the registry's schemaType for Protobuf schemas.
+const schemaType = "PROTOBUF"
 
 type options struct {
 	isKey        bool
 	autoRegister bool
 	useLatest    bool
 	normalize    bool
-	strategy     SubjectNameStrategy
-	refs         []registry.Reference
+	strategy     registry.SubjectNameStrategy
+	refs         []srapi.Reference
 	ctx          func() context.Context
 }
 
 // Option configures a serde made by New or NewDynamic.
 type Option func(*options)
 
-// AsKey makes the serde a key serde: TopicNameStrategy then names "<topic>-key". Java: the
+// AsKey makes the serde a key serde: registry.TopicNameStrategy then names "<topic>-key". Java: the
 // isKey argument of Serializer.configure(configs, isKey).
 func AsKey() Option { return func(o *options) { o.isKey = true } }
 
 // WithAutoRegister turns registering the serializer's schema (and its references) on (the
 // default) or off; when off, the schema must already be registered under the subject,
-// else serializing fails with registry.ErrSubjectNotFound or registry.ErrSchemaNotFound.
+// else serializing fails with registry.ErrNotFound.
 // Java: auto.register.schemas (default true).
 func WithAutoRegister(on bool) Option { return func(o *options) { o.autoRegister = on } }
 
@@ -133,9 +110,11 @@ func WithAutoRegister(on bool) Option { return func(o *options) { o.autoRegister
 // false), with auto.register.schemas=false.
 func WithUseLatestVersion(on bool) Option { return func(o *options) { o.useLatest = on } }
 
-// WithSubjectNameStrategy sets the subject name strategy (default TopicNameStrategy).
-// Java: key.subject.name.strategy / value.subject.name.strategy.
-func WithSubjectNameStrategy(s SubjectNameStrategy) Option {
+// WithSubjectNameStrategy sets the subject name strategy: registry.TopicNameStrategy (the
+// default), registry.RecordNameStrategy or registry.TopicRecordNameStrategy (the record name
+// is the full name of the message being serialized), or a function of the user's. Java:
+// key.subject.name.strategy / value.subject.name.strategy.
+func WithSubjectNameStrategy(s registry.SubjectNameStrategy) Option {
 	return func(o *options) { o.strategy = s }
 }
 
@@ -148,7 +127,11 @@ func WithNormalize(on bool) Option { return func(o *options) { o.normalize = on 
 // the text and registered with it. New[T] finds its imports itself and ignores this.
 // Java: the references of a ProtobufSchema.
 func WithReferences(refs ...registry.Reference) Option {
-	return func(o *options) { o.refs = append(o.refs, refs...) }
+	return func(o *options) {
+		for _, r := range refs {
+			o.refs = append(o.refs, srapi.Reference(r))
+		}
+	}
 }
 
 // WithContext gives the context registry requests run under (default
@@ -181,14 +164,12 @@ func OptionsFromProperties(props map[string]string, isKey bool) ([]Option, error
 			opts = append(opts, p.opt(v))
 		}
 	}
-	name, ok, err := srprops.Strategy(props, isKey)
+	strategy, ok, err := srprops.Strategy(props, isKey)
 	if err != nil {
 		return nil, fmt.Errorf("protobuf serde: %w", err)
 	}
 	if ok {
-		opts = append(opts, WithSubjectNameStrategy(map[string]SubjectNameStrategy{
-			"TopicNameStrategy": TopicNameStrategy, "RecordNameStrategy": RecordNameStrategy,
-			"TopicRecordNameStrategy": TopicRecordNameStrategy}[name]))
+		opts = append(opts, WithSubjectNameStrategy(strategy))
 	}
 	return opts, nil
 }
@@ -198,7 +179,7 @@ func OptionsFromProperties(props map[string]string, isKey bool) ([]Option, error
 // io.confluent.kafka.streams.serdes.protobuf.KafkaProtobufSerde wrapping
 // KafkaProtobufSerializer and KafkaProtobufDeserializer.
 type Serde[T proto.Message] struct {
-	reg   registry.API
+	reg   srapi.Client
 	opts  options
 	name  string
 	typed bool                        // New[T]: decode into T
@@ -208,14 +189,14 @@ type Serde[T proto.Message] struct {
 	msgT  protoreflect.MessageType    // New[T]: T's type
 
 	mu     sync.Mutex
-	ownRef *registry.Schema                    // own with its resolved references, once known
+	ownRef *srapi.Schema                       // own with its resolved references, once known
 	byID   map[int]protoreflect.FileDescriptor // compiled writer schemas
 }
 
 var _ serde.Serde[proto.Message] = (*Serde[proto.Message])(nil)
 
 func newOptions(opts []Option) options {
-	o := options{autoRegister: true, strategy: TopicNameStrategy, ctx: context.Background}
+	o := options{autoRegister: true, strategy: registry.TopicNameStrategy, ctx: context.Background}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -229,7 +210,7 @@ func newOptions(opts []Option) options {
 // protoc-gen-go, e.g. *shoppb.Order). The schema it registers is T's .proto file written
 // as text. It returns an error wrapping ErrInvalidSchema when T's file cannot be written as
 // .proto text (proto2 groups, editions).
-func New[T proto.Message](reg registry.API, opts ...Option) (*Serde[T], error) {
+func New[T proto.Message](reg *registry.Client, opts ...Option) (*Serde[T], error) {
 	if reg == nil {
 		return nil, fmt.Errorf("protobuf serde: no schema registry client")
 	}
@@ -243,7 +224,7 @@ func New[T proto.Message](reg registry.API, opts ...Option) (*Serde[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("protobuf serde: %w: %v", ErrInvalidSchema, err)
 	}
-	return &Serde[T]{reg: reg, opts: newOptions(opts), name: "Protobuf<" + reflect.TypeFor[T]().String() + ">",
+	return &Serde[T]{reg: srapi.Of(reg), opts: newOptions(opts), name: "Protobuf<" + reflect.TypeFor[T]().String() + ">",
 		typed: true, own: fd, text: text, msgT: mt, byID: map[int]protoreflect.FileDescriptor{}}, nil
 }
 
@@ -255,11 +236,11 @@ func New[T proto.Message](reg registry.API, opts ...Option) (*Serde[T], error) {
 // WithUseLatestVersion. It returns an error wrapping ErrInvalidSchema when the text does not
 // compile (naming line and column), or a *registry.Error when a reference cannot be
 // fetched.
-func NewDynamic(reg registry.API, schemaText string, opts ...Option) (*Serde[proto.Message], error) {
+func NewDynamic(reg *registry.Client, schemaText string, opts ...Option) (*Serde[proto.Message], error) {
 	if reg == nil {
 		return nil, fmt.Errorf("protobuf serde: no schema registry client")
 	}
-	s := &Serde[proto.Message]{reg: reg, opts: newOptions(opts), name: "Protobuf", text: schemaText,
+	s := &Serde[proto.Message]{reg: srapi.Of(reg), opts: newOptions(opts), name: "Protobuf", text: schemaText,
 		byID: map[int]protoreflect.FileDescriptor{}}
 	if schemaText == "" {
 		return s, nil
@@ -280,10 +261,6 @@ func NewDynamic(reg registry.API, schemaText string, opts ...Option) (*Serde[pro
 // String returns the serde's name, "Protobuf" for the dynamic serde or "Protobuf<T>".
 func (s *Serde[T]) String() string { return s.name }
 
-// Schema returns the serializer's schema as .proto text ("" for a dynamic serde without
-// one).
-func (s *Serde[T]) Schema() string { return s.text }
-
 // Descriptor returns the descriptor of the message with the given full name (e.g.
 // "shop.Order" or "shop.Order.Line") in the serializer's schema, or nil; use it with
 // dynamicpb.NewMessage to build messages for a dynamic serde.
@@ -296,12 +273,12 @@ func (s *Serde[T]) Descriptor(fullName string) protoreflect.MessageDescriptor {
 
 // fetchRefs puts the text of refs, and of their references in turn, into into (import path
 // -> text).
-func (s *Serde[T]) fetchRefs(ctx context.Context, refs []registry.Reference, into map[string]string) error {
+func (s *Serde[T]) fetchRefs(ctx context.Context, refs []srapi.Reference, into map[string]string) error {
 	for _, r := range refs {
 		if _, ok := into[r.Name]; ok {
 			continue
 		}
-		var got registry.Schema
+		var got srapi.Schema
 		var err error
 		if r.Version <= 0 {
 			got, err = s.reg.Latest(ctx, r.Subject)
@@ -325,30 +302,30 @@ func isStandard(path string) bool { return strings.HasPrefix(path, "google/proto
 
 // ownSchema returns the serializer's schema with its references, registering (or, without
 // auto-registration, looking up) the imported files first, once.
-func (s *Serde[T]) ownSchema(ctx context.Context) (registry.Schema, error) {
+func (s *Serde[T]) ownSchema(ctx context.Context) (srapi.Schema, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ownRef != nil {
 		return *s.ownRef, nil
 	}
-	var refs []registry.Reference
+	var refs []srapi.Reference
 	if s.typed {
 		var err error
 		if refs, err = s.registerImports(ctx, s.own); err != nil {
-			return registry.Schema{}, err
+			return srapi.Schema{}, err
 		}
 	} else {
 		refs = s.opts.refs
 	}
-	sch := registry.Schema{Schema: s.text, SchemaType: SchemaType, References: refs}
+	sch := srapi.Schema{Schema: s.text, SchemaType: schemaType, References: refs}
 	s.ownRef = &sch
 	return sch, nil
 }
 
 // registerImports registers (or looks up) each non-standard import of fd under the subject
 // named by its path, depth first, and returns the references to them.
-func (s *Serde[T]) registerImports(ctx context.Context, fd protoreflect.FileDescriptor) ([]registry.Reference, error) {
-	var refs []registry.Reference
+func (s *Serde[T]) registerImports(ctx context.Context, fd protoreflect.FileDescriptor) ([]srapi.Reference, error) {
+	var refs []srapi.Reference
 	imps := fd.Imports()
 	for i := range imps.Len() {
 		imp := imps.Get(i).FileDescriptor
@@ -363,7 +340,7 @@ func (s *Serde[T]) registerImports(ctx context.Context, fd protoreflect.FileDesc
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 		}
-		sch := registry.Schema{Schema: text, SchemaType: SchemaType, References: sub}
+		sch := srapi.Schema{Schema: text, SchemaType: schemaType, References: sub}
 		if s.opts.autoRegister {
 			if _, err := s.reg.Register(ctx, imp.Path(), sch, s.opts.normalize); err != nil {
 				return nil, err
@@ -373,21 +350,21 @@ func (s *Serde[T]) registerImports(ctx context.Context, fd protoreflect.FileDesc
 		if err != nil {
 			return nil, err
 		}
-		refs = append(refs, registry.Reference{Name: imp.Path(), Subject: imp.Path(), Version: found.Version})
+		refs = append(refs, srapi.Reference{Name: imp.Path(), Subject: imp.Path(), Version: found.Version})
 	}
 	return refs, nil
 }
 
 // compiledByID returns the compiled writer schema with the given id (fetched and compiled
 // once).
-func (s *Serde[T]) compiledByID(ctx context.Context, id int, known *registry.Schema) (protoreflect.FileDescriptor, error) {
+func (s *Serde[T]) compiledByID(ctx context.Context, id int, known *srapi.Schema) (protoreflect.FileDescriptor, error) {
 	s.mu.Lock()
 	fd, ok := s.byID[id]
 	s.mu.Unlock()
 	if ok {
 		return fd, nil
 	}
-	var sch registry.Schema
+	var sch srapi.Schema
 	if known != nil {
 		sch = *known
 	} else {
@@ -396,7 +373,7 @@ func (s *Serde[T]) compiledByID(ctx context.Context, id int, known *registry.Sch
 			return nil, err
 		}
 	}
-	if sch.SchemaType != "" && sch.SchemaType != SchemaType {
+	if sch.SchemaType != "" && sch.SchemaType != schemaType {
 		return nil, fmt.Errorf("%w: schema id %d is of type %s", ErrInvalidSchema, id, sch.SchemaType)
 	}
 	deps := map[string]string{}
@@ -414,10 +391,10 @@ func (s *Serde[T]) compiledByID(ctx context.Context, id int, known *registry.Sch
 }
 
 // writer returns the schema id to write md with and md's message indexes in that schema.
-func (s *Serde[T]) writer(topic string, md protoreflect.MessageDescriptor, e *Error) (int, []int, error) {
+func (s *Serde[T]) writer(topic string, md protoreflect.MessageDescriptor, e *wire.Failure) (int, []int, error) {
 	subject, err := s.opts.strategy(topic, s.opts.isKey, string(md.FullName()))
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}
 	e.Subject = subject
 	ctx := s.opts.ctx()
@@ -434,16 +411,16 @@ func (s *Serde[T]) writer(topic string, md protoreflect.MessageDescriptor, e *Er
 		found := pbschema.FindMessage(fd, md.FullName())
 		if found == nil {
 			return 0, nil, fmt.Errorf("%w: the latest schema under %q (id %d, version %d) declares no message %s",
-				ErrSchemaMismatch, subject, latest.ID, latest.Version, md.FullName())
+				errMismatch, subject, latest.ID, latest.Version, md.FullName())
 		}
 		return latest.ID, pbschema.Indexes(found), nil
 	}
 	if s.own == nil {
-		return 0, nil, fmt.Errorf("%w (give NewDynamic a schema or use WithUseLatestVersion)", ErrNoSchema)
+		return 0, nil, fmt.Errorf("%w: no schema given (give NewDynamic a schema or use WithUseLatestVersion)", ErrInvalidSchema)
 	}
 	found := pbschema.FindMessage(s.own, md.FullName())
 	if found == nil {
-		return 0, nil, fmt.Errorf("%w: the serde's schema declares no message %s", ErrSchemaMismatch, md.FullName())
+		return 0, nil, fmt.Errorf("%w: the serde's schema declares no message %s", errMismatch, md.FullName())
 	}
 	sch, err := s.ownSchema(ctx)
 	if err != nil {
@@ -453,7 +430,7 @@ func (s *Serde[T]) writer(topic string, md protoreflect.MessageDescriptor, e *Er
 	if s.opts.autoRegister {
 		id, err = s.reg.Register(ctx, subject, sch, s.opts.normalize)
 	} else {
-		var got registry.Schema
+		var got srapi.Schema
 		got, err = s.reg.LookUp(ctx, subject, sch)
 		id = got.ID
 	}
@@ -462,11 +439,11 @@ func (s *Serde[T]) writer(topic string, md protoreflect.MessageDescriptor, e *Er
 }
 
 // Serialize encodes msg in the Confluent wire format for topic. A nil message returns nil
-// bytes without a registry call. headers are not used. Errors are *Error naming the topic,
-// subject, schema id and message, wrapping a *registry.Error (registry.ErrIncompatible when
-// registration is refused, registry.ErrSubjectNotFound / ErrSchemaNotFound without
-// auto-registration, registry.ErrUnavailable), ErrSchemaMismatch for a message the schema
-// does not declare, ErrNoSchema, or ErrInvalidSchema. Java:
+// bytes without a registry call. headers are not used. Errors are a *serde.Error whose
+// message names the subject, schema id and message, wrapping a *registry.Error
+// (registry.ErrRejected when registration is refused, registry.ErrNotFound without
+// auto-registration, registry.ErrUnavailable), serde.ErrInvalidValue for a message the
+// schema does not declare, or ErrInvalidSchema. Java:
 // KafkaProtobufSerializer.serialize(topic, headers, record).
 func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, msg T) ([]byte, error) {
 	if any(msg) == nil {
@@ -477,18 +454,16 @@ func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, msg T) ([]byte, err
 		return nil, nil
 	}
 	md := m.Descriptor()
-	e := &Error{Serde: s.name, Op: serde.OpSerialize, Topic: topic, Message: string(md.FullName()), Len: -1}
+	e := &wire.Failure{Serde: s.name, Op: serde.OpSerialize, Topic: topic, Message: string(md.FullName()), Len: -1}
 	id, idx, err := s.writer(topic, md, e)
 	if err != nil {
-		e.Err = err
-		return nil, e
+		return nil, e.Wrap(err)
 	}
 	buf := wire.AppendHeader(make([]byte, 0, 64), id)
 	buf = wire.AppendMessageIndexes(buf, idx)
 	out, err := pbschema.AppendMarshal(buf, m)
 	if err != nil {
-		e.Err = fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
-		return nil, e
+		return nil, e.Wrap(fmt.Errorf("%w: %v", errMismatch, err))
 	}
 	return out, nil
 }
@@ -497,30 +472,25 @@ func (s *Serde[T]) Serialize(topic string, _ *serde.Headers, msg T) ([]byte, err
 // indexes, then decodes the body into a new T (New) or into a *dynamicpb.Message of the
 // message the indexes name in the writer schema, fetched from the registry and compiled
 // (NewDynamic; cached per id). Nil or empty data returns the zero value of T; headers are
-// not used. Errors are *Error naming the topic and schema id, wrapping ErrTooShort,
-// ErrUnknownMagicByte, ErrMessageIndexes or ErrDecode (all serde.ErrCorrupt), a
-// *registry.Error (registry.ErrSchemaNotFound for an unknown id, registry.ErrUnavailable),
-// or ErrInvalidSchema. Java: KafkaProtobufDeserializer.deserialize(topic, headers, bytes).
+// not used. Errors are a *serde.Error whose message names the schema id and message,
+// wrapping serde.ErrCorrupt (a short header, another magic byte, malformed message indexes or
+// indexes naming no message, a body that does not decode), a *registry.Error
+// (registry.ErrNotFound for an unknown id, registry.ErrUnavailable), or ErrInvalidSchema.
+// Java: KafkaProtobufDeserializer.deserialize(topic, headers, bytes).
 func (s *Serde[T]) Deserialize(topic string, _ *serde.Headers, data []byte) (T, error) {
 	var zero T
 	if len(data) == 0 {
 		return zero, nil
 	}
-	e := &Error{Serde: s.name, Op: serde.OpDeserialize, Topic: topic, Len: len(data)}
+	e := &wire.Failure{Serde: s.name, Op: serde.OpDeserialize, Topic: topic, Len: len(data)}
 	id, rest, err := wire.ParseHeader(data)
 	if err != nil {
-		if err == wire.ErrTooShort {
-			e.Err = ErrTooShort
-		} else {
-			e.Err = fmt.Errorf("%w 0x%02x", ErrUnknownMagicByte, data[0])
-		}
-		return zero, e
+		return zero, e.Wrap(fmt.Errorf("%w: %w", serde.ErrCorrupt, err))
 	}
 	e.SchemaID = id
 	idx, n, err := wire.ReadMessageIndexes(rest)
 	if err != nil {
-		e.Err = fmt.Errorf("%w: %v", ErrMessageIndexes, err)
-		return zero, e
+		return zero, e.Wrap(fmt.Errorf("%w: %v", errIndexes, err))
 	}
 	body := rest[n:]
 	ctx := s.opts.ctx()
@@ -529,33 +499,28 @@ func (s *Serde[T]) Deserialize(topic string, _ *serde.Headers, data []byte) (T, 
 		// The generated type decides the layout, as for Java's specific deserializer; the
 		// writer schema is still fetched, so an unknown id fails as it does in Java.
 		if _, err := s.reg.SchemaByID(ctx, id); err != nil {
-			e.Err = err
-			return zero, e
+			return zero, e.Wrap(err)
 		}
 		m = s.msgT.New()
 		e.Message = string(m.Descriptor().FullName())
 	} else {
 		fd, err := s.compiledByID(ctx, id, nil)
 		if err != nil {
-			e.Err = err
-			return zero, e
+			return zero, e.Wrap(err)
 		}
 		md, err := pbschema.ByIndexes(fd, idx)
 		if err != nil {
-			e.Err = fmt.Errorf("%w: %v", ErrMessageIndexes, err)
-			return zero, e
+			return zero, e.Wrap(fmt.Errorf("%w: %v", errIndexes, err))
 		}
 		e.Message = string(md.FullName())
 		m = dynamicpb.NewMessage(md)
 	}
 	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(body, m.Interface()); err != nil {
-		e.Err = fmt.Errorf("%w: %v", ErrDecode, err)
-		return zero, e
+		return zero, e.Wrap(fmt.Errorf("%w: %v", errDecode, err))
 	}
 	out, ok := m.Interface().(T)
 	if !ok {
-		e.Err = fmt.Errorf("%w: decoded %T", ErrSchemaMismatch, m.Interface())
-		return zero, e
+		return zero, e.Wrap(fmt.Errorf("%w: decoded %T", errMismatch, m.Interface()))
 	}
 	return out, nil
 }

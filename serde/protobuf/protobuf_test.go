@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 	"strings"
 	"testing"
 
@@ -76,21 +77,21 @@ func TestTypedNestedMessageIndexes(t *testing.T) {
 	}
 	// shop.proto imports common.proto, registered first (id 1) as a reference under its
 	// import path; shop.proto itself got id 2.
-	common, err := c.Latest(context.Background(), "common.proto")
+	common, err := srapi.Of(c).Latest(context.Background(), "common.proto")
 	if err != nil || common.ID != 1 || !strings.Contains(common.Schema, "message Money") {
 		t.Fatalf("reference subject common.proto: %+v, %v", common, err)
 	}
-	shop, err := c.SchemaByID(context.Background(), 2)
+	shop, err := srapi.Of(c).SchemaByID(context.Background(), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(shop.References) != 1 || shop.References[0] != (registry.Reference{Name: "common.proto", Subject: "common.proto", Version: 1}) ||
+	if len(shop.References) != 1 || shop.References[0] != (srapi.Reference{Name: "common.proto", Subject: "common.proto", Version: 1}) ||
 		shop.SchemaType != "PROTOBUF" {
 		t.Fatalf("registered shop schema: %+v", shop)
 	}
 }
 
-func roundTrip[T proto.Message](t *testing.T, c registry.API, m T) ([]byte, proto.Message, error) {
+func roundTrip[T proto.Message](t *testing.T, c *registry.Client, m T) ([]byte, proto.Message, error) {
 	s, err := protobuf.New[T](c)
 	if err != nil {
 		return nil, nil, err
@@ -127,7 +128,12 @@ func TestFieldOrder(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("typed wrote % x, %v\nwant       % x", got, err, want)
 	}
-	dyn, err := protobuf.NewDynamic(c, typed.Schema(), protobuf.WithReferences(registry.Reference{Name: "common.proto", Subject: "common.proto", Version: 1}))
+	// The dynamic serde compiles the text the typed serde registered (id 2, after its import).
+	typedSchema, err := srapi.Of(c).SchemaByID(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := protobuf.NewDynamic(c, typedSchema.Schema, protobuf.WithReferences(registry.Reference{Name: "common.proto", Subject: "common.proto", Version: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,18 +213,18 @@ func TestNullsAndErrors(t *testing.T) {
 		data []byte
 		want error
 	}{
-		{[]byte{0, 0, 0}, protobuf.ErrTooShort},
-		{[]byte{1, 0, 0, 0, 1, 0}, protobuf.ErrUnknownMagicByte},
-		{[]byte{0, 0, 0, 0, 1, 0x04, 0x02}, protobuf.ErrMessageIndexes},
-		{[]byte{0, 0, 0, 0, 9, 0}, registry.ErrSchemaNotFound},
+		{[]byte{0, 0, 0}, serde.ErrCorrupt},
+		{[]byte{1, 0, 0, 0, 1, 0}, serde.ErrCorrupt},
+		{[]byte{0, 0, 0, 0, 1, 0x04, 0x02}, serde.ErrCorrupt},
+		{[]byte{0, 0, 0, 0, 9, 0}, registry.ErrNotFound},
 	} {
 		_, err := s.Deserialize("t", nil, c.data)
-		var pe *protobuf.Error
+		var pe *serde.Error
 		if !errors.Is(err, c.want) || !errors.As(err, &pe) || pe.Topic != "t" {
 			t.Errorf("Deserialize(% x) err = %v; want %v", c.data, err, c.want)
 		}
 	}
-	if _, err := s.Deserialize("t", nil, []byte{0, 0, 0, 0, 1, 0}); !errors.Is(err, serde.ErrCorrupt) && !errors.Is(err, registry.ErrSchemaNotFound) {
+	if _, err := s.Deserialize("t", nil, []byte{0, 0, 0, 0, 1, 0}); !errors.Is(err, serde.ErrCorrupt) && !errors.Is(err, registry.ErrNotFound) {
 		t.Fatal(err)
 	}
 	// A dynamic serde cannot write a message its schema does not declare.
@@ -226,7 +232,7 @@ func TestNullsAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Serialize("t", nil, &testpb.Customer{Id: "c"}); !errors.Is(err, protobuf.ErrSchemaMismatch) || !errors.Is(err, serde.ErrInvalidValue) {
+	if _, err := d.Serialize("t", nil, &testpb.Customer{Id: "c"}); !errors.Is(err, serde.ErrInvalidValue) {
 		t.Fatalf("foreign message: %v", err)
 	}
 	// Schema text that does not compile names the line.
@@ -237,11 +243,11 @@ func TestNullsAndErrors(t *testing.T) {
 	// A dynamic serde reading bytes whose indexes name no message.
 	b, _ := d.Serialize("t", nil, dynamicpb.NewMessage(d.Descriptor("x.Y")))
 	bad := append(append([]byte{}, b[:5]...), 0x02, 0x04)
-	if _, err := d.Deserialize("t", nil, bad); !errors.Is(err, protobuf.ErrMessageIndexes) {
+	if _, err := d.Deserialize("t", nil, bad); !errors.Is(err, serde.ErrCorrupt) {
 		t.Fatalf("out-of-range index: %v", err)
 	}
 	corrupt := append(append([]byte{}, b...), 0x0a, 0x05, 0x01)
-	if _, err := d.Deserialize("t", nil, corrupt); !errors.Is(err, protobuf.ErrDecode) {
+	if _, err := d.Deserialize("t", nil, corrupt); !errors.Is(err, serde.ErrCorrupt) {
 		t.Fatalf("truncated body: %v", err)
 	}
 }
@@ -253,11 +259,11 @@ func TestUseLatestAndLookUp(t *testing.T) {
 	c := reg.Client()
 	s, _ := protobuf.New[*timestamppb.Timestamp](c, protobuf.WithAutoRegister(false))
 	ts := timestamppb.New(timestamppb.Now().AsTime())
-	if _, err := s.Serialize("ts", nil, ts); !errors.Is(err, registry.ErrSubjectNotFound) {
+	if _, err := s.Serialize("ts", nil, ts); !errors.Is(err, registry.ErrNotFound) {
 		t.Fatalf("unregistered: %v", err)
 	}
 	// Register a newer schema under the subject where Timestamp is the second message.
-	reg.Register("ts-value", registry.Schema{SchemaType: "PROTOBUF", Schema: `syntax = "proto3";
+	reg.Register("ts-value", srapi.Schema{SchemaType: "PROTOBUF", Schema: `syntax = "proto3";
 package google.protobuf;
 message Other { string s = 1; }
 message Timestamp { int64 seconds = 1; int32 nanos = 2; }`})
@@ -286,7 +292,7 @@ func TestOptionsFromProperties(t *testing.T) {
 	if _, err := s.Serialize("t", nil, &testpb.Customer{Id: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := reg.Client().Latest(context.Background(), "kstreams.test.shop.Customer"); err != nil || got.ID != 2 {
+	if got, err := srapi.Of(reg.Client()).Latest(context.Background(), "kstreams.test.shop.Customer"); err != nil || got.ID != 2 {
 		t.Fatalf("record-name subject: %+v, %v", got, err)
 	}
 	if _, err := protobuf.OptionsFromProperties(map[string]string{"use.latest.version": "yes"}, true); err == nil {

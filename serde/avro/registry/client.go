@@ -1,13 +1,24 @@
-// Package registry is a client of the Confluent Schema Registry REST API (also served by
-// Apicurio Registry under /apis/ccompat/v7 and by Karapace): register a schema under a
-// subject, look a schema up, fetch a schema by id, by version or the latest version, test
-// compatibility and manage a subject's compatibility level. Results are cached as the Java
-// CachedSchemaRegistryClient caches them: ids, schemas and versions forever (they never
-// change), the latest version of a subject for Config.LatestCacheTTL.
+// Package registry connects the Avro, Protobuf and JSON Schema serdes to a Confluent Schema
+// Registry (also Apicurio Registry under /apis/ccompat/v7, and Karapace): Client is the
+// caching REST client a serde registers and fetches its schemas through, Config (or
+// ConfigFromProperties, from the Java client's property names) configures it, and the subject
+// name strategies name the subject a serde's schema is registered under. Failures are an
+// *Error with the HTTP status and the registry's error code, wrapping one of the sentinels
+// below.
+//
+// A client caches as the Java CachedSchemaRegistryClient does: ids, schemas and versions
+// forever (they never change), the latest version of a subject for Config.LatestCacheTTL.
+//
+//	props := map[string]string{"schema.registry.url": "http://schema-registry:8081"}
+//	cfg, err := registry.ConfigFromProperties(props)
+//	...
+//	client, err := registry.New(cfg)
+//	...
+//	orders, err := avro.New[Order](client, orderSchema, avro.WithSubjectNameStrategy(registry.RecordNameStrategy))
 //
 // Java counterpart: io.confluent.kafka.schemaregistry.client.CachedSchemaRegistryClient
 // and its configuration (schema.registry.url, basic.auth.user.info, schema.registry.ssl.*,
-// latest.cache.ttl.sec).
+// latest.cache.ttl.sec); io.confluent.kafka.serializers.subject for the strategies.
 package registry
 
 import (
@@ -24,56 +35,27 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 )
 
-// ContentType is the media type of Schema Registry requests and responses.
-const ContentType = "application/vnd.schemaregistry.v1+json"
-
-// DefaultTimeout bounds one HTTP request when Config.Timeout is zero. It is the Java
+// defaultTimeout bounds one HTTP request when Config.Timeout is zero. It is the Java
 // client's default http.read.timeout.ms (60000 ms).
-const DefaultTimeout = 60 * time.Second
+const defaultTimeout = 60 * time.Second
 
-// Schema is a schema as the registry returns it. Schema holds the schema text (for Avro, its
-// JSON); SchemaType is "" or "AVRO" for Avro ("JSON" and "PROTOBUF" are the registry's other
-// types). ID, Subject and Version are zero when the call that returned it does not report
-// them. Java counterpart: io.confluent.kafka.schemaregistry.client.SchemaMetadata /
-// rest.entities.Schema.
-type Schema struct {
-	ID         int         `json:"id,omitempty"`
-	Subject    string      `json:"subject,omitempty"`
-	Version    int         `json:"version,omitempty"`
-	Schema     string      `json:"schema"`
-	SchemaType string      `json:"schemaType,omitempty"`
-	References []Reference `json:"references,omitempty"`
-}
-
-// Reference names another registered schema that a schema refers to (Java:
-// rest.entities.SchemaReference): Name is how the schema refers to it (an Avro type name, a
-// Protobuf import path, a JSON Schema $ref), Subject and Version where it is registered.
-// This client passes references through; the Protobuf and JSON Schema serdes fetch them to
-// compile a schema, the Avro serde does not resolve them.
+// Reference names another registered schema that a Protobuf or JSON Schema serde's schema
+// refers to (protobuf.WithReferences, jsonschema.WithReferences): Name is how the schema
+// refers to it (a Protobuf import path such as "shop/common.proto", a JSON Schema $ref such
+// as "address.schema.json"), Subject and Version where it is registered (Version 0 or less
+// means the subject's latest version). Java counterpart:
+// io.confluent.kafka.schemaregistry.client.rest.entities.SchemaReference.
 type Reference struct {
-	Name    string `json:"name"`
-	Subject string `json:"subject"`
-	Version int    `json:"version"`
-}
-
-// API is what the Avro, Protobuf and JSON Schema serdes need from a registry. *Client implements it over HTTP; tests
-// may implement it directly. Every method returns an *Error on failure. Java counterpart:
-// io.confluent.kafka.schemaregistry.client.SchemaRegistryClient.
-type API interface {
-	// Register registers schema under subject (POST /subjects/{subject}/versions) and
-	// returns its id; registering an already registered schema returns the existing id.
-	Register(ctx context.Context, subject string, schema Schema, normalize bool) (int, error)
-	// LookUp returns the id and version of schema under subject without registering it
-	// (POST /subjects/{subject}).
-	LookUp(ctx context.Context, subject string, schema Schema) (Schema, error)
-	// SchemaByID returns the schema with the given id (GET /schemas/ids/{id}).
-	SchemaByID(ctx context.Context, id int) (Schema, error)
-	// Latest returns the latest version under subject (GET /subjects/{subject}/versions/latest).
-	Latest(ctx context.Context, subject string) (Schema, error)
-	// Version returns one version under subject (GET /subjects/{subject}/versions/{version}).
-	Version(ctx context.Context, subject string, version int) (Schema, error)
+	// Name is the name the referring schema uses: an import path or a $ref.
+	Name string
+	// Subject is the subject the referenced schema is registered under.
+	Subject string
+	// Version is the referenced version under Subject; 0 or less means the latest.
+	Version int
 }
 
 // Config configures a Client. Only URLs is required.
@@ -145,9 +127,18 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 	return c, nil
 }
 
-// Client is a caching Schema Registry REST client, safe for concurrent use. Create it with
-// New.
+// Client is a caching Schema Registry REST client, safe for concurrent use: create it with New
+// (or ConfigFromProperties and New) and give it to the serdes (avro.New, protobuf.New,
+// jsonschema.New), which register and fetch their schemas through it. One client can serve
+// every serde of an application, sharing its caches. Java counterpart:
+// io.confluent.kafka.schemaregistry.client.CachedSchemaRegistryClient, which the Java serdes
+// create from schema.registry.url.
 type Client struct {
+	c *client
+}
+
+// client implements srapi.Client over HTTP.
+type client struct {
 	urls    []*url.URL
 	auth    string // "user:password" or ""
 	http    *http.Client
@@ -155,19 +146,23 @@ type Client struct {
 	ttl     time.Duration
 
 	mu       sync.Mutex
-	byID     map[int]Schema
-	bySchema map[string]Schema // subject \x00 schema text -> id, version
-	versions map[string]Schema // subject \x00 version -> schema
+	byID     map[int]srapi.Schema
+	bySchema map[string]srapi.Schema // subject \x00 schema text -> id, version
+	versions map[string]srapi.Schema // subject \x00 version -> schema
 	latest   map[string]latestEntry
 	now      func() time.Time
 }
 
 type latestEntry struct {
-	s  Schema
+	s  srapi.Schema
 	at time.Time
 }
 
-var _ API = (*Client)(nil)
+var _ srapi.Client = (*client)(nil)
+
+func init() {
+	srapi.Of = func(c any) srapi.Client { return c.(*Client).c }
+}
 
 // New returns a Client for cfg. It returns an error when cfg has no URL or a URL does not
 // parse.
@@ -175,8 +170,8 @@ func New(cfg Config) (*Client, error) {
 	if len(cfg.URLs) == 0 {
 		return nil, errors.New("schema registry: no URL configured (Config.URLs, Java schema.registry.url)")
 	}
-	c := &Client{auth: cfg.BasicAuthUserInfo, ttl: cfg.LatestCacheTTL, timeout: cfg.Timeout,
-		byID: map[int]Schema{}, bySchema: map[string]Schema{}, versions: map[string]Schema{},
+	c := &client{auth: cfg.BasicAuthUserInfo, ttl: cfg.LatestCacheTTL, timeout: cfg.Timeout,
+		byID: map[int]srapi.Schema{}, bySchema: map[string]srapi.Schema{}, versions: map[string]srapi.Schema{},
 		latest: map[string]latestEntry{}, now: time.Now}
 	for _, raw := range cfg.URLs {
 		u, err := url.Parse(strings.TrimRight(strings.TrimSpace(raw), "/"))
@@ -191,7 +186,7 @@ func New(cfg Config) (*Client, error) {
 		c.urls = append(c.urls, u)
 	}
 	if c.timeout <= 0 {
-		c.timeout = DefaultTimeout
+		c.timeout = defaultTimeout
 	}
 	c.http = cfg.HTTPClient
 	if c.http == nil {
@@ -201,20 +196,17 @@ func New(cfg Config) (*Client, error) {
 		}
 		c.http = &http.Client{Transport: tr, Timeout: c.timeout}
 	}
-	return c, nil
+	return &Client{c: c}, nil
 }
 
 // URLs returns the registry base URLs the client uses (without credentials).
-func (c *Client) URLs() []string {
+func (c *client) URLs() []string {
 	out := make([]string, len(c.urls))
 	for i, u := range c.urls {
 		out[i] = u.String()
 	}
 	return out
 }
-
-// NewFromURL is New with a single URL and otherwise default settings.
-func NewFromURL(u string) (*Client, error) { return New(Config{URLs: []string{u}}) }
 
 // errorBody is the registry's JSON error body.
 type errorBody struct {
@@ -224,12 +216,12 @@ type errorBody struct {
 
 // do sends one request and decodes a 2xx JSON answer into out. e is filled with the URL,
 // status and cause and returned on failure.
-func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any, e *Error) error {
+func (c *client) do(ctx context.Context, method, path string, query url.Values, in, out any, e *Error) error {
 	var body []byte
 	if in != nil {
 		var err error
 		if body, err = json.Marshal(in); err != nil {
-			e.Err, e.Cause = ErrBadResponse, err
+			e.err, e.cause = ErrBadResponse, err
 			return e
 		}
 	}
@@ -239,17 +231,17 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if len(query) > 0 {
 			full += "?" + query.Encode()
 		}
-		e.URL = full
+		e.url = full
 		rctx, cancel := context.WithTimeout(ctx, c.timeout)
 		req, err := http.NewRequestWithContext(rctx, method, full, bytes.NewReader(body))
 		if err != nil {
 			cancel()
-			e.Err, e.Cause = ErrBadResponse, err
+			e.err, e.cause = ErrBadResponse, err
 			return e
 		}
-		req.Header.Set("Accept", ContentType+", application/vnd.schemaregistry+json; qs=0.9, application/json; qs=0.5")
+		req.Header.Set("Accept", srapi.ContentType+", application/vnd.schemaregistry+json; qs=0.9, application/json; qs=0.5")
 		if in != nil {
-			req.Header.Set("Content-Type", ContentType)
+			req.Header.Set("Content-Type", srapi.ContentType)
 		}
 		if c.auth != "" {
 			user, pw, _ := strings.Cut(c.auth, ":")
@@ -269,30 +261,30 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		cancel()
 		e.Status = resp.StatusCode
 		if err != nil {
-			e.Err, e.Cause = ErrUnavailable, err
+			e.err, e.cause = ErrUnavailable, err
 			return e
 		}
 		if resp.StatusCode/100 != 2 {
 			var eb errorBody
 			if json.Unmarshal(data, &eb) == nil {
-				e.Code, e.Message = eb.Code, eb.Message
+				e.Code, e.message = eb.Code, eb.Message
 			}
-			e.Err = sentinelFor(resp.StatusCode, e.Code)
-			if e.Message == "" && len(data) > 0 {
-				e.Message = strings.TrimSpace(string(data[:min(len(data), 200)]))
+			e.err = sentinelFor(resp.StatusCode, e.Code)
+			if e.message == "" && len(data) > 0 {
+				e.message = strings.TrimSpace(string(data[:min(len(data), 200)]))
 			}
 			return e
 		}
 		if out != nil {
 			if err := json.Unmarshal(data, out); err != nil {
-				e.Err, e.Cause = ErrBadResponse, fmt.Errorf("decoding %q: %w", truncate(data), err)
+				e.err, e.cause = ErrBadResponse, fmt.Errorf("decoding %q: %w", truncate(data), err)
 				return e
 			}
 		}
 		return nil
 	}
 	e.Status = 0
-	e.Err, e.Cause = ErrUnavailable, lastErr
+	e.err, e.cause = ErrUnavailable, lastErr
 	return e
 }
 
@@ -313,11 +305,11 @@ func subjectPath(subject string, rest ...string) string {
 	return p
 }
 
-func schemaKey(subject string, s Schema) string {
+func schemaKey(subject string, s srapi.Schema) string {
 	return subject + "\x00" + s.SchemaType + "\x00" + s.Schema
 }
 
-func schemaBody(s Schema) map[string]any {
+func schemaBody(s srapi.Schema) map[string]any {
 	body := map[string]any{"schema": s.Schema}
 	if s.SchemaType != "" && s.SchemaType != "AVRO" {
 		body["schemaType"] = s.SchemaType
@@ -332,9 +324,9 @@ func schemaBody(s Schema) map[string]any {
 // /subjects/{subject}/versions, with ?normalize=true when normalize is set). Registering a
 // schema the registry already has under the subject returns its id without a new version.
 // The answer is cached, so registering the same schema again sends no request. Errors
-// (*Error): ErrIncompatible, ErrInvalidSchema, ErrUnauthorized, ErrUnavailable. Java:
+// (*Error): ErrRejected (incompatible or invalid schema), ErrUnauthorized, ErrUnavailable. Java:
 // SchemaRegistryClient.register(subject, schema, normalize).
-func (c *Client) Register(ctx context.Context, subject string, schema Schema, normalize bool) (int, error) {
+func (c *client) Register(ctx context.Context, subject string, schema srapi.Schema, normalize bool) (int, error) {
 	key := schemaKey(subject, schema)
 	c.mu.Lock()
 	if s, ok := c.bySchema[key]; ok && s.ID != 0 {
@@ -349,13 +341,13 @@ func (c *Client) Register(ctx context.Context, subject string, schema Schema, no
 	var out struct {
 		ID int `json:"id"`
 	}
-	e := &Error{Op: "register schema under", Subject: subject}
+	e := &Error{op: "register schema under", subject: subject}
 	if err := c.do(ctx, http.MethodPost, subjectPath(subject, "versions"), q, schemaBody(schema), &out, e); err != nil {
 		return 0, err
 	}
 	if out.ID <= 0 {
-		e.Err = ErrBadResponse
-		e.Cause = fmt.Errorf("no schema id in the answer")
+		e.err = ErrBadResponse
+		e.cause = fmt.Errorf("no schema id in the answer")
 		return 0, e
 	}
 	c.mu.Lock()
@@ -363,17 +355,17 @@ func (c *Client) Register(ctx context.Context, subject string, schema Schema, no
 	s.ID = out.ID
 	c.bySchema[key] = s
 	if _, ok := c.byID[out.ID]; !ok {
-		c.byID[out.ID] = Schema{ID: out.ID, Schema: schema.Schema, SchemaType: schema.SchemaType, References: schema.References}
+		c.byID[out.ID] = srapi.Schema{ID: out.ID, Schema: schema.Schema, SchemaType: schema.SchemaType, References: schema.References}
 	}
 	c.mu.Unlock()
 	return out.ID, nil
 }
 
 // LookUp returns the registered id and version of schema under subject without registering
-// it (POST /subjects/{subject}). The answer is cached. Errors (*Error): ErrSubjectNotFound,
-// ErrSchemaNotFound (not registered under this subject), ErrUnavailable. Java:
+// it (POST /subjects/{subject}). The answer is cached. Errors (*Error): ErrNotFound
+// (also when the schema is not registered under this subject), ErrUnavailable. Java:
 // SchemaRegistryClient.getId(subject, schema) / lookUpSubjectVersion.
-func (c *Client) LookUp(ctx context.Context, subject string, schema Schema) (Schema, error) {
+func (c *client) LookUp(ctx context.Context, subject string, schema srapi.Schema) (srapi.Schema, error) {
 	key := schemaKey(subject, schema)
 	c.mu.Lock()
 	if s, ok := c.bySchema[key]; ok && s.ID != 0 && s.Version != 0 {
@@ -381,14 +373,14 @@ func (c *Client) LookUp(ctx context.Context, subject string, schema Schema) (Sch
 		return s, nil
 	}
 	c.mu.Unlock()
-	var out Schema
-	e := &Error{Op: "look up schema under", Subject: subject}
+	var out srapi.Schema
+	e := &Error{op: "look up schema under", subject: subject}
 	if err := c.do(ctx, http.MethodPost, subjectPath(subject), nil, schemaBody(schema), &out, e); err != nil {
-		return Schema{}, err
+		return srapi.Schema{}, err
 	}
 	if out.ID <= 0 {
-		e.Err, e.Cause = ErrBadResponse, fmt.Errorf("no schema id in the answer")
-		return Schema{}, e
+		e.err, e.cause = ErrBadResponse, fmt.Errorf("no schema id in the answer")
+		return srapi.Schema{}, e
 	}
 	if out.Subject == "" {
 		out.Subject = subject
@@ -401,19 +393,19 @@ func (c *Client) LookUp(ctx context.Context, subject string, schema Schema) (Sch
 
 // SchemaByID returns the schema with the given id (GET /schemas/ids/{id}); ID is set in
 // the result, Subject and Version are not. Ids never change, so the answer is cached
-// forever. Errors (*Error): ErrSchemaNotFound, ErrUnavailable. Java:
+// forever. Errors (*Error): ErrNotFound, ErrUnavailable. Java:
 // SchemaRegistryClient.getSchemaById(id).
-func (c *Client) SchemaByID(ctx context.Context, id int) (Schema, error) {
+func (c *client) SchemaByID(ctx context.Context, id int) (srapi.Schema, error) {
 	c.mu.Lock()
 	if s, ok := c.byID[id]; ok {
 		c.mu.Unlock()
 		return s, nil
 	}
 	c.mu.Unlock()
-	var out Schema
-	e := &Error{Op: "get schema by", ID: id}
+	var out srapi.Schema
+	e := &Error{op: "get schema by", id: id}
 	if err := c.do(ctx, http.MethodGet, "/schemas/ids/"+strconv.Itoa(id), nil, nil, &out, e); err != nil {
-		return Schema{}, err
+		return srapi.Schema{}, err
 	}
 	out.ID = id
 	c.mu.Lock()
@@ -424,8 +416,8 @@ func (c *Client) SchemaByID(ctx context.Context, id int) (Schema, error) {
 
 // Latest returns the latest version registered under subject (GET
 // /subjects/{subject}/versions/latest), cached for Config.LatestCacheTTL. Errors (*Error):
-// ErrSubjectNotFound, ErrUnavailable. Java: SchemaRegistryClient.getLatestSchemaMetadata.
-func (c *Client) Latest(ctx context.Context, subject string) (Schema, error) {
+// ErrNotFound, ErrUnavailable. Java: SchemaRegistryClient.getLatestSchemaMetadata.
+func (c *client) Latest(ctx context.Context, subject string) (srapi.Schema, error) {
 	c.mu.Lock()
 	if l, ok := c.latest[subject]; ok && c.ttl >= 0 && (c.ttl == 0 || c.now().Sub(l.at) < c.ttl) {
 		c.mu.Unlock()
@@ -434,7 +426,7 @@ func (c *Client) Latest(ctx context.Context, subject string) (Schema, error) {
 	c.mu.Unlock()
 	s, err := c.version(ctx, subject, "latest")
 	if err != nil {
-		return Schema{}, err
+		return srapi.Schema{}, err
 	}
 	c.mu.Lock()
 	if c.ttl >= 0 {
@@ -446,9 +438,9 @@ func (c *Client) Latest(ctx context.Context, subject string) (Schema, error) {
 
 // Version returns the given version under subject (GET
 // /subjects/{subject}/versions/{version}); versions never change, so the answer is cached.
-// Errors (*Error): ErrSubjectNotFound, ErrVersionNotFound, ErrInvalidVersion,
+// Errors (*Error): ErrNotFound, ErrRejected,
 // ErrUnavailable. Java: SchemaRegistryClient.getSchemaMetadata(subject, version).
-func (c *Client) Version(ctx context.Context, subject string, version int) (Schema, error) {
+func (c *client) Version(ctx context.Context, subject string, version int) (srapi.Schema, error) {
 	key := subject + "\x00" + strconv.Itoa(version)
 	c.mu.Lock()
 	if s, ok := c.versions[key]; ok {
@@ -458,7 +450,7 @@ func (c *Client) Version(ctx context.Context, subject string, version int) (Sche
 	c.mu.Unlock()
 	s, err := c.version(ctx, subject, strconv.Itoa(version))
 	if err != nil {
-		return Schema{}, err
+		return srapi.Schema{}, err
 	}
 	c.mu.Lock()
 	c.versions[key] = s
@@ -466,38 +458,38 @@ func (c *Client) Version(ctx context.Context, subject string, version int) (Sche
 	return s, nil
 }
 
-func (c *Client) version(ctx context.Context, subject, version string) (Schema, error) {
-	var out Schema
-	e := &Error{Op: "get schema of", Subject: subject, Version: version}
+func (c *client) version(ctx context.Context, subject, version string) (srapi.Schema, error) {
+	var out srapi.Schema
+	e := &Error{op: "get schema of", subject: subject, version: version}
 	if err := c.do(ctx, http.MethodGet, subjectPath(subject, "versions", version), nil, nil, &out, e); err != nil {
-		return Schema{}, err
+		return srapi.Schema{}, err
 	}
 	if out.ID <= 0 || out.Schema == "" {
-		e.Err, e.Cause = ErrBadResponse, fmt.Errorf("no schema id or text in the answer")
-		return Schema{}, e
+		e.err, e.cause = ErrBadResponse, fmt.Errorf("no schema id or text in the answer")
+		return srapi.Schema{}, e
 	}
 	c.mu.Lock()
 	if _, ok := c.byID[out.ID]; !ok {
-		c.byID[out.ID] = Schema{ID: out.ID, Schema: out.Schema, SchemaType: out.SchemaType, References: out.References}
+		c.byID[out.ID] = srapi.Schema{ID: out.ID, Schema: out.Schema, SchemaType: out.SchemaType, References: out.References}
 	}
 	c.mu.Unlock()
 	return out, nil
 }
 
 // Versions lists the versions registered under subject (GET /subjects/{subject}/versions).
-// Not cached. Errors (*Error): ErrSubjectNotFound, ErrUnavailable. Java:
+// Not cached. Errors (*Error): ErrNotFound, ErrUnavailable. Java:
 // SchemaRegistryClient.getAllVersions.
-func (c *Client) Versions(ctx context.Context, subject string) ([]int, error) {
+func (c *client) Versions(ctx context.Context, subject string) ([]int, error) {
 	var out []int
-	e := &Error{Op: "list versions of", Subject: subject}
+	e := &Error{op: "list versions of", subject: subject}
 	return out, c.do(ctx, http.MethodGet, subjectPath(subject, "versions"), nil, nil, &out, e)
 }
 
 // Subjects lists the registered subjects (GET /subjects). Not cached. Java:
 // SchemaRegistryClient.getAllSubjects.
-func (c *Client) Subjects(ctx context.Context) ([]string, error) {
+func (c *client) Subjects(ctx context.Context) ([]string, error) {
 	var out []string
-	e := &Error{Op: "list subjects"}
+	e := &Error{op: "list subjects"}
 	return out, c.do(ctx, http.MethodGet, "/subjects", nil, nil, &out, e)
 }
 
@@ -505,14 +497,14 @@ func (c *Client) Subjects(ctx context.Context) ([]string, error) {
 // /compatibility/subjects/{subject}/versions/{version}?verbose=true); version is "latest"
 // or a version number. It returns the verdict and the registry's messages (empty when it
 // sends none). A subject without versions is compatible. Errors (*Error):
-// ErrSubjectNotFound or ErrVersionNotFound for a numbered version that does not exist,
-// ErrInvalidSchema, ErrUnavailable. Java: SchemaRegistryClient.testCompatibilityVerbose.
-func (c *Client) TestCompatibility(ctx context.Context, subject, version string, schema Schema) (bool, []string, error) {
+// ErrNotFound for a numbered version that does not exist,
+// ErrRejected, ErrUnavailable. Java: SchemaRegistryClient.testCompatibilityVerbose.
+func (c *client) TestCompatibility(ctx context.Context, subject, version string, schema srapi.Schema) (bool, []string, error) {
 	var out struct {
 		Compatible bool     `json:"is_compatible"`
 		Messages   []string `json:"messages"`
 	}
-	e := &Error{Op: "test compatibility against", Subject: subject, Version: version}
+	e := &Error{op: "test compatibility against", subject: subject, version: version}
 	if err := c.do(ctx, http.MethodPost, "/compatibility"+subjectPath(subject, "versions", version),
 		url.Values{"verbose": {"true"}}, schemaBody(schema), &out, e); err != nil {
 		return false, nil, err
@@ -523,27 +515,27 @@ func (c *Client) TestCompatibility(ctx context.Context, subject, version string,
 // SetCompatibility sets the compatibility level of subject, or the global level when
 // subject is "" (PUT /config/{subject} or PUT /config): one of NONE, BACKWARD,
 // BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE. Errors (*Error):
-// ErrInvalidCompatibilityLevel, ErrUnavailable. Java: SchemaRegistryClient.updateCompatibility.
-func (c *Client) SetCompatibility(ctx context.Context, subject, level string) error {
+// ErrRejected, ErrUnavailable. Java: SchemaRegistryClient.updateCompatibility.
+func (c *client) SetCompatibility(ctx context.Context, subject, level string) error {
 	path := "/config"
 	if subject != "" {
 		path += "/" + url.PathEscape(subject)
 	}
-	e := &Error{Op: "set compatibility level of", Subject: subject}
+	e := &Error{op: "set compatibility level of", subject: subject}
 	return c.do(ctx, http.MethodPut, path, nil, map[string]string{"compatibility": level}, nil, e)
 }
 
 // DeleteSubject deletes subject and returns the versions deleted (DELETE
 // /subjects/{subject}, with ?permanent=true for a hard delete, which the registry allows
 // only after a soft delete). It also drops the subject from the caches. Errors (*Error):
-// ErrSubjectNotFound, ErrUnavailable. Java: SchemaRegistryClient.deleteSubject.
-func (c *Client) DeleteSubject(ctx context.Context, subject string, permanent bool) ([]int, error) {
+// ErrNotFound, ErrUnavailable. Java: SchemaRegistryClient.deleteSubject.
+func (c *client) DeleteSubject(ctx context.Context, subject string, permanent bool) ([]int, error) {
 	var q url.Values
 	if permanent {
 		q = url.Values{"permanent": {"true"}}
 	}
 	var out []int
-	e := &Error{Op: "delete", Subject: subject}
+	e := &Error{op: "delete", subject: subject}
 	if err := c.do(ctx, http.MethodDelete, subjectPath(subject), q, nil, &out, e); err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/kstreams-go/kstreams/serde/avro/registry"
+	"github.com/kstreams-go/kstreams/serde/internal/srapi"
 )
 
 // Registry is the fake registry; create it with New.
@@ -26,11 +27,11 @@ type Registry struct {
 
 	// Invalid, when set, is asked about every schema registered; a non-empty answer is
 	// returned as error 42201 with that message.
-	Invalid func(registry.Schema) string
+	Invalid func(srapi.Schema) string
 
 	mu       sync.Mutex
-	schemas  []registry.Schema // index = id-1
-	subjects map[string][]int  // subject -> ids by version-1
+	schemas  []srapi.Schema   // index = id-1
+	subjects map[string][]int // subject -> ids by version-1
 	requests int
 }
 
@@ -47,7 +48,7 @@ func (r *Registry) URL() string { return r.srv.URL }
 
 // Client returns a new client of the registry.
 func (r *Registry) Client() *registry.Client {
-	c, err := registry.NewFromURL(r.srv.URL)
+	c, err := registry.New(registry.Config{URLs: []string{r.srv.URL}})
 	if err != nil {
 		panic(err)
 	}
@@ -62,14 +63,14 @@ func (r *Registry) Requests() int {
 }
 
 // Register registers s under subject directly (no HTTP) and returns its id.
-func (r *Registry) Register(subject string, s registry.Schema) int {
+func (r *Registry) Register(subject string, s srapi.Schema) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	id, _ := r.register(subject, s)
 	return id
 }
 
-func key(s registry.Schema) string {
+func key(s srapi.Schema) string {
 	t := s.SchemaType
 	if t == "" {
 		t = "AVRO"
@@ -78,7 +79,7 @@ func key(s registry.Schema) string {
 	return t + "\x00" + s.Schema + "\x00" + string(refs)
 }
 
-func (r *Registry) idOf(s registry.Schema) int {
+func (r *Registry) idOf(s srapi.Schema) int {
 	for i, x := range r.schemas {
 		if key(x) == key(s) {
 			return i + 1
@@ -87,7 +88,7 @@ func (r *Registry) idOf(s registry.Schema) int {
 	return 0
 }
 
-func (r *Registry) register(subject string, s registry.Schema) (id int, version int) {
+func (r *Registry) register(subject string, s srapi.Schema) (id int, version int) {
 	id = r.idOf(s)
 	if id == 0 {
 		s.ID, s.Subject, s.Version = 0, "", 0
@@ -114,7 +115,7 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.requests++
 	out, e := r.route(req)
 	r.mu.Unlock()
-	w.Header().Set("Content-Type", registry.ContentType)
+	w.Header().Set("Content-Type", srapi.ContentType)
 	if e != nil {
 		w.WriteHeader(e.status)
 		_ = json.NewEncoder(w).Encode(e)
@@ -123,7 +124,7 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
-func (r *Registry) schemaOut(subject string, version int) registry.Schema {
+func (r *Registry) schemaOut(subject string, version int) srapi.Schema {
 	id := r.subjects[subject][version-1]
 	s := r.schemas[id-1]
 	s.ID, s.Subject, s.Version = id, subject, version
@@ -146,11 +147,11 @@ func (r *Registry) route(req *http.Request) (any, *apiErr) {
 			return nil, notFound(40403, "Schema "+segs[2]+" not found")
 		}
 		s := r.schemas[id-1]
-		return registry.Schema{Schema: s.Schema, SchemaType: s.SchemaType, References: s.References}, nil
+		return srapi.Schema{Schema: s.Schema, SchemaType: s.SchemaType, References: s.References}, nil
 	case len(segs) >= 2 && segs[0] == "subjects":
 		subject := segs[1]
 		if req.Method == http.MethodPost {
-			var s registry.Schema
+			var s srapi.Schema
 			if err := json.NewDecoder(req.Body).Decode(&s); err != nil {
 				return nil, &apiErr{422, 42201, err.Error()}
 			}

@@ -1,17 +1,14 @@
-// Package srprops reads the Java schema-registry serializer properties shared by the
+// Package srprops reads the Java schema-registry serializer properties shared by the Avro,
 // Protobuf and JSON Schema serdes (auto.register.schemas, use.latest.version,
-// normalize.schemas, key/value.subject.name.strategy, ...) and holds the subject naming
-// those strategies do.
+// normalize.schemas, key/value.subject.name.strategy, ...).
 package srprops
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-)
 
-// ErrNoRecordName is returned by the record-name strategies for a schema without a name.
-var ErrNoRecordName = errors.New("schema has no record name for the subject name strategy")
+	"github.com/kstreams-go/kstreams/serde/avro/registry"
+)
 
 // Bool reads the boolean property name: ok reports whether it is set; err is non-nil for a
 // value other than true/false (any case, surrounding space ignored).
@@ -29,48 +26,28 @@ func Bool(props map[string]string, name string) (v, ok bool, err error) {
 	return false, true, fmt.Errorf("property %s=%q is not true or false", name, raw)
 }
 
-// Strategy names the subject name strategy key.subject.name.strategy (isKey) or
-// value.subject.name.strategy sets: "TopicNameStrategy", "RecordNameStrategy" or
-// "TopicRecordNameStrategy" (the Java class name, with or without its package). ok is false
-// when the property is not set; err is non-nil for another class.
-func Strategy(props map[string]string, isKey bool) (name string, ok bool, err error) {
+// Strategy returns the subject name strategy key.subject.name.strategy (isKey) or
+// value.subject.name.strategy names: TopicNameStrategy, RecordNameStrategy or
+// TopicRecordNameStrategy (the Java class name, with or without its package
+// io.confluent.kafka.serializers.subject). ok is false when the property is not set; err is
+// non-nil for another class.
+func Strategy(props map[string]string, isKey bool) (s registry.SubjectNameStrategy, ok bool, err error) {
 	prop := "value.subject.name.strategy"
 	if isKey {
 		prop = "key.subject.name.strategy"
 	}
 	raw, ok := props[prop]
 	if !ok {
-		return "", false, nil
+		return nil, false, nil
 	}
-	name = strings.TrimSpace(raw)
-	name = name[strings.LastIndexByte(name, '.')+1:]
-	switch name {
-	case "TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy":
-		return name, true, nil
+	name := strings.TrimSpace(raw)
+	switch name[strings.LastIndexByte(name, '.')+1:] {
+	case "TopicNameStrategy":
+		return registry.TopicNameStrategy, true, nil
+	case "RecordNameStrategy":
+		return registry.RecordNameStrategy, true, nil
+	case "TopicRecordNameStrategy":
+		return registry.TopicRecordNameStrategy, true, nil
 	}
-	return "", true, fmt.Errorf("property %s=%q: unknown subject name strategy", prop, raw)
-}
-
-// TopicName is "<topic>-key" or "<topic>-value".
-func TopicName(topic string, isKey bool) string {
-	if isKey {
-		return topic + "-key"
-	}
-	return topic + "-value"
-}
-
-// RecordName is recordName, or ErrNoRecordName when it is empty.
-func RecordName(recordName string) (string, error) {
-	if recordName == "" {
-		return "", ErrNoRecordName
-	}
-	return recordName, nil
-}
-
-// TopicRecordName is "<topic>-<recordName>", or ErrNoRecordName when recordName is empty.
-func TopicRecordName(topic, recordName string) (string, error) {
-	if recordName == "" {
-		return "", ErrNoRecordName
-	}
-	return topic + "-" + recordName, nil
+	return nil, true, fmt.Errorf("property %s=%q: unknown subject name strategy", prop, raw)
 }

@@ -14,6 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+
+	"github.com/kstreams-go/kstreams/serde"
 )
 
 // MagicByte is the first byte of every framed value.
@@ -95,3 +98,47 @@ func ReadMessageIndexes(data []byte) ([]int, int, error) {
 	}
 	return out, pos, nil
 }
+
+// Failure is what a schema-registry serde knew about an operation when it failed: the serde's
+// name, the operation, the topic, the input length, and, as far as they were known, the
+// registry subject, the schema id and (Protobuf) the message's full name. Wrap turns a cause
+// into the *serde.Error the serde returns.
+type Failure struct {
+	Serde    string   // serde name, e.g. "Avro<main.Order>"
+	Op       serde.Op // serde.OpSerialize or serde.OpDeserialize
+	Topic    string
+	Len      int    // input length in bytes for OpDeserialize; -1 for OpSerialize
+	Subject  string // "" when not known (e.g. deserialization)
+	SchemaID int    // 0 when not known
+	Message  string // full name of the protobuf message, "" when not known
+}
+
+// Wrap returns a *serde.Error for f whose Err is cause, preceded in the message by the
+// subject, schema id and message that are known, e.g. `serde Avro<main.Order>: deserialize
+// 12 bytes from topic "orders": schema id 7: schema registry: get schema by id 7: not found
+// (...)`.
+func (f *Failure) Wrap(cause error) error {
+	var ctx []string
+	if f.Subject != "" {
+		ctx = append(ctx, fmt.Sprintf("subject %q", f.Subject))
+	}
+	if f.SchemaID != 0 {
+		ctx = append(ctx, fmt.Sprintf("schema id %d", f.SchemaID))
+	}
+	if f.Message != "" {
+		ctx = append(ctx, "message "+f.Message)
+	}
+	if len(ctx) > 0 {
+		cause = &contextError{ctx: strings.Join(ctx, ", "), err: cause}
+	}
+	return &serde.Error{Serde: f.Serde, Op: f.Op, Topic: f.Topic, Len: f.Len, Err: cause}
+}
+
+// contextError prefixes err's message with what the serde knew.
+type contextError struct {
+	ctx string
+	err error
+}
+
+func (e *contextError) Error() string { return e.ctx + ": " + e.err.Error() }
+func (e *contextError) Unwrap() error { return e.err }
