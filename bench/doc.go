@@ -2,7 +2,7 @@
 // prints a ratio against a baseline measured in the same run:
 //
 //   - BenchmarkPebbleKeyValueStore: Put, Get and a 100-key Range of the Pebble key-value store (store.Stores.PersistentKeyValueStore)
-//     against raw Pebble opened with the same options (store.PebbleEnv.RawOptions). The metric
+//     against raw Pebble opened with the same options (storeapi.PebbleEnv.RawOptions, internal/storeapi). The metric
 //     "ours/raw" is the time ratio (1.15 = 15% overhead).
 //   - BenchmarkRestore: restore of a changelog of -restore.records records (default 200 000;
 //     the figure is 5 000 000) into a Pebble store through changelog.TaskState and

@@ -1,15 +1,15 @@
 package bench
 
 import (
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // storeCtx is the minimal StateStoreContext that opens a Pebble store in dir with env.
 type storeCtx struct {
 	dir string
-	env *store.PebbleEnv
+	env storeapi.PebbleEnv
 }
 
 func (c storeCtx) ApplicationID() string    { return "bench" }
@@ -24,4 +24,4 @@ func (c storeCtx) AppConfigs() map[string]string { return map[string]string{} }
 func (c storeCtx) Register(processor.StateStore, processor.StateRestoreCallback) error {
 	return nil
 }
-func (c storeCtx) PebbleEnv() *store.PebbleEnv { return c.env }
+func (c storeCtx) PebbleEnv() storeapi.PebbleEnv { return c.env }

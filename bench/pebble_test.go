@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/binary"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 
 	"math/rand/v2"
 	"path/filepath"
@@ -28,7 +29,7 @@ func benchKey(i int) []byte {
 // openPair opens our Pebble store and a raw Pebble database with the same options.
 func openPair(b *testing.B) (store.KeyValueBytesStore, *pebble.DB) {
 	b.Helper()
-	env, err := store.NewPebbleEnv(store.PebbleOptions{})
+	env, err := storeapi.NewPebbleEnv(store.PebbleOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

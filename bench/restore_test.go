@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -155,7 +156,7 @@ func rawRead(b *testing.B, addrs []string, topic string, n int) time.Duration {
 }
 
 // restoreOnce restores app's "kv" store (Pebble) from its changelog into a fresh state dir.
-func restoreOnce(b *testing.B, addrs []string, app string, env *store.PebbleEnv) (time.Duration, int64) {
+func restoreOnce(b *testing.B, addrs []string, app string, env storeapi.PebbleEnv) (time.Duration, int64) {
 	client, err := sarama.NewClient(addrs, kafkatest.SaramaConfig())
 	if err != nil {
 		b.Fatal(err)
@@ -223,7 +224,7 @@ func BenchmarkRestore(b *testing.B) {
 	full, quarter := prefix+"-full", prefix+"-quarter"
 	produceChangelog(b, addrs, full+"-kv-changelog", n)
 	produceChangelog(b, addrs, quarter+"-kv-changelog", n/4)
-	env, err := store.NewPebbleEnv(store.PebbleOptions{})
+	env, err := storeapi.NewPebbleEnv(store.PebbleOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // closeAll closes the store and its environment.
 func openCrashStore(t *testing.T, fs vfs.FS) (ctx *bulkCtx, s *pebbleKeyValueStore, closeAll func()) {
 	t.Helper()
-	env, err := NewPebbleEnv(PebbleOptions{MaxMemTableBytes: MinMemTableBytes, FS: fs, SyncWrites: true})
+	env, err := newPebbleEnv(PebbleOptions{MaxMemTableBytes: MinMemTableBytes, FS: fs, SyncWrites: true})
 	if err != nil {
 		t.Fatal(err)
 	}

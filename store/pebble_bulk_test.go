@@ -19,13 +19,13 @@ import (
 type bulkCtx struct {
 	fakeContext
 	dir     string
-	env     *PebbleEnv
+	env     *pebbleEnv
 	eos     bool
 	restore processor.StateRestoreCallback
 }
 
-func (c *bulkCtx) StateDir() string      { return c.dir }
-func (c *bulkCtx) PebbleEnv() *PebbleEnv { return c.env }
+func (c *bulkCtx) StateDir() string              { return c.dir }
+func (c *bulkCtx) PebbleEnv() storeapi.PebbleEnv { return c.env }
 func (c *bulkCtx) AppConfigs() map[string]string {
 	if c.eos {
 		return map[string]string{props.ProcessingGuaranteeConfig: "exactly_once_v2"}
@@ -39,7 +39,7 @@ func (c *bulkCtx) Register(_ processor.StateStore, cb processor.StateRestoreCall
 
 func newBulkCtx(t *testing.T, eos bool) *bulkCtx {
 	t.Helper()
-	env, err := NewPebbleEnv(PebbleOptions{MaxMemTableBytes: MinMemTableBytes})
+	env, err := newPebbleEnv(PebbleOptions{MaxMemTableBytes: MinMemTableBytes})
 	if err != nil {
 		t.Fatal(err)
 	}

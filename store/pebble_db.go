@@ -46,7 +46,7 @@ func isExactlyOnce(guarantee string) bool {
 // that reads see and CommitTransaction applies together with the changelog offset.
 type pebbleDB struct {
 	name  string
-	env   *PebbleEnv
+	env   *pebbleEnv
 	fs    vfs.FS
 	dir   string
 	log   *slog.Logger
@@ -80,8 +80,10 @@ func openPebbleDB(ctx processor.StateStoreContext, name string) (*pebbleDB, erro
 	var stateDir string
 	eos := false
 	if ctx != nil {
-		if p, ok := ctx.(pebbleEnvProvider); ok && p.PebbleEnv() != nil {
-			env = p.PebbleEnv()
+		if p, ok := ctx.(pebbleEnvProvider); ok {
+			if e, ok := p.PebbleEnv().(*pebbleEnv); ok && e != nil {
+				env = e
+			}
 		}
 		stateDir = ctx.StateDir()
 		eos = isExactlyOnce(ctx.AppConfigs()[props.ProcessingGuaranteeConfig])

@@ -9,6 +9,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 )
 
 // Defaults of [PebbleOptions].
@@ -25,7 +27,8 @@ const (
 	MinMemTableBytes int64 = 1 << 20
 )
 
-// ErrInvalidPebbleOptions is returned (wrapped) by [PebbleOptions.Validate] and [NewPebbleEnv].
+// ErrInvalidPebbleOptions is returned (wrapped) by [PebbleOptions.Validate], and by the
+// application instance's start (kstreams.New) for an invalid Config.Pebble.
 var ErrInvalidPebbleOptions = errors.New("store: invalid pebble options")
 
 // PebbleOptions configures the Pebble engine of an application instance. The zero value is
@@ -92,14 +95,15 @@ func (o *PebbleOptions) Validate() error {
 	return nil
 }
 
-// PebbleEnv is the Pebble environment of one application instance: the shared block cache and
-// memtable budget every Pebble store of every task opens with. Create one with [NewPebbleEnv],
-// hand it to the stores through a StateStoreContext with a method PebbleEnv() *PebbleEnv, and
-// Close it after every store is closed. It is safe for concurrent use. Besides the sizes of
+// pebbleEnv is the Pebble environment of one application instance (storeapi.PebbleEnv): the
+// shared block cache and memtable budget every Pebble store of every task opens with. The
+// runtime creates one with storeapi.NewPebbleEnv (newPebbleEnv), hands it to the stores
+// through a StateStoreContext with a method PebbleEnv() storeapi.PebbleEnv, and closes it
+// after every store is closed. It is safe for concurrent use. Besides the sizes of
 // [PebbleOptions], stores open with fixed choices closer to Java's RocksDB stores than
 // Pebble's defaults: no block compression, writes stopping at 36 level-0 files, and level-0
 // compactions starting at a read amplification of 8 (favouring write throughput).
-type PebbleEnv struct {
+type pebbleEnv struct {
 	opts   PebbleOptions
 	cache  *pebble.Cache
 	mu     sync.Mutex
@@ -111,40 +115,50 @@ type PebbleEnv struct {
 // instance's shared environment (the engine's, in internal/task). Without it, stores use
 // defaultPebbleEnv.
 type pebbleEnvProvider interface {
-	// PebbleEnv returns the environment of the application instance.
-	PebbleEnv() *PebbleEnv
+	// PebbleEnv returns the environment of the application instance (a *pebbleEnv), or nil.
+	PebbleEnv() storeapi.PebbleEnv
 }
 
-// NewPebbleEnv applies defaults to opts, validates them and creates the shared block cache.
+func init() {
+	storeapi.NewPebbleEnv = func(opts any) (storeapi.PebbleEnv, error) {
+		env, err := newPebbleEnv(opts.(PebbleOptions))
+		if err != nil {
+			return nil, err
+		}
+		return env, nil
+	}
+}
+
+// newPebbleEnv applies defaults to opts, validates them and creates the shared block cache.
 // Errors: [ErrInvalidPebbleOptions].
-func NewPebbleEnv(opts PebbleOptions) (*PebbleEnv, error) {
+func newPebbleEnv(opts PebbleOptions) (*pebbleEnv, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	c := pebble.NewCache(opts.BlockCacheBytes)
-	return &PebbleEnv{opts: opts, cache: c}, nil
+	return &pebbleEnv{opts: opts, cache: c}, nil
 }
 
 var (
 	defaultEnvOnce sync.Once
-	defaultEnv     *PebbleEnv
+	defaultEnv     *pebbleEnv
 )
 
 // defaultPebbleEnv returns the process-wide environment with default options, used by stores
 // whose context does not provide one. It is never closed.
-func defaultPebbleEnv() *PebbleEnv {
+func defaultPebbleEnv() *pebbleEnv {
 	defaultEnvOnce.Do(func() {
-		defaultEnv, _ = NewPebbleEnv(PebbleOptions{})
+		defaultEnv, _ = newPebbleEnv(PebbleOptions{})
 	})
 	return defaultEnv
 }
 
 // Options returns the effective options (defaults applied).
-func (e *PebbleEnv) Options() PebbleOptions { return e.opts }
+func (e *pebbleEnv) Options() PebbleOptions { return e.opts }
 
 // openStores returns the number of Pebble databases currently open in this environment.
-func (e *PebbleEnv) openStores() int {
+func (e *pebbleEnv) openStores() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.open
@@ -152,7 +166,7 @@ func (e *PebbleEnv) openStores() int {
 
 // Close releases the environment's reference to the block cache; databases still open keep
 // theirs until they close. Stores must not be opened in a closed environment.
-func (e *PebbleEnv) Close() error {
+func (e *pebbleEnv) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.closed {
@@ -166,7 +180,7 @@ func (e *PebbleEnv) Close() error {
 // its share of the memtable budget, the file system) without counting a store as open. It is
 // for benchmarks and tools that open a raw Pebble database to compare with the stores.
 // The write-ahead log is disabled, as in an at-least-once store.
-func (e *PebbleEnv) RawOptions() *pebble.Options {
+func (e *pebbleEnv) RawOptions() *pebble.Options {
 	e.mu.Lock()
 	n := int64(e.open) + 1
 	e.mu.Unlock()
@@ -176,7 +190,7 @@ func (e *PebbleEnv) RawOptions() *pebble.Options {
 }
 
 // pebbleOptions returns the Pebble options of one more database in fs and counts it as open.
-func (e *PebbleEnv) pebbleOptions(fs vfs.FS) *pebble.Options {
+func (e *pebbleEnv) pebbleOptions(fs vfs.FS) *pebble.Options {
 	e.mu.Lock()
 	e.open++
 	n := int64(e.open)
@@ -184,7 +198,7 @@ func (e *PebbleEnv) pebbleOptions(fs vfs.FS) *pebble.Options {
 	return e.optionsFor(fs, n)
 }
 
-func (e *PebbleEnv) optionsFor(fs vfs.FS, n int64) *pebble.Options {
+func (e *pebbleEnv) optionsFor(fs vfs.FS, n int64) *pebble.Options {
 	mem := e.opts.MemTableBudgetBytes / n
 	mem = max(MinMemTableBytes, min(mem, e.opts.MaxMemTableBytes))
 	if _, inMem := fs.(*vfs.MemFS); !inMem {
@@ -217,7 +231,7 @@ func (e *PebbleEnv) optionsFor(fs vfs.FS, n int64) *pebble.Options {
 
 func noCompression() *sstable.CompressionProfile { return sstable.NoCompression }
 
-func (e *PebbleEnv) release() {
+func (e *pebbleEnv) release() {
 	e.mu.Lock()
 	e.open--
 	e.mu.Unlock()

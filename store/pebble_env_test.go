@@ -25,14 +25,14 @@ func TestPebbleOptionsDefaultsAndValidate(t *testing.T) {
 		if err := bad.Validate(); !errors.Is(err, ErrInvalidPebbleOptions) {
 			t.Errorf("%s: err = %v", name, err)
 		}
-		if _, err := NewPebbleEnv(bad); !errors.Is(err, ErrInvalidPebbleOptions) {
+		if _, err := newPebbleEnv(bad); !errors.Is(err, ErrInvalidPebbleOptions) {
 			t.Errorf("%s: NewPebbleEnv err = %v", name, err)
 		}
 	}
 }
 
 func TestPebbleEnvSharesBudget(t *testing.T) {
-	env, err := NewPebbleEnv(PebbleOptions{MemTableBudgetBytes: 8 << 20, MaxMemTableBytes: 4 << 20})
+	env, err := newPebbleEnv(PebbleOptions{MemTableBudgetBytes: 8 << 20, MaxMemTableBytes: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

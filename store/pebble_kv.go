@@ -11,7 +11,7 @@ import (
 
 // pebbleKeyValueStore is the persistent bytes-level key-value engine: one Pebble database per
 // store per task, at <task state dir>/pebble/<name>, opened with the application instance's
-// shared [PebbleEnv]. Keys keep Java's unsigned lexicographic order. Iterators read a
+// shared Pebble environment (pebbleEnv). Keys keep Java's unsigned lexicographic order. Iterators read a
 // consistent snapshot taken when they are created. A corrupt database found at Init is wiped
 // (with a warning log) and restored from the changelog.
 // Java counterpart: org.apache.kafka.streams.state.internals.RocksDBStore.

@@ -219,7 +219,7 @@ func (c *noRegisterContext) Register(processor.StateStore, processor.StateRestor
 }
 
 // PebbleEnv forwards the context's Pebble environment, if any.
-func (c *noRegisterContext) PebbleEnv() *PebbleEnv {
+func (c *noRegisterContext) PebbleEnv() storeapi.PebbleEnv {
 	if p, ok := c.StateStoreContext.(pebbleEnvProvider); ok {
 		return p.PebbleEnv()
 	}

@@ -106,7 +106,7 @@ type harness struct {
 	lis  *countingListener
 	// bulkMin is TaskStateConfig.BulkRestoreMinRecords; env, if set, the Pebble environment.
 	bulkMin int
-	env     *store.PebbleEnv
+	env     storeapi.PebbleEnv
 	// lock, if set, is TaskStateConfig.StoreLock, checked to be held around each restored
 	// batch (locked counts them) and released between them.
 	lock   *heldLock
@@ -486,7 +486,7 @@ func TestTimestampedWindowRestore(t *testing.T) {
 // with the changelog's contents (overwrites and tombstones in any key order), records the last
 // offset only at its end, and the restored data survives a restart from the checkpoint.
 func TestBulkRestoreIngestsChunks(t *testing.T) {
-	env, err := store.NewPebbleEnv(store.PebbleOptions{MaxMemTableBytes: store.MinMemTableBytes})
+	env, err := storeapi.NewPebbleEnv(store.PebbleOptions{MaxMemTableBytes: store.MinMemTableBytes})
 	must(t, err)
 	defer env.Close()
 	log := NewMemoryLog()

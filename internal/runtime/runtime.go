@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -196,7 +197,7 @@ type Runtime struct {
 	// taskLocks names the thread holding each task's state directory (Java: StateDirectory
 	// locks); a thread taking over a task waits until the previous owner closed it.
 	taskLocks map[processor.TaskID]int
-	pebble    *store.PebbleEnv
+	pebble    storeapi.PebbleEnv
 	// shutdown is the application-wide shutdown state (shutdown.go).
 	shutdown appShutdown
 }
@@ -259,7 +260,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 	if r.cfg.Pebble.Logger == nil {
 		r.cfg.Pebble.Logger = r.log
 	}
-	if r.pebble, err = store.NewPebbleEnv(r.cfg.Pebble); err != nil {
+	if r.pebble, err = storeapi.NewPebbleEnv(r.cfg.Pebble); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

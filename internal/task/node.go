@@ -12,7 +12,6 @@ import (
 	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // node is one instantiated node of the task.
@@ -404,7 +403,7 @@ func (s *storeContext) StateDir() string             { return s.t.cfg.StateDir }
 
 // PebbleEnv hands Pebble stores (package store looks for the method) the instance's Pebble environment (nil: the
 // stores' default).
-func (s *storeContext) PebbleEnv() *store.PebbleEnv   { return s.t.cfg.PebbleEnv }
+func (s *storeContext) PebbleEnv() storeapi.PebbleEnv { return s.t.cfg.PebbleEnv }
 func (s *storeContext) AppConfigs() map[string]string { return s.t.appConfigs() }
 
 // StoreSensors hands a metered store layer its sensors (nil below DEBUG).

@@ -3,6 +3,7 @@ package task
 import (
 	"errors"
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"log/slog"
 	"maps"
 	"reflect"
@@ -14,7 +15,6 @@ import (
 	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
-	"github.com/kstreams-go/kstreams/store"
 )
 
 // UnknownTime is the stream time / partition time before any record: -1, Java's RecordQueue.UNKNOWN.
@@ -141,7 +141,7 @@ type Config struct {
 	// memtable budget), handed to Pebble stores through their StateStoreContext
 	// (a PebbleEnv method, which package store looks for); nil means the stores use its
 	// process-wide default environment.
-	PebbleEnv *store.PebbleEnv
+	PebbleEnv storeapi.PebbleEnv
 }
 
 // HandlerResponse is the answer of an exception handler.
