@@ -106,11 +106,11 @@ func ReadMessageIndexes(data []byte) ([]int, int, error) {
 type Failure struct {
 	Serde    string   // serde name, e.g. "Avro<main.Order>"
 	Op       serde.Op // serde.OpSerialize or serde.OpDeserialize
-	Topic    string
-	Len      int    // input length in bytes for OpDeserialize; -1 for OpSerialize
-	Subject  string // "" when not known (e.g. deserialization)
-	SchemaID int    // 0 when not known
-	Message  string // full name of the protobuf message, "" when not known
+	Topic    string   // topic passed to Serialize or Deserialize
+	Len      int      // input length in bytes for OpDeserialize; -1 for OpSerialize
+	Subject  string   // "" when not known (e.g. deserialization)
+	SchemaID int      // 0 when not known
+	Message  string   // full name of the protobuf message, "" when not known
 }
 
 // Wrap returns a *serde.Error for f whose Err is cause, preceded in the message by the
