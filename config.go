@@ -150,14 +150,16 @@ type Config struct {
 	// parallel (property num.task.executors, a kstreams-go extension): a task is processed by
 	// one executor at a time, its punctuators run there, and the thread polls, commits and
 	// rebalances between two rounds of processing, with every task handed back (a commit is a
-	// barrier). Default 0: GOMAXPROCS less one, divided by NumStreamThreads, at least 1 (so 1
-	// up to 2 CPUs); 1 processes the thread's tasks one after another, as Java's classic stream
-	// thread. One CPU is left to what each thread does beside the executors (fetching,
+	// barrier); a commit's record-cache and store flushes run on the executors too, one task
+	// per goroutine. Default 0: GOMAXPROCS less one, divided by NumStreamThreads, at least 1
+	// (so 1 up to 2 CPUs); 1 processes the thread's tasks one after another, as Java's classic
+	// stream thread. One CPU is left to what each thread does beside the executors (fetching,
 	// producing, garbage collection): measured with `make bench` on 2 CPUs, a second executor
 	// on one thread gave the word count no throughput and cost it 12-17% more CPU per record,
-	// while a second thread gave 1.4-1.6x. With more than one,
-	// the exception handlers and a StreamPartitioner may be called from several goroutines at
-	// once. Must not be negative. Java counterpart: the processing threads of TaskManager's
+	// while a second thread gave 1.4-1.6x. With more than one, the exception handlers, a
+	// StreamPartitioner and the processors downstream of a cached store (which forward its
+	// flushed records at commit) may be called from several goroutines at once, for different
+	// tasks. Must not be negative. Java counterpart: the processing threads of TaskManager's
 	// TaskExecutors (internal flag __processing.threads.enabled__, Kafka 3.7+).
 	NumTaskExecutors int
 	// ProcessingGuarantee is processing.guarantee; default AtLeastOnce.

@@ -76,7 +76,8 @@
 #   KAFKA_BOOTSTRAP    use this running broker instead of starting one
 #   BENCH_BROKER_PID   with KAFKA_BOOTSTRAP: the process id of that broker, when it runs on this
 #                      machine, so that the throughput runs report its CPU per line (the broker
-#                      started here is measured without it)
+#                      started here is measured without it; a broker others use meanwhile
+#                      counts their load too)
 #   KAFKA_RUN_DIR      where the broker started here keeps its files
 set -euo pipefail
 

@@ -34,44 +34,12 @@ func (th *thread) commit(final bool) error {
 		}
 	}
 	needed := th.out.txnOpen || th.out.producer.Pending() > 0
-	// The caches flush on the executors, one task per goroutine at a time as in a pass: a
-	// flush forwards the cached records through the task's downstream processors to the
-	// producer, the same work as processing, which is safe across tasks.
-	var flush []*task.Task
-	for _, t := range th.tm.tasks {
-		if final || t.CommitNeeded() {
-			needed = needed || t.CommitNeeded()
-			flush = append(flush, t)
-		}
-	}
-	err := th.eachTask(flush, func(t *task.Task) error {
-		if final {
-			return t.CommitFinal()
-		}
-		return t.CommitCaches()
-	})
+	flushed, checkpoint, err := th.flushTasks(final)
 	if err != nil {
 		th.view.storeMu.Unlock()
 		return err
 	}
-	// At-least-once: the stores are flushed (and the checkpoint written after the send) only
-	// when enough changelog offsets accumulated, as Java's postCommit(false).
-	var checkpoint []processor.TaskID
-	if !th.rt.cfg.ExactlyOnce {
-		flush = flush[:0]
-		for id, t := range th.tm.tasks {
-			if th.tm.checkpointDue(id) {
-				flush = append(flush, t)
-				checkpoint = append(checkpoint, id)
-				needed = true
-			}
-		}
-		err = th.eachTask(flush, func(t *task.Task) error { return th.tm.flushStores(t.ID()) })
-		if err != nil {
-			th.view.storeMu.Unlock()
-			return err
-		}
-	}
+	needed = needed || flushed
 	th.view.storeMu.Unlock()
 	if !needed {
 		return nil
@@ -137,6 +105,44 @@ func (th *thread) commit(final bool) error {
 		th.madeProgress()
 	}
 	return nil
+}
+
+// flushTasks is the part of a commit under the store lock: the record caches of the tasks that
+// processed since the last commit (every task's, until none is dirty, when final) flush, and
+// under at-least-once the stores of the tasks whose checkpoint is due. It runs on the
+// executors, one task per goroutine at a time as in a pass: a flush forwards the cached
+// records through the task's downstream processors to the producer, the same work as
+// processing, which is safe across tasks. It reports whether anything is to commit and the
+// tasks whose checkpoint is to be written once the producer is flushed.
+func (th *thread) flushTasks(final bool) (needed bool, checkpoint []processor.TaskID, err error) {
+	var flush []*task.Task
+	for _, t := range th.tm.tasks {
+		if final || t.CommitNeeded() {
+			needed = needed || t.CommitNeeded()
+			flush = append(flush, t)
+		}
+	}
+	err = th.eachTask(flush, func(t *task.Task) error {
+		if final {
+			return t.CommitFinal()
+		}
+		return t.CommitCaches()
+	})
+	if err != nil || th.rt.cfg.ExactlyOnce {
+		return needed, nil, err
+	}
+	// At-least-once: the stores are flushed (and the checkpoint written after the send) only
+	// when enough changelog offsets accumulated, as Java's postCommit(false).
+	flush = flush[:0]
+	for id, t := range th.tm.tasks {
+		if th.tm.checkpointDue(id) {
+			flush = append(flush, t)
+			checkpoint = append(checkpoint, id)
+			needed = true
+		}
+	}
+	err = th.eachTask(flush, func(t *task.Task) error { return th.tm.flushStores(t.ID()) })
+	return needed, checkpoint, err
 }
 
 // commitTxn commits the open transaction and then applies the tasks' exactly-once store

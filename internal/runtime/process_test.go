@@ -261,8 +261,12 @@ func TestForEachOnRunsEveryItemOnceOnBoundedGoroutines(t *testing.T) {
 		}()
 		// Wait until as many items as goroutines are in f at once, then let them all go.
 		want := max(min(n, len(items)), 1)
-		for range want {
-			<-entered
+		for k := range want {
+			select {
+			case <-entered:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("n=%d: only %d items in f at once, want %d (were they run one after another?)", n, k, want)
+			}
 		}
 		close(release)
 		if err := <-done; err != nil {

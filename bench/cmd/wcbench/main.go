@@ -111,7 +111,7 @@ func main() {
 	flag.StringVar(&o.goPlainBin, "go-plain-bin", "", "path of bench/cmd/wordcount built with -tags kstreams_nometrics (records no metrics), run as impl \"goplain\": the baseline of the recording cost")
 	flag.StringVar(&o.javaCP, "java-cp", "", "class path of the Java application (bench/java/target)")
 	flag.StringVar(&o.javaOpts, "java-opts", "", "extra JVM options, space-separated")
-	flag.IntVar(&o.brokerPID, "broker-pid", 0, "process id of the broker, when it runs on this machine: its CPU during each run is reported per line, with the CPU-bound ceiling of each contender on this machine")
+	flag.IntVar(&o.brokerPID, "broker-pid", 0, "process id of the broker, when it runs on this machine: its CPU during each run is reported per line, with the CPU-bound ceiling of each contender on this machine (a broker other clients use meanwhile counts their load too)")
 	flag.StringVar(&o.goArgs, "go-args", "", "extra flags of bench/cmd/wordcount, space-separated (e.g. -cpuprofile FILE)")
 	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go, gobase, goplain, or none (ratios need java and go; -pipe's fractions name those that ran)")
 	guarantees := flag.String("guarantees", "at_least_once,exactly_once_v2", "comma-separated processing guarantees")
