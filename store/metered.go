@@ -461,8 +461,15 @@ func nillable[T any]() bool {
 
 // isNil reports whether v is a nil interface, pointer, map, slice, func or chan.
 func isNil(v any) bool {
-	if v == nil {
+	switch x := v.(type) {
+	case nil:
 		return true
+	case string, int64, int32, int, float64, bool:
+		return false // the common key and value types need no reflection
+	case []byte:
+		return x == nil
+	case *ValueAndTimestamp[any]:
+		return x == nil // the values of the DSL's (untyped) timestamped stores
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

@@ -821,8 +821,13 @@ func (t *Task) appConfigs() map[string]string { return maps.Clone(t.cfg.AppConfi
 
 // isNil reports whether v is nil or a nil pointer, slice, map, func, chan or interface.
 func isNil(v any) bool {
-	if v == nil {
+	switch x := v.(type) {
+	case nil:
 		return true
+	case string, int64, int32, int, float64, bool:
+		return false // the common key and value types need no reflection
+	case []byte:
+		return x == nil
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
