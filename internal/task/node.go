@@ -34,6 +34,9 @@ type node struct {
 	// short keys (values) are decoded through the task's intern table (see decodeString).
 	internKey, internValue bool
 	extractor              processor.TimestampExtractor
+	// recordTime: the extractor is processor.FailOnInvalidTimestamp (the default), which
+	// returns a non-negative record timestamp as it is; extract then takes it without the call.
+	recordTime bool
 	// keyApp and valueApp are a sink's key and value serializers when they append in place
 	// (serdeapi.AppendsInPlace): keys and values are then serialized into sinkBuf (see serialize).
 	keyApp, valueApp serde.AppendSerializer[any]
@@ -70,6 +73,10 @@ func (n *node) init() error {
 		n.extractor = n.spec.TimestampExtractor
 		if n.extractor == nil {
 			n.extractor = t.cfg.DefaultTimestampExtractor
+		}
+		switch n.extractor.(type) {
+		case processor.FailOnInvalidTimestamp, *processor.FailOnInvalidTimestamp:
+			n.recordTime = true
 		}
 	case SinkNode:
 		n.keySer, n.valueSer = n.spec.KeySerializer, n.spec.ValueSerializer
