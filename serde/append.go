@@ -37,8 +37,8 @@ func (u *untyped[T]) AppendSerialize(dst []byte, topic string, headers *Headers,
 	if !ok {
 		return nil, serErr(Name(u.s), topic, fmt.Errorf("%w: got %T, want %s", ErrWrongType, data, typeName[T]()))
 	}
-	if a, ok := u.s.(AppendSerializer[T]); ok {
-		return a.AppendSerialize(dst, topic, headers, v)
+	if u.app != nil {
+		return u.app.AppendSerialize(dst, topic, headers, v)
 	}
 	raw, err := u.s.Serialize(topic, headers, v)
 	if err != nil {

@@ -173,9 +173,10 @@ func Untyped[T any](s Serde[T]) Serde[any] {
 		return u.s
 	}
 	if _, ok := any(s).(baseKeyAny); ok {
-		return &untypedWindowed[T]{untyped[T]{s: s}}
+		return &untypedWindowed[T]{newUntyped(s)}
 	}
-	return &untyped[T]{s: s}
+	u := newUntyped(s)
+	return &u
 }
 
 // untypedWindowed is Untyped of a windowed serde: it also has SerializeBaseKey.
@@ -185,7 +186,26 @@ func (u *untypedWindowed[T]) SerializeBaseKey(topic string, headers *Headers, da
 	return any(u.s).(baseKeyAny).serializeBaseKeyAny(topic, headers, data)
 }
 
-type untyped[T any] struct{ s Serde[T] }
+// untyped is Untyped of a serde that is not windowed. app and nd are s as an
+// AppendSerializer and as a NullDecoder (nil when it is not one), decided once here rather
+// than by an interface assertion on every record.
+type untyped[T any] struct {
+	s   Serde[T]
+	app AppendSerializer[T]
+	nd  NullDecoder
+}
+
+func newUntyped[T any](s Serde[T]) untyped[T] {
+	u := untyped[T]{s: s}
+	u.app, _ = s.(AppendSerializer[T])
+	u.nd, _ = s.(NullDecoder)
+	return u
+}
+
+// decodesToNull is decodesToNull(u.s, data) without the assertion.
+func (u *untyped[T]) decodesToNull(data []byte) bool {
+	return data == nil || u.nd != nil && u.nd.DecodesToNull(data)
+}
 
 func (u *untyped[T]) Serialize(topic string, headers *Headers, data any) ([]byte, error) {
 	if data == nil {
@@ -202,7 +222,7 @@ func (u *untyped[T]) Serialize(topic string, headers *Headers, data any) ([]byte
 }
 
 func (u *untyped[T]) Deserialize(topic string, headers *Headers, data []byte) (any, error) {
-	if decodesToNull(u.s, data) {
+	if u.decodesToNull(data) {
 		return nil, nil
 	}
 	v, err := u.s.Deserialize(topic, headers, data)
@@ -214,7 +234,7 @@ func (u *untyped[T]) Deserialize(topic string, headers *Headers, data []byte) (a
 
 func (u *untyped[T]) String() string                 { return Name(u.s) }
 func (u *untyped[T]) FixedSize() int                 { return fixedSize(u.s) }
-func (u *untyped[T]) DecodesToNull(data []byte) bool { return decodesToNull(u.s, data) }
+func (u *untyped[T]) DecodesToNull(data []byte) bool { return u.decodesToNull(data) }
 
 // Unwrap returns the typed serde Untyped was given.
 func (u *untyped[T]) Unwrap() any { return u.s }

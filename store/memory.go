@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kstreams-go/kstreams/processor"
 )
@@ -17,7 +18,9 @@ type inMemoryKeyValueStore struct {
 	name string
 	mu   sync.Mutex
 	data *skiplist
-	open bool
+	// open is written under mu; IsOpen reads it without (the caching layer above asks on
+	// every Get and Put).
+	open atomic.Bool
 }
 
 var _ KeyValueBytesStore = (*inMemoryKeyValueStore)(nil)
@@ -46,7 +49,7 @@ func (s *inMemoryKeyValueStore) Init(ctx processor.StateStoreContext, root proce
 		}
 	}
 	s.mu.Lock()
-	s.open = true
+	s.open.Store(true)
 	s.mu.Unlock()
 	return nil
 }
@@ -54,7 +57,7 @@ func (s *inMemoryKeyValueStore) Init(ctx processor.StateStoreContext, root proce
 // Open opens the store without a context (for standalone use and tests).
 func (s *inMemoryKeyValueStore) Open() {
 	s.mu.Lock()
-	s.open = true
+	s.open.Store(true)
 	s.mu.Unlock()
 }
 
@@ -66,7 +69,7 @@ func (s *inMemoryKeyValueStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.data = newSkiplist()
-	s.open = false
+	s.open.Store(false)
 	return nil
 }
 
@@ -74,11 +77,7 @@ func (s *inMemoryKeyValueStore) Close() error {
 func (s *inMemoryKeyValueStore) Persistent() bool { return false }
 
 // IsOpen reports whether Init was called and Close was not.
-func (s *inMemoryKeyValueStore) IsOpen() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.open
-}
+func (s *inMemoryKeyValueStore) IsOpen() bool { return s.open.Load() }
 
 func (s *inMemoryKeyValueStore) putLocked(key, value []byte) {
 	if value == nil {
@@ -92,7 +91,7 @@ func (s *inMemoryKeyValueStore) putLocked(key, value []byte) {
 func (s *inMemoryKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open {
+	if !s.open.Load() {
 		return nil, false, storeErr(s.name, "get", ErrStoreClosed)
 	}
 	v, ok := s.data.get(key)
@@ -106,7 +105,7 @@ func (s *inMemoryKeyValueStore) Get(key []byte) ([]byte, bool, error) {
 func (s *inMemoryKeyValueStore) Put(key, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open {
+	if !s.open.Load() {
 		return storeErr(s.name, "put", ErrStoreClosed)
 	}
 	s.putLocked(key, value)
@@ -117,7 +116,7 @@ func (s *inMemoryKeyValueStore) Put(key, value []byte) error {
 func (s *inMemoryKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open {
+	if !s.open.Load() {
 		return nil, false, storeErr(s.name, "putIfAbsent", ErrStoreClosed)
 	}
 	if v, ok := s.data.get(key); ok {
@@ -131,7 +130,7 @@ func (s *inMemoryKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, er
 func (s *inMemoryKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open {
+	if !s.open.Load() {
 		return storeErr(s.name, "putAll", ErrStoreClosed)
 	}
 	for _, e := range entries {
@@ -144,7 +143,7 @@ func (s *inMemoryKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error
 func (s *inMemoryKeyValueStore) Delete(key []byte) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open {
+	if !s.open.Load() {
 		return nil, false, storeErr(s.name, "delete", ErrStoreClosed)
 	}
 	v, ok := s.data.remove(key)
@@ -175,7 +174,7 @@ func (s *inMemoryKeyValueStore) ReverseAll() KeyValueIterator[[]byte, []byte] {
 func (s *inMemoryKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byte, []byte] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open {
+	if !s.open.Load() {
 		return ErrorIterator[[]byte, []byte](storeErr(s.name, "prefixScan", ErrStoreClosed))
 	}
 	return &memIterator{store: s, keys: s.data.keysWithPrefix(prefix)}
@@ -184,7 +183,7 @@ func (s *inMemoryKeyValueStore) PrefixScan(prefix []byte) KeyValueIterator[[]byt
 func (s *inMemoryKeyValueStore) rangeIter(from, to []byte, forward bool) KeyValueIterator[[]byte, []byte] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open {
+	if !s.open.Load() {
 		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
 	}
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
@@ -209,7 +208,7 @@ func (s *inMemoryKeyValueStore) ApproximateNumEntries() int64 {
 func (s *inMemoryKeyValueStore) pagedRange(from, to []byte, reverse bool) KeyValueIterator[[]byte, []byte] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open {
+	if !s.open.Load() {
 		return ErrorIterator[[]byte, []byte](storeErr(s.name, "range", ErrStoreClosed))
 	}
 	if from != nil && to != nil && bytes.Compare(from, to) > 0 {
@@ -270,7 +269,7 @@ func (it *memIterator) Next() bool {
 	}
 	it.store.mu.Lock()
 	defer it.store.mu.Unlock()
-	if !it.store.open {
+	if !it.store.open.Load() {
 		it.err = storeErr(it.store.name, "iterate", ErrStoreClosed)
 		return false
 	}

@@ -66,10 +66,31 @@ type keyScratch struct {
 	// Put of one key serialize it once.
 	key    string
 	hasKey bool
+	// h is the empty Headers the serdes get while the buffer is lent: the borrower of the key
+	// buffer needs no headersScratch (one atomic operation less each way) for the key's and
+	// the value's serde calls of one Get or Put. Emptied after every serde call.
+	h serde.Headers
 }
 
 // done gives the buffer back.
 func (s *keyScratch) done() { s.busy.Store(false) }
+
+// headers returns the Headers a serde call gets: the key buffer's when the caller has it lent,
+// else one from the headers scratch; release takes it back, emptied.
+func (m *meteredKeyValueStore[K, V]) headers(lent bool) *serde.Headers {
+	if lent {
+		return &m.keyBuf.h
+	}
+	return m.hdr.get()
+}
+
+func (m *meteredKeyValueStore[K, V]) release(h *serde.Headers) {
+	if h == &m.keyBuf.h {
+		m.keyBuf.h = serde.Headers{}
+		return
+	}
+	m.hdr.put(h)
+}
 
 // freshSerializer is implemented by the store's own serdes whose Serialize returns a newly
 // allocated slice on every call, which the layer below may keep without copying it.
@@ -181,9 +202,9 @@ func (m *meteredKeyValueStore[K, V]) lendKey(op string, key K) (b []byte, lent b
 	if isString && m.keyBuf.hasKey && m.keyBuf.key == ks {
 		return m.keyBuf.b, true, nil
 	}
-	h := m.hdr.get()
+	h := m.headers(true)
 	b, err = m.keyApp.AppendSerialize(m.keyBuf.b[:0], m.topic, h, key)
-	m.hdr.put(h)
+	m.release(h)
 	if err != nil {
 		m.keyBuf.hasKey = false
 		m.keyBuf.done()
@@ -203,12 +224,17 @@ func (m *meteredKeyValueStore[K, V]) boundBytes(op string, key K) ([]byte, error
 }
 
 func (m *meteredKeyValueStore[K, V]) valueBytes(op string, value V) ([]byte, error) {
+	return m.valueBytesLent(false, op, value)
+}
+
+// valueBytesLent is valueBytes by a caller that has the key buffer lent when lent is true.
+func (m *meteredKeyValueStore[K, V]) valueBytesLent(lent bool, op string, value V) ([]byte, error) {
 	if m.valueNillable && isNil(value) {
 		return nil, nil
 	}
-	h := m.hdr.get()
+	h := m.headers(lent)
 	b, err := m.valueSerde.Serialize(m.topic, h, value)
-	m.hdr.put(h)
+	m.release(h)
 	if err != nil {
 		return nil, storeErr(m.Name(), op+": serialize value", err)
 	}
@@ -216,13 +242,18 @@ func (m *meteredKeyValueStore[K, V]) valueBytes(op string, value V) ([]byte, err
 }
 
 func (m *meteredKeyValueStore[K, V]) value(op string, b []byte) (V, bool, error) {
+	return m.valueLent(false, op, b)
+}
+
+// valueLent is value by a caller that has the key buffer lent when lent is true.
+func (m *meteredKeyValueStore[K, V]) valueLent(lent bool, op string, b []byte) (V, bool, error) {
 	var zero V
 	if b == nil {
 		return zero, false, nil
 	}
-	h := m.hdr.get()
+	h := m.headers(lent)
 	v, err := m.valueSerde.Deserialize(m.topic, h, b)
-	m.hdr.put(h)
+	m.release(h)
 	if err != nil {
 		return zero, false, storeErr(m.Name(), op+": deserialize value", err)
 	}
@@ -240,13 +271,17 @@ func (m *meteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 		return zero, false, err
 	}
 	vb, _, err := m.inner.Get(kb)
+	if err != nil {
+		if lent {
+			m.keyBuf.done()
+		}
+		return zero, false, err
+	}
+	v, ok, err := m.valueLent(lent, "get", vb)
 	if lent {
 		m.keyBuf.done()
 	}
-	if err != nil {
-		return zero, false, err
-	}
-	return m.value("get", vb)
+	return v, ok, err
 }
 
 // Put stores value under key; a nil value deletes.
@@ -259,7 +294,7 @@ func (m *meteredKeyValueStore[K, V]) Put(key K, value V) error {
 		if err != nil {
 			return err
 		}
-		vb, err := m.valueBytes("put", value)
+		vb, err := m.valueBytesLent(lent, "put", value)
 		if err == nil {
 			err = m.cachingBelow.putOwned(kb, vb, lent)
 		}
@@ -461,8 +496,15 @@ func nillable[T any]() bool {
 
 // isNil reports whether v is a nil interface, pointer, map, slice, func or chan.
 func isNil(v any) bool {
-	if v == nil {
+	switch x := v.(type) {
+	case nil:
 		return true
+	case string, int64, int32, int, float64, bool:
+		return false // the common key and value types need no reflection
+	case []byte:
+		return x == nil
+	case *ValueAndTimestamp[any]:
+		return x == nil // the values of the DSL's (untyped) timestamped stores
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -69,6 +70,9 @@ type pebbleDB struct {
 	// lives in an in-memory file system, so nothing can be made durable and flush skips the
 	// memtable flush (which would only cost sstable builds and compactions).
 	inMemory bool
+	// live is db != nil, readable without mu: IsOpen is asked on every Get and Put of the
+	// caching layer above, which should not pay for a lock. Set with db, under mu.
+	live atomic.Bool
 }
 
 // keyBufs recycles the buffers of prefixed keys for reads, which run under the read lock,
@@ -135,6 +139,7 @@ func (p *pebbleDB) open() error {
 		return err
 	}
 	p.db, p.opts = db, opts
+	p.live.Store(true)
 	// Only once the database is open (Pebble's lock file held): no one else can be writing one.
 	p.removeBulkLeftovers()
 	if p.eos {
@@ -165,6 +170,7 @@ func (p *pebbleDB) close() error {
 	}
 	err := p.db.Close()
 	p.db = nil
+	p.live.Store(false)
 	p.env.release()
 	return err
 }

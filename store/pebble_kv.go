@@ -124,12 +124,7 @@ func (s *pebbleKeyValueStore) Persistent() bool { return true }
 
 // IsOpen reports whether Init was called and Close was not.
 func (s *pebbleKeyValueStore) IsOpen() bool {
-	if s.db == nil {
-		return false
-	}
-	s.db.mu.RLock()
-	defer s.db.mu.RUnlock()
-	return s.db.db != nil
+	return s.db != nil && s.db.live.Load()
 }
 
 // Get returns a copy of key's value, or (nil, false, nil) when absent.

@@ -37,7 +37,33 @@ type TimestampedKeyValueStore[K, V any] = KeyValueStore[K, *ValueAndTimestamp[V]
 // timestamp.
 var errShortTimestampedValue = errors.New("timestamped value shorter than 8 bytes")
 
-type vatSerde[V any] struct{ inner serde.Serde[V] }
+// vatSerde is the serde of a timestamped store's values: the 8-byte big-endian timestamp, then
+// the value's bytes (Java: ValueAndTimestampSerde). Build it with newVatSerde and change the
+// inner serde with setInner only.
+type vatSerde[V any] struct {
+	inner serde.Serde[V]
+	// app is inner as an AppendSerializer when it also has a fixed size (fixed, in bytes):
+	// Serialize then builds its output in one allocation. Decided when inner is set, not on
+	// every record.
+	app   serde.AppendSerializer[V]
+	fixed int
+}
+
+func newVatSerde[V any](inner serde.Serde[V]) *vatSerde[V] {
+	s := &vatSerde[V]{}
+	s.setInner(inner)
+	return s
+}
+
+// setInner makes inner the value serde.
+func (s *vatSerde[V]) setInner(inner serde.Serde[V]) {
+	s.inner, s.app, s.fixed = inner, nil, 0
+	if a, ok := inner.(serde.AppendSerializer[V]); ok {
+		if n := fixedSizeOf(inner); n > 0 {
+			s.app, s.fixed = a, n
+		}
+	}
+}
 
 func (s *vatSerde[V]) Serialize(topic string, h *serde.Headers, v *ValueAndTimestamp[V]) ([]byte, error) {
 	if v == nil {
@@ -46,12 +72,10 @@ func (s *vatSerde[V]) Serialize(topic string, h *serde.Headers, v *ValueAndTimes
 	if s.inner == nil {
 		return nil, ErrNoSerde
 	}
-	if a, ok := s.inner.(serde.AppendSerializer[V]); ok {
-		if n := fixedSizeOf(s.inner); n > 0 {
-			// One allocation: the timestamp, then the value appended in place.
-			out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+n), uint64(v.Timestamp))
-			return a.AppendSerialize(out, topic, h, v.Value)
-		}
+	if s.app != nil {
+		// One allocation: the timestamp, then the value appended in place.
+		out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+s.fixed), uint64(v.Timestamp))
+		return s.app.AppendSerialize(out, topic, h, v.Value)
 	}
 	raw, err := s.inner.Serialize(topic, h, v.Value)
 	if err != nil {
@@ -223,7 +247,7 @@ func (StoresFactory) TimestampedKeyValueStoreBuilder[K, V any](supplier KeyValue
 		if o.caching {
 			inner = newCachingKeyValueStore(inner)
 		}
-		vs := &vatSerde[V]{inner: valueSerde}
+		vs := newVatSerde(valueSerde)
 		return &timestampedStore[K, V]{meteredKeyValueStore: newMeteredKeyValueStore(inner, keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
 	})
 	b.core.headersOK = true
@@ -248,7 +272,7 @@ func (t *timestampedStore[K, V]) Init(ctx processor.StateStoreContext, root proc
 		if err != nil {
 			return storeErr(t.Name(), "init: value serde", err)
 		}
-		t.vs.inner = s
+		t.vs.setInner(s)
 	}
 	return t.meteredKeyValueStore.Init(ctx, root)
 }

@@ -80,7 +80,7 @@ func (StoresFactory) TimestampedWindowStoreBuilder[K, V any](supplier WindowByte
 		if o.caching && !supplier.RetainDuplicates() {
 			inner = newCachingWindowStore(inner, supplier.WindowSize(), supplier.SegmentIntervalMs())
 		}
-		vs := &vatSerde[V]{inner: valueSerde}
+		vs := newVatSerde(valueSerde)
 		return &timestampedWindowStore[K, V]{meteredWindowStore: newMeteredWindowStore(inner, keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
 	})
 }
@@ -98,7 +98,7 @@ func (t *timestampedWindowStore[K, V]) Init(ctx processor.StateStoreContext, roo
 		if err != nil {
 			return storeErr(t.Name(), "init: value serde", err)
 		}
-		t.vs.inner = s
+		t.vs.setInner(s)
 	}
 	return t.meteredWindowStore.Init(ctx, root)
 }

@@ -36,7 +36,12 @@ var ErrNoListener = errors.New("cache: no flush listener registered for namespac
 // length in UTF-16 code units + 4 (partition) + for every header its key's length in UTF-16
 // code units and its value's length in bytes (0 for a null value).
 func residentSize(c processor.RecordContext) int64 {
-	n := int64(8+8+4) + utf16Len(c.Topic)
+	return residentSizeOf(c, utf16Len(c.Topic))
+}
+
+// residentSizeOf is residentSize given the topic's length in UTF-16 code units.
+func residentSizeOf(c processor.RecordContext, topicLen int64) int64 {
+	n := int64(8+8+4) + topicLen
 	if c.Headers.Len() > 0 {
 		// Only records with headers pay for the iterator's allocations.
 		n += headersSize(c.Headers)
@@ -646,6 +651,11 @@ type namedCache struct {
 	last *lruNode
 	// flushing counts flush listeners running: the entries they were handed must not change.
 	flushing int
+	// topic and topicLen are the topic of the last dirty write's context and its length in
+	// UTF-16 code units (see residentSize): a named cache is written from the records of few
+	// topics, so the length is not counted again on every write. The zero values agree.
+	topic    string
+	topicLen int64
 
 	hits, misses, overwrites, flushes int64
 }
@@ -768,16 +778,20 @@ var ErrCleanOverDirty = errors.New("cache: attempting to put a clean entry over 
 // iterator keeps the entry it peeked; the index exists once one was). Otherwise, and for a new
 // key, it is put as a new entry.
 func (c *namedCache) putDirty(key, value []byte, ctx processor.RecordContext) error {
+	if ctx.Topic != c.topic {
+		c.topic, c.topicLen = ctx.Topic, utf16Len(ctx.Topic)
+	}
+	size := 1 + int64(len(value)) + residentSizeOf(ctx, c.topicLen)
 	if n := c.find(key); n != nil && c.flushing == 0 && c.index == nil {
 		c.overwrites++
 		c.sizeBytes -= n.size()
-		*n.entry = Entry{value: value, ctx: ctx, dirty: true, size: 1 + int64(len(value)) + residentSize(ctx)}
+		*n.entry = Entry{value: value, ctx: ctx, dirty: true, size: size}
 		c.touch(n)
 		c.markDirty(n)
 		c.sizeBytes += n.size()
 		return nil
 	}
-	return c.put(key, NewEntry(value, ctx, true))
+	return c.put(key, &Entry{value: value, ctx: ctx, dirty: true, size: size})
 }
 
 // put caches e under key; the key is copied only when a new node is added.

@@ -370,3 +370,34 @@ func TestPutDirtyReuse(t *testing.T) {
 		t.Errorf("the iterator's peeked entry changed to %q", peeked.Value())
 	}
 }
+
+// PutDirty remembers the UTF-16 length of the last topic it was written with; writes from
+// other topics (longer, shorter, non-ASCII, none) are still accounted with their own.
+func TestPutDirtyTopicLength(t *testing.T) {
+	c := New(1 << 20)
+	c.AddDirtyEntryFlushListener("ns", func([]DirtyEntry) error { return nil })
+	var want int64
+	for i, topic := range []string{"topic-in", "topic-in", "tópic😀", "", "a-much-longer-topic-name", "topic-in"} {
+		ctx := processor.RecordContext{Topic: topic, Timestamp: 5}
+		key := []byte{byte('a' + i)}
+		if err := c.PutDirty("ns", key, []byte("v"), ctx); err != nil {
+			t.Fatal(err)
+		}
+		want += int64(len(key)) + 24 + NewEntry([]byte("v"), ctx, true).Size()
+		if got := c.SizeBytes(); got != want {
+			t.Fatalf("after a write from topic %q: size %d, want %d", topic, got, want)
+		}
+	}
+	// An overwrite in place is accounted with the new write's topic.
+	ctx := processor.RecordContext{Topic: "tópic😀"}
+	if err := c.PutDirty("ns", []byte("a"), []byte("v"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	want += NewEntry([]byte("v"), ctx, true).Size() - NewEntry([]byte("v"), processor.RecordContext{Topic: "topic-in"}, true).Size()
+	if got := c.SizeBytes(); got != want {
+		t.Fatalf("after an overwrite: size %d, want %d", got, want)
+	}
+	if got, w := NewEntry(nil, ctx, true).Size()-NewEntry(nil, processor.RecordContext{Topic: "topic"}, true).Size(), int64(2); got != w {
+		t.Fatalf("tópic😀 counts %d UTF-16 units more than topic, want %d", got, w)
+	}
+}

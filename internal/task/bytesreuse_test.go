@@ -92,3 +92,40 @@ func TestSinkBufferBytes(t *testing.T) {
 		t.Fatal("records share bytes")
 	}
 }
+
+// A sink whose key and value serializers are the String serde serializes equal key and value
+// strings once: the value is the key's bytes. Other records get their own bytes, a null
+// value stays null.
+func TestSinkEqualKeyValueSerializedOnce(t *testing.T) {
+	p := &funcProc{}
+	clock := int64(0)
+	tk, c := newTask(t, pipeline(p), &clock)
+	in := []RawRecord{raw("in", 0, 0, "word", "word"), raw("in", 1, 1, "word", "other"), {Topic: "in", Offset: 2, Timestamp: 2, Key: []byte{}, Value: []byte{}},
+		{Topic: "in", Offset: 3, Timestamp: 3, Key: []byte("k")}}
+	for _, r := range in {
+		if err := tk.AddRecord(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(t, tk, 0)
+	want := []struct {
+		k, v   string
+		null   bool
+		shared bool
+	}{{"word", "word", false, true}, {"word", "other", false, false}, {"", "", false, false}, {"k", "", true, false}}
+	if len(c.out) != len(want) {
+		t.Fatalf("%d records out, want %d", len(c.out), len(want))
+	}
+	for i, w := range want {
+		r := c.out[i]
+		if string(r.Key) != w.k || string(r.Value) != w.v || (r.Value == nil) != w.null || r.Key == nil {
+			t.Fatalf("record %d: %q=%q (null value %v), want %q=%q (null %v)", i, r.Key, r.Value, r.Value == nil, w.k, w.v, w.null)
+		}
+		if w.shared && &r.Key[0] != &r.Value[0] {
+			t.Errorf("record %d: equal key and value serialized twice", i)
+		}
+		if !w.shared && len(r.Key) > 0 && len(r.Value) > 0 && &r.Key[0] == &r.Value[0] {
+			t.Errorf("record %d: different key and value share bytes", i)
+		}
+	}
+}

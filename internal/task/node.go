@@ -26,13 +26,17 @@ type node struct {
 
 	keyDeser, valueDeser serde.Deserializer[any]
 	keySer, valueSer     serde.Serializer[any]
-	// stringKV: key and value deserializers are both the String serde, so equal key and value
-	// bytes decode to the same string (decoded and boxed once).
+	// stringKV: key and value deserializers (a sink's serializers) are both the String serde,
+	// so equal key and value bytes decode to the same string (decoded and boxed once), and a
+	// sink's equal key and value strings serialize to the same bytes (serialized once).
 	stringKV bool
 	// internKey and internValue: the source's key (value) deserializer is the String serde, so
 	// short keys (values) are decoded through the task's intern table (see decodeString).
 	internKey, internValue bool
 	extractor              processor.TimestampExtractor
+	// recordTime: the extractor is processor.FailOnInvalidTimestamp (the default), which
+	// returns a non-negative record timestamp as it is; extract then takes it without the call.
+	recordTime bool
 	// keyApp and valueApp are a sink's key and value serializers when they append in place
 	// (serdeapi.AppendsInPlace): keys and values are then serialized into sinkBuf (see serialize).
 	keyApp, valueApp serde.AppendSerializer[any]
@@ -70,6 +74,10 @@ func (n *node) init() error {
 		if n.extractor == nil {
 			n.extractor = t.cfg.DefaultTimestampExtractor
 		}
+		switch n.extractor.(type) {
+		case processor.FailOnInvalidTimestamp, *processor.FailOnInvalidTimestamp:
+			n.recordTime = true
+		}
 	case SinkNode:
 		n.keySer, n.valueSer = n.spec.KeySerializer, n.spec.ValueSerializer
 		if n.keySer == nil && t.cfg.DefaultKeySerde != nil {
@@ -93,6 +101,7 @@ func (n *node) init() error {
 		if serdeapi.AppendsInPlace(n.valueSer) {
 			n.valueApp, _ = n.valueSer.(serde.AppendSerializer[any])
 		}
+		n.stringKV = serdeapi.IsString(n.keySer) && serdeapi.IsString(n.valueSer)
 	case ProcessorNode:
 		p, err := n.spec.NewProcessor()
 		if err != nil {
@@ -201,7 +210,11 @@ func (n *node) sink(rec processor.Record[any, any]) error {
 		kb, err = n.serialize(n.keyApp, n.keySer, topic, hp, rec.Key)
 	}
 	if err == nil && !isNil(rec.Value) {
-		if vb, err = n.serialize(n.valueApp, n.valueSer, topic, hp, rec.Value); err != nil {
+		if n.stringKV && kb != nil && sameString(rec.Key, rec.Value) {
+			// The String serde's bytes of equal strings are equal (a repartition topic keyed
+			// by its value): the value shares the key's bytes, which nobody writes to.
+			vb = kb
+		} else if vb, err = n.serialize(n.valueApp, n.valueSer, topic, hp, rec.Value); err != nil {
 			err = fmt.Errorf("sink %s: serialize value for topic %s: %w", n.spec.Name, topic, err)
 		}
 	} else if err != nil {
@@ -247,6 +260,16 @@ func (n *node) sink(rec processor.Record[any, any]) error {
 		}
 	}
 	return nil
+}
+
+// sameString reports whether a and b are equal strings.
+func sameString(a, b any) bool {
+	as, ok := a.(string)
+	if !ok {
+		return false
+	}
+	bs, ok := b.(string)
+	return ok && as == bs
 }
 
 // nodeContext is the ProcessorContext[any, any] of one node.

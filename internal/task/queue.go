@@ -280,6 +280,9 @@ func (n *node) deserialize(sr *stampedRecord) (err error) {
 
 // extract runs the source node's timestamp extractor on sr; a panic becomes a *PanicError.
 func (n *node) extract(sr *stampedRecord, partitionTime int64) (ts int64, err error) {
+	if n.recordTime && sr.raw.Timestamp >= 0 {
+		return sr.raw.Timestamp, nil // what FailOnInvalidTimestamp returns
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: r, Stack: debug.Stack()}

@@ -11,7 +11,7 @@ func (t *Task) CommittableOffsets() map[string]map[int32]int64 {
 		if out[tp.topic] == nil {
 			out[tp.topic] = map[int32]int64{}
 		}
-		out[tp.topic][tp.partition] = off + 1
+		out[tp.topic][tp.partition] = *off + 1
 	}
 	return out
 }

@@ -90,3 +90,42 @@ func TestScheduleAtAnchored(t *testing.T) {
 		t.Fatalf("zero interval: %v", err)
 	}
 }
+
+// The committable and consumed offsets follow every input partition while records of several
+// topics and partitions are processed interleaved (in timestamp order) and in runs.
+func TestCommittableOffsetsInterleaved(t *testing.T) {
+	clock := int64(0)
+	tk, _ := newTask(t, pipeline(&funcProc{}), &clock)
+	in := []RawRecord{raw("in", 10, 1, "k", "a"), raw("in", 11, 3, "k", "b"), raw("in2", 4, 2, "k", "c"),
+		raw("in2", 5, 5, "k", "d"), raw("in2", 6, 6, "k", "e")}
+	p1 := raw("in", 7, 4, "k", "f")
+	p1.Partition = 1
+	in = append(in, p1)
+	for _, r := range in {
+		if err := tk.AddRecord(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Processing order by timestamp: in-0@10, in2-0@4, in-0@11, in-1@7, in2-0@5, in2-0@6.
+	want := []string{"in/0=11", "in/0=11 in2/0=5", "in/0=12 in2/0=5", "in/0=12 in/1=8 in2/0=5",
+		"in/0=12 in/1=8 in2/0=6", "in/0=12 in/1=8 in2/0=7"}
+	for i, w := range want {
+		if ok, err := tk.Process(0); !ok || err != nil {
+			t.Fatalf("record %d: processed %v, %v", i, ok, err)
+		}
+		var got []string
+		for _, topic := range []string{"in", "in2"} {
+			for p := int32(0); p < 2; p++ {
+				if off, ok := tk.CommittableOffsets()[topic][p]; ok {
+					got = append(got, topic+"/"+strconv.Itoa(int(p))+"="+strconv.FormatInt(off, 10))
+					if c := tk.ConsumedOffsets()[topic][p]; c != off-1 {
+						t.Fatalf("record %d: consumed offset of %s/%d is %d, committable %d", i, topic, p, c, off)
+					}
+				}
+			}
+		}
+		if g := strings.Join(got, " "); g != w {
+			t.Fatalf("after record %d: committable %s, want %s", i, g, w)
+		}
+	}
+}

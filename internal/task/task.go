@@ -267,7 +267,14 @@ type Task struct {
 
 	commitRequested bool
 	commitNeeded    bool
-	consumedOffsets map[topicPartition]int64
+	// consumedOffsets are the offsets of the last processed record per input partition;
+	// lastConsumed is the entry of the partition processed last, so that a run of records
+	// from one partition updates it without hashing the topic name every time.
+	consumedOffsets map[topicPartition]*int64
+	lastConsumed    struct {
+		tp  topicPartition
+		off *int64
+	}
 
 	initialized bool
 	closed      bool
@@ -308,7 +315,7 @@ func New(id processor.TaskID, spec Spec, cfg Config) (*Task, error) {
 		changelogs:      map[string]string{},
 		noLogging:       map[string]bool{},
 		storeSpecs:      spec.Stores,
-		consumedOffsets: map[topicPartition]int64{},
+		consumedOffsets: map[topicPartition]*int64{},
 		rc:              recordContext{timestamp: UnknownTime, offset: -1, partition: -1},
 	}
 	t.group.init(t)
@@ -583,10 +590,25 @@ func (t *Task) Process(wallClockMs int64) (bool, error) {
 	r := processor.Record[any, any]{Key: rec.key, Value: rec.value, Timestamp: rec.timestamp, Headers: rec.raw.Headers}
 	err := src.process(r)
 	t.current = nil
-	t.consumedOffsets[topicPartition{rec.raw.Topic, rec.raw.Partition}] = rec.raw.Offset
+	t.consumed(rec.raw.Topic, rec.raw.Partition, rec.raw.Offset)
 	t.commitNeeded = true
 	t.processed++
 	return true, errors.Join(err, headErr)
+}
+
+// consumed records offset as the last processed one of topic and partition.
+func (t *Task) consumed(topic string, partition int32, offset int64) {
+	l := &t.lastConsumed
+	if l.off == nil || l.tp.partition != partition || l.tp.topic != topic {
+		tp := topicPartition{topic, partition}
+		off := t.consumedOffsets[tp]
+		if off == nil {
+			off = new(int64)
+			t.consumedOffsets[tp] = off
+		}
+		l.tp, l.off = tp, off
+	}
+	*l.off = offset
 }
 
 // MaybePunctuateStreamTime runs the stream-time punctuators that are due at the current stream
@@ -659,7 +681,7 @@ func (t *Task) ConsumedOffsets() map[string]map[int32]int64 {
 		if out[tp.topic] == nil {
 			out[tp.topic] = map[int32]int64{}
 		}
-		out[tp.topic][tp.partition] = off
+		out[tp.topic][tp.partition] = *off
 	}
 	return out
 }
@@ -821,8 +843,13 @@ func (t *Task) appConfigs() map[string]string { return maps.Clone(t.cfg.AppConfi
 
 // isNil reports whether v is nil or a nil pointer, slice, map, func, chan or interface.
 func isNil(v any) bool {
-	if v == nil {
+	switch x := v.(type) {
+	case nil:
 		return true
+	case string, int64, int32, int, float64, bool:
+		return false // the common key and value types need no reflection
+	case []byte:
+		return x == nil
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

@@ -154,8 +154,11 @@ type Producer struct {
 	txnP kafka.Purpose
 
 	mu sync.Mutex
-	// topics are the accumulators by topic.
+	// topics are the accumulators by topic; a topic's entry is never replaced or removed.
 	topics map[string]*topicState
+	// lastTopic is the topic Send routed last: runs of records to one topic (a sub-topology's
+	// sink) find it without hashing the topic's name.
+	lastTopic *topicState
 	// pid and epoch identify the producer (-1 without idempotence).
 	pid   int64
 	epoch int16
@@ -339,7 +342,10 @@ func (p *Producer) Send(r Record) error {
 			return ErrNoTransaction
 		}
 	}
-	ts := p.topics[r.Topic]
+	ts := p.lastTopic
+	if ts == nil || ts.name != r.Topic {
+		ts = p.topics[r.Topic]
+	}
 	if ts == nil {
 		p.mu.Unlock()
 		n, err := p.cl.Partitions(r.Topic)
@@ -358,6 +364,7 @@ func (p *Producer) Send(r Record) error {
 			p.topics[r.Topic] = ts
 		}
 	}
+	p.lastTopic = ts
 	n := int32(len(ts.parts))
 	part := r.Partition
 	switch {

@@ -31,6 +31,50 @@ func checkProducer(t *testing.T, b kafkatest.Broker) {
 	t.Run("TransactionCommitAndAbort", func(t *testing.T) { checkTransactions(t, b) })
 	t.Run("FencedByNewerInstance", func(t *testing.T) { checkFencing(t, b) })
 	t.Run("UnknownTopic", func(t *testing.T) { checkUnknownTopic(t, b) })
+	t.Run("TopicsInterleaved", func(t *testing.T) { checkTopicsInterleaved(t, b) })
+}
+
+// checkTopicsInterleaved sends to two topics of 1 and 3 partitions in runs and alternately:
+// every record lands in its own topic and partition, and a partition that only the other
+// topic has is refused.
+func checkTopicsInterleaved(t *testing.T, b kafkatest.Broker) {
+	one, three := createTopic(t, b, 1), kafkatest.Name(t, "produce3")
+	kafkatest.CreateTopics(t, b, 3, kafkatest.KeepForever(), three)
+	cl := newCluster(t, b)
+	p := newProducer(t, cl, Config{Linger: 5 * time.Millisecond})
+	want := map[kafka.TopicPartition][]string{}
+	for i, dst := range []struct {
+		topic string
+		part  int32
+	}{{one, 0}, {one, 0}, {three, 2}, {one, 0}, {three, 1}, {three, 2}, {three, 0}, {one, 0}} {
+		v := fmt.Sprintf("v%d", i)
+		if err := p.Send(Record{Topic: dst.topic, Partition: dst.part, Value: []byte(v), Timestamp: 1_700_000_000_000}); err != nil {
+			t.Fatal(err)
+		}
+		tp := kafka.TopicPartition{Topic: dst.topic, Partition: dst.part}
+		want[tp] = append(want[tp], v)
+		if i == 5 {
+			// Right after a record to partition 2 of the three-partition topic.
+			if err := p.Send(Record{Topic: one, Partition: 2, Value: []byte("x")}); !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+				t.Fatalf("partition 2 of a one-partition topic: %v", err)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []kafka.TopicPartition{{Topic: one, Partition: 0}, {Topic: three, Partition: 0}, {Topic: three, Partition: 1}, {Topic: three, Partition: 2}} {
+		recs, _ := readAll(t, b, tp, false)
+		var vals []string
+		for _, r := range recs {
+			vals = append(vals, r.value)
+		}
+		if fmt.Sprint(vals) != fmt.Sprint(want[tp]) {
+			t.Errorf("%s/%d holds %v, want %v", tp.Topic, tp.Partition, vals, want[tp])
+		}
+	}
 }
 
 func saramaConf() *sarama.Config {
