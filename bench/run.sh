@@ -28,8 +28,9 @@
 # longest output gap of the partitions it kept, and how long the BENCH_FAILOVER_RECORDS
 # changelog records of the moved tasks take to restore and output again; ours vs Java.
 # Then the recording cost of metrics (bench_recording below): the word count built without
-# metrics (-tags kstreams_nometrics) beside INFO and DEBUG, interleaved, end to end on the broker
-# and then, with far less noise, in internal/task's word count benchmark (no broker).
+# metrics (-tags kstreams_nometrics) beside INFO and DEBUG, interleaved, end to end on the broker;
+# the share of the CPU profile in metrics code at INFO and DEBUG, end to end; then the same in
+# internal/task's word count benchmark (no broker), where the noise between runs is smaller.
 # `bench/run.sh restore`, `bench/run.sh failover`, `bench/run.sh throughput` and
 # `bench/run.sh recording` run only that part (`bench/run.sh recording_tasks` only its broker-free half).
 # `bench/run.sh async` (not part of the default run) runs the async-step benchmark
@@ -208,7 +209,33 @@ bench_recording() {
 		-pipe=false -java-cp unused -lines "$lines" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
 		-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" -guarantees at_least_once
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	bench_recording_profile "$lines"
 	bench_recording_tasks
+}
+
+# recording_share prints the share of a CPU profile's samples whose stacks run metrics code
+# (internal/metrics, the Prometheus client): what recording costs, measured inside one run, so
+# free of the noise between runs.
+recording_share() {
+	go tool pprof -top -focus='kstreams/internal/metrics|prometheus/client_golang' "$1" "$2" 2>/dev/null |
+		awk '/^Showing nodes accounting for/ {sub(",", "", $5); print $6 " of the CPU samples (" $5 " of " $8 ")"}'
+}
+
+# bench_recording_profile runs the word count once at INFO and once at DEBUG with a CPU profile
+# and prints the share of the CPU spent in metrics code.
+bench_recording_profile() {
+	local lines=$1 level bin impl
+	echo
+	echo "metrics recording cost inside one run: share of the word count's CPU profile in metrics code ($lines lines, at_least_once):"
+	for level in INFO DEBUG; do
+		impl=go
+		[ "$level" = DEBUG ] && impl=gobase
+		"$out/wcbench" -bootstrap "$bootstrap" -go-bin "$out/wordcount" -go-base-bin "$out/wordcount-debug" -impls "$impl" \
+			-pipe=false -java-cp unused -lines "$lines" -commit-ms "${BENCH_COMMIT_MS:-1000}" \
+			-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" -guarantees at_least_once \
+			-go-args "-cpuprofile $out/recording-$level.pprof" >/dev/null
+		echo "  $level: $(recording_share "$out/wordcount" "$out/recording-$level.pprof")"
+	done
 }
 
 # bench_recording_tasks measures the same cost without a broker, where the noise of a shared
@@ -216,14 +243,16 @@ bench_recording() {
 # two tasks of one partition, Pebble store, 10 MiB cache: every per-record sensor the word count
 # records) in the normal build, at INFO and DEBUG, and BenchmarkWordCountTasksInfo built with
 # -tags kstreams_nometrics (records nothing), interleaved and rotated through the positions of a
-# round; per round the time per line of INFO and DEBUG against the plain build.
+# round; per round the CPU time per line (the process's, cpu-ns/op: the elapsed time of one
+# build varied 23-59 µs between runs on the shared machine) of INFO and DEBUG against the plain
+# build.
 bench_recording_tasks() {
 	local rounds=${BENCH_RECORDING_TASK_ROUNDS:-15} lines=${BENCH_RECORDING_TASK_LINES:-200000}
 	[ "$rounds" -gt 0 ] || return 0
 	(cd "$repo" && go test -c -o "$out/task.test" ./internal/task &&
 		go test -c -tags kstreams_nometrics -o "$out/task-plain.test" ./internal/task)
 	echo
-	echo "metrics recording cost without a broker: internal/task BenchmarkWordCountTasks, $lines lines per run, $rounds rounds (ns per line):"
+	echo "metrics recording cost without a broker: internal/task BenchmarkWordCountTasks, $lines lines per run, $rounds rounds (CPU ns per line):"
 	local contenders=("plain task-plain.test Info" "info task.test Info" "debug task.test Debug")
 	local r i k c name bin level ns log=$out/recording-tasks.txt
 	: >"$log"
@@ -235,7 +264,7 @@ bench_recording_tasks() {
 			c=${contenders[$k]}
 			read -r name bin level <<<"$c"
 			ns=$(cd "$repo/internal/task" && "$out/$bin" -test.run '^$' -test.bench "^BenchmarkWordCountTasks$level\$" \
-				-test.benchtime "${lines}x" | awk '/^BenchmarkWordCountTasks/ {print $3}')
+				-test.benchtime "${lines}x" | awk '/^BenchmarkWordCountTasks/ {v = $3; for (i = 4; i <= NF; i++) if ($i == "cpu-ns/op") v = $(i - 1); print v}')
 			echo "$((r + 1)) $name $ns" >>"$log"
 			line="$line $name $ns"
 		done
@@ -249,8 +278,14 @@ bench_recording_tasks() {
 		}
 		END {
 			for (r = 1; r <= n; r++) { info[r] = 100 * (ns[r, "info"] / ns[r, "plain"] - 1); debug[r] = 100 * (ns[r, "debug"] / ns[r, "plain"] - 1) }
-			printf "recording cost without a broker, time per line added against the plain build (min / median / max of %d rounds): INFO %s, DEBUG %s\n", n, stats(info, n), stats(debug, n)
+			printf "recording cost without a broker, CPU per line added against the plain build (min / median / max of %d rounds): INFO %s, DEBUG %s\n", n, stats(info, n), stats(debug, n)
 		}' "$log"
+	local level
+	for level in Info Debug; do
+		(cd "$repo/internal/task" && "$out/task.test" -test.run '^$' -test.bench "^BenchmarkWordCountTasks$level\$" \
+			-test.benchtime "${lines}x" -test.cpuprofile "$out/recording-tasks-$level.pprof" >/dev/null)
+		echo "  $level, inside one run: $(recording_share "$out/task.test" "$out/recording-tasks-$level.pprof")"
+	done
 }
 
 case "${1:-}" in
