@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"maps"
 
 	"github.com/kstreams-go/kstreams/internal/storeapi"
@@ -34,10 +35,12 @@ func (s inMemoryKeyValueSupplier) MetricsScope() string    { return "in-memory" 
 // mean the configuration's default.key.serde / default.value.serde, resolved at Init).
 //
 // Defaults, as Java's StoreBuilder: logging enabled with no extra changelog topic configs,
-// caching disabled. Versioned stores have no record cache: on their builder
-// WithCachingEnabled changes nothing and CachingEnabled stays false (Java's
-// VersionedKeyValueStoreBuilder throws IllegalStateException instead). Window stores whose
-// supplier retains duplicates get no cache either (Java logs a warning and drops it too).
+// caching disabled. Versioned stores have no record cache: WithCachingEnabled on their
+// builder is an error, reported by Build (an error wrapping [ErrInvalidStoreArgument] that
+// names the store) and BuildStore (a panic with that error), where Java's
+// VersionedKeyValueStoreBuilder throws IllegalStateException at the call itself. Window stores
+// whose supplier retains duplicates get no cache either: the request is dropped, as Java drops
+// it with a warning, and CachingEnabled reports false.
 //
 // The With* methods modify the builder and return it, for chaining. A Builder is not safe
 // for concurrent modification; Build and BuildStore may be called concurrently once it is
@@ -57,10 +60,14 @@ type builderCore struct {
 	// supplier names the store (asked on every Name call, as Java's builders do).
 	supplier interface{ Name() string }
 	opts     builderOptions
-	// info describes the store to the runtime (nil: nothing to say); versioned marks a
-	// versioned store's builder, which takes no cache.
-	info      func() storeapi.BuilderInfo
-	versioned bool
+	// info describes the store to the runtime (nil: nothing to say).
+	info func() storeapi.BuilderInfo
+	// versioned marks a versioned store's builder, which takes no cache; cachingRefused
+	// records that WithCachingEnabled was called on it all the same, which Build reports.
+	versioned, cachingRefused bool
+	// dropsCache (nil: never) reports whether the store is built without its cache even when
+	// caching is enabled: a window store whose supplier retains duplicates.
+	dropsCache func() bool
 	// headersOK: the store is a timestamped key-value store, which can log headers.
 	headersOK bool
 }
@@ -132,12 +139,16 @@ func (b *Builder[S]) WithLoggingDisabled() *Builder[S] {
 
 // WithCachingEnabled puts the record cache between the typed layer and the change-logging
 // layer: writes are collapsed per key in the thread's cache (statestore.cache.max.bytes) and
-// reach the store, the changelog and the cache's flush listener on commit or eviction. It
-// changes nothing on a versioned store's builder (see Builder). Java: withCachingEnabled().
+// reach the store, the changelog and the cache's flush listener on commit or eviction. On a
+// versioned store's builder it is an error that Build reports (WithCachingDisabled does not
+// undo it); over a window supplier that retains duplicates it is ignored (see Builder). Java:
+// withCachingEnabled().
 func (b *Builder[S]) WithCachingEnabled() *Builder[S] {
-	if !b.core.versioned {
-		b.core.opts.caching = true
+	if b.core.versioned {
+		b.core.cachingRefused = true
+		return b
 	}
+	b.core.opts.caching = true
 	return b
 }
 
@@ -163,21 +174,44 @@ func (b *Builder[S]) LogConfig() map[string]string {
 	return maps.Clone(b.core.opts.logConfig)
 }
 
-// CachingEnabled reports whether WithCachingEnabled was called (and not undone by
-// WithCachingDisabled); always false for a versioned store. Java has no getter (the builders'
-// enableCaching field).
-func (b *Builder[S]) CachingEnabled() bool { return b.core.opts.caching }
+// CachingEnabled reports whether the stores built have the record cache: WithCachingEnabled
+// was called (and not undone by WithCachingDisabled) and the store can have one. It is
+// always false for a versioned store, and false for a window store whose supplier retains
+// duplicates (asked on every call). Java has no getter (the builders' enableCaching field).
+func (b *Builder[S]) CachingEnabled() bool {
+	return b.core.opts.caching && !b.core.versioned && (b.core.dropsCache == nil || !b.core.dropsCache())
+}
 
 // Build returns a new, uninitialised store, an S; it satisfies processor.StoreBuilder, whose
-// engine calls it once per task. The error is always nil. Java: build().
-func (b *Builder[S]) Build() (processor.StateStore, error) { return b.BuildStore(), nil }
+// engine calls it once per task. It fails only on a versioned store's builder on which
+// WithCachingEnabled was called: the error wraps [ErrInvalidStoreArgument] and names the
+// store. Java: build() (Java throws IllegalStateException from withCachingEnabled instead).
+func (b *Builder[S]) Build() (processor.StateStore, error) {
+	if err := b.core.check(); err != nil {
+		return nil, err
+	}
+	o := b.core.opts
+	return b.build(&o), nil
+}
 
 // BuildStore returns a new, uninitialised store with its typed interface, for tests and
 // tools that use a store outside a topology (it must be initialised with a
-// processor.StateStoreContext before use). Java: build().
+// processor.StateStoreContext before use). Where Build returns an error (WithCachingEnabled
+// on a versioned store's builder), BuildStore panics with that error. Java: build().
 func (b *Builder[S]) BuildStore() S {
+	if err := b.core.check(); err != nil {
+		panic(err)
+	}
 	o := b.core.opts
 	return b.build(&o)
+}
+
+// check returns the error Build reports for the builder's configuration, nil when it can build.
+func (c *builderCore) check() error {
+	if c.cachingRefused {
+		return fmt.Errorf("%w: versioned store %q has no record cache: WithCachingEnabled was called on its builder", ErrInvalidStoreArgument, c.supplier.Name())
+	}
+	return nil
 }
 
 // StoresFactory is the type of [Stores]; it has no state.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -135,6 +136,15 @@ func TestBuilderLayers(t *testing.T) {
 					want = without(want, c.caching)
 				}
 				st, err := b.Build()
+				if caching && c.caching == "" { // versioned: no cache, refused by Build
+					if !errors.Is(err, ErrInvalidStoreArgument) || !strings.Contains(err.Error(), `versioned store "v"`) {
+						t.Errorf("%s logging %v caching %v: Build error %v, want ErrInvalidStoreArgument naming the store", c.name, logging, caching, err)
+					}
+					if b.CachingEnabled() {
+						t.Errorf("%s: CachingEnabled true on a builder that builds no cache", c.name)
+					}
+					continue
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -184,3 +194,34 @@ func TestBuilderLogConfig(t *testing.T) {
 
 // ownBuilder is a processor.StoreBuilder that is not a store.Builder.
 type ownBuilder struct{ processor.StoreBuilder }
+
+// WithCachingEnabled on a versioned store's builder is an error (Java's builder throws
+// IllegalStateException): Build reports it naming the store, BuildStore panics with the same
+// error, and WithCachingDisabled does not undo the call.
+func TestVersionedBuilderRefusesCaching(t *testing.T) {
+	sup, err := Stores.InMemoryVersionedKeyValueStore("prices", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Stores.VersionedKeyValueStoreBuilder(sup, serde.String(), serde.Long()).WithCachingEnabled()
+	if b.CachingEnabled() {
+		t.Fatal("CachingEnabled = true for a versioned store")
+	}
+	st, err := b.Build()
+	const msg = `store: invalid argument: versioned store "prices" has no record cache: WithCachingEnabled was called on its builder`
+	if st != nil || !errors.Is(err, ErrInvalidStoreArgument) || err.Error() != msg {
+		t.Fatalf("Build = %v, %v; want nil and %q", st, err, msg)
+	}
+	b.WithCachingDisabled()
+	if _, err := b.Build(); err == nil || err.Error() != msg {
+		t.Fatalf("Build after WithCachingDisabled: %v, want %q", err, msg)
+	}
+	func() {
+		defer func() {
+			if r, _ := recover().(error); r == nil || r.Error() != msg {
+				t.Fatalf("BuildStore panicked with %v, want %q", r, msg)
+			}
+		}()
+		b.BuildStore()
+	}()
+}

@@ -11,7 +11,9 @@ import (
 
 // ErrInvalidStoreArgument is returned (wrapped, with Java's message) by the Stores factory
 // functions for negative retention periods or window sizes, or a retention period smaller than
-// the window size. Java counterpart: IllegalArgumentException.
+// the window size, and (wrapped, naming the store) by Builder.Build of a versioned store's
+// builder on which WithCachingEnabled was called. Java counterpart: IllegalArgumentException
+// (IllegalStateException for the versioned builder's cache).
 var ErrInvalidStoreArgument = errors.New("store: invalid argument")
 
 type pebbleKeyValueSupplier struct{ name string }
@@ -192,7 +194,7 @@ func windowInfo(retentionMs func() int64) func() storeapi.BuilderInfo {
 // windowstore.changelog.additional.retention.ms. Nil serdes mean the configuration's default
 // serdes, resolved at Init. Java: Stores.windowStoreBuilder(supplier, keySerde, valueSerde).
 func (StoresFactory) WindowStoreBuilder[K, V any](supplier WindowBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[WindowStore[K, V]] {
-	return newBuilder(supplier, windowInfo(func() int64 { return supplier.RetentionPeriod() }), func(o *builderOptions) WindowStore[K, V] {
+	b := newBuilder(supplier, windowInfo(func() int64 { return supplier.RetentionPeriod() }), func(o *builderOptions) WindowStore[K, V] {
 		inner := supplier.Get()
 		if o.logging {
 			inner = newChangeLoggingWindowBytesStore(inner, supplier.RetainDuplicates())
@@ -202,6 +204,8 @@ func (StoresFactory) WindowStoreBuilder[K, V any](supplier WindowBytesStoreSuppl
 		}
 		return newMeteredWindowStore(inner, keySerde, valueSerde)
 	})
+	b.core.dropsCache = supplier.RetainDuplicates
+	return b
 }
 
 // SessionStoreBuilder returns a builder of [SessionStore] stores over supplier's engines: the

@@ -354,10 +354,6 @@ func TestVersionedTypedStoreAndChangelog(t *testing.T) {
 	if !ok || info != (storeapi.BuilderInfo{Versioned: true, HistoryRetentionMs: 50}) || !bld.LoggingEnabled() || bld.CachingEnabled() {
 		t.Fatalf("builder: logging %v caching %v info %+v %v", bld.LoggingEnabled(), bld.CachingEnabled(), info, ok)
 	}
-	// Versioned stores take no cache (Java's builder throws instead).
-	if bld.WithCachingEnabled().CachingEnabled() {
-		t.Fatal("WithCachingEnabled enabled caching on a versioned store builder")
-	}
 	st, err := bld.Build()
 	if err != nil {
 		t.Fatal(err)

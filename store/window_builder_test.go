@@ -34,6 +34,9 @@ func TestWindowStoreBuilderCaching(t *testing.T) {
 				tb.WithCachingEnabled()
 			}
 			want := caching && !dup
+			if b.CachingEnabled() != want || tb.CachingEnabled() != want {
+				t.Errorf("caching %v, retain duplicates %v: CachingEnabled %v (timestamped %v), want %v", caching, dup, b.CachingEnabled(), tb.CachingEnabled(), want)
+			}
 			if got := hasWindowCache(b.BuildStore()); got != want {
 				t.Errorf("WindowStoreBuilder caching %v, retain duplicates %v: record cache %v, want %v", caching, dup, got, want)
 			}

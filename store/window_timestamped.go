@@ -72,7 +72,7 @@ func (c *changeLoggingTimestampedWindowBytesStore) Put(key, value []byte, window
 // default serdes, resolved at Init. Java: Stores.timestampedWindowStoreBuilder(supplier,
 // keySerde, valueSerde).
 func (StoresFactory) TimestampedWindowStoreBuilder[K, V any](supplier WindowBytesStoreSupplier, keySerde serde.Serde[K], valueSerde serde.Serde[V]) *Builder[TimestampedWindowStore[K, V]] {
-	return newBuilder(supplier, windowInfo(func() int64 { return supplier.RetentionPeriod() }), func(o *builderOptions) TimestampedWindowStore[K, V] {
+	b := newBuilder(supplier, windowInfo(func() int64 { return supplier.RetentionPeriod() }), func(o *builderOptions) TimestampedWindowStore[K, V] {
 		inner := supplier.Get()
 		if o.logging {
 			inner = newChangeLoggingTimestampedWindowBytesStore(inner, supplier.RetainDuplicates())
@@ -83,6 +83,8 @@ func (StoresFactory) TimestampedWindowStoreBuilder[K, V any](supplier WindowByte
 		vs := newVatSerde(valueSerde)
 		return &timestampedWindowStore[K, V]{meteredWindowStore: newMeteredWindowStore(inner, keySerde, serde.Serde[*ValueAndTimestamp[V]](vs)), vs: vs}
 	})
+	b.core.dropsCache = supplier.RetainDuplicates
+	return b
 }
 
 // timestampedWindowStore resolves a nil value serde to the context default at Init.
