@@ -36,6 +36,9 @@ func NewTopology() *Topology { return &Topology{b: topology.New()} }
 func init() {
 	topology.Of = func(t any) *topology.Builder { return t.(*Topology).b }
 	topology.Wrap = func(b *topology.Builder) any { return &Topology{b: b} }
+	topology.MakeError = func(name, reason string, kind error) error {
+		return &TopologyError{Name: name, Reason: reason, cause: kind}
+	}
 }
 
 // Errors of topology construction and of store lookups, matched with errors.Is.
@@ -62,19 +65,43 @@ func topoErr(name string, cause error, format string, args ...any) error {
 	return topology.NewError(name, cause, format, args...)
 }
 
-// TopologyError is the error of a topology that cannot be built or run (errors.As). Its
-// fields:
+// TopologyError is the error of a topology that cannot be built or run: it names the node or
+// store and says what is wrong. Every error of topology construction is one (errors.As with a
+// **TopologyError): the Add* and Connect* methods of Topology, kstream.StreamsBuilder.Build,
+// and a topology refused where it is run (a store connected to no processor).
 //
-//   - Name string: the node or state store the failing call adds or connects, empty when the
-//     call got no name (a nil store builder);
-//   - Reason string: what is wrong, naming the node, topic or store, and what to do, modelled
-//     on Java's message (e.g. "Processor X is already added.", "Parent node X is unknown.",
-//     "Topic X has already been registered by another source.").
-//
-// Error returns "invalid topology: " followed by Reason. It unwraps to [ErrInvalidTopology],
-// to [ErrUnknownStore] when a store to connect is not added, and to the cause of an invalid
-// source pattern (a *regexp/syntax.Error). Java: TopologyException.
-type TopologyError = topology.Error
+// With errors.Is, a TopologyError always matches [ErrInvalidTopology] (its Is method), and
+// matches [ErrUnknownStore] when a store to connect is not added; errors.As finds the
+// *regexp/syntax.Error of a source pattern that does not compile; kstream's doc names the
+// sentinels of its own that some DSL errors match too (kstream.ErrInvalidWindows). Nothing else
+// about the cause is part of the API. Java: TopologyException.
+type TopologyError struct {
+	// Name is the node or state store the failing call adds or connects (the one Reason
+	// names first, e.g. the processor of a duplicate name, the store of a failed connection);
+	// empty when the call got no name (a nil store builder, a configuration value).
+	Name string
+	// Reason says what is wrong, naming the node, topic or store, and what to do, modelled on
+	// Java's message (e.g. "Processor X is already added.", "Parent node X is unknown.",
+	// "Topic X has already been registered by another source.").
+	Reason string
+	// cause is what Unwrap returns (nil for none): ErrUnknownStore, a pattern's syntax error,
+	// a DSL sentinel, or a sentinel of internal/topology naming the check that failed, which
+	// the library's own tests match.
+	cause error
+}
+
+// Error returns "invalid topology: " followed by Reason (Java's TopologyException message
+// starts "Invalid topology: ").
+func (e *TopologyError) Error() string { return "invalid topology: " + e.Reason }
+
+// Is reports whether target is [ErrInvalidTopology], which every TopologyError matches;
+// errors.Is goes on to Unwrap's cause for other targets.
+func (e *TopologyError) Is(target error) bool { return target == ErrInvalidTopology }
+
+// Unwrap returns the cause: [ErrUnknownStore] or another error that says which check failed
+// (see TopologyError for those that are part of the API), or nil when there is none.
+// ErrInvalidTopology is matched by Is, not returned here.
+func (e *TopologyError) Unwrap() error { return e.cause }
 
 // AutoOffsetReset is a source's override of the consumer's auto.offset.reset: where to start
 // reading a partition that has no committed offset. The zero value keeps the configured policy

@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"errors"
+	"fmt"
 	"regexp/syntax"
 	"strings"
 	"testing"
@@ -206,6 +207,30 @@ func TestTopologyErrorIsTyped(t *testing.T) {
 	}
 	if got, want := err.Error(), "invalid topology: parent node nope is unknown (for processor p2); add parents before their children"; got != want {
 		t.Fatalf("message %q, want %q", got, want)
+	}
+}
+
+// A TopologyError is processor's own type (not an alias of an internal one): %T names it,
+// errors.Unwrap returns its cause, and ErrInvalidTopology is matched by Is without being the
+// cause; DSL errors are the same type.
+func TestTopologyErrorIsProcessorsType(t *testing.T) {
+	topo := base(t)
+	err := topo.AddProcessor("p2", nop[string, string, string, string](), "nope")
+	if got := fmt.Sprintf("%T", err); got != "*processor.TopologyError" {
+		t.Fatalf("%%T = %s, want *processor.TopologyError", got)
+	}
+	if got := errors.Unwrap(err); got != topology.ErrUnknownParent {
+		t.Fatalf("errors.Unwrap = %v, want the unknown-parent cause", got)
+	}
+	err = topo.ConnectProcessorAndStateStores("proc", "missing")
+	if !errors.Is(err, processor.ErrUnknownStore) || !errors.Is(err, processor.ErrInvalidTopology) || errors.Unwrap(err) != processor.ErrUnknownStore {
+		t.Fatalf("connecting a missing store: %v (cause %v), want ErrUnknownStore and ErrInvalidTopology", err, errors.Unwrap(err))
+	}
+	err = topo.AddSourcePattern("bad", "x(")
+	var se *syntax.Error
+	var te *processor.TopologyError
+	if !errors.As(err, &se) || !errors.As(err, &te) || te.Name != "bad" || !errors.Is(err, processor.ErrInvalidTopology) {
+		t.Fatalf("bad pattern: %v, want a *TopologyError named bad with a *syntax.Error cause", err)
 	}
 }
 

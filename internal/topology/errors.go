@@ -10,8 +10,8 @@ import (
 // org.apache.kafka.streams.errors.TopologyException.
 var ErrInvalidTopology = errors.New("invalid topology")
 
-// Sentinel errors for each situation in which Java's InternalTopologyBuilder throws. Every
-// [*Error] unwraps to one of them and to [ErrInvalidTopology].
+// Sentinel errors for each situation in which Java's InternalTopologyBuilder throws. The
+// errors this package returns are made by [NewError] with one of them as their kind.
 var (
 	// ErrNilArgument: a required argument (supplier, store builder, extractor, serde for a
 	// typed node) is nil. Java: NullPointerException from Objects.requireNonNull.
@@ -56,36 +56,40 @@ var (
 	ErrSameSourceAndProcessorName = errors.New("global store source and processor names must differ")
 )
 
-// Error is a topology construction error: which node or store it concerns and why. It
-// unwraps to [ErrInvalidTopology] and to its kind, one of the sentinels above (or a cause
-// such as a regexp syntax error), which the library's own tests and code may match; the public
-// API exports only ErrInvalidTopology and ErrUnknownStore of them. Java: TopologyException.
-type Error struct {
-	// Name is the node or state store the failing call adds or connects (the one its Reason
-	// names first); empty when the call got no name (a nil store builder, a configuration value).
-	Name string
-	// Reason is the message, modelled on Java's TopologyException text: what is wrong, naming
-	// the node, topic or store, and what to do.
-	Reason string
-	kind   error
+// NewError returns the error of a failed topology construction about the node or store name
+// (empty when the call got none): a *processor.TopologyError, made by MakeError, whose Reason
+// is format with args and which errors.Is matches to ErrInvalidTopology and to kind (nil for
+// none: one of the sentinels above, a package's own sentinel, or a cause such as a regexp
+// syntax error), which the library's own tests and code may match; the public API documents
+// only ErrInvalidTopology, ErrUnknownStore and the causes it names. Java: TopologyException.
+func NewError(name string, kind error, format string, args ...any) error {
+	reason := fmt.Sprintf(format, args...)
+	if MakeError == nil {
+		return &bareError{name: name, reason: reason, kind: kind}
+	}
+	return MakeError(name, reason, kind)
 }
 
-// Error returns "invalid topology: <Reason>", as Java's TopologyException prefixes
-// "Invalid topology: ".
-func (e *Error) Error() string { return "invalid topology: " + e.Reason }
+// MakeError returns a *processor.TopologyError with the name and reason that unwraps to kind
+// and matches ErrInvalidTopology. Package processor sets it when it is initialised, as it sets
+// Of and Wrap, so that this package and the DSL build the public error type without processor
+// exporting a constructor to applications.
+var MakeError func(name, reason string, kind error) error
 
-// Unwrap returns [ErrInvalidTopology] and the error's kind, when it has one.
-func (e *Error) Unwrap() []error {
+// bareError stands in for *processor.TopologyError in a program that does not link package
+// processor (this package's own tests); it matches the same errors and prints the same text.
+type bareError struct {
+	name, reason string
+	kind         error
+}
+
+func (e *bareError) Error() string { return "invalid topology: " + e.reason }
+
+func (e *bareError) Unwrap() []error {
 	if e.kind == nil {
 		return []error{ErrInvalidTopology}
 	}
 	return []error{e.kind, ErrInvalidTopology}
-}
-
-// NewError returns an *Error about the node or store name: kind is what it unwraps to besides
-// ErrInvalidTopology (nil for none), the reason is format with args.
-func NewError(name string, kind error, format string, args ...any) *Error {
-	return &Error{Name: name, Reason: fmt.Sprintf(format, args...), kind: kind}
 }
 
 func newErr(name string, kind error, format string, args ...any) error {
