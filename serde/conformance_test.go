@@ -381,8 +381,10 @@ func TestJavaVectors(t *testing.T) {
 						t.Fatalf("error %q does not mention %q", msg, want)
 					}
 				}
-				if !isSentinel(err) {
-					t.Fatalf("error %q wraps no sentinel error", msg)
+				// Input Java rejects is what a deserialization exception
+				// handler may skip: every such error matches ErrCorrupt.
+				if !errors.Is(err, serde.ErrCorrupt) {
+					t.Fatalf("error %q does not match ErrCorrupt", msg)
 				}
 			default:
 				t.Fatalf("unknown kind %q", v.Kind)
@@ -390,15 +392,6 @@ func TestJavaVectors(t *testing.T) {
 		})
 	}
 	t.Logf("vectors: %v", counts)
-}
-
-func isSentinel(err error) bool {
-	for _, s := range []error{serde.ErrCorrupt, serde.ErrInvalidValue, serde.ErrUnsupported} {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestJavaVectorsUpToDate regenerates the vectors with the Java harness and

@@ -25,7 +25,8 @@
 // Every failure is a *Error naming the serde, the operation, the topic and
 // (for Deserialize) the input length in bytes; it wraps one of the sentinel
 // errors (ErrCorrupt, ErrInvalidValue, ...) so errors.Is works, and, for
-// nested serdes, the inner serde's *Error.
+// nested serdes, the inner serde's *Error. Every Deserialize failure of bytes
+// that do not decode matches ErrCorrupt, whatever else it matches.
 //
 // # Byte layouts
 //

@@ -7,8 +7,11 @@ import (
 
 // Sentinel errors wrapped by *Error; test for them with errors.Is.
 var (
-	// ErrCorrupt: the input bytes cannot be decoded: a length the serde
-	// cannot decode (7 bytes for Long; Java: SerializationException "Size of
+	// ErrCorrupt: the input bytes cannot be decoded. Every error a
+	// Deserialize of this package returns for its input matches it (only
+	// ErrWrongType, a serde of another Go type, does not); ErrInvalidValue or
+	// ErrUnsupported, matched as well, say more where they apply. It covers
+	// a length the serde cannot decode (7 bytes for Long; Java: SerializationException "Size of
 	// data received by LongDeserializer is not 8", or
 	// NegativeArraySizeException for windowed keys shorter than their
 	// timestamps), non-nil bytes for Void (Java: IllegalArgumentException
@@ -17,20 +20,23 @@ var (
 	// windows end equal to start; Java: IllegalArgumentException from
 	// Window), or an inconsistent structured encoding (ListSerde: an unknown
 	// strategy flag, negative or oversized counts, input that ends early;
-	// Java: SerializationException or KafkaException). The message says which.
-	// A record whose bytes are corrupt is what a deserialization exception
-	// handler may skip.
+	// Java: SerializationException or KafkaException), and the
+	// deserialization failures below. The message says which. A record
+	// whose bytes are corrupt is what a deserialization exception handler
+	// may skip.
 	ErrCorrupt = errors.New("corrupt data")
 	// ErrInvalidValue: a value that cannot be encoded or decoded although
-	// the bytes are well formed: a Boolean byte other than 0x00/0x01, UUID
-	// text that java.util.UUID.fromString rejects, malformed JSON, the key of
+	// the bytes have the right length: a Boolean byte other than 0x00/0x01,
+	// UUID text that java.util.UUID.fromString rejects, malformed JSON (these
+	// three on Deserialize also match ErrCorrupt), the key of
 	// a windowed key serialized to nil bytes (Java: NullPointerException), a
 	// list element serialized to another size than the list's fixed size.
 	ErrInvalidValue = errors.New("invalid value")
 	// ErrUnsupported: the serde cannot handle this input in its
 	// configuration, e.g. constant-size list data for an inner serde that
 	// has no fixed size, or a null list element for an element type that
-	// cannot hold nil (use Nullable).
+	// cannot hold nil (use Nullable); on Deserialize it also matches
+	// ErrCorrupt.
 	ErrUnsupported = errors.New("unsupported")
 	// ErrWrongType: Untyped's Serialize received a value of another type
 	// than the wrapped serde's.
@@ -60,7 +66,7 @@ type Error struct {
 }
 
 // Error formats as, for example,
-// `serde Long: deserialize 7 bytes from topic "orders": wrong data length: want 8 bytes`.
+// `serde Long: deserialize 7 bytes from topic "orders": corrupt data: wrong length, want 8 bytes`.
 func (e *Error) Error() string {
 	if e.Op == OpDeserialize {
 		return fmt.Sprintf("serde %s: deserialize %d bytes from topic %q: %v", e.Serde, e.Len, e.Topic, e.Err)

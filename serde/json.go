@@ -15,7 +15,7 @@ import (
 // the zero value (nil). For other T, nil bytes deserialize to the zero value
 // too. The text "null" deserializes as json.Unmarshal does (nil for nillable
 // T). Input json.Unmarshal rejects, including empty bytes, gives an *Error
-// wrapping both ErrInvalidValue and the encoding/json error; a value
+// wrapping ErrCorrupt, ErrInvalidValue and the encoding/json error; a value
 // json.Marshal rejects gives one wrapping ErrUnsupported and it.
 func JSON[T any]() Serde[T] {
 	return &jsonSerde[T]{nillable: nillable[T](), name: "JSON<" + typeName[T]() + ">"}
@@ -46,7 +46,7 @@ func (j *jsonSerde[T]) Deserialize(topic string, _ *Headers, data []byte) (T, er
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
 		var zero T
-		return zero, deserErr(j.name, topic, data, fmt.Errorf("%w: %w", ErrInvalidValue, err))
+		return zero, deserErr(j.name, topic, data, fmt.Errorf("%w: %w: %w", ErrCorrupt, ErrInvalidValue, err))
 	}
 	return v, nil
 }

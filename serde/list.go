@@ -52,12 +52,13 @@ func (s ListStrategy) String() string {
 // Deserialize follows Java 4.x: nil bytes give a nil slice; any other input
 // gives a non-nil slice (empty for size 0). Whichever strategy the data
 // names is decoded, but constant-size data needs an inner serde with a
-// FixedSize (else ErrUnsupported). Errors wrapping ErrCorrupt: empty input,
+// FixedSize (else an error wrapping ErrCorrupt and ErrUnsupported). Errors
+// wrapping ErrCorrupt: empty input,
 // a strategy byte other than 0 or 1, a negative null count or one above
 // len(data)/4, a negative size or one above len(data), an element length
 // below -1 or above len(data), input ending early. A null element decodes to
 // the zero value of T when T is nillable (use Nullable for value types);
-// for other T it is an error wrapping ErrUnsupported. Null indexes outside the
+// for other T it is an error wrapping ErrCorrupt and ErrUnsupported. Null indexes outside the
 // list and bytes after the last element are ignored, as Java ignores them.
 // Errors of inner are wrapped with the element index.
 func ListSerde[T any](inner Serde[T]) Serde[[]T] {
@@ -155,7 +156,7 @@ func (l *listSerde[T]) Deserialize(topic string, headers *Headers, data []byte) 
 	var nullIdx map[int32]struct{}
 	if strategy == ListConstantSize {
 		if l.size == 0 {
-			return nil, deserErr(l.name, topic, data, fmt.Errorf("%w: data is in the constant-size layout but inner serde %s has no fixed size", ErrUnsupported, Name(l.inner)))
+			return nil, deserErr(l.name, topic, data, fmt.Errorf("%w: %w: data is in the constant-size layout but inner serde %s has no fixed size", ErrCorrupt, ErrUnsupported, Name(l.inner)))
 		}
 		n, ok := r.int32()
 		if !ok {
@@ -206,7 +207,7 @@ func (l *listSerde[T]) Deserialize(topic string, headers *Headers, data []byte) 
 		_, isNull := nullIdx[i]
 		if n == -1 || isNull {
 			if !l.nillable {
-				return nil, deserErr(l.name, topic, data, fmt.Errorf("%w: element %d is null but %s cannot hold nil; use ListSerde(Nullable(...))", ErrUnsupported, i, typeName[T]()))
+				return nil, deserErr(l.name, topic, data, fmt.Errorf("%w: %w: element %d is null but %s cannot hold nil; use ListSerde(Nullable(...))", ErrCorrupt, ErrUnsupported, i, typeName[T]()))
 			}
 			out = append(out, zero)
 			continue

@@ -178,8 +178,8 @@ func (s floatSerde) Deserialize(topic string, _ *Headers, data []byte) (float32,
 // Boolean returns the serde of bool (Java: BooleanSerializer/
 // BooleanDeserializer). Layout: 1 byte, 0x01 for true, 0x00 for false.
 // Deserialize returns an *Error wrapping ErrCorrupt unless the input is
-// exactly 1 byte, and one wrapping ErrInvalidValue for a byte other than
-// 0x00 or 0x01 (Java rejects those too); nil bytes give false. Boolean has
+// exactly 1 byte, and one wrapping ErrCorrupt and ErrInvalidValue for a byte
+// other than 0x00 or 0x01 (Java rejects those too); nil bytes give false. Boolean has
 // no FixedSize: Java's list serdes use the variable-size layout for it.
 func Boolean() Serde[bool] { return booleanSerde{} }
 
@@ -207,7 +207,7 @@ func (s booleanSerde) Deserialize(topic string, _ *Headers, data []byte) (bool, 
 	case 1:
 		return true, nil
 	}
-	return false, deserErr(s.String(), topic, data, fmt.Errorf("%w: boolean byte 0x%02x, want 0x00 or 0x01", ErrInvalidValue, data[0]))
+	return false, deserErr(s.String(), topic, data, fmt.Errorf("%w: %w: boolean byte 0x%02x, want 0x00 or 0x01", ErrCorrupt, ErrInvalidValue, data[0]))
 }
 
 // ByteArray returns the pass-through serde of []byte (Java:

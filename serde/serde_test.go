@@ -54,6 +54,38 @@ func TestNames(t *testing.T) {
 	}
 }
 
+// Every decode failure of Deserialize matches ErrCorrupt, what a deserialization exception
+// handler may skip; those of well-sized bytes holding an invalid value match ErrInvalidValue
+// too, and those the serde's configuration cannot decode ErrUnsupported.
+func TestDeserializeFailuresAreCorrupt(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		also error // matched besides ErrCorrupt (nil: none)
+		msg  string
+	}{
+		{"JSON", func() error { _, err := serde.JSON[int]().Deserialize(topic, nil, []byte("{")); return err }(),
+			serde.ErrInvalidValue, `serde JSON<int>: deserialize 1 bytes from topic "orders": corrupt data: invalid value: unexpected end of JSON input`},
+		{"Boolean", func() error { _, err := serde.Boolean().Deserialize(topic, nil, h("02")); return err }(),
+			serde.ErrInvalidValue, `serde Boolean: deserialize 1 bytes from topic "orders": corrupt data: invalid value: boolean byte 0x02, want 0x00 or 0x01`},
+		{"UUID", func() error { _, err := serde.UUID().Deserialize(topic, nil, []byte("not-a-uuid")); return err }(),
+			serde.ErrInvalidValue, `serde UUID: deserialize 10 bytes from topic "orders": corrupt data: invalid value: invalid UUID string "not-a-uuid"`},
+		{"list null element", func() error {
+			_, err := serde.ListSerde(serde.Integer()).Deserialize(topic, nil, h("00"+"00000001"+"00000000"+"00000001"))
+			return err
+		}(), serde.ErrUnsupported, ""},
+		{"Long", func() error { _, err := serde.Long().Deserialize(topic, nil, h("01")); return err }(), nil, ""},
+	}
+	for _, c := range cases {
+		if !errors.Is(c.err, serde.ErrCorrupt) || c.also != nil && !errors.Is(c.err, c.also) {
+			t.Errorf("%s: %v, want ErrCorrupt and %v", c.name, c.err, c.also)
+		}
+		if c.msg != "" && (c.err == nil || c.err.Error() != c.msg) {
+			t.Errorf("%s: message %v, want %s", c.name, c.err, c.msg)
+		}
+	}
+}
+
 func TestErrorFormatAndUnwrap(t *testing.T) {
 	_, err := serde.Long().Deserialize(topic, nil, h("01020304050607"))
 	want := `serde Long: deserialize 7 bytes from topic "orders": corrupt data: wrong length, want 8 bytes`

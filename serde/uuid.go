@@ -145,7 +145,7 @@ func FormatUUID(u [16]byte) string {
 // Layout: the 36-character canonical lower-case text as UTF-8, no length
 // prefix. Deserialize decodes the bytes as Java UTF-8 (see String) and parses
 // them as ParseUUID does; text java.util.UUID.fromString rejects gives an
-// *Error wrapping ErrInvalidValue. nil bytes give the zero [16]byte. FixedSize is
+// *Error wrapping ErrCorrupt and ParseUUID's error (ErrInvalidValue). nil bytes give the zero [16]byte. FixedSize is
 // 36, so lists of UUIDs use Java's constant-size layout.
 func UUID() Serde[[16]byte] { return uuidSerde{} }
 
@@ -168,7 +168,7 @@ func (s uuidSerde) Deserialize(topic string, _ *Headers, data []byte) ([16]byte,
 	}
 	u, err := ParseUUID(text)
 	if err != nil {
-		return [16]byte{}, deserErr(s.String(), topic, data, err)
+		return [16]byte{}, deserErr(s.String(), topic, data, fmt.Errorf("%w: %w", ErrCorrupt, err))
 	}
 	return u, nil
 }
