@@ -78,6 +78,15 @@ type StateStoreContext interface {
 // org.apache.kafka.streams.state.StoreBuilder<T> the topology needs; the library's builder
 // (store.Builder, with caching and logging options, made by store.Stores) lives in package
 // store.
+//
+// The changelog topic of a logged store gets cleanup.policy=compact and
+// message.timestamp.type=CreateTime, overridden by LogConfig. Only the library's store.Builder
+// (or a type embedding one) gets more: a window or session store's changelog
+// cleanup.policy=compact,delete with retention.ms from its retention period, a versioned
+// store's min.compaction.lag.ms from its history retention. A StoreBuilder written by the user
+// gets the plain compacted changelog even when it builds a window, session or versioned store;
+// set those configs in its LogConfig. Java does the same: its StoreBuilderWrapper derives the
+// windowed and versioned changelog configs only from its own builders.
 type StoreBuilder interface {
 	// Name returns the name of the stores it builds (the store name in the topology).
 	// Java: name().
