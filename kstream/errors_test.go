@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstreams-go/kstreams/kstream"
 	"github.com/kstreams-go/kstreams/processor"
@@ -63,6 +64,39 @@ func TestBuildErrors(t *testing.T) {
 			other := kstream.Stream(kstream.NewStreamsBuilder(), "other", str)
 			kstream.Stream(b, "in", str).Merge(other).To("out")
 		}, nil, "KSTREAM-MERGE-0000000001", "the other stream belongs to another StreamsBuilder"},
+		{"windowed reduce without reducer", func(b *kstream.StreamsBuilder) {
+			kstream.WindowedBy(kstream.Stream(b, "in", str).GroupByKey(), kstream.TimeWindowsOfSizeWithNoGrace(time.Minute)).Reduce(nil)
+		}, nil, "KSTREAM-REDUCE-0000000002", "KSTREAM-REDUCE-0000000002: reducer must not be nil"},
+		{"named windowed aggregate without functions", func(b *kstream.StreamsBuilder) {
+			kstream.WindowedBy(kstream.Stream(b, "in", str).GroupByKey(), kstream.TimeWindowsOfSizeWithNoGrace(time.Minute)).
+				Aggregate(nil, nil, kstream.TableNamedAs[string, int]("agg"))
+		}, nil, "agg", "agg: initializer and aggregator must not be nil"},
+		{"session aggregate without merger", func(b *kstream.StreamsBuilder) {
+			kstream.WindowedBySession(kstream.Stream(b, "in", str).GroupByKey(), kstream.SessionWindowsOfInactivityGapWithNoGrace(time.Minute)).
+				Aggregate(func() int { return 0 }, func(string, string, int) int { return 0 }, nil)
+		}, nil, "KSTREAM-AGGREGATE-0000000002", "KSTREAM-AGGREGATE-0000000002: merger must not be nil"},
+		{"session reduce without reducer", func(b *kstream.StreamsBuilder) {
+			kstream.WindowedBySession(kstream.Stream(b, "in", str).GroupByKey(), kstream.SessionWindowsOfInactivityGapWithNoGrace(time.Minute)).
+				Reduce(nil, kstream.TableNamedAs[string, string]("sr"))
+		}, nil, "sr", "sr: reducer must not be nil"},
+		{"cogroup without aggregator", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).GroupByKey().Cogroup(cogroupNil)
+		}, nil, "KSTREAM-SOURCE-0000000000", "cogroup KSTREAM-SOURCE-0000000000: aggregator must not be nil"},
+		{"cogroup across builders", func(b *kstream.StreamsBuilder) {
+			other := kstream.Stream(kstream.NewStreamsBuilder(), "other", str).GroupByKey()
+			kstream.Stream(b, "in", str).GroupByKey().Cogroup(cogroupAgg).Cogroup(other, cogroupAgg)
+		}, nil, "KSTREAM-SOURCE-0000000000", "cogroup KSTREAM-SOURCE-0000000000: the grouped stream belongs to another StreamsBuilder"},
+		{"cogroup aggregate without initializer", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).GroupByKey().Cogroup(cogroupAgg).Aggregate(nil)
+		}, nil, "COGROUPKSTREAM-MERGE-0000000003", "COGROUPKSTREAM-MERGE-0000000003: initializer must not be nil"},
+		{"named windowed cogroup aggregate without initializer", func(b *kstream.StreamsBuilder) {
+			c := kstream.Stream(b, "in", str).GroupByKey().Cogroup(cogroupAgg)
+			kstream.CogroupWindowedBy(c, kstream.TimeWindowsOfSizeWithNoGrace(time.Minute)).Aggregate(nil, kstream.TableNamedAs[string, int]("cg"))
+		}, nil, "cg-cogroup-merge", "cg-cogroup-merge: initializer must not be nil"},
+		{"session cogroup aggregate without merger", func(b *kstream.StreamsBuilder) {
+			c := kstream.Stream(b, "in", str).GroupByKey().Cogroup(cogroupAgg)
+			kstream.CogroupWindowedBySession(c, kstream.SessionWindowsOfInactivityGapWithNoGrace(time.Minute)).Aggregate(func() int { return 0 }, nil)
+		}, nil, "COGROUPKSTREAM-MERGE-0000000003", "COGROUPKSTREAM-MERGE-0000000003: merger must not be nil"},
 		{"unknown optimization", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).To("out")
 		}, map[string]string{kstream.TopologyOptimizationConfig: "fast"}, "", `"fast" is not a valid optimization; use "none", "all", or a comma-separated list of`},
@@ -85,6 +119,12 @@ func TestBuildErrors(t *testing.T) {
 		})
 	}
 }
+
+// cogroupAgg is a cogroup aggregator; cogroupNil is a nil one.
+var (
+	cogroupAgg = func(string, string, int) int { return 0 }
+	cogroupNil func(string, string, int) int
+)
 
 // Serdes: as in Java, a nil serde means the configured default (default.key.serde /
 // default.value.serde). Without a default the driver refuses the topology, naming the node; a

@@ -1,6 +1,8 @@
 package kstream
 
 import (
+	"strings"
+
 	"github.com/kstreams-go/kstreams/internal/ktable"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -158,10 +160,10 @@ type CogroupedKStream[K, VOut any] struct{ c *cogroupImpl }
 
 func (c CogroupedKStream[K, VOut]) add(g *groupedStreamImpl, agg ktable.Aggregator, isNil bool) CogroupedKStream[K, VOut] {
 	if isNil {
-		c.c.b.fail(dslErr("", nil, "cogroup: aggregator must not be nil"))
+		c.c.b.fail(dslErr(g.name, nil, "cogroup %s: aggregator must not be nil", g.name))
 	}
 	if g.b != c.c.b {
-		c.c.b.fail(dslErr("", nil, "cogroup: the grouped stream belongs to another StreamsBuilder"))
+		c.c.b.fail(dslErr(g.name, nil, "cogroup %s: the grouped stream belongs to another StreamsBuilder", g.name))
 	}
 	for i, o := range c.c.groups {
 		if o == g {
@@ -189,9 +191,6 @@ func (c CogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, opts ...Ta
 	b := c.c.b
 	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, cogroupAggName)
-	if initializer == nil {
-		b.fail(dslErr("", nil, "cogroup aggregate: initializer must not be nil"))
-	}
 	// Repartitions first, in the order the streams were added (Java: processRepartitions).
 	parents := make([]*graphNode, len(c.c.groups))
 	for i, g := range c.c.groups {
@@ -220,6 +219,9 @@ func (c CogroupedKStream[K, VOut]) Aggregate(initializer func() VOut, opts ...Ta
 		aggNodes = append(aggNodes, b.addNode(n, parents[i]))
 	}
 	mergeName := b.suffixOrElseGenerate(named, "-cogroup-merge", cogroupMergeName)
+	if initializer == nil {
+		b.fail(dslErr(mergeName, nil, "%s: initializer must not be nil", mergeName))
+	}
 	pass := ktable.NewPassThrough(sups, mi.storeName)
 	n := b.addNode(processorNode(mergeName, pass, nil, nil), aggNodes...)
 	return KTable[K, VOut]{t: &tableImpl{b: b, name: mergeName, node: n, keySerde: mi.keySerde, valueSerde: mi.valueSerde,
@@ -234,3 +236,21 @@ func itoa(i int) string {
 }
 
 var _ processor.ProcessorSupplier[any, any, any, any] = (*ktable.PassThrough)(nil)
+
+// nilNames joins the names of the functions found nil ("initializer and merger"), given as
+// pairs of whether it is nil and its name; "" when none is.
+func nilNames(pairs ...any) string {
+	var names []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i].(bool) {
+			names = append(names, pairs[i+1].(string))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}

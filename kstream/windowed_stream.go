@@ -196,9 +196,10 @@ func (w TimeWindowedKStream[K, V]) params() (size, grace, minRetention int64) {
 	return w.time.sizeMs, w.time.graceMs, w.time.sizeMs + w.time.graceMs
 }
 
-// aggregate builds a time or sliding windowed aggregation. prefix is the processor/store
-// prefix; defaultValue is the store value serde when none is given.
-func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix string, opts []TableOption[K, VR], burnIfUnnamed bool,
+// timeWindowedAggregate builds a time or sliding windowed aggregation. missing names the user
+// functions that are nil ("" for none), which fails the build naming the processor; prefix is
+// the processor/store prefix; defaultValue is the store value serde when none is given.
+func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], missing, prefix string, opts []TableOption[K, VR], burnIfUnnamed bool,
 	defaultValue serde.Serde[any], init ktable.Initializer, agg ktable.Aggregator) KTable[Windowed[K], VR] {
 	b := w.g.b
 	named, mat := splitTableOptions(opts)
@@ -214,6 +215,9 @@ func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix
 		mi.valueSerde = defaultValue
 	}
 	name := b.orElseGenerate(named, prefix)
+	if missing != "" {
+		b.fail(dslErr(name, nil, "%s: %s must not be nil", name, missing))
+	}
 	size, grace, minRet := w.params()
 	retention := minRet
 	if mat != nil && mat.retentionOK {
@@ -224,7 +228,7 @@ func timeWindowedAggregate[K, V, VR any](w TimeWindowedKStream[K, V], op, prefix
 			mi.storeName, size, grace, retention))
 	}
 	if w.emit.onClose && w.kind != timeWindowKind && w.kind != slidingWindowKind {
-		b.fail(dslErr("", ErrInvalidWindows, "ON_WINDOW_CLOSE strategy is only supported for TimeWindows and SlidingWindows"))
+		b.fail(dslErr(name, ErrInvalidWindows, "%s: ON_WINDOW_CLOSE strategy is only supported for TimeWindows and SlidingWindows", name))
 	}
 	mk, split := windowedKeyFuncs[K]()
 	if grace == 0 {
@@ -311,7 +315,7 @@ func sessionStoreBuilder(mi *materializedInternal, retention int64) func() proce
 // grace; smaller fails Build with ErrInvalidWindows); LateRecordsTo adds a late-record topic. Records with a null key
 // are dropped. Java: TimeWindowedKStream.count.
 func (w TimeWindowedKStream[K, V]) Count(opts ...TableOption[K, int64]) KTable[Windowed[K], int64] {
-	return timeWindowedAggregate[K, V, int64](w, "Count", streamAggName, opts, true, untyped(serde.Long()),
+	return timeWindowedAggregate[K, V, int64](w, "", streamAggName, opts, true, untyped(serde.Long()),
 		func() (any, error) { return int64(0), nil },
 		func(_, _, agg any) (any, error) {
 			n, _ := agg.(int64)
@@ -323,11 +327,8 @@ func (w TimeWindowedKStream[K, V]) Count(opts ...TableOption[K, int64]) KTable[W
 // window's initial aggregate). Store serdes default to the grouping's. Options as Count, with
 // Materialized[K, V]. Java: TimeWindowedKStream.reduce.
 func (w TimeWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption[K, V]) KTable[Windowed[K], V] {
-	if reducer == nil {
-		w.g.b.fail(dslErr("", nil, "windowed reduce: reducer must not be nil"))
-	}
 	red := reducerOf(reducer)
-	return timeWindowedAggregate[K, V, V](w, "Reduce", streamReduceName, opts, false, w.g.valueSerde,
+	return timeWindowedAggregate[K, V, V](w, nilNames(reducer == nil, "reducer"), streamReduceName, opts, false, w.g.valueSerde,
 		func() (any, error) { return nil, nil },
 		func(_, value, agg any) (any, error) {
 			if agg == nil {
@@ -342,14 +343,11 @@ func (w TimeWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...
 // value serde to default.value.serde. Options as Count, with Materialized[K, VR]. Java:
 // TimeWindowedKStream.aggregate.
 func (w TimeWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, opts ...TableOption[K, VR]) KTable[Windowed[K], VR] {
-	if initializer == nil || aggregator == nil {
-		w.g.b.fail(dslErr("", nil, "windowed aggregate: initializer and aggregator must not be nil"))
-	}
-	return timeWindowedAggregate[K, V, VR](w, "Aggregate", streamAggName, opts, false, nil, initializerOf(initializer), aggregatorOf(aggregator))
+	return timeWindowedAggregate[K, V, VR](w, nilNames(initializer == nil, "initializer", aggregator == nil, "aggregator"), streamAggName, opts, false, nil, initializerOf(initializer), aggregatorOf(aggregator))
 }
 
-// sessionAggregate builds a session-windowed aggregation.
-func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix string, opts []TableOption[K, VR], burnIfUnnamed bool,
+// sessionAggregate builds a session-windowed aggregation; missing is as timeWindowedAggregate's.
+func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], missing, prefix string, opts []TableOption[K, VR], burnIfUnnamed bool,
 	defaultValue serde.Serde[any], init ktable.Initializer, agg ktable.Aggregator, merger ktable.Merger) KTable[Windowed[K], VR] {
 	b := w.g.b
 	named, mat := splitTableOptions(opts)
@@ -365,6 +363,9 @@ func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix s
 		mi.valueSerde = defaultValue
 	}
 	name := b.orElseGenerate(named, prefix)
+	if missing != "" {
+		b.fail(dslErr(name, nil, "%s: %s must not be nil", name, missing))
+	}
 	gap, grace := w.session.gapMs, w.session.graceMs
 	if grace == 0 {
 		b.warnNoGrace(name, mi.storeName, "SessionWindowsOfInactivityGapAndGrace")
@@ -405,7 +406,7 @@ func sessionAggregate[K, V, VR any](w SessionWindowedKStream[K, V], op, prefix s
 // Count counts the records of each key per session. Options: TableNamed, Materialized[K, int64]
 // (retention default gap + grace); LateRecordsTo adds a late-record topic. Java: SessionWindowedKStream.count.
 func (w SessionWindowedKStream[K, V]) Count(opts ...TableOption[K, int64]) KTable[Windowed[K], int64] {
-	return sessionAggregate[K, V, int64](w, "Count", streamAggName, opts, true, untyped(serde.Long()),
+	return sessionAggregate[K, V, int64](w, "", streamAggName, opts, true, untyped(serde.Long()),
 		func() (any, error) { return int64(0), nil },
 		func(_, _, agg any) (any, error) {
 			n, _ := agg.(int64)
@@ -421,9 +422,6 @@ func (w SessionWindowedKStream[K, V]) Count(opts ...TableOption[K, int64]) KTabl
 // Reduce combines the values of each key per session with reducer; merging sessions reduces
 // their aggregates. Options as Count, with Materialized[K, V]. Java: SessionWindowedKStream.reduce.
 func (w SessionWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts ...TableOption[K, V]) KTable[Windowed[K], V] {
-	if reducer == nil {
-		w.g.b.fail(dslErr("", nil, "session reduce: reducer must not be nil"))
-	}
 	red := reducerOf(reducer)
 	agg := func(_, value, a any) (any, error) {
 		if a == nil {
@@ -431,7 +429,7 @@ func (w SessionWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts 
 		}
 		return red(a, value)
 	}
-	return sessionAggregate[K, V, V](w, "Reduce", streamReduceName, opts, false, w.g.valueSerde,
+	return sessionAggregate[K, V, V](w, nilNames(reducer == nil, "reducer"), streamReduceName, opts, false, w.g.valueSerde,
 		func() (any, error) { return nil, nil }, agg,
 		func(key, a1, a2 any) (any, error) { return agg(key, a2, a1) })
 }
@@ -440,9 +438,6 @@ func (w SessionWindowedKStream[K, V]) Reduce(reducer func(agg, value V) V, opts 
 // aggregate, aggregator adds a value, merger combines the aggregates of two sessions a record
 // joins. Options as Count, with Materialized[K, VR]. Java: SessionWindowedKStream.aggregate.
 func (w SessionWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, aggregator func(key K, value V, agg VR) VR, merger func(key K, agg1, agg2 VR) VR, opts ...TableOption[K, VR]) KTable[Windowed[K], VR] {
-	if initializer == nil || aggregator == nil || merger == nil {
-		w.g.b.fail(dslErr("", nil, "session aggregate: initializer, aggregator and merger must not be nil"))
-	}
 	m := func(key, a1, a2 any) (any, error) {
 		k, err := cast[K]("key", key)
 		if err != nil {
@@ -458,7 +453,7 @@ func (w SessionWindowedKStream[K, V]) Aggregate[VR any](initializer func() VR, a
 		}
 		return box(merger(k, x, y)), nil
 	}
-	return sessionAggregate[K, V, VR](w, "Aggregate", streamAggName, opts, false, nil, initializerOf(initializer), aggregatorOf(aggregator), m)
+	return sessionAggregate[K, V, VR](w, nilNames(initializer == nil, "initializer", aggregator == nil, "aggregator", merger == nil, "merger"), streamAggName, opts, false, nil, initializerOf(initializer), aggregatorOf(aggregator), m)
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
@@ -508,9 +503,10 @@ func CogroupWindowedBySession[K, VOut any](c CogroupedKStream[K, VOut], w Sessio
 
 // cogroupWindowed writes a windowed cogrouped aggregation as Java's
 // CogroupedStreamAggregateBuilder: repartitions, one "COGROUPKSTREAM-AGGREGATE-<n>" processor per
-// stream sharing the store, and the "COGROUPKSTREAM-MERGE-<n>" pass-through.
+// stream sharing the store, and the "COGROUPKSTREAM-MERGE-<n>" pass-through. missing names the
+// user functions that are nil ("" for none), which fails the build naming the merge processor.
 func cogroupWindowed(c *cogroupImpl, named string, mi *materializedInternal, sb func() processor.StoreBuilder,
-	sup func(agg ktable.Aggregator) ktable.Supplier, keySerde serde.Serde[any]) *tableImpl {
+	sup func(agg ktable.Aggregator) ktable.Supplier, keySerde serde.Serde[any], missing string) *tableImpl {
 	b := c.b
 	parents := make([]*graphNode, len(c.groups))
 	for i, g := range c.groups {
@@ -539,6 +535,9 @@ func cogroupWindowed(c *cogroupImpl, named string, mi *materializedInternal, sb 
 		aggNodes = append(aggNodes, b.addNode(n, parents[i]))
 	}
 	mergeName := b.suffixOrElseGenerate(named, "-cogroup-merge", cogroupMergeName)
+	if missing != "" {
+		b.fail(dslErr(mergeName, nil, "%s: %s must not be nil", mergeName, missing))
+	}
 	pass := ktable.NewWindowedPassThrough(sups, mi.storeName)
 	n := b.addNode(processorNode(mergeName, pass, nil, nil), aggNodes...)
 	return &tableImpl{b: b, name: mergeName, node: n, keySerde: keySerde, valueSerde: mi.valueSerde, supplier: pass,
@@ -554,9 +553,6 @@ func (w TimeWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut
 	b := w.c.b
 	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, cogroupAggName)
-	if initializer == nil {
-		b.fail(dslErr("", nil, "windowed cogroup aggregate: initializer must not be nil"))
-	}
 	tw := TimeWindowedKStream[K, VOut]{kind: w.kind, time: w.time, sliding: w.sliding}
 	size, grace, minRet := tw.params()
 	retention := minRet
@@ -580,7 +576,7 @@ func (w TimeWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() VOut
 	if mi.keySerde != nil {
 		keySerde = serde.Untyped(serde.TimeWindowed(serde.Typed[K](mi.keySerde), msDuration(size)))
 	}
-	return KTable[Windowed[K], VOut]{t: cogroupWindowed(w.c, named, mi, windowStoreBuilder(mi, retention, size), sup, keySerde)}
+	return KTable[Windowed[K], VOut]{t: cogroupWindowed(w.c, named, mi, windowStoreBuilder(mi, retention, size), sup, keySerde, nilNames(initializer == nil, "initializer"))}
 }
 
 // Aggregate builds the session-windowed cogrouped aggregation; merger combines the aggregates
@@ -590,9 +586,6 @@ func (w SessionWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() V
 	b := w.c.b
 	named, mat := splitTableOptions(opts)
 	mi := materialize(b, mat, cogroupAggName)
-	if initializer == nil || merger == nil {
-		b.fail(dslErr("", nil, "session cogroup aggregate: initializer and merger must not be nil"))
-	}
 	gap, grace := w.session.gapMs, w.session.graceMs
 	retention := gap + grace
 	if mat != nil && mat.retentionOK {
@@ -631,5 +624,5 @@ func (w SessionWindowedCogroupedKStream[K, VOut]) Aggregate(initializer func() V
 	if mi.keySerde != nil {
 		keySerde = serde.Untyped(serde.SessionWindowed(serde.Typed[K](mi.keySerde)))
 	}
-	return KTable[Windowed[K], VOut]{t: cogroupWindowed(w.c, named, mi, sb, sup, keySerde)}
+	return KTable[Windowed[K], VOut]{t: cogroupWindowed(w.c, named, mi, sb, sup, keySerde, nilNames(initializer == nil, "initializer", merger == nil, "merger"))}
 }
