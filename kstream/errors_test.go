@@ -97,6 +97,20 @@ func TestBuildErrors(t *testing.T) {
 			c := kstream.Stream(b, "in", str).GroupByKey().Cogroup(cogroupAgg)
 			kstream.CogroupWindowedBySession(c, kstream.SessionWindowsOfInactivityGapWithNoGrace(time.Minute)).Aggregate(func() int { return 0 }, nil)
 		}, nil, "COGROUPKSTREAM-MERGE-0000000003", "COGROUPKSTREAM-MERGE-0000000003: merger must not be nil"},
+		{"table reduce without subtractor", func(b *kstream.StreamsBuilder) {
+			kstream.Table(b, "in", str).GroupBy(func(k, v string) (string, string) { return v, k }).
+				Reduce(func(a, v string) string { return a + v }, nil, kstream.TableNamedAs[string, string]("tr"))
+		}, nil, "tr", "tr: subtractor must not be nil"},
+		{"invalid windows", func(b *kstream.StreamsBuilder) {
+			kstream.WindowedBy(kstream.Stream(b, "in", str).GroupByKey(), kstream.TimeWindowsOfSizeWithNoGrace(0))
+		}, nil, "KSTREAM-SOURCE-0000000000", "windowedBy KSTREAM-SOURCE-0000000000: invalid window specification"},
+		{"table-table join without joiner", func(b *kstream.StreamsBuilder) {
+			kstream.Table(b, "a", str).Join(kstream.Table(b, "b", str), (func(string, string) string)(nil), kstream.TableNamedAs[string, string]("tj"))
+		}, nil, "tj", "tj: joiner must not be nil"},
+		{"stream-table join across builders", func(b *kstream.StreamsBuilder) {
+			other := kstream.Table(kstream.NewStreamsBuilder(), "t", str)
+			kstream.Stream(b, "in", str).Join(other, func(v, tv string) string { return v })
+		}, nil, "KSTREAM-SOURCE-0000000000", "of KSTREAM-SOURCE-0000000000: the other side was created by another StreamsBuilder"},
 		{"unknown optimization", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).To("out")
 		}, map[string]string{kstream.TopologyOptimizationConfig: "fast"}, "", `"fast" is not a valid optimization; use "none", "all", or a comma-separated list of`},

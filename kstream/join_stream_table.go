@@ -117,7 +117,7 @@ func copartition(t *processor.Topology, what string, nodes ...string) error {
 // checkSameBuilder records a *processor.TopologyError when other is not from s's builder.
 func (s *streamImpl) checkSameBuilder(other *StreamsBuilder, what string) bool {
 	if other != s.b {
-		s.b.fail(dslErr("", nil, "%s: the other side was created by another StreamsBuilder", what))
+		s.b.fail(dslErr(s.name, nil, "%s of %s: the other side was created by another StreamsBuilder", what, s.name))
 		return false
 	}
 	return true

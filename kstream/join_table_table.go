@@ -53,11 +53,11 @@ func tableTableJoin[K, V, VO, VR any](t KTable[K, V], other *tableImpl, joiner f
 	}
 	mergeName := b.orElseGenerate(named, tableMergeName)
 	if other == nil || other.b != b {
-		b.fail(dslErr("", nil, "%s: the other table was created by another StreamsBuilder (or is the zero KTable)", op))
+		b.fail(dslErr(mergeName, nil, "%s %s: the other table was created by another StreamsBuilder (or is the zero KTable)", op, mergeName))
 		return KTable[K, VR]{t: &tableImpl{b: b, name: mergeName, node: t.t.node, supplier: t.t.supplier}}
 	}
 	if joiner == nil {
-		b.fail(dslErr("", nil, "%s %s: joiner must not be nil", op, mergeName))
+		b.fail(dslErr(mergeName, nil, "%s %s: joiner must not be nil", op, mergeName))
 	}
 	allSources := unionNames(t.t.sourceNodes, other.sourceNodes)
 	if leftOuter {

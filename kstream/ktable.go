@@ -353,11 +353,18 @@ type groupedTableImpl struct {
 // counterpart: KGroupedTable.
 type KGroupedTable[K, V any] struct{ g *groupedTableImpl }
 
-func (g *groupedTableImpl) aggregate(named, prefix string, mi *materializedInternal, sup ktable.Supplier) *tableImpl {
+// aggregate writes a grouped table's aggregation as Java's KGroupedTableImpl.doAggregate:
+// the repartition sink and source, then the aggregating processor (named, else prefix and
+// the next index). missing names the user functions that are nil ("" for none), which fails
+// the build naming that processor.
+func (g *groupedTableImpl) aggregate(named, prefix, missing string, mi *materializedInternal, sup ktable.Supplier) *tableImpl {
 	b := g.b
 	sink := b.suffixOrElseGenerate(named, "-sink", sinkName)
 	source := b.suffixOrElseGenerate(named, "-source", sourceName)
 	funcName := b.orElseGenerate(named, prefix)
+	if missing != "" {
+		b.fail(dslErr(funcName, nil, "%s: %s must not be nil", funcName, missing))
+	}
 	topicPrefix := g.userName
 	if topicPrefix == "" {
 		topicPrefix = mi.storeName
@@ -388,7 +395,7 @@ func (g KGroupedTable[K, V]) Count(opts ...TableOption[K, int64]) KTable[K, int6
 	sup := ktable.NewTableAggregate(mi.storeName, func() (any, error) { return int64(0), nil },
 		func(_, _, agg any) (any, error) { return agg.(int64) + 1, nil },
 		func(_, _, agg any) (any, error) { return agg.(int64) - 1, nil })
-	return KTable[K, int64]{t: g.g.aggregate(named, tableAggName, mi, sup)}
+	return KTable[K, int64]{t: g.g.aggregate(named, tableAggName, "", mi, sup)}
 }
 
 // Reduce combines values per key: adder adds a new value, subtractor removes an old one. Store
@@ -403,11 +410,8 @@ func (g KGroupedTable[K, V]) Reduce(adder, subtractor func(agg, value V) V, opts
 	if mi.valueSerde == nil {
 		mi.valueSerde = g.g.valueSerde
 	}
-	if adder == nil || subtractor == nil {
-		b.fail(dslErr("", nil, "reduce: adder and subtractor must not be nil"))
-	}
 	sup := ktable.NewTableReduce(mi.storeName, reducerOf(adder), reducerOf(subtractor))
-	return KTable[K, V]{t: g.g.aggregate(named, tableReduceName, mi, sup)}
+	return KTable[K, V]{t: g.g.aggregate(named, tableReduceName, nilNames(adder == nil, "adder", subtractor == nil, "subtractor"), mi, sup)}
 }
 
 // Aggregate folds values per key: initializer gives the first aggregate, adder adds a new
@@ -421,9 +425,6 @@ func (g KGroupedTable[K, V]) Aggregate[VR any](initializer func() VR, adder, sub
 	if mi.keySerde == nil {
 		mi.keySerde = g.g.keySerde
 	}
-	if initializer == nil || adder == nil || subtractor == nil {
-		b.fail(dslErr("", nil, "aggregate: initializer, adder and subtractor must not be nil"))
-	}
 	sup := ktable.NewTableAggregate(mi.storeName, initializerOf(initializer), aggregatorOf(adder), aggregatorOf(subtractor))
-	return KTable[K, VR]{t: g.g.aggregate(named, tableAggName, mi, sup)}
+	return KTable[K, VR]{t: g.g.aggregate(named, tableAggName, nilNames(initializer == nil, "initializer", adder == nil, "adder", subtractor == nil, "subtractor"), mi, sup)}
 }

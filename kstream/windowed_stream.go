@@ -55,7 +55,7 @@ type SessionWindowedKStream[K, V any] struct {
 // instantiation cycle.) Java: KGroupedStream.windowedBy(Windows).
 func WindowedBy[K, V any](g KGroupedStream[K, V], w TimeWindows) TimeWindowedKStream[K, V] {
 	if w.err != nil {
-		g.g.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
+		g.g.b.fail(dslErr(g.g.name, ErrInvalidWindows, "windowedBy %s: %v", g.g.name, w.err))
 	}
 	return TimeWindowedKStream[K, V]{g: g.g, kind: timeWindowKind, time: w}
 }
@@ -64,7 +64,7 @@ func WindowedBy[K, V any](g KGroupedStream[K, V], w TimeWindows) TimeWindowedKSt
 // KGroupedStream.windowedBy(SlidingWindows).
 func WindowedBySliding[K, V any](g KGroupedStream[K, V], w SlidingWindows) TimeWindowedKStream[K, V] {
 	if w.err != nil {
-		g.g.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
+		g.g.b.fail(dslErr(g.g.name, ErrInvalidWindows, "windowedBy %s: %v", g.g.name, w.err))
 	}
 	return TimeWindowedKStream[K, V]{g: g.g, kind: slidingWindowKind, sliding: w}
 }
@@ -73,7 +73,7 @@ func WindowedBySliding[K, V any](g KGroupedStream[K, V], w SlidingWindows) TimeW
 // KGroupedStream.windowedBy(SessionWindows).
 func WindowedBySession[K, V any](g KGroupedStream[K, V], w SessionWindows) SessionWindowedKStream[K, V] {
 	if w.err != nil {
-		g.g.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
+		g.g.b.fail(dslErr(g.g.name, ErrInvalidWindows, "windowedBy %s: %v", g.g.name, w.err))
 	}
 	return SessionWindowedKStream[K, V]{g: g.g, session: w}
 }
@@ -478,7 +478,7 @@ type SessionWindowedCogroupedKStream[K, VOut any] struct {
 // the reason given at [WindowedBy]). Java: CogroupedKStream.windowedBy(Windows).
 func CogroupWindowedBy[K, VOut any](c CogroupedKStream[K, VOut], w TimeWindows) TimeWindowedCogroupedKStream[K, VOut] {
 	if w.err != nil {
-		c.c.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
+		c.c.b.fail(dslErr(c.c.groups[0].name, ErrInvalidWindows, "windowedBy %s: %v", c.c.groups[0].name, w.err))
 	}
 	return TimeWindowedCogroupedKStream[K, VOut]{c: c.c, kind: timeWindowKind, time: w}
 }
@@ -487,7 +487,7 @@ func CogroupWindowedBy[K, VOut any](c CogroupedKStream[K, VOut], w TimeWindows) 
 // CogroupedKStream.windowedBy(SlidingWindows).
 func CogroupWindowedBySliding[K, VOut any](c CogroupedKStream[K, VOut], w SlidingWindows) TimeWindowedCogroupedKStream[K, VOut] {
 	if w.err != nil {
-		c.c.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
+		c.c.b.fail(dslErr(c.c.groups[0].name, ErrInvalidWindows, "windowedBy %s: %v", c.c.groups[0].name, w.err))
 	}
 	return TimeWindowedCogroupedKStream[K, VOut]{c: c.c, kind: slidingWindowKind, sliding: w}
 }
@@ -496,7 +496,7 @@ func CogroupWindowedBySliding[K, VOut any](c CogroupedKStream[K, VOut], w Slidin
 // CogroupedKStream.windowedBy(SessionWindows).
 func CogroupWindowedBySession[K, VOut any](c CogroupedKStream[K, VOut], w SessionWindows) SessionWindowedCogroupedKStream[K, VOut] {
 	if w.err != nil {
-		c.c.b.fail(dslErr("", ErrInvalidWindows, "windowedBy: %v", w.err))
+		c.c.b.fail(dslErr(c.c.groups[0].name, ErrInvalidWindows, "windowedBy %s: %v", c.c.groups[0].name, w.err))
 	}
 	return SessionWindowedCogroupedKStream[K, VOut]{c: c.c, session: w}
 }
