@@ -40,9 +40,9 @@
 # 4, 8 on BENCH_ASYNC_SYNC_RECORDS records each, under each guarantee of BENCH_GUARANTEES; with
 # the defaults about 10 minutes on a quiet 2-CPU machine.
 #
-# With the defaults on a quiet 2-CPU machine the whole run takes about 50 minutes: the
+# With the defaults on a quiet 2-CPU machine the whole run takes about an hour: the
 # throughput sweep ~35 (3 rounds of 8 contenders under 2 guarantees at 1 000 000 lines, plus the
-# pipes), latency ~5, fail-over ~5, the recording cost ~4, the rest ~5.
+# pipes), latency ~5, fail-over ~5, the recording cost ~12, the rest ~5.
 #
 # Environment (all optional):
 #   BENCH_LINES        input lines of the throughput runs (default 1000000, ten words each)
