@@ -494,24 +494,13 @@ func nillable[T any]() bool {
 	return false
 }
 
-// isNil reports whether v is a nil interface, pointer, map, slice, func or chan.
+// isNil reports whether v is null (serdeapi.IsNil), answering for the values of the DSL's
+// (untyped) timestamped stores without reflection too.
 func isNil(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case string, int64, int32, int, float64, bool:
-		return false // the common key and value types need no reflection
-	case []byte:
+	if x, ok := v.(*ValueAndTimestamp[any]); ok {
 		return x == nil
-	case *ValueAndTimestamp[any]:
-		return x == nil // the values of the DSL's (untyped) timestamped stores
 	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
+	return serdeapi.IsNil(v)
 }
 
 // initSerdes fills the key and value serdes a store layer was built without from ctx's

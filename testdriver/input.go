@@ -2,6 +2,7 @@ package testdriver
 
 import (
 	"fmt"
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 	"time"
 
 	"github.com/kstreams-go/kstreams/serde"
@@ -54,7 +55,7 @@ func CreateInputTopic[K, V any](d *TopologyTestDriver, topic string, keySerializ
 	switch {
 	case o.advance < 0:
 		t.err = fmt.Errorf("%w: input topic %s: auto advance %v is negative", ErrInvalidArgument, topic, o.advance)
-	case isNil(keySerializer) || isNil(valueSerializer):
+	case serdeapi.IsNil(keySerializer) || serdeapi.IsNil(valueSerializer):
 		t.err = fmt.Errorf("%w: input topic %s: nil serializer", ErrInvalidArgument, topic)
 	case d == nil:
 		t.err = fmt.Errorf("%w: input topic %s has no driver", ErrClosed, topic)
@@ -90,12 +91,12 @@ func (t *TestInputTopic[K, V]) PipeRecord(r TestRecord[K, V]) error {
 	headers := r.Headers.Clone()
 	var kb, vb []byte
 	var err error
-	if !isNil(r.Key) {
+	if !serdeapi.IsNil(r.Key) {
 		if kb, err = t.keySer.Serialize(t.topic, &headers, r.Key); err != nil {
 			return fmt.Errorf("testdriver: serialize key for %s: %w", t.topic, err)
 		}
 	}
-	if !isNil(r.Value) {
+	if !serdeapi.IsNil(r.Value) {
 		if vb, err = t.valueSer.Serialize(t.topic, &headers, r.Value); err != nil {
 			return fmt.Errorf("testdriver: serialize value for %s: %w", t.topic, err)
 		}

@@ -2,7 +2,7 @@ package testdriver
 
 import (
 	"fmt"
-	"reflect"
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 
 	"github.com/kstreams-go/kstreams/serde"
 )
@@ -30,7 +30,7 @@ func (o *TestOutputTopic[K, V]) Topic() string { return o.topic }
 // produced to the topic), deserialization errors. Java: readRecord().
 func (o *TestOutputTopic[K, V]) ReadRecord() (TestRecord[K, V], error) {
 	var zero TestRecord[K, V]
-	if isNil(o.keyDeser) || isNil(o.valueDeser) {
+	if serdeapi.IsNil(o.keyDeser) || serdeapi.IsNil(o.valueDeser) {
 		return zero, fmt.Errorf("%w: output topic %s: nil deserializer", ErrInvalidArgument, o.topic)
 	}
 	r, err := o.d.readRaw(o.topic)
@@ -112,7 +112,7 @@ func ReadKeyValuesToMap[K comparable, V any](o *TestOutputTopic[K, V]) (map[K]V,
 		if err != nil {
 			return out, err
 		}
-		if isNil(kv.Key) {
+		if serdeapi.IsNil(kv.Key) {
 			return out, ErrNullKey
 		}
 		out[kv.Key] = kv.Value
@@ -126,15 +126,3 @@ func (o *TestOutputTopic[K, V]) QueueSize() int { return o.d.queueSize(o.topic) 
 
 // IsEmpty reports whether all records were read. Java: isEmpty().
 func (o *TestOutputTopic[K, V]) IsEmpty() bool { return o.QueueSize() == 0 }
-
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
-}

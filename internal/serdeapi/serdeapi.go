@@ -52,3 +52,24 @@ func PointerTo[T any](v any) (T, bool) {
 	p.Elem().Set(reflect.ValueOf(v))
 	return p.Interface().(T), true
 }
+
+// IsNil reports whether v is nil or a typed nil of a nillable kind (pointer, map, slice, func,
+// chan, interface): the null of Kafka Streams' records and stores. The common key and value
+// types (strings, numbers, booleans, byte slices) are answered without reflection, as they
+// are asked about once or more per record.
+func IsNil(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string, int64, int32, int, float64, bool:
+		return false
+	case []byte:
+		return x == nil
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}

@@ -206,10 +206,10 @@ func (n *node) sink(rec processor.Record[any, any]) error {
 	hp := &n.sinkHeaders
 	var kb, vb []byte
 	var err error
-	if !isNil(rec.Key) {
+	if !serdeapi.IsNil(rec.Key) {
 		kb, err = n.serialize(n.keyApp, n.keySer, topic, hp, rec.Key)
 	}
-	if err == nil && !isNil(rec.Value) {
+	if err == nil && !serdeapi.IsNil(rec.Value) {
 		if n.stringKV && kb != nil && sameString(rec.Key, rec.Value) {
 			// The String serde's bytes of equal strings are equal (a repartition topic keyed
 			// by its value): the value shares the key's bytes, which nobody writes to.

@@ -6,7 +6,6 @@ import (
 	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"log/slog"
 	"maps"
-	"reflect"
 	"regexp"
 	"runtime/debug"
 	"time"
@@ -840,24 +839,6 @@ func (t *Task) Close() error {
 
 // AppConfigs returns a copy of the configured properties.
 func (t *Task) appConfigs() map[string]string { return maps.Clone(t.cfg.AppConfigs) }
-
-// isNil reports whether v is nil or a nil pointer, slice, map, func, chan or interface.
-func isNil(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case string, int64, int32, int, float64, bool:
-		return false // the common key and value types need no reflection
-	case []byte:
-		return x == nil
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
-}
 
 // ClearQueues drops every buffered, unprocessed record (the runtime refetches them from the
 // committed offsets after a rebalance); stream time and partition times are kept, as Java's

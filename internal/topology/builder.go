@@ -16,6 +16,7 @@
 package topology
 
 import (
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 	"reflect"
 	"regexp"
 	"slices"
@@ -330,7 +331,7 @@ func (b *Builder) checkParents(kind, name string, parents []string) error {
 // Errors (Java: Topology.addProcessor): ErrNilArgument, ErrDuplicateName, ErrNoParent,
 // ErrSelfParent, ErrUnknownParent, ErrSinkAsParent.
 func (b *Builder) AddProcessor(name string, supplier any, parents ...string) error {
-	if isNil(supplier) {
+	if serdeapi.IsNil(supplier) {
 		return newErr(name, ErrNilArgument, "processor %s: supplier must not be nil", name)
 	}
 	if err := b.checkParents("processor", name, parents); err != nil {
@@ -348,7 +349,7 @@ func (b *Builder) AddProcessor(name string, supplier any, parents ...string) err
 // ErrDuplicateName, ErrNoParent, ErrSelfParent, ErrUnknownParent, ErrSinkAsParent.
 func (b *Builder) AddSink(name, topic string, topicExtractor any, extractorText string,
 	keySer, valueSer, partitioner any, parents ...string) error {
-	if topic == "" && isNil(topicExtractor) {
+	if topic == "" && serdeapi.IsNil(topicExtractor) {
 		return newErr(name, ErrNilArgument, "sink %s: a topic or a topic name extractor is needed", name)
 	}
 	if err := b.checkParents("sink", name, parents); err != nil {
@@ -370,7 +371,7 @@ func (b *Builder) AddSink(name, topic string, topicExtractor any, extractorText 
 // Errors (Java: Topology.addStateStore): ErrNilArgument, ErrDuplicateStore, and those of
 // ConnectProcessorAndStateStores.
 func (b *Builder) AddStateStore(builder StoreBuilder, processors ...string) error {
-	if isNil(builder) {
+	if serdeapi.IsNil(builder) {
 		return newErr("", ErrNilArgument, "store builder must not be nil")
 	}
 	name := builder.Name()
@@ -464,10 +465,10 @@ func (b *Builder) connect(processor, store string) {
 // builder.LoggingEnabled() says.
 func (b *Builder) AddGlobalStore(builder StoreBuilder, sourceName string, extractor, keyDeser, valueDeser any,
 	topic, processorName string, supplier any, reprocessOnRestore bool) error {
-	if isNil(builder) {
+	if serdeapi.IsNil(builder) {
 		return newErr("", ErrNilArgument, "global store builder must not be nil")
 	}
-	if isNil(supplier) {
+	if serdeapi.IsNil(supplier) {
 		return newErr(builder.Name(), ErrNilArgument, "global store %s: processor supplier must not be nil", builder.Name())
 	}
 	if topic == "" {
@@ -559,19 +560,6 @@ func (b *Builder) NodeGroups() []NodeGroup {
 		}
 	}
 	return groups
-}
-
-// isNil reports whether v is nil or a typed nil of a nillable kind.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
-		return rv.IsNil()
-	}
-	return false
 }
 
 // sameValue reports whether a and b are the same (comparable) value, without panicking on

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 	"slices"
 )
 
@@ -214,9 +215,9 @@ func (b *Builder) TopicGroups(applicationID string) []TopicsInfo {
 func (b *Builder) AddReadOnlyStore(builder StoreBuilder, sourceName string, extractor, keyDeser, valueDeser any,
 	topic, processorName string, supplier any) error {
 	switch {
-	case isNil(builder):
+	case serdeapi.IsNil(builder):
 		return newErr("", ErrNilArgument, "read-only store: store builder must not be nil")
-	case isNil(supplier):
+	case serdeapi.IsNil(supplier):
 		return newErr(builder.Name(), ErrNilArgument, "read-only store %s: processor supplier must not be nil", builder.Name())
 	case topic == "":
 		return newErr(builder.Name(), ErrNoTopics, "read-only store %s: topics cannot be empty; give the store's source topic", builder.Name())

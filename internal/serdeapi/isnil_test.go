@@ -1,8 +1,8 @@
-package task
+package serdeapi
 
 import "testing"
 
-// isNil answers for the types it knows without reflection exactly as reflection does for the
+// IsNil answers for the types it knows without reflection exactly as reflection does for the
 // others: nil interfaces, pointers, slices, maps, funcs and chans are null, values never.
 func TestIsNil(t *testing.T) {
 	var (
@@ -21,8 +21,8 @@ func TestIsNil(t *testing.T) {
 		{new(int), false}, {nilMap, true}, {map[string]int{}, false}, {nilFunc, true},
 		{nilChan, true}, {struct{}{}, false}, {uint8(0), false},
 	} {
-		if got := isNil(c.v); got != c.want {
-			t.Errorf("isNil(%#v) = %v, want %v", c.v, got, c.want)
+		if got := IsNil(c.v); got != c.want {
+			t.Errorf("IsNil(%#v) = %v, want %v", c.v, got, c.want)
 		}
 	}
 }
