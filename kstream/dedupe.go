@@ -58,9 +58,9 @@ func (d Deduplicated[ID]) WithLoggingEnabled(config map[string]string) Deduplica
 func (s KStream[K, V]) DeduplicateByKey(window time.Duration, d ...Deduplicated[K]) KStream[K, V] {
 	opt := lastDeduplicated(d)
 	if opt.idSerde == nil && s.s.keySerde != nil {
-		return deduplicate(s, nil, window, opt, s.s.keySerde)
+		return deduplicate(s, nil, window, opt, s.s.keySerde, false)
 	}
-	return deduplicate(s, nil, window, opt, nil)
+	return deduplicate(s, nil, window, opt, nil, false)
 }
 
 // Deduplicate drops every record whose id (idOf(key, value)) was already forwarded within
@@ -88,7 +88,7 @@ func (s KStream[K, V]) DeduplicateByKey(window time.Duration, d ...Deduplicated[
 func (s KStream[K, V]) Deduplicate[ID any](idOf func(K, V) ID, window time.Duration, d ...Deduplicated[ID]) KStream[K, V] {
 	opt := lastDeduplicated(d)
 	if idOf == nil {
-		s.s.b.fail(dslErr("", nil, "deduplicate: id extractor must not be nil"))
+		return deduplicate(s, nil, window, opt, nil, true)
 	}
 	f := func(key, value any) (any, error) {
 		k, v, err := cast2[K, V](key, value)
@@ -97,7 +97,7 @@ func (s KStream[K, V]) Deduplicate[ID any](idOf func(K, V) ID, window time.Durat
 		}
 		return box(idOf(k, v)), nil
 	}
-	return deduplicate(s, f, window, opt, nil)
+	return deduplicate(s, f, window, opt, nil, false)
 }
 
 func lastDeduplicated[ID any](d []Deduplicated[ID]) Deduplicated[ID] {
@@ -107,13 +107,11 @@ func lastDeduplicated[ID any](d []Deduplicated[ID]) Deduplicated[ID] {
 	return d[len(d)-1]
 }
 
-func deduplicate[K, V, ID any](s KStream[K, V], idOf func(key, value any) (any, error), window time.Duration, d Deduplicated[ID], idSerde serde.Serde[any]) KStream[K, V] {
+// deduplicate adds the deduplication; a nil idOf deduplicates by key, and nilIDOf reports that
+// Deduplicate got a nil id extractor (the build fails once the processor's name is known).
+func deduplicate[K, V, ID any](s KStream[K, V], idOf func(key, value any) (any, error), window time.Duration, d Deduplicated[ID], idSerde serde.Serde[any], nilIDOf bool) KStream[K, V] {
 	b := s.s.b
-	w := window.Milliseconds()
-	if w <= 0 {
-		b.fail(dslErr("", ErrInvalidWindows, "deduplicate: window must be at least 1 ms, got %v", window))
-		w = 1
-	}
+	w := max(window.Milliseconds(), 1) // an invalid window fails below, once the name is known
 	if d.idSerde != nil {
 		idSerde = untyped(d.idSerde)
 	}
@@ -134,6 +132,12 @@ func deduplicate[K, V, ID any](s KStream[K, V], idOf func(key, value any) (any, 
 		parent, sources = b.addNode(rp.node(), parent), []string{rp.source}
 	}
 	name = b.orElseGenerate(d.name, dedupeName)
+	if nilIDOf {
+		b.fail(dslErr(name, nil, "%s: id extractor must not be nil", name))
+	}
+	if window.Milliseconds() <= 0 {
+		b.fail(dslErr(name, ErrInvalidWindows, "%s: window must be at least 1 ms, got %v", name, window))
+	}
 	retention := 2 * w
 	sb := func() processor.StoreBuilder {
 		sup, err := b.dslWindowStore(storeName, retention, w, false)

@@ -53,7 +53,7 @@ func TestDeduplicateInvalid(t *testing.T) {
 	}
 	b = kstream.NewStreamsBuilder()
 	kstream.Stream(b, "in", kstream.ConsumedWith(S, S)).Deduplicate[string](nil, dedupeWindow)
-	if _, err := b.Build(); !errors.Is(err, processor.ErrInvalidTopology) || !strings.Contains(err.Error(), "deduplicate: id extractor must not be nil") {
+	if _, err := b.Build(); !errors.Is(err, processor.ErrInvalidTopology) || !strings.Contains(err.Error(), "KSTREAM-DEDUPLICATE-0000000002: id extractor must not be nil") {
 		t.Fatalf("nil extractor: %v, want a topology error saying the extractor is nil", err)
 	}
 }

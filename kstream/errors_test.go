@@ -111,6 +111,23 @@ func TestBuildErrors(t *testing.T) {
 			other := kstream.Table(kstream.NewStreamsBuilder(), "t", str)
 			kstream.Stream(b, "in", str).Join(other, func(v, tv string) string { return v })
 		}, nil, "KSTREAM-SOURCE-0000000000", "of KSTREAM-SOURCE-0000000000: the other side was created by another StreamsBuilder"},
+		{"deduplicate without id extractor", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).Deduplicate((func(string, string) string)(nil), time.Minute).To("out")
+		}, nil, "KSTREAM-DEDUPLICATE-0000000002", "KSTREAM-DEDUPLICATE-0000000002: id extractor must not be nil"},
+		{"named deduplicate with an empty window", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).DeduplicateByKey(0, kstream.DeduplicatedAs[string]("dd")).To("out")
+		}, nil, "dd", "dd: window must be at least 1 ms, got 0s"},
+		{"dynamic sink without extractor", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "in", str).ToExtractor(nil)
+		}, nil, "KSTREAM-SINK-0000000001", "KSTREAM-SINK-0000000001: topic name extractor must not be nil"},
+		{"named foreign-key join without joiner", func(b *kstream.StreamsBuilder) {
+			kstream.Table(b, "a", str).JoinFK(kstream.Table(b, "b", str), func(v string) string { return v },
+				(func(string, string) string)(nil), kstream.TableJoinedAs[string, string]("fk"))
+		}, nil, "fk", "JoinFK: foreign-key extractor and joiner must not be nil"},
+		{"stream-stream join with negative windows", func(b *kstream.StreamsBuilder) {
+			kstream.Stream(b, "a", str).JoinStream(kstream.Stream(b, "b", str), func(v, o string) string { return v },
+				kstream.OfTimeDifferenceWithNoGrace(-time.Second))
+		}, nil, "KSTREAM-MERGE-0000000006", "KSTREAM-MERGE-0000000006: invalid window specification: time difference must not be negative (got -1000 ms)"},
 		{"unknown optimization", func(b *kstream.StreamsBuilder) {
 			kstream.Stream(b, "in", str).To("out")
 		}, map[string]string{kstream.TopologyOptimizationConfig: "fast"}, "", `"fast" is not a valid optimization; use "none", "all", or a comma-separated list of`},

@@ -114,16 +114,16 @@ func fkJoin[K, V, KO, VO, VR any](t KTable[K, V], other KTable[KO, VO], fk func(
 			m := o
 			mat = &m
 		default:
-			b.fail(dslErr("", nil, "%s got %T; it needs TableJoined[%s, %s] (which also carries the name) or Materialized[%s, %s]",
+			b.fail(dslErr(tj.name, nil, "%s got %T; it needs TableJoined[%s, %s] (which also carries the name) or Materialized[%s, %s]",
 				op, o, typeName[K](), typeName[KO](), typeName[K](), typeName[VR]()))
 		}
 	}
 	if other.t == nil || other.t.b != b {
-		b.fail(dslErr("", nil, "%s: the other table was created by another StreamsBuilder (or is the zero KTable)", op))
+		b.fail(dslErr(tj.name, nil, "%s: the other table was created by another StreamsBuilder (or is the zero KTable)", op))
 		return KTable[K, VR]{t: &tableImpl{b: b, name: t.t.name, node: t.t.node, supplier: t.t.supplier}}
 	}
 	if fk == nil || joiner == nil {
-		b.fail(dslErr("", nil, "%s: foreign-key extractor and joiner must not be nil", op))
+		b.fail(dslErr(tj.name, nil, "%s: foreign-key extractor and joiner must not be nil", op))
 	}
 	ot := other.t
 	ot.enableSendingOldValues(true)

@@ -304,9 +304,6 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 	if other.s == nil || !s.s.checkSameBuilder(other.s.b, "stream-stream join") {
 		return KStream[K, VR]{s: s.derive("", s.s.node, nil, nil, false)}
 	}
-	if windows.err != nil {
-		b.fail(dslErr("", ErrInvalidWindows, "%v", windows.err))
-	}
 	keySerde, thisSerde, otherSerde := untyped(sj.keySerde), untyped(sj.valueSerde), untyped(sj.otherValueSerde)
 	this, that := s.s, other.s
 	if this.repartitionRequired {
@@ -342,6 +339,9 @@ func streamStreamJoinOp[K, V, VO, VR any](s KStream[K, V], other KStream[K, VO],
 		b.checkName(otherJoin)
 	}
 	mergeN := b.suffixOrElseGenerate(sj.name, "-merge", mergeName)
+	if windows.err != nil {
+		b.fail(dslErr(mergeN, ErrInvalidWindows, "%s: %v", mergeN, windows.err))
+	}
 	if joiner == nil {
 		b.fail(dslErr(mergeN, nil, "%s: joiner must not be nil", mergeN))
 	}

@@ -400,7 +400,13 @@ func (s KStream[K, V]) To(topic string, produced ...Produced[K, V]) {
 // to(TopicNameExtractor[, produced]).
 func (s KStream[K, V]) ToExtractor(extractor processor.TopicNameExtractor[K, V], produced ...Produced[K, V]) {
 	if extractor == nil {
-		s.impl().b.fail(dslErr("", nil, "to: topic name extractor must not be nil"))
+		var p Produced[K, V]
+		if len(produced) > 0 {
+			p = produced[len(produced)-1]
+		}
+		b := s.impl().b
+		name := b.orElseGenerate(p.name, sinkName)
+		b.fail(dslErr(name, nil, "%s: topic name extractor must not be nil", name))
 		return
 	}
 	s.to("", extractor, produced)
