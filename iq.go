@@ -137,7 +137,7 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // made from (Count: Materialized[K, int64], so K and int64), whatever engine-level types it is
 // built with; a timestamped store (the DSL's aggregations and tables) is viewed with its plain
 // values (KeyValueStore) or with its timestamps (TimestampedKeyValueStore). A view of other
-// types is refused when it is made with a *store.WrongStoreTypeError
+// types is refused when it is made with a *processor.StoreTypeError
 // (errors.Is(err, processor.ErrWrongStoreType)) saying what the store holds and which views fit,
 // not with ErrStoreNotAvailable, which asks to retry later: retrying cannot fix the types.
 // An interface type such as any accepts every value.
@@ -158,7 +158,7 @@ func (k *KafkaStreams) QueryMetadataForKey(storeName string, serializedKey []byt
 // processor, punctuator or serde running on a stream thread): the read would wait for the very
 // thread making it and never return (Java's locks are re-entrant; ours are not); processing
 // code reads its stores through ProcessorContext.StateStore. Errors: processor.ErrUnknownStore when the
-// topology has no store of that name; *store.WrongStoreTypeError (processor.ErrWrongStoreType)
+// topology has no store of that name; *processor.StoreTypeError (processor.ErrWrongStoreType)
 // when the store does not hold K and V or is not a key-value store; ErrStoreNotAvailable when
 // the instance is not Running, no local task has the store, or (from reads) the task migrated
 // since the view found it. Options: EnableStaleStores (standbys and restoring tasks answer too, KIP-535),

@@ -36,7 +36,7 @@ import (
 // task at a time, its matches held until the iterator moves on. Reads never fill the record
 // cache. Do not read the view from the
 // instance's own processing code (see KeyValueStore). Errors: processor.ErrUnknownStore when the
-// topology has no store of that name; *store.WrongStoreTypeError (processor.ErrWrongStoreType)
+// topology has no store of that name; *processor.StoreTypeError (processor.ErrWrongStoreType)
 // when the store is no window store of K and V; ErrStoreNotAvailable when the instance is not
 // Running, no local task has the store, or (from reads) the task migrated since the view
 // found it. Options: EnableStaleStores (standbys and restoring tasks answer too, KIP-535), WithPartition (one

@@ -51,7 +51,7 @@ func checkTypedQueries(t *testing.T, b kafkatest.Broker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrong := `store: state store "customer-totals-store" is a store of string keys and float64 values, ` +
+	wrong := `state store "customer-totals-store" is a store of string keys and float64 values, ` +
 		`not a key-value store of string keys and string values`
 	_, err = kstreams.KeyValueStore[string, string](app, "customer-totals-store")
 	wantStoreErr(t, err, processor.ErrWrongStoreType, wrong)
@@ -116,11 +116,11 @@ func checkTypedQueries(t *testing.T, b kafkatest.Broker) {
 		t.Fatalf("untyped bob = %v %v %v", v, ok, err)
 	}
 	_, err = kstreams.KeyValueStore[string, string](app, "customer-totals-store")
-	wantStoreErr(t, err, processor.ErrWrongStoreType, `store: state store "customer-totals-store" is a timestamped key-value store of `+
+	wantStoreErr(t, err, processor.ErrWrongStoreType, `state store "customer-totals-store" is a timestamped key-value store of `+
 		`string keys and float64 values, not a key-value store of string keys and string values; `+
 		`ask for KeyValueStore[string, float64] or TimestampedKeyValueStore[string, float64]`)
 	_, err = kstreams.TimestampedKeyValueStore[string, int64](app, "customer-totals-store")
-	wantStoreErr(t, err, processor.ErrWrongStoreType, `store: state store "customer-totals-store" is a timestamped key-value store of `+
+	wantStoreErr(t, err, processor.ErrWrongStoreType, `state store "customer-totals-store" is a timestamped key-value store of `+
 		`string keys and float64 values, not a timestamped key-value store of string keys and int64 values; `+
 		`ask for KeyValueStore[string, float64] or TimestampedKeyValueStore[string, float64]`)
 	closeApp(t, app)

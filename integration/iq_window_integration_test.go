@@ -242,7 +242,7 @@ func checkWindowAndSessionViews(t *testing.T, b kafkatest.Broker) {
 
 	app := insts[0].app
 	_, err := kstreams.WindowStore[string, string](app, "win-counts")
-	wantStoreErr(t, err, processor.ErrWrongStoreType, `store: state store "win-counts" is a timestamped window store of string keys and int64 values, `+
+	wantStoreErr(t, err, processor.ErrWrongStoreType, `state store "win-counts" is a timestamped window store of string keys and int64 values, `+
 		`not a window store of string keys and string values; ask for WindowStore[string, int64] or TimestampedWindowStore[string, int64]`)
 	_, err = kstreams.KeyValueStore[string, int64](app, "win-counts")
 	if !errors.Is(err, processor.ErrWrongStoreType) {

@@ -404,7 +404,7 @@ func TestIntegrationStateQueryIQv2(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r := bad.PartitionResults[p]; r.Failure != kstreams.FailureStoreException ||
-		r.FailureMessage != `store: state store "counts" is a timestamped key-value store of string keys and int64 values, not a key-value store of string keys and string values; ask for KeyValueStore[string, int64] or TimestampedKeyValueStore[string, int64]` {
+		r.FailureMessage != `state store "counts" is a timestamped key-value store of string keys and int64 values, not a key-value store of string keys and string values; ask for KeyValueStore[string, int64] or TimestampedKeyValueStore[string, int64]` {
 		t.Fatalf("wrong-typed query: %+v", r)
 	}
 	if _, err := kstreams.StateQuery(owner, kstreams.StateQueryRequest[*int64]{Store: "nope", Query: kstreams.KeyQuery[string, int64]{Key: k}}); !errors.Is(err, processor.ErrUnknownStore) {

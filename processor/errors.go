@@ -24,7 +24,7 @@ var (
 	ErrUnknownChild = errors.New("unknown downstream node")
 	// ErrWrongStoreType: a store asked for with types or a kind it does not have:
 	// GetStateStore's type argument, a test driver's or an interactive query's typed view
-	// (store.WrongStoreTypeError, wrapping it, says which). It is not a "retry later" error.
+	// ([*StoreTypeError], wrapping it, says which). It is not a "retry later" error.
 	// Java: a ClassCastException, or InvalidStateStoreException "the queryable store type ...
 	// does not accept the actual store type".
 	ErrWrongStoreType = errors.New("state store has another type")
@@ -36,18 +36,28 @@ var (
 	ErrRecordTypeMismatch = errors.New("record key or value has an unexpected type")
 )
 
-// StoreTypeError is returned by [GetStateStore] when the store has another type than asked.
-// It wraps [ErrWrongStoreType].
+// StoreTypeError is a store asked for with types (or a kind) it does not have: returned by
+// [GetStateStore], by interactive queries and by the test driver's typed store getters. It
+// wraps [ErrWrongStoreType]. Java: InvalidStateStoreException ("... is not a ...").
 type StoreTypeError struct {
 	// Store is the store name.
 	Store string
-	// Want is the requested type, Got the store's actual type (Go syntax).
+	// Want describes what was asked for: a Go type, or for a DSL store e.g. "key-value store of
+	// string keys and string values". Got describes the store the same way, e.g.
+	// "timestamped key-value store of string keys and float64 values".
 	Want, Got string
+	// Use lists the views that fit the store (e.g. "KeyValueStore[string, float64] or
+	// TimestampedKeyValueStore[string, float64]"); "" when not known.
+	Use string
 }
 
-// Error describes the mismatch.
+// Error describes the mismatch and, when known, what to ask for instead.
 func (e *StoreTypeError) Error() string {
-	return fmt.Sprintf("state store %q is a %s, not a %s", e.Store, e.Got, e.Want)
+	msg := fmt.Sprintf("state store %q is a %s, not a %s", e.Store, e.Got, e.Want)
+	if e.Use != "" {
+		msg += "; ask for " + e.Use
+	}
+	return msg
 }
 
 // Unwrap returns [ErrWrongStoreType].

@@ -95,30 +95,3 @@ func storeErr(name, op string, err error) error {
 	}
 	return &StoreError{Store: name, Op: op, Err: err}
 }
-
-// WrongStoreTypeError is a store asked for with types (or a kind) it does not have. It wraps
-// processor.ErrWrongStoreType.
-type WrongStoreTypeError struct {
-	// Store is the store name.
-	Store string
-	// Have describes the store, e.g. "timestamped key-value store of string keys and float64
-	// values" (a DSL store) or its Go type (a Processor API store).
-	Have string
-	// Want describes what was asked for, e.g. "key-value store of string keys and string values".
-	Want string
-	// Use lists the views that fit the store (e.g. "KeyValueStore[string, float64] or
-	// TimestampedKeyValueStore[string, float64]"), "" when not known.
-	Use string
-}
-
-// Error implements error.
-func (e *WrongStoreTypeError) Error() string {
-	msg := fmt.Sprintf("store: state store %q is a %s, not a %s", e.Store, e.Have, e.Want)
-	if e.Use != "" {
-		msg += "; ask for " + e.Use
-	}
-	return msg
-}
-
-// Unwrap returns processor.ErrWrongStoreType.
-func (e *WrongStoreTypeError) Unwrap() error { return processor.ErrWrongStoreType }

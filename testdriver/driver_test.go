@@ -95,7 +95,7 @@ func TestWordCountProcessorDemo(t *testing.T) {
 		t.Fatalf("store hello = %v %v", v, ok)
 	}
 	_, err = KeyValueStore[string, int64](d, "Counts")
-	wantErr(t, err, processor.ErrWrongStoreType, `store: state store "Counts" is a key-value store of string keys and int32 values, `+
+	wantErr(t, err, processor.ErrWrongStoreType, `state store "Counts" is a key-value store of string keys and int32 values, `+
 		`not a key-value store of string keys and int64 values; ask for KeyValueStore[string, int32]`)
 	_, err = KeyValueStore[string, int32](d, "Count")
 	wantErr(t, err, processor.ErrUnknownStore, `testdriver: unknown state store: "Count"`)

@@ -91,15 +91,15 @@ func TestDSLStoresTypedViews(t *testing.T) {
 		t.Fatalf("untyped view bob = %v", v)
 	}
 	_, err = testdriver.KeyValueStore[string, string](d, "customer-totals-store")
-	wantErrMsg(t, err, processor.ErrWrongStoreType, `store: state store "customer-totals-store" is a timestamped key-value store of `+
+	wantErrMsg(t, err, processor.ErrWrongStoreType, `state store "customer-totals-store" is a timestamped key-value store of `+
 		`string keys and float64 values, not a key-value store of string keys and string values; `+
 		`ask for KeyValueStore[string, float64] or TimestampedKeyValueStore[string, float64]`)
 	_, err = testdriver.KeyValueStore[int64, float64](d, "customer-totals-store")
-	wantErrMsg(t, err, processor.ErrWrongStoreType, `store: state store "customer-totals-store" is a timestamped key-value store of `+
+	wantErrMsg(t, err, processor.ErrWrongStoreType, `state store "customer-totals-store" is a timestamped key-value store of `+
 		`string keys and float64 values, not a key-value store of int64 keys and float64 values; `+
 		`ask for KeyValueStore[string, float64] or TimestampedKeyValueStore[string, float64]`)
 	_, err = testdriver.WindowStore[string, float64](d, "customer-totals-store")
-	wantErrMsg(t, err, processor.ErrWrongStoreType, `store: state store "customer-totals-store" is a timestamped key-value store of `+
+	wantErrMsg(t, err, processor.ErrWrongStoreType, `state store "customer-totals-store" is a timestamped key-value store of `+
 		`string keys and float64 values, not a window store of string keys and float64 values; `+
 		`ask for KeyValueStore[string, float64] or TimestampedKeyValueStore[string, float64]`)
 
@@ -120,7 +120,7 @@ func TestDSLStoresTypedViews(t *testing.T) {
 		t.Fatalf("windows = %+v %v", windows, err)
 	}
 	_, err = testdriver.WindowStore[string, string](d, "per-minute")
-	wantErrMsg(t, err, processor.ErrWrongStoreType, `store: state store "per-minute" is a timestamped window store of string keys and int64 values, `+
+	wantErrMsg(t, err, processor.ErrWrongStoreType, `state store "per-minute" is a timestamped window store of string keys and int64 values, `+
 		`not a window store of string keys and string values; ask for WindowStore[string, int64] or TimestampedWindowStore[string, int64]`)
 
 	sessions, err := testdriver.SessionStore[string, int64](d, "sessions")
@@ -132,6 +132,6 @@ func TestDSLStoresTypedViews(t *testing.T) {
 		t.Fatalf("alice's sessions = %+v %v", got, err)
 	}
 	_, err = testdriver.SessionStore[string, float64](d, "sessions")
-	wantErrMsg(t, err, processor.ErrWrongStoreType, `store: state store "sessions" is a session store of string keys and int64 values, `+
+	wantErrMsg(t, err, processor.ErrWrongStoreType, `state store "sessions" is a session store of string keys and int64 values, `+
 		`not a session store of string keys and float64 values; ask for SessionStore[string, int64]`)
 }

@@ -60,6 +60,6 @@ func TestTimestampedStoreAccessAndFacade(t *testing.T) {
 		t.Fatalf("facade delete = %q %v", old, ok)
 	}
 	_, err = TimestampedKeyValueStore[string, int64](d, "last")
-	wantErr(t, err, processor.ErrWrongStoreType, `store: state store "last" is a timestamped key-value store of string keys and string values, `+
+	wantErr(t, err, processor.ErrWrongStoreType, `state store "last" is a timestamped key-value store of string keys and string values, `+
 		`not a timestamped key-value store of string keys and int64 values; ask for KeyValueStore[string, string] or TimestampedKeyValueStore[string, string]`)
 }

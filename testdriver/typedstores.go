@@ -16,7 +16,7 @@ import (
 // aggregations and tables) is viewed with its plain values (KeyValueStore, WindowStore: reads
 // drop the timestamps, writes store timestamp -1, as Java's driver facades) or with its
 // timestamps (TimestampedKeyValueStore, TimestampedWindowStore). Asking for other types (an
-// interface type such as any accepts every value) returns a *store.WrongStoreTypeError
+// interface type such as any accepts every value) returns a *processor.StoreTypeError
 // (errors.Is(err, processor.ErrWrongStoreType)) that says what the store holds and which views fit;
 // no store of that name is processor.ErrUnknownStore.
 
@@ -42,7 +42,7 @@ func wrongType[K, V any](d *TopologyTestDriver, name string, s processor.StateSt
 // store itself when it is a store.KeyValueStore[K, V] (writes go through its caching and change
 // logging), and for a timestamped store (the DSL's aggregations and tables) a view that reads
 // the plain values and writes them with timestamp -1, as Java's driver. Errors: processor.ErrUnknownStore,
-// *store.WrongStoreTypeError (see the rule above). Java: getKeyValueStore(name).
+// *processor.StoreTypeError (see the rule above). Java: getKeyValueStore(name).
 func KeyValueStore[K, V any](d *TopologyTestDriver, name string) (store.KeyValueStore[K, V], error) {
 	s, err := d.StateStore(name)
 	if err != nil {
@@ -63,7 +63,7 @@ func KeyValueStore[K, V any](d *TopologyTestDriver, name string) (store.KeyValue
 
 // TimestampedKeyValueStore returns the timestamped key-value store name (the DSL's
 // aggregation and table stores) viewed with keys K and values *store.ValueAndTimestamp[V].
-// Errors: processor.ErrUnknownStore, *store.WrongStoreTypeError (see the rule above). Java:
+// Errors: processor.ErrUnknownStore, *processor.StoreTypeError (see the rule above). Java:
 // getTimestampedKeyValueStore(name).
 func TimestampedKeyValueStore[K, V any](d *TopologyTestDriver, name string) (store.TimestampedKeyValueStore[K, V], error) {
 	s, err := d.StateStore(name)
@@ -92,7 +92,7 @@ func timestampedKV[K, V any](d *TopologyTestDriver, name string, s processor.Sta
 // WindowStore returns the window store name viewed with keys K and plain values V: the store
 // itself when it is a store.WindowStore[K, V], and for a timestamped window store (the DSL's
 // windowed aggregations) a view that reads the plain values and writes them with timestamp -1,
-// as Java's driver. Errors: processor.ErrUnknownStore, *store.WrongStoreTypeError (see the rule above). Java:
+// as Java's driver. Errors: processor.ErrUnknownStore, *processor.StoreTypeError (see the rule above). Java:
 // getWindowStore(name).
 func WindowStore[K, V any](d *TopologyTestDriver, name string) (store.WindowStore[K, V], error) {
 	s, err := d.StateStore(name)
@@ -114,7 +114,7 @@ func WindowStore[K, V any](d *TopologyTestDriver, name string) (store.WindowStor
 
 // TimestampedWindowStore returns the timestamped window store name (the DSL's windowed
 // aggregations) viewed with keys K and values *store.ValueAndTimestamp[V]. Errors: processor.ErrUnknownStore,
-// *store.WrongStoreTypeError (see the rule above). Java: getTimestampedWindowStore(name).
+// *processor.StoreTypeError (see the rule above). Java: getTimestampedWindowStore(name).
 func TimestampedWindowStore[K, V any](d *TopologyTestDriver, name string) (store.TimestampedWindowStore[K, V], error) {
 	s, err := d.StateStore(name)
 	if err != nil {
@@ -140,7 +140,7 @@ func timestampedWindow[K, V any](d *TopologyTestDriver, name string, s processor
 }
 
 // SessionStore returns the session store name viewed with keys K and values V (the DSL's
-// session aggregations hold plain values). Errors: processor.ErrUnknownStore, *store.WrongStoreTypeError
+// session aggregations hold plain values). Errors: processor.ErrUnknownStore, *processor.StoreTypeError
 // (see the rule above). Java: getSessionStore(name).
 func SessionStore[K, V any](d *TopologyTestDriver, name string) (store.SessionStore[K, V], error) {
 	s, err := d.StateStore(name)
@@ -165,7 +165,7 @@ func SessionStore[K, V any](d *TopologyTestDriver, name string) (store.SessionSt
 // materialized with store.Stores.PersistentVersionedKeyValueStore or
 // InMemoryVersionedKeyValueStore, or a Processor API versioned store) viewed with keys K and
 // values V: reads of the latest version and of the version as of a timestamp (ms), and writes
-// through its change logging. Errors: processor.ErrUnknownStore, *store.WrongStoreTypeError (see the rule
+// through its change logging. Errors: processor.ErrUnknownStore, *processor.StoreTypeError (see the rule
 // above). Java: getVersionedKeyValueStore(name).
 func VersionedKeyValueStore[K, V any](d *TopologyTestDriver, name string) (store.VersionedKeyValueStore[K, V], error) {
 	s, err := d.StateStore(name)

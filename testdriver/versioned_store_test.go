@@ -79,9 +79,9 @@ func TestVersionedKeyValueStoreView(t *testing.T) {
 	}
 
 	_, err = testdriver.VersionedKeyValueStore[string, string](d, "prices")
-	wantErrMsg(t, err, processor.ErrWrongStoreType, `store: state store "prices" is a versioned key-value store of string keys and int64 values, `+
+	wantErrMsg(t, err, processor.ErrWrongStoreType, `state store "prices" is a versioned key-value store of string keys and int64 values, `+
 		`not a versioned key-value store of string keys and string values; ask for VersionedKeyValueStore[string, int64]`)
 	_, err = testdriver.KeyValueStore[string, int64](d, "prices")
-	wantErrMsg(t, err, processor.ErrWrongStoreType, `store: state store "prices" is a versioned key-value store of string keys and int64 values, `+
+	wantErrMsg(t, err, processor.ErrWrongStoreType, `state store "prices" is a versioned key-value store of string keys and int64 values, `+
 		`not a key-value store of string keys and int64 values; ask for VersionedKeyValueStore[string, int64]`)
 }

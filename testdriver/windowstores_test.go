@@ -41,10 +41,10 @@ func TestWindowAndSessionStoreAccess(t *testing.T) {
 		t.Fatalf("fetch = %q %v %v", v, ok, err)
 	}
 	_, err = SessionStore[string, string](d, "win")
-	wantErr(t, err, processor.ErrWrongStoreType, `store: state store "win" is a window store of string keys and string values, `+
+	wantErr(t, err, processor.ErrWrongStoreType, `state store "win" is a window store of string keys and string values, `+
 		`not a session store of string keys and string values; ask for WindowStore[string, string]`)
 	_, err = WindowStore[string, int64](d, "win")
-	wantErr(t, err, processor.ErrWrongStoreType, `store: state store "win" is a window store of string keys and string values, `+
+	wantErr(t, err, processor.ErrWrongStoreType, `state store "win" is a window store of string keys and string values, `+
 		`not a window store of string keys and int64 values; ask for WindowStore[string, string]`)
 }
 

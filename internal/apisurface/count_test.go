@@ -14,7 +14,7 @@ import (
 // maxExported is the most identifiers the public packages may export together (generated mocks
 // not counted). It only goes down: lower it whenever machinery leaves the public packages (the
 // aim is 1 200), and raise it only for a name users write against.
-const maxExported = 1350
+const maxExported = 1344
 
 // TestPublicSurface keeps the exported API small: every exported name is a promise to users.
 // Run with -v to see the count per package; KSTREAMS_API_LIST=<dir> lists one package's names.

@@ -23,7 +23,7 @@ func Fits(have, want Kind) bool {
 
 // CheckDeclared checks a view of kind want with keys K and values V of the DSL store s, whose
 // Materialized declared the types key and value: nil when it fits, else a
-// *store.WrongStoreTypeError.
+// *processor.StoreTypeError.
 func CheckDeclared[K, V any](name string, s processor.StateStore, key, value reflect.Type, want Kind) error {
 	have := KindOf(s)
 	if !Fits(have, want) {

@@ -80,7 +80,7 @@ func Compatible(declared, requested reflect.Type) bool {
 }
 
 // Check returns nil when a store whose DSL types are key and value (nil when unknown) can be
-// viewed as a kind store of K and V; else a *store.WrongStoreTypeError naming the store's
+// viewed as a kind store of K and V; else a *processor.StoreTypeError naming the store's
 // kind and types and the views it offers.
 func Check[K, V any](name string, have Kind, key, value reflect.Type, want Kind) error {
 	return CheckTypes(name, have, key, value, want, reflect.TypeFor[K](), reflect.TypeFor[V]())
@@ -91,7 +91,7 @@ func CheckTypes(name string, have Kind, key, value reflect.Type, want Kind, k, v
 	if Compatible(key, k) && Compatible(value, v) {
 		return nil
 	}
-	return &store.WrongStoreTypeError{Store: name, Have: Describe(have, key, value), Want: Describe(want, k, v),
+	return &processor.StoreTypeError{Store: name, Got: Describe(have, key, value), Want: Describe(want, k, v),
 		Use: suggest(have, key, value)}
 }
 
@@ -342,7 +342,7 @@ func MismatchTypes(name string, s processor.StateStore, key, value reflect.Type,
 	if kind != "" {
 		have = Describe(kind, k, v)
 	}
-	return &store.WrongStoreTypeError{Store: name, Have: have, Want: Describe(want, wantKey, wantValue),
+	return &processor.StoreTypeError{Store: name, Got: have, Want: Describe(want, wantKey, wantValue),
 		Use: suggest(kind, k, v)}
 }
 
