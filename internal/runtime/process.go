@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/kstreams-go/kstreams/internal/kafka"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +70,7 @@ func (th *thread) processOnce() (int, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				kafka.LabelGoroutine("executor")
 				th.execute(ps)
 			}()
 		}
@@ -140,6 +142,7 @@ func forEachOn[T any](n int, items []T, f func(T) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			kafka.LabelGoroutine("executor")
 			work()
 		}()
 	}

@@ -169,6 +169,7 @@ func (th *thread) setState(st ThreadState) {
 // run is the thread's main loop: it joins the group, processes its tasks and rejoins when the
 // group asks, until the runtime stops or the thread fails.
 func (th *thread) run() {
+	kafka.LabelGoroutine("stream-thread")
 	defer close(th.done)
 	th.setState(ThreadStarting)
 	backoff := 100 * time.Millisecond

@@ -276,6 +276,7 @@ func (u *stateUpdater) close() []*restoreJob {
 
 // loop runs the queued jobs one after the other until close.
 func (u *stateUpdater) loop() {
+	kafka.LabelGoroutine("state-updater")
 	defer close(u.exited)
 	for {
 		u.mu.Lock()

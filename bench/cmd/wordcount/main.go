@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,7 @@ func main() {
 	cacheBytes := flag.Int64("cache-bytes", 10<<20, "statestore.cache.max.bytes")
 	stateDir := flag.String("state-dir", "", "state.dir (default: a fresh temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
+	traceFile := flag.String("trace", "", "write an execution trace of the whole run to `FILE` (go tool trace; where each goroutine waits)")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the whole run to `FILE` at exit")
 	props := map[string]string{}
 	flag.Func("p", "another Kafka Streams `property=value` (repeatable)", func(s string) error {
@@ -67,6 +69,18 @@ func main() {
 		}
 		defer f.Close()
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "wordcount: -trace:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		defer trace.Stop()
 	}
 	if *bootstrap == "" {
 		fmt.Fprintln(os.Stderr, "wordcount: -bootstrap is required")

@@ -65,6 +65,7 @@ type plan struct {
 const heldMaxWait = 10 * time.Millisecond
 
 func (l *loop) run() {
+	kafka.LabelGoroutine("fetch")
 	defer l.f.wg.Done()
 	defer l.shutdown()
 	for {

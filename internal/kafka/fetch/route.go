@@ -17,6 +17,7 @@ import (
 // partitions to their new leaders. Metadata calls block, which is why they are here and not in
 // the stream thread's calls or the loops.
 func (f *Fetcher) route() {
+	kafka.LabelGoroutine("fetch-route")
 	defer f.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()

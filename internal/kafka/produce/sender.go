@@ -22,6 +22,7 @@ import (
 // p.mu.
 
 func (p *Producer) sender() {
+	kafka.LabelGoroutine("produce")
 	defer close(p.stopped)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
