@@ -1,6 +1,8 @@
 package task_test
 
 import (
+	"flag"
+	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/internal/topology"
 	"math/rand"
 	"strings"
@@ -47,11 +49,22 @@ func benchLines(n int) []string {
 	return out
 }
 
-// sliceCollector keeps the records a task sends.
-type sliceCollector struct{ out []task.OutRecord }
+// benchGuarantee is the processing.guarantee of the word count benchmarks, for instance
+// -wordcount.guarantee=exactly_once_v2.
+var benchGuarantee = flag.String("wordcount.guarantee", "at_least_once",
+	"processing.guarantee of BenchmarkWordCountTasks: at_least_once or exactly_once_v2")
+
+// sliceCollector keeps the records a task sends and counts its changelog records.
+type sliceCollector struct {
+	out       []task.OutRecord
+	changelog int64
+}
 
 func (c *sliceCollector) Send(rec task.OutRecord) error {
 	c.out = append(c.out, rec)
+	if rec.Changelog {
+		c.changelog++
+	}
 	return nil
 }
 func (c *sliceCollector) PartitionsFor(string) (int32, error) { return 1, nil }
@@ -59,7 +72,10 @@ func (c *sliceCollector) PartitionsFor(string) (int32, error) { return 1, nil }
 // BenchmarkWordCountTasks runs the word count (bench/wc) as the runtime does for one
 // partition: a task of the split sub-topology whose repartition records are fed to a task of
 // the counting sub-topology (Pebble store in a temporary directory, 10 MiB record cache, a
-// cache-only commit every 10 000 lines). One op is one 10-word line. Besides ns/op it reports
+// commit every 10 000 lines as the runtime's: the record caches flush, then under at-least-once
+// the stores flush when 10 000 changelog records were written since their last flush (the
+// checkpoint rule), under exactly-once the stores commit their transaction batches). The
+// guarantee is -wordcount.guarantee (default at_least_once). One op is one 10-word line. Besides ns/op it reports
 // cpu-ns/op, the CPU time (user and system, of every thread of the process: Pebble's and the
 // garbage collector's too) per line, which a busy machine disturbs less than the elapsed time.
 func BenchmarkWordCountTasks(b *testing.B) { benchWordCountTasks(b, nil) }
@@ -92,7 +108,7 @@ func benchWordCountTasks(b *testing.B, reg *metrics.Registry) {
 			b.Fatal(err)
 		}
 		tk, err := task.New(processor.TaskID{Subtopology: group, Partition: 0}, spec, task.Config{
-			ApplicationID: "bench", AppConfigs: map[string]string{"processing.guarantee": "at_least_once"},
+			ApplicationID: "bench", AppConfigs: map[string]string{"processing.guarantee": *benchGuarantee},
 			StateDir: b.TempDir(), Collector: coll, Cache: rc, Clock: func() int64 { return 0 }, Metrics: reg,
 		})
 		if err != nil {
@@ -107,6 +123,30 @@ func benchWordCountTasks(b *testing.B, reg *metrics.Registry) {
 	t0, t1 := mk(0, split), mk(1, counted)
 	defer t0.Close()
 	defer t1.Close()
+	eos := *benchGuarantee != "at_least_once"
+	// commit is the runtime's regular commit of tk (internal/runtime: flushTasks, commitTxn).
+	var checkpointed int64
+	commit := func(tk *task.Task) {
+		if err := tk.CommitCaches(); err != nil {
+			b.Fatal(err)
+		}
+		if eos {
+			for _, name := range tk.StoreNames() {
+				if ts, ok := storeapi.FindTransactional(tk.Store(name)); ok {
+					if err := ts.CommitTransaction(-1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			return
+		}
+		if tk == t1 && counted.changelog-checkpointed > 10_000 {
+			checkpointed = counted.changelog
+			if err := tk.FlushStores(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	var off0, off1 int64
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -136,12 +176,8 @@ func benchWordCountTasks(b *testing.B, reg *metrics.Registry) {
 			}
 		}
 		if i%10_000 == 9_999 {
-			if err := t0.CommitCaches(); err != nil {
-				b.Fatal(err)
-			}
-			if err := t1.CommitCaches(); err != nil {
-				b.Fatal(err)
-			}
+			commit(t0)
+			commit(t1)
 		}
 		counted.out = counted.out[:0]
 	}
