@@ -43,8 +43,8 @@ func isExactlyOnce(guarantee string) bool {
 }
 
 // pebbleDB is the Pebble database of one store of one task, shared by the namespaces (spaces)
-// the store writes. Under exactly-once, writes go to an indexed batch (the open transaction)
-// that reads see and CommitTransaction applies together with the changelog offset.
+// the store writes. Under exactly-once, writes go to an indexed batch (pend, the open
+// transaction) that reads see and CommitTransaction applies together with the changelog offset.
 type pebbleDB struct {
 	name  string
 	env   *pebbleEnv
@@ -55,7 +55,7 @@ type pebbleDB struct {
 	eos   bool
 	mu    sync.RWMutex
 	db    *pebble.DB
-	txn   *pebble.Batch
+	pend  *pendingBatch
 	wiped bool
 	// scratch holds the prefixed key of a write; only used with mu held for writing (Pebble
 	// copies keys into its batches and memtables, so the buffer is reused at once).
@@ -73,6 +73,15 @@ type pebbleDB struct {
 	// live is db != nil, readable without mu: IsOpen is asked on every Get and Put of the
 	// caching layer above, which should not pay for a lock. Set with db, under mu.
 	live atomic.Bool
+}
+
+// pendingBatch is the batch of a pebbleDB's writes not yet applied to its database, with the
+// number of open iterators reading it (exactly-once: iterators read the indexed transaction
+// batch): a batch that an iterator reads is not reused once applied or dropped (a new one takes
+// its place), since the iterator reads its buffer until closed.
+type pendingBatch struct {
+	b     *pebble.Batch
+	iters atomic.Int32
 }
 
 // keyBufs recycles the buffers of prefixed keys for reads, which run under the read lock,
@@ -143,7 +152,7 @@ func (p *pebbleDB) open() error {
 	// Only once the database is open (Pebble's lock file held): no one else can be writing one.
 	p.removeBulkLeftovers()
 	if p.eos {
-		p.txn = db.NewIndexedBatch()
+		p.pend = &pendingBatch{b: db.NewIndexedBatch()}
 	}
 	return nil
 }
@@ -159,10 +168,9 @@ func (p *pebbleDB) close() error {
 		_ = p.bulk.wait()
 		p.bulk = nil
 	}
-	if p.txn != nil {
+	if p.pend != nil {
 		// An open transaction that was not committed is dropped, as Kafka aborts it.
-		_ = p.txn.Close()
-		p.txn = nil
+		p.dropPendingLocked(false)
 	}
 	if p.restoreBatch != nil {
 		_ = p.restoreBatch.Close()
@@ -195,7 +203,7 @@ func (p *pebbleDB) flush() error {
 	if p.db == nil {
 		return ErrStoreClosed
 	}
-	if p.txn != nil {
+	if p.pend != nil {
 		// Under exactly-once, data reaches the database only with CommitTransaction.
 		return nil
 	}
@@ -213,18 +221,35 @@ func (p *pebbleDB) flush() error {
 // reader returns what reads go to: the open transaction (which reads through to the database)
 // or the database. Call with p.mu held.
 func (p *pebbleDB) reader() pebble.Reader {
-	if p.txn != nil {
-		return p.txn
+	if p.pend != nil {
+		return p.pend.b
 	}
 	return p.db
 }
 
 // writer returns what writes go to. Call with p.mu held for writing.
 func (p *pebbleDB) writer() pebble.Writer {
-	if p.txn != nil {
-		return p.txn
+	if p.pend != nil {
+		return p.pend.b
 	}
 	return p.db
+}
+
+// dropPendingLocked empties the pending batch, after it was applied or to drop its writes, and
+// with reopen starts a new one. A batch no iterator reads is reset and kept (with its buffer);
+// one that an iterator still reads is left to it. Call with p.mu held for writing.
+func (p *pebbleDB) dropPendingLocked(reopen bool) {
+	if p.pend.iters.Load() == 0 {
+		if reopen {
+			p.pend.b.Reset()
+			return
+		}
+		_ = p.pend.b.Close()
+	} else if reopen {
+		p.pend = &pendingBatch{b: p.db.NewIndexedBatch()}
+		return
+	}
+	p.pend = nil
 }
 
 // committedOffset returns the changelog offset stored with the data, if any.
@@ -263,20 +288,23 @@ func (p *pebbleDB) commitTransaction(offset int64) error {
 	if p.db == nil {
 		return ErrStoreClosed
 	}
-	b := p.txn
-	if b == nil {
-		b = p.db.NewBatch()
+	if p.pend == nil {
+		b := p.db.NewBatch()
+		defer b.Close()
+		if offset >= 0 {
+			if err := b.Set(metaOffsetKey, offsetBytes(offset), nil); err != nil {
+				return err
+			}
+		}
+		return p.db.Apply(b, p.wo)
 	}
 	if offset >= 0 {
-		if err := b.Set(metaOffsetKey, offsetBytes(offset), nil); err != nil {
+		if err := p.pend.b.Set(metaOffsetKey, offsetBytes(offset), nil); err != nil {
 			return err
 		}
 	}
-	err := p.db.Apply(b, p.wo)
-	_ = b.Close()
-	if p.txn != nil {
-		p.txn = p.db.NewIndexedBatch()
-	}
+	err := p.db.Apply(p.pend.b, p.wo)
+	p.dropPendingLocked(true)
 	return err
 }
 
@@ -287,9 +315,8 @@ func (p *pebbleDB) abortTransaction() error {
 	if p.db == nil {
 		return ErrStoreClosed
 	}
-	if p.txn != nil {
-		_ = p.txn.Close()
-		p.txn = p.db.NewIndexedBatch()
+	if p.pend != nil {
+		p.dropPendingLocked(true)
 	}
 	return nil
 }
@@ -438,13 +465,15 @@ func (s space) newIter(lower, upper []byte, forward bool) *pebbleIterator {
 	}
 	// The options stay on the stack: Pebble copies them (and the bounds) into its iterator.
 	opts := pebble.IterOptions{LowerBound: lower, UpperBound: upper}
-	var it *pebble.Iterator
-	var err error
-	if p.txn != nil {
-		it, err = p.txn.NewIter(&opts)
-	} else {
-		it, err = p.db.NewIter(&opts)
+	if pb := p.pend; pb != nil {
+		it, err := pb.b.NewIter(&opts)
+		if err != nil {
+			return failedIterator(storeErr(p.name, "range", err))
+		}
+		pb.iters.Add(1)
+		return &pebbleIterator{it: it, pend: pb, forward: forward, strip: len(s.prefix), name: p.name}
 	}
+	it, err := p.db.NewIter(&opts)
 	if err != nil {
 		return failedIterator(storeErr(p.name, "range", err))
 	}
@@ -457,6 +486,7 @@ func (s space) newIter(lower, upper []byte, forward bool) *pebbleIterator {
 // without a Pebble iterator (it == nil) is an empty range or carries an error.
 type pebbleIterator struct {
 	it      *pebble.Iterator
+	pend    *pendingBatch // the transaction batch it reads, if any, released at Close
 	key     []byte
 	value   []byte
 	state   uint8
@@ -540,5 +570,9 @@ func (i *pebbleIterator) Close() error {
 	}
 	err := i.it.Close()
 	i.it = nil // Pebble recycles its iterator
+	if i.pend != nil {
+		i.pend.iters.Add(-1)
+		i.pend = nil
+	}
 	return err
 }

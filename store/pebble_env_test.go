@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"github.com/kstreams-go/kstreams/internal/props"
+	"slices"
 	"testing"
 )
 
@@ -103,4 +104,35 @@ type eosCtx struct{ fakeContext }
 
 func (e *eosCtx) AppConfigs() map[string]string {
 	return map[string]string{props.ProcessingGuaranteeConfig: "exactly_once_v2"}
+}
+
+// Under exactly-once an iterator opened before a commit reads what it saw, after the commit
+// reused the transaction batch and new writes went to it.
+func TestPebbleTransactionIteratorAcrossCommit(t *testing.T) {
+	s := newPebbleKeyValueStore("tx")
+	if err := s.Init(&eosCtx{}, s); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, k := range []string{"a", "b", "c"} {
+		mustPut(t, s, k, k+"1")
+	}
+	it := s.All()
+	defer it.Close()
+	if err := s.CommitTransaction(1); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b", "c", "d"} {
+		mustPut(t, s, k, k+"2")
+	}
+	var got []string
+	for it.Next() {
+		got = append(got, string(it.Key())+"="+string(it.Value()))
+	}
+	if !slices.Equal(got, []string{"a=a1", "b=b1", "c=c1"}) {
+		t.Fatalf("iteration across the commit = %q", got)
+	}
+	if got, want := keysOf(t, s.All()), []string{"a=a2", "b=b2", "c=c2", "d=d2"}; !slices.Equal(got, want) {
+		t.Fatalf("All after the commit = %q, want %q", got, want)
+	}
 }

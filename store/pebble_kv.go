@@ -165,9 +165,9 @@ func (s *pebbleKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	if p.db == nil {
 		return storeErr(s.name, "putAll", ErrStoreClosed)
 	}
-	var w pebble.Writer = p.txn
+	w := p.writer()
 	var b *pebble.Batch
-	if p.txn == nil {
+	if p.pend == nil {
 		b = p.db.NewBatch()
 		defer b.Close()
 		w = b
