@@ -106,6 +106,9 @@ func (p *pebbleDB) beginBulk() error {
 	if p.bulk != nil {
 		return errors.New("bulk restore already running")
 	}
+	if err := p.settleLocked(); err != nil {
+		return err
+	}
 	p.removeBulkLeftovers()
 	p.bulk = &bulkLoad{p: p, limit: int(min(p.opts.MemTableSize, 1<<30)),
 		wopts: p.opts.MakeWriterOptions(0, p.db.TableFormat()), fs: p.opts.FS, cur: &bulkChunk{}}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/kstreams-go/kstreams/internal/props"
 	"github.com/kstreams-go/kstreams/internal/storeapi"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -43,8 +44,17 @@ func isExactlyOnce(guarantee string) bool {
 }
 
 // pebbleDB is the Pebble database of one store of one task, shared by the namespaces (spaces)
-// the store writes. Under exactly-once, writes go to an indexed batch (pend, the open
-// transaction) that reads see and CommitTransaction applies together with the changelog offset.
+// the store writes. Writes go to a batch (pend) that reads see before it reaches the database:
+//   - under exactly-once, an indexed batch, the open transaction, which CommitTransaction
+//     applies together with the changelog offset (AbortTransaction drops it); reads and
+//     iterators read it merged with the database;
+//   - under at-least-once, a write-behind batch, applied by flush (every commit that writes a
+//     checkpoint) and whenever it outgrows pendLimit: one pass through Pebble's commit pipeline
+//     per batch instead of one per write. It is a plain batch with an index of its own (idx:
+//     the last write of each key), which Get reads first; an iterator applies the batch before
+//     it opens, and then reads the database only. This costs less than an indexed batch, whose
+//     every write also inserts into a skiplist, and whose every read merges it with the
+//     database (BenchmarkPebblePut, BenchmarkPebbleGetPut).
 type pebbleDB struct {
 	name  string
 	env   *pebbleEnv
@@ -57,6 +67,15 @@ type pebbleDB struct {
 	db    *pebble.DB
 	pend  *pendingBatch
 	wiped bool
+	// idx indexes the at-least-once write-behind batch by prefixed key: the position in refs of
+	// the key's last write. Nil under exactly-once, whose batch Pebble indexes. Empty exactly
+	// when the write-behind batch is.
+	idx map[string]int32
+	// refs holds what idx points to (a key indexed already is updated without allocating).
+	refs []pendRef
+	// pendLimit is the estimated memtable size (see pendingBatch.memSize) past which an
+	// at-least-once write applies the write-behind batch.
+	pendLimit uint64
 	// scratch holds the prefixed key of a write; only used with mu held for writing (Pebble
 	// copies keys into its batches and memtables, so the buffer is reused at once).
 	scratch []byte
@@ -82,6 +101,26 @@ type pebbleDB struct {
 type pendingBatch struct {
 	b     *pebble.Batch
 	iters atomic.Int32
+}
+
+// pendRef locates a key's last pending write in the write-behind batch: its value is n bytes at
+// off of the batch's representation; n < 0 is a delete.
+type pendRef struct {
+	off uint32
+	n   int32
+}
+
+// memNodeOverhead bounds what a memtable entry costs beyond its key and value, as Pebble counts
+// it when it sizes a batch for the memtable: the skiplist node with a full tower (184 bytes),
+// the key's 8-byte trailer and padding.
+const memNodeOverhead = 200
+
+// maxPendBytes caps pendLimit: 4 MiB of estimated memtable bytes, some 18 000 small entries.
+const maxPendBytes = 4 << 20
+
+// memSize estimates the memtable bytes the batch needs when applied.
+func (pb *pendingBatch) memSize() uint64 {
+	return uint64(pb.b.Len()) + uint64(pb.b.Count())*memNodeOverhead
 }
 
 // keyBufs recycles the buffers of prefixed keys for reads, which run under the read lock,
@@ -153,7 +192,16 @@ func (p *pebbleDB) open() error {
 	p.removeBulkLeftovers()
 	if p.eos {
 		p.pend = &pendingBatch{b: db.NewIndexedBatch()}
+	} else {
+		p.pend = &pendingBatch{b: db.NewBatch()}
+		if p.idx == nil {
+			p.idx = map[string]int32{}
+		}
 	}
+	// A quarter of the memtable (at most maxPendBytes): half of what Pebble applies as a batch
+	// of its own (a batch of half the memtable or more becomes a memtable of its own, flushed
+	// as one).
+	p.pendLimit = min(opts.MemTableSize/4, maxPendBytes)
 	return nil
 }
 
@@ -169,7 +217,9 @@ func (p *pebbleDB) close() error {
 		p.bulk = nil
 	}
 	if p.pend != nil {
-		// An open transaction that was not committed is dropped, as Kafka aborts it.
+		// Writes not applied are dropped: an open transaction as Kafka aborts it; at-least-once
+		// writes since the last flush as a dirty close drops them (restore replays them from the
+		// changelog; a clean close flushes first).
 		p.dropPendingLocked(false)
 	}
 	if p.restoreBatch != nil {
@@ -198,14 +248,30 @@ func (p *pebbleDB) wipe() error {
 }
 
 func (p *pebbleDB) flush() error {
+	if p.eos {
+		// Under exactly-once, data reaches the database only with CommitTransaction.
+		p.mu.RLock()
+		defer p.mu.RUnlock()
+		if p.db == nil {
+			return ErrStoreClosed
+		}
+		return nil
+	}
+	p.mu.Lock()
+	if p.db == nil {
+		p.mu.Unlock()
+		return ErrStoreClosed
+	}
+	err := p.applyPendingLocked()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	// The memtable flush runs under the read lock: reads need not wait for it.
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.db == nil {
 		return ErrStoreClosed
-	}
-	if p.pend != nil {
-		// Under exactly-once, data reaches the database only with CommitTransaction.
-		return nil
 	}
 	if p.inMemory {
 		// Nothing survives the process anyway: a memtable flush would build an sstable in
@@ -218,27 +284,24 @@ func (p *pebbleDB) flush() error {
 	return p.db.Flush()
 }
 
-// reader returns what reads go to: the open transaction (which reads through to the database)
-// or the database. Call with p.mu held.
-func (p *pebbleDB) reader() pebble.Reader {
-	if p.pend != nil {
-		return p.pend.b
+// applyPendingLocked applies the pending batch to the database and empties it (also when Pebble
+// fails to apply it: the error fails the task, whose stores restore from the changelog). Call
+// with p.mu held for writing.
+func (p *pebbleDB) applyPendingLocked() error {
+	if p.pend.b.Empty() {
+		return nil
 	}
-	return p.db
-}
-
-// writer returns what writes go to. Call with p.mu held for writing.
-func (p *pebbleDB) writer() pebble.Writer {
-	if p.pend != nil {
-		return p.pend.b
-	}
-	return p.db
+	err := p.db.Apply(p.pend.b, p.wo)
+	p.dropPendingLocked(true)
+	return err
 }
 
 // dropPendingLocked empties the pending batch, after it was applied or to drop its writes, and
 // with reopen starts a new one. A batch no iterator reads is reset and kept (with its buffer);
 // one that an iterator still reads is left to it. Call with p.mu held for writing.
 func (p *pebbleDB) dropPendingLocked(reopen bool) {
+	clear(p.idx)
+	p.refs = p.refs[:0]
 	if p.pend.iters.Load() == 0 {
 		if reopen {
 			p.pend.b.Reset()
@@ -246,10 +309,30 @@ func (p *pebbleDB) dropPendingLocked(reopen bool) {
 		}
 		_ = p.pend.b.Close()
 	} else if reopen {
+		// Only the exactly-once batch is indexed, hence read by iterators.
 		p.pend = &pendingBatch{b: p.db.NewIndexedBatch()}
 		return
 	}
 	p.pend = nil
+}
+
+// settleLocked applies the at-least-once write-behind batch before a write that goes to the
+// database directly (restore), so that the restored records land after the writes that preceded
+// them. Under exactly-once it does nothing. Call with p.mu held for writing.
+func (p *pebbleDB) settleLocked() error {
+	if p.eos {
+		return nil
+	}
+	return p.applyPendingLocked()
+}
+
+// maybeApplyLocked applies the at-least-once write-behind batch once it outgrew pendLimit.
+// Call with p.mu held for writing, after a write.
+func (p *pebbleDB) maybeApplyLocked() error {
+	if p.eos || p.pend.memSize() < p.pendLimit {
+		return nil
+	}
+	return p.applyPendingLocked()
 }
 
 // committedOffset returns the changelog offset stored with the data, if any.
@@ -280,42 +363,31 @@ func offsetBytes(off int64) []byte {
 }
 
 // commitTransaction applies the open transaction and, when offset >= 0, the changelog offset,
-// in one atomic write; then opens a new transaction. Without a transaction (at-least-once) it
-// records the offset only.
+// in one atomic write; then opens a new transaction. Under at-least-once it applies the
+// write-behind batch with the offset.
 func (p *pebbleDB) commitTransaction(offset int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.db == nil {
 		return ErrStoreClosed
 	}
-	if p.pend == nil {
-		b := p.db.NewBatch()
-		defer b.Close()
-		if offset >= 0 {
-			if err := b.Set(metaOffsetKey, offsetBytes(offset), nil); err != nil {
-				return err
-			}
-		}
-		return p.db.Apply(b, p.wo)
-	}
 	if offset >= 0 {
 		if err := p.pend.b.Set(metaOffsetKey, offsetBytes(offset), nil); err != nil {
 			return err
 		}
 	}
-	err := p.db.Apply(p.pend.b, p.wo)
-	p.dropPendingLocked(true)
-	return err
+	return p.applyPendingLocked()
 }
 
-// abortTransaction drops the writes of the open transaction.
+// abortTransaction drops the writes of the open transaction; under at-least-once it does
+// nothing (the write-behind batch is applied at the next flush).
 func (p *pebbleDB) abortTransaction() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.db == nil {
 		return ErrStoreClosed
 	}
-	if p.pend != nil {
+	if p.eos {
 		p.dropPendingLocked(true)
 	}
 	return nil
@@ -342,7 +414,25 @@ func (s space) get(key []byte) ([]byte, bool, error) {
 	}
 	bp := keyBufs.Get().(*[]byte)
 	kb := append(append((*bp)[:0], s.prefix...), key...)
-	v, c, err := s.p.reader().Get(kb)
+	if s.p.idx != nil {
+		if i, ok := s.p.idx[string(kb)]; ok {
+			r := s.p.refs[i]
+			*bp = kb[:0]
+			keyBufs.Put(bp)
+			if r.n < 0 {
+				return nil, false, nil
+			}
+			return bytes.Clone(s.p.pend.b.Repr()[r.off : r.off+uint32(r.n)]), true, nil
+		}
+	}
+	var v []byte
+	var c io.Closer
+	var err error
+	if s.p.idx != nil {
+		v, c, err = s.p.db.Get(kb)
+	} else {
+		v, c, err = s.p.pend.b.Get(kb)
+	}
 	var out []byte
 	if err == nil {
 		out = bytes.Clone(v)
@@ -368,7 +458,36 @@ func (s space) put(key, value []byte) error {
 	if s.p.db == nil {
 		return ErrStoreClosed
 	}
-	return s.putLocked(s.p.writer(), key, value)
+	return s.putPendingLocked(key, value)
+}
+
+// putPendingLocked writes to the pending batch; under at-least-once it indexes the write and
+// applies the batch once it outgrew pendLimit. Call with s.p.mu held for writing.
+func (s space) putPendingLocked(key, value []byte) error {
+	p := s.p
+	kb := append(append(p.scratch[:0], s.prefix...), key...)
+	p.scratch = kb[:0]
+	var err error
+	if value == nil {
+		err = p.pend.b.Delete(kb, nil)
+	} else {
+		err = p.pend.b.Set(kb, value, nil)
+	}
+	if err != nil || p.idx == nil {
+		return err
+	}
+	// The value is the batch's last bytes: Pebble appends kind, key and value.
+	r := pendRef{n: -1}
+	if value != nil {
+		r = pendRef{off: uint32(p.pend.b.Len() - len(value)), n: int32(len(value))}
+	}
+	if i, ok := p.idx[string(kb)]; ok {
+		p.refs[i] = r
+	} else {
+		p.idx[string(kb)] = int32(len(p.refs))
+		p.refs = append(p.refs, r)
+	}
+	return p.maybeApplyLocked()
 }
 
 // putLocked writes to w; call with s.p.mu held for writing.
@@ -454,30 +573,45 @@ func (s space) prefixIter(prefix []byte) *pebbleIterator {
 	return s.newIter(lower, upper, true)
 }
 
-// newIter opens a Pebble iterator over [lower, upper) of the open transaction or the
-// database. Pebble copies both bounds: the caller may reuse them once it returns.
+// newIter opens a Pebble iterator over [lower, upper): of the database, once the at-least-once
+// write-behind batch is applied; of the open transaction merged with the database under
+// exactly-once. Pebble copies both bounds: the caller may reuse them once it returns.
 func (s space) newIter(lower, upper []byte, forward bool) *pebbleIterator {
 	p := s.p
 	p.mu.RLock()
-	defer p.mu.RUnlock()
+	if len(p.idx) > 0 {
+		// At-least-once writes are pending: the iterator reads the database only, so they are
+		// applied first, under the write lock held until the iterator is open.
+		p.mu.RUnlock()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.db != nil {
+			if err := p.applyPendingLocked(); err != nil {
+				return failedIterator(storeErr(p.name, "range", err))
+			}
+		}
+	} else {
+		defer p.mu.RUnlock()
+	}
 	if p.db == nil {
 		return failedIterator(storeErr(p.name, "range", ErrStoreClosed))
 	}
 	// The options stay on the stack: Pebble copies them (and the bounds) into its iterator.
 	opts := pebble.IterOptions{LowerBound: lower, UpperBound: upper}
-	if pb := p.pend; pb != nil {
-		it, err := pb.b.NewIter(&opts)
+	if p.idx != nil {
+		it, err := p.db.NewIter(&opts)
 		if err != nil {
 			return failedIterator(storeErr(p.name, "range", err))
 		}
-		pb.iters.Add(1)
-		return &pebbleIterator{it: it, pend: pb, forward: forward, strip: len(s.prefix), name: p.name}
+		return &pebbleIterator{it: it, forward: forward, strip: len(s.prefix), name: p.name}
 	}
-	it, err := p.db.NewIter(&opts)
+	pb := p.pend
+	it, err := pb.b.NewIter(&opts)
 	if err != nil {
 		return failedIterator(storeErr(p.name, "range", err))
 	}
-	return &pebbleIterator{it: it, forward: forward, strip: len(s.prefix), name: p.name}
+	pb.iters.Add(1)
+	return &pebbleIterator{it: it, pend: pb, forward: forward, strip: len(s.prefix), name: p.name}
 }
 
 // pebbleIterator adapts a Pebble iterator and strips the space prefix from keys. Key and
@@ -486,7 +620,7 @@ func (s space) newIter(lower, upper []byte, forward bool) *pebbleIterator {
 // without a Pebble iterator (it == nil) is an empty range or carries an error.
 type pebbleIterator struct {
 	it      *pebble.Iterator
-	pend    *pendingBatch // the transaction batch it reads, if any, released at Close
+	pend    *pendingBatch // the batch it reads, released at Close
 	key     []byte
 	value   []byte
 	state   uint8

@@ -83,6 +83,9 @@ func restoreInto(p *pebbleDB, batch []processor.RestoreRecord, apply func(pebble
 	if p.db == nil {
 		return ErrStoreClosed
 	}
+	if err := p.settleLocked(); err != nil {
+		return err
+	}
 	// One batch per database is reused from restore batch to restore batch (Reset keeps its
 	// buffer), so a long restore does not grow a fresh ~100 KiB buffer for every batch.
 	b := p.restoreBatch
@@ -102,8 +105,8 @@ func restoreInto(p *pebbleDB, batch []processor.RestoreRecord, apply func(pebble
 	return p.db.Apply(b, p.wo)
 }
 
-// Flush makes the written data durable (a WAL sync); under exactly-once it does nothing, as
-// data only reaches the database with CommitTransaction.
+// Flush applies the write-behind batch and makes the written data durable (a memtable flush);
+// under exactly-once it does nothing, as data only reaches the database with CommitTransaction.
 func (s *pebbleKeyValueStore) Flush() error {
 	if s.db == nil {
 		return storeErr(s.name, "flush", ErrStoreClosed)
@@ -111,7 +114,9 @@ func (s *pebbleKeyValueStore) Flush() error {
 	return storeErr(s.name, "flush", s.db.flush())
 }
 
-// Close closes the database (an open transaction is dropped). Calling it twice is allowed.
+// Close closes the database. Writes not applied are dropped: an open transaction, or the
+// at-least-once writes since the last Flush (a clean close flushes first). Calling it twice is
+// allowed.
 func (s *pebbleKeyValueStore) Close() error {
 	if s.db == nil {
 		return nil
@@ -153,8 +158,8 @@ func (s *pebbleKeyValueStore) PutIfAbsent(key, value []byte) ([]byte, bool, erro
 	return nil, false, s.Put(key, value)
 }
 
-// PutAll writes all entries in one Pebble batch (within the open transaction under
-// exactly-once).
+// PutAll writes all entries into the pending batch (the open transaction under exactly-once,
+// the write-behind batch under at-least-once).
 func (s *pebbleKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	if s.db == nil {
 		return storeErr(s.name, "putAll", ErrStoreClosed)
@@ -165,20 +170,10 @@ func (s *pebbleKeyValueStore) PutAll(entries []KeyValue[[]byte, []byte]) error {
 	if p.db == nil {
 		return storeErr(s.name, "putAll", ErrStoreClosed)
 	}
-	w := p.writer()
-	var b *pebble.Batch
-	if p.pend == nil {
-		b = p.db.NewBatch()
-		defer b.Close()
-		w = b
-	}
 	for _, e := range entries {
-		if err := s.kv.putLocked(w, e.Key, e.Value); err != nil {
+		if err := s.kv.putPendingLocked(e.Key, e.Value); err != nil {
 			return storeErr(s.name, "putAll", err)
 		}
-	}
-	if b != nil {
-		return storeErr(s.name, "putAll", p.db.Apply(b, p.wo))
 	}
 	return nil
 }

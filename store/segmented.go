@@ -477,7 +477,16 @@ func (p *pebbleSegments) dropBelow(id int64) error {
 	if p.db.db == nil {
 		return ErrStoreClosed
 	}
-	return p.db.writer().DeleteRange([]byte{nsSegment}, segPrefix(id), p.db.wo)
+	if p.db.idx == nil {
+		// Exactly-once: the indexed transaction batch honours range deletions in its reads.
+		return p.db.pend.b.DeleteRange([]byte{nsSegment}, segPrefix(id), p.db.wo)
+	}
+	// At-least-once: the write-behind batch's index knows single keys only, so the pending
+	// writes are applied first and the range deletion goes to the database.
+	if err := p.db.applyPendingLocked(); err != nil {
+		return err
+	}
+	return p.db.db.DeleteRange([]byte{nsSegment}, segPrefix(id), p.db.wo)
 }
 
 func (p *pebbleSegments) restore(last int64, fn func(put func(seg int64, key, value []byte) error) error) error {
@@ -486,6 +495,9 @@ func (p *pebbleSegments) restore(last int64, fn func(put func(seg int64, key, va
 	defer db.mu.Unlock()
 	if db.db == nil {
 		return ErrStoreClosed
+	}
+	if err := db.settleLocked(); err != nil {
+		return err
 	}
 	b := db.restoreBatch // reused from batch to batch, as in restoreInto
 	if b == nil {
