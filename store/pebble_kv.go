@@ -12,8 +12,10 @@ import (
 // pebbleKeyValueStore is the persistent bytes-level key-value engine: one Pebble database per
 // store per task, at <task state dir>/pebble/<name>, opened with the application instance's
 // shared Pebble environment (pebbleEnv). Keys keep Java's unsigned lexicographic order. Iterators read a
-// consistent snapshot taken when they are created. A corrupt database found at Init is wiped
-// (with a warning log) and restored from the changelog.
+// consistent snapshot taken when they are created. Writes wait in a batch that reads see (see
+// pebbleDB): the transaction under exactly-once, a write-behind batch that Flush applies under
+// at-least-once. A corrupt database found at Init is wiped (with a warning log) and restored
+// from the changelog.
 // Java counterpart: org.apache.kafka.streams.state.internals.RocksDBStore.
 type pebbleKeyValueStore struct {
 	name string

@@ -77,7 +77,8 @@ func IsTimestamped(st processor.StateStore) bool {
 // changelog offset in one atomic write after the Kafka transaction committed, and
 // AbortTransaction drops them. A crash therefore leaves the store at the state of its last
 // committed offset, and restore replays the changelog from there: no wipe is needed.
-// Under at-least-once, writes go straight to the database and CommitTransaction only records the
+// Under at-least-once, writes wait in a write-behind batch that reads see, applied by the
+// store's Flush (or once it grows past a bound), and CommitTransaction applies it with the
 // offset. There is no Java counterpart (Java 4.x wipes the store after an unclean shutdown
 // under exactly-once).
 type TransactionalStore interface {
