@@ -21,6 +21,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -58,30 +59,8 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "wordcount: -cpuprofile:", err)
-			os.Exit(2)
-		}
-		defer f.Close()
-		defer pprof.StopCPUProfile()
-	}
-	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
-		if err == nil {
-			err = trace.Start(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "wordcount: -trace:", err)
-			os.Exit(2)
-		}
-		defer f.Close()
-		defer trace.Stop()
-	}
+	defer record("cpuprofile", *cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile)()
+	defer record("trace", *traceFile, trace.Start, trace.Stop)()
 	if *bootstrap == "" {
 		fmt.Fprintln(os.Stderr, "wordcount: -bootstrap is required")
 		os.Exit(2)
@@ -149,4 +128,25 @@ func run(bootstrap, appID, input, output string, eos bool, threads, executors, c
 		return fmt.Errorf("close: %w", err)
 	}
 	return app.Err()
+}
+
+// record starts a whole-run recording (a CPU profile, an execution trace) into the file at path
+// and returns what stops it and closes the file; with no path it records nothing. A file that
+// cannot be written ends the program (flag -name).
+func record(name, path string, start func(io.Writer) error, stop func()) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = start(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "wordcount: -%s: %v\n", name, err)
+		os.Exit(2)
+	}
+	return func() {
+		stop()
+		f.Close()
+	}
 }
