@@ -9,7 +9,10 @@
 //
 //	wordcount -bootstrap 127.0.0.1:9092 -application-id wc -input in -output out \
 //	    [-eos] [-threads 1] [-executors 0] [-commit-ms 1000] [-cache-bytes 10485760] [-state-dir DIR] [-cpuprofile FILE] [-memprofile FILE] \
-//	    [-p property=value]...
+//	    [-pprof 127.0.0.1:6060] [-p property=value]...
+//
+// -pprof serves net/http/pprof on that address (for example /debug/pprof/heap while it runs: the
+// Go heap only; Pebble's memtables and block cache are allocated outside it when cgo is on).
 //
 // -p sets any other Kafka Streams property (buffered.records.per.partition, producer.batch.size,
 // ...), as kstreams.ConfigFromProperties reads it.
@@ -23,6 +26,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // served by -pprof only
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -49,6 +55,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
 	traceFile := flag.String("trace", "", "write an execution trace of the whole run to `FILE` (go tool trace; where each goroutine waits)")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the whole run to `FILE` at exit")
+	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on `ADDR` (host:port) while running")
 	props := map[string]string{}
 	flag.Func("p", "another Kafka Streams `property=value` (repeatable)", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
@@ -64,6 +71,14 @@ func main() {
 	if *bootstrap == "" {
 		fmt.Fprintln(os.Stderr, "wordcount: -bootstrap is required")
 		os.Exit(2)
+	}
+	if *pprofAddr != "" {
+		ln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "wordcount: -pprof:", err)
+			os.Exit(2)
+		}
+		go func() { _ = http.Serve(ln, nil) }()
 	}
 	if *memProfile != "" {
 		defer func() {
