@@ -21,9 +21,20 @@ import (
 // The thread's input: its fetcher (internal/kafka/fetch) fetches every assigned partition in
 // the background, one request per leader broker; each loop iteration moves the chunks fetched
 // since the last one into the tasks' partition queues (no goroutine or channel per record or
-// per partition). A partition whose queue holds more than buffered.records.per.partition
-// records is paused (left out of the fetches) until its task worked the queue down. Java:
+// per partition). A chunk goes into its queue as Java's consumer hands records to the tasks:
+// at most maxPollRecords at a time, and none while the queue holds more than
+// buffered.records.per.partition; the rest of the chunk waits in the input (decoded, as
+// fetched) and tops the queue up as the task works it down. So a queue holds at most
+// buffered.records.per.partition + maxPollRecords records, as Java's do: a whole chunk in the
+// queue cost a queue slot per record, and a 1 MiB fetch of short records is tens of
+// thousands. A partition whose queue is full, or that has records of a chunk still waiting,
+// is paused (left out of the fetches) until its task worked the queue down. Java:
 // StreamThread.pollRequests / addRecordsToTasks and the pause/resume of StreamTask.
+
+// maxPollRecords is the most records one poll moves from a fetched chunk into a task's queue:
+// Kafka Streams' default of the consumer's max.poll.records (1000), which Java applies to a
+// whole poll and this input to each partition.
+const maxPollRecords = 1000
 
 // input is the thread's input side: the fetcher and the assigned partitions, by partition and
 // by task. Only the thread's goroutine uses it, except byTask, which the executors of a pass
@@ -49,6 +60,11 @@ type inputPartition struct {
 	id       processor.TaskID
 	paused   bool
 	lagGauge prometheus.Gauge
+	// rest are the records of the partition's last chunk not yet in its task's queue (the
+	// chunk's tail); chunk is the chunk's whole record slice, handed back to the fetcher once
+	// rest is empty. Only the thread's goroutine changes them, between passes.
+	rest  []fetch.Record
+	chunk []fetch.Record
 }
 
 // add registers tp as an input partition of task id, t when the task exists already (its
@@ -96,6 +112,7 @@ func (in *input) remove(id processor.TaskID) {
 		if p.id == id {
 			tps = append(tps, tp)
 			delete(in.parts, tp)
+			in.dropRest(p)
 		}
 	}
 	if len(tps) > 0 {
@@ -126,13 +143,28 @@ func (in *input) index() {
 	}
 }
 
-// pollInput moves the chunks fetched since the last call into the queues of tasks and pauses
-// the partitions whose queue is full. It returns the number of records moved, and the error of
-// a partition that can no longer be fetched (auto.offset.reset=none, authorization), which is
-// the thread's.
+// pollInput moves records into the queues of tasks: first what waits of earlier chunks, then
+// the chunks fetched since the last call, each as far as its queue has room (fill); it pauses
+// the partitions whose queue is full or whose chunk is not all in. It returns the number of
+// records moved, and the error of a partition that can no longer be fetched
+// (auto.offset.reset=none, authorization), which is the thread's.
 func (in *input) pollInput(tasks map[processor.TaskID]*task.Task) (int, error) {
 	defer func(start time.Time) { in.poll.Record(1, time.Since(start)) }(time.Now())
 	n := 0
+	for _, p := range in.parts {
+		if len(p.rest) == 0 {
+			continue
+		}
+		t := tasks[p.id]
+		if t == nil {
+			continue
+		}
+		k, err := in.fill(t, p)
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
 	for _, c := range in.fetcher.Poll() {
 		p := in.parts[c.TP]
 		if p == nil {
@@ -145,36 +177,93 @@ func (in *input) pollInput(tasks map[processor.TaskID]*task.Task) (int, error) {
 		if t == nil {
 			continue
 		}
-		recs := c.Records
-		err := t.AddRecords(c.TP.Topic, c.TP.Partition, len(recs), func(i int, rec *task.RawRecord) {
-			r := &recs[i]
-			*rec = task.RawRecord{Topic: c.TP.Topic, Partition: c.TP.Partition, Offset: r.Offset,
-				Timestamp: r.Timestamp, Key: r.Key, Value: r.Value}
-			for _, h := range r.Headers {
-				rec.Headers.Add(h.Key, h.Value)
-			}
-		})
-		in.fetcher.Recycle(recs) // copied into the queue
+		in.dropRest(p) // none: a partition with records waiting is paused
+		p.rest, p.chunk = c.Records, c.Records
+		k, err := in.fill(t, p)
+		n += k
 		if err != nil {
-			// The record that became the head of an empty queue failed to deserialize (and
-			// the handler said fail) or its timestamp could not be extracted: it is the next
-			// record to process, so this is the processing error (Java: addRecordsToTasks).
 			return n, err
-		}
-		n += len(c.Records)
-		if !p.paused && t.QueueSize(c.TP.Topic, c.TP.Partition) > in.maxBuffered {
-			in.fetcher.Pause(c.TP)
-			p.paused = true
 		}
 	}
 	return n, nil
 }
 
+// fill moves up to maxPollRecords of p's waiting records into t's queue unless the queue holds
+// more than buffered.records.per.partition records, hands the chunk's records back to the
+// fetcher once all are in, and pauses p when its queue is full or records still wait. The
+// error is the task's (see Task.AddRecords).
+func (in *input) fill(t *task.Task, p *inputPartition) (int, error) {
+	tp := p.tp
+	if t.QueueSize(tp.Topic, tp.Partition) > in.maxBuffered {
+		in.pause(p)
+		return 0, nil
+	}
+	k := min(len(p.rest), maxPollRecords)
+	recs := p.rest[:k]
+	err := t.AddRecords(tp.Topic, tp.Partition, k, func(i int, rec *task.RawRecord) {
+		r := &recs[i]
+		*rec = task.RawRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: r.Offset,
+			Timestamp: r.Timestamp, Key: r.Key, Value: r.Value}
+		for _, h := range r.Headers {
+			rec.Headers.Add(h.Key, h.Value)
+		}
+	})
+	if p.rest = p.rest[k:]; len(p.rest) == 0 {
+		in.dropRest(p) // all copied into the queue
+	}
+	if err != nil {
+		// The record that became the head of an empty queue failed to deserialize (and
+		// the handler said fail) or its timestamp could not be extracted: it is the next
+		// record to process, so this is the processing error (Java: addRecordsToTasks).
+		return k, err
+	}
+	if len(p.rest) > 0 || t.QueueSize(tp.Topic, tp.Partition) > in.maxBuffered {
+		in.pause(p)
+	}
+	return k, nil
+}
+
+// pause leaves p out of the fetches.
+func (in *input) pause(p *inputPartition) {
+	if !p.paused {
+		in.fetcher.Pause(p.tp)
+		p.paused = true
+	}
+}
+
+// dropRest forgets p's waiting records and hands its chunk's records back to the fetcher.
+func (in *input) dropRest(p *inputPartition) {
+	if p.chunk != nil {
+		in.fetcher.Recycle(p.chunk)
+	}
+	p.rest, p.chunk = nil, nil
+}
+
+// position is tp's consumer position (Java: KafkaConsumer.position): the offset of the first
+// record fetched but not yet in its task's queue, else the fetcher's position.
+func (in *input) position(tp kafka.TopicPartition) int64 {
+	if p := in.parts[tp]; p != nil && len(p.rest) > 0 {
+		return p.rest[0].Offset
+	}
+	return in.fetcher.Position(tp)
+}
+
+// lag is p's lag from its consumer position (see position) to its end, -1 while unknown
+// (see fetch.Fetcher.Lag): records still waiting to go into the queue count, as records
+// buffered in Java's consumer do.
+func (in *input) lag(p *inputPartition) int64 {
+	lag := in.fetcher.Lag(p.tp)
+	if lag >= 0 && len(p.rest) > 0 {
+		lag += max(in.fetcher.Position(p.tp)-p.rest[0].Offset, 0)
+	}
+	return lag
+}
+
 // resume resumes the paused partitions whose queue is back within
-// buffered.records.per.partition.
+// buffered.records.per.partition and that have no records of a chunk waiting.
 func (in *input) resume(tasks map[processor.TaskID]*task.Task) {
 	for _, p := range in.parts {
-		if !p.paused {
+		if !p.paused || len(p.rest) > 0 {
 			continue
 		}
 		if t := tasks[p.id]; t == nil || t.QueueSize(p.tp.Topic, p.tp.Partition) <= in.maxBuffered {
@@ -192,7 +281,7 @@ func (in *input) resume(tasks map[processor.TaskID]*task.Task) {
 func (in *input) commitPosition(t *task.Task, tp kafka.TopicPartition, consumed int64) int64 {
 	next := consumed + 1
 	if t.QueueSize(tp.Topic, tp.Partition) == 0 {
-		if pos := in.fetcher.Position(tp); pos > next {
+		if pos := in.position(tp); pos > next {
 			next = pos
 		}
 	}
@@ -211,7 +300,7 @@ func (in *input) updateLags(t *task.Task, ps []*inputPartition) {
 		if t.QueueSize(p.tp.Topic, p.tp.Partition) > 0 {
 			continue
 		}
-		t.UpdateLag(p.tp.Topic, p.tp.Partition, in.fetcher.Lag(p.tp))
+		t.UpdateLag(p.tp.Topic, p.tp.Partition, in.lag(p))
 	}
 }
 
@@ -269,7 +358,7 @@ func (in *input) reportLags() {
 		return
 	}
 	for _, p := range in.parts {
-		lag := in.fetcher.Lag(p.tp)
+		lag := in.lag(p)
 		if lag < 0 {
 			continue
 		}

@@ -47,7 +47,7 @@ func (th *thread) publishMetrics(force bool) {
 		}
 		for _, in := range th.in.byTask[id] {
 			s.Partitions = append(s.Partitions, metrics.Partition{Topic: in.tp.Topic, Partition: in.tp.Partition})
-			if lag := th.in.fetcher.Lag(in.tp); lag >= 0 {
+			if lag := th.in.lag(in); lag >= 0 {
 				s.Lag = max(s.Lag, 0) + lag
 			}
 		}
