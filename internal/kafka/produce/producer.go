@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -190,8 +191,10 @@ type Producer struct {
 	stop    chan struct{}
 	stopped chan struct{}
 	closed  bool
-	// free are emptied batches for reuse.
-	free []*batch
+	// free are emptied batches for reuse; encFree the record buffers of batches whose
+	// request was written (sender goroutine only).
+	free    []*batch
+	encFree []*encBuf
 }
 
 type brokenConn struct {
@@ -525,11 +528,16 @@ func recordSize(r *Record) int {
 	return n
 }
 
-// batch is one partition's batch of records.
+// batch is one partition's batch of records. Records are kept compactly: their bytes in one
+// arena, and per record its place there and its timestamp (recMeta, 24 bytes). The sarama
+// records the request encoding needs (112 bytes each, plus a pointer) exist only while a
+// request is built and written (Producer.encodeRecords to Producer.written): a batch waiting
+// for its turn or for the broker's answer costs about its encoded size, as a batch in Java's
+// RecordAccumulator does, not four to five times that.
 type batch struct {
 	tp    kafka.TopicPartition
-	recs  []sarama.Record
-	ptrs  []*sarama.Record
+	meta  []recMeta
+	hdrs  []hdrMeta
 	arena []byte
 	// srcs are the records' Source notes, allocated at the first record that has one.
 	srcs  []any
@@ -538,9 +546,11 @@ type batch struct {
 	// first and maxTS are the first record's and the largest timestamp (ms).
 	firstTS, maxTS int64
 	created        time.Time
-	// rb is built when the batch is first sent; seq is its first sequence number (-1 before)
-	// and order its place among the partition's batches sent.
+	// rb is built by prepare for a send and dropped once the request is written (enc holds
+	// its records, given by encodeRecords, meanwhile); seq is the batch's first sequence number (-1 before its first
+	// send) and order its place among the partition's batches sent.
 	rb       *sarama.RecordBatch
+	enc      *encBuf
 	seq      int32
 	order    int64
 	epoch    int16
@@ -548,6 +558,29 @@ type batch struct {
 	lastErr  error
 	// txnGen is the transaction the batch belongs to.
 	txnGen uint64
+}
+
+// recMeta is one record of a batch: its key at arena[off:off+keyLen], its value right after the
+// key, its headers hdrs[h:hdrEnd] where h is the previous record's hdrEnd (0 for the first).
+type recMeta struct {
+	// tsDelta is the timestamp in ms after the batch's first record's.
+	tsDelta int64
+	off     int32
+	// keyLen and valLen are -1 for null.
+	keyLen, valLen int32
+	hdrEnd         int32
+}
+
+// hdrMeta is a record header: its key at arena[off:off+keyLen], its value right after it
+// (valLen -1 for a null value).
+type hdrMeta struct {
+	off, keyLen, valLen int32
+}
+
+// encBuf holds the sarama records of a batch while its request is encoded.
+type encBuf struct {
+	recs []sarama.Record
+	ptrs []*sarama.Record
 }
 
 // newBatch returns an empty batch for tp with room for at least size bytes; p.mu held.
@@ -558,7 +591,7 @@ func (p *Producer) newBatch(tp kafka.TopicPartition, size int) *batch {
 		p.free[n-1] = nil
 		p.free = p.free[:n-1]
 	} else {
-		b = &batch{arena: make([]byte, 0, max(p.cfg.BatchSize, size)), recs: make([]sarama.Record, 0, 64)}
+		b = &batch{arena: make([]byte, 0, max(p.cfg.BatchSize, size)), meta: make([]recMeta, 0, 64)}
 	}
 	b.tp, b.created, b.seq, b.txnGen = tp, time.Now(), -1, p.txn.gen
 	return b
@@ -571,23 +604,26 @@ func (b *batch) add(r *Record, size int) {
 	} else if r.Timestamp > b.maxTS {
 		b.maxTS = r.Timestamp
 	}
-	rec := sarama.Record{OffsetDelta: int64(b.n), TimestampDelta: time.Duration(r.Timestamp-b.firstTS) * time.Millisecond}
+	m := recMeta{tsDelta: r.Timestamp - b.firstTS, off: int32(len(b.arena)), keyLen: -1, valLen: -1}
 	if r.Key != nil {
-		rec.Key = b.copy(r.Key)
+		m.keyLen = int32(len(r.Key))
+		b.arena = append(b.arena, r.Key...)
 	}
 	if r.Value != nil {
-		rec.Value = b.copy(r.Value)
+		m.valLen = int32(len(r.Value))
+		b.arena = append(b.arena, r.Value...)
 	}
-	if len(r.Headers) > 0 {
-		rec.Headers = make([]*sarama.RecordHeader, len(r.Headers))
-		for i, h := range r.Headers {
-			rec.Headers[i] = &sarama.RecordHeader{Key: []byte(h.Key)}
-			if h.Value != nil { // a null header value stays null
-				rec.Headers[i].Value = b.copy(h.Value)
-			}
+	for _, h := range r.Headers {
+		hm := hdrMeta{off: int32(len(b.arena)), keyLen: int32(len(h.Key)), valLen: -1}
+		b.arena = append(b.arena, h.Key...)
+		if h.Value != nil { // a null header value stays null
+			hm.valLen = int32(len(h.Value))
+			b.arena = append(b.arena, h.Value...)
 		}
+		b.hdrs = append(b.hdrs, hm)
 	}
-	b.recs = append(b.recs, rec)
+	m.hdrEnd = int32(len(b.hdrs))
+	b.meta = append(b.meta, m)
 	if r.Source != nil || b.srcs != nil {
 		if b.srcs == nil {
 			b.srcs = make([]any, b.n, b.n+1)
@@ -598,29 +634,60 @@ func (b *batch) add(r *Record, size int) {
 	b.bytes += size
 }
 
-// copy appends v to the arena and returns the copy (not nil for an empty v). A full arena is
-// replaced by a bigger one; records already added keep the old one alive.
-func (b *batch) copy(v []byte) []byte {
-	if len(b.arena)+len(v) > cap(b.arena) {
-		b.arena = make([]byte, 0, max(2*cap(b.arena), len(v)))
+// bytesAt returns arena[off:off+n] (nil for n -1, not nil for 0), capped so that an append
+// to it cannot write into the arena.
+func (b *batch) bytesAt(off, n int32) []byte {
+	if n < 0 {
+		return nil
 	}
-	s := len(b.arena)
-	b.arena = append(b.arena, v...)
-	return b.arena[s:len(b.arena):len(b.arena)]
+	return b.arena[off : off+n : off+n]
+}
+
+// key, value and headers of the i-th record (views of the arena).
+func (b *batch) key(m *recMeta) []byte { return b.bytesAt(m.off, m.keyLen) }
+func (b *batch) value(m *recMeta) []byte {
+	return b.bytesAt(m.off+max(m.keyLen, 0), m.valLen)
+}
+func (b *batch) headers(i int) []hdrMeta {
+	from := int32(0)
+	if i > 0 {
+		from = b.meta[i-1].hdrEnd
+	}
+	return b.hdrs[from:b.meta[i].hdrEnd]
 }
 
 // record returns the i-th record as a Record of the producer's copy.
 func (b *batch) record(i int) Record {
-	r := &b.recs[i]
-	out := Record{Topic: b.tp.Topic, Partition: b.tp.Partition, Key: r.Key, Value: r.Value,
-		Timestamp: b.firstTS + int64(r.TimestampDelta/time.Millisecond)}
+	m := &b.meta[i]
+	out := Record{Topic: b.tp.Topic, Partition: b.tp.Partition, Key: b.key(m), Value: b.value(m),
+		Timestamp: b.firstTS + m.tsDelta}
 	if b.srcs != nil {
 		out.Source = b.srcs[i]
 	}
-	for _, h := range r.Headers {
-		out.Headers = append(out.Headers, Header{Key: string(h.Key), Value: h.Value})
+	for _, h := range b.headers(i) {
+		out.Headers = append(out.Headers, Header{Key: string(b.bytesAt(h.off, h.keyLen)), Value: b.bytesAt(h.off+h.keyLen, h.valLen)})
 	}
 	return out
+}
+
+// encode fills e with b's records as sarama records (pointing into b's arena) for the request
+// encoding.
+func (b *batch) encode(e *encBuf) {
+	e.recs = slices.Grow(e.recs[:0], b.n)[:b.n]
+	e.ptrs = slices.Grow(e.ptrs[:0], b.n)[:b.n]
+	for i := range b.meta {
+		m := &b.meta[i]
+		rec := &e.recs[i]
+		*rec = sarama.Record{OffsetDelta: int64(i), TimestampDelta: time.Duration(m.tsDelta) * time.Millisecond,
+			Key: b.key(m), Value: b.value(m)}
+		if hs := b.headers(i); len(hs) > 0 {
+			rec.Headers = make([]*sarama.RecordHeader, len(hs))
+			for j, h := range hs {
+				rec.Headers[j] = &sarama.RecordHeader{Key: b.bytesAt(h.off, h.keyLen), Value: b.bytesAt(h.off+h.keyLen, h.valLen)}
+			}
+		}
+		e.ptrs[i] = rec
+	}
 }
 
 // recycle keeps b's memory for a later batch; p.mu held.
@@ -628,8 +695,6 @@ func (p *Producer) recycle(b *batch) {
 	if len(p.free) >= 64 || cap(b.arena) > 4*p.cfg.BatchSize {
 		return
 	}
-	clear(b.recs)
-	clear(b.ptrs)
-	*b = batch{arena: b.arena[:0], recs: b.recs[:0], ptrs: b.ptrs[:0]}
+	*b = batch{arena: b.arena[:0], meta: b.meta[:0], hdrs: b.hdrs[:0]}
 	p.free = append(p.free, b)
 }

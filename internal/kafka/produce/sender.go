@@ -240,19 +240,13 @@ func (p *Producer) collect() ([]*produceRequest, time.Duration) {
 	return out, wait
 }
 
-// prepare builds b's RecordBatch on its first send and stamps the producer id, epoch and
-// sequence numbers; p.mu held.
+// prepare builds b's RecordBatch for a send (the first or a retry; see written), without its
+// records (send encodes them, outside p.mu), and stamps the producer id, epoch and sequence
+// numbers, given at the first send; p.mu held.
 func (p *Producer) prepare(ps *partState, b *batch) {
 	if b.rb == nil {
-		if cap(b.ptrs) < b.n {
-			b.ptrs = make([]*sarama.Record, b.n)
-		}
-		b.ptrs = b.ptrs[:b.n]
-		for i := range b.recs {
-			b.ptrs[i] = &b.recs[i]
-		}
 		b.rb = &sarama.RecordBatch{Version: 2, Codec: p.cfg.Compression, FirstTimestamp: time.UnixMilli(b.firstTS),
-			MaxTimestamp: time.UnixMilli(b.maxTS), LastOffsetDelta: int32(b.n - 1), Records: b.ptrs,
+			MaxTimestamp: time.UnixMilli(b.maxTS), LastOffsetDelta: int32(b.n - 1),
 			ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, IsTransactional: p.Transactional()}
 	}
 	if p.cfg.NoIdempotence {
@@ -264,6 +258,59 @@ func (p *Producer) prepare(ps *partState, b *batch) {
 		ps.nextOrder++
 	}
 	b.rb.ProducerID, b.rb.ProducerEpoch, b.rb.FirstSequence = p.pid, b.epoch, b.seq
+}
+
+// encodeRecords gives b's RecordBatch its sarama records, in a reused buffer, unless it has
+// them (a batch whose request could not be written keeps them). Sender goroutine, without
+// p.mu: a batch being sent is closed (its records do not change) and no answer can settle it
+// before its request is written, so Send is not held up while a request's records are built.
+func (p *Producer) encodeRecords(b *batch) {
+	if b.enc != nil {
+		return
+	}
+	var e *encBuf
+	if n := len(p.encFree); n > 0 {
+		e = p.encFree[n-1]
+		p.encFree[n-1] = nil
+		p.encFree = p.encFree[:n-1]
+	} else {
+		e = &encBuf{}
+	}
+	b.encode(e)
+	b.enc, b.rb.Records = e, e.ptrs
+}
+
+// maxEncFree bounds the record buffers kept for the next requests: a request of
+// max.request.size holds at most 64 batches of the default batch.size.
+const maxEncFree = 64
+
+// written drops the sarama records of the batches of a request that was written (or failed to
+// be): AsyncProduce encodes the request before it returns, and sarama keeps the request (and
+// the encoded records it caches in each RecordBatch) only to decode the answer, which needs
+// none of them. A batch sent again (a retry) is prepared and encoded again. The batches may
+// have been settled meanwhile by the answer, on the connection's goroutine: only a batch still
+// holding the RecordBatch of this request gives it up. Sender goroutine.
+func (p *Producer) written(batches []*batch, rbs []*sarama.RecordBatch, encs []*encBuf) {
+	for _, rb := range rbs {
+		*rb = sarama.RecordBatch{}
+	}
+	for _, e := range encs {
+		if len(p.encFree) >= maxEncFree {
+			break
+		}
+		clear(e.recs) // the arena's views: they must not keep a recycled batch's arena alive
+		e.recs = e.recs[:0]
+		clear(e.ptrs)
+		e.ptrs = e.ptrs[:0]
+		p.encFree = append(p.encFree, e)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, b := range batches {
+		if b.rb == rbs[i] {
+			b.rb, b.enc = nil, nil
+		}
+	}
 }
 
 // nextSequence is the sequence number after n records from seq: sequence numbers wrap to 0
@@ -287,14 +334,19 @@ func (p *Producer) send(r *produceRequest) {
 		id := p.cfg.TransactionalID
 		req.TransactionalID = &id
 	}
-	for _, b := range r.batches {
+	rbs := make([]*sarama.RecordBatch, len(r.batches))
+	encs := make([]*encBuf, len(r.batches))
+	for i, b := range r.batches {
+		p.encodeRecords(b)
 		req.AddBatch(b.tp.Topic, b.tp.Partition, b.rb)
+		rbs[i], encs[i] = b.rb, b.enc
 	}
 	if err := conn.AsyncProduce(req, func(resp *sarama.ProduceResponse, err error) {
 		p.settle(r, conn, resp, err) // on the connection's response goroutine: no Broker calls
 	}); err != nil {
 		p.settle(r, conn, nil, err)
 	}
+	p.written(r.batches, rbs, encs) // settle only reads r.batches
 }
 
 // settle handles the outcome of request r sent on conn: resp, or the request's error err.
