@@ -140,7 +140,7 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	sr.MaxWait = 0
 	th.tm.standbyReader = sr
 	if r.cfg.CacheMaxBytes > 0 {
-		th.tm.cache = cache.New(r.cfg.CacheMaxBytes / int64(max(r.cfg.Threads, 1)))
+		th.tm.cache = cache.New(threadCacheBytes(r.cfg.CacheMaxBytes, r.cfg.Threads))
 	}
 	th.out = &output{rt: r, name: th.name, idx: idx, log: th.log, obs: th.obs, ctx: th.ctx, cluster: th.cluster}
 	th.tm.out = th.out
@@ -149,6 +149,14 @@ func newThread(r *Runtime, idx int) (*thread, error) {
 	}
 	ok = true
 	return th, nil
+}
+
+// threadCacheBytes is the record cache budget of each of threads stream threads: the
+// instance's statestore.cache.max.bytes split evenly, so that the instance's caches together
+// stay within it whatever num.stream.threads is. Java: KafkaStreams.getCacheSizePerThread,
+// which also counts a global stream thread (this runtime has none).
+func threadCacheBytes(total int64, threads int) int64 {
+	return total / int64(max(threads, 1))
 }
 
 // signal wakes the thread's loop when it waits for records (from the fetch goroutines).
