@@ -5,28 +5,33 @@
 // Two modes:
 //
 //	restorebench -mode produce -bootstrap HOST:PORT -records N -apps goApp,javaApp
+//	    [-partitions P] [-value-bytes V]
 //
-// creates, for every application id A, the single-partition input topic A-input and the
-// compacted changelog A-kv-changelog, and writes the same N records to every changelog:
-// key = "key-" ‖ 4 zero bytes ‖ int64 i big-endian (16 bytes, all distinct, so compaction
-// never changes what is restored), value = 100 xorshift bytes seeded by i, timestamp = a fixed
-// base + i ms. That is the changelog of a plain key-value store (Java's
-// Stores.persistentKeyValueStore with Bytes/byte[] serdes writes exactly key and value).
+// creates, for every application id A, the input topic A-input and the compacted changelog
+// A-kv-changelog, with P partitions each (default 1), and writes the same N records to every
+// changelog, record i to partition i mod P: key = "key-" ‖ 4 zero bytes ‖ int64 i big-endian
+// (16 bytes, all distinct, so compaction never changes what is restored), value = V xorshift
+// bytes seeded by i (default 100), timestamp = a fixed base + i ms. That is the changelog of a
+// plain key-value store (Java's Stores.persistentKeyValueStore with Bytes/byte[] serdes writes
+// exactly key and value). -partitions 4 -value-bytes 8 with 2 000 000 records is close to
+// what the survivor of the fail-over benchmark (bench/cmd/failbench) restores: four tasks of
+// ~500 000 small records each.
 //
 //	restorebench -mode delete -bootstrap HOST:PORT -apps goApp,javaApp
 //
 // deletes those topics again (after a run on a shared broker).
 //
-//	restorebench -mode restore -bootstrap HOST:PORT -application-id A -records N [-state-dir DIR]
+//	restorebench -mode restore -bootstrap HOST:PORT -application-id A -records N [-partitions P]
+//	    [-state-dir DIR]
 //
-// runs a kstreams.New application whose topology is source A-input -> processor "proc" with
-// the persistent (Pebble) key-value store "kv" (ByteArray serdes, logging on), in a fresh
-// state directory, with a restore listener; when the listener reports the end of the restore
-// it prints one line and exits:
+// runs a kstreams.New application (one stream thread) whose topology is source A-input ->
+// processor "proc" with the persistent (Pebble) key-value store "kv" (ByteArray serdes,
+// logging on), in a fresh state directory, with a restore listener; when the listener
+// reports the end of the restore of all P partitions (P tasks) it prints one line and exits:
 //
 //	restore impl=go records=N restore_s=S end_ms=E peak_rss_mib=R cpu_s=C
 //
-// restore_s runs from the listener's restore start to its restore end; end_ms is the Unix
+// restore_s runs from the listener's first restore start to its last restore end; end_ms is the Unix
 // time in ms at the end (the caller subtracts its own start time to get the time from process
 // start); peak_rss_mib is VmHWM of /proc/self/status; cpu_s the process's user+system CPU.
 // With -cpuprofile FILE, a CPU profile of the process from start to the restore end is written
@@ -67,15 +72,17 @@ const baseTimestamp int64 = 1_767_225_600_000 // 2026-01-01T00:00:00Z
 func main() {
 	mode := flag.String("mode", "", "`produce`, `restore` or `delete`")
 	bootstrap := flag.String("bootstrap", "", "`host:port[,...]` of the cluster")
-	records := flag.Int("records", 5_000_000, "changelog records")
+	records := flag.Int("records", 5_000_000, "changelog records (of all partitions)")
+	parts := flag.Int("partitions", 1, "produce, restore: partitions of the input and changelog topics (tasks restored)")
+	valueBytes := flag.Int("value-bytes", 100, "produce: bytes of every value")
 	apps := flag.String("apps", "", "produce: comma-separated application ids to fill changelogs for")
 	appID := flag.String("application-id", "", "restore: application.id")
 	stateDir := flag.String("state-dir", "", "restore: state.dir (default: a fresh temporary directory)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "restore: give up after this long")
 	cpuProfile := flag.String("cpuprofile", "", "restore: write a CPU profile of the process, from start to the restore end, to this `file`")
 	flag.Parse()
-	if *bootstrap == "" || *records <= 0 {
-		fmt.Fprintln(os.Stderr, "restorebench: -bootstrap and a positive -records are required")
+	if *bootstrap == "" || *records <= 0 || *parts <= 0 || *valueBytes < 0 {
+		fmt.Fprintln(os.Stderr, "restorebench: -bootstrap, a positive -records and -partitions and -value-bytes >= 0 are required")
 		os.Exit(2)
 	}
 	addrs := strings.Split(*bootstrap, ",")
@@ -86,13 +93,13 @@ func main() {
 			fmt.Fprintln(os.Stderr, "restorebench: -apps is required with -mode produce")
 			os.Exit(2)
 		}
-		err = produce(addrs, strings.Split(*apps, ","), *records)
+		err = produce(addrs, strings.Split(*apps, ","), *records, *parts, *valueBytes)
 	case "restore":
 		if *appID == "" {
 			fmt.Fprintln(os.Stderr, "restorebench: -application-id is required with -mode restore")
 			os.Exit(2)
 		}
-		err = restore(addrs, *appID, *records, *stateDir, *timeout, *cpuProfile)
+		err = restore(addrs, *appID, *records, *parts, *stateDir, *timeout, *cpuProfile)
 	case "delete":
 		err = deleteTopics(addrs, strings.Split(*apps, ","))
 	default:
@@ -112,8 +119,9 @@ func saramaConfig() *sarama.Config {
 	return cfg
 }
 
-// produce creates the topics of every app and writes the same n records to every changelog.
-func produce(addrs, apps []string, n int) error {
+// produce creates the topics of every app (parts partitions each) and writes the same n
+// records, of valueBytes-byte values, to every changelog.
+func produce(addrs, apps []string, n, parts, valueBytes int) error {
 	cfg := saramaConfig()
 	admin, err := sarama.NewClusterAdmin(addrs, cfg)
 	if err != nil {
@@ -125,7 +133,7 @@ func produce(addrs, apps []string, n int) error {
 			app + "-input":                       nil,
 			app + "-" + StoreName + "-changelog": {"cleanup.policy": &compact},
 		} {
-			err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1, ConfigEntries: conf}, false)
+			err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: int32(parts), ReplicationFactor: 1, ConfigEntries: conf}, false)
 			if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
 				_ = admin.Close()
 				return fmt.Errorf("create %s: %w", topic, err)
@@ -157,7 +165,7 @@ func produce(addrs, apps []string, n int) error {
 		k := make([]byte, 16)
 		copy(k, "key-")
 		binary.BigEndian.PutUint64(k[8:], uint64(i))
-		v := make([]byte, 100) // xorshift bytes seeded by i: distinct, incompressible values
+		v := make([]byte, valueBytes) // xorshift bytes seeded by i: distinct, incompressible values
 		x := uint64(i)*0x9E3779B97F4A7C15 + 1
 		for j := range v {
 			x ^= x << 13
@@ -167,7 +175,7 @@ func produce(addrs, apps []string, n int) error {
 		}
 		ts := time.UnixMilli(baseTimestamp + int64(i))
 		for _, app := range apps {
-			p.Input() <- &sarama.ProducerMessage{Topic: app + "-" + StoreName + "-changelog", Partition: 0,
+			p.Input() <- &sarama.ProducerMessage{Topic: app + "-" + StoreName + "-changelog", Partition: int32(i % parts),
 				Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v), Timestamp: ts}
 		}
 	}
@@ -196,12 +204,13 @@ func deleteTopics(addrs, apps []string) error {
 	return nil
 }
 
-// listener reports the end of the restore of the store.
+// listener reports the end of the restore of the store's parts partitions.
 type listener struct {
-	start   atomic.Int64 // Unix ns of OnRestoreStart
-	total   atomic.Int64
-	endOnce sync.Once
-	end     chan time.Time
+	parts int
+	start atomic.Int64 // Unix ns of the first OnRestoreStart
+	total atomic.Int64
+	ended atomic.Int64
+	end   chan time.Time
 }
 
 func (l *listener) OnRestoreStart(changelog.TopicPartition, string, int64, int64) {
@@ -209,8 +218,10 @@ func (l *listener) OnRestoreStart(changelog.TopicPartition, string, int64, int64
 }
 func (l *listener) OnBatchRestored(changelog.TopicPartition, string, int64, int64) {}
 func (l *listener) OnRestoreEnd(_ changelog.TopicPartition, _ string, total int64) {
-	l.total.Store(total)
-	l.endOnce.Do(func() { l.end <- time.Now() })
+	l.total.Add(total)
+	if l.ended.Add(1) == int64(l.parts) {
+		l.end <- time.Now()
+	}
 }
 
 // noop is the processor the store is connected to; the input topic stays empty.
@@ -220,7 +231,7 @@ func (noop) Init(processor.ProcessorContext[any, any]) error { return nil }
 func (noop) Process(processor.Record[any, any]) error        { return nil }
 func (noop) Close() error                                    { return nil }
 
-func restore(addrs []string, appID string, n int, stateDir string, timeout time.Duration, cpuProfile string) error {
+func restore(addrs []string, appID string, n, parts int, stateDir string, timeout time.Duration, cpuProfile string) error {
 	if cpuProfile != "" {
 		f, err := os.Create(cpuProfile)
 		if err != nil {
@@ -263,7 +274,7 @@ func restore(addrs []string, appID string, n int, stateDir string, timeout time.
 	if err != nil {
 		return err
 	}
-	l := &listener{end: make(chan time.Time, 1)}
+	l := &listener{parts: parts, end: make(chan time.Time, 1)}
 	app.SetGlobalStateRestoreListener(l)
 	if err := app.Start(context.Background()); err != nil {
 		return fmt.Errorf("start: %w", err)
