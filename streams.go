@@ -261,8 +261,8 @@ func (k *KafkaStreams) SetStateListener(f func(newState, oldState State)) {
 
 // SetGlobalStateRestoreListener sets the listener told about the restore of every state store
 // of the instance from its changelog: start (first offset read, end offset), each batch
-// written, and end (records restored). The stream threads call it, concurrently when there
-// are several, so it must be safe for concurrent use and quick. nil removes it. Must be
+// written, and end (records restored). It is called concurrently (each stream thread restores
+// a few tasks at once), so it must be safe for concurrent use and quick. nil removes it. Must be
 // called before Start. Java: setGlobalStateRestoreListener(StateRestoreListener).
 func (k *KafkaStreams) SetGlobalStateRestoreListener(l changelog.RestoreListener) {
 	k.mu.Lock()

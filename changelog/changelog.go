@@ -7,7 +7,8 @@ package changelog
 import "strconv"
 
 // RestoreListener is told about restore progress; the methods are called on the restoring
-// goroutine and must not block for long. Java counterpart:
+// goroutines, concurrently for stores that restore at the same time, and must not block for
+// long. Java counterpart:
 // org.apache.kafka.streams.processor.StateRestoreListener.
 type RestoreListener interface {
 	// OnRestoreStart is called before the first batch of a store; startOffset is the first

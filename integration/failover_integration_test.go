@@ -77,9 +77,10 @@ func TestHelperFailoverChild(t *testing.T) {
 	}
 }
 
-// restoreGate is the survivor's restore listener: once armed, it holds the restore after its
-// first batch until released (the test meanwhile produces to the survivor's own partitions and
-// waits for their output), and records the order of events.
+// restoreGate is the survivor's restore listener: once armed, it holds every restore after its
+// first batch until released (the state updater restores two tasks at once; the test
+// meanwhile produces to the survivor's own partitions and waits for their output), reports
+// the first batch held, and records the order of events.
 type restoreGate struct {
 	armed    atomic.Bool
 	once     sync.Once
@@ -113,13 +114,11 @@ func (g *restoreGate) OnBatchRestored(tp changelog.TopicPartition, _ string, _, 
 	g.mu.Lock()
 	g.restored[tp] += n
 	g.mu.Unlock()
-	first := false
-	g.once.Do(func() { first = true })
-	if first {
+	g.once.Do(func() {
 		g.event("first batch " + tp.String())
 		g.reached <- tp
-		<-g.release
-	}
+	})
+	<-g.release
 }
 func (g *restoreGate) OnRestoreEnd(tp changelog.TopicPartition, _ string, total int64) {
 	if g.armed.Load() {

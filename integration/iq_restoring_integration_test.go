@@ -17,9 +17,10 @@ import (
 	"github.com/kstreams-go/kstreams/store"
 )
 
-// pausingRestore is a changelog.RestoreListener that holds the stream thread after the first
-// restored batch (the thread calls it between two batches, holding no store) until resume is
-// closed, so that a test can query the task while it restores.
+// pausingRestore is a changelog.RestoreListener that holds every restore after its first
+// batch (the restore calls it between two batches, holding no store) until resume is closed,
+// so that a test can query a task while it restores and no task of the store runs yet (the
+// state updater restores two tasks at once). It reports the first batch held.
 type pausingRestore struct {
 	once   sync.Once
 	paused chan restoredBatch
@@ -34,12 +35,8 @@ type restoredBatch struct {
 func (p *pausingRestore) OnRestoreStart(changelog.TopicPartition, string, int64, int64) {}
 func (p *pausingRestore) OnRestoreEnd(changelog.TopicPartition, string, int64)          {}
 func (p *pausingRestore) OnBatchRestored(tp changelog.TopicPartition, _ string, end, _ int64) {
-	first := false
-	p.once.Do(func() { first = true })
-	if first {
-		p.paused <- restoredBatch{tp: tp, end: end}
-		<-p.resume
-	}
+	p.once.Do(func() { p.paused <- restoredBatch{tp: tp, end: end} })
+	<-p.resume
 }
 
 // changelogPrefix reads a word count changelog partition (string keys, 8-byte big-endian
@@ -142,7 +139,7 @@ func checkRestoringQueries(t *testing.T, b kafkatest.Broker) {
 	}
 
 	if _, err := kstreams.KeyValueStore[string, int64](app, "Counts"); !errors.Is(err, kstreams.ErrStoreNotAvailable) {
-		t.Fatalf("view without stale stores while the only task restores: error %v, want ErrStoreNotAvailable", err)
+		t.Fatalf("view without stale stores while the tasks of the store restore: error %v, want ErrStoreNotAvailable", err)
 	}
 	stale, err := kstreams.KeyValueStore[string, int64](app, "Counts", kstreams.EnableStaleStores(), kstreams.WithPartition(int(held.tp.Partition)))
 	if err != nil {

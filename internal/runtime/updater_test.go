@@ -218,6 +218,7 @@ func TestStateUpdaterRemoveCheckpointsWhatWasRestored(t *testing.T) {
 			g := newGate(5)
 			j := restoreTestJob(t, dir, log, g, bulkMin)
 			u := newStateUpdater(slog.New(slog.DiscardHandler), nil)
+			u.parallel = 1 // other waits in the queue behind j
 			defer u.close()
 			other := restoreTestJob(t, t.TempDir(), log, newGate(0), -1)
 			other.id = processor.TaskID{Partition: 1}
@@ -288,6 +289,78 @@ func TestStateUpdaterRemoveCheckpointsWhatWasRestored(t *testing.T) {
 				t.Fatalf("second restore wrote %d batches, want %d (from the checkpoint on)", g2.batches, want)
 			}
 		})
+	}
+}
+
+// The updater restores up to parallel jobs at once, in the order they were added: with two
+// slots, the first two jobs are both held in their restores while the third waits in the
+// queue; when one of them ends, the third starts. Each ends with its whole changelog.
+func TestStateUpdaterRestoresInParallel(t *testing.T) {
+	log := changelog.NewMemoryLog()
+	const n = 1000
+	fillLog(log, n)
+	woken := make(chan struct{}, 1)
+	u := newStateUpdater(slog.New(slog.DiscardHandler), func() {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	})
+	u.parallel = 2
+	defer u.close()
+	var gates []*gate
+	var jobs []*restoreJob
+	for i := range 3 {
+		g := newGate(2)
+		j := restoreTestJob(t, t.TempDir(), log, g, -1)
+		defer j.t.Close()
+		j.id = processor.TaskID{Partition: i}
+		gates, jobs = append(gates, g), append(jobs, j)
+		u.add(context.Background(), j)
+	}
+	wait := func(g *gate, what string) {
+		t.Helper()
+		select {
+		case <-g.reached:
+		case <-time.After(time.Minute):
+			t.Fatalf("%s did not reach its second batch", what)
+		}
+	}
+	wait(gates[0], "the first job")
+	wait(gates[1], "the second job (not restored beside the first?)")
+	u.mu.Lock()
+	queued := len(u.queue) == 1 && u.queue[0] == jobs[2]
+	u.mu.Unlock()
+	if !queued {
+		t.Fatal("the third job does not wait in the queue while two restore")
+	}
+	close(gates[1].open)
+	wait(gates[2], "the third job, once the second ended")
+	close(gates[0].open)
+	close(gates[2].open)
+	var done []*restoreJob
+	deadline := time.After(time.Minute)
+	for len(done) < 3 {
+		select {
+		case <-woken:
+			done = append(done, u.drain()...)
+		case <-deadline:
+			t.Fatalf("drained %d of 3 jobs", len(done))
+		}
+	}
+	for i, j := range jobs {
+		if j.err != nil {
+			t.Fatalf("job %d: %v", i, j.err)
+		}
+		if off := j.ts.Offsets()[changelog.TopicPartition{Topic: updaterTestChangelog}]; off != n-1 {
+			t.Fatalf("job %d restored up to offset %d, want %d", i, off, n-1)
+		}
+		if v, ok, err := kvOf(j).Get("k00999"); err != nil || !ok || v != "v999" {
+			t.Fatalf("job %d: Get(k00999) = %q, %v, %v", i, v, ok, err)
+		}
+	}
+	if u.restoring() {
+		t.Fatal("the updater holds jobs after all were drained")
 	}
 }
 
