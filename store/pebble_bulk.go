@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -57,7 +58,7 @@ const bulkTempPrefix = "bulk-restore-"
 // bulkLoad is the state of a running bulk restore of a pebbleDB.
 type bulkLoad struct {
 	p     *pebbleDB
-	limit int // bytes of keys and values per chunk
+	limit int // bytes per chunk (bulkChunk.size)
 	wopts sstable.WriterOptions
 	fs    vfs.FS
 	cur   *bulkChunk
@@ -68,32 +69,145 @@ type bulkLoad struct {
 	seq  int
 }
 
-// bulkChunk holds restored records: keys (with the space prefix) and values in data, in
-// changelog order.
+// bulkChunk holds restored records in changelog order, packed one after the other in blocks
+// (a record never spans two): its key length (uvarint), its value length plus one (uvarint; 0
+// for a tombstone), its key (with the space prefix) and its value. Blocks are never grown, so
+// filling a chunk copies each record once, and a chunk of keys that arrive in order needs no
+// index at all.
 type bulkChunk struct {
-	data []byte
-	ents []bulkEntry
-	last int64 // changelog offset of the last record
-	// idx and out are sorted's scratch space, kept from chunk to chunk.
+	blocks [][]byte
+	size   int   // bytes held, record headers included
+	n      int   // records held
+	last   int64 // changelog offset of the last record
+	// ascending: every key is greater than the one before it (prev, the last key added,
+	// points into blocks).
+	ascending bool
+	prev      []byte
+	// next is the capacity of the next block: blocks start small and double up to
+	// bulkBlockSize, so that a short restore holds little.
+	next int
+	// idx is sorted's scratch space, kept from chunk to chunk.
 	idx []sortEntry
-	out []bulkEntry
 }
 
-type bulkEntry struct {
-	key    uint32 // offset of the key in data
-	keyLen uint32
-	valLen int32 // -1: tombstone; the value follows the key
+const (
+	// bulkBlockSize is the largest block of a chunk (a longer record gets a block of its own).
+	bulkBlockSize = 1 << 20
+	// bulkFirstBlockSize is the first block of a bulk restore's first chunk.
+	bulkFirstBlockSize = 64 << 10
+)
+
+// bulkBlocks holds blocks of bulkBlockSize bytes that chunks gave back (a chunk written, a
+// bulk restore ended): the next chunk, of this store or of another one restored after it or
+// beside it, takes them instead of allocating its own.
+var bulkBlocks sync.Pool // of *[bulkBlockSize]byte
+
+func newBulkChunk() *bulkChunk { return &bulkChunk{ascending: true, next: bulkFirstBlockSize} }
+
+// room returns the block that takes a record of need bytes, adding one when the last is full.
+func (c *bulkChunk) room(need int) *[]byte {
+	if n := len(c.blocks); n > 0 && cap(c.blocks[n-1])-len(c.blocks[n-1]) >= need {
+		return &c.blocks[n-1]
+	}
+	var b []byte
+	switch size := max(c.next, need); {
+	case size == bulkBlockSize:
+		if p, ok := bulkBlocks.Get().(*[bulkBlockSize]byte); ok {
+			b = p[:0]
+		} else {
+			b = make([]byte, 0, bulkBlockSize)
+		}
+	default:
+		b = make([]byte, 0, size)
+	}
+	c.next = min(2*c.next, bulkBlockSize)
+	c.blocks = append(c.blocks, b)
+	return &c.blocks[len(c.blocks)-1]
 }
 
-func (c *bulkChunk) key(e bulkEntry) []byte { return c.data[e.key : e.key+e.keyLen] }
-
-func (c *bulkChunk) value(e bulkEntry) []byte {
-	v := e.key + e.keyLen
-	return c.data[v : v+uint32(e.valLen)]
+// add appends a record (key = prefix ‖ key; a nil value is a tombstone).
+func (c *bulkChunk) add(prefix, key, value []byte, offset int64) {
+	kl, vl := len(prefix)+len(key), 0
+	if value != nil {
+		vl = len(value) + 1
+	}
+	need := uvarintLen(kl) + uvarintLen(vl) + kl + len(value)
+	b := c.room(need)
+	*b = binary.AppendUvarint(binary.AppendUvarint(*b, uint64(kl)), uint64(vl))
+	k := len(*b)
+	*b = append(append(append(*b, prefix...), key...), value...)
+	held := (*b)[k : k+kl : k+kl]
+	if c.n > 0 && c.ascending && bytes.Compare(c.prev, held) >= 0 {
+		c.ascending = false
+	}
+	c.prev = held
+	c.n++
+	c.size += need
+	c.last = offset
 }
 
+func uvarintLen(v int) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// record decodes the record at off of block b: its key, its value (nil for a tombstone) and
+// the offset of the next record.
+func record(b []byte, off int) (key, value []byte, next int) {
+	kl, n := uint64(b[off]), 1
+	if kl >= 0x80 {
+		kl, n = binary.Uvarint(b[off:])
+	}
+	off += n
+	vl, n := uint64(b[off]), 1
+	if vl >= 0x80 {
+		vl, n = binary.Uvarint(b[off:])
+	}
+	off += n
+	key = b[off : off+int(kl)]
+	off += int(kl)
+	if vl == 0 {
+		return key, nil, off
+	}
+	return key, b[off : off+int(vl)-1], off + int(vl) - 1
+}
+
+// inOrder calls f with every record held, in changelog order.
+func (c *bulkChunk) inOrder(f func(key, value []byte) error) error {
+	for _, b := range c.blocks {
+		for off := 0; off < len(b); {
+			k, v, next := record(b, off)
+			if err := f(k, v); err != nil {
+				return err
+			}
+			off = next
+		}
+	}
+	return nil
+}
+
+// reset empties the chunk for reuse; the blocks of bulkBlockSize go to bulkBlocks, and the
+// chunk's next blocks are of that size (a chunk that was filled is filled again).
 func (c *bulkChunk) reset() {
-	c.data, c.ents = c.data[:0], c.ents[:0]
+	full := c.next == bulkBlockSize
+	c.release()
+	if full {
+		c.next = bulkBlockSize
+	}
+}
+
+// release gives the chunk's blocks back and empties it.
+func (c *bulkChunk) release() {
+	for i, b := range c.blocks {
+		if cap(b) == bulkBlockSize {
+			bulkBlocks.Put((*[bulkBlockSize]byte)(b[:bulkBlockSize]))
+		}
+		c.blocks[i] = nil
+	}
+	c.blocks, c.size, c.n, c.prev, c.ascending, c.next = c.blocks[:0], 0, 0, nil, true, bulkFirstBlockSize
 }
 
 // beginBulk starts a bulk restore (see PebbleKeyValueStore.BeginBulkRestore).
@@ -111,7 +225,7 @@ func (p *pebbleDB) beginBulk() error {
 	}
 	p.removeBulkLeftovers()
 	p.bulk = &bulkLoad{p: p, limit: int(min(p.opts.MemTableSize, 1<<30)),
-		wopts: p.opts.MakeWriterOptions(0, p.db.TableFormat()), fs: p.opts.FS, cur: &bulkChunk{}}
+		wopts: p.opts.MakeWriterOptions(0, p.db.TableFormat()), fs: p.opts.FS, cur: newBulkChunk()}
 	return nil
 }
 
@@ -129,7 +243,8 @@ func (p *pebbleDB) removeBulkLeftovers() {
 }
 
 // endBulk ends the bulk restore: with write, the records still held are written; without,
-// they are dropped. Either way it waits for the chunk being written.
+// they are dropped. Either way it waits for the chunk being written and gives the chunks'
+// blocks back.
 func (p *pebbleDB) endBulk(write bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -139,14 +254,17 @@ func (p *pebbleDB) endBulk(write bool) error {
 	}
 	p.bulk = nil
 	err := b.wait()
-	if !write || err != nil {
+	c := b.cur
+	defer func() {
+		c.release()
+		if b.spare != nil {
+			b.spare.release()
+		}
+	}()
+	if !write || err != nil || c.n == 0 {
 		return err
 	}
-	c := b.cur
-	if len(c.ents) == 0 {
-		return nil
-	}
-	if len(c.data) < b.limit/4 {
+	if c.size < b.limit/4 {
 		// A short tail goes through the memtable: a small table file would only add a level-0
 		// file or a compaction.
 		return b.applyBatch(c)
@@ -159,22 +277,8 @@ func (b *bulkLoad) add(prefix, key, value []byte, offset int64) error {
 	if b.err != nil {
 		return b.err
 	}
-	c := b.cur
-	if need := len(c.data) + len(prefix) + len(key) + len(value); need > cap(c.data) {
-		// Grow by doubling up to the chunk size (plus room for the record that fills it), not
-		// by append's 1.25 steps past it: less garbage and no capacity beyond the chunk.
-		n := min(max(2*cap(c.data), 64<<10), b.limit+b.limit/16)
-		c.data = append(make([]byte, 0, max(n, need)), c.data...)
-	}
-	e := bulkEntry{key: uint32(len(c.data)), keyLen: uint32(len(prefix) + len(key)), valLen: -1}
-	c.data = append(append(c.data, prefix...), key...)
-	if value != nil {
-		e.valLen = int32(len(value))
-		c.data = append(c.data, value...)
-	}
-	c.ents = append(c.ents, e)
-	c.last = offset
-	if len(c.data) >= b.limit {
+	b.cur.add(prefix, key, value, offset)
+	if b.cur.size >= b.limit {
 		return b.rotate()
 	}
 	return nil
@@ -189,7 +293,8 @@ func (b *bulkLoad) rotate() error {
 	full := b.cur
 	b.cur = b.spare
 	if b.cur == nil {
-		b.cur = &bulkChunk{data: make([]byte, 0, cap(full.data)), ents: make([]bulkEntry, 0, cap(full.ents))}
+		b.cur = newBulkChunk()
+		b.cur.next = bulkBlockSize
 	}
 	b.spare = nil
 	b.done = make(chan error, 1)
@@ -213,65 +318,73 @@ func (b *bulkLoad) wait() error {
 	return b.err
 }
 
-// sorted returns the chunk's entries in key order, the last record of each key only. A chunk
-// whose keys arrived in strictly ascending order is returned as it is.
-func (c *bulkChunk) sorted() []bulkEntry {
-	ascending := true
-	for i := 1; i < len(c.ents); i++ {
-		if bytes.Compare(c.key(c.ents[i-1]), c.key(c.ents[i])) >= 0 {
-			ascending = false
-			break
-		}
-	}
-	if ascending {
-		return c.ents
+// sorted calls f with the chunk's records in key order, the last record of each key only. A
+// chunk whose keys arrived in strictly ascending order is read as it is.
+func (c *bulkChunk) sorted(f func(key, value []byte) error) error {
+	if c.ascending {
+		return c.inOrder(f)
 	}
 	// Sorting compares an 8-byte abbreviation of each key first (the bytes after the prefix
 	// every key of the chunk shares, as a big-endian number) held in the sorted array itself:
 	// comparing the keys in the chunk instead cost two cache misses per comparison, most of a
 	// restore's CPU when keys arrive in random order.
-	common := len(c.key(c.ents[0]))
-	first := c.key(c.ents[0])
-	for _, e := range c.ents[1:] {
-		k := c.key(e)
+	first, _, _ := record(c.blocks[0], 0)
+	common := len(first)
+	_ = c.inOrder(func(k, _ []byte) error {
 		n := min(common, len(k))
 		i := 0
 		for i < n && k[i] == first[i] {
 			i++
 		}
 		common = i
+		return nil
+	})
+	idx := slices.Grow(c.idx[:0], c.n)
+	for bi, b := range c.blocks {
+		for off := 0; off < len(b); {
+			k, _, next := record(b, off)
+			var ab [8]byte
+			copy(ab[:], k[common:])
+			idx = append(idx, sortEntry{abbr: binary.BigEndian.Uint64(ab[:]), blk: uint32(bi), off: uint32(off)})
+			off = next
+		}
 	}
-	idx := slices.Grow(c.idx[:0], len(c.ents))[:len(c.ents)]
-	for i, e := range c.ents {
-		var ab [8]byte
-		copy(ab[:], c.key(e)[common:])
-		idx[i] = sortEntry{abbr: binary.BigEndian.Uint64(ab[:]), i: int32(i)}
+	c.idx = idx
+	key := func(e sortEntry) []byte {
+		k, _, _ := record(c.blocks[e.blk], int(e.off))
+		return k
 	}
-	// Ties keep changelog order, so the last record of a key is the last of its run.
+	// Ties keep changelog order (block, then position in it), so the last record of a key is
+	// the last of its run.
 	slices.SortFunc(idx, func(a, b sortEntry) int {
 		if a.abbr != b.abbr {
 			return cmp.Compare(a.abbr, b.abbr)
 		}
-		if r := bytes.Compare(c.key(c.ents[a.i]), c.key(c.ents[b.i])); r != 0 {
+		if r := bytes.Compare(key(a), key(b)); r != 0 {
 			return r
 		}
-		return cmp.Compare(a.i, b.i)
+		if a.blk != b.blk {
+			return cmp.Compare(a.blk, b.blk)
+		}
+		return cmp.Compare(a.off, b.off)
 	})
-	out := slices.Grow(c.out[:0], len(idx))
-	for i, j := range idx {
-		if i+1 < len(idx) && j.abbr == idx[i+1].abbr && bytes.Equal(c.key(c.ents[j.i]), c.key(c.ents[idx[i+1].i])) {
+	for i, e := range idx {
+		k, v, _ := record(c.blocks[e.blk], int(e.off))
+		if i+1 < len(idx) && e.abbr == idx[i+1].abbr && bytes.Equal(k, key(idx[i+1])) {
 			continue
 		}
-		out = append(out, c.ents[j.i])
+		if err := f(k, v); err != nil {
+			return err
+		}
 	}
-	c.idx, c.out = idx, out
-	return out
+	return nil
 }
 
-// sortEntry is a chunk entry's position with the abbreviation of its key.
+// sortEntry is the position of a chunk's record (block, offset in it) with the abbreviation
+// of its key.
 type sortEntry struct {
-	abbr uint64
-	i    int32
+	abbr     uint64
+	blk, off uint32
 }
 
 // write writes the chunk as a table file, has Pebble ingest it, then records the changelog
@@ -289,16 +402,12 @@ func (b *bulkLoad) write(c *bulkChunk) error {
 		return err
 	}
 	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.wopts)
-	for _, e := range c.sorted() {
-		if e.valLen < 0 {
-			err = w.Delete(c.key(e))
-		} else {
-			err = w.Set(c.key(e), c.value(e))
+	err = c.sorted(func(k, v []byte) error {
+		if v == nil {
+			return w.Delete(k)
 		}
-		if err != nil {
-			break
-		}
-	}
+		return w.Set(k, v)
+	})
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -317,16 +426,13 @@ func (b *bulkLoad) applyBatch(c *bulkChunk) error {
 	p := b.p
 	wb := p.db.NewBatch()
 	defer wb.Close()
-	for _, e := range c.ents {
-		var err error
-		if e.valLen < 0 {
-			err = wb.Delete(c.key(e), nil)
-		} else {
-			err = wb.Set(c.key(e), c.value(e), nil)
+	if err := c.inOrder(func(k, v []byte) error {
+		if v == nil {
+			return wb.Delete(k, nil)
 		}
-		if err != nil {
-			return err
-		}
+		return wb.Set(k, v, nil)
+	}); err != nil {
+		return err
 	}
 	if err := wb.Set(metaOffsetKey, offsetBytes(c.last), nil); err != nil {
 		return err

@@ -282,7 +282,7 @@ func TestBulkChunkSorted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	alphabet := []byte{0, 1, 'a', 0xff}
 	for round := range 50 {
-		c := &bulkChunk{}
+		c := newBulkChunk()
 		b := &bulkLoad{limit: 1 << 30, cur: c}
 		prefix := []byte{nsKV, 'p', 'q'}[:1+round%3]
 		type rec struct {
@@ -316,11 +316,66 @@ func TestBulkChunkSorted(t *testing.T) {
 			return bytes.Compare([]byte(x[:strings.LastIndexByte(x, '=')]), []byte(y[:strings.LastIndexByte(y, '=')]))
 		})
 		var got []string
-		for _, e := range c.sorted() {
-			got = append(got, string(c.key(e))+"="+string(c.value(e)))
+		if err := c.sorted(func(k, v []byte) error {
+			got = append(got, string(k)+"="+string(v))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("round %d: sorted\n got %q\nwant %q", round, got, want)
+		}
+	}
+}
+
+// A chunk keeps records across several blocks, a record longer than a block in a block of its
+// own, and gives them back in changelog order as they were added (a nil value as a tombstone,
+// an empty value as empty); it knows whether the keys arrived in strictly ascending order,
+// and is the same after a reset.
+func TestBulkChunkBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := newBulkChunk()
+	for round := range 2 {
+		type rec struct{ key, val []byte }
+		var recs []rec
+		prefix := []byte{nsKV}
+		for i := range 40_000 {
+			k := fmt.Appendf(nil, "k%08d", i)
+			var v []byte
+			switch r := rng.IntN(100); {
+			case i == 20_000:
+				v = bytes.Repeat([]byte{'x'}, 3*bulkBlockSize+7) // longer than a block
+			case r < 5:
+				v = nil
+			case r < 8:
+				v = []byte{}
+			default:
+				v = bytes.Repeat([]byte{byte('a' + i%26)}, rng.IntN(300))
+			}
+			c.add(prefix, k, v, int64(i))
+			recs = append(recs, rec{append(slices.Clone(prefix), k...), v})
+		}
+		if len(c.blocks) < 5 || !c.ascending || c.n != len(recs) || c.last != int64(len(recs)-1) {
+			t.Fatalf("round %d: %d blocks, ascending %v, %d records, last offset %d", round, len(c.blocks), c.ascending, c.n, c.last)
+		}
+		i := 0
+		if err := c.inOrder(func(k, v []byte) error {
+			r := recs[i]
+			if !bytes.Equal(k, r.key) || !bytes.Equal(v, r.val) || (v == nil) != (r.val == nil) {
+				t.Fatalf("round %d: record %d = %q (%d bytes, nil %v), want %q (%d bytes, nil %v)", round, i, k, len(v), v == nil, r.key, len(r.val), r.val == nil)
+			}
+			i++
+			return nil
+		}); err != nil || i != len(recs) {
+			t.Fatalf("round %d: inOrder gave %d records (%v), want %d", round, i, err, len(recs))
+		}
+		c.add(prefix, recs[len(recs)-1].key[len(prefix):], []byte("again"), int64(len(recs)))
+		if c.ascending {
+			t.Fatalf("round %d: a repeated key leaves the chunk ascending", round)
+		}
+		c.reset()
+		if c.n != 0 || c.size != 0 || len(c.blocks) != 0 || !c.ascending {
+			t.Fatalf("round %d: after reset: %d records, %d bytes, %d blocks, ascending %v", round, c.n, c.size, len(c.blocks), c.ascending)
 		}
 	}
 }
