@@ -223,16 +223,22 @@ func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool,
 			next = max(next, last+1)
 			continue
 		}
+		// Timestamps in ms: the batch's first timestamp plus each record's delta, or the
+		// batch's max timestamp (log append time), without a time.Time per record.
+		base, logAppend := batch.FirstTimestamp.UnixMilli(), batch.LogAppendTime
+		if logAppend {
+			base = batch.MaxTimestamp.UnixMilli()
+		}
 		for _, rec := range batch.Records {
 			off := batch.FirstOffset + rec.OffsetDelta
 			if off < from {
 				continue
 			}
-			ts := batch.FirstTimestamp.Add(rec.TimestampDelta)
-			if batch.LogAppendTime {
-				ts = batch.MaxTimestamp
+			ts := base
+			if !logAppend {
+				ts += int64(rec.TimestampDelta / time.Millisecond)
 			}
-			r := Record{Offset: off, Key: rec.Key, Value: rec.Value, Timestamp: ts.UnixMilli()}
+			r := Record{Offset: off, Key: rec.Key, Value: rec.Value, Timestamp: ts}
 			if len(rec.Headers) > 0 {
 				for _, h := range rec.Headers {
 					r.Headers.Add(string(h.Key), h.Value)
