@@ -173,8 +173,9 @@ func restoreOnce(b *testing.B, addrs []string, app string, env storeapi.PebbleEn
 	}
 	defer tk.Close()
 	var restored int64
-	ts := changelog.NewTaskState(changelog.TaskStateConfig{Reader: changelog.NewSaramaReader(client, false),
-		Listener: restoreCounter{&restored}}, tk)
+	reader := changelog.NewSaramaReader(client, false)
+	defer reader.Close()
+	ts := changelog.NewTaskState(changelog.TaskStateConfig{Reader: reader, Listener: restoreCounter{&restored}}, tk)
 	start := time.Now()
 	if err := ts.Restore(context.Background()); err != nil {
 		b.Fatal(err)

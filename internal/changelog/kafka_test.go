@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -49,7 +50,9 @@ func newKafkaLog(t *testing.T, b kafkatest.Broker, readCommitted bool) *kafkaLog
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = prod.Close() })
-	return &kafkaLog{SaramaReader: NewSaramaReader(client, readCommitted), t: t, addrs: b.Addrs, client: client, admin: admin, prod: prod, created: map[string]bool{}}
+	r := NewSaramaReader(client, readCommitted)
+	t.Cleanup(func() { _ = r.Close() }) // before the client: cleanups run last in, first out
+	return &kafkaLog{SaramaReader: r, t: t, addrs: b.Addrs, client: client, admin: admin, prod: prod, created: map[string]bool{}}
 }
 
 func (k *kafkaLog) ensureTopic(topic string) {
@@ -275,4 +278,62 @@ func restoreBehindOpenTransaction(t *testing.T, b kafkatest.Broker) {
 
 func TestRestoreWaitsForAPreviousOwnersTransactionKfake(t *testing.T) {
 	restoreBehindOpenTransaction(t, kafkatest.Embedded(t))
+}
+
+// The reader fetches on connections of its own, one per fetch in progress: a fetch leaves its
+// connection idle for the next one, fetches at the same time get one each (a sarama Broker
+// holds its lock for a whole request and its decoding), and Close closes them; fetches after
+// Close fail.
+func TestSaramaReaderConnectionsKfake(t *testing.T) {
+	b := kafkatest.Embedded(t)
+	log := newKafkaLog(t, b, false)
+	tp := TopicPartition{Topic: kafkatest.Name(t, "app") + "-kv-changelog", Partition: 0}
+	for i := range 3 {
+		log.Append(tp, Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")})
+	}
+	r := log.SaramaReader
+	leader, err := log.client.Leader(tp.Topic, tp.Partition)
+	must(t, err)
+	addr := leader.Addr()
+	idle := func() []*sarama.Broker {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return slices.Clone(r.idle[addr])
+	}
+	recs, next, err := r.FetchAppend(context.Background(), tp, 0, nil)
+	if err != nil || len(recs) != 3 || next != 3 {
+		t.Fatalf("fetch: %d records, next %d, error %v; want 3, 3", len(recs), next, err)
+	}
+	first := idle()
+	if len(first) != 1 || first[0] == leader {
+		t.Fatalf("after a fetch the reader holds %d idle connections (the client's own: %v), want one of its own", len(first), len(first) == 1 && first[0] == leader)
+	}
+	if _, _, err := r.FetchAppend(context.Background(), tp, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if again := idle(); len(again) != 1 || again[0] != first[0] {
+		t.Fatal("a second fetch did not reuse the idle connection")
+	}
+	c1, err := r.conn(addr)
+	must(t, err)
+	c2, err := r.conn(addr)
+	must(t, err)
+	if c1 != first[0] || c2 == c1 {
+		t.Fatal("two fetches at once do not get a connection each")
+	}
+	r.release(c1, true)
+	r.release(c2, true)
+	if n := len(idle()); n != 2 {
+		t.Fatalf("%d idle connections after two fetches at once, want 2", n)
+	}
+	must(t, r.Close())
+	if ok1, _ := c1.Connected(); ok1 {
+		t.Fatal("Close left a fetch connection open")
+	}
+	if ok2, _ := c2.Connected(); ok2 {
+		t.Fatal("Close left a fetch connection open")
+	}
+	if _, _, err := r.FetchAppend(context.Background(), tp, 0, nil); !errors.Is(err, errReaderClosed) {
+		t.Fatalf("fetch after Close: %v, want errReaderClosed", err)
+	}
 }

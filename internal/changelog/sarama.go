@@ -3,8 +3,10 @@ package changelog
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -15,10 +17,17 @@ import (
 // restore must know the fetch position after transaction markers (on a
 // transactional changelog the last offset is a commit marker, so the last record offset + 1
 // never reaches the end offset) and sarama's client.GetOffset cannot ask for the last stable
-// offset. Java counterpart: the restore consumer of StoreChangelogReader.
+// offset. Fetches go over connections of the reader's own, one per fetch in progress (kept for
+// the next ones): a sarama Broker holds its lock from sending a request until its response is
+// decoded, so restores that fetch at the same time over the client's one connection to a
+// broker would wait for each other's round trips and decoding. Close closes them. Java
+// counterpart: the restore consumer of StoreChangelogReader.
 type SaramaReader struct {
 	client        sarama.Client
 	readCommitted bool
+	mu            sync.Mutex
+	idle          map[string][]*sarama.Broker // fetch connections not in use, by broker address
+	closed        bool
 	// MaxWait is the broker wait of a Fetch with no data; default 100 ms.
 	MaxWait time.Duration
 	// MaxBytes is the fetch size per request, in bytes; default 1 MiB (Java's restore consumer
@@ -33,7 +42,60 @@ var _ AppendReader = (*SaramaReader)(nil)
 // committed records are returned. EndOffset is the high-water mark either way (see
 // SaramaReader.EndOffset).
 func NewSaramaReader(client sarama.Client, readCommitted bool) *SaramaReader {
-	return &SaramaReader{client: client, readCommitted: readCommitted, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20}
+	return &SaramaReader{client: client, readCommitted: readCommitted, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20,
+		idle: map[string][]*sarama.Broker{}}
+}
+
+// Close closes the reader's fetch connections (a fetch in progress closes its own when it
+// ends); the client is the caller's. Later fetches fail.
+func (r *SaramaReader) Close() error {
+	r.mu.Lock()
+	idle := r.idle
+	r.idle, r.closed = map[string][]*sarama.Broker{}, true
+	r.mu.Unlock()
+	for _, cs := range idle {
+		for _, c := range cs {
+			_ = c.Close()
+		}
+	}
+	return nil
+}
+
+// errReaderClosed is returned by fetches after Close.
+var errReaderClosed = errors.New("changelog: reader closed")
+
+// conn returns a fetch connection to the broker at addr: an idle one, or a new one.
+func (r *SaramaReader) conn(addr string) (*sarama.Broker, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, errReaderClosed
+	}
+	if cs := r.idle[addr]; len(cs) > 0 {
+		c := cs[len(cs)-1]
+		r.idle[addr] = cs[:len(cs)-1]
+		r.mu.Unlock()
+		return c, nil
+	}
+	r.mu.Unlock()
+	c := sarama.NewBroker(addr)
+	if err := c.Open(r.client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		return nil, err
+	}
+	return c, nil
+}
+
+// release hands fetch connection c back: kept for the next fetch when it worked (ok), closed
+// when it failed or the reader was closed.
+func (r *SaramaReader) release(c *sarama.Broker, ok bool) {
+	r.mu.Lock()
+	if ok && !r.closed {
+		r.idle[c.Addr()] = append(r.idle[c.Addr()], c)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	_ = c.Close()
 }
 
 func (r *SaramaReader) isolation() sarama.IsolationLevel {
@@ -110,15 +172,20 @@ func (r *SaramaReader) FetchAppend(ctx context.Context, tp TopicPartition, from 
 	if err := ctx.Err(); err != nil {
 		return nil, from, err
 	}
-	b, err := r.client.Leader(tp.Topic, tp.Partition)
+	leader, err := r.client.Leader(tp.Topic, tp.Partition)
 	if err != nil {
 		_ = r.client.RefreshMetadata(tp.Topic)
+		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
+	}
+	b, err := r.conn(leader.Addr())
+	if err != nil {
 		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
 	}
 	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: int32(r.MaxWait.Milliseconds()), MinBytes: 1,
 		MaxBytes: r.MaxBytes, Isolation: r.isolation()}
 	req.AddBlock(tp.Topic, tp.Partition, from, r.MaxBytes, -1)
 	resp, err := b.Fetch(req)
+	r.release(b, err == nil)
 	if err != nil {
 		_ = r.client.RefreshMetadata(tp.Topic)
 		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)

@@ -69,8 +69,9 @@ type taskManager struct {
 	lastStandby time.Time
 	// updater restores new, promoted and standby tasks beside the processing (updater.go).
 	updater *stateUpdater
-	// reader reads changelogs for the state updater; standbyReader (on the same connections)
-	// for the thread's standby updates, without waiting on the broker for new records.
+	// reader reads changelogs for the state updater; standbyReader (same client, fetch
+	// connections of its own) for the thread's standby updates, without waiting on the broker
+	// for new records.
 	reader        changelog.Reader
 	standbyReader changelog.Reader
 	// cache is the thread's record cache, shared by its tasks (nil: caching off).

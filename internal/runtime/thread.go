@@ -64,7 +64,8 @@ type thread struct {
 	out *output
 	// restoreClient serves restore and standby reads (Java: the restore consumer), on
 	// connections of its own: a sarama Broker holds its lock for a whole fetch, so the thread's
-	// fetches never wait for a restore's.
+	// fetches never wait for a restore's (the readers fetch on connections of their own too,
+	// see changelog.SaramaReader; they are closed before it).
 	restoreClient sarama.Client
 	// tm owns the tasks: active, restoring (its state updater) and standby, with their
 	// changelog state (taskmanager.go).
@@ -408,6 +409,13 @@ func (th *thread) closeClients() {
 	}
 	if th.cluster != nil {
 		_ = th.cluster.Close()
+	}
+	if th.tm != nil {
+		for _, r := range []changelog.Reader{th.tm.reader, th.tm.standbyReader} {
+			if c, ok := r.(*changelog.SaramaReader); ok {
+				_ = c.Close()
+			}
+		}
 	}
 	if th.restoreClient != nil {
 		_ = th.restoreClient.Close()
