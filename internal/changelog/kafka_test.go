@@ -12,6 +12,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 	"github.com/kstreams-go/kstreams/store"
 )
@@ -281,9 +282,8 @@ func TestRestoreWaitsForAPreviousOwnersTransactionKfake(t *testing.T) {
 }
 
 // The reader fetches on connections of its own, one per fetch in progress: a fetch leaves its
-// connection idle for the next one, fetches at the same time get one each (a sarama Broker
-// holds its lock for a whole request and its decoding), and Close closes them; fetches after
-// Close fail.
+// connection idle for the next one, fetches at the same time get one each, and Close closes
+// them; fetches after Close fail.
 func TestSaramaReaderConnectionsKfake(t *testing.T) {
 	b := kafkatest.Embedded(t)
 	log := newKafkaLog(t, b, false)
@@ -292,21 +292,24 @@ func TestSaramaReaderConnectionsKfake(t *testing.T) {
 		log.Append(tp, Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")})
 	}
 	r := log.SaramaReader
+	if r.raw == nil {
+		t.Fatal("the reader does not fetch on connections of its own")
+	}
 	leader, err := log.client.Leader(tp.Topic, tp.Partition)
 	must(t, err)
 	addr := leader.Addr()
-	idle := func() []*sarama.Broker {
+	idle := func() []*streamsgroup.Conn {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		return slices.Clone(r.idle[addr])
+		return slices.Clone(r.idleRaw[addr])
 	}
 	recs, next, err := r.FetchAppend(context.Background(), tp, 0, nil)
 	if err != nil || len(recs) != 3 || next != 3 {
 		t.Fatalf("fetch: %d records, next %d, error %v; want 3, 3", len(recs), next, err)
 	}
 	first := idle()
-	if len(first) != 1 || first[0] == leader {
-		t.Fatalf("after a fetch the reader holds %d idle connections (the client's own: %v), want one of its own", len(first), len(first) == 1 && first[0] == leader)
+	if len(first) != 1 {
+		t.Fatalf("after a fetch the reader holds %d idle connections, want 1", len(first))
 	}
 	if _, _, err := r.FetchAppend(context.Background(), tp, 1, nil); err != nil {
 		t.Fatal(err)
@@ -314,24 +317,24 @@ func TestSaramaReaderConnectionsKfake(t *testing.T) {
 	if again := idle(); len(again) != 1 || again[0] != first[0] {
 		t.Fatal("a second fetch did not reuse the idle connection")
 	}
-	c1, err := r.conn(addr)
+	c1, err := r.rawConn(context.Background(), addr)
 	must(t, err)
-	c2, err := r.conn(addr)
+	c2, err := r.rawConn(context.Background(), addr)
 	must(t, err)
 	if c1 != first[0] || c2 == c1 {
 		t.Fatal("two fetches at once do not get a connection each")
 	}
-	r.release(c1, true)
-	r.release(c2, true)
+	r.releaseRaw(addr, c1, true)
+	r.releaseRaw(addr, c2, true)
 	if n := len(idle()); n != 2 {
 		t.Fatalf("%d idle connections after two fetches at once, want 2", n)
 	}
 	must(t, r.Close())
-	if ok1, _ := c1.Connected(); ok1 {
-		t.Fatal("Close left a fetch connection open")
-	}
-	if ok2, _ := c2.Connected(); ok2 {
-		t.Fatal("Close left a fetch connection open")
+	for _, c := range []*streamsgroup.Conn{c1, c2} {
+		if _, err := c.RoundTrip(context.Background(), apiFetch, rawFetchVersion, false,
+			encodeFetch(tp, 0, 0, 1<<20, false)); err == nil {
+			t.Fatal("Close left a fetch connection open")
+		}
 	}
 	if _, _, err := r.FetchAppend(context.Background(), tp, 0, nil); !errors.Is(err, errReaderClosed) {
 		t.Fatalf("fetch after Close: %v, want errReaderClosed", err)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"
 )
 
 // SaramaReader reads changelogs with plain Fetch and ListOffsets requests to the partition
@@ -17,17 +19,27 @@ import (
 // restore must know the fetch position after transaction markers (on a
 // transactional changelog the last offset is a commit marker, so the last record offset + 1
 // never reaches the end offset) and sarama's client.GetOffset cannot ask for the last stable
-// offset. Fetches go over connections of the reader's own, one per fetch in progress (kept for
-// the next ones): a sarama Broker holds its lock from sending a request until its response is
-// decoded, so restores that fetch at the same time over the client's one connection to a
-// broker would wait for each other's round trips and decoding. Close closes them. Java
-// counterpart: the restore consumer of StoreChangelogReader.
+// offset. Fetches are restore's own (rawfetch.go: the records decoded straight from the
+// response) on connections of the reader's own (streamsgroup.Conn, with the client's TLS and
+// SASL settings), one per fetch in progress, kept for the next ones: restores that fetch at
+// the same time do not take turns on the client's one connection to a broker, where a sarama
+// Broker holds its lock from sending a request until its response is decoded. When the
+// client's settings are beyond those connections (SASL GSSAPI), or a partition holds message
+// sets older than record batches, fetches go through sarama instead (on connections of the
+// reader's own as well). Close closes the connections. Java counterpart: the restore consumer
+// of StoreChangelogReader.
 type SaramaReader struct {
 	client        sarama.Client
 	readCommitted bool
-	mu            sync.Mutex
-	idle          map[string][]*sarama.Broker // fetch connections not in use, by broker address
-	closed        bool
+	// raw is the configuration of the reader's own Fetch connections; nil: sarama fetches.
+	raw *streamsgroup.Config
+
+	mu         sync.Mutex
+	idleRaw    map[string][]*streamsgroup.Conn // fetch connections not in use, by broker address
+	idleSarama map[string][]*sarama.Broker
+	legacy     map[TopicPartition]bool // partitions of the old message formats: sarama fetches
+	closed     bool
+
 	// MaxWait is the broker wait of a Fetch with no data; default 100 ms.
 	MaxWait time.Duration
 	// MaxBytes is the fetch size per request, in bytes; default 1 MiB (Java's restore consumer
@@ -42,18 +54,27 @@ var _ AppendReader = (*SaramaReader)(nil)
 // committed records are returned. EndOffset is the high-water mark either way (see
 // SaramaReader.EndOffset).
 func NewSaramaReader(client sarama.Client, readCommitted bool) *SaramaReader {
-	return &SaramaReader{client: client, readCommitted: readCommitted, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20,
-		idle: map[string][]*sarama.Broker{}}
+	r := &SaramaReader{client: client, readCommitted: readCommitted, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20,
+		idleRaw: map[string][]*streamsgroup.Conn{}, idleSarama: map[string][]*sarama.Broker{}, legacy: map[TopicPartition]bool{}}
+	if cfg, err := streamsgroup.ConfigFromSarama(client.Config(), ""); err == nil {
+		r.raw = &cfg
+	}
+	return r
 }
 
 // Close closes the reader's fetch connections (a fetch in progress closes its own when it
 // ends); the client is the caller's. Later fetches fail.
 func (r *SaramaReader) Close() error {
 	r.mu.Lock()
-	idle := r.idle
-	r.idle, r.closed = map[string][]*sarama.Broker{}, true
+	raw, srm := r.idleRaw, r.idleSarama
+	r.idleRaw, r.idleSarama, r.closed = map[string][]*streamsgroup.Conn{}, map[string][]*sarama.Broker{}, true
 	r.mu.Unlock()
-	for _, cs := range idle {
+	for _, cs := range raw {
+		for _, c := range cs {
+			_ = c.Close()
+		}
+	}
+	for _, cs := range srm {
 		for _, c := range cs {
 			_ = c.Close()
 		}
@@ -64,33 +85,93 @@ func (r *SaramaReader) Close() error {
 // errReaderClosed is returned by fetches after Close.
 var errReaderClosed = errors.New("changelog: reader closed")
 
-// conn returns a fetch connection to the broker at addr: an idle one, or a new one.
-func (r *SaramaReader) conn(addr string) (*sarama.Broker, error) {
+// takeIdle takes an idle connection to addr out of idle (ok false when there is none). Call
+// with r.mu held.
+func takeIdle[C any](idle map[string][]C, addr string) (c C, ok bool) {
+	cs := idle[addr]
+	if len(cs) == 0 {
+		return c, false
+	}
+	c = cs[len(cs)-1]
+	var zero C
+	cs[len(cs)-1] = zero
+	idle[addr] = cs[:len(cs)-1]
+	return c, true
+}
+
+// rawConn returns a Fetch connection of the reader's own to the broker at addr: an idle one,
+// or a new one. It returns errRawUnsupported (and fetches go through sarama from then on)
+// when the broker does not answer Fetch v11.
+func (r *SaramaReader) rawConn(ctx context.Context, addr string) (*streamsgroup.Conn, error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil, errReaderClosed
 	}
-	if cs := r.idle[addr]; len(cs) > 0 {
-		c := cs[len(cs)-1]
-		r.idle[addr] = cs[:len(cs)-1]
-		r.mu.Unlock()
+	c, ok := takeIdle(r.idleRaw, addr)
+	cfg := r.raw
+	r.mu.Unlock()
+	if ok {
 		return c, nil
 	}
+	if cfg == nil {
+		return nil, errRawUnsupported
+	}
+	c, err := streamsgroup.Dial(ctx, addr, *cfg)
+	if err != nil {
+		return nil, err
+	}
+	if lo, hi, ok := c.Versions(apiFetch); !ok || lo > rawFetchVersion || hi < rawFetchVersion {
+		_ = c.Close()
+		r.mu.Lock()
+		r.raw = nil
+		r.mu.Unlock()
+		return nil, errRawUnsupported
+	}
+	return c, nil
+}
+
+// errRawUnsupported says that the reader's own Fetch is not available: sarama fetches.
+var errRawUnsupported = errors.New("changelog: the broker does not answer Fetch v11")
+
+// saramaConn returns a sarama Broker of the reader's own connected to addr: an idle one, or a
+// new one.
+func (r *SaramaReader) saramaConn(addr string) (*sarama.Broker, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, errReaderClosed
+	}
+	c, ok := takeIdle(r.idleSarama, addr)
 	r.mu.Unlock()
-	c := sarama.NewBroker(addr)
+	if ok {
+		return c, nil
+	}
+	c = sarama.NewBroker(addr)
 	if err := c.Open(r.client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
 		return nil, err
 	}
 	return c, nil
 }
 
-// release hands fetch connection c back: kept for the next fetch when it worked (ok), closed
-// when it failed or the reader was closed.
-func (r *SaramaReader) release(c *sarama.Broker, ok bool) {
+// releaseRaw hands fetch connection c to addr back: kept for the next fetch when it worked
+// (ok), closed when it failed or the reader was closed.
+func (r *SaramaReader) releaseRaw(addr string, c *streamsgroup.Conn, ok bool) {
 	r.mu.Lock()
 	if ok && !r.closed {
-		r.idle[c.Addr()] = append(r.idle[c.Addr()], c)
+		r.idleRaw[addr] = append(r.idleRaw[addr], c)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	_ = c.Close()
+}
+
+// releaseSarama is releaseRaw for the sarama fetches' connections.
+func (r *SaramaReader) releaseSarama(addr string, c *sarama.Broker, ok bool) {
+	r.mu.Lock()
+	if ok && !r.closed {
+		r.idleSarama[addr] = append(r.idleSarama[addr], c)
 		r.mu.Unlock()
 		return
 	}
@@ -177,7 +258,66 @@ func (r *SaramaReader) FetchAppend(ctx context.Context, tp TopicPartition, from 
 		_ = r.client.RefreshMetadata(tp.Topic)
 		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
 	}
-	b, err := r.conn(leader.Addr())
+	r.mu.Lock()
+	raw := r.raw != nil && !r.legacy[tp]
+	r.mu.Unlock()
+	if raw {
+		recs, next, err := r.fetchRaw(ctx, leader.Addr(), tp, from, buf)
+		switch {
+		case errors.Is(err, errLegacyFormat):
+			r.mu.Lock()
+			r.legacy[tp] = true
+			r.mu.Unlock()
+		case !errors.Is(err, errRawUnsupported):
+			return recs, next, err
+		}
+	}
+	return r.fetchSarama(leader.Addr(), tp, from, buf)
+}
+
+// fetchRaw fetches with restore's own Fetch (rawfetch.go) on a connection of the reader's own.
+func (r *SaramaReader) fetchRaw(ctx context.Context, addr string, tp TopicPartition, from int64, buf []Record) ([]Record, int64, error) {
+	c, err := r.rawConn(ctx, addr)
+	if errors.Is(err, errRawUnsupported) {
+		return nil, from, err
+	}
+	if err != nil {
+		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
+	}
+	body, err := c.RoundTrip(ctx, apiFetch, rawFetchVersion, false, encodeFetch(tp, from, r.MaxWait, r.MaxBytes, r.readCommitted))
+	r.releaseRaw(addr, c, err == nil)
+	if err != nil {
+		_ = r.client.RefreshMetadata(tp.Topic)
+		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
+	}
+	p, found, err := parseFetch(body, tp)
+	if err != nil || !found {
+		return nil, from, err
+	}
+	if err := r.partitionError(tp, from, sarama.KError(p.errCode)); err != nil || p.errCode != 0 {
+		return nil, from, err
+	}
+	return decodeBatches(p.records, from, r.readCommitted, p.aborted, buf)
+}
+
+// partitionError turns a fetched partition's error code into Fetch's error: nil for none
+// and, after a metadata refresh, for the leader having moved (the caller fetches again).
+func (r *SaramaReader) partitionError(tp TopicPartition, from int64, code sarama.KError) error {
+	switch code {
+	case sarama.ErrNoError:
+		return nil
+	case sarama.ErrOffsetOutOfRange:
+		return fmt.Errorf("%w: %s offset %d", ErrOffsetOutOfRange, tp, from)
+	case sarama.ErrNotLeaderForPartition, sarama.ErrLeaderNotAvailable, sarama.ErrUnknownTopicOrPartition:
+		_ = r.client.RefreshMetadata(tp.Topic)
+		return nil
+	}
+	return fmt.Errorf("changelog: fetch %s: %w", tp, code)
+}
+
+// fetchSarama fetches with sarama's Fetch (version 11) on a connection of the reader's own.
+func (r *SaramaReader) fetchSarama(addr string, tp TopicPartition, from int64, buf []Record) ([]Record, int64, error) {
+	b, err := r.saramaConn(addr)
 	if err != nil {
 		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
 	}
@@ -185,7 +325,7 @@ func (r *SaramaReader) FetchAppend(ctx context.Context, tp TopicPartition, from 
 		MaxBytes: r.MaxBytes, Isolation: r.isolation()}
 	req.AddBlock(tp.Topic, tp.Partition, from, r.MaxBytes, -1)
 	resp, err := b.Fetch(req)
-	r.release(b, err == nil)
+	r.releaseSarama(addr, b, err == nil)
 	if err != nil {
 		_ = r.client.RefreshMetadata(tp.Topic)
 		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
@@ -194,15 +334,8 @@ func (r *SaramaReader) FetchAppend(ctx context.Context, tp TopicPartition, from 
 	if blk == nil {
 		return nil, from, nil
 	}
-	switch blk.Err {
-	case sarama.ErrNoError:
-	case sarama.ErrOffsetOutOfRange:
-		return nil, from, fmt.Errorf("%w: %s offset %d", ErrOffsetOutOfRange, tp, from)
-	case sarama.ErrNotLeaderForPartition, sarama.ErrLeaderNotAvailable, sarama.ErrUnknownTopicOrPartition:
-		_ = r.client.RefreshMetadata(tp.Topic)
-		return nil, from, nil
-	default:
-		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, blk.Err)
+	if err := r.partitionError(tp, from, blk.Err); err != nil || blk.Err != sarama.ErrNoError {
+		return nil, from, err
 	}
 	return decodeBlock(blk, from, r.readCommitted, buf)
 }

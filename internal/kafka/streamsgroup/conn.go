@@ -243,6 +243,19 @@ func (c *Conn) Describe(ctx context.Context, req *DescribeRequest) (*DescribeRes
 	return resp, nil
 }
 
+// RoundTrip sends one request of API key key and version version, whose body the caller
+// encoded, and returns the response body (after the response header; the caller's to keep):
+// for requests the caller encodes and decodes itself, such as restore's Fetch, whose records
+// sarama decodes into a struct each. flexible selects request header v2 and response header
+// v1 (else v1 and v0). It authenticates again first when the SASL session is due (KIP-368).
+// Errors are as Heartbeat's; the connection should then be closed.
+func (c *Conn) RoundTrip(ctx context.Context, key, version int16, flexible bool, body []byte) ([]byte, error) {
+	if err := c.reauthenticate(ctx); err != nil {
+		return nil, err
+	}
+	return c.roundTrip(ctx, key, version, flexible, body)
+}
+
 // roundTrip sends one request and returns its response body. flexible selects request
 // header v2 / response header v1 (else v1 / v0). When ctx ends the connection is closed,
 // so the request fails at once.

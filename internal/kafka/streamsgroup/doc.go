@@ -6,7 +6,8 @@
 // (4-byte size, request header v2 with the client id and an empty tagged-field section,
 // response header v1), flexible-version compact encodings, an ApiVersions check of the
 // versions we send, TLS and SASL (PLAIN, SCRAM-SHA-256/512) as the other connections'
-// sarama config sets them ([ConfigFromSarama]).
+// sarama config sets them ([ConfigFromSarama]). The connection also carries requests other
+// packages encode themselves ([Conn.RoundTrip]: restore's Fetch).
 //
 // The fields and their order follow Apache Kafka 4.4's message schemas
 // (StreamsGroupHeartbeatRequest.json and friends, shipped in kafka-clients); the tests check
