@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -338,5 +339,30 @@ func TestSaramaReaderConnectionsKfake(t *testing.T) {
 	}
 	if _, _, err := r.FetchAppend(context.Background(), tp, 0, nil); !errors.Is(err, errReaderClosed) {
 		t.Fatalf("fetch after Close: %v, want errReaderClosed", err)
+	}
+}
+
+// A client whose settings the reader's own connections do not know (a proxy, a local
+// address, SASL GSSAPI) keeps the reader on sarama's fetches, which restore as well.
+func TestSaramaReaderFallsBackToSaramaKfake(t *testing.T) {
+	b := kafkatest.Embedded(t)
+	log := newKafkaLog(t, b, false)
+	tp := TopicPartition{Topic: kafkatest.Name(t, "app") + "-kv-changelog", Partition: 0}
+	for i := range 3 {
+		log.Append(tp, Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")})
+	}
+	cfg := kafkatest.SaramaConfig()
+	cfg.Net.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
+	client, err := sarama.NewClient(b.Addrs, cfg)
+	must(t, err)
+	defer client.Close()
+	r := NewSaramaReader(client, false)
+	defer r.Close()
+	if r.raw != nil {
+		t.Fatal("a client with a local address fetches on the reader's own connections")
+	}
+	recs, next, err := r.FetchAppend(context.Background(), tp, 0, nil)
+	if err != nil || len(recs) != 3 || next != 3 || string(recs[2].Key) != "k2" {
+		t.Fatalf("sarama fetch: %d records, next %d, error %v", len(recs), next, err)
 	}
 }

@@ -24,10 +24,10 @@ import (
 // SASL settings), one per fetch in progress, kept for the next ones: restores that fetch at
 // the same time do not take turns on the client's one connection to a broker, where a sarama
 // Broker holds its lock from sending a request until its response is decoded. When the
-// client's settings are beyond those connections (SASL GSSAPI), or a partition holds message
-// sets older than record batches, fetches go through sarama instead (on connections of the
-// reader's own as well). Close closes the connections. Java counterpart: the restore consumer
-// of StoreChangelogReader.
+// client's settings are beyond those connections (SASL GSSAPI, a proxy, a local address), or
+// a partition holds message sets older than record batches, fetches go through sarama instead
+// (on connections of the reader's own as well). Close closes the connections. Java
+// counterpart: the restore consumer of StoreChangelogReader.
 type SaramaReader struct {
 	client        sarama.Client
 	readCommitted bool
@@ -56,8 +56,11 @@ var _ AppendReader = (*SaramaReader)(nil)
 func NewSaramaReader(client sarama.Client, readCommitted bool) *SaramaReader {
 	r := &SaramaReader{client: client, readCommitted: readCommitted, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20,
 		idleRaw: map[string][]*streamsgroup.Conn{}, idleSarama: map[string][]*sarama.Broker{}, legacy: map[TopicPartition]bool{}}
-	if cfg, err := streamsgroup.ConfigFromSarama(client.Config(), ""); err == nil {
-		r.raw = &cfg
+	// A proxy or a local address of the client's settings: streamsgroup.Dial knows neither.
+	if sc := client.Config(); !sc.Net.Proxy.Enable && sc.Net.LocalAddr == nil {
+		if cfg, err := streamsgroup.ConfigFromSarama(sc, ""); err == nil {
+			r.raw = &cfg
+		}
 	}
 	return r
 }
