@@ -27,7 +27,10 @@ var _ storeapi.BulkRestorer = (*pebbleKeyValueStore)(nil)
 // file that Pebble ingests (on another goroutine, while the next chunk fills), instead of
 // going through the memtable, its flush and the compactions of the flushed files: a changelog
 // whose keys arrive in order is written once, straight to the last level. At most two chunks
-// are held, as a memtable and the one being flushed would be.
+// are held, as a memtable and the one being flushed would be. While every key so far came in
+// order, chunks are written from an eighth of that size on (at least 1 MiB), and the last one
+// whatever its size: table files that overlap nothing cost no compaction however small, and
+// EndBulkRestore then waits for little more than the last few records' file.
 func (s *pebbleKeyValueStore) BeginBulkRestore() error {
 	if s.db == nil {
 		return storeErr(s.name, "restore", ErrStoreClosed)
@@ -67,6 +70,12 @@ type bulkLoad struct {
 	done chan error
 	err  error
 	seq  int
+	// ordered: every key so far came in strictly ascending order, across the chunks handed to
+	// the writer (last is the greatest of them, a copy): the next chunk in order overlaps no
+	// table file they made. early is the size from which such a chunk is written.
+	ordered bool
+	last    []byte
+	early   int
 }
 
 // bulkChunk holds restored records in changelog order, packed one after the other in blocks
@@ -83,6 +92,7 @@ type bulkChunk struct {
 	// points into blocks).
 	ascending bool
 	prev      []byte
+	first     []byte // the first key added (points into blocks)
 	// next is the capacity of the next block: blocks start small and double up to
 	// bulkBlockSize, so that a short restore holds little.
 	next int
@@ -137,7 +147,9 @@ func (c *bulkChunk) add(prefix, key, value []byte, offset int64) {
 	k := len(*b)
 	*b = append(append(append(*b, prefix...), key...), value...)
 	held := (*b)[k : k+kl : k+kl]
-	if c.n > 0 && c.ascending && bytes.Compare(c.prev, held) >= 0 {
+	if c.n == 0 {
+		c.first = held
+	} else if c.ascending && bytes.Compare(c.prev, held) >= 0 {
 		c.ascending = false
 	}
 	c.prev = held
@@ -207,7 +219,7 @@ func (c *bulkChunk) release() {
 		}
 		c.blocks[i] = nil
 	}
-	c.blocks, c.size, c.n, c.prev, c.ascending, c.next = c.blocks[:0], 0, 0, nil, true, bulkFirstBlockSize
+	c.blocks, c.size, c.n, c.prev, c.first, c.ascending, c.next = c.blocks[:0], 0, 0, nil, nil, true, bulkFirstBlockSize
 }
 
 // beginBulk starts a bulk restore (see PebbleKeyValueStore.BeginBulkRestore).
@@ -224,8 +236,9 @@ func (p *pebbleDB) beginBulk() error {
 		return err
 	}
 	p.removeBulkLeftovers()
-	p.bulk = &bulkLoad{p: p, limit: int(min(p.opts.MemTableSize, 1<<30)),
-		wopts: p.opts.MakeWriterOptions(0, p.db.TableFormat()), fs: p.opts.FS, cur: newBulkChunk()}
+	limit := int(min(p.opts.MemTableSize, 1<<30))
+	p.bulk = &bulkLoad{p: p, limit: limit, wopts: p.opts.MakeWriterOptions(0, p.db.TableFormat()), fs: p.opts.FS,
+		cur: newBulkChunk(), ordered: true, early: min(max(limit/8, 1<<20), limit)}
 	return nil
 }
 
@@ -264,12 +277,18 @@ func (p *pebbleDB) endBulk(write bool) error {
 	if !write || err != nil || c.n == 0 {
 		return err
 	}
-	if c.size < b.limit/4 {
+	if c.size < b.limit/4 && !b.inOrder(c) {
 		// A short tail goes through the memtable: a small table file would only add a level-0
-		// file or a compaction.
+		// file or a compaction (unless it overlaps nothing written before).
 		return b.applyBatch(c)
 	}
 	return b.write(c)
+}
+
+// inOrder reports whether chunk c continues the keys in order: its own are, and its first
+// is above every key of the chunks written before.
+func (b *bulkLoad) inOrder(c *bulkChunk) bool {
+	return b.ordered && c.ascending && c.n > 0 && (b.last == nil || bytes.Compare(c.first, b.last) > 0)
 }
 
 // add appends a record; call with p.mu held for writing.
@@ -277,8 +296,9 @@ func (b *bulkLoad) add(prefix, key, value []byte, offset int64) error {
 	if b.err != nil {
 		return b.err
 	}
-	b.cur.add(prefix, key, value, offset)
-	if b.cur.size >= b.limit {
+	c := b.cur
+	c.add(prefix, key, value, offset)
+	if c.size >= b.limit || (c.size >= b.early && b.inOrder(c)) {
 		return b.rotate()
 	}
 	return nil
@@ -291,6 +311,9 @@ func (b *bulkLoad) rotate() error {
 		return err
 	}
 	full := b.cur
+	if b.ordered = b.inOrder(full); b.ordered {
+		b.last = append(b.last[:0], full.prev...)
+	}
 	b.cur = b.spare
 	if b.cur == nil {
 		b.cur = newBulkChunk()

@@ -379,3 +379,50 @@ func TestBulkChunkBlocks(t *testing.T) {
 		}
 	}
 }
+
+// While keys come in order, a bulk restore writes table files from an eighth of its chunk
+// size on, and its last records too, all of them in the last level (they overlap nothing);
+// keys out of order fill whole chunks, and their short tail goes through the memtable.
+func TestPebbleBulkRestoreWritesOrderedKeysEarly(t *testing.T) {
+	for _, shuffle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shuffled=%v", shuffle), func(t *testing.T) {
+			env, err := newPebbleEnv(PebbleOptions{MaxMemTableBytes: 16 << 20, MemTableBudgetBytes: 16 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer env.Close()
+			ctx := &bulkCtx{dir: t.TempDir(), env: env}
+			s := newPebbleKeyValueStore("kv")
+			if err := s.Init(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			recs, want := changelogRecords(150_000, 150_000, shuffle) // ~7 MiB: less than one chunk
+			if err := s.BeginBulkRestore(); err != nil {
+				t.Fatal(err)
+			}
+			restoreInBatches(t, ctx.restore, recs)
+			if err := s.EndBulkRestore(); err != nil {
+				t.Fatal(err)
+			}
+			if got := contents(t, s); !slices.Equal(got, want) {
+				t.Fatalf("%d entries, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
+			}
+			m := s.db.db.Metrics()
+			if shuffle {
+				if m.Ingest.Count != 1 {
+					t.Fatalf("keys out of order: %d ingestions, want the one chunk at the end", m.Ingest.Count)
+				}
+				return
+			}
+			// 2 MiB table files (an eighth of 16 MiB), the last one shorter.
+			if m.Ingest.Count < 3 || m.Levels[6].TablesCount != int64(m.Ingest.Count) {
+				t.Fatalf("keys in order: %d ingestions, %d tables in the last level; want several, all there\n%s",
+					m.Ingest.Count, m.Levels[6].TablesCount, m)
+			}
+			if off, found, err := s.CommittedOffset(); err != nil || !found || off != int64(len(recs)-1) {
+				t.Fatalf("CommittedOffset = %d %v %v, want %d", off, found, err, len(recs)-1)
+			}
+		})
+	}
+}
