@@ -27,10 +27,11 @@ var _ storeapi.BulkRestorer = (*pebbleKeyValueStore)(nil)
 // file that Pebble ingests (on another goroutine, while the next chunk fills), instead of
 // going through the memtable, its flush and the compactions of the flushed files: a changelog
 // whose keys arrive in order is written once, straight to the last level. At most two chunks
-// are held, as a memtable and the one being flushed would be. While every key so far came in
-// order, chunks are written from an eighth of that size on (at least 1 MiB), and the last one
-// whatever its size: table files that overlap nothing cost no compaction however small, and
-// EndBulkRestore then waits for little more than the last few records' file.
+// are held, as a memtable and the one being flushed would be. While keys come in order, chunks
+// are written from an eighth of that size on (at least 1 MiB), and the last one as a table
+// file whatever its size when it lies above everything the restore wrote before: table files
+// that overlap nothing cost no compaction however small, and EndBulkRestore then waits for
+// little more than the last few records' file.
 func (s *pebbleKeyValueStore) BeginBulkRestore() error {
 	if s.db == nil {
 		return storeErr(s.name, "restore", ErrStoreClosed)
@@ -70,9 +71,9 @@ type bulkLoad struct {
 	done chan error
 	err  error
 	seq  int
-	// ordered: every key so far came in strictly ascending order, across the chunks handed to
-	// the writer (last is the greatest of them, a copy): the next chunk in order overlaps no
-	// table file they made. early is the size from which such a chunk is written.
+	// ordered: each chunk handed to the writer lay above all before it (last is the greatest
+	// key of them, a copy), so their table files overlap none of each other's; early is the
+	// size from which a chunk whose keys came in order is written.
 	ordered bool
 	last    []byte
 	early   int
@@ -92,7 +93,8 @@ type bulkChunk struct {
 	// points into blocks).
 	ascending bool
 	prev      []byte
-	first     []byte // the first key added (points into blocks)
+	// min and max are the smallest and the greatest key (pointing into blocks).
+	min, max []byte
 	// next is the capacity of the next block: blocks start small and double up to
 	// bulkBlockSize, so that a short restore holds little.
 	next int
@@ -147,10 +149,19 @@ func (c *bulkChunk) add(prefix, key, value []byte, offset int64) {
 	k := len(*b)
 	*b = append(append(append(*b, prefix...), key...), value...)
 	held := (*b)[k : k+kl : k+kl]
-	if c.n == 0 {
-		c.first = held
-	} else if c.ascending && bytes.Compare(c.prev, held) >= 0 {
+	switch {
+	case c.n == 0:
+		c.min, c.max = held, held
+	case c.ascending && bytes.Compare(c.prev, held) < 0:
+		c.max = held
+	default:
 		c.ascending = false
+		if bytes.Compare(held, c.min) < 0 {
+			c.min = held
+		}
+		if bytes.Compare(held, c.max) > 0 {
+			c.max = held
+		}
 	}
 	c.prev = held
 	c.n++
@@ -219,7 +230,7 @@ func (c *bulkChunk) release() {
 		}
 		c.blocks[i] = nil
 	}
-	c.blocks, c.size, c.n, c.prev, c.first, c.ascending, c.next = c.blocks[:0], 0, 0, nil, nil, true, bulkFirstBlockSize
+	c.blocks, c.size, c.n, c.prev, c.min, c.max, c.ascending, c.next = c.blocks[:0], 0, 0, nil, nil, nil, true, bulkFirstBlockSize
 }
 
 // beginBulk starts a bulk restore (see PebbleKeyValueStore.BeginBulkRestore).
@@ -277,18 +288,19 @@ func (p *pebbleDB) endBulk(write bool) error {
 	if !write || err != nil || c.n == 0 {
 		return err
 	}
-	if c.size < b.limit/4 && !b.inOrder(c) {
+	if c.size < b.limit/4 && (b.last == nil || !b.above(c)) {
 		// A short tail goes through the memtable: a small table file would only add a level-0
-		// file or a compaction (unless it overlaps nothing written before).
+		// file or a compaction; but not the last of table files that lie above each other.
 		return b.applyBatch(c)
 	}
 	return b.write(c)
 }
 
-// inOrder reports whether chunk c continues the keys in order: its own are, and its first
-// is above every key of the chunks written before.
-func (b *bulkLoad) inOrder(c *bulkChunk) bool {
-	return b.ordered && c.ascending && c.n > 0 && (b.last == nil || bytes.Compare(c.first, b.last) > 0)
+// above reports whether chunk c lies above everything the restore wrote: every chunk written
+// so far lay above those before it, and c's smallest key is above their greatest. Its table
+// file then overlaps none of theirs.
+func (b *bulkLoad) above(c *bulkChunk) bool {
+	return b.ordered && c.n > 0 && (b.last == nil || bytes.Compare(c.min, b.last) > 0)
 }
 
 // add appends a record; call with p.mu held for writing.
@@ -298,7 +310,7 @@ func (b *bulkLoad) add(prefix, key, value []byte, offset int64) error {
 	}
 	c := b.cur
 	c.add(prefix, key, value, offset)
-	if c.size >= b.limit || (c.size >= b.early && b.inOrder(c)) {
+	if c.size >= b.limit || (c.size >= b.early && c.ascending && b.above(c)) {
 		return b.rotate()
 	}
 	return nil
@@ -311,8 +323,8 @@ func (b *bulkLoad) rotate() error {
 		return err
 	}
 	full := b.cur
-	if b.ordered = b.inOrder(full); b.ordered {
-		b.last = append(b.last[:0], full.prev...)
+	if b.ordered = b.above(full); b.ordered {
+		b.last = append(b.last[:0], full.max...)
 	}
 	b.cur = b.spare
 	if b.cur == nil {

@@ -381,11 +381,16 @@ func TestBulkChunkBlocks(t *testing.T) {
 }
 
 // While keys come in order, a bulk restore writes table files from an eighth of its chunk
-// size on, and its last records too, all of them in the last level (they overlap nothing);
-// keys out of order fill whole chunks, and their short tail goes through the memtable.
+// size on, and its last records as a table file too when they lie above all written before
+// (in any order among themselves), every file in the last level (they overlap nothing); keys
+// out of order fill whole chunks.
 func TestPebbleBulkRestoreWritesOrderedKeysEarly(t *testing.T) {
-	for _, shuffle := range []bool{false, true} {
-		t.Run(fmt.Sprintf("shuffled=%v", shuffle), func(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		shuffle bool
+		tail    bool // records of keys above the others, out of order, at the end
+	}{{"ordered", false, false}, {"ordered then a tail above", false, true}, {"shuffled", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
 			env, err := newPebbleEnv(PebbleOptions{MaxMemTableBytes: 16 << 20, MemTableBudgetBytes: 16 << 20})
 			if err != nil {
 				t.Fatal(err)
@@ -397,7 +402,20 @@ func TestPebbleBulkRestoreWritesOrderedKeysEarly(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			recs, want := changelogRecords(150_000, 150_000, shuffle) // ~7 MiB: less than one chunk
+			recs, want := changelogRecords(150_000, 150_000, tc.shuffle) // ~7 MiB: less than one chunk
+			if tc.tail {
+				last := map[string]string{}
+				for i := range 3000 {
+					k := fmt.Sprintf("z%04d", (i*7919)%500)
+					v := fmt.Sprint(i)
+					recs = append(recs, processor.RestoreRecord{Key: []byte(k), Value: []byte(v), Offset: int64(len(recs))})
+					last[k] = v
+				}
+				for k, v := range last {
+					want = append(want, k+"="+v)
+				}
+				slices.Sort(want)
+			}
 			if err := s.BeginBulkRestore(); err != nil {
 				t.Fatal(err)
 			}
@@ -408,8 +426,11 @@ func TestPebbleBulkRestoreWritesOrderedKeysEarly(t *testing.T) {
 			if got := contents(t, s); !slices.Equal(got, want) {
 				t.Fatalf("%d entries, want %d (first difference at %d)", len(got), len(want), firstDiff(got, want))
 			}
+			if off, found, err := s.CommittedOffset(); err != nil || !found || off != int64(len(recs)-1) {
+				t.Fatalf("CommittedOffset = %d %v %v, want %d", off, found, err, len(recs)-1)
+			}
 			m := s.db.db.Metrics()
-			if shuffle {
+			if tc.shuffle {
 				if m.Ingest.Count != 1 {
 					t.Fatalf("keys out of order: %d ingestions, want the one chunk at the end", m.Ingest.Count)
 				}
@@ -420,8 +441,23 @@ func TestPebbleBulkRestoreWritesOrderedKeysEarly(t *testing.T) {
 				t.Fatalf("keys in order: %d ingestions, %d tables in the last level; want several, all there\n%s",
 					m.Ingest.Count, m.Levels[6].TablesCount, m)
 			}
-			if off, found, err := s.CommittedOffset(); err != nil || !found || off != int64(len(recs)-1) {
-				t.Fatalf("CommittedOffset = %d %v %v, want %d", off, found, err, len(recs)-1)
+			// The last records are in the last table file, not in the memtable.
+			tables, err := s.db.db.SSTables()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var largest []byte
+			for _, tb := range tables[6] {
+				if k := tb.Largest.UserKey; bytes.Compare(k, largest) > 0 {
+					largest = k
+				}
+			}
+			wantLast := append([]byte{nsKV}, recs[len(recs)-1].Key...)
+			if tc.tail {
+				wantLast = append([]byte{nsKV}, "z0499"...)
+			}
+			if !bytes.Equal(largest, wantLast) {
+				t.Fatalf("largest key of the last level %q, want %q", largest, wantLast)
 			}
 		})
 	}
