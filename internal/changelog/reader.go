@@ -6,20 +6,14 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/kstreams-go/kstreams/serde"
+	"github.com/kstreams-go/kstreams/processor"
 )
 
-// Record is one changelog record as read from Kafka.
-type Record struct {
-	// Offset is the record's offset in its partition.
-	Offset int64
-	// Key and Value are the raw bytes; a nil Value is a tombstone.
-	Key, Value []byte
-	// Timestamp is the record timestamp in ms.
-	Timestamp int64
-	// Headers are the record headers.
-	Headers serde.Headers
-}
+// Record is one changelog record as read from Kafka (Offset, Key, Value: nil for a
+// tombstone, Timestamp in ms, Headers; a Reader leaves Partition 0): the record a store's
+// restore callback gets, so that restore hands what it fetched to the store as it is, once it
+// set the partition.
+type Record = processor.RestoreRecord
 
 // Reader is the small view of Kafka that restore needs. The sarama implementation is
 // [NewSaramaReader]; tests and the test driver can use [MemoryLog]. Implementations must be

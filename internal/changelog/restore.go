@@ -398,11 +398,8 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		}
 	}
 	var bulkLast int64
-	batch := make([]processor.RestoreRecord, 0, s.cfg.MaxBatchRecords)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	// apply hands batch to the store.
+	apply := func(batch []Record) error {
 		// A cancelled restore (the task was revoked or the instance closes) stops at the next
 		// batch: the rest of a fetch already in hand is not applied.
 		if err := ctx.Err(); err != nil {
@@ -421,8 +418,6 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 		if s.cfg.Listener != nil {
 			s.cfg.Listener.OnBatchRestored(tp, name, last, int64(len(batch)))
 		}
-		clear(batch)
-		batch = batch[:0]
 		return nil
 	}
 	// Fetches run ahead of the one being applied (as a Kafka consumer prefetches), so broker
@@ -431,11 +426,13 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fetched := make(chan fetchResult, prefetchDepth)
-	// Applied record slices go back to the prefetcher (an AppendReader decodes into them);
-	// cleared first, so they keep no fetch response alive. A plain Reader's slices are its own
-	// (it may keep them): they are left alone.
+	// The record slices of an AppendReader are restore's: their records are completed in place
+	// (partition, timestamped value) and handed to the store in batches as they are, then the
+	// slices go back to the prefetcher, cleared first so that they keep no fetch response
+	// alive. A plain Reader's slices are its own (it may keep them): their records are copied.
 	_, recycle := r.(AppendReader)
 	free := make(chan []Record, prefetchDepth+2)
+	var own []Record
 	go prefetch(fctx, r, tp, pos, end, fetched, free)
 	for pos < end {
 		// Checked first: with a fetch ready too, the select below would pick at random.
@@ -452,24 +449,27 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 			return f.err
 		}
 		recs, next := f.recs, f.next
-		for _, rec := range recs {
-			if rec.Offset >= end {
-				break
-			}
-			v := rec.Value
+		n := len(recs)
+		for n > 0 && recs[n-1].Offset >= end {
+			n--
+		}
+		batch := recs[:n]
+		if !recycle {
+			own = append(own[:0], batch...)
+			batch = own
+		}
+		for i := range batch {
+			batch[i].Partition = tp.Partition
 			if timestamped {
-				v = storeapi.ToTimestampedValue(v, rec.Timestamp)
-			}
-			batch = append(batch, processor.RestoreRecord{Key: rec.Key, Value: v, Timestamp: rec.Timestamp,
-				Partition: tp.Partition, Offset: rec.Offset, Headers: rec.Headers})
-			if len(batch) == s.cfg.MaxBatchRecords {
-				if err := flush(); err != nil {
-					return err
-				}
+				batch[i].Value = storeapi.ToTimestampedValue(batch[i].Value, batch[i].Timestamp)
 			}
 		}
-		if err := flush(); err != nil {
-			return err
+		for len(batch) > 0 {
+			k := min(len(batch), s.cfg.MaxBatchRecords)
+			if err := apply(batch[:k]); err != nil {
+				return err
+			}
+			batch = batch[k:]
 		}
 		if recycle {
 			clear(recs)
@@ -477,6 +477,8 @@ func (s *TaskState) restoreStore(ctx context.Context, name string, st processor.
 			case free <- recs[:0]:
 			default:
 			}
+		} else {
+			clear(own)
 		}
 		if next > pos {
 			pos = next
