@@ -27,11 +27,13 @@ var _ storeapi.BulkRestorer = (*pebbleKeyValueStore)(nil)
 // file that Pebble ingests (on another goroutine, while the next chunk fills), instead of
 // going through the memtable, its flush and the compactions of the flushed files: a changelog
 // whose keys arrive in order is written once, straight to the last level. At most two chunks
-// are held, as a memtable and the one being flushed would be. While keys come in order, chunks
-// are written from an eighth of that size on (at least 1 MiB), and the last one as a table
-// file whatever its size when it lies above everything the restore wrote before: table files
-// that overlap nothing cost no compaction however small, and EndBulkRestore then waits for
-// little more than the last few records' file.
+// are held, as a memtable and the one being flushed would be. While keys come in order, a chunk
+// is handed over from an eighth of that size on (at least 1 MiB) and appended to a table file
+// kept open, which is ingested once it holds a chunk's worth (and at the end): EndBulkRestore,
+// which every restore waits for, then adds the last few records and ingests one file instead
+// of building a whole chunk's file, and there are no more files than with whole chunks. The
+// last records go into a table file too, in whatever order their keys came, when they lie
+// above everything written before (such a file overlaps nothing and costs no compaction).
 func (s *pebbleKeyValueStore) BeginBulkRestore() error {
 	if s.db == nil {
 		return storeErr(s.name, "restore", ErrStoreClosed)
@@ -73,10 +75,21 @@ type bulkLoad struct {
 	seq  int
 	// ordered: each chunk handed to the writer lay above all before it (last is the greatest
 	// key of them, a copy), so their table files overlap none of each other's; early is the
-	// size from which a chunk whose keys came in order is written.
+	// size from which a chunk whose keys came in order is handed over.
 	ordered bool
 	last    []byte
 	early   int
+	// stream is the table file that chunks in order are appended to, nil when none is open.
+	// The writing goroutine uses it, and endBulk once that is done (wait).
+	stream *bulkStream
+}
+
+// bulkStream is a table file being written from chunks whose keys came in order.
+type bulkStream struct {
+	w    *sstable.Writer
+	path string
+	size int   // bytes of the chunks appended
+	last int64 // changelog offset of the last record appended
 }
 
 // bulkChunk holds restored records in changelog order, packed one after the other in blocks
@@ -285,12 +298,27 @@ func (p *pebbleDB) endBulk(write bool) error {
 			b.spare.release()
 		}
 	}()
-	if !write || err != nil || c.n == 0 {
+	if !write || err != nil {
+		b.abortStream()
 		return err
 	}
-	if c.size < b.limit/4 && (b.last == nil || !b.above(c)) {
+	switch {
+	case c.n == 0:
+		return b.finishStream()
+	case b.last != nil && b.above(c):
+		// The last records lie above all written before: into the open table file (or one of
+		// their own), whatever their size.
+		if err := b.appendStream(c); err != nil {
+			return err
+		}
+		return b.finishStream()
+	}
+	if err := b.finishStream(); err != nil {
+		return err
+	}
+	if c.size < b.limit/4 {
 		// A short tail goes through the memtable: a small table file would only add a level-0
-		// file or a compaction; but not the last of table files that lie above each other.
+		// file or a compaction.
 		return b.applyBatch(c)
 	}
 	return b.write(c)
@@ -326,6 +354,7 @@ func (b *bulkLoad) rotate() error {
 	if b.ordered = b.above(full); b.ordered {
 		b.last = append(b.last[:0], full.max...)
 	}
+	ordered := b.ordered
 	b.cur = b.spare
 	if b.cur == nil {
 		b.cur = newBulkChunk()
@@ -334,7 +363,12 @@ func (b *bulkLoad) rotate() error {
 	b.spare = nil
 	b.done = make(chan error, 1)
 	go func(done chan<- error) {
-		err := b.write(full)
+		var err error
+		if ordered {
+			err = b.appendStream(full)
+		} else if err = b.finishStream(); err == nil {
+			err = b.write(full)
+		}
 		full.reset()
 		b.spare = full // read by rotate or endBulk only after done is received
 		done <- err
@@ -429,10 +463,7 @@ type sortEntry struct {
 // offset both become durable with the next flush only): after a crash the recorded offset is
 // never ahead of the data (TestPebbleBulkRestoreCrashAtAnyPoint).
 func (b *bulkLoad) write(c *bulkChunk) error {
-	p := b.p
-	b.seq++
-	path := filepath.Join(p.dir, fmt.Sprintf("%s%06d.sst", bulkTempPrefix, b.seq))
-	f, err := b.fs.Create(path, vfs.WriteCategoryUnspecified)
+	path, f, err := b.create()
 	if err != nil {
 		return err
 	}
@@ -443,6 +474,70 @@ func (b *bulkLoad) write(c *bulkChunk) error {
 		}
 		return w.Set(k, v)
 	})
+	return b.ingest(path, w, c.last, err)
+}
+
+// appendStream appends chunk c (above everything written before) to the open table file,
+// opening one when none is, and ingests the file once it holds limit bytes.
+func (b *bulkLoad) appendStream(c *bulkChunk) error {
+	st := b.stream
+	if st == nil {
+		path, f, err := b.create()
+		if err != nil {
+			return err
+		}
+		st = &bulkStream{w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.wopts), path: path}
+		b.stream = st
+	}
+	if err := c.sorted(func(k, v []byte) error {
+		if v == nil {
+			return st.w.Delete(k)
+		}
+		return st.w.Set(k, v)
+	}); err != nil {
+		b.abortStream()
+		return err
+	}
+	st.size += c.size
+	st.last = c.last
+	if st.size >= b.limit {
+		return b.finishStream()
+	}
+	return nil
+}
+
+// finishStream closes the open table file, if any, has Pebble ingest it and records the
+// offset of its last record, as write does for a chunk's file.
+func (b *bulkLoad) finishStream() error {
+	st := b.stream
+	if st == nil {
+		return nil
+	}
+	b.stream = nil
+	return b.ingest(st.path, st.w, st.last, nil)
+}
+
+// abortStream closes the open table file, if any, and deletes it.
+func (b *bulkLoad) abortStream() {
+	if st := b.stream; st != nil {
+		b.stream = nil
+		_ = st.w.Close()
+		_ = b.fs.Remove(st.path)
+	}
+}
+
+// create creates the next table file of the restore.
+func (b *bulkLoad) create() (string, vfs.File, error) {
+	b.seq++
+	path := filepath.Join(b.p.dir, fmt.Sprintf("%s%06d.sst", bulkTempPrefix, b.seq))
+	f, err := b.fs.Create(path, vfs.WriteCategoryUnspecified)
+	return path, f, err
+}
+
+// ingest closes table file path's writer w (err: an error writing it, which drops the file),
+// has Pebble ingest the file and records last as the offset of the last record restored.
+func (b *bulkLoad) ingest(path string, w *sstable.Writer, last int64, err error) error {
+	p := b.p
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -453,7 +548,7 @@ func (b *bulkLoad) write(c *bulkChunk) error {
 		_ = b.fs.Remove(path)
 		return err
 	}
-	return p.db.Set(metaOffsetKey, offsetBytes(c.last), p.wo)
+	return p.db.Set(metaOffsetKey, offsetBytes(last), p.wo)
 }
 
 // applyBatch writes the chunk through one Pebble batch with its last offset.

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,11 +11,12 @@ import (
 	"github.com/kstreams-go/kstreams/processor"
 )
 
-// openCrashStore opens store "kv" under exactly-once with synced writes in fs at /state;
-// closeAll closes the store and its environment.
-func openCrashStore(t *testing.T, fs vfs.FS) (ctx *bulkCtx, s *pebbleKeyValueStore, closeAll func()) {
+// openCrashStore opens store "kv" under exactly-once with synced writes in fs at /state, with
+// memtables (and bulk restore chunks) of memtable bytes; closeAll closes the store and its
+// environment.
+func openCrashStore(t *testing.T, fs vfs.FS, memtable int64) (ctx *bulkCtx, s *pebbleKeyValueStore, closeAll func()) {
 	t.Helper()
-	env, err := newPebbleEnv(PebbleOptions{MaxMemTableBytes: MinMemTableBytes, FS: fs, SyncWrites: true})
+	env, err := newPebbleEnv(PebbleOptions{MaxMemTableBytes: memtable, MemTableBudgetBytes: memtable, FS: fs, SyncWrites: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +32,9 @@ func openCrashStore(t *testing.T, fs vfs.FS) (ctx *bulkCtx, s *pebbleKeyValueSto
 // bulkCrashState opens store "kv" (exactly-once) in fs, resumes the restore after the offset
 // committed with its data (as a bulk restore when bulk: overwrites and tombstones of keys the
 // store holds), and returns the final contents and the offset it resumed after.
-func bulkCrashState(t *testing.T, fs vfs.FS, recs []processor.RestoreRecord, bulk bool) ([]string, int64) {
+func bulkCrashState(t *testing.T, fs vfs.FS, memtable int64, recs []processor.RestoreRecord, bulk bool) ([]string, int64) {
 	t.Helper()
-	ctx, s, closeAll := openCrashStore(t, fs)
+	ctx, s, closeAll := openCrashStore(t, fs, memtable)
 	defer closeAll()
 	from := int64(-1)
 	if off, found, err := s.CommittedOffset(); err != nil {
@@ -62,11 +62,27 @@ func bulkCrashState(t *testing.T, fs vfs.FS, recs []processor.RestoreRecord, bul
 // held) gives the changelog's final contents. With keys
 // already in the memtable when the bulk restore begins (a restore batch before it), Pebble
 // ingests the overlapping chunks as flushables recorded in the write-ahead log, not the
-// manifest.
+// manifest. Keys in order go to a table file kept open over several chunks (2 MiB ones here,
+// handed over from 1 MiB on), ingested every 2 MiB.
 func TestPebbleBulkRestoreCrashAtAnyPoint(t *testing.T) {
-	for _, warm := range []bool{false, true} {
-		t.Run(fmt.Sprintf("memtable=%v", warm), func(t *testing.T) {
-			recs, want := changelogRecords(60_000, 20_000, true)
+	for _, tc := range []struct {
+		name     string
+		warm     bool
+		ordered  bool
+		n        int
+		memtable int64
+	}{
+		{"memtable=false", false, false, 60_000, MinMemTableBytes},
+		{"memtable=true", true, false, 60_000, MinMemTableBytes},
+		{"ordered", false, true, 120_000, 2 * MinMemTableBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			keys := 20_000
+			if tc.ordered {
+				keys = tc.n
+			}
+			recs, want := changelogRecords(tc.n, keys, !tc.ordered)
+			warm := tc.warm
 			fs := vfs.NewCrashableMem()
 			// A state directory that exists from before (its entries synced): a power loss only
 			// loses what the store did not sync.
@@ -83,7 +99,7 @@ func TestPebbleBulkRestoreCrashAtAnyPoint(t *testing.T) {
 				}
 				f.Close()
 			}
-			ctx, s, closeAll := openCrashStore(t, fs)
+			ctx, s, closeAll := openCrashStore(t, fs, tc.memtable)
 			defer closeAll()
 			rest := recs
 			if warm {
@@ -113,7 +129,7 @@ func TestPebbleBulkRestoreCrashAtAnyPoint(t *testing.T) {
 			}
 			resumed := 0 // crashes after which the restore resumed from the middle
 			for i, c := range clones {
-				got, from := bulkCrashState(t, c, recs, i%2 == 1)
+				got, from := bulkCrashState(t, c, tc.memtable, recs, i%2 == 1)
 				if from > -1 && from < int64(len(recs)-1) {
 					resumed++
 				}

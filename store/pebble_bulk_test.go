@@ -380,18 +380,19 @@ func TestBulkChunkBlocks(t *testing.T) {
 	}
 }
 
-// While keys come in order, a bulk restore writes table files from an eighth of its chunk
-// size on, and its last records as a table file too when they lie above all written before
-// (in any order among themselves), every file in the last level (they overlap nothing); keys
-// out of order fill whole chunks.
-func TestPebbleBulkRestoreWritesOrderedKeysEarly(t *testing.T) {
+// While keys come in order, a bulk restore appends them to an open table file from an eighth
+// of its chunk size on (at least 1 MiB) and ingests that file once it holds a chunk's worth,
+// and at the end, the last records too when they lie above all written before (in any order
+// among themselves): as many files as with whole chunks, every one in the last level (they
+// overlap nothing). Keys out of order fill whole chunks.
+func TestPebbleBulkRestoreStreamsOrderedKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		shuffle bool
 		tail    bool // records of keys above the others, out of order, at the end
 	}{{"ordered", false, false}, {"ordered then a tail above", false, true}, {"shuffled", true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			env, err := newPebbleEnv(PebbleOptions{MaxMemTableBytes: 16 << 20, MemTableBudgetBytes: 16 << 20})
+			env, err := newPebbleEnv(PebbleOptions{MaxMemTableBytes: 4 << 20, MemTableBudgetBytes: 4 << 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -402,7 +403,7 @@ func TestPebbleBulkRestoreWritesOrderedKeysEarly(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			recs, want := changelogRecords(150_000, 150_000, tc.shuffle) // ~7 MiB: less than one chunk
+			recs, want := changelogRecords(150_000, 150_000, tc.shuffle) // ~7 MiB: two 4 MiB chunks
 			if tc.tail {
 				last := map[string]string{}
 				for i := range 3000 {
@@ -420,6 +421,13 @@ func TestPebbleBulkRestoreWritesOrderedKeysEarly(t *testing.T) {
 				t.Fatal(err)
 			}
 			restoreInBatches(t, ctx.restore, recs)
+			b := s.db.bulk
+			if err := b.wait(); err != nil {
+				t.Fatal(err)
+			}
+			if streamed := b.stream != nil && b.stream.size > 0; streamed == tc.shuffle {
+				t.Fatalf("before the end: records appended to an open table file: %v", streamed)
+			}
 			if err := s.EndBulkRestore(); err != nil {
 				t.Fatal(err)
 			}
@@ -429,17 +437,18 @@ func TestPebbleBulkRestoreWritesOrderedKeysEarly(t *testing.T) {
 			if off, found, err := s.CommittedOffset(); err != nil || !found || off != int64(len(recs)-1) {
 				t.Fatalf("CommittedOffset = %d %v %v, want %d", off, found, err, len(recs)-1)
 			}
+			if left := leftoverBulkFiles(t, s); len(left) != 0 {
+				t.Fatalf("table files left: %v", left)
+			}
 			m := s.db.db.Metrics()
+			if m.Ingest.Count != 2 {
+				t.Fatalf("%d ingestions, want 2 (a 4 MiB chunk's worth, then the rest)", m.Ingest.Count)
+			}
 			if tc.shuffle {
-				if m.Ingest.Count != 1 {
-					t.Fatalf("keys out of order: %d ingestions, want the one chunk at the end", m.Ingest.Count)
-				}
 				return
 			}
-			// 2 MiB table files (an eighth of 16 MiB), the last one shorter.
-			if m.Ingest.Count < 3 || m.Levels[6].TablesCount != int64(m.Ingest.Count) {
-				t.Fatalf("keys in order: %d ingestions, %d tables in the last level; want several, all there\n%s",
-					m.Ingest.Count, m.Levels[6].TablesCount, m)
+			if m.Levels[6].TablesCount != 2 {
+				t.Fatalf("keys in order: %d tables in the last level, want both\n%s", m.Levels[6].TablesCount, m)
 			}
 			// The last records are in the last table file, not in the memtable.
 			tables, err := s.db.db.SSTables()

@@ -214,6 +214,7 @@ func (p *pebbleDB) close() error {
 	if p.bulk != nil {
 		// A bulk restore that was neither ended nor aborted: its held records are dropped.
 		_ = p.bulk.wait()
+		p.bulk.abortStream()
 		p.bulk = nil
 	}
 	if p.pend != nil {
