@@ -35,6 +35,9 @@
 // the bulk restore ended. A [RestoreListener] sees start, each batch and end
 // (Java's StateRestoreListener); progress is logged through log/slog. Kafka is reached through
 // the small [Reader] interface: [SaramaReader] for a real cluster, [MemoryLog] for tests.
+// SaramaReader lists offsets through sarama but fetches with a Fetch of its own (rawfetch.go)
+// on connections of its own, one per restore fetching: the record batches are decoded
+// straight into the records handed to the store, whose keys and values alias the response.
 //
 // # Checkpoints
 //
