@@ -318,11 +318,11 @@ func TestSaramaReaderConnectionsKfake(t *testing.T) {
 	if again := idle(); len(again) != 1 || again[0] != first[0] {
 		t.Fatal("a second fetch did not reuse the idle connection")
 	}
-	c1, err := r.rawConn(context.Background(), addr)
+	c1, idle1, err := r.rawConn(context.Background(), addr, false)
 	must(t, err)
-	c2, err := r.rawConn(context.Background(), addr)
+	c2, idle2, err := r.rawConn(context.Background(), addr, false)
 	must(t, err)
-	if c1 != first[0] || c2 == c1 {
+	if c1 != first[0] || !idle1 || c2 == c1 || idle2 {
 		t.Fatal("two fetches at once do not get a connection each")
 	}
 	r.releaseRaw(addr, c1, true)
@@ -330,6 +330,17 @@ func TestSaramaReaderConnectionsKfake(t *testing.T) {
 	if n := len(idle()); n != 2 {
 		t.Fatalf("%d idle connections after two fetches at once, want 2", n)
 	}
+	// An idle connection the broker closed (connections.max.idle.ms): the fetch goes on a new
+	// one.
+	_ = c2.Close()
+	if recs, _, err := r.FetchAppend(context.Background(), tp, 0, nil); err != nil || len(recs) != 3 {
+		t.Fatalf("fetch on a closed idle connection: %d records, error %v; want 3 on a new connection", len(recs), err)
+	}
+	cs := idle()
+	if len(cs) != 2 || slices.Contains(cs, c2) {
+		t.Fatal("the closed connection was not replaced")
+	}
+	c1, c2 = cs[0], cs[1]
 	must(t, r.Close())
 	for _, c := range []*streamsgroup.Conn{c1, c2} {
 		if _, err := c.RoundTrip(context.Background(), apiFetch, rawFetchVersion, false,
@@ -364,5 +375,19 @@ func TestSaramaReaderFallsBackToSaramaKfake(t *testing.T) {
 	recs, next, err := r.FetchAppend(context.Background(), tp, 0, nil)
 	if err != nil || len(recs) != 3 || next != 3 || string(recs[2].Key) != "k2" {
 		t.Fatalf("sarama fetch: %d records, next %d, error %v", len(recs), next, err)
+	}
+	// Its idle connection closed: the next fetch goes on a new one.
+	r.mu.Lock()
+	var idle []*sarama.Broker
+	for _, cs := range r.idleSarama {
+		idle = append(idle, cs...)
+	}
+	r.mu.Unlock()
+	if len(idle) != 1 {
+		t.Fatalf("%d idle sarama connections after a fetch, want 1", len(idle))
+	}
+	must(t, idle[0].Close())
+	if recs, _, err := r.FetchAppend(context.Background(), tp, 1, nil); err != nil || len(recs) != 2 {
+		t.Fatalf("fetch on a closed idle connection: %d records, error %v; want 2 on a new connection", len(recs), err)
 	}
 }

@@ -158,7 +158,7 @@ func TestDecodeBatchesCutCorruptLegacy(t *testing.T) {
 	r := log.SaramaReader
 	leader, err := log.client.Leader(tp.Topic, tp.Partition)
 	must(t, err)
-	c, err := r.rawConn(context.Background(), leader.Addr())
+	c, _, err := r.rawConn(context.Background(), leader.Addr(), true)
 	must(t, err)
 	defer c.Close()
 	body, err := c.RoundTrip(context.Background(), apiFetch, rawFetchVersion, false, encodeFetch(tp, 0, 0, 1<<20, false))

@@ -102,59 +102,62 @@ func takeIdle[C any](idle map[string][]C, addr string) (c C, ok bool) {
 	return c, true
 }
 
-// rawConn returns a Fetch connection of the reader's own to the broker at addr: an idle one,
-// or a new one. It returns errRawUnsupported (and fetches go through sarama from then on)
-// when the broker does not answer Fetch v11.
-func (r *SaramaReader) rawConn(ctx context.Context, addr string) (*streamsgroup.Conn, error) {
+// rawConn returns a Fetch connection of the reader's own to the broker at addr: an idle one
+// (idle true) unless fresh, or a new one. It returns errRawUnsupported (and fetches go through
+// sarama from then on) when the broker does not answer Fetch v11.
+func (r *SaramaReader) rawConn(ctx context.Context, addr string, fresh bool) (c *streamsgroup.Conn, idle bool, err error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, errReaderClosed
+		return nil, false, errReaderClosed
 	}
-	c, ok := takeIdle(r.idleRaw, addr)
+	if !fresh {
+		c, idle = takeIdle(r.idleRaw, addr)
+	}
 	cfg := r.raw
 	r.mu.Unlock()
-	if ok {
-		return c, nil
+	if idle {
+		return c, true, nil
 	}
 	if cfg == nil {
-		return nil, errRawUnsupported
+		return nil, false, errRawUnsupported
 	}
-	c, err := streamsgroup.Dial(ctx, addr, *cfg)
-	if err != nil {
-		return nil, err
+	if c, err = streamsgroup.Dial(ctx, addr, *cfg); err != nil {
+		return nil, false, err
 	}
 	if lo, hi, ok := c.Versions(apiFetch); !ok || lo > rawFetchVersion || hi < rawFetchVersion {
 		_ = c.Close()
 		r.mu.Lock()
 		r.raw = nil
 		r.mu.Unlock()
-		return nil, errRawUnsupported
+		return nil, false, errRawUnsupported
 	}
-	return c, nil
+	return c, false, nil
 }
 
 // errRawUnsupported says that the reader's own Fetch is not available: sarama fetches.
 var errRawUnsupported = errors.New("changelog: the broker does not answer Fetch v11")
 
-// saramaConn returns a sarama Broker of the reader's own connected to addr: an idle one, or a
-// new one.
-func (r *SaramaReader) saramaConn(addr string) (*sarama.Broker, error) {
+// saramaConn returns a sarama Broker of the reader's own connected to addr: an idle one (idle
+// true) unless fresh, or a new one.
+func (r *SaramaReader) saramaConn(addr string, fresh bool) (c *sarama.Broker, idle bool, err error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, errReaderClosed
+		return nil, false, errReaderClosed
 	}
-	c, ok := takeIdle(r.idleSarama, addr)
+	if !fresh {
+		c, idle = takeIdle(r.idleSarama, addr)
+	}
 	r.mu.Unlock()
-	if ok {
-		return c, nil
+	if idle {
+		return c, true, nil
 	}
 	c = sarama.NewBroker(addr)
 	if err := c.Open(r.client.Config()); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
-		return nil, err
+		return nil, false, err
 	}
-	return c, nil
+	return c, false, nil
 }
 
 // releaseRaw hands fetch connection c to addr back: kept for the next fetch when it worked
@@ -279,16 +282,28 @@ func (r *SaramaReader) FetchAppend(ctx context.Context, tp TopicPartition, from 
 }
 
 // fetchRaw fetches with restore's own Fetch (rawfetch.go) on a connection of the reader's own.
+// A connection that failed after waiting idle in the pool (the broker closes idle ones after
+// connections.max.idle.ms) is replaced by a new one at once.
 func (r *SaramaReader) fetchRaw(ctx context.Context, addr string, tp TopicPartition, from int64, buf []Record) ([]Record, int64, error) {
-	c, err := r.rawConn(ctx, addr)
-	if errors.Is(err, errRawUnsupported) {
-		return nil, from, err
+	req := encodeFetch(tp, from, r.MaxWait, r.MaxBytes, r.readCommitted)
+	var body []byte
+	var err error
+	for fresh := false; ; fresh = true {
+		var c *streamsgroup.Conn
+		var idle bool
+		c, idle, err = r.rawConn(ctx, addr, fresh)
+		if errors.Is(err, errRawUnsupported) {
+			return nil, from, err
+		}
+		if err != nil {
+			return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
+		}
+		body, err = c.RoundTrip(ctx, apiFetch, rawFetchVersion, false, req)
+		r.releaseRaw(addr, c, err == nil)
+		if err == nil || !idle || ctx.Err() != nil {
+			break
+		}
 	}
-	if err != nil {
-		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
-	}
-	body, err := c.RoundTrip(ctx, apiFetch, rawFetchVersion, false, encodeFetch(tp, from, r.MaxWait, r.MaxBytes, r.readCommitted))
-	r.releaseRaw(addr, c, err == nil)
 	if err != nil {
 		_ = r.client.RefreshMetadata(tp.Topic)
 		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
@@ -319,16 +334,25 @@ func (r *SaramaReader) partitionError(tp TopicPartition, from int64, code sarama
 }
 
 // fetchSarama fetches with sarama's Fetch (version 11) on a connection of the reader's own.
+// A connection that failed after waiting idle is replaced by a new one at once, as fetchRaw's.
 func (r *SaramaReader) fetchSarama(addr string, tp TopicPartition, from int64, buf []Record) ([]Record, int64, error) {
-	b, err := r.saramaConn(addr)
-	if err != nil {
-		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
-	}
 	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: int32(r.MaxWait.Milliseconds()), MinBytes: 1,
 		MaxBytes: r.MaxBytes, Isolation: r.isolation()}
 	req.AddBlock(tp.Topic, tp.Partition, from, r.MaxBytes, -1)
-	resp, err := b.Fetch(req)
-	r.releaseSarama(addr, b, err == nil)
+	var resp *sarama.FetchResponse
+	var err error
+	for fresh := false; ; fresh = true {
+		var b *sarama.Broker
+		var idle bool
+		if b, idle, err = r.saramaConn(addr, fresh); err != nil {
+			return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
+		}
+		resp, err = b.Fetch(req)
+		r.releaseSarama(addr, b, err == nil)
+		if err == nil || !idle {
+			break
+		}
+	}
 	if err != nil {
 		_ = r.client.RefreshMetadata(tp.Topic)
 		return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
