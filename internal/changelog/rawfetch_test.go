@@ -75,8 +75,18 @@ func rawFetchLog(t *testing.T, b kafkatest.Broker, readCommitted bool) (*kafkaLo
 			must(t, prod.AbortTxn())
 		}
 	}
-	end, err := log.EndOffset(context.Background(), tp)
-	must(t, err)
+	// The transaction coordinator writes the last commit marker after CommitTxn returns: under
+	// read_committed the end (the last stable offset) reaches the high watermark only then.
+	hw := newKafkaLog(t, b, false)
+	var end int64
+	kafkatest.Eventually(t, 30*time.Second, "the last stable offset at the high watermark", func() (string, bool) {
+		e, err := log.EndOffset(context.Background(), tp)
+		must(t, err)
+		h, err := hw.EndOffset(context.Background(), tp)
+		must(t, err)
+		end = e
+		return fmt.Sprintf("end %d, high watermark %d", e, h), e == h
+	})
 	return log, tp, end
 }
 
