@@ -70,6 +70,7 @@ func latencyOnce(o options, client sarama.Client, admin sarama.ClusterAdmin, imp
 	if err := createTopics(client, input, output); err != nil {
 		return res, err
 	}
+	defer deleteTopics(admin, appID+"-")
 	stateDir, err := os.MkdirTemp("", "wcbench-latency-state-")
 	if err != nil {
 		return res, err

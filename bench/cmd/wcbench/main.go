@@ -50,6 +50,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -344,6 +345,7 @@ func runApp(o options, client sarama.Client, admin sarama.ClusterAdmin, c conten
 	}
 	defer os.RemoveAll(stateDir)
 	output := appID + "-output"
+	defer deleteTopics(admin, appID+"-")
 	if err := admin.CreateTopic(output, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
 		return result{}, fmt.Errorf("create %s: %w", output, err)
 	}
@@ -515,6 +517,7 @@ func pipe(o options, client sarama.Client, input string, ends map[int32]int64, s
 	if err != nil {
 		return 0, err
 	}
+	defer deleteTopics(admin, out)
 	if err := admin.CreateTopic(out, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
 		return 0, err
 	}
@@ -595,6 +598,7 @@ func wordPipe(o options, client sarama.Client, input string, ends map[int32]int6
 	if err := createTopics(client, mid, out); err != nil {
 		return 0, 0, err
 	}
+	defer deleteCreated(client, mid, out)
 	start := time.Now()
 	consumer, err := sarama.NewConsumer(o.bootstrap, pipeConsumerConfig())
 	if err != nil {
@@ -739,6 +743,38 @@ func createTopics(client sarama.Client, topics ...string) error {
 		}
 	}
 	return nil
+}
+
+// deleteTopics deletes every topic whose name is or starts with one of prefixes (an
+// application's output, changelog and repartition topics all start with its application.id
+// and a dash), so that rounds of a benchmark do not fill the broker's disk: a run of
+// several rounds wrote tens of GB. A failure is printed, not returned; the run goes on.
+func deleteTopics(admin sarama.ClusterAdmin, prefixes ...string) {
+	topics, err := admin.ListTopics()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "wcbench: list topics to delete: %v\n", err)
+		return
+	}
+	for t := range topics {
+		for _, p := range prefixes {
+			if strings.HasPrefix(t, p) {
+				if err := admin.DeleteTopic(t); err != nil && !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+					fmt.Fprintf(os.Stderr, "wcbench: delete topic %s: %v\n", t, err)
+				}
+				break
+			}
+		}
+	}
+}
+
+// deleteCreated is deleteTopics for callers that hold a client rather than an admin.
+func deleteCreated(client sarama.Client, topics ...string) {
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "wcbench: delete topics: %v\n", err)
+		return
+	}
+	deleteTopics(admin, topics...)
 }
 
 // awaitLeaders waits (up to 30 s) until every partition of a freshly created topic has a

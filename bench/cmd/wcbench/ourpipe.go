@@ -30,6 +30,7 @@ func batchWordPipe(o options, client sarama.Client, input string, ends map[int32
 	if err := createTopics(client, mid, out); err != nil {
 		return 0, 0, err
 	}
+	defer deleteCreated(client, mid, out)
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	start := time.Now()

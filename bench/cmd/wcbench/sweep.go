@@ -80,6 +80,7 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 	if err := admin.CreateTopic(input, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
 		return fmt.Errorf("create %s: %w", input, err)
 	}
+	defer deleteTopics(admin, input)
 	t0 := time.Now()
 	words, bytes, err := load(o, input)
 	if err != nil {
