@@ -40,9 +40,14 @@ type PebbleOptions struct {
 	// instance, in bytes. Default [DefaultBlockCacheBytes]. Must be >= 0 after defaults (0 is
 	// replaced by the default).
 	BlockCacheBytes int64
-	// MemTableBudgetBytes is the total memtable budget of the instance, in bytes. A store opened
-	// while n stores are open gets budget/n bytes (clamped to [MinMemTableBytes,
-	// MaxMemTableBytes]); Pebble may hold up to two memtables per store while one flushes.
+	// MemTableBudgetBytes sizes the stores' memtables, in bytes: a store opened while n stores
+	// are open (itself included) gets a memtable of budget/n bytes, clamped to
+	// [MinMemTableBytes, MaxMemTableBytes], and keeps that size until it closes. It is a sizing
+	// rule, not a hard limit (Pebble has no memory manager shared by databases, as RocksDB's
+	// WriteBufferManager is): stores opened earlier keep their larger share, so the memtables in
+	// use can add up to more than the budget, and a store's memtables (the one being written and
+	// those waiting to be flushed) can reach four times its size before its writes wait for a
+	// flush.
 	// Default [DefaultMemTableBudgetBytes].
 	MemTableBudgetBytes int64
 	// MaxMemTableBytes caps the memtable of one store, in bytes. Default [DefaultMaxMemTableBytes].
