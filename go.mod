@@ -2,6 +2,8 @@ module github.com/kstreams-go/kstreams
 
 go 1.27
 
+toolchain go1.27.3
+
 require (
 	github.com/IBM/sarama v1.61.1
 	github.com/bufbuild/protocompile v0.14.1

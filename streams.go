@@ -98,11 +98,11 @@ var (
 	// ErrIllegalState is returned by Start on an instance that is not Created.
 	// Java: IllegalStateException.
 	ErrIllegalState = errors.New("kstreams: illegal state")
-	// ErrMissingSourceTopics: a source topic does not exist (*runtime.MissingSourceTopicsError
-	// with the topics). Java: MissingSourceTopicException.
+	// ErrMissingSourceTopics: a source topic does not exist ([*MissingSourceTopicsError] with
+	// the topics). Java: MissingSourceTopicException.
 	ErrMissingSourceTopics = runtime.ErrMissingSourceTopics
 	// ErrWrongPartitionCount: an existing internal topic has another partition count than the
-	// topology needs (*runtime.PartitionCountError names it).
+	// topology needs ([*PartitionCountError] names it).
 	ErrWrongPartitionCount = runtime.ErrWrongPartitionCount
 	// ErrCopartition: co-partitioned topics have different partition counts.
 	ErrCopartition = runtime.ErrCopartition
@@ -127,10 +127,15 @@ var (
 // ms").
 type TaskTimeoutError = runtime.TaskTimeoutError
 
-// MissingSourceTopicsError lists the source topics that do not exist.
+// MissingSourceTopicsError lists the source topics that do not exist: field Topics ([]string,
+// sorted). Start returns it as a pointer wrapping [ErrMissingSourceTopics]; get it with
+// errors.As(err, new(*MissingSourceTopicsError)). Java: MissingSourceTopicException.
 type MissingSourceTopicsError = runtime.MissingSourceTopicsError
 
-// PartitionCountError names an internal topic with the wrong partition count.
+// PartitionCountError names an existing internal topic with the wrong partition count: fields
+// Topic (string), Expected and Actual (int32, the count the topology needs and the topic's).
+// Start returns it as a pointer wrapping [ErrWrongPartitionCount]; get it with
+// errors.As(err, new(*PartitionCountError)).
 type PartitionCountError = runtime.PartitionCountError
 
 // KafkaStreams is an application instance running a topology. Java: KafkaStreams.

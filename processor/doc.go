@@ -28,8 +28,8 @@
 //
 // # The untyped graph (for the engine and the DSL)
 //
-// The untyped graph (package internal/topology, reached through its Of) is what the engine, the
-// test driver, the runtime and the DSL work on. Its payloads have these dynamic types:
+// Underneath, a Topology is an untyped graph, which the engine, the test driver, the runtime and
+// the DSL work on. Its payloads have these dynamic types:
 // processor nodes hold a ProcessorSupplier[any, any, any, any] (typed and fixed-key suppliers are
 // wrapped by Topology's Add* methods, whose processors
 // take a ProcessorContext[any, any] in Init); sources hold serde.Deserializer[any] values and a

@@ -2,16 +2,15 @@
 // org.apache.kafka.streams.state package (Kafka Streams 4.x).
 //
 // Store kinds: key-value ([KeyValueStore], [TimestampedKeyValueStore]), versioned key-value
-// ([VersionedKeyValueStore], KIP-889; its on-disk layout is described in versioned.go), window
+// ([VersionedKeyValueStore], KIP-889), window
 // ([WindowStore]) and session ([SessionStore]) stores, with read-only views
 // ([ReadOnlyKeyValueStore], [ReadOnlyWindowStore], [ReadOnlySessionStore]).
 //
-// Layers, from the outside in, as in Java: the typed metered layer (meteredKeyValueStore:
-// serdes, with the changelog topic as serde topic), the record cache ([cachingKeyValueStore],
-// when caching is enabled), change logging ([changeLoggingKeyValueBytesStore] and its
-// timestamped and window variants, when logging is enabled, the default), then a bytes-level
-// engine: in memory ([inMemoryKeyValueStore], an ordered skip list; [lruKeyValueStore]) or
-// persistent (Pebble, under the task's state directory). Stores are built per task by
+// Layers, from the outside in, as in Java: the typed metered layer (serdes, with the changelog
+// topic as serde topic, and the store's metrics), the record cache (when caching is enabled),
+// change logging (when logging is enabled, the default), then a bytes-level engine: in memory
+// (an ordered skip list, or an LRU map) or persistent (Pebble, under the task's state
+// directory). Stores are built per task by
 // builders obtained from the [Stores] factory, which mirrors Java's Stores:
 //
 //	b := store.Stores.KeyValueStoreBuilder(store.Stores.InMemoryKeyValueStore("Counts"), serde.String(), serde.Integer())

@@ -38,7 +38,7 @@ func Pair[K, V any](k K, v V) KeyValue[K, V] { return KeyValue[K, V]{Key: k, Val
 // bytes iterators) may be views into the engine's buffers, valid only until the next call to
 // Next or Close; the Pebble engines hand out such views (as a Pebble or RocksDB iterator does)
 // so that a scan allocates nothing per entry. Code that keeps a key or value beyond that must
-// copy it. The typed layers ([meteredKeyValueStore], the typed window and session stores) do
+// copy it. The typed layers (the metered key-value store, the typed window and session stores) do
 // this for keys and values of type []byte (whose deserializer, serde.ByteArray for example,
 // returns its input); other types are decoded into fresh values. [Collect] copies too.
 // Java counterpart: org.apache.kafka.streams.state.KeyValueIterator (hasNext/next/close/peekNextKey).

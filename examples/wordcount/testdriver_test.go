@@ -8,7 +8,7 @@ import (
 )
 
 // The word-count topology under the TopologyTestDriver: no broker, records piped in and read
-// out synchronously. README's "Test with the test driver" section shows this test.
+// out synchronously. README's "Test a topology with the test driver" section shows this test.
 func TestTopologyWithTestDriver(t *testing.T) {
 	topo, err := Topology("lines", "counts")
 	if err != nil {
