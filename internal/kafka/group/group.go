@@ -103,6 +103,14 @@ type Config struct {
 	Assignor Assignor
 	// Logger receives the Member's log lines (with the group id); nil means slog.Default().
 	Logger *slog.Logger
+	// RemainInGroup, when it reports true, keeps a dynamic member in the group when it is
+	// closed or its Join is abandoned: no LeaveGroup is sent, and the coordinator counts the
+	// member until its session times out (Java: Consumer.close with
+	// CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP). The group then starts no
+	// rebalance for it, so members whose SyncGroup answer is still to come get the
+	// assignment the leader made. It is asked on the goroutine that calls Close or Join. nil:
+	// a dynamic member leaves.
+	RemainInGroup func() bool
 }
 
 // Assignor is the partition assignment strategy (Java: ConsumerPartitionAssignor). It is
@@ -443,10 +451,11 @@ func (m *Member) Leave(ctx context.Context) error {
 }
 
 // Close leaves the group if this member is a dynamic member with a member id (waiting at most
-// 5 s for the LeaveGroup); a static member does not leave (as Java's consumer), so that an
-// instance restarted within the session timeout gets its assignment back. Close ends a
-// pending Join or commit, stops the heartbeats and closes the Member's connections. Later
-// calls fail with kafka.ErrClosed. It returns the LeaveGroup's error, if any.
+// 5 s for the LeaveGroup) and Config.RemainInGroup does not keep it in; a static member does
+// not leave (as Java's consumer), so that an instance restarted within the session timeout gets
+// its assignment back. Close ends a pending Join or commit, stops the heartbeats and closes the
+// Member's connections. Later calls fail with kafka.ErrClosed. It returns the LeaveGroup's
+// error, if any.
 func (m *Member) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -460,8 +469,13 @@ func (m *Member) Close() error {
 	defer m.opMu.Unlock()
 	var err error
 	m.mu.Lock()
-	leave := m.instance == nil && m.memberID != ""
+	memberID := m.memberID
+	leave := m.instance == nil && memberID != ""
 	m.mu.Unlock()
+	if leave && m.remainInGroup() {
+		m.log.Info("group: closing without leaving the group", "member", memberID)
+		leave = false
+	}
 	if leave {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		err = m.leave(ctx, "the consumer is being closed")
@@ -543,9 +557,15 @@ func (m *Member) sendLeave(ctx context.Context, coord kafka.Node, p kafka.Purpos
 	return nil
 }
 
+// remainInGroup reports whether Config.RemainInGroup keeps the member in the group.
+func (m *Member) remainInGroup() bool {
+	return m.cfg.RemainInGroup != nil && m.cfg.RemainInGroup()
+}
+
 // abandonJoin follows a Join whose context ended: a dynamic member with a member id sends a
 // LeaveGroup on a connection of its own (the group connection may have been cut), so the
-// coordinator need not wait for it; the member is then unjoined.
+// coordinator need not wait for it, unless Config.RemainInGroup keeps it in the group; the
+// member is then unjoined.
 func (m *Member) abandonJoin() {
 	m.mu.Lock()
 	memberID, coord, known := m.memberID, m.coord, m.coordKnown
@@ -557,6 +577,10 @@ func (m *Member) abandonJoin() {
 	}
 	m.mu.Unlock()
 	if m.instance != nil || memberID == "" || !known {
+		return
+	}
+	if m.remainInGroup() {
+		m.log.Debug("group join: cancelled; the member stays in the group", "member", memberID)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), abandonLeaveTimeout)

@@ -290,3 +290,74 @@ func testSessionExpired(t *testing.T, br kafkatest.Broker) {
 	checkGeneration(t, js)
 	checkAssignments(t, []*member{m2, m1}, js, topic, 4)
 }
+
+// A dynamic member whose Config.RemainInGroup reports true sends no LeaveGroup when it closes
+// or when its Join is abandoned: the coordinator keeps counting it (DescribeGroups lists it),
+// so the generation of the others stands (a commit under it succeeds) until its session times
+// out. Java: Consumer.close with REMAIN_IN_GROUP, as Kafka Streams closes its consumers.
+func TestRemainInGroup(t *testing.T)            { testRemainInGroup(t, kafkatest.Embedded(t)) }
+func TestIntegrationRemainInGroup(t *testing.T) { testRemainInGroup(t, kafkatest.Real(t)) }
+
+func testRemainInGroup(t *testing.T, br kafkatest.Broker) {
+	e := newEnv(t, br)
+	e.rebalance = 60 * time.Second
+	topic := e.topic("remain", 4)
+	remain := func(c *Config) { c.RemainInGroup = func() bool { return true } }
+	members := func(group string) []string {
+		t.Helper()
+		ds, err := e.admin.DescribeConsumerGroups([]string{group})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range ds[0].Members {
+			ids = append(ids, m.MemberId)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+
+	// Close.
+	group := kafkatest.Name(t, "closed")
+	m1 := e.member("m1", group, []string{topic})
+	m2 := e.member("m2", group, []string{topic}, remain)
+	checkGeneration(t, formGroup(t, m1, m2))
+	want := []string{m1.Metadata().MemberID, m2.Metadata().MemberID}
+	slices.Sort(want)
+	m2.stopPolling()
+	if err := m2.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := members(group); !slices.Equal(got, want) {
+		t.Fatalf("members after m2's Close = %v, want both %v", got, want)
+	}
+	if err := m1.Commit(context.Background(), map[kafka.TopicPartition]Offset{{Topic: topic}: {Offset: 1, LeaderEpoch: -1}}); err != nil {
+		t.Fatalf("m1's commit after m2's Close: %v (the group rebalances: m2 left)", err)
+	}
+
+	// An abandoned Join: the coordinator holds it until m3 rejoins.
+	group = kafkatest.Name(t, "abandoned")
+	m3 := e.member("m3", group, []string{topic})
+	m4 := e.member("m4", group, []string{topic}, remain)
+	formGroup(t, m3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := m4.Join(ctx)
+		done <- err
+	}()
+	waitRejoin(t, m3, ErrRebalanceInProgress)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("m4's Join = %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held Join did not return")
+	}
+	if got := members(group); len(got) != 2 || !slices.Contains(got, m3.Metadata().MemberID) {
+		t.Fatalf("members after m4's abandoned Join = %v, want m3 (%s) and m4", got, m3.Metadata().MemberID)
+	}
+}
