@@ -89,7 +89,10 @@ const (
 	// (this one included) goes to PendingError and then Error. Err returns the handled error
 	// on this instance and an error wrapping ErrApplicationShutdown on the others. Until the
 	// answer arrives this instance stays in Rebalancing. An instance that is not a member of
-	// the group at that moment is not reached.
+	// the group at that moment is not reached. An instance that received the answer stops
+	// without leaving the group (as Java's, whose consumers close with REMAIN_IN_GROUP), so
+	// that the members still waiting for their answer get it; the coordinator expires its
+	// members after session.timeout.ms.
 	ShutdownApplication
 )
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
@@ -96,7 +97,12 @@ func (l *stateLog) waitState(t *testing.T, name string, st kstreams.State, deadl
 // other with ErrApplicationShutdown, and only one handler ran. The marker goes to a
 // partition that the instance named by failing ("A" or "B") owns once both run (should a
 // rebalance move it in between, the other instance fails instead; the test logs which did).
-func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, protocol kstreams.GroupProtocol) {
+//
+// lateSyncs (kfake only) holds, once the failing instance's handler ran, every SyncGroup of a
+// group member other than the leader until an instance reached ERROR: the members learn the
+// leader's answer only after the leader's instance stopped, which must not end their chance to
+// get it (the stopped instance stays in the group, so the generation stands).
+func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, protocol kstreams.GroupProtocol, lateSyncs bool) {
 	input, output, appID := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "shutdown-app")
 	createTopics(t, b, 4, input, output)
 	topo := processor.NewTopology()
@@ -116,11 +122,19 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 		states  *stateLog
 		handled atomic.Int64
 		cause   atomic.Value
+		// errored is closed when the instance reaches ERROR.
+		errored     chan struct{}
+		erroredOnce sync.Once
 	}
 	start := func(name string, threads int) *instance {
-		in := &instance{name: name, states: newStateLog()}
+		in := &instance{name: name, states: newStateLog(), errored: make(chan struct{})}
 		in.app = newAppOn(t, b, topo, appID, kstreams.AtLeastOnce, threads, protocol)
-		in.app.SetStateListener(in.states.listen)
+		in.app.SetStateListener(func(newState, oldState kstreams.State) {
+			in.states.listen(newState, oldState)
+			if newState == kstreams.StateError {
+				in.erroredOnce.Do(func() { close(in.errored) })
+			}
+		})
 		in.app.SetUncaughtExceptionHandler(func(err error) kstreams.ThreadResponse {
 			in.handled.Add(1)
 			in.cause.Store(err)
@@ -155,6 +169,21 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 		t.Fatalf("%s runs no task: A %v, B %v", failing, a.app.MetadataForLocalThreads(), bb.app.MetadataForLocalThreads())
 	}
 	t.Logf("marker on partition %d, owned by %s", markerPartition, failing)
+	if lateSyncs {
+		b.Cluster.ControlKey(int16(kmsg.SyncGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+			b.Cluster.KeepControl()
+			if sync := req.(*kmsg.SyncGroupRequest); len(sync.GroupAssignment) == 0 && owner.handled.Load() > 0 {
+				b.Cluster.SleepControl(func() {
+					select {
+					case <-a.errored:
+					case <-bb.errored:
+					case <-t.Context().Done():
+					}
+				})
+			}
+			return nil, nil, false
+		})
+	}
 	// Records on every partition, the marker last.
 	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
@@ -231,7 +260,7 @@ func checkShutdownApplication(t *testing.T, b kafkatest.Broker, failing string, 
 func shutdownApplicationCases(t *testing.T, broker func(testing.TB) kafkatest.Broker, protocol kstreams.GroupProtocol) {
 	// A: the failed thread is the instance's only one; B: its other thread announces too.
 	for _, failing := range []string{"A", "B"} {
-		t.Run("failing"+failing, func(t *testing.T) { checkShutdownApplication(t, broker(t), failing, protocol) })
+		t.Run("failing"+failing, func(t *testing.T) { checkShutdownApplication(t, broker(t), failing, protocol, false) })
 	}
 }
 
@@ -241,6 +270,15 @@ func TestIntegrationShutdownApplication(t *testing.T) {
 func TestEmbeddedShutdownApplication(t *testing.T) {
 	t.Parallel()
 	shutdownApplicationCases(t, func(t testing.TB) kafkatest.Broker { return kafkatest.Embedded(t) }, "")
+}
+
+// The group's answer reaches the other instance's members after the leader's instance, which
+// got its own answer first, shut down: they still get SHUTDOWN_REQUESTED (the instance that
+// stopped did not leave the group, which would have started a new generation without the
+// request and let the other instance take over the marker's task).
+func TestEmbeddedShutdownApplicationLateSync(t *testing.T) {
+	t.Parallel()
+	checkShutdownApplication(t, kafkatest.Embedded(t), "A", "", true)
 }
 
 // The same on group.protocol=streams (KIP-1071): the request goes with the heartbeats

@@ -87,6 +87,9 @@ func newMembership(r *Runtime, idx int, name string, log *slog.Logger, cl *kafka
 		onAssign: r.setHosts, standbys: r.cfg.NumStandbyReplicas, errCode: &r.shutdown.code}
 	gc := r.cfg.Group
 	gc.Cluster, gc.GroupID, gc.ClientID, gc.Topics, gc.Assignor, gc.Logger = cl, r.cfg.ApplicationID, name+"-consumer", topics, m.assignor, log
+	// Once the group answered an application shutdown request, the member stays in the group
+	// when the thread stops (see appShutdown.received).
+	gc.RemainInGroup = r.shutdown.received.Load
 	if gc.InstanceID != "" {
 		gc.InstanceID = fmt.Sprintf("%s-%d", gc.InstanceID, idx+1) // unique per thread, as Java
 	}

@@ -38,6 +38,13 @@ type appShutdown struct {
 	// thread's handler answered ShutdownApplication or an assignment carried that code.
 	code atomic.Int32
 	// received is set when a thread received an assignment with assignorErrorShutdownRequested.
+	// From then on the instance's classic members do not leave the group when their threads
+	// stop (group.Config.RemainInGroup), as Java's do not (Kafka Streams closes its consumers
+	// with REMAIN_IN_GROUP unless asked to leave): a LeaveGroup right after this instance's
+	// SyncGroup would start a rebalance at once, and a member of another instance whose
+	// SyncGroup answer was still to come would get REBALANCE_IN_PROGRESS instead of its
+	// SHUTDOWN_REQUESTED assignment, rejoin with no request left in any subscription, and go on
+	// processing. The coordinator expires the members after the session timeout.
 	received atomic.Bool
 
 	mu sync.Mutex
