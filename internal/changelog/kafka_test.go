@@ -282,16 +282,23 @@ func TestRestoreWaitsForAPreviousOwnersTransactionKfake(t *testing.T) {
 	restoreBehindOpenTransaction(t, kafkatest.Embedded(t))
 }
 
-// The reader fetches on connections of its own, one per fetch in progress: a fetch leaves its
-// connection idle for the next one, fetches at the same time get one each, and Close closes
-// them; fetches after Close fail.
-func TestSaramaReaderConnectionsKfake(t *testing.T) {
-	b := kafkatest.Embedded(t)
+// threeRecordLog is a changelog on b whose partition tp holds the records k0, k1 and k2.
+func threeRecordLog(t *testing.T, b kafkatest.Broker) (*kafkaLog, TopicPartition) {
+	t.Helper()
 	log := newKafkaLog(t, b, false)
 	tp := TopicPartition{Topic: kafkatest.Name(t, "app") + "-kv-changelog", Partition: 0}
 	for i := range 3 {
 		log.Append(tp, Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")})
 	}
+	return log, tp
+}
+
+// The reader fetches on connections of its own, one per fetch in progress: a fetch leaves its
+// connection idle for the next one, fetches at the same time get one each, and Close closes
+// them; fetches after Close fail.
+func TestSaramaReaderConnectionsKfake(t *testing.T) {
+	b := kafkatest.Embedded(t)
+	log, tp := threeRecordLog(t, b)
 	r := log.SaramaReader
 	if r.raw == nil {
 		t.Fatal("the reader does not fetch on connections of its own")
@@ -325,8 +332,8 @@ func TestSaramaReaderConnectionsKfake(t *testing.T) {
 	if c1 != first[0] || !idle1 || c2 == c1 || idle2 {
 		t.Fatal("two fetches at once do not get a connection each")
 	}
-	r.releaseRaw(addr, c1, true)
-	r.releaseRaw(addr, c2, true)
+	releaseIdle(r, &r.idleRaw, addr, c1, true)
+	releaseIdle(r, &r.idleRaw, addr, c2, true)
 	if n := len(idle()); n != 2 {
 		t.Fatalf("%d idle connections after two fetches at once, want 2", n)
 	}
@@ -357,11 +364,7 @@ func TestSaramaReaderConnectionsKfake(t *testing.T) {
 // address, SASL GSSAPI) keeps the reader on sarama's fetches, which restore as well.
 func TestSaramaReaderFallsBackToSaramaKfake(t *testing.T) {
 	b := kafkatest.Embedded(t)
-	log := newKafkaLog(t, b, false)
-	tp := TopicPartition{Topic: kafkatest.Name(t, "app") + "-kv-changelog", Partition: 0}
-	for i := range 3 {
-		log.Append(tp, Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")})
-	}
+	_, tp := threeRecordLog(t, b)
 	cfg := kafkatest.SaramaConfig()
 	cfg.Net.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
 	client, err := sarama.NewClient(b.Addrs, cfg)

@@ -160,24 +160,13 @@ func (r *SaramaReader) saramaConn(addr string, fresh bool) (c *sarama.Broker, id
 	return c, false, nil
 }
 
-// releaseRaw hands fetch connection c to addr back: kept for the next fetch when it worked
+// releaseIdle hands fetch connection c to addr back to r's pool *idle (r.idleRaw or
+// r.idleSarama, read under r.mu as Close replaces them): kept for the next fetch when it worked
 // (ok), closed when it failed or the reader was closed.
-func (r *SaramaReader) releaseRaw(addr string, c *streamsgroup.Conn, ok bool) {
+func releaseIdle[C interface{ Close() error }](r *SaramaReader, idle *map[string][]C, addr string, c C, ok bool) {
 	r.mu.Lock()
 	if ok && !r.closed {
-		r.idleRaw[addr] = append(r.idleRaw[addr], c)
-		r.mu.Unlock()
-		return
-	}
-	r.mu.Unlock()
-	_ = c.Close()
-}
-
-// releaseSarama is releaseRaw for the sarama fetches' connections.
-func (r *SaramaReader) releaseSarama(addr string, c *sarama.Broker, ok bool) {
-	r.mu.Lock()
-	if ok && !r.closed {
-		r.idleSarama[addr] = append(r.idleSarama[addr], c)
+		(*idle)[addr] = append((*idle)[addr], c)
 		r.mu.Unlock()
 		return
 	}
@@ -299,7 +288,7 @@ func (r *SaramaReader) fetchRaw(ctx context.Context, addr string, tp TopicPartit
 			return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
 		}
 		body, err = c.RoundTrip(ctx, apiFetch, rawFetchVersion, false, req)
-		r.releaseRaw(addr, c, err == nil)
+		releaseIdle(r, &r.idleRaw, addr, c, err == nil)
 		if err == nil || !idle || ctx.Err() != nil {
 			break
 		}
@@ -348,7 +337,7 @@ func (r *SaramaReader) fetchSarama(addr string, tp TopicPartition, from int64, b
 			return nil, from, fmt.Errorf("changelog: fetch %s: %w", tp, err)
 		}
 		resp, err = b.Fetch(req)
-		r.releaseSarama(addr, b, err == nil)
+		releaseIdle(r, &r.idleSarama, addr, b, err == nil)
 		if err == nil || !idle {
 			break
 		}
