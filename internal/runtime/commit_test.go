@@ -42,11 +42,8 @@ func (o taskOut) Send(rec task.OutRecord) error {
 }
 func (taskOut) PartitionsFor(string) (int32, error) { return 1, nil }
 
-// countingThread returns a thread with executors executors holding the word count's counting
-// task (sub-topology 1, a cached count store) of each of partitions partitions, sharing one
-// record cache as a thread's tasks do; partition p has processed words "w<p>-<j>" for j < 20,
-// word j j+1 times, so the counts are only in the cache.
-func countingThread(t *testing.T, executors, partitions int, out *outLog) *thread {
+// countSpec is the word count's counting sub-topology (1, a cached count store) as a task spec.
+func countSpec(t *testing.T) task.Spec {
 	t.Helper()
 	topo, err := wc.Topology("lines", "counts")
 	if err != nil {
@@ -56,6 +53,16 @@ func countingThread(t *testing.T, executors, partitions int, out *outLog) *threa
 	if err != nil {
 		t.Fatal(err)
 	}
+	return spec
+}
+
+// countingThread returns a thread with executors executors holding the word count's counting
+// task (sub-topology 1, a cached count store) of each of partitions partitions, sharing one
+// record cache as a thread's tasks do; partition p has processed words "w<p>-<j>" for j < 20,
+// word j j+1 times, so the counts are only in the cache.
+func countingThread(t *testing.T, executors, partitions int, out *outLog) *thread {
+	t.Helper()
+	spec := countSpec(t)
 	cfg := Config{CommitInterval: time.Hour, Executors: executors}
 	cfg.Group.RebalanceTimeout = time.Hour
 	cfg.Task.MaxTaskIdleMs = -1

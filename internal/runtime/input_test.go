@@ -14,8 +14,6 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/internal/task"
-	"github.com/kstreams-go/kstreams/internal/topology"
-	"github.com/kstreams-go/kstreams/internal/wc"
 	"github.com/kstreams-go/kstreams/processor"
 )
 
@@ -44,14 +42,7 @@ func TestEmbeddedInputBoundsTheQueueOfAChunk(t *testing.T) {
 	}
 	prod.Close()
 
-	topo, err := wc.Topology("lines", "counts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := task.SpecFromTopology(topology.Of(topo), "app", []int{1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := countSpec(t)
 	id := processor.TaskID{Subtopology: 1, Partition: 0}
 	tk, err := task.New(id, spec, task.Config{ApplicationID: "app", Collector: taskOut{log: &outLog{counts: map[string][]int64{}}},
 		Cache: cache.New(10 << 20), AppConfigs: map[string]string{"processing.guarantee": "at_least_once"}, StateDir: t.TempDir(),
