@@ -86,12 +86,16 @@ public final class WordCountApp {
         final Topology topology = topology(args[2], args[3], windowedOutput);
         final KafkaStreams streams = new KafkaStreams(topology, props);
         final CountDownLatch closed = new CountDownLatch(1);
-        final Runnable close = () -> {
-            streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
-                .withTimeout(Duration.ofSeconds(60)));
+        final Runnable close = () -> streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+            .withTimeout(Duration.ofSeconds(60)));
+        // Only the shutdown hook (SIGTERM, or System.exit after stdin closed) lets main end: had
+        // the stdin thread's close let it end, the JVM could exit before that daemon thread printed
+        // the final state (Kafka Streams calls the state listener for NOT_RUNNING on its daemon
+        // close thread, after close has returned).
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            close.run();
             closed.countDown();
-        };
-        Runtime.getRuntime().addShutdownHook(new Thread(close));
+        }));
         streams.setStateListener((now, before) -> {
             System.out.println("STATE " + now);
             System.out.flush();
