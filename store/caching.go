@@ -174,6 +174,41 @@ func (c *cachingKeyValueStore) putOwned(key, value []byte, keyLent bool) error {
 	return storeErr(c.Name(), "put", c.cache.PutDirty(c.namespace, key, value, rc))
 }
 
+// putOwnedString is putOwned for a key of the String serde given as the string: the cache
+// keeps the string itself as the key of an entry it adds (cache.PutDirtyString).
+func (c *cachingKeyValueStore) putOwnedString(key string, value []byte) error {
+	if c.cache == nil || !c.IsOpen() {
+		return c.Put(cache.StringBytes(key), value)
+	}
+	rc := c.ctx.CurrentRecordContext()
+	rc.Headers = rc.Headers.Clone()
+	return storeErr(c.Name(), "put", c.cache.PutDirtyString(c.namespace, key, value, rc))
+}
+
+// getString is Get for a key of the String serde given as the string (see putOwnedString): a
+// value read from below is cached under the string itself.
+func (c *cachingKeyValueStore) getString(key string) ([]byte, bool, error) {
+	if c.cache == nil {
+		return c.inner.Get(cache.StringBytes(key))
+	}
+	if !c.IsOpen() {
+		return nil, false, storeErr(c.Name(), "get", ErrStoreClosed)
+	}
+	e := c.cache.GetString(c.namespace, key)
+	if c.sensors != nil {
+		c.sensors.CacheGet(e != nil)
+	}
+	if e != nil {
+		v := e.Value()
+		return v, v != nil, nil
+	}
+	v, _, err := c.inner.Get(cache.StringBytes(key))
+	if err != nil || v == nil {
+		return nil, false, err
+	}
+	return v, true, storeErr(c.Name(), "get", c.cache.PutString(c.namespace, key, cache.NewCleanEntry(v)))
+}
+
 func (c *cachingKeyValueStore) put(key, value []byte) error {
 	// The cache copies the key when it adds an entry.
 	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, key, c.entry(value)))

@@ -10,11 +10,12 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// The timestamped store with caching serializes Get and Put keys into a reused buffer: keys
-// of every length (the empty key included, which is not a null key) still read back their own
-// values, and every key the cache keeps, flushes, evicts or logs is its own copy, with a cache
-// (tiny: evicting on every put) and without one.
-func TestTimestampedCachingKeysFromReusedBuffer(t *testing.T) {
+// The timestamped store with caching and String keys hands the cache the key strings
+// themselves, unserialized, and the cache keeps them as its keys: keys of every length (the
+// empty key included, which is not a null key) read back their own values, and what the cache
+// flushes, evicts or logs is under the right key, with a cache (tiny: evicting on every put)
+// and without one. TestTimestampedCachingKeysFromReusedBuffer does the same for Long keys.
+func TestTimestampedCachingStringKeys(t *testing.T) {
 	for _, maxBytes := range []int64{-1, 0, 200, 1 << 20} {
 		t.Run(fmt.Sprint(maxBytes), func(t *testing.T) {
 			st := Stores.TimestampedKeyValueStoreBuilder(Stores.InMemoryKeyValueStore("s"), serde.String(), serde.Long()).
@@ -81,6 +82,60 @@ func TestTimestampedCachingKeysFromReusedBuffer(t *testing.T) {
 			want := []string{"=30", "a=31", "ab=34", "b=33", keys[2] + "=32"}
 			if !slices.Equal(all, want) {
 				t.Fatalf("store holds %q, want %q", all, want)
+			}
+		})
+	}
+}
+
+// The timestamped store with caching serializes Long Get and Put keys into a reused buffer:
+// every key still reads back its own value, and every key the cache keeps, flushes, evicts or
+// logs is its own copy, with a cache (tiny: evicting on every put) and without one.
+func TestTimestampedCachingKeysFromReusedBuffer(t *testing.T) {
+	keys := []int64{0, 1, -1, 1 << 40, 256}
+	for _, maxBytes := range []int64{-1, 0, 200, 1 << 20} {
+		t.Run(fmt.Sprint(maxBytes), func(t *testing.T) {
+			st := Stores.TimestampedKeyValueStoreBuilder(Stores.InMemoryKeyValueStore("s"), serde.Long(), serde.Long()).
+				WithCachingEnabled().BuildStore()
+			ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, rc: rcOf("in", 1, 10)}
+			if maxBytes >= 0 {
+				ctx.cache = cache.New(maxBytes)
+			}
+			if err := st.Init(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			for round := int64(1); round <= 3; round++ {
+				for i, k := range keys {
+					old, ok, err := st.Get(k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if round > 1 && (!ok || old.Value != (round-1)*10+int64(i)) {
+						t.Fatalf("round %d: key %d read %v %v", round, k, old, ok)
+					}
+					if err := st.Put(k, remake(old, round*10+int64(i), round)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := st.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			it := st.All()
+			got := map[int64]int64{}
+			for it.Next() {
+				got[it.Key()] = it.Value().Value
+			}
+			if err := it.Err(); err != nil {
+				t.Fatal(err)
+			}
+			it.Close()
+			for i, k := range keys {
+				if got[k] != 30+int64(i) {
+					t.Fatalf("store holds %v, want key %d = %d", got, k, 30+i)
+				}
+			}
+			if len(got) != len(keys) {
+				t.Fatalf("store holds %d keys, want %d", len(got), len(keys))
 			}
 		})
 	}

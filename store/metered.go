@@ -53,6 +53,12 @@ type meteredKeyValueStore[K, V any] struct {
 	// slice per call.
 	keyApp serde.AppendSerializer[K]
 	keyBuf keyScratch
+	// stringKeys is the caching layer right below when the key serde is the String serde
+	// (serdeapi.IsString), whose bytes are the string's own: Get and the caching Put then hand
+	// it the key as the string, unserialized, and an entry it adds keeps that string as its key.
+	// A key decoded through a task's intern table is then the same string on every record, and
+	// the cache's map matches it on the pointer without reading its bytes.
+	stringKeys *cachingKeyValueStore
 	// sensors time the calls at DEBUG (nil: not recorded).
 	sensors *metrics.StoreOps
 }
@@ -146,6 +152,9 @@ func (m *meteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 	}
 	if _, ok := any(m.valueSerde).(freshSerializer); ok {
 		m.cachingBelow, _ = m.inner.(*cachingKeyValueStore)
+	}
+	if cb, ok := m.inner.(*cachingKeyValueStore); ok && serdeapi.IsString(m.keySerde) {
+		m.stringKeys = cb
 	}
 	if _, ok := m.inner.(*cachingKeyValueStore); ok && serdeapi.AppendsInPlace(m.keySerde) {
 		m.keyApp, _ = any(m.keySerde).(serde.AppendSerializer[K])
@@ -266,6 +275,15 @@ func (m *meteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 		defer timed(s, metrics.Get, time.Now())
 	}
 	var zero V
+	if m.stringKeys != nil {
+		if ks, ok := any(key).(string); ok {
+			vb, _, err := m.stringKeys.getString(ks)
+			if err != nil {
+				return zero, false, err
+			}
+			return m.value("get", vb)
+		}
+	}
 	kb, lent, err := m.lendKey("get", key)
 	if err != nil {
 		return zero, false, err
@@ -288,6 +306,15 @@ func (m *meteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 func (m *meteredKeyValueStore[K, V]) Put(key K, value V) error {
 	if s := m.sensors; s != nil {
 		defer timed(s, metrics.Put, time.Now())
+	}
+	if m.cachingBelow != nil && m.stringKeys != nil {
+		if ks, ok := any(key).(string); ok {
+			vb, err := m.valueBytes("put", value)
+			if err != nil {
+				return err
+			}
+			return m.cachingBelow.putOwnedString(ks, vb)
+		}
 	}
 	if m.cachingBelow != nil {
 		kb, lent, err := m.lendKey("put", key)

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -343,6 +344,51 @@ func (t *ThreadCache) PutDirty(namespace string, key, value []byte, ctx processo
 	c := t.getOrCreate(namespace)
 	old := c.sizeBytes
 	if err := c.putDirty(key, value, ctx); err != nil {
+		return err
+	}
+	t.sizeBytes += c.sizeBytes - old
+	return t.maybeEvict(c)
+}
+
+// StringBytes returns the bytes of s without a copy, for the *String methods: they must never be
+// written to. An empty s gives an empty, non-nil slice (nil is a null key).
+func StringBytes(s string) []byte {
+	if len(s) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// GetString is Get of the key whose bytes are those of key (a key of the String serde), read
+// without a copy. A key added by PutString or PutDirtyString is the same string, so the map
+// lookup matches it on its pointer without reading its bytes again.
+func (t *ThreadCache) GetString(namespace, key string) *Entry {
+	return t.Get(namespace, StringBytes(key))
+}
+
+// PutString is Put of the key whose bytes are those of key: a new entry keeps key itself, which
+// cannot change, instead of a copy (the bytes handed to the flush listener alias it too).
+func (t *ThreadCache) PutString(namespace, key string, entry *Entry) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.puts++
+	c := t.getOrCreate(namespace)
+	old := c.sizeBytes
+	if err := c.putKept(StringBytes(key), key, entry); err != nil {
+		return err
+	}
+	t.sizeBytes += c.sizeBytes - old
+	return t.maybeEvict(c)
+}
+
+// PutDirtyString is PutDirty of the key whose bytes are those of key, kept as PutString keeps it.
+func (t *ThreadCache) PutDirtyString(namespace, key string, value []byte, ctx processor.RecordContext) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.puts++
+	c := t.getOrCreate(namespace)
+	old := c.sizeBytes
+	if err := c.putDirtyKept(StringBytes(key), key, true, value, ctx); err != nil {
 		return err
 	}
 	t.sizeBytes += c.sizeBytes - old
@@ -778,6 +824,12 @@ var ErrCleanOverDirty = errors.New("cache: attempting to put a clean entry over 
 // iterator keeps the entry it peeked; the index exists once one was). Otherwise, and for a new
 // key, it is put as a new entry.
 func (c *namedCache) putDirty(key, value []byte, ctx processor.RecordContext) error {
+	return c.putDirtyKept(key, "", false, value, ctx)
+}
+
+// putDirtyKept is putDirty; with kept, kstr is a string of key's bytes that a new node keeps
+// as its key instead of a copy (see putKept).
+func (c *namedCache) putDirtyKept(key []byte, kstr string, kept bool, value []byte, ctx processor.RecordContext) error {
 	if ctx.Topic != c.topic {
 		c.topic, c.topicLen = ctx.Topic, utf16Len(ctx.Topic)
 	}
@@ -791,11 +843,26 @@ func (c *namedCache) putDirty(key, value []byte, ctx processor.RecordContext) er
 		c.sizeBytes += n.size()
 		return nil
 	}
-	return c.put(key, &Entry{value: value, ctx: ctx, dirty: true, size: size})
+	e := &Entry{value: value, ctx: ctx, dirty: true, size: size}
+	if kept {
+		return c.putKept(key, kstr, e)
+	}
+	return c.put(key, e)
 }
 
 // put caches e under key; the key is copied only when a new node is added.
 func (c *namedCache) put(key []byte, e *Entry) error {
+	return c.putAs(key, "", false, e)
+}
+
+// putKept is put of a key whose bytes are kstr's (key aliases kstr): a new node keeps kstr as
+// its key, and key as its key bytes, without a copy. A string cannot change, and a lookup made
+// with the same string then compares equal on the pointer alone.
+func (c *namedCache) putKept(key []byte, kstr string, e *Entry) error {
+	return c.putAs(key, kstr, true, e)
+}
+
+func (c *namedCache) putAs(key []byte, kstr string, kept bool, e *Entry) error {
 	n := c.find(key)
 	if !e.dirty && n != nil && n.inDirty {
 		return fmt.Errorf("%w: key %x, namespace %s", ErrCleanOverDirty, key, c.name)
@@ -806,8 +873,12 @@ func (c *namedCache) put(key []byte, e *Entry) error {
 		n.entry = e
 		c.touch(n)
 	} else {
-		k := string(key)
-		n = &lruNode{key: []byte(k), skey: k, entry: e}
+		k, kb := kstr, key
+		if !kept {
+			k = string(key)
+			kb = StringBytes(k) // the node's own copy: nobody writes to it
+		}
+		n = &lruNode{key: kb, skey: k, entry: e}
 		c.pushHead(n)
 		c.nodes[k] = n
 		c.last = n

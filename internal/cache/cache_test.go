@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -399,5 +400,52 @@ func TestPutDirtyTopicLength(t *testing.T) {
 	}
 	if got, w := NewEntry(nil, ctx, true).Size()-NewEntry(nil, processor.RecordContext{Topic: "topic"}, true).Size(), int64(2); got != w {
 		t.Fatalf("tópic😀 counts %d UTF-16 units more than topic, want %d", got, w)
+	}
+}
+
+// PutString and PutDirtyString keep the string they are given as the entry's key (no copy):
+// the key handed to the flush listener has the string's own bytes. GetString, Get and the
+// byte-keyed puts see the same entries, and an empty string is a key, not a null key.
+func TestStringKeysAreKept(t *testing.T) {
+	c := New(1 << 20)
+	var flushed []DirtyEntry
+	c.AddDirtyEntryFlushListener("ns", func(es []DirtyEntry) error {
+		flushed = append(flushed, es...)
+		return nil
+	})
+	ctx := processor.RecordContext{Topic: "t", Timestamp: 5}
+	word := strings.Repeat("w", 3) // built at run time: its own allocation
+	if err := c.PutDirtyString("ns", word, []byte("1"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PutDirtyString("ns", "", []byte("e"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PutString("ns", "clean", NewCleanEntry([]byte("c"))); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Get("ns", []byte("www")); e == nil || string(e.Value()) != "1" {
+		t.Fatalf("Get of a key put as a string: %v", e)
+	}
+	if e := c.GetString("ns", "clean"); e == nil || string(e.Value()) != "c" || e.IsDirty() {
+		t.Fatalf("GetString of a clean entry: %v", e)
+	}
+	if err := c.PutDirty("ns", []byte("www"), []byte("2"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.GetString("ns", "www"); e == nil || string(e.Value()) != "2" {
+		t.Fatalf("GetString after a byte-keyed PutDirty: %v", e)
+	}
+	if err := c.Flush("ns"); err != nil {
+		t.Fatal(err)
+	}
+	if len(flushed) != 2 {
+		t.Fatalf("flushed %d entries, want 2", len(flushed))
+	}
+	if k := flushed[0].Key; string(k) != "" || k == nil {
+		t.Errorf("first flushed key %q (nil %v), want the empty key", k, k == nil)
+	}
+	if k := flushed[1].Key; string(k) != "www" || unsafe.SliceData(k) != unsafe.StringData(word) {
+		t.Errorf("flushed key %q is not the string put (a copy was made)", k)
 	}
 }
