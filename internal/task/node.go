@@ -175,9 +175,12 @@ func (n *node) forward(rec processor.Record[any, any], targets []*node) error {
 	prevTS, prevHeaders := t.rc.timestamp, t.rc.headers
 	t.rc.timestamp, t.rc.headers = rec.Timestamp, rec.Headers
 	defer func() { t.rc.timestamp, t.rc.headers = prevTS, prevHeaders }()
+	if len(targets) == 1 {
+		return targets[0].process(rec)
+	}
 	for i, c := range targets {
 		r := rec
-		if len(targets) > 1 && i > 0 && rec.Headers.Len() > 0 {
+		if i > 0 && rec.Headers.Len() > 0 {
 			// Each further child gets its own copy of the headers, so that a child adding to
 			// them cannot write into the backing array another child holds.
 			r.Headers = rec.Headers.Clone()
