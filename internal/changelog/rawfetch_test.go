@@ -159,6 +159,15 @@ func TestIntegrationRawFetchMatchesSarama(t *testing.T) {
 	checkRawFetchMatchesSarama(t, kafkatest.Real(t))
 }
 
+// Offsets in a record batch's header (format v2) that TestDecodeBatchesCutCorruptLegacy reads
+// and changes.
+const (
+	batchLengthOffset = 8
+	batchMagicOffset  = 16
+	batchLastDeltaOff = 23
+	batchHeaderSize   = 61
+)
+
 // decodeBatches on a real response's record batches: a batch cut off at the end is left for
 // the next fetch; a changed byte fails the CRC; a message set of magic 0 or 1 is
 // errLegacyFormat; records before the offset asked for are dropped.
@@ -174,10 +183,10 @@ func TestDecodeBatchesCutCorruptLegacy(t *testing.T) {
 	body, err := c.RoundTrip(context.Background(), apiFetch, rawFetchVersion, false, encodeFetch(tp, 0, 0, 1<<20, false))
 	must(t, err)
 	p, found, err := parseFetch(body, tp)
-	if err != nil || !found || p.errCode != 0 {
-		t.Fatalf("parse: found %v, code %d, error %v", found, p.errCode, err)
+	if err != nil || !found || p.ErrorCode != 0 {
+		t.Fatalf("parse: found %v, code %d, error %v", found, p.ErrorCode, err)
 	}
-	all, next, err := decodeBatches(p.records, 0, false, nil, nil)
+	all, next, err := decodeBatches(p.Records, 0, false, nil, nil)
 	must(t, err)
 	if len(all) == 0 || next <= all[len(all)-1].Offset {
 		t.Fatalf("%d records, next %d", len(all), next)
@@ -188,17 +197,17 @@ func TestDecodeBatchesCutCorruptLegacy(t *testing.T) {
 		next  int64
 	}
 	var batches []batch
-	for off := 0; off < len(p.records); {
-		base := int64(binary.BigEndian.Uint64(p.records[off:]))
-		last := base + int64(int32(binary.BigEndian.Uint32(p.records[off+batchLastDeltaOff:])))
+	for off := 0; off < len(p.Records); {
+		base := int64(binary.BigEndian.Uint64(p.Records[off:]))
+		last := base + int64(int32(binary.BigEndian.Uint32(p.Records[off+batchLastDeltaOff:])))
 		batches = append(batches, batch{off, last + 1})
-		off += 12 + int(binary.BigEndian.Uint32(p.records[off+batchLengthOffset:]))
+		off += 12 + int(binary.BigEndian.Uint32(p.Records[off+batchLengthOffset:]))
 	}
 	if len(batches) < 3 {
 		t.Fatalf("%d batches, want several", len(batches))
 	}
 	// Cut in the middle of the third batch: the first two are read, next is the third's start.
-	cut := p.records[:batches[2].start+30]
+	cut := p.Records[:batches[2].start+30]
 	got, n, err := decodeBatches(cut, 0, false, nil, nil)
 	must(t, err)
 	if n != batches[1].next || len(got) == 0 || got[len(got)-1].Offset >= n {
@@ -209,19 +218,19 @@ func TestDecodeBatchesCutCorruptLegacy(t *testing.T) {
 	}
 	// From an offset inside the second batch: nothing before it.
 	from := all[0].Offset + int64(len(got)) - 1
-	got, _, err = decodeBatches(p.records, from, false, nil, nil)
+	got, _, err = decodeBatches(p.Records, from, false, nil, nil)
 	must(t, err)
 	if len(got) == 0 || got[0].Offset != from {
 		t.Fatalf("from %d: first record at %d", from, got[0].Offset)
 	}
 	// A changed byte inside the second batch's records.
-	bad := slices.Clone(p.records)
+	bad := slices.Clone(p.Records)
 	bad[batches[1].start+batchHeaderSize+3] ^= 0x40
 	if _, _, err := decodeBatches(bad, 0, false, nil, nil); !errors.Is(err, errMalformed) {
 		t.Fatalf("corrupted batch: %v, want errMalformed", err)
 	}
 	// A legacy message set.
-	legacy := slices.Clone(p.records)
+	legacy := slices.Clone(p.Records)
 	legacy[batchMagicOffset] = 1
 	if _, _, err := decodeBatches(legacy, 0, false, nil, nil); !errors.Is(err, errLegacyFormat) {
 		t.Fatalf("magic 1: %v, want errLegacyFormat", err)

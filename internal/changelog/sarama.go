@@ -2,7 +2,6 @@ package changelog
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/kstreams-go/kstreams/internal/kafka/recordbatch"
 	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"
 )
 
@@ -301,10 +301,10 @@ func (r *SaramaReader) fetchRaw(ctx context.Context, addr string, tp TopicPartit
 	if err != nil || !found {
 		return nil, from, err
 	}
-	if err := r.partitionError(tp, from, sarama.KError(p.errCode)); err != nil || p.errCode != 0 {
+	if err := r.partitionError(tp, from, sarama.KError(p.ErrorCode)); err != nil || p.ErrorCode != 0 {
 		return nil, from, err
 	}
-	return decodeBatches(p.records, from, r.readCommitted, p.aborted, buf)
+	return decodeBatches(p.Records, from, r.readCommitted, p.Aborted, buf)
 }
 
 // partitionError turns a fetched partition's error code into Fetch's error: nil for none
@@ -429,7 +429,7 @@ func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool,
 			}
 		}
 		if batch.Control {
-			if readCommitted && len(batch.Records) > 0 && isAbortMarker(batch.Records[0].Key) {
+			if readCommitted && len(batch.Records) > 0 && recordbatch.IsAbortMarker(batch.Records[0].Key) {
 				delete(active, batch.ProducerID)
 			}
 			next = max(next, last+1)
@@ -465,10 +465,4 @@ func decodeBlock(blk *sarama.FetchResponseBlock, from int64, readCommitted bool,
 		next = max(next, last+1)
 	}
 	return out, next, nil
-}
-
-// isAbortMarker reports whether a control record key (int16 version, int16 type) is an abort
-// marker (type 0).
-func isAbortMarker(key []byte) bool {
-	return len(key) >= 4 && binary.BigEndian.Uint16(key[2:4]) == 0
 }
