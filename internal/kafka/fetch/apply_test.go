@@ -46,7 +46,7 @@ func TestApplyStall(t *testing.T) {
 		return response(tp, &sarama.FetchResponseBlock{HighWaterMarkOffset: 100, LastStableOffset: 100})
 	}
 	for i := range stallLimit {
-		l.apply(empty(), l.plan().ws)
+		l.applySarama(empty(), l.plan().ws)
 		if i < stallLimit-1 && p.maxBytes != 1<<20 {
 			t.Fatalf("fetch size %d after %d empty responses", p.maxBytes, i+1)
 		}
@@ -55,12 +55,12 @@ func TestApplyStall(t *testing.T) {
 		t.Fatalf("fetch size %d after %d empty responses with the end ahead, want 2 MiB", p.maxBytes, stallLimit)
 	}
 	partial := &sarama.Records{RecordBatch: &sarama.RecordBatch{FirstOffset: 10, Version: 2, PartialTrailingRecord: true}}
-	l.apply(response(tp, &sarama.FetchResponseBlock{HighWaterMarkOffset: 100, RecordsSet: []*sarama.Records{partial}}), l.plan().ws)
+	l.applySarama(response(tp, &sarama.FetchResponseBlock{HighWaterMarkOffset: 100, RecordsSet: []*sarama.Records{partial}}), l.plan().ws)
 	if p.maxBytes != 4<<20 {
 		t.Fatalf("fetch size %d after a cut-off batch, want 4 MiB (MaxBytes)", p.maxBytes)
 	}
 	for range stallLimit {
-		l.apply(empty(), l.plan().ws)
+		l.applySarama(empty(), l.plan().ws)
 	}
 	if p.maxBytes != 4<<20 || !p.stallLogged {
 		t.Errorf("at MaxBytes: fetch size %d, logged %v; want 4 MiB and the error logged", p.maxBytes, p.stallLogged)
@@ -68,7 +68,7 @@ func TestApplyStall(t *testing.T) {
 	// Caught up: no stall.
 	p.stalls, p.maxBytes = 0, 1<<20
 	for range 2 * stallLimit {
-		l.apply(response(tp, &sarama.FetchResponseBlock{HighWaterMarkOffset: 10, LastStableOffset: 10}), l.plan().ws)
+		l.applySarama(response(tp, &sarama.FetchResponseBlock{HighWaterMarkOffset: 10, LastStableOffset: 10}), l.plan().ws)
 	}
 	if p.maxBytes != 1<<20 {
 		t.Errorf("a caught-up partition's fetch size grew to %d", p.maxBytes)
@@ -81,7 +81,7 @@ func TestApplyErrors(t *testing.T) {
 		f, l := testLoop(t, mod)
 		tp := tpOf("t", 0)
 		p := l.add(tp, 5)
-		l.apply(response(tp, &sarama.FetchResponseBlock{Err: k, HighWaterMarkOffset: -1, LastStableOffset: -1, LogStartOffset: -1}), l.plan().ws)
+		l.applySarama(response(tp, &sarama.FetchResponseBlock{Err: k, HighWaterMarkOffset: -1, LastStableOffset: -1, LogStartOffset: -1}), l.plan().ws)
 		return f, p
 	}
 	t.Run("OutOfRangeEarliest", func(t *testing.T) {
@@ -127,7 +127,7 @@ func TestApplyErrors(t *testing.T) {
 		p := l.add(tp, 0)
 		ws := l.plan().ws
 		f.Seek(tp, 3) // while the request is in flight
-		l.apply(response(tp, &sarama.FetchResponseBlock{HighWaterMarkOffset: 10, RecordsSet: []*sarama.Records{batch(0, 10, -1, false)}}), ws)
+		l.applySarama(response(tp, &sarama.FetchResponseBlock{HighWaterMarkOffset: 10, RecordsSet: []*sarama.Records{batch(0, 10, -1, false)}}), ws)
 		if p.ready || p.pos != 3 {
 			t.Errorf("a response for offset 0 applied after a seek to 3: ready %v pos %d", p.ready, p.pos)
 		}
@@ -139,7 +139,7 @@ func TestPollHoldsPaused(t *testing.T) {
 	f, l := testLoop(t, nil)
 	tp := tpOf("t", 0)
 	l.add(tp, 0)
-	l.apply(response(tp, &sarama.FetchResponseBlock{HighWaterMarkOffset: 2, LastStableOffset: 2, RecordsSet: []*sarama.Records{batch(0, 2, -1, false)}}), l.plan().ws)
+	l.applySarama(response(tp, &sarama.FetchResponseBlock{HighWaterMarkOffset: 2, LastStableOffset: 2, RecordsSet: []*sarama.Records{batch(0, 2, -1, false)}}), l.plan().ws)
 	f.Pause(tp)
 	if ch := f.Poll(); len(ch) != 0 {
 		t.Fatalf("Poll returned %d chunks of a paused partition", len(ch))

@@ -3,10 +3,14 @@ package fetch
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams/internal/kafka/recordbatch"
 )
 
 // decoded is one partition's part of a fetch response, decoded.
@@ -17,8 +21,53 @@ type decoded struct {
 	next int64
 	// partialOnly: the block held no complete batch, only one cut off by the size limit.
 	partialOnly bool
-	// err is ErrUnsupportedFormat for legacy message sets.
+	// err is ErrUnsupportedFormat for legacy message sets; from decodeRaw also a record batch
+	// that does not decode (recordbatch.ErrMalformed: a CRC mismatch, ...).
 	err error
+}
+
+// decodeRaw turns raw, the record batches of a fetch response's partition asked from offset
+// from, into the records at offsets >= from, as decodeBlock does with sarama's decoded
+// blocks, with dec (see recordbatch.Decoder): keys, values and header values alias raw (or a
+// batch's decompressed records). aborted are the response's aborted transactions of the
+// partition. The records go into a slice of take (a recycled one) when there are any.
+func decodeRaw(dec *recordbatch.Decoder, raw []byte, aborted []recordbatch.Aborted, from int64, readCommitted bool, take func() []Record) decoded {
+	d := decoded{next: from}
+	if n := recordbatch.Count(raw); n > 0 {
+		d.records = slices.Grow(take()[:0], n)
+	}
+	dec.Reset(raw, from, readCommitted, aborted)
+	var rec recordbatch.Record
+	for {
+		ok, err := dec.Next(&rec)
+		if err != nil {
+			clear(d.records)
+			d.records = nil
+			if errors.Is(err, recordbatch.ErrLegacyFormat) {
+				d.err = ErrUnsupportedFormat
+			} else {
+				d.err = fmt.Errorf("fetch: %w", err)
+			}
+			return d
+		}
+		if !ok {
+			break
+		}
+		r := Record{Offset: rec.Offset, Timestamp: rec.Timestamp, Key: rec.Key, Value: rec.Value, LeaderEpoch: rec.LeaderEpoch}
+		if rec.NumHeaders > 0 {
+			r.Headers = make([]Header, rec.NumHeaders)
+			h := rec.Headers
+			for i := range r.Headers {
+				var k, v []byte
+				k, v, h = recordbatch.NextHeader(h)
+				r.Headers[i] = Header{Key: string(k), Value: v}
+			}
+		}
+		d.records = append(d.records, r)
+	}
+	d.next = dec.NextOffset()
+	d.partialOnly = dec.Batches() == 0 && len(raw) > 0
+	return d
 }
 
 // decodeBlock turns a fetch response block asked from offset from into the records at

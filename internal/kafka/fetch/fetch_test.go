@@ -667,9 +667,11 @@ func checkBrokenConnection(t *testing.T, b kafkatest.Broker) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		conn, err := f.cfg.Cluster.Conn(n, f.purpose) // the Fetcher's own connection
-		if err != nil {
-			t.Fatal(err)
+		f.mu.Lock()
+		conn := f.loops[n].raw // the Fetcher's own connection
+		f.mu.Unlock()
+		if conn == nil {
+			t.Fatal("no fetch connection of the Fetcher's own")
 		}
 		conn.Close() // waits for the fetch in flight
 		e.produceValues(tp, fmt.Sprint("b", i))

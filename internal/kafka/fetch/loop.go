@@ -1,13 +1,18 @@
 package fetch
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/recordbatch"
+	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"
 )
 
 // stallLimit is how many responses in a row may bring nothing for a partition whose end is
@@ -24,14 +29,36 @@ type loop struct {
 	parts map[kafka.TopicPartition]*part
 
 	// Owned by the loop's goroutine.
-	conn     *sarama.Broker
+	conn *sarama.Broker // for ListOffsets, and Fetch when noRaw
+	// raw is the Fetch connection of our own: the request encoded and the response decoded
+	// by recordbatch, the records aliasing the response instead of being decoded into
+	// sarama's structs and copied. Written under Fetcher.mu (setRaw).
+	raw *streamsgroup.Conn
+	// noRaw: the connection settings or the broker rule out raw (see connectRaw), so Fetch
+	// goes through sarama.
+	noRaw    bool
 	sess     session
 	failures int // consecutive failed requests
 	ws       []want
-	results  []decoded
-	blocks   []*sarama.FetchResponseBlock
+	results  []result
 	resets   []*part
 	timer    *time.Timer
+
+	// Buffers of the raw Fetch, reused from request to request.
+	req     []byte
+	fparts  []recordbatch.FetchPartition
+	fforgot []recordbatch.TopicPartition
+	rparts  []recordbatch.FetchedPartition
+	index   map[kafka.TopicPartition]int
+	dec     recordbatch.Decoder
+}
+
+// result is what a response brought one partition of a request, for apply.
+type result struct {
+	found             bool // the response named it (an incremental one leaves out partitions without news)
+	err               sarama.KError
+	hw, lso, logStart int64
+	d                 decoded
 }
 
 // loopLocked returns the loop of node n, starting it if there is none.
@@ -175,6 +202,51 @@ func (l *loop) connect() (*sarama.Broker, error) {
 	return b, nil
 }
 
+// connectRaw returns the loop's own Fetch connection, dialling it when there is none (with
+// the cluster's TLS, SASL and timeouts, the Fetcher's client id and read timeout); nil
+// without an error when Fetch goes through sarama (noRaw): the settings ask for what a
+// streamsgroup.Conn does not do (a proxy, a local address, SASL GSSAPI), or the broker does
+// not answer Fetch v11.
+func (l *loop) connectRaw() (*streamsgroup.Conn, error) {
+	if l.raw != nil || l.noRaw {
+		return l.raw, nil
+	}
+	f := l.f
+	sc := f.cfg.Cluster.Config()
+	cfg, err := streamsgroup.ConfigFromSarama(sc, f.purpose.ClientID)
+	if err != nil || sc.Net.Proxy.Enable || sc.Net.LocalAddr != nil {
+		l.noRaw = true
+		f.log.Info("fetch: fetching through sarama: the connection settings need its connections", "broker", l.node.ID, "error", err)
+		return nil, nil
+	}
+	cfg.ReadTimeout = f.purpose.ReadTimeout
+	c, err := streamsgroup.Dial(context.Background(), l.node.Addr, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to broker %d (%s): %w", l.node.ID, l.node.Addr, err)
+	}
+	if lo, hi, ok := c.Versions(recordbatch.APIKeyFetch); !ok || lo > recordbatch.FetchVersion || hi < recordbatch.FetchVersion {
+		_ = c.Close()
+		l.noRaw = true
+		f.log.Info("fetch: fetching through sarama: the broker does not answer Fetch v11", "broker", l.node.ID, "versions", fmt.Sprintf("%d-%d", lo, hi))
+		return nil, nil
+	}
+	l.setRaw(c)
+	return c, nil
+}
+
+// setRaw sets the loop's own connection (nil: none), closing the one it replaces. l.raw is
+// written under Fetcher.mu (so that tests can reach it) and read by the loop's goroutine
+// without.
+func (l *loop) setRaw(c *streamsgroup.Conn) {
+	l.f.mu.Lock()
+	old := l.raw
+	l.raw = c
+	l.f.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
+}
+
 // requestFailed handles a request that got no response: the connection is discarded, the
 // router re-checks the leaders of this loop's partitions, and the loop backs off. An
 // authentication failure (SASL, or a certificate refused in the TLS handshake: kafka.AuthError),
@@ -187,6 +259,7 @@ func (l *loop) requestFailed(what string, err error) {
 		f.cfg.Cluster.Discard(l.node, f.purpose, l.conn)
 		l.conn = nil
 	}
+	l.setRaw(nil)
 	l.sess.failed(sarama.ErrNoError)
 	if kafka.AuthError(err) {
 		f.mu.Lock()
@@ -220,8 +293,18 @@ func (l *loop) requestOK() {
 }
 
 // fetch sends one Fetch request for ws, which the broker may hold up to maxWait, and applies
-// its response.
+// its response: on the loop's own connection (fetchRaw), or through sarama when noRaw.
 func (l *loop) fetch(ws []want, maxWait time.Duration) {
+	raw, err := l.connectRaw()
+	if err != nil {
+		l.requestFailed("connect", err)
+		return
+	}
+	l.sess.forget = !l.noRaw
+	if raw != nil {
+		l.fetchRaw(raw, ws, maxWait)
+		return
+	}
 	f := l.f
 	conn, err := l.connect()
 	if err != nil {
@@ -242,11 +325,7 @@ func (l *loop) fetch(ws []want, maxWait time.Duration) {
 		w := &send[i]
 		req.AddBlock(w.tp.Topic, w.tp.Partition, w.offset, w.maxBytes, w.leaderEpoch)
 	}
-	if full {
-		f.stats.full.Add(1)
-	} else {
-		f.stats.incremental.Add(1)
-	}
+	l.countRequest(full)
 	resp, err := conn.Fetch(req)
 	if err != nil {
 		l.requestFailed("fetch", err)
@@ -254,55 +333,165 @@ func (l *loop) fetch(ws []want, maxWait time.Duration) {
 	}
 	l.requestOK()
 	if resp.ErrorCode != 0 {
-		k := sarama.KError(resp.ErrorCode)
-		l.sess.failed(k)
-		if k == sarama.ErrFetchSessionIDNotFound || k == sarama.ErrInvalidFetchSessionEpoch {
-			f.stats.sessionErrors.Add(1)
-			f.log.Info("fetch: fetch session lost; starting a new one", "broker", l.node.ID, "session", req.SessionID, "epoch", req.SessionEpoch, "error", k)
-			return
-		}
-		f.log.Warn("fetch: fetch request failed", "broker", l.node.ID, "error", k)
-		l.failures++
-		l.sleep(kafka.Backoff(l.failures, f.cfg.RetryBackoff, f.cfg.RetryBackoffMax))
+		l.responseFailed(sarama.KError(resp.ErrorCode), id, epoch)
 		return
 	}
 	l.sess.answered(full, resp.SessionID, ws)
-	l.apply(resp, ws)
+	l.applySarama(resp, ws)
 }
 
-// apply turns a response into chunks, position resets and leader moves. Records are decoded
-// without the lock; the outcome is applied under it, to the partitions still fetched from
-// the offsets asked for.
-func (l *loop) apply(resp *sarama.FetchResponse, ws []want) {
-	f := l.f
-	rc := f.cfg.Isolation == kafka.ReadCommitted
-	l.results, l.blocks = l.results[:0], l.blocks[:0]
-	for i := range ws {
-		blk := resp.GetBlock(ws[i].tp.Topic, ws[i].tp.Partition)
-		l.blocks = append(l.blocks, blk)
-		var d decoded
-		if blk != nil && blk.Err == sarama.ErrNoError {
-			d = decodeBlock(blk, ws[i].offset, rc, f.takeRecords())
-		}
-		l.results = append(l.results, d)
+func (l *loop) countRequest(full bool) {
+	if full {
+		l.f.stats.full.Add(1)
+	} else {
+		l.f.stats.incremental.Add(1)
 	}
+}
 
+// responseFailed handles a response's top-level error k to a request of session id at epoch:
+// a lost session starts a new one at once, other errors back off.
+func (l *loop) responseFailed(k sarama.KError, id, epoch int32) {
+	f := l.f
+	l.sess.failed(k)
+	if k == sarama.ErrFetchSessionIDNotFound || k == sarama.ErrInvalidFetchSessionEpoch {
+		f.stats.sessionErrors.Add(1)
+		f.log.Info("fetch: fetch session lost; starting a new one", "broker", l.node.ID, "session", id, "epoch", epoch, "error", k)
+		return
+	}
+	f.log.Warn("fetch: fetch request failed", "broker", l.node.ID, "error", k)
+	l.failures++
+	l.sleep(kafka.Backoff(l.failures, f.cfg.RetryBackoff, f.cfg.RetryBackoffMax))
+}
+
+// fetchRaw is fetch on the loop's own connection: a Fetch v11 request encoded by
+// recordbatch (with the session's forgotten partitions), its response's record batches
+// decoded straight into the chunks' records, which alias the response.
+func (l *loop) fetchRaw(conn *streamsgroup.Conn, ws []want, maxWait time.Duration) {
+	f := l.f
+	id, epoch, full, send := l.sess.build(ws)
+	q := recordbatch.FetchRequest{MaxWaitMs: int32(maxWait.Milliseconds()), MinBytes: f.cfg.MinBytes, MaxBytes: f.cfg.MaxBytes,
+		ReadCommitted: f.cfg.Isolation == kafka.ReadCommitted, SessionID: id, SessionEpoch: epoch}
+	l.fparts = l.fparts[:0]
+	for i := range send {
+		w := &send[i]
+		l.fparts = append(l.fparts, recordbatch.FetchPartition{TopicPartition: recordbatch.TopicPartition{Topic: w.tp.Topic, Partition: w.tp.Partition},
+			Offset: w.offset, MaxBytes: w.maxBytes, LeaderEpoch: w.leaderEpoch})
+	}
+	slices.SortFunc(l.fparts, func(a, b recordbatch.FetchPartition) int { return compareTP(a.TopicPartition, b.TopicPartition) })
+	l.fforgot = l.fforgot[:0]
+	for _, tp := range l.sess.forgot {
+		l.fforgot = append(l.fforgot, recordbatch.TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
+	}
+	slices.SortFunc(l.fforgot, compareTP)
+	q.Partitions, q.Forgotten = l.fparts, l.fforgot
+	l.req = q.AppendTo(l.req[:0])
+	l.countRequest(full)
+	body, err := conn.RoundTrip(context.Background(), recordbatch.APIKeyFetch, recordbatch.FetchVersion, false, l.req)
+	if err != nil {
+		l.requestFailed("fetch", err)
+		return
+	}
+	resp, err := recordbatch.ParseFetch(body, l.rparts)
+	if err != nil {
+		l.requestFailed("fetch", fmt.Errorf("broker %d (%s): %w", l.node.ID, l.node.Addr, err))
+		return
+	}
+	l.requestOK()
+	if resp.ErrorCode != 0 {
+		l.responseFailed(sarama.KError(resp.ErrorCode), id, epoch)
+		return
+	}
+	l.sess.answered(full, resp.SessionID, ws)
+
+	rc := f.cfg.Isolation == kafka.ReadCommitted
+	l.results = slices.Grow(l.results[:0], len(ws))[:len(ws)]
+	clear(l.results)
+	if len(ws) > 8 {
+		if l.index == nil {
+			l.index = make(map[kafka.TopicPartition]int, len(ws))
+		}
+		clear(l.index)
+		for i := range ws {
+			l.index[ws[i].tp] = i
+		}
+	}
+	for j := range resp.Partitions {
+		fp := &resp.Partitions[j]
+		tp := kafka.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}
+		i := -1
+		if len(ws) > 8 {
+			if k, ok := l.index[tp]; ok {
+				i = k
+			}
+		} else {
+			for k := range ws {
+				if ws[k].tp == tp {
+					i = k
+					break
+				}
+			}
+		}
+		if i < 0 {
+			continue // not asked for
+		}
+		r := &l.results[i]
+		*r = result{found: true, err: sarama.KError(fp.ErrorCode), hw: fp.HighWatermark, lso: fp.LastStableOffset, logStart: fp.LogStartOffset}
+		if r.err == sarama.ErrNoError {
+			r.d = decodeRaw(&l.dec, fp.Records, fp.Aborted, ws[i].offset, rc, f.takeRecords)
+		}
+	}
+	clear(resp.Partitions) // drop the response
+	l.rparts = resp.Partitions[:0]
+	l.apply(ws)
+}
+
+// compareTP orders partitions by topic, then partition.
+func compareTP(a, b recordbatch.TopicPartition) int {
+	if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
+}
+
+// applySarama is apply for a response sarama decoded.
+func (l *loop) applySarama(resp *sarama.FetchResponse, ws []want) {
+	rc := l.f.cfg.Isolation == kafka.ReadCommitted
+	l.results = l.results[:0]
+	for i := range ws {
+		var r result
+		if blk := resp.GetBlock(ws[i].tp.Topic, ws[i].tp.Partition); blk != nil {
+			r = result{found: true, err: blk.Err, hw: blk.HighWaterMarkOffset, lso: blk.LastStableOffset, logStart: blk.LogStartOffset}
+			if blk.Err == sarama.ErrNoError {
+				r.d = decodeBlock(blk, ws[i].offset, rc, l.f.takeRecords())
+			}
+		}
+		l.results = append(l.results, r)
+	}
+	l.apply(ws)
+}
+
+// apply turns l.results, the outcome of a response for ws (one result each), into chunks,
+// position resets and leader moves, under the lock, for the partitions still fetched from the
+// offsets asked for. The records were decoded without the lock.
+func (l *loop) apply(ws []want) {
+	f := l.f
 	chunks, reroute := false, false
 	f.mu.Lock()
 	for i := range ws {
-		w, blk, d := &ws[i], l.blocks[i], &l.results[i]
+		w, r := &ws[i], &l.results[i]
+		d := &r.d
 		p := w.p
 		if f.parts[p.tp] != p || p.loop != l || p.ready || p.failed || p.pos != w.offset {
 			continue // unassigned, moved, sought or reset meanwhile
 		}
-		if blk == nil {
+		if !r.found {
 			// Not in an incremental response: nothing new.
 			l.noProgressLocked(p, false)
 			continue
 		}
-		switch k := blk.Err; {
+		switch k := r.err; {
 		case k == sarama.ErrNoError:
-			p.hw, p.lso, p.logStart = blk.HighWaterMarkOffset, blk.LastStableOffset, blk.LogStartOffset
+			p.hw, p.lso, p.logStart = r.hw, r.lso, r.logStart
 			p.attempts = 0
 			if d.err != nil {
 				f.failLocked(p, d.err)
@@ -318,8 +507,8 @@ func (l *loop) apply(resp *sarama.FetchResponse, ws []want) {
 				HighWatermark: p.hw, LastStableOffset: p.lso, LogStartOffset: p.logStart})
 			chunks = true
 		case k == sarama.ErrOffsetOutOfRange:
-			if blk.HighWaterMarkOffset >= 0 {
-				p.hw, p.lso, p.logStart = blk.HighWaterMarkOffset, blk.LastStableOffset, blk.LogStartOffset
+			if r.hw >= 0 {
+				p.hw, p.lso, p.logStart = r.hw, r.lso, r.logStart
 			}
 			if f.cfg.Reset == None {
 				f.failLocked(p, ErrOffsetOutOfRange)
@@ -327,7 +516,7 @@ func (l *loop) apply(resp *sarama.FetchResponse, ws []want) {
 				continue
 			}
 			f.log.Info("fetch: offset out of range; resetting", "partition", p.tp.String(), "offset", p.pos,
-				"reset", f.cfg.Reset.String(), "log_start", blk.LogStartOffset, "high_watermark", blk.HighWaterMarkOffset)
+				"reset", f.cfg.Reset.String(), "log_start", r.logStart, "high_watermark", r.hw)
 			p.pos = kafka.OffsetUnknown
 		case kafka.StaleMetadata(k) || k == sarama.ErrReplicaNotAvailable || k == sarama.ErrOffsetNotAvailable:
 			f.unrouteLocked(p, k)
@@ -345,7 +534,6 @@ func (l *loop) apply(resp *sarama.FetchResponse, ws []want) {
 	}
 	f.mu.Unlock()
 	clear(l.results) // drop the record slices and the response
-	clear(l.blocks)
 	if chunks {
 		f.notify()
 	}
@@ -469,20 +657,29 @@ func (l *loop) resetOffsets(ps []*part) {
 }
 
 // shutdown closes the fetch session (epoch -1, no partitions: the broker answers at once),
-// unless the last request failed, and the connection.
+// unless the last request failed, and the connections.
 func (l *loop) shutdown() {
 	f := l.f
-	if l.conn == nil {
-		return
-	}
 	if l.sess.id != 0 && l.failures == 0 {
-		req := &sarama.FetchRequest{Version: fetchVersion, MaxWaitTime: 0, MinBytes: 0, MaxBytes: f.cfg.MaxBytes,
-			Isolation: sarama.IsolationLevel(f.cfg.Isolation), SessionID: l.sess.id, SessionEpoch: -1}
-		if _, err := l.conn.Fetch(req); err != nil && !errors.Is(err, sarama.ErrNotConnected) {
-			f.log.Debug("fetch: closing the fetch session failed", "broker", l.node.ID, "error", err)
+		switch {
+		case l.raw != nil:
+			q := recordbatch.FetchRequest{MaxBytes: f.cfg.MaxBytes, ReadCommitted: f.cfg.Isolation == kafka.ReadCommitted,
+				SessionID: l.sess.id, SessionEpoch: -1}
+			if _, err := l.raw.RoundTrip(context.Background(), recordbatch.APIKeyFetch, recordbatch.FetchVersion, false, q.AppendTo(nil)); err != nil {
+				f.log.Debug("fetch: closing the fetch session failed", "broker", l.node.ID, "error", err)
+			}
+		case l.conn != nil:
+			req := &sarama.FetchRequest{Version: fetchVersion, MaxWaitTime: 0, MinBytes: 0, MaxBytes: f.cfg.MaxBytes,
+				Isolation: sarama.IsolationLevel(f.cfg.Isolation), SessionID: l.sess.id, SessionEpoch: -1}
+			if _, err := l.conn.Fetch(req); err != nil && !errors.Is(err, sarama.ErrNotConnected) {
+				f.log.Debug("fetch: closing the fetch session failed", "broker", l.node.ID, "error", err)
+			}
 		}
 		l.sess.reset()
 	}
-	f.cfg.Cluster.Discard(l.node, f.purpose, l.conn)
-	l.conn = nil
+	l.setRaw(nil)
+	if l.conn != nil {
+		f.cfg.Cluster.Discard(l.node, f.purpose, l.conn)
+		l.conn = nil
+	}
 }

@@ -28,36 +28,61 @@ type sessPart struct {
 }
 
 // session is the client side of one broker's incremental fetch session (KIP-227; Java:
-// FetchSessionHandler). sarama cannot send the "forgotten topics" of an incremental request,
-// so a partition leaving the session (paused, unassigned, chunk held, moved to another
-// leader) makes the next request a full one that closes the session and opens a new one.
+// FetchSessionHandler). A partition leaving the session (paused with a chunk held,
+// unassigned, moved to another leader, in a retry backoff) is named among the forgotten
+// partitions of the next incremental request when forget is set (the loop's own Fetch
+// encoding). sarama's FetchRequest cannot send them, so without forget such a partition makes
+// the next request a full one that closes the session and opens a new one.
 //
 // The protocol: SessionID 0 with epoch 0 asks for a new session; the broker answers with its
 // id (or 0: no session, the next request is full again). Then epochs 1, 2, ... carry the id
-// and list only partitions added or changed; partitions not listed are fetched as the broker
-// remembers them. SessionID x with epoch 0 closes session x and opens a new one; epoch -1 closes
-// without opening one (sessionless).
+// and list only partitions added or changed, and those forgotten; partitions not listed are
+// fetched as the broker remembers them. SessionID x with epoch 0 closes session x and opens a
+// new one; epoch -1 closes without opening one (sessionless).
 type session struct {
-	id    int32
-	epoch int32 // epoch of the next request; 0: it is full
-	parts map[kafka.TopicPartition]sessPart
-	send  []want
+	forget bool // leaving partitions are forgotten in incremental requests
+	id     int32
+	epoch  int32 // epoch of the next request; 0: it is full
+	parts  map[kafka.TopicPartition]sessPart
+	send   []want
+	forgot []kafka.TopicPartition // of the last incremental request built
+	in     map[kafka.TopicPartition]struct{}
 }
 
 // build returns the session id and epoch of the next request for ws, whether it is full, and
-// the partitions it lists: all of ws when full, else those added or changed. The returned
-// slice is reused by the next build.
+// the partitions it lists: all of ws when full, else those added or changed (and, with
+// forget, those of the session not in ws in s.forgot). The returned slice is reused by the
+// next build.
 func (s *session) build(ws []want) (id, epoch int32, full bool, send []want) {
+	s.forgot = s.forgot[:0]
 	full = s.id == 0 || s.epoch <= 0
 	if !full {
-		// Incremental only if every partition of the session stays in it.
+		// Incremental if every partition of the session stays in it, or leaving ones can
+		// be forgotten.
 		kept := 0
 		for i := range ws {
 			if _, ok := s.parts[ws[i].tp]; ok {
 				kept++
 			}
 		}
-		full = kept < len(s.parts)
+		if kept < len(s.parts) {
+			if !s.forget {
+				full = true
+			} else {
+				if s.in == nil {
+					s.in = make(map[kafka.TopicPartition]struct{}, len(ws))
+				}
+				clear(s.in)
+				for i := range ws {
+					s.in[ws[i].tp] = struct{}{}
+				}
+				for tp := range s.parts {
+					if _, ok := s.in[tp]; !ok {
+						s.forgot = append(s.forgot, tp)
+					}
+				}
+			}
+		}
 	}
 	if full {
 		return s.id, 0, true, ws
@@ -86,7 +111,11 @@ func (s *session) answered(full bool, respID int32, ws []want) {
 		s.id, s.epoch = respID, 1
 	} else {
 		s.epoch = nextEpoch(s.epoch)
+		for _, tp := range s.forgot {
+			delete(s.parts, tp)
+		}
 	}
+	s.forgot = s.forgot[:0]
 	for i := range ws {
 		s.parts[ws[i].tp] = ws[i].sessPart
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/recordbatch"
 )
 
 // TestSession walks the client side of KIP-227 through its transitions.
@@ -74,4 +75,55 @@ func TestSession(t *testing.T) {
 	if nextEpoch(math.MaxInt32) != 1 || nextEpoch(1) != 2 {
 		t.Errorf("nextEpoch wraps from MaxInt32 to %d", nextEpoch(math.MaxInt32))
 	}
+}
+
+// TestSessionForget: with forget (the loop's own Fetch encoding), a partition leaving the
+// session is forgotten in an incremental request instead of restarting the session, and
+// comes back as an added one.
+func TestSessionForget(t *testing.T) {
+	a, b, c := tpOf("t", 0), tpOf("t", 1), tpOf("u", 0)
+	w := func(tp kafka.TopicPartition, off int64) want {
+		return want{tp: tp, sessPart: sessPart{offset: off, maxBytes: 1 << 20, leaderEpoch: 3}}
+	}
+	s := session{forget: true}
+	step := func(name string, ws []want, wantID, wantEpoch int32, wantFull bool, wantSend, wantForgot []kafka.TopicPartition) {
+		t.Helper()
+		id, epoch, full, send := s.build(ws)
+		var got []kafka.TopicPartition
+		for _, x := range send {
+			got = append(got, x.tp)
+		}
+		forgot := slices.SortedFunc(slices.Values(s.forgot), func(x, y kafka.TopicPartition) int {
+			return compareTP(recordbatchTP(x), recordbatchTP(y))
+		})
+		if id != wantID || epoch != wantEpoch || full != wantFull || !slices.Equal(got, wantSend) || !slices.Equal(forgot, wantForgot) {
+			t.Fatalf("%s: session %d epoch %d full %v sends %v forgets %v; want %d %d %v %v %v", name, id, epoch, full, got, forgot,
+				wantID, wantEpoch, wantFull, wantSend, wantForgot)
+		}
+	}
+	tps := func(x ...kafka.TopicPartition) []kafka.TopicPartition { return x }
+
+	ws := []want{w(a, 0), w(b, 5), w(c, 1)}
+	step("first", ws, 0, 0, true, tps(a, b, c), nil)
+	s.answered(true, 42, ws)
+	ws = []want{ws[0], ws[2]}
+	step("b leaves", ws, 42, 1, false, nil, tps(b))
+	s.answered(false, 42, ws)
+	if _, ok := s.parts[b]; ok || len(s.parts) != 2 {
+		t.Fatalf("session partitions after forgetting b: %v", s.parts)
+	}
+	step("unchanged", ws, 42, 2, false, nil, nil)
+	s.answered(false, 42, ws)
+	ws = []want{w(b, 5)}
+	step("a and c leave, b back", ws, 42, 3, false, tps(b), tps(a, c))
+	s.answered(false, 42, ws)
+	if len(s.parts) != 1 || s.parts[b] != ws[0].sessPart {
+		t.Fatalf("session partitions: %v, want only b", s.parts)
+	}
+	s.failed(sarama.ErrInvalidFetchSessionEpoch)
+	step("after a session error", ws, 42, 0, true, tps(b), nil)
+}
+
+func recordbatchTP(tp kafka.TopicPartition) recordbatch.TopicPartition {
+	return recordbatch.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
 }
