@@ -1,14 +1,18 @@
 package fetch
 
 import (
+	"context"
 	"fmt"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
+	"github.com/kstreams-go/kstreams/internal/kafka/recordbatch"
+	"github.com/kstreams-go/kstreams/internal/kafka/streamsgroup"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 )
 
@@ -16,10 +20,11 @@ import (
 // allocations too; compare Fetcher with RawFetch, which reads the same data with bare sarama
 // Fetch requests). Run:
 //
-//	go test -run '^$' -bench DecodeBlock ./internal/kafka/fetch/
+//	go test -run '^$' -bench 'DecodeBlock|DecodeRaw' ./internal/kafka/fetch/
 //	go test -run '^$' -bench 'Fetcher|RawFetch' -benchtime 200000x ./internal/kafka/fetch/
 //
-// The figure to read is allocs/record.
+// The figures to read are allocs/record and cpu-ns/record (the process's CPU time, kfake's
+// included, per record).
 
 const (
 	benchPartitions = 4
@@ -57,6 +62,61 @@ func mallocs() uint64 {
 	return ms.Mallocs
 }
 
+// cpuTime returns the CPU time the process used so far (user and system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkDecodeRaw decodes one partition's record batches of a real response (25 batches of
+// 1000 records) with decodeRaw again and again: the whole decoding, which for the sarama
+// path is sarama's decode plus decodeBlock.
+func BenchmarkDecodeRaw(b *testing.B) {
+	e, topic, _ := benchTopic(b)
+	tp := tpOf(topic, 0)
+	n, _, err := e.cluster.Leader(tp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := streamsgroup.ConfigFromSarama(e.cluster.Config(), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := streamsgroup.Dial(context.Background(), n.Addr, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	q := recordbatch.FetchRequest{MaxWaitMs: 10, MinBytes: 1, MaxBytes: 50 << 20, SessionEpoch: -1,
+		Partitions: []recordbatch.FetchPartition{{TopicPartition: recordbatch.TopicPartition{Topic: tp.Topic, Partition: tp.Partition},
+			MaxBytes: 50 << 20, LeaderEpoch: -1}}}
+	body, err := conn.RoundTrip(context.Background(), recordbatch.APIKeyFetch, recordbatch.FetchVersion, false, q.AppendTo(nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := recordbatch.ParseFetch(body, nil)
+	if err != nil || len(resp.Partitions) != 1 {
+		b.Fatalf("response: %v, %d partitions", err, len(resp.Partitions))
+	}
+	raw := resp.Partitions[0].Records
+	var dec recordbatch.Decoder
+	none := func() []Record { return nil }
+	records := len(decodeRaw(&dec, raw, nil, 0, false, none).records)
+	if records != benchBatches*benchBatchSize {
+		b.Fatalf("%d records in the block, want %d", records, benchBatches*benchBatchSize)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	m0 := mallocs()
+	for b.Loop() {
+		decodeRaw(&dec, raw, nil, 0, true, none)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(mallocs()-m0)/float64(b.N)/float64(records), "allocs/record")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(records), "ns/record")
+}
+
 // BenchmarkDecodeBlock decodes one partition's block of a real response (25 batches of 1000
 // records) again and again: the fetcher's own cost per record, sarama's decode aside.
 func BenchmarkDecodeBlock(b *testing.B) {
@@ -92,7 +152,7 @@ func BenchmarkDecodeBlock(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(records), "ns/record")
 }
 
-// BenchmarkFetcher reads the loaded topic through a Fetcher (sarama's decode, the loop, Poll),
+// BenchmarkFetcher reads the loaded topic through a Fetcher (the loop, its decoding, Poll),
 // seeking back to 0 at the end; one op is one record.
 func BenchmarkFetcher(b *testing.B) {
 	e, _, ends := benchTopic(b)
@@ -109,7 +169,7 @@ func BenchmarkFetcher(b *testing.B) {
 	f.Assign(start)
 	b.ReportAllocs()
 	b.ResetTimer()
-	m0 := mallocs()
+	m0, c0 := mallocs(), cpuTime()
 	got := 0
 	for got < b.N {
 		for _, ch := range f.Poll() {
@@ -124,6 +184,7 @@ func BenchmarkFetcher(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(mallocs()-m0)/float64(got), "allocs/record")
+	b.ReportMetric(float64(cpuTime()-c0)/float64(got), "cpu-ns/record")
 	st := f.Stats()
 	b.ReportMetric(float64(st.Records)/float64(st.Chunks), "records/chunk")
 	b.ReportMetric(100*float64(st.IncrementalRequests)/float64(st.IncrementalRequests+st.FullRequests), "%incremental")
@@ -144,7 +205,7 @@ func BenchmarkRawFetch(b *testing.B) {
 	next := map[int32]int64{}
 	b.ReportAllocs()
 	b.ResetTimer()
-	m0 := mallocs()
+	m0, c0 := mallocs(), cpuTime()
 	got := 0
 	var sink int
 	for got < b.N {
@@ -178,4 +239,5 @@ func BenchmarkRawFetch(b *testing.B) {
 	b.StopTimer()
 	_ = sink
 	b.ReportMetric(float64(mallocs()-m0)/float64(got), "allocs/record")
+	b.ReportMetric(float64(cpuTime()-c0)/float64(got), "cpu-ns/record")
 }

@@ -1,7 +1,11 @@
-// Package fetch is a stream thread's batch-level fetcher on sarama's protocol layer: one
-// goroutine per partition leader sends Fetch v12 requests covering every fetchable partition
-// that broker leads, in an incremental fetch session (KIP-227), and decodes each partition's
-// record batches straight into one [Chunk]. The stream thread takes the chunks with
+// Package fetch is a stream thread's batch-level fetcher: one goroutine per partition leader
+// sends Fetch requests covering every fetchable partition that broker leads, in an
+// incremental fetch session (KIP-227), and decodes each partition's record batches straight
+// into one [Chunk]. The requests are its own (Fetch v11, internal/kafka/recordbatch) on a
+// connection of its own (streamsgroup.Conn), and the records are decoded straight from the
+// response, their keys, values and header values aliasing it; when the connection settings
+// need sarama's connections (a proxy, a local address, SASL GSSAPI) or the broker does not
+// answer Fetch v11, sarama's Fetch v12 is sent instead. The stream thread takes the chunks with
 // [Fetcher.Poll]; a partition is fetched again only once its chunk was taken, so at most one
 // undelivered chunk per partition is held (Java's consumer likewise leaves partitions with
 // buffered records out of its fetches).
@@ -114,8 +118,9 @@ type Record struct {
 	// Timestamp is in ms since the epoch: the record's CreateTime, or the batch's max
 	// timestamp for LogAppendTime batches (-1 when the producer sent none).
 	Timestamp int64
-	// Key and Value are nil for null. They point into the fetch response's buffer, which is
-	// not reused: they may be kept, and must not be modified.
+	// Key and Value are nil for null. They point into the fetch response's buffer (or a
+	// compressed batch's decompressed records), which is not reused: they may be kept after
+	// Recycle, and must not be modified. Header values likewise.
 	Key, Value []byte
 	// Headers are the record headers in order; nil when there are none.
 	Headers []Header
@@ -189,11 +194,12 @@ func (e *PartitionError) Unwrap() error { return e.Err }
 // Stats counts what the Fetcher did since New. All counts are totals over every broker.
 type Stats struct {
 	// FullRequests are Fetch requests that listed every partition: the first of a session,
-	// a session restarted because a partition had to leave it (paused, unassigned, chunk
-	// held, moved), or one after an error.
+	// one after an error, or (through sarama's Fetch, which cannot name forgotten
+	// partitions) a session restarted because a partition had to leave it (paused with a
+	// chunk held, unassigned, moved).
 	FullRequests int64
 	// IncrementalRequests are Fetch requests in an incremental session (KIP-227), listing
-	// only partitions added or changed since the last request.
+	// only partitions added or changed since the last request, and those leaving it.
 	IncrementalRequests int64
 	// SessionErrors are responses with FETCH_SESSION_ID_NOT_FOUND or
 	// INVALID_FETCH_SESSION_EPOCH (the next request is full).

@@ -8,8 +8,9 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafka"
 )
 
-// fetchVersion is the Fetch request version: 12 is the last that names topics (13 uses topic
-// ids) and the last sarama v1.61.1 encodes; Kafka 4 accepts 4 and up, kfake too.
+// fetchVersion is the version of the Fetch requests sent through sarama: 12 is the last that
+// names topics (13 uses topic ids) and the last sarama v1.61.1 encodes; Kafka 4 accepts 4 and
+// up, kfake too. The loop's own requests are recordbatch.FetchVersion (11).
 const fetchVersion = 12
 
 // want is one partition of a fetch request: what is asked for it.

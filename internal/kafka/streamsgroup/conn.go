@@ -245,7 +245,7 @@ func (c *Conn) Describe(ctx context.Context, req *DescribeRequest) (*DescribeRes
 
 // RoundTrip sends one request of API key key and version version, whose body the caller
 // encoded, and returns the response body (after the response header; the caller's to keep):
-// for requests the caller encodes and decodes itself, such as restore's Fetch, whose records
+// for requests the caller encodes and decodes itself, such as restore's and the fetcher's Fetch, whose records
 // sarama decodes into a struct each. flexible selects request header v2 and response header
 // v1 (else v1 and v0). It authenticates again first when the SASL session is due (KIP-368).
 // Errors are as Heartbeat's; the connection should then be closed.

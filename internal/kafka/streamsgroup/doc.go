@@ -7,7 +7,8 @@
 // response header v1), flexible-version compact encodings, an ApiVersions check of the
 // versions we send, TLS and SASL (PLAIN, SCRAM-SHA-256/512) as the other connections'
 // sarama config sets them ([ConfigFromSarama]). The connection also carries requests other
-// packages encode themselves ([Conn.RoundTrip]: restore's Fetch).
+// packages encode themselves ([Conn.RoundTrip]: the Fetch of restore and of the stream
+// thread's fetcher).
 //
 // The fields and their order follow Apache Kafka 4.4's message schemas
 // (StreamsGroupHeartbeatRequest.json and friends, shipped in kafka-clients); the tests check
