@@ -32,9 +32,11 @@ type FetchRequest struct {
 	Forgotten []TopicPartition
 }
 
-// TopicPartition names a partition.
+// TopicPartition names a partition (Java: TopicPartition).
 type TopicPartition struct {
-	Topic     string
+	// Topic is the topic's name.
+	Topic string
+	// Partition is the partition's number.
 	Partition int32
 }
 
