@@ -3,6 +3,7 @@ package fetch
 import (
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"slices"
 	"strings"
@@ -34,6 +35,7 @@ func checkFetcher(t *testing.T, b kafkatest.Broker) {
 	t.Run("Close", func(t *testing.T) { checkClose(t, b) })
 	t.Run("IncrementalIdle", func(t *testing.T) { checkIncrementalIdle(t, b) })
 	t.Run("IncrementalBusy", func(t *testing.T) { checkIncrementalBusy(t, b) })
+	t.Run("ForgetHeld", func(t *testing.T) { checkForgetHeld(t, b) })
 	t.Run("BrokenConnection", func(t *testing.T) { checkBrokenConnection(t, b) })
 }
 
@@ -616,6 +618,43 @@ func checkIncrementalIdle(t *testing.T, b kafkatest.Broker) {
 	c.untilPosition(map[kafka.TopicPartition]int64{tpOf(tb, 0): 1, tpOf(ta, 1): 1})
 }
 
+// checkForgetHeld: a paused partition holding a chunk leaves the fetch session as a
+// forgotten partition of an incremental request, and comes back into it when resumed: the
+// session goes on throughout (one full request), and both partitions' records come out.
+func checkForgetHeld(t *testing.T, b kafkatest.Broker) {
+	e := newEnv(t, b)
+	topic := e.topic("forget", 2)
+	tp0, tp1 := tpOf(topic, 0), tpOf(topic, 1)
+	f, notify := e.fetcher(func(c *Config) { c.MaxWait = 20 * time.Millisecond })
+	f.Assign(map[kafka.TopicPartition]int64{tp0: 0, tp1: 0})
+	c := newConsumer(t, f, notify)
+	c.until("incremental requests", func() bool { return f.Stats().IncrementalRequests >= 2 })
+	f.Pause(tp1)
+	e.produceValues(tp1, "held")
+	c.until("tp1's chunk held", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.parts[tp1].ready
+	})
+	e.produceValues(tp0, "a0")
+	c.untilPosition(map[kafka.TopicPartition]int64{tp0: 1})
+	e.produceValues(tp0, "a1")
+	c.untilPosition(map[kafka.TopicPartition]int64{tp0: 2})
+	f.Resume(tp1)
+	c.untilPosition(map[kafka.TopicPartition]int64{tp1: 1})
+	e.produceValues(tp1, "after")
+	c.untilPosition(map[kafka.TopicPartition]int64{tp1: 2})
+	if got := valuesOf(c.recs[tp0]); !slices.Equal(got, []string{"a0", "a1"}) {
+		t.Errorf("%s: %q", tp0, got)
+	}
+	if got := valuesOf(c.recs[tp1]); !slices.Equal(got, []string{"held", "after"}) {
+		t.Errorf("%s: %q", tp1, got)
+	}
+	if st := f.Stats(); st.FullRequests != 1 || st.SessionErrors != 0 {
+		t.Errorf("stats %+v: want one full request and no session error (tp1 forgotten and added back incrementally)", st)
+	}
+}
+
 // checkIncrementalBusy consumes while records arrive and logs how many requests were
 // incremental; a consumer that keeps polling keeps the session incremental.
 func checkIncrementalBusy(t *testing.T, b kafkatest.Broker) {
@@ -682,5 +721,42 @@ func checkBrokenConnection(t *testing.T, b kafkatest.Broker) {
 	}
 	if st := f.Stats(); st.RequestErrors < 1 || st.FullRequests < 2 {
 		t.Errorf("stats %+v: want request errors and a new session after them", st)
+	}
+}
+
+// TestEmbeddedSaramaFallback: with a proxy dialer in the client settings, which a
+// streamsgroup.Conn cannot use, the loops fetch through sarama: records, headers and
+// timestamps come out as on the loop's own connection, and a partition leaving the session
+// (paused with a chunk held) restarts it with a full request instead of being forgotten.
+func TestEmbeddedSaramaFallback(t *testing.T) {
+	b := kafkatest.Embedded(t)
+	sc := kafkatest.SaramaConfig()
+	sc.Net.Proxy.Enable, sc.Net.Proxy.Dialer = true, &net.Dialer{}
+	e := newEnvConfig(t, b, sc)
+	topic := e.topic("fallback", 2)
+	tp0, tp1 := tpOf(topic, 0), tpOf(topic, 1)
+	want := []rec{{key: []byte("k"), value: []byte("v"), ts: 1_700_000_000_000, headers: []Header{{Key: "h", Value: []byte("x")}, {Key: "n"}}}}
+	e.produceBatch(tp0, want)
+	f, notify := e.fetcher(func(c *Config) { c.MaxWait = 20 * time.Millisecond })
+	f.Assign(map[kafka.TopicPartition]int64{tp0: 0, tp1: 0})
+	c := newConsumer(t, f, notify)
+	c.untilPosition(map[kafka.TopicPartition]int64{tp0: 1})
+	sameRecord(t, tp0, c.recs[tp0][0], want[0], 0)
+
+	full := f.Stats().FullRequests
+	f.Pause(tp1)
+	e.produceValues(tp1, "held")
+	c.until("a full request after tp1 left the session", func() bool { return f.Stats().FullRequests > full })
+	f.Resume(tp1)
+	c.untilPosition(map[kafka.TopicPartition]int64{tp1: 1})
+	if got := valuesOf(c.recs[tp1]); !slices.Equal(got, []string{"held"}) {
+		t.Errorf("%s: %q", tp1, got)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, l := range f.loops {
+		if !l.noRaw || l.raw != nil {
+			t.Errorf("loop of broker %d: noRaw %v, own connection %v; want sarama's Fetch", l.node.ID, l.noRaw, l.raw != nil)
+		}
 	}
 }
