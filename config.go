@@ -155,9 +155,9 @@ type Config struct {
 	// (so 1 up to 2 CPUs); 1 processes the thread's tasks one after another, as Java's classic
 	// stream thread. One CPU is left to what each thread does beside the executors (fetching,
 	// producing, garbage collection): measured with `make bench` on 2 CPUs with the broker on
-	// them, a second executor on one thread gave the word count about 10% more throughput
-	// under at-least-once and 0-2% under exactly-once, for 7-22% more CPU per record, while a
-	// second thread gave 1.3-1.8x. With more than one, the exception handlers, a
+	// them, a second executor on one thread gave the word count 3-10% more throughput under
+	// at-least-once and 0-7% under exactly-once, for 7-22% more CPU per record, while a second
+	// thread gave 1.3-1.8x. With more than one, the exception handlers, a
 	// StreamPartitioner and the processors downstream of a cached store (which forward its
 	// flushed records at commit) may be called from several goroutines at once, for different
 	// tasks. Must not be negative. Java counterpart: the processing threads of TaskManager's
