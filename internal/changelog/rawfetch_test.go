@@ -75,12 +75,14 @@ func rawFetchLog(t *testing.T, b kafkatest.Broker, readCommitted bool) (*kafkaLo
 			must(t, prod.AbortTxn())
 		}
 	}
-	// The transaction coordinator writes the last commit marker after CommitTxn returns: under
-	// read_committed the end (the last stable offset) reaches the high watermark only then.
-	hw := newKafkaLog(t, b, false)
+	// The transaction coordinator writes the last commit marker after CommitTxn returns: the
+	// last stable offset reaches the high watermark only then, and before it the high
+	// watermark does not count the marker either. So both isolation levels wait for it, and
+	// the end is then the same for both.
+	lso, hw := newKafkaLog(t, b, true), newKafkaLog(t, b, false)
 	var end int64
 	kafkatest.Eventually(t, 30*time.Second, "the last stable offset at the high watermark", func() (string, bool) {
-		e, err := log.EndOffset(context.Background(), tp)
+		e, err := lso.EndOffset(context.Background(), tp)
 		must(t, err)
 		h, err := hw.EndOffset(context.Background(), tp)
 		must(t, err)
