@@ -175,10 +175,11 @@ func (c *cachingKeyValueStore) putOwned(key, value []byte, keyLent bool) error {
 }
 
 // putOwnedString is putOwned for a key of the String serde given as the string: the cache
-// keeps the string itself as the key of an entry it adds (cache.PutDirtyString).
+// keeps the string itself as the map key of an entry it adds (cache.PutDirtyString). The
+// caller guarantees what storeapi.KeptKeysStore asks of the key.
 func (c *cachingKeyValueStore) putOwnedString(key string, value []byte) error {
 	if c.cache == nil || !c.IsOpen() {
-		return c.Put(cache.StringBytes(key), value)
+		return c.Put([]byte(key), value) // its own copy: the layers below may hand it on
 	}
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()

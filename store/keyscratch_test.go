@@ -10,11 +10,12 @@ import (
 	"github.com/kstreams-go/kstreams/serde"
 )
 
-// The timestamped store with caching and String keys hands the cache the key strings
-// themselves, unserialized, and the cache keeps them as its keys: keys of every length (the
-// empty key included, which is not a null key) read back their own values, and what the cache
-// flushes, evicts or logs is under the right key, with a cache (tiny: evicting on every put)
-// and without one. TestTimestampedCachingKeysFromReusedBuffer does the same for Long keys.
+// The timestamped store with caching and String keys, through GetKept and PutKept (the DSL's
+// stream aggregations), hands the cache the key strings themselves, unserialized, and the
+// cache keeps them as its map keys: keys of every length (the empty key included, which is not
+// a null key) read back their own values, and what the cache flushes, evicts or logs is under
+// the right key, with a cache (tiny: evicting on every put) and without one.
+// TestTimestampedCachingKeysFromReusedBuffer does the same for Long keys through Get and Put.
 func TestTimestampedCachingStringKeys(t *testing.T) {
 	for _, maxBytes := range []int64{-1, 0, 200, 1 << 20} {
 		t.Run(fmt.Sprint(maxBytes), func(t *testing.T) {
@@ -35,10 +36,14 @@ func TestTimestampedCachingStringKeys(t *testing.T) {
 				flushed = append(flushed, fmt.Sprintf("%s=%d", r.Key, r.NewValue.Value))
 				return nil
 			}, false)
+			kst, ok := st.(storeapi.KeptKeysStore[string, *ValueAndTimestamp[int64]])
+			if !ok {
+				t.Fatal("the timestamped caching store does not take kept keys")
+			}
 			keys := []string{"", "a", "long-key-long-key-long-key-long-key-long-key-long-key-long-key-long-key", "b", "ab"}
 			for round := int64(1); round <= 3; round++ {
 				for i, k := range keys {
-					old, ok, err := st.Get(k)
+					old, ok, err := kst.GetKept(k)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -48,7 +53,7 @@ func TestTimestampedCachingStringKeys(t *testing.T) {
 					if round > 1 && (!ok || old.Value != (round-1)*10+int64(i)) {
 						t.Fatalf("round %d: key %q read %v %v", round, k, old, ok)
 					}
-					if err := st.Put(k, remake(old, round*10+int64(i), round)); err != nil {
+					if err := kst.PutKept(k, remake(old, round*10+int64(i), round)); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -54,10 +54,11 @@ type meteredKeyValueStore[K, V any] struct {
 	keyApp serde.AppendSerializer[K]
 	keyBuf keyScratch
 	// stringKeys is the caching layer right below when the key serde is the String serde
-	// (serdeapi.IsString), whose bytes are the string's own: Get and the caching Put then hand
-	// it the key as the string, unserialized, and an entry it adds keeps that string as its key.
-	// A key decoded through a task's intern table is then the same string on every record, and
-	// the cache's map matches it on the pointer without reading its bytes.
+	// (serdeapi.IsString), whose bytes are the string's own: GetKept and PutKept then hand it
+	// the key as the string, unserialized, and an entry it adds keeps that string as its map
+	// key. A key decoded through a task's intern table is then the same string on every record,
+	// and the map's comparison of a lookup with it is equal on the pointer, without reading the
+	// entry's copy of the bytes (the lookup still hashes them).
 	stringKeys *cachingKeyValueStore
 	// sensors time the calls at DEBUG (nil: not recorded).
 	sensors *metrics.StoreOps
@@ -275,15 +276,6 @@ func (m *meteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 		defer timed(s, metrics.Get, time.Now())
 	}
 	var zero V
-	if m.stringKeys != nil {
-		if ks, ok := any(key).(string); ok {
-			vb, _, err := m.stringKeys.getString(ks)
-			if err != nil {
-				return zero, false, err
-			}
-			return m.value("get", vb)
-		}
-	}
 	kb, lent, err := m.lendKey("get", key)
 	if err != nil {
 		return zero, false, err
@@ -306,15 +298,6 @@ func (m *meteredKeyValueStore[K, V]) Get(key K) (V, bool, error) {
 func (m *meteredKeyValueStore[K, V]) Put(key K, value V) error {
 	if s := m.sensors; s != nil {
 		defer timed(s, metrics.Put, time.Now())
-	}
-	if m.cachingBelow != nil && m.stringKeys != nil {
-		if ks, ok := any(key).(string); ok {
-			vb, err := m.valueBytes("put", value)
-			if err != nil {
-				return err
-			}
-			return m.cachingBelow.putOwnedString(ks, vb)
-		}
 	}
 	if m.cachingBelow != nil {
 		kb, lent, err := m.lendKey("put", key)
@@ -339,6 +322,42 @@ func (m *meteredKeyValueStore[K, V]) Put(key K, value V) error {
 		return err
 	}
 	return m.inner.Put(kb, vb)
+}
+
+// GetKept is Get for a key that never changes and holds no memory beyond its own bytes
+// (storeapi.KeptKeysStore): a String key reaches the cache unserialized (see stringKeys).
+func (m *meteredKeyValueStore[K, V]) GetKept(key K) (V, bool, error) {
+	ks, ok := any(key).(string)
+	if m.stringKeys == nil || !ok {
+		return m.Get(key)
+	}
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.Get, time.Now())
+	}
+	vb, _, err := m.stringKeys.getString(ks)
+	if err != nil {
+		var zero V
+		return zero, false, err
+	}
+	return m.value("get", vb)
+}
+
+// PutKept is Put for a key that never changes and holds no memory beyond its own bytes
+// (storeapi.KeptKeysStore): a String key reaches the cache unserialized, and an entry the cache
+// adds keeps it as its map key (see stringKeys).
+func (m *meteredKeyValueStore[K, V]) PutKept(key K, value V) error {
+	ks, ok := any(key).(string)
+	if m.stringKeys == nil || m.cachingBelow == nil || !ok {
+		return m.Put(key, value)
+	}
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.Put, time.Now())
+	}
+	vb, err := m.valueBytes("put", value)
+	if err != nil {
+		return err
+	}
+	return m.cachingBelow.putOwnedString(ks, vb)
 }
 
 // PutIfAbsent stores value when key is absent and returns the existing value otherwise.

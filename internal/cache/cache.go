@@ -360,14 +360,17 @@ func StringBytes(s string) []byte {
 }
 
 // GetString is Get of the key whose bytes are those of key (a key of the String serde), read
-// without a copy. A key added by PutString or PutDirtyString is the same string, so the map
-// lookup matches it on its pointer without reading its bytes again.
+// without a copy. An entry added by PutString or PutDirtyString keeps that string as its map
+// key, so the map's comparison with the same string is equal on the pointer, without reading
+// the entry's key bytes (the lookup still hashes key).
 func (t *ThreadCache) GetString(namespace, key string) *Entry {
 	return t.Get(namespace, StringBytes(key))
 }
 
-// PutString is Put of the key whose bytes are those of key: a new entry keeps key itself, which
-// cannot change, instead of a copy (the bytes handed to the flush listener alias it too).
+// PutString is Put of the key whose bytes are those of key: a new entry keeps key itself as its
+// map key, instead of a copy; the key bytes it hands the flush listener are a copy. key must hold
+// no memory beyond its own bytes (not a slice of a larger string), which the cache would keep
+// alive without counting it.
 func (t *ThreadCache) PutString(namespace, key string, entry *Entry) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -828,7 +831,7 @@ func (c *namedCache) putDirty(key, value []byte, ctx processor.RecordContext) er
 }
 
 // putDirtyKept is putDirty; with kept, kstr is a string of key's bytes that a new node keeps
-// as its key instead of a copy (see putKept).
+// as its map key instead of a copy (see putKept).
 func (c *namedCache) putDirtyKept(key []byte, kstr string, kept bool, value []byte, ctx processor.RecordContext) error {
 	if ctx.Topic != c.topic {
 		c.topic, c.topicLen = ctx.Topic, utf16Len(ctx.Topic)
@@ -855,9 +858,9 @@ func (c *namedCache) put(key []byte, e *Entry) error {
 	return c.putAs(key, "", false, e)
 }
 
-// putKept is put of a key whose bytes are kstr's (key aliases kstr): a new node keeps kstr as
-// its key, and key as its key bytes, without a copy. A string cannot change, and a lookup made
-// with the same string then compares equal on the pointer alone.
+// putKept is put of a key whose bytes are kstr's: a new node keeps kstr as its map key instead
+// of a copy. A string cannot change, and a lookup made with the same string then compares equal
+// on the pointer alone.
 func (c *namedCache) putKept(key []byte, kstr string, e *Entry) error {
 	return c.putAs(key, kstr, true, e)
 }
@@ -873,11 +876,13 @@ func (c *namedCache) putAs(key []byte, kstr string, kept bool, e *Entry) error {
 		n.entry = e
 		c.touch(n)
 	} else {
-		k, kb := kstr, key
+		k := kstr
 		if !kept {
 			k = string(key)
-			kb = StringBytes(k) // the node's own copy: nobody writes to it
 		}
+		// The key bytes handed on (flush listeners, eviction) are a copy of their own, never the
+		// map key's memory: a layer below or a user's handler may get them.
+		kb := []byte(k)
 		n = &lruNode{key: kb, skey: k, entry: e}
 		c.pushHead(n)
 		c.nodes[k] = n

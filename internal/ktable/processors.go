@@ -102,6 +102,28 @@ func get(st Store, key any) (*ValueAndTimestamp, error) {
 	return v, err
 }
 
+// keptStore is the store of a stream aggregation when it takes kept keys
+// (storeapi.KeptKeysStore): the keys of its records come from a source or repartition topic,
+// decoded by the engine, so the record cache may keep them as they are.
+type keptStore = storeapi.KeptKeysStore[any, *ValueAndTimestamp]
+
+// getKept is get through kst when the store takes kept keys.
+func getKept(st Store, kst keptStore, key any) (*ValueAndTimestamp, error) {
+	if kst == nil {
+		return get(st, key)
+	}
+	v, _, err := kst.GetKept(key)
+	return v, err
+}
+
+// putKeptReusing is putReusing through kst when the store takes kept keys.
+func putKeptReusing(st Store, kst keptStore, fresh bool, key, value any, ts int64, old *ValueAndTimestamp) error {
+	if kst == nil || !fresh {
+		return putReusing(st, fresh, key, value, ts, old)
+	}
+	return kst.PutKept(key, remakeValueAndTimestamp(old, value, ts))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Table source
 
@@ -575,6 +597,7 @@ type streamAggProc struct {
 	a     *StreamAggregate
 	st    Store
 	fresh bool // st is a storeapi.FreshValuesStore: the value read is reused for the write
+	kept  keptStore
 	fwd   *Forwarder
 }
 
@@ -583,6 +606,7 @@ func (p *streamAggProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	var err error
 	p.st, p.fwd, err = storeForwarder(ctx, p.a.storeName, p.a.sendOldValues)
 	p.fresh = err == nil && isFresh(p.st)
+	p.kept, _ = p.st.(keptStore)
 	return err
 }
 
@@ -590,7 +614,7 @@ func (p *streamAggProc) Process(r processor.Record[any, any]) error {
 	if r.Key == nil || r.Value == nil {
 		return nil
 	}
-	old, err := get(p.st, r.Key)
+	old, err := getKept(p.st, p.kept, r.Key)
 	if err != nil {
 		return err
 	}
@@ -608,7 +632,7 @@ func (p *streamAggProc) Process(r processor.Record[any, any]) error {
 	if err != nil {
 		return err
 	}
-	if err := putReusing(p.st, p.fresh, r.Key, newAgg, ts, old); err != nil {
+	if err := putKeptReusing(p.st, p.kept, p.fresh, r.Key, newAgg, ts, old); err != nil {
 		return err
 	}
 	return p.fwd.MaybeForwardChange(r, newAgg, oldAgg, ts)
@@ -636,6 +660,7 @@ type streamReduceProc struct {
 	a     *StreamReduce
 	st    Store
 	fresh bool // as streamAggProc's
+	kept  keptStore
 	fwd   *Forwarder
 }
 
@@ -644,6 +669,7 @@ func (p *streamReduceProc) Init(ctx processor.ProcessorContext[any, any]) error 
 	var err error
 	p.st, p.fwd, err = storeForwarder(ctx, p.a.storeName, p.a.sendOldValues)
 	p.fresh = err == nil && isFresh(p.st)
+	p.kept, _ = p.st.(keptStore)
 	return err
 }
 
@@ -651,7 +677,7 @@ func (p *streamReduceProc) Process(r processor.Record[any, any]) error {
 	if r.Key == nil || r.Value == nil {
 		return nil
 	}
-	old, err := get(p.st, r.Key)
+	old, err := getKept(p.st, p.kept, r.Key)
 	if err != nil {
 		return err
 	}
@@ -663,7 +689,7 @@ func (p *streamReduceProc) Process(r processor.Record[any, any]) error {
 		}
 		ts = max(r.Timestamp, old.Timestamp)
 	}
-	if err := putReusing(p.st, p.fresh, r.Key, newAgg, ts, old); err != nil {
+	if err := putKeptReusing(p.st, p.kept, p.fresh, r.Key, newAgg, ts, old); err != nil {
 		return err
 	}
 	return p.fwd.MaybeForwardChange(r, newAgg, oldAgg, ts)

@@ -109,6 +109,17 @@ type HeadersChangelogContext interface {
 // Java counterpart.
 type FreshValuesStore interface{ FreshValues() }
 
+// KeptKeysStore is implemented by the typed key-value stores whose caching layer can keep a
+// String key as it is given instead of a copy: GetKept and PutKept are Get and Put for a key
+// that never changes and holds no memory beyond its own bytes, as a key the engine decoded from
+// a record. A user's key may be a slice of a larger string, which the cache would then keep
+// alive without counting it, so only the DSL's stream aggregations, whose keys come from a
+// source or repartition topic, use them. There is no Java counterpart.
+type KeptKeysStore[K, V any] interface {
+	GetKept(key K) (V, bool, error)
+	PutKept(key K, value V) error
+}
+
 // VersionedEngine is implemented by the versioned engines of this package; the typed Layers
 // and the DSL use it to learn the history retention.
 type VersionedEngine interface {

@@ -46,10 +46,12 @@ func SplitWords(line string) []string {
 		out = append(out, line[start:])
 	}
 	if len(out) == 0 {
-		// Java: "".split("\\W+") is [""]; a line of only separators gives [].
-		if line == "" {
-			return []string{""}
-		}
+		// Java: "".split("\\W+") is [""] (no match: the line itself).
+		return []string{""}
+	}
+	if len(out) == 1 && out[0] == "" {
+		// A non-empty line of only separators: Java's split drops trailing empty strings, and
+		// the leading one is the only one, so it gives [].
 		return nil
 	}
 	return out

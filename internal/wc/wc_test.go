@@ -15,6 +15,8 @@ func TestSplitWords(t *testing.T) {
 		{" leading space", []string{"", "leading", "space"}},
 		{"trailing. ", []string{"trailing"}},
 		{"", []string{""}},
+		{" ", nil},
+		{" ,. ", nil},
 		{"one", []string{"one"}},
 	} {
 		if got := SplitWords(c.line); !slices.Equal(got, c.want) {
