@@ -56,6 +56,7 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,6 +154,10 @@ func main() {
 		n, err := strconv.Atoi(strings.TrimSpace(t))
 		if err != nil || n < 1 {
 			fmt.Fprintln(os.Stderr, "wcbench: -java-threads: not a positive integer:", t)
+			os.Exit(2)
+		}
+		if slices.Contains(o.javaThreads, n) {
+			fmt.Fprintln(os.Stderr, "wcbench: -java-threads: listed twice:", n)
 			os.Exit(2)
 		}
 		o.javaThreads = append(o.javaThreads, n)

@@ -29,9 +29,12 @@ func (c contender) label() string {
 	return s
 }
 
-// parseGoConfigs reads -go-configs: comma-separated "threads" or "threads:executors".
+// parseGoConfigs reads -go-configs: comma-separated "threads" or "threads:executors". A
+// configuration listed twice is refused: its second run would find its output already made,
+// finish at once and spoil the medians.
 func parseGoConfigs(s string) ([]contender, error) {
 	var out []contender
+	seen := map[string]bool{}
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
@@ -47,6 +50,10 @@ func parseGoConfigs(s string) ([]contender, error) {
 				return nil, fmt.Errorf("-go-configs: bad executor count in %q", f)
 			}
 		}
+		if seen[c.label()] {
+			return nil, fmt.Errorf("-go-configs: %q is listed twice (a list of threads[:executors], one per contender)", f)
+		}
+		seen[c.label()] = true
 		out = append(out, c)
 	}
 	return out, nil
