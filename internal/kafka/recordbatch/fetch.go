@@ -66,42 +66,39 @@ func (q *FetchRequest) AppendTo(dst []byte) []byte {
 	w.Int32(q.SessionID)
 	w.Int32(q.SessionEpoch)
 	ps := q.Partitions
-	w.ArrayLen(topics(len(ps), func(i int) string { return ps[i].Topic }))
-	for i := 0; i < len(ps); {
-		j := i + 1
-		for j < len(ps) && ps[j].Topic == ps[i].Topic {
-			j++
-		}
-		w.String(ps[i].Topic)
-		w.ArrayLen(j - i)
-		for _, p := range ps[i:j] {
-			w.Int32(p.Partition)
-			w.Int32(p.LeaderEpoch)
-			w.Int64(p.Offset)
-			w.Int64(-1) // log start offset: a consumer's
-			w.Int32(p.MaxBytes)
-		}
-		i = j
-	}
+	byTopic(&w, len(ps), func(i int) string { return ps[i].Topic }, func(i int) {
+		p := &ps[i]
+		w.Int32(p.Partition)
+		w.Int32(p.LeaderEpoch)
+		w.Int64(p.Offset)
+		w.Int64(-1) // log start offset: a consumer's
+		w.Int32(p.MaxBytes)
+	})
 	fs := q.Forgotten
-	w.ArrayLen(topics(len(fs), func(i int) string { return fs[i].Topic }))
-	for i := 0; i < len(fs); {
-		j := i + 1
-		for j < len(fs) && fs[j].Topic == fs[i].Topic {
-			j++
-		}
-		w.String(fs[i].Topic)
-		w.ArrayLen(j - i)
-		for _, p := range fs[i:j] {
-			w.Int32(p.Partition)
-		}
-		i = j
-	}
+	byTopic(&w, len(fs), func(i int) string { return fs[i].Topic }, func(i int) { w.Int32(fs[i].Partition) })
 	w.String("") // rack id
 	return w.Buf
 }
 
 // topics counts the runs of equal topics among n partitions.
+// byTopic writes n partitions, sorted by topic, as the request's array of topics, each with
+// its array of partitions: topic(i) is partition i's topic, and part writes its fields.
+func byTopic(w *kbin.Writer, n int, topic func(int) string, part func(int)) {
+	w.ArrayLen(topics(n, topic))
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && topic(j) == topic(i) {
+			j++
+		}
+		w.String(topic(i))
+		w.ArrayLen(j - i)
+		for k := i; k < j; k++ {
+			part(k)
+		}
+		i = j
+	}
+}
+
 func topics(n int, topic func(int) string) int {
 	t := 0
 	for i := range n {
