@@ -5,8 +5,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // OwnBroker is an Apache Kafka broker of a test's own, started with scripts/kafka/kafka.sh in
@@ -48,7 +51,41 @@ func (ob *OwnBroker) Stop(t testing.TB) {
 	}
 }
 
-// Restart starts the stopped broker again on the same config, ports and data (kafka.sh
+// Kill stops the broker as a crash does (SIGKILL: no controlled shutdown, nothing flushed) and
+// returns once its process is gone.
+//
+// Tests of an outage under exactly-once kill rather than stop the broker: during the controlled
+// shutdown of a single-node KRaft cluster (Kafka 4.4) the partitions it leads are left without a
+// leader, and a transaction that commits in that window is completed by the transaction
+// coordinator without its markers, as though its partitions had been deleted (its log says
+// PrepareCommit, then CompleteCommit, and no data partition gets a marker). Its records stay
+// open on their partitions for good, and read_committed readers, the changelog restore and
+// require_stable offset fetches of the group wait forever: a hanging transaction that Java
+// Kafka Streams cannot get past either. A broker of several replicas moves the leadership
+// instead and writes the markers.
+func (ob *OwnBroker) Kill(t testing.TB) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ob.runDir, "pid"))
+	if err != nil {
+		t.Fatalf("kill the broker: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("kill the broker: pid file: %v", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the broker (pid %d): %v", pid, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker (pid %d) is still running 30 s after SIGKILL", pid)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the process's exit, bounded by the deadline
+	}
+}
+
+// Restart starts the stopped (or killed) broker again on the same config, ports and data (kafka.sh
 // restart) and returns once it answers metadata requests.
 func (ob *OwnBroker) Restart(t testing.TB) {
 	t.Helper()
