@@ -215,7 +215,11 @@ type Config struct {
 	// does not exist, a partition without leader, and records not acknowledged within
 	// delivery.timeout.ms; each retry closes the tasks without commit, waits a backoff (100 ms,
 	// doubling up to 5 s) and rejoins the group, so the tasks reprocess from the last commit. The
-	// time counts from the first such failure after the last successful commit. nil means
+	// time counts from the first such failure after the last successful commit. It also bounds
+	// how long the committed offsets of newly assigned input partitions may stay unreadable
+	// (UNSTABLE_OFFSET_COMMIT: a transaction that commits offsets for them stays open, as a
+	// hanging transaction does); meanwhile the thread polls and processes its other tasks, and
+	// the error then names the partitions. nil means
 	// 5 min (Java's 300000); 0 fails at the first such failure; must not be negative.
 	// Java: StreamsConfig.TASK_TIMEOUT_MS_CONFIG (KIP-572).
 	TaskTimeout *time.Duration

@@ -123,8 +123,9 @@ var (
 
 // TaskTimeoutError is a stream thread's failure after its tasks made no progress for
 // task.timeout.ms (Config.TaskTimeout): it names the task (when known), the topic the records
-// could not be sent to, and the last failure (Err); errors.Is(err, ErrTaskTimeout) holds and
-// errors.As reaches the client's error (e.g. sarama.ErrUnknownTopicOrPartition). It is handed to
+// could not be sent to (or, with Op set, the input partition whose committed offset could not be
+// read), and the last failure (Err); errors.Is(err, ErrTaskTimeout) holds and errors.As reaches
+// the client's error (e.g. sarama.ErrUnknownTopicOrPartition, sarama.ErrUnstableOffsetCommit). It is handed to
 // the uncaught-exception handler and, when that shuts the instance down, returned by Err. Java:
 // the StreamsException wrapping a TimeoutException ("Task ... did not make progress within ...
 // ms").

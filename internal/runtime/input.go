@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -78,21 +80,72 @@ func (in *input) add(id processor.TaskID, tp kafka.TopicPartition, t *task.Task)
 	}
 }
 
-// assignInputs starts fetching tps from their committed offsets (read with require_stable, so
-// under exactly-once a transaction of the previous owner that is still open is waited for;
-// KIP-447), or where auto.offset.reset says when none is committed.
-func (th *thread) assignInputs(tps []kafka.TopicPartition) error {
+// assignInputs has tps fetched from their committed offsets, or from where auto.offset.reset
+// says when none is committed: the thread reads the offsets (lookUpOffsets) at its next loop
+// iteration, before it polls its input.
+func (th *thread) assignInputs(tps []kafka.TopicPartition) {
+	th.awaiting.tps = append(th.awaiting.tps, tps...)
+}
+
+// awaitingOffsets are input partitions whose committed offsets could not be read yet.
+type awaitingOffsets struct {
+	tps []kafka.TopicPartition
+	// since is when the first lookup failed; warned when the last warning was logged.
+	since, warned time.Time
+}
+
+// lookUpOffsets reads the committed offsets of the input partitions awaiting them (with
+// require_stable, so under exactly-once a transaction that commits offsets for them and is
+// still open is waited for; KIP-447) and starts fetching them. A lookup that is not answered
+// within a quarter of max.poll.interval.ms (at most PrepareTimeout) is not waited for any
+// longer: the partitions keep waiting and the thread tries again at its next loop iteration,
+// so that it goes on polling and processing its other tasks meanwhile (Java blocks in
+// KafkaConsumer.committed for up to default.api.timeout.ms, longer than a short
+// max.poll.interval.ms). When the offsets stay unreadable for task.timeout.ms (an open
+// transaction that never ends: a hanging transaction), the thread fails with a
+// *TaskTimeoutError naming the partition. Partitions whose task was closed meanwhile are
+// dropped. Errors: other lookup failures (a KafkaError: the tasks are closed dirty and the
+// thread rejoins), the *TaskTimeoutError.
+func (th *thread) lookUpOffsets() error {
+	tps := th.awaiting.tps[:0]
+	for _, tp := range th.awaiting.tps {
+		if th.in.parts[tp] != nil && !slices.Contains(tps, tp) {
+			tps = append(tps, tp)
+		}
+	}
+	th.awaiting.tps = tps
 	if len(tps) == 0 {
+		th.awaiting = awaitingOffsets{}
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(th.ctx, th.rt.cfg.PrepareTimeout)
+	ctx, cancel := context.WithTimeout(th.ctx, min(th.rt.cfg.PrepareTimeout, th.maxPollInterval()/4))
 	defer cancel()
 	committed, err := th.membership.member.Committed(ctx, tps)
 	if err != nil {
 		if th.ctx.Err() != nil {
 			return nil
 		}
-		return kafkaErr("fetch committed offsets", err)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return kafkaErr("fetch committed offsets", err)
+		}
+		now := time.Now()
+		if th.awaiting.since.IsZero() {
+			th.awaiting.since = now
+		}
+		elapsed, timeout := now.Sub(th.awaiting.since), th.taskTimeout()
+		if elapsed >= timeout {
+			th.awaiting = awaitingOffsets{}
+			return &TaskTimeoutError{Topic: tps[0].Topic, Partition: tps[0].Partition, Timeout: timeout, Elapsed: elapsed,
+				Op: "reading the committed offsets of " + fmt.Sprint(tps), Err: err}
+		}
+		if now.Sub(th.awaiting.warned) >= 10*time.Second {
+			th.awaiting.warned = now
+			th.log.Warn("the committed offsets of input partitions cannot be read yet (under exactly-once: a transaction "+
+				"that commits offsets for them is still open); their tasks wait, the others go on, until task.timeout.ms",
+				"partitions", fmt.Sprint(tps), "waiting_for", elapsed.Round(time.Millisecond),
+				"task.timeout.ms", timeout.Milliseconds(), "error", err)
+		}
+		return nil
 	}
 	start := make(map[kafka.TopicPartition]int64, len(tps))
 	for _, tp := range tps {
@@ -101,6 +154,11 @@ func (th *thread) assignInputs(tps []kafka.TopicPartition) error {
 			start[tp] = o.Offset
 		}
 	}
+	if !th.awaiting.since.IsZero() {
+		th.log.Info("read the committed offsets of input partitions that waited for them", "partitions", fmt.Sprint(tps),
+			"after", time.Since(th.awaiting.since).Round(time.Millisecond))
+	}
+	th.awaiting = awaitingOffsets{}
 	th.in.fetcher.Assign(start)
 	return nil
 }

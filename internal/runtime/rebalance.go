@@ -112,7 +112,7 @@ func (th *thread) applyJoined(joined group.Joined) error {
 // coordinator) through the task manager (taskManager.handleAssignment: kept, revoked,
 // promoted, created), then starts fetching the input partitions of kept tasks that had none
 // and updates the member's owned partitions. Nothing here waits for a restore. It reports
-// whether active tasks were revoked. Errors: task creation errors, the inputs' offset lookups.
+// whether active tasks were revoked. Errors: task creation errors.
 func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 	revoked, fresh, err := th.tm.handleAssignment(got)
 	if err != nil {
@@ -121,9 +121,7 @@ func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 		}
 		return revoked, err
 	}
-	if err := th.assignInputs(fresh); err != nil {
-		return revoked, err
-	}
+	th.assignInputs(fresh)
 	th.in.index()
 	th.membership.setOwned(th.ownedPartitions())
 	th.tm.reportTasks()

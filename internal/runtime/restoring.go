@@ -312,8 +312,8 @@ func (tm *taskManager) closeRestoring(clean, activeOnly bool) {
 }
 
 // handleRestored takes the tasks the state updater finished into processing
-// (taskManager.takeRestored) and starts fetching their input partitions from their committed
-// offsets. An active task whose restore failed is returned as its error (a KafkaError: the
+// (taskManager.takeRestored) and has their input partitions fetched from their committed
+// offsets (assignInputs). An active task whose restore failed is returned as its error (a KafkaError: the
 // thread closes its tasks dirty and rejoins, as before the state updater).
 func (th *thread) handleRestored() error {
 	drained, fresh, failed := th.tm.takeRestored()
@@ -322,9 +322,7 @@ func (th *thread) handleRestored() error {
 	}
 	if len(fresh) > 0 {
 		th.in.index()
-		if err := th.assignInputs(fresh); err != nil && failed == nil {
-			failed = err
-		}
+		th.assignInputs(fresh)
 	}
 	th.tm.reportTasks()
 	if th.membership.awaitRestore && failed == nil {

@@ -39,9 +39,14 @@ type TaskTimeoutError struct {
 	Task      processor.TaskID
 	TaskKnown bool
 	// Topic is the topic the failing record was sent to; Partition its partition (-1: chosen
-	// by the partitioner).
+	// by the partitioner). When Op is set, they name the first input partition whose
+	// committed offset could not be read.
 	Topic     string
 	Partition int32
+	// Op says what failed when it was not sending a record (empty for a send): "reading the
+	// committed offsets of [...]" when a transaction that commits offsets for the input
+	// partitions stayed open for task.timeout.ms (a hanging transaction).
+	Op string
 	// Timeout is task.timeout.ms; Elapsed how long the failure lasted (since its first
 	// occurrence without a successful commit).
 	Timeout, Elapsed time.Duration
@@ -55,8 +60,12 @@ func (e *TaskTimeoutError) Error() string {
 	if e.TaskKnown {
 		who = "task " + e.Task.String()
 	}
-	return fmt.Sprintf("%s made no progress within task.timeout.ms (%d ms): sending to topic %q failed for %s: %v",
-		who, e.Timeout.Milliseconds(), e.Topic, e.Elapsed.Round(time.Millisecond), e.Err)
+	what := e.Op
+	if what == "" {
+		what = fmt.Sprintf("sending to topic %q", e.Topic)
+	}
+	return fmt.Sprintf("%s made no progress within task.timeout.ms (%d ms): %s failed for %s: %v",
+		who, e.Timeout.Milliseconds(), what, e.Elapsed.Round(time.Millisecond), e.Err)
 }
 
 // Unwrap returns ErrTaskTimeout and the last failure.

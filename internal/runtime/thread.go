@@ -83,6 +83,9 @@ type thread struct {
 	pace pace
 	// stuck tracks a failure that keeps the tasks from making progress (tasktimeout.go).
 	stuck stuckState
+	// awaiting holds the input partitions whose committed offsets are still to be read
+	// (input.go: assignInputs, lookUpOffsets).
+	awaiting awaitingOffsets
 
 	// in is the input side: the fetcher and the assigned partitions (input.go).
 	in         *input
@@ -292,6 +295,9 @@ func (th *thread) runOnce() error {
 				return th.prepareRejoin(errShutdownRequest)
 			}
 			if err := th.handleRestored(); err != nil {
+				return err
+			}
+			if err := th.lookUpOffsets(); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,110 @@
+package integration_test
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/kstreams-go/kstreams"
+	"github.com/kstreams-go/kstreams/internal/kafkatest"
+)
+
+// openOffsetTransaction opens a transaction of transactional id txnID that commits offset 1 of
+// partition 0 of topic for group and never ends it (its timeout is 10 minutes): a zombie's
+// transaction, or a hanging one. Until it ends, the group coordinator answers
+// UNSTABLE_OFFSET_COMMIT to a require_stable offset fetch of that partition.
+func openOffsetTransaction(t *testing.T, b kafkatest.Broker, txnID, group, topic string) {
+	t.Helper()
+	client, err := sarama.NewClient(b.Addrs, kafkatest.SaramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	tc, err := client.TransactionCoordinator(txnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	init, err := tc.InitProducerID(&sarama.InitProducerIDRequest{Version: 1, TransactionalID: &txnID, TransactionTimeout: 10 * time.Minute})
+	if err != nil || init.Err != sarama.ErrNoError {
+		t.Fatalf("InitProducerId: %v %v", err, init)
+	}
+	add, err := tc.AddOffsetsToTxn(&sarama.AddOffsetsToTxnRequest{Version: 1, TransactionalID: txnID,
+		ProducerID: init.ProducerID, ProducerEpoch: init.ProducerEpoch, GroupID: group})
+	if err != nil || add.Err != sarama.ErrNoError {
+		t.Fatalf("AddOffsetsToTxn: %v %v", err, add)
+	}
+	gc, err := client.Coordinator(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, err := gc.TxnOffsetCommit(&sarama.TxnOffsetCommitRequest{Version: 1, TransactionalID: txnID, GroupID: group,
+		ProducerID: init.ProducerID, ProducerEpoch: init.ProducerEpoch,
+		Topics: map[string][]*sarama.PartitionOffsetMetadata{topic: {{Partition: 0, Offset: 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ps := range commit.Topics {
+		for _, p := range ps {
+			if p.Err != sarama.ErrNoError {
+				t.Fatalf("TxnOffsetCommit: %s-%d: %v", topic, p.Partition, p.Err)
+			}
+		}
+	}
+}
+
+// TestIntegrationUnstableOffsetsTaskTimeout: a transaction that commits offsets of the
+// application's input partition is open and never ends (a hanging transaction). The stream
+// thread cannot read where to start; it does not block for it (it would be expelled after
+// max.poll.interval.ms, 10 s here, and loop), but keeps polling, warns, and after
+// task.timeout.ms (15 s here) fails through the uncaught-exception handler with a
+// *TaskTimeoutError naming the partition and wrapping UNSTABLE_OFFSET_COMMIT.
+func TestIntegrationUnstableOffsetsTaskTimeout(t *testing.T) {
+	b := kafkatest.Real(t)
+	input, output, appID := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "unstable")
+	createTopics(t, b, 1, input, output)
+	produceLongs(t, b, input, 5)
+	openOffsetTransaction(t, b, appID+"-zombie", appID, input)
+	waits, expelled := &atomic.Int64{}, &atomic.Int64{}
+	logger := slog.New(countingHandler{countingHandler{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
+		"the committed offsets of input partitions cannot be read yet", waits}, "stream thread expelled", expelled})
+	const timeout = 15 * time.Second
+	app, err := kstreams.New(doubleTopology(t, input, output), kstreams.Config{
+		ApplicationID: appID, BootstrapServers: b.Addrs, ProcessingGuarantee: kstreams.ExactlyOnceV2,
+		StateDir: t.TempDir(), Sarama: fastSarama, Consumer: fastConsumer, TaskTimeout: new(timeout), Logger: logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handled := make(chan error, 10)
+	app.SetUncaughtExceptionHandler(func(err error) kstreams.ThreadResponse {
+		handled <- err
+		return kstreams.ShutdownClient
+	})
+	startApp(t, app)
+	select {
+	case <-app.Done():
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the instance did not stop; state %s", app.State())
+	}
+	if len(handled) != 1 {
+		t.Fatalf("the uncaught-exception handler was called %d times, want once", len(handled))
+	}
+	err = <-handled
+	var te *kstreams.TaskTimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, kstreams.ErrTaskTimeout) || !errors.Is(err, sarama.ErrUnstableOffsetCommit) {
+		t.Fatalf("handled error %v (%T), want a *TaskTimeoutError wrapping UNSTABLE_OFFSET_COMMIT", err, err)
+	}
+	if te.Topic != input || te.Partition != 0 || te.Timeout != timeout || te.Elapsed < timeout ||
+		!strings.Contains(err.Error(), "reading the committed offsets of ["+input+"-0]") {
+		t.Fatalf("task timeout error %+v: %v", te, err)
+	}
+	if waits.Load() < 1 || expelled.Load() != 0 {
+		t.Fatalf("%d warnings about the offsets, %d expulsions; want some and none", waits.Load(), expelled.Load())
+	}
+}
