@@ -160,7 +160,9 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 // Addr returns the broker's address.
 func (c *Conn) Addr() string { return c.addr }
 
-// Close closes the connection; a request under way fails.
+// Close closes the connection. A request under way is waited for (its read timeout, or its
+// context, bounds it: cancel the context to end it at once); requests after Close fail with
+// net.ErrClosed.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	c.closed = true
