@@ -24,13 +24,13 @@ import (
 // buildTask builds and initialises task id's engine and its changelog state, with lock as the
 // state's store lock (held per restored batch) and the restore events going to listener. The
 // task's state directory is locked for this thread.
-func (tm *taskManager) buildTask(ctx context.Context, id processor.TaskID, lock sync.Locker, listener changelog.RestoreListener) (*task.Task, *changelog.TaskState, error) {
+func (tm *taskManager) buildTask(id processor.TaskID, lock sync.Locker, listener changelog.RestoreListener) (*task.Task, *changelog.TaskState, error) {
 	r := tm.rt
 	spec, err := task.SpecFromTopology(r.cfg.Topology, r.cfg.ApplicationID, []int{id.Subtopology})
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := r.lockTask(ctx, id, tm.idx); err != nil {
+	if err := r.tryLockTask(id, tm.idx); err != nil {
 		return nil, nil, err
 	}
 	ok := false
@@ -93,7 +93,11 @@ func (tm *taskManager) unreadableLocked(j *restoreJob) {
 // thread takes it into processing once restored (handleRestored).
 func (tm *taskManager) startRestore(id processor.TaskID, tps []kafka.TopicPartition) error {
 	j := newJob(id, restoreActive)
-	t, ts, err := tm.buildTask(tm.ctx, id, &j.lock, jobListener{j, restoreCounter{tm: tm, id: id}})
+	t, ts, err := tm.buildTask(id, &j.lock, jobListener{j, restoreCounter{tm: tm, id: id}})
+	if errors.Is(err, errTaskHeld) {
+		tm.holdBack(id, restoreActive, tps, err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -110,7 +114,11 @@ func (tm *taskManager) startRestore(id processor.TaskID, tps []kafka.TopicPartit
 // stores and records the changelog positions the thread goes on from (updateStandbys).
 func (tm *taskManager) startStandby(id processor.TaskID) error {
 	j := newJob(id, restoreStandby)
-	t, ts, err := tm.buildTask(tm.ctx, id, &j.lock, jobListener{j, restoreCounter{tm: tm, id: id}})
+	t, ts, err := tm.buildTask(id, &j.lock, jobListener{j, restoreCounter{tm: tm, id: id}})
+	if errors.Is(err, errTaskHeld) {
+		tm.holdBack(id, restoreStandby, nil, err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -139,6 +147,58 @@ func (tm *taskManager) startStandby(id processor.TaskID) error {
 	tm.readable(j)
 	tm.updater.add(tm.ctx, j)
 	return nil
+}
+
+// heldTask is a task assigned to this thread that another stream thread of the instance
+// still holds: it is created once that thread let it go (retryHeld).
+type heldTask struct {
+	kind restoreKind
+	// tps are the input partitions of an active task.
+	tps []kafka.TopicPartition
+}
+
+// holdBack records task id (kind, input partitions tps) as assigned but still held by another
+// thread (err says which).
+func (tm *taskManager) holdBack(id processor.TaskID, kind restoreKind, tps []kafka.TopicPartition, err error) {
+	if tm.held == nil {
+		tm.held = map[processor.TaskID]heldTask{}
+	}
+	if _, ok := tm.held[id]; !ok {
+		tm.log.Info("the task is created once the other stream thread let it go", "task", id.String(), "reason", err)
+	}
+	tm.held[id] = heldTask{kind: kind, tps: slices.Clone(tps)}
+}
+
+// retryHeld creates the held-back tasks that their other thread let go (called at every loop
+// iteration of the thread). Errors: task creation errors, as from handleAssignment.
+func (tm *taskManager) retryHeld() error {
+	if len(tm.held) == 0 {
+		return nil
+	}
+	for _, id := range sortedIDs(tm.held) {
+		h := tm.held[id]
+		delete(tm.held, id)
+		var err error
+		if h.kind.active() {
+			err = tm.startRestore(id, h.tps)
+		} else if err = tm.startStandby(id); err != nil {
+			tm.log.Warn("cannot create standby task", "task", id.String(), "error", err)
+			err = nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropHeld forgets the held-back tasks (the active ones only with activeOnly).
+func (tm *taskManager) dropHeld(activeOnly bool) {
+	for id, h := range tm.held {
+		if !activeOnly || h.kind.active() {
+			delete(tm.held, id)
+		}
+	}
 }
 
 // startPromotion hands standby id, now active with input partitions tps, to the state updater,
@@ -301,8 +361,9 @@ func (tm *taskManager) checkpointRestored(j *restoreJob) error {
 }
 
 // closeRestoring takes back and closes every task the state updater holds (active ones only
-// with activeOnly).
+// with activeOnly), and forgets those held back.
 func (tm *taskManager) closeRestoring(clean, activeOnly bool) {
+	tm.dropHeld(activeOnly)
 	for _, j := range tm.updater.list() {
 		if activeOnly && !j.kind.active() {
 			continue

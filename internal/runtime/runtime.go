@@ -541,28 +541,26 @@ func (r *Runtime) LocalTasks() map[string][]processor.TaskID {
 	return out
 }
 
-// lockTask waits until no other thread of this instance holds task id (a task moving between
-// two threads of the instance is closed by one while the other already creates it), then
-// takes it for thread idx. Errors: ctx's.
-func (r *Runtime) lockTask(ctx context.Context, id processor.TaskID, idx int) error {
-	for {
-		r.mu.Lock()
-		if r.taskLocks == nil {
-			r.taskLocks = map[processor.TaskID]int{}
-		}
-		owner, held := r.taskLocks[id]
-		if !held || owner == idx {
-			r.taskLocks[id] = idx
-			r.mu.Unlock()
-			return nil
-		}
-		r.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("task %s is held by stream thread %d: %w", id, owner+1, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
+// errTaskHeld is buildTask's error when another stream thread of this instance still holds
+// the task (it closes it during its own rebalance handling): the task manager tries again at
+// the thread's next loop iteration (taskManager.retryHeld) instead of waiting.
+var errTaskHeld = errors.New("the task is still held by another stream thread of this instance")
+
+// tryLockTask takes task id for thread idx unless another thread of this instance holds it (a
+// task moving between two threads of the instance is closed by one while the other already
+// creates it); then it returns errTaskHeld wrapped with the holder. It never waits. Java: the
+// state directory lock a TaskManager retries at its next loop iteration.
+func (r *Runtime) tryLockTask(id processor.TaskID, idx int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.taskLocks == nil {
+		r.taskLocks = map[processor.TaskID]int{}
 	}
+	if owner, held := r.taskLocks[id]; held && owner != idx {
+		return fmt.Errorf("task %s: %w (stream thread %d)", id, errTaskHeld, owner+1)
+	}
+	r.taskLocks[id] = idx
+	return nil
 }
 
 // unlockTask releases task id if thread idx holds it.

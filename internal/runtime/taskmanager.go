@@ -69,6 +69,9 @@ type taskManager struct {
 	lastStandby time.Time
 	// updater restores new, promoted and standby tasks beside the processing (updater.go).
 	updater *stateUpdater
+	// held are the tasks assigned to this thread that another thread of the instance still
+	// holds (restoring.go: holdBack, retryHeld).
+	held map[processor.TaskID]heldTask
 	// reader reads changelogs for the state updater; standbyReader (same client, fetch
 	// connections of its own) for the thread's standby updates, without waiting on the broker
 	// for new records.
@@ -96,8 +99,9 @@ func newTaskManager(th *thread) *taskManager {
 // updater), revoked ones (committed before) are closed clean, restoring ones taken back from
 // the updater and closed with a checkpoint of what they restored; standbys are promoted,
 // closed or created, new active tasks are created and handed to the state updater, which
-// restores them beside the processing (takeRestored takes them into it). Nothing here waits
-// for a restore. It reports whether active tasks were revoked and returns the input partitions
+// restores them beside the processing (takeRestored takes them into it); one that another
+// thread of the instance still holds is created once let go (retryHeld). Nothing here waits
+// for a restore or for another thread. It reports whether active tasks were revoked and returns the input partitions
 // of kept tasks that had none (added to the input, to be assigned from their committed
 // offsets). Errors: task creation errors; when the runtime stops meanwhile, an error with
 // tm.ctx done (the caller stops applying). Java: TaskManager.handleAssignment.
@@ -124,6 +128,21 @@ func (tm *taskManager) handleAssignment(got received) (revoked bool, fresh []kaf
 			j.tps = slices.Clone(got.active[j.id]) // kept: restores on
 		}
 	}
+	for id, h := range tm.held {
+		tps, active := got.active[id]
+		_, standby := got.standby[id]
+		switch {
+		case active:
+			tm.held[id] = heldTask{kind: restoreActive, tps: slices.Clone(tps)}
+		case standby:
+			tm.held[id] = heldTask{kind: restoreStandby}
+		default:
+			delete(tm.held, id)
+		}
+		if h.kind.active() && !active {
+			revoked = true
+		}
+	}
 	// Standby tasks: promote the ones now active here, close the ones no longer assigned,
 	// create the new ones.
 	for _, id := range sortedIDs(tm.standbys) {
@@ -134,7 +153,7 @@ func (tm *taskManager) handleAssignment(got received) (revoked bool, fresh []kaf
 		}
 	}
 	for _, id := range sortedIDs(got.standby) {
-		if _, ok := got.active[id]; tm.standbys[id] != nil || ok || tm.updater.job(id) != nil {
+		if _, ok := got.active[id]; tm.standbys[id] != nil || ok || tm.updater.job(id) != nil || tm.isHeld(id) {
 			continue
 		}
 		if err := tm.startStandby(id); err != nil {
@@ -156,6 +175,8 @@ func (tm *taskManager) handleAssignment(got received) (revoked bool, fresh []kaf
 			}
 		case tm.updater.job(id) != nil:
 			// Restoring (or being promoted): its inputs are assigned once it runs.
+		case tm.isHeld(id):
+			// Still held by another thread: created once let go (retryHeld).
 		default:
 			if err := tm.startRestore(id, got.active[id]); err != nil {
 				return revoked, nil, err
@@ -175,6 +196,12 @@ func (tm *taskManager) closeActive(clean bool) {
 	}
 	tm.out.discard = false
 	tm.closeRestoring(true, true) // what they restored is committed state either way
+}
+
+// isHeld reports whether task id is assigned but still held by another thread.
+func (tm *taskManager) isHeld(id processor.TaskID) bool {
+	_, ok := tm.held[id]
+	return ok
 }
 
 // closeTask closes a task and stops fetching its partitions. A clean close checkpoints its
@@ -236,6 +263,11 @@ func (tm *taskManager) closeTask(id processor.TaskID, clean bool) {
 
 // closeStandbys closes every standby task (clean: with a checkpoint of what it applied).
 func (tm *taskManager) closeStandbys(clean bool) {
+	for id, h := range tm.held {
+		if !h.kind.active() {
+			delete(tm.held, id)
+		}
+	}
 	for id := range tm.standbys {
 		tm.closeStandby(id, clean)
 	}
@@ -245,6 +277,7 @@ func (tm *taskManager) closeStandbys(clean bool) {
 // a checkpoint of what they restored), the active tasks (committed by the thread's last
 // round) and the standbys.
 func (tm *taskManager) close() {
+	tm.held = nil
 	for _, j := range tm.updater.close() {
 		tm.closeJob(j, true)
 	}
@@ -290,14 +323,25 @@ func (tm *taskManager) activeIDs() []processor.TaskID {
 			ids = append(ids, j.id)
 		}
 	}
+	for id, h := range tm.held {
+		if h.kind.active() {
+			ids = append(ids, id)
+		}
+	}
 	sortTasks(ids)
 	return ids
 }
 
-// restoringActive reports whether the state updater still restores an active task.
+// restoringActive reports whether the state updater still restores an active task, or one is
+// held back (it has to be created and restored yet).
 func (tm *taskManager) restoringActive() bool {
 	for _, j := range tm.updater.list() {
 		if j.kind.active() {
+			return true
+		}
+	}
+	for _, h := range tm.held {
+		if h.kind.active() {
 			return true
 		}
 	}
@@ -305,12 +349,17 @@ func (tm *taskManager) restoringActive() bool {
 }
 
 // restoringPartitions returns the input partitions of the active tasks the state updater
-// holds (they are the member's owned partitions too).
+// holds, and of those held back (they are the member's owned partitions too).
 func (tm *taskManager) restoringPartitions() []kafka.TopicPartition {
 	var out []kafka.TopicPartition
 	for _, j := range tm.updater.list() {
 		if j.kind.active() {
 			out = append(out, j.tps...)
+		}
+	}
+	for _, h := range tm.held {
+		if h.kind.active() {
+			out = append(out, h.tps...)
 		}
 	}
 	return out

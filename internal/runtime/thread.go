@@ -294,6 +294,9 @@ func (th *thread) runOnce() error {
 			if th.membership.maybeSendShutdown() {
 				return th.prepareRejoin(errShutdownRequest)
 			}
+			if err := th.tm.retryHeld(); err != nil {
+				return err
+			}
 			if err := th.handleRestored(); err != nil {
 				return err
 			}
