@@ -1,7 +1,9 @@
 package integration_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/kstreams-go/kstreams"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
+	"github.com/kstreams-go/kstreams/processor"
 )
 
 // openOffsetTransaction opens a transaction of transactional id txnID that commits offset 1 of
@@ -58,18 +61,45 @@ func openOffsetTransaction(t *testing.T, b kafkatest.Broker, txnID, group, topic
 	}
 }
 
-// TestIntegrationUnstableOffsetsTaskTimeout: a transaction that commits offsets of the
-// application's input partition is open and never ends (a hanging transaction). The stream
-// thread cannot read where to start; it does not block for it (it would be expelled after
-// max.poll.interval.ms, 10 s here, and loop), but keeps polling, warns, and after
-// task.timeout.ms (15 s here) fails through the uncaught-exception handler with a
-// *TaskTimeoutError naming the partition and wrapping UNSTABLE_OFFSET_COMMIT.
+// produceLongsTo writes n records (key <prefix><i>, 8-byte value i) to partition part of topic.
+func produceLongsTo(t testing.TB, b kafkatest.Broker, topic string, part int32, prefix string, n int) []string {
+	t.Helper()
+	cfg := kafkatest.ProducerConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var keys []string
+	for i := range n {
+		v := make([]byte, 8)
+		binary.BigEndian.PutUint64(v, uint64(i))
+		k := fmt.Sprintf("%s%d", prefix, i)
+		keys = append(keys, k)
+		if _, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: part, Key: sarama.StringEncoder(k),
+			Value: sarama.ByteEncoder(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// TestIntegrationUnstableOffsetsTaskTimeout: a transaction that commits offsets of partition 0
+// of the application's input is open and never ends (a hanging transaction). The stream thread
+// cannot read where task 0_0 starts; it does not block for it (it would be expelled after
+// max.poll.interval.ms, 10 s here, and loop): task 0_1 processes its partition meanwhile and
+// its output is committed, while 0_0 waits, and after task.timeout.ms (15 s here) the thread
+// fails through the uncaught-exception handler with a *TaskTimeoutError naming the partition
+// and its task, and wrapping UNSTABLE_OFFSET_COMMIT.
 func TestIntegrationUnstableOffsetsTaskTimeout(t *testing.T) {
 	b := kafkatest.Real(t)
 	input, output, appID := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "unstable")
-	createTopics(t, b, 1, input, output)
-	produceLongs(t, b, input, 5)
+	createTopics(t, b, 2, input, output)
+	waiting := produceLongsTo(t, b, input, 0, "p0-", 5)
+	going := produceLongsTo(t, b, input, 1, "p1-", 5)
 	openOffsetTransaction(t, b, appID+"-zombie", appID, input)
+	out := readOutput(t, b, output, sarama.ReadCommitted)
 	waits, expelled := &atomic.Int64{}, &atomic.Int64{}
 	logger := slog.New(countingHandler{countingHandler{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
 		"the committed offsets of input partitions cannot be read yet", waits}, "stream thread expelled", expelled})
@@ -100,11 +130,37 @@ func TestIntegrationUnstableOffsetsTaskTimeout(t *testing.T) {
 	if !errors.As(err, &te) || !errors.Is(err, kstreams.ErrTaskTimeout) || !errors.Is(err, sarama.ErrUnstableOffsetCommit) {
 		t.Fatalf("handled error %v (%T), want a *TaskTimeoutError wrapping UNSTABLE_OFFSET_COMMIT", err, err)
 	}
-	if te.Topic != input || te.Partition != 0 || te.Timeout != timeout || te.Elapsed < timeout ||
-		!strings.Contains(err.Error(), "reading the committed offsets of ["+input+"-0]") {
+	if te.Topic != input || te.Partition != 0 || !te.TaskKnown || te.Task != (processor.TaskID{}) || te.Timeout != timeout ||
+		te.Elapsed < timeout || !strings.Contains(err.Error(), "reading the committed offset of "+input+"-0") {
 		t.Fatalf("task timeout error %+v: %v", te, err)
 	}
 	if waits.Load() < 1 || expelled.Load() != 0 {
 		t.Fatalf("%d warnings about the offsets, %d expulsions; want some and none", waits.Load(), expelled.Load())
 	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !out.has2x(going) {
+		if time.Now().After(deadline) {
+			t.Fatalf("task 0_1's output was not committed: %v", out.seqs)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the reader, bounded by the deadline
+	}
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	for _, k := range waiting {
+		if len(out.seqs[k]) > 0 {
+			t.Fatalf("task 0_0 processed %s, whose committed offset could not be read", k)
+		}
+	}
+}
+
+// has2x reports whether every key i of keys was output once, with the value 2*i (doubled).
+func (o *outputReader) has2x(keys []string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, k := range keys {
+		if s := o.seqs[k]; len(s) != 1 || s[0] != int64(2*i) {
+			return false
+		}
+	}
+	return true
 }

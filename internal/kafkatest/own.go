@@ -1,6 +1,7 @@
 package kafkatest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,12 +78,29 @@ func (ob *OwnBroker) Kill(t testing.TB) {
 		t.Fatalf("kill the broker (pid %d): %v", pid, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for running(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the broker (pid %d) is still running 30 s after SIGKILL", pid)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the process's exit, bounded by the deadline
 	}
+}
+
+// running reports whether process pid exists and has not exited (a zombie, not reaped yet by
+// its parent, has).
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no /proc: signal 0 is all there is
+	}
+	// The state follows the command name, which is in parentheses and may hold any byte.
+	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
+	}
+	return true
 }
 
 // Restart starts the stopped (or killed) broker again on the same config, ports and data (kafka.sh

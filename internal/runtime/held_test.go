@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"github.com/kstreams-go/kstreams/internal/topology"
 	"log/slog"
 	"slices"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/metrics"
 	"github.com/kstreams-go/kstreams/internal/task"
+	"github.com/kstreams-go/kstreams/internal/topology"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
 )

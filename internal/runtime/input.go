@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
@@ -70,7 +71,7 @@ type inputPartition struct {
 }
 
 // add registers tp as an input partition of task id, t when the task exists already (its
-// fetching starts with thread.assignInputs).
+// fetching starts once the thread read its committed offset: thread.assignInputs).
 func (in *input) add(id processor.TaskID, tp kafka.TopicPartition, t *task.Task) {
 	in.parts[tp] = &inputPartition{tp: tp, id: id}
 	if t != nil {
@@ -90,76 +91,124 @@ func (th *thread) assignInputs(tps []kafka.TopicPartition) {
 // awaitingOffsets are input partitions whose committed offsets could not be read yet.
 type awaitingOffsets struct {
 	tps []kafka.TopicPartition
-	// since is when the first lookup failed; warned when the last warning was logged.
-	since, warned time.Time
+	// since is, per partition, when its committed offset was first found unreadable.
+	since map[kafka.TopicPartition]time.Time
+	// next is when to look again after a failed lookup (backoff: 50 ms doubling to 1 s);
+	// warned is when the last warning was logged.
+	next, warned time.Time
+	backoff      time.Duration
 }
 
-// lookUpOffsets reads the committed offsets of the input partitions awaiting them (with
-// require_stable, so under exactly-once a transaction that commits offsets for them and is
-// still open is waited for; KIP-447) and starts fetching them. A lookup that is not answered
-// within a quarter of max.poll.interval.ms (at most PrepareTimeout) is not waited for any
-// longer: the partitions keep waiting and the thread tries again at its next loop iteration,
-// so that it goes on polling and processing its other tasks meanwhile (Java blocks in
-// KafkaConsumer.committed for up to default.api.timeout.ms, longer than a short
-// max.poll.interval.ms). When the offsets stay unreadable for task.timeout.ms (an open
-// transaction that never ends: a hanging transaction), the thread fails with a
-// *TaskTimeoutError naming the partition. Partitions whose task was closed meanwhile are
-// dropped. Errors: other lookup failures (a KafkaError: the tasks are closed dirty and the
+// maxOffsetLookup bounds one lookup of committed offsets on the thread (with a quarter of
+// max.poll.interval.ms and PrepareTimeout): below the 10 s transaction.timeout.ms of the
+// thread's producer, so that the transaction the thread has open does not expire meanwhile.
+const maxOffsetLookup = 5 * time.Second
+
+// lookUpOffsets reads the committed offsets of the input partitions awaiting them and starts
+// fetching them. The offsets are read with require_stable (KIP-447): under exactly-once, a
+// partition's offset is unstable while a transaction that commits offsets for it is open
+// (UNSTABLE_OFFSET_COMMIT). Such a partition is not waited for: the others start at once, it
+// keeps waiting, and the thread looks again at a later loop iteration (after a backoff of 50 ms
+// doubling to 1 s), polling and processing its other tasks meanwhile. A lookup the coordinator
+// does not answer within maxOffsetLookup (or a quarter of max.poll.interval.ms) leaves every
+// partition waiting the same way. A partition that stays unreadable for task.timeout.ms (a
+// transaction that never ends: a hanging transaction; or no coordinator) fails the thread with a
+// *TaskTimeoutError naming it and its task (Java: StreamTask.initializeMetadata's
+// TimeoutException under task.timeout.ms, KIP-572). Partitions whose task was closed meanwhile
+// are dropped. Errors: other lookup failures (a KafkaError: the tasks are closed dirty and the
 // thread rejoins), the *TaskTimeoutError.
 func (th *thread) lookUpOffsets() error {
-	tps := th.awaiting.tps[:0]
-	for _, tp := range th.awaiting.tps {
+	a := &th.awaiting
+	tps := a.tps[:0]
+	for _, tp := range a.tps {
 		if th.in.parts[tp] != nil && !slices.Contains(tps, tp) {
 			tps = append(tps, tp)
 		}
 	}
-	th.awaiting.tps = tps
+	a.tps = tps
 	if len(tps) == 0 {
-		th.awaiting = awaitingOffsets{}
+		*a = awaitingOffsets{}
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(th.ctx, min(th.rt.cfg.PrepareTimeout, th.maxPollInterval()/4))
+	for tp := range a.since {
+		if !slices.Contains(tps, tp) {
+			delete(a.since, tp) // its task was closed: should it come back, it starts afresh
+		}
+	}
+	now := time.Now()
+	if now.Before(a.next) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(th.ctx, min(th.rt.cfg.PrepareTimeout, th.maxPollInterval()/4, maxOffsetLookup))
 	defer cancel()
-	committed, err := th.membership.member.Committed(ctx, tps)
-	if err != nil {
-		if th.ctx.Err() != nil {
-			return nil
+	stable, unstable, err := th.membership.member.CommittedStable(ctx, tps)
+	var cause error
+	switch {
+	case err == nil:
+		if len(unstable) > 0 {
+			cause = fmt.Errorf("committed offset of %s: %w", unstable[0], sarama.ErrUnstableOffsetCommit)
 		}
-		if !errors.Is(err, context.DeadlineExceeded) {
-			return kafkaErr("fetch committed offsets", err)
+	case th.ctx.Err() != nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		stable, unstable, cause = nil, tps, err
+	default:
+		return kafkaErr("fetch committed offsets", err)
+	}
+	if len(stable) > 0 {
+		start := make(map[kafka.TopicPartition]int64, len(stable))
+		var waited []kafka.TopicPartition
+		for tp, o := range stable {
+			start[tp] = kafka.OffsetUnknown
+			if o.Offset >= 0 {
+				start[tp] = o.Offset
+			}
+			if _, ok := a.since[tp]; ok {
+				waited = append(waited, tp)
+				delete(a.since, tp)
+			}
 		}
-		now := time.Now()
-		if th.awaiting.since.IsZero() {
-			th.awaiting.since = now
+		if len(waited) > 0 {
+			th.log.Info("read the committed offsets of input partitions that waited for them", "partitions", fmt.Sprint(waited))
 		}
-		elapsed, timeout := now.Sub(th.awaiting.since), th.taskTimeout()
-		if elapsed >= timeout {
-			th.awaiting = awaitingOffsets{}
-			return &TaskTimeoutError{Topic: tps[0].Topic, Partition: tps[0].Partition, Timeout: timeout, Elapsed: elapsed,
-				Op: "reading the committed offsets of " + fmt.Sprint(tps), Err: err}
-		}
-		if now.Sub(th.awaiting.warned) >= 10*time.Second {
-			th.awaiting.warned = now
-			th.log.Warn("the committed offsets of input partitions cannot be read yet (under exactly-once: a transaction "+
-				"that commits offsets for them is still open); their tasks wait, the others go on, until task.timeout.ms",
-				"partitions", fmt.Sprint(tps), "waiting_for", elapsed.Round(time.Millisecond),
-				"task.timeout.ms", timeout.Milliseconds(), "error", err)
-		}
+		th.in.fetcher.Assign(start)
+	}
+	a.tps = slices.Clone(unstable)
+	if len(unstable) == 0 {
+		*a = awaitingOffsets{}
 		return nil
 	}
-	start := make(map[kafka.TopicPartition]int64, len(tps))
-	for _, tp := range tps {
-		start[tp] = kafka.OffsetUnknown
-		if o, ok := committed[tp]; ok && o.Offset >= 0 {
-			start[tp] = o.Offset
+	if a.since == nil {
+		a.since = map[kafka.TopicPartition]time.Time{}
+	}
+	oldest := unstable[0]
+	for _, tp := range unstable {
+		if _, ok := a.since[tp]; !ok {
+			a.since[tp] = now
+		}
+		if a.since[tp].Before(a.since[oldest]) {
+			oldest = tp
 		}
 	}
-	if !th.awaiting.since.IsZero() {
-		th.log.Info("read the committed offsets of input partitions that waited for them", "partitions", fmt.Sprint(tps),
-			"after", time.Since(th.awaiting.since).Round(time.Millisecond))
+	elapsed, timeout := now.Sub(a.since[oldest]), th.taskTimeout()
+	if elapsed >= timeout {
+		te := &TaskTimeoutError{Topic: oldest.Topic, Partition: oldest.Partition, Timeout: timeout, Elapsed: elapsed,
+			Op: "reading the committed offset of " + oldest.String(), Err: cause}
+		if p := th.in.parts[oldest]; p != nil {
+			te.Task, te.TaskKnown = p.id, true
+		}
+		*a = awaitingOffsets{}
+		return te
 	}
-	th.awaiting = awaitingOffsets{}
-	th.in.fetcher.Assign(start)
+	a.backoff = min(max(a.backoff*2, 50*time.Millisecond), time.Second)
+	a.next = now.Add(a.backoff)
+	if now.Sub(a.warned) >= 10*time.Second {
+		a.warned = now
+		th.log.Warn("the committed offsets of input partitions cannot be read yet (a transaction that commits offsets for "+
+			"them is still open, or the group coordinator does not answer); their tasks wait, the others go on, until "+
+			"task.timeout.ms", "partitions", fmt.Sprint(unstable), "waiting_for", elapsed.Round(time.Millisecond),
+			"task.timeout.ms", timeout.Milliseconds(), "error", cause)
+	}
 	return nil
 }
 

@@ -31,6 +31,8 @@ type groupMember interface {
 	Commit(ctx context.Context, offsets map[kafka.TopicPartition]group.Offset) error
 	// Committed reads the group's committed offsets.
 	Committed(ctx context.Context, tps []kafka.TopicPartition) (map[kafka.TopicPartition]group.Offset, error)
+	// CommittedStable reads them without waiting for open transactions (group.Member.CommittedStable).
+	CommittedStable(ctx context.Context, tps []kafka.TopicPartition) (map[kafka.TopicPartition]group.Offset, []kafka.TopicPartition, error)
 	// Metadata is the group metadata of a transactional producer's TxnOffsetCommit.
 	Metadata() group.GroupMetadata
 	// Close leaves the group and closes the member's connections.

@@ -54,7 +54,7 @@ func (th *thread) prepareRejoin(why error) error {
 
 // rebalance joins the group (membership.joinGroup) and applies the assignment (on the streams
 // protocol: rebalanceStreams). Errors: a *joinError (retried by run unless it wraps
-// group.ErrFatal), restore and offset lookup failures (KafkaError: the tasks
+// group.ErrFatal), restore failures (KafkaError: the tasks
 // are closed dirty and the thread rejoins), task errors (fatal for the thread), and errors
 // wrapping ErrAssignment or ErrMissingSourceTopics when the assignment cannot be followed
 // (fatal for the thread, as Java's TaskAssignmentException and MissingSourceTopicException;
@@ -110,8 +110,9 @@ func (th *thread) applyJoined(joined group.Joined) error {
 
 // applyAssignment applies the tasks received (from a classic assignment or the streams group
 // coordinator) through the task manager (taskManager.handleAssignment: kept, revoked,
-// promoted, created), then starts fetching the input partitions of kept tasks that had none
-// and updates the member's owned partitions. Nothing here waits for a restore. It reports
+// promoted, created), then has the input partitions of kept tasks that had none fetched from
+// their committed offsets (assignInputs) and updates the member's owned partitions. Nothing
+// here waits for a restore, for another thread or for the offsets. It reports
 // whether active tasks were revoked. Errors: task creation errors.
 func (th *thread) applyAssignment(got received) (revoked bool, err error) {
 	revoked, fresh, err := th.tm.handleAssignment(got)
@@ -157,6 +158,7 @@ func (th *thread) ownedPartitions() []kafka.TopicPartition {
 // dirty close drops what they produce while closing. The member owns no partition then.
 func (th *thread) closeTasks(clean bool) {
 	th.tm.closeActive(clean)
+	th.awaiting = awaitingOffsets{}
 	th.membership.setOwned(nil)
 	th.tm.reportTasks()
 }

@@ -17,7 +17,7 @@ import (
 // The task manager's side of its state updater (updater.go): it builds the tasks an assignment
 // gives it and hands them to the updater to restore (startRestore, startStandby,
 // startPromotion), takes the restored ones back into processing when the thread's loop asks
-// (takeRestored, from the thread's handleRestored, which then starts fetching their inputs),
+// (takeRestored, from the thread's handleRestored, which then has their inputs fetched),
 // and takes back and closes those the assignment takes away while they restore (stopRestore).
 // Java: TaskManager's use of the StateUpdater (handleAssignment, checkStateUpdater).
 
@@ -26,10 +26,6 @@ import (
 // task's state directory is locked for this thread.
 func (tm *taskManager) buildTask(id processor.TaskID, lock sync.Locker, listener changelog.RestoreListener) (*task.Task, *changelog.TaskState, error) {
 	r := tm.rt
-	spec, err := task.SpecFromTopology(r.cfg.Topology, r.cfg.ApplicationID, []int{id.Subtopology})
-	if err != nil {
-		return nil, nil, err
-	}
 	if err := r.tryLockTask(id, tm.idx); err != nil {
 		return nil, nil, err
 	}
@@ -39,6 +35,10 @@ func (tm *taskManager) buildTask(id processor.TaskID, lock sync.Locker, listener
 			r.unlockTask(id, tm.idx)
 		}
 	}()
+	spec, err := task.SpecFromTopology(r.cfg.Topology, r.cfg.ApplicationID, []int{id.Subtopology})
+	if err != nil {
+		return nil, nil, err
+	}
 	cfg := r.cfg.Task
 	cfg.Collector = collector{tm.out}
 	cfg.StateDir = r.taskDir(id)
@@ -176,6 +176,9 @@ func (tm *taskManager) retryHeld() error {
 		return nil
 	}
 	for _, id := range sortedIDs(tm.held) {
+		if tm.rt.heldElsewhere(id, tm.idx) {
+			continue
+		}
 		h := tm.held[id]
 		delete(tm.held, id)
 		var err error

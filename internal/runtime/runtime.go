@@ -563,6 +563,14 @@ func (r *Runtime) tryLockTask(id processor.TaskID, idx int) error {
 	return nil
 }
 
+// heldElsewhere reports whether another thread than idx holds task id.
+func (r *Runtime) heldElsewhere(id processor.TaskID, idx int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	owner, held := r.taskLocks[id]
+	return held && owner != idx
+}
+
 // unlockTask releases task id if thread idx holds it.
 func (r *Runtime) unlockTask(id processor.TaskID, idx int) {
 	r.mu.Lock()

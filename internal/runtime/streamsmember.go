@@ -360,6 +360,13 @@ func (m *streamsMember) Committed(ctx context.Context, tps []kafka.TopicPartitio
 	return m.cfg.Offsets.Committed(ctx, tps)
 }
 
+// CommittedStable reads the group's committed offsets without waiting for open transactions
+// (group.Member.CommittedStable).
+func (m *streamsMember) CommittedStable(ctx context.Context, tps []kafka.TopicPartition) (map[kafka.TopicPartition]group.Offset,
+	[]kafka.TopicPartition, error) {
+	return m.cfg.Offsets.CommittedStable(ctx, tps)
+}
+
 // Commit commits offsets with OffsetCommit v9 under the member's epoch. STALE_MEMBER_EPOCH
 // (the coordinator moved to a new epoch the member has not heard of yet) is retried after the
 // next heartbeat; coordinator and transport errors are retried with backoff until ctx ends.

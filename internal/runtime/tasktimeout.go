@@ -39,13 +39,14 @@ type TaskTimeoutError struct {
 	Task      processor.TaskID
 	TaskKnown bool
 	// Topic is the topic the failing record was sent to; Partition its partition (-1: chosen
-	// by the partitioner). When Op is set, they name the first input partition whose
-	// committed offset could not be read.
+	// by the partitioner). When Op is set, they name the input partition whose committed
+	// offset could not be read.
 	Topic     string
 	Partition int32
 	// Op says what failed when it was not sending a record (empty for a send): "reading the
-	// committed offsets of [...]" when a transaction that commits offsets for the input
-	// partitions stayed open for task.timeout.ms (a hanging transaction).
+	// committed offset of <topic>-<partition>" when a transaction that commits offsets for the
+	// input partition stayed open for task.timeout.ms (a hanging transaction), or the group
+	// coordinator did not answer.
 	Op string
 	// Timeout is task.timeout.ms; Elapsed how long the failure lasted (since its first
 	// occurrence without a successful commit).

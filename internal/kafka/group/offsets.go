@@ -163,16 +163,34 @@ func (m *Member) commitResult(resp *sarama.OffsetCommitResponse, offsets map[kaf
 // kafka.ErrClosed; ErrFatal for GROUP_AUTHORIZATION_FAILED and TOPIC_AUTHORIZATION_FAILED;
 // UNKNOWN_TOPIC_OR_PARTITION and other partition errors (wrapped with the partition).
 func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map[kafka.TopicPartition]Offset, error) {
+	out, _, err := m.committed(ctx, tps, true)
+	return out, err
+}
+
+// CommittedStable is Committed without waiting for open transactions: the partitions whose
+// committed offset is unstable (UNSTABLE_OFFSET_COMMIT: a transaction that commits offsets for
+// them is open) are returned in unstable at once, without an entry in the result, instead of
+// being asked again until the transaction ends. Coordinator and transport failures are retried
+// as by Committed. Errors: as Committed's.
+func (m *Member) CommittedStable(ctx context.Context, tps []kafka.TopicPartition) (stable map[kafka.TopicPartition]Offset,
+	unstable []kafka.TopicPartition, err error) {
+	return m.committed(ctx, tps, false)
+}
+
+// committed is Committed (waitStable) and CommittedStable.
+func (m *Member) committed(ctx context.Context, tps []kafka.TopicPartition, waitStable bool) (map[kafka.TopicPartition]Offset,
+	[]kafka.TopicPartition, error) {
 	out := make(map[kafka.TopicPartition]Offset, len(tps))
+	var unstableTPs []kafka.TopicPartition
 	if len(tps) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 	m.opMu.Lock()
 	defer m.opMu.Unlock()
 	ctx, done := m.opContext(ctx)
 	defer done()
 	if err := m.usable(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	parts := map[string][]int32{}
 	for _, tp := range tps {
@@ -217,6 +235,7 @@ func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map
 			return kafka.RetriableCode(k), m.kerr("OffsetFetch", k)
 		}
 		var unstable error
+		unstableTPs = unstableTPs[:0]
 		for _, tp := range tps {
 			b := resp.GetBlock(tp.Topic, tp.Partition)
 			if b == nil {
@@ -227,6 +246,7 @@ func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map
 			case sarama.ErrNoError:
 			case sarama.ErrUnstableOffsetCommit:
 				unstable = fmt.Errorf("group %q: committed offset of %s: %w", m.cfg.GroupID, tp, b.Err)
+				unstableTPs = append(unstableTPs, tp)
 				continue
 			case sarama.ErrTopicAuthorizationFailed:
 				return false, m.fatalf(b.Err, "committed offset of %s", tp)
@@ -239,7 +259,7 @@ func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map
 				out[tp] = Offset{Offset: b.Offset, LeaderEpoch: b.LeaderEpoch, Metadata: b.Metadata}
 			}
 		}
-		if unstable != nil {
+		if unstable != nil && waitStable {
 			m.log.Debug("group: committed offsets are unstable (a transaction is open); retrying", "error", unstable)
 			m.unstable.Add(1)
 			return true, unstable
@@ -247,7 +267,7 @@ func (m *Member) Committed(ctx context.Context, tps []kafka.TopicPartition) (map
 		return false, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, unstableTPs, nil
 }

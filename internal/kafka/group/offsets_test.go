@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -110,13 +111,14 @@ func testCommit(t *testing.T, br kafkatest.Broker) {
 }
 
 // require_stable (KIP-447): while a transaction holds offsets for a partition, Committed
-// retries until the transaction commits, then returns its offset.
+// retries until the transaction commits, then returns its offset; CommittedStable does not
+// wait: it returns that partition as unstable at once, and the other partitions' offsets.
 func TestCommittedRequireStable(t *testing.T)            { testRequireStable(t, kafkatest.Embedded(t)) }
 func TestIntegrationCommittedRequireStable(t *testing.T) { testRequireStable(t, kafkatest.Real(t)) }
 
 func testRequireStable(t *testing.T, br kafkatest.Broker) {
 	e := newEnv(t, br)
-	topic := e.topic("stable", 1)
+	topic := e.topic("stable", 2)
 	group := kafkatest.Name(t, "group")
 	m1 := e.member("m1", group, []string{topic})
 	formGroup(t, m1)
@@ -127,14 +129,30 @@ func testRequireStable(t *testing.T, br kafkatest.Broker) {
 		t.Fatal(err)
 	}
 
+	other := kafka.TopicPartition{Topic: topic, Partition: 1}
+	if err := m1.Commit(ctx, map[kafka.TopicPartition]Offset{other: {Offset: 7, LeaderEpoch: -1}}); err != nil {
+		t.Fatal(err)
+	}
+
 	txn := newRawTxn(t, e, kafkatest.Name(t, "txn"))
 	txn.addOffsets(group)
 	md := m1.Metadata()
 	txn.commitOffsets(md, tp, 100, "in txn")
 
+	// Apache Kafka answers per partition; kfake holds every partition of the group unstable.
+	wantStable, wantUnstable := map[kafka.TopicPartition]Offset{other: {Offset: 7, LeaderEpoch: -1}}, []kafka.TopicPartition{tp}
+	if br.Kind == kafkatest.Kfake {
+		wantStable, wantUnstable = map[kafka.TopicPartition]Offset{}, []kafka.TopicPartition{tp, other}
+	}
+	stable, unstable, err := m1.CommittedStable(ctx, []kafka.TopicPartition{tp, other})
+	slices.SortFunc(unstable, func(a, b kafka.TopicPartition) int { return int(a.Partition - b.Partition) })
+	if err != nil || !maps.Equal(stable, wantStable) || !slices.Equal(unstable, wantUnstable) {
+		t.Fatalf("CommittedStable during the transaction = %v, unstable %v, %v; want %v, unstable %v", stable, unstable, err, wantStable, wantUnstable)
+	}
+
 	// The offset is unstable: Committed retries until its context ends.
 	sctx, scancel := context.WithTimeout(ctx, time.Second)
-	_, err := m1.Committed(sctx, []kafka.TopicPartition{tp})
+	_, err = m1.Committed(sctx, []kafka.TopicPartition{tp})
 	scancel()
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, sarama.ErrUnstableOffsetCommit) {
 		t.Fatalf("Committed during the transaction = %v, want DeadlineExceeded after UNSTABLE_OFFSET_COMMIT", err)
@@ -164,6 +182,10 @@ func testRequireStable(t *testing.T, br kafkatest.Broker) {
 	}
 	if want := (Offset{Offset: 100, LeaderEpoch: -1, Metadata: "in txn"}); r.got[tp] != want {
 		t.Fatalf("Committed after the transaction = %v, want %v", r.got[tp], want)
+	}
+	if stable, unstable, err := m1.CommittedStable(ctx, []kafka.TopicPartition{tp}); err != nil || len(unstable) != 0 ||
+		stable[tp] != (Offset{Offset: 100, LeaderEpoch: -1, Metadata: "in txn"}) {
+		t.Fatalf("CommittedStable after the transaction = %v, unstable %v, %v", stable, unstable, err)
 	}
 }
 
