@@ -85,23 +85,37 @@ func (in *input) add(id processor.TaskID, tp kafka.TopicPartition, t *task.Task)
 // says when none is committed: the thread reads the offsets (lookUpOffsets) at its next loop
 // iteration, before it polls its input.
 func (th *thread) assignInputs(tps []kafka.TopicPartition) {
-	th.awaiting.tps = append(th.awaiting.tps, tps...)
+	a := &th.awaiting
+	a.tps = append(a.tps, tps...)
+	for _, tp := range tps {
+		delete(a.since, tp) // a new assignment waits afresh
+	}
+	if len(tps) > 0 {
+		a.next, a.backoff = time.Time{}, 0 // looked up at the next iteration, not after another's backoff
+	}
 }
 
 // awaitingOffsets are input partitions whose committed offsets could not be read yet.
 type awaitingOffsets struct {
 	tps []kafka.TopicPartition
-	// since is, per partition, when its committed offset was first found unreadable.
-	since map[kafka.TopicPartition]time.Time
+	// since is, per partition, when its committed offset was first found unreadable, and
+	// whether the coordinator answered it was unstable (rather than not answering).
+	since map[kafka.TopicPartition]unreadable
 	// next is when to look again after a failed lookup (backoff: 50 ms doubling to 1 s);
 	// warned is when the last warning was logged.
 	next, warned time.Time
 	backoff      time.Duration
 }
 
+// unreadable is a partition's wait for its committed offset.
+type unreadable struct {
+	since    time.Time
+	unstable bool
+}
+
 // maxOffsetLookup bounds one lookup of committed offsets on the thread (with a quarter of
-// max.poll.interval.ms and PrepareTimeout): below the 10 s transaction.timeout.ms of the
-// thread's producer, so that the transaction the thread has open does not expire meanwhile.
+// max.poll.interval.ms and PrepareTimeout): below the default 10 s transaction.timeout.ms of
+// the thread's producer, so that the transaction the thread has open does not expire meanwhile.
 const maxOffsetLookup = 5 * time.Second
 
 // lookUpOffsets reads the committed offsets of the input partitions awaiting them and starts
@@ -142,16 +156,13 @@ func (th *thread) lookUpOffsets() error {
 	ctx, cancel := context.WithTimeout(th.ctx, min(th.rt.cfg.PrepareTimeout, th.maxPollInterval()/4, maxOffsetLookup))
 	defer cancel()
 	stable, unstable, err := th.membership.member.CommittedStable(ctx, tps)
-	var cause error
+	answered := err == nil
 	switch {
-	case err == nil:
-		if len(unstable) > 0 {
-			cause = fmt.Errorf("committed offset of %s: %w", unstable[0], sarama.ErrUnstableOffsetCommit)
-		}
+	case answered:
 	case th.ctx.Err() != nil:
 		return nil
 	case errors.Is(err, context.DeadlineExceeded):
-		stable, unstable, cause = nil, tps, err
+		stable, unstable = nil, tps
 	default:
 		return kafkaErr("fetch committed offsets", err)
 	}
@@ -179,18 +190,28 @@ func (th *thread) lookUpOffsets() error {
 		return nil
 	}
 	if a.since == nil {
-		a.since = map[kafka.TopicPartition]time.Time{}
+		a.since = map[kafka.TopicPartition]unreadable{}
 	}
 	oldest := unstable[0]
 	for _, tp := range unstable {
-		if _, ok := a.since[tp]; !ok {
-			a.since[tp] = now
+		u, ok := a.since[tp]
+		if !ok {
+			u.since = now
 		}
-		if a.since[tp].Before(a.since[oldest]) {
+		u.unstable = u.unstable || answered
+		a.since[tp] = u
+		if u.since.Before(a.since[oldest].since) {
 			oldest = tp
 		}
 	}
-	elapsed, timeout := now.Sub(a.since[oldest]), th.taskTimeout()
+	cause := err
+	if a.since[oldest].unstable {
+		cause = fmt.Errorf("committed offset of %s: %w", oldest, sarama.ErrUnstableOffsetCommit)
+		if !answered {
+			cause = fmt.Errorf("%w; the last lookup: %w", cause, err)
+		}
+	}
+	elapsed, timeout := now.Sub(a.since[oldest].since), th.taskTimeout()
 	if elapsed >= timeout {
 		te := &TaskTimeoutError{Topic: oldest.Topic, Partition: oldest.Partition, Timeout: timeout, Elapsed: elapsed,
 			Op: "reading the committed offset of " + oldest.String(), Err: cause}

@@ -49,7 +49,8 @@ type TaskTimeoutError struct {
 	// coordinator did not answer.
 	Op string
 	// Timeout is task.timeout.ms; Elapsed how long the failure lasted (since its first
-	// occurrence without a successful commit).
+	// occurrence without a successful commit; with Op, since the partition's committed offset
+	// was first found unreadable).
 	Timeout, Elapsed time.Duration
 	// Err is the last failure.
 	Err error

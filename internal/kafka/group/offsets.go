@@ -199,6 +199,7 @@ func (m *Member) committed(ctx context.Context, tps []kafka.TopicPartition, wait
 		}
 	}
 	err := m.withCoordinator(ctx, "fetch committed offsets", func(coord kafka.Node) (bool, error) {
+		clear(out) // nothing from an earlier attempt
 		req := &sarama.OffsetFetchRequest{
 			Version:       8,
 			RequireStable: true,
