@@ -285,21 +285,7 @@ func TestIntegrationMissingOutputTopicTaskTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			handled := make(chan error, 10)
-			app.SetUncaughtExceptionHandler(func(err error) kstreams.ThreadResponse {
-				handled <- err
-				return kstreams.ShutdownClient
-			})
-			startApp(t, app)
-			select {
-			case <-app.Done():
-			case <-time.After(2 * time.Minute):
-				t.Fatalf("the instance did not stop; state %s", app.State())
-			}
-			if len(handled) != 1 {
-				t.Fatalf("the uncaught-exception handler was called %d times, want once", len(handled))
-			}
-			err = <-handled
+			err = failsOnce(t, app)
 			var te *kstreams.TaskTimeoutError
 			if !errors.As(err, &te) || !errors.Is(err, kstreams.ErrTaskTimeout) || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 				t.Fatalf("handled error %v (%T), want a *TaskTimeoutError wrapping UNKNOWN_TOPIC_OR_PARTITION", err, err)
@@ -316,6 +302,28 @@ func TestIntegrationMissingOutputTopicTaskTimeout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failsOnce starts app with an uncaught-exception handler that shuts the instance down, waits
+// (at most 2 minutes) until the instance stopped, and returns the error the handler was given,
+// failing the test unless it was called exactly once.
+func failsOnce(t *testing.T, app *kstreams.KafkaStreams) error {
+	t.Helper()
+	handled := make(chan error, 10)
+	app.SetUncaughtExceptionHandler(func(err error) kstreams.ThreadResponse {
+		handled <- err
+		return kstreams.ShutdownClient
+	})
+	startApp(t, app)
+	select {
+	case <-app.Done():
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the instance did not stop; state %s", app.State())
+	}
+	if len(handled) != 1 {
+		t.Fatalf("the uncaught-exception handler was called %d times, want once", len(handled))
+	}
+	return <-handled
 }
 
 // countingSlowProcessor forwards (key, 3*value) after delay, counting the records, and tells

@@ -111,21 +111,7 @@ func TestIntegrationUnstableOffsetsTaskTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handled := make(chan error, 10)
-	app.SetUncaughtExceptionHandler(func(err error) kstreams.ThreadResponse {
-		handled <- err
-		return kstreams.ShutdownClient
-	})
-	startApp(t, app)
-	select {
-	case <-app.Done():
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the instance did not stop; state %s", app.State())
-	}
-	if len(handled) != 1 {
-		t.Fatalf("the uncaught-exception handler was called %d times, want once", len(handled))
-	}
-	err = <-handled
+	err = failsOnce(t, app)
 	var te *kstreams.TaskTimeoutError
 	if !errors.As(err, &te) || !errors.Is(err, kstreams.ErrTaskTimeout) || !errors.Is(err, sarama.ErrUnstableOffsetCommit) {
 		t.Fatalf("handled error %v (%T), want a *TaskTimeoutError wrapping UNSTABLE_OFFSET_COMMIT", err, err)
