@@ -590,7 +590,11 @@ func (k *KafkaStreams) installHandlers(tc *task.Config, rc *runtime.Config) {
 // directory is released, the instance ends in NotRunning (or stays in Error) and Done is
 // closed. Close returns nil when that is done, or ctx's error when ctx ends first: the threads
 // then finish in the background and the instance still ends in NotRunning and closes Done
-// when they have. Closing a closed instance waits for the first Close. Java: close(Duration).
+// when they have. Closing a closed instance waits for the first Close. Java: close(Duration),
+// except that on the classic protocol Java's dynamic members stay in the group until their
+// session times out (CloseOptions.GroupMembershipOperation.DEFAULT, KIP-1153), where Close's
+// leave it at once, so that the group rebalances without waiting. Static members
+// (ConsumerConfig.GroupInstanceID) keep their place until the session timeout, as Java's.
 func (k *KafkaStreams) Close(ctx context.Context) error {
 	k.setState(StatePendingShutdown)
 	k.stop(StateNotRunning)
