@@ -151,6 +151,7 @@ func (m *meteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 	if ctx != nil {
 		m.topic = topic
 	}
+	m.cachingBelow, m.stringKeys, m.keyApp = nil, nil, nil // a store initialised again decides afresh
 	if _, ok := any(m.valueSerde).(freshSerializer); ok {
 		m.cachingBelow, _ = m.inner.(*cachingKeyValueStore)
 	}
