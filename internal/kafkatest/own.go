@@ -55,15 +55,16 @@ func (ob *OwnBroker) Stop(t testing.TB) {
 // Kill stops the broker as a crash does (SIGKILL: no controlled shutdown, nothing flushed) and
 // returns once its process is gone.
 //
-// Tests of an outage under exactly-once kill rather than stop the broker: during the controlled
-// shutdown of a single-node KRaft cluster (Kafka 4.4) the partitions it leads are left without a
-// leader, and a transaction that commits in that window is completed by the transaction
-// coordinator without its markers, as though its partitions had been deleted (its log says
-// PrepareCommit, then CompleteCommit, and no data partition gets a marker). Its records stay
-// open on their partitions for good, and read_committed readers, the changelog restore and
-// require_stable offset fetches of the group wait forever: a hanging transaction that Java
-// Kafka Streams cannot get past either. A broker of several replicas moves the leadership
-// instead and writes the markers.
+// A test of an outage under exactly-once takes the broker away while no transaction is being
+// committed. The partitions of a single-node KRaft cluster (Kafka 4.4) are left without a
+// leader while it shuts down (a controlled shutdown) and while it starts up again (after a
+// kill). The transaction coordinator completes a transaction that it commits or aborts in such
+// a window without its markers, as though its partitions had been deleted: its log says
+// PrepareCommit, then CompleteCommit, and the data partitions get no marker. The records then
+// stay open on their partitions for good. read_committed readers, the changelog restore and
+// require_stable offset fetches of the group wait forever, or a later abort marker drops
+// committed records: a broken transaction that Java Kafka Streams cannot get past either. A
+// cluster of several replicas moves the leadership instead and writes the markers.
 func (ob *OwnBroker) Kill(t testing.TB) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(ob.runDir, "pid"))

@@ -417,14 +417,15 @@ func javaCmd(version, class string, args ...string) []string {
 	return append([]string{"java", "-Xmx512m", "-cp", javaClasspath(version), class}, args...)
 }
 
-// bounceBroker takes the broker away (SIGKILL), keeps it down for downFor, and starts it again
-// on the same config, ports and data, as Kafka's StreamsBrokerDownResilienceTest does to its
-// brokers while the clients run. It kills rather than stops the broker: a controlled shutdown of
-// this single-node cluster can leave a hanging transaction (see kafkatest.OwnBroker.Kill).
+// bounceBroker stops the broker (SIGTERM, as kafka.sh down), keeps it down for downFor, and
+// starts it again on the same config, ports and data. Kafka's StreamsBrokerDownResilienceTest
+// does the same to its brokers while the clients run. A transaction the clients commit while
+// this single-node broker shuts down or starts up can lose its markers (see
+// kafkatest.OwnBroker.Kill); the drivers then fail at their verification.
 func bounceBroker(t *testing.T, ob *kafkatest.OwnBroker, downFor time.Duration) {
 	t.Helper()
-	ob.Kill(t)
-	t.Logf("broker killed; starting it again in %s", downFor)
+	ob.Stop(t)
+	t.Logf("broker stopped; starting it again in %s", downFor)
 	time.Sleep(downFor) // the outage itself, not a wait for a result
 	ob.Restart(t)
 	t.Logf("broker restarted")
