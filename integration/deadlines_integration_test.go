@@ -61,6 +61,13 @@ func (p *slowProcessor) Close() error { return nil }
 // produceLongs writes n records (key k<i> with two digits, 8-byte value i) to partition 0.
 func produceLongs(t testing.TB, b kafkatest.Broker, topic string, n int) {
 	t.Helper()
+	produceLongsTo(t, b, topic, 0, "k%02d", n)
+}
+
+// produceLongsTo writes n records (key fmt.Sprintf(keyFormat, i), 8-byte value i, timestamp
+// 1 000 000 + i ms) to partition part of topic and returns their keys.
+func produceLongsTo(t testing.TB, b kafkatest.Broker, topic string, part int32, keyFormat string, n int) []string {
+	t.Helper()
 	cfg := kafkatest.ProducerConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
@@ -69,15 +76,19 @@ func produceLongs(t testing.TB, b kafkatest.Broker, topic string, n int) {
 	}
 	defer p.Close()
 	var msgs []*sarama.ProducerMessage
+	var keys []string
 	for i := range n {
 		v := make([]byte, 8)
 		binary.BigEndian.PutUint64(v, uint64(i))
-		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: 0, Key: sarama.StringEncoder(fmt.Sprintf("k%02d", i)),
+		k := fmt.Sprintf(keyFormat, i)
+		keys = append(keys, k)
+		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: part, Key: sarama.StringEncoder(k),
 			Value: sarama.ByteEncoder(v), Timestamp: time.UnixMilli(int64(1_000_000 + i))})
 	}
 	if err := p.SendMessages(msgs); err != nil {
 		t.Fatal(err)
 	}
+	return keys
 }
 
 // TestIntegrationSlowProcessorExactlyOnce: a processor taking 200 ms per record, 60 records on

@@ -1,9 +1,7 @@
 package integration_test
 
 import (
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -61,30 +59,6 @@ func openOffsetTransaction(t *testing.T, b kafkatest.Broker, txnID, group, topic
 	}
 }
 
-// produceLongsTo writes n records (key <prefix><i>, 8-byte value i) to partition part of topic.
-func produceLongsTo(t testing.TB, b kafkatest.Broker, topic string, part int32, prefix string, n int) []string {
-	t.Helper()
-	cfg := kafkatest.ProducerConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer(b.Addrs, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	var keys []string
-	for i := range n {
-		v := make([]byte, 8)
-		binary.BigEndian.PutUint64(v, uint64(i))
-		k := fmt.Sprintf("%s%d", prefix, i)
-		keys = append(keys, k)
-		if _, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: part, Key: sarama.StringEncoder(k),
-			Value: sarama.ByteEncoder(v)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return keys
-}
-
 // TestIntegrationUnstableOffsetsTaskTimeout: a transaction that commits offsets of partition 0
 // of the application's input is open and never ends (a hanging transaction). The stream thread
 // cannot read where task 0_0 starts; it does not block for it (it would be expelled after
@@ -96,8 +70,8 @@ func TestIntegrationUnstableOffsetsTaskTimeout(t *testing.T) {
 	b := kafkatest.Real(t)
 	input, output, appID := kafkatest.Name(t, "in"), kafkatest.Name(t, "out"), kafkatest.Name(t, "unstable")
 	createTopics(t, b, 2, input, output)
-	waiting := produceLongsTo(t, b, input, 0, "p0-", 5)
-	going := produceLongsTo(t, b, input, 1, "p1-", 5)
+	waiting := produceLongsTo(t, b, input, 0, "p0-%d", 5)
+	going := produceLongsTo(t, b, input, 1, "p1-%d", 5)
 	openOffsetTransaction(t, b, appID+"-zombie", appID, input)
 	out := readOutput(t, b, output, sarama.ReadCommitted)
 	waits, expelled := &atomic.Int64{}, &atomic.Int64{}

@@ -195,10 +195,10 @@ func (tm *taskManager) retryHeld() error {
 	return nil
 }
 
-// dropHeld forgets the held-back tasks (the active ones only with activeOnly).
-func (tm *taskManager) dropHeld(activeOnly bool) {
+// dropHeld forgets the held-back active tasks (active) or standbys (!active).
+func (tm *taskManager) dropHeld(active bool) {
 	for id, h := range tm.held {
-		if !activeOnly || h.kind.active() {
+		if h.kind.active() == active {
 			delete(tm.held, id)
 		}
 	}
@@ -366,7 +366,10 @@ func (tm *taskManager) checkpointRestored(j *restoreJob) error {
 // closeRestoring takes back and closes every task the state updater holds (active ones only
 // with activeOnly), and forgets those held back.
 func (tm *taskManager) closeRestoring(clean, activeOnly bool) {
-	tm.dropHeld(activeOnly)
+	tm.dropHeld(true)
+	if !activeOnly {
+		tm.dropHeld(false)
+	}
 	for _, j := range tm.updater.list() {
 		if activeOnly && !j.kind.active() {
 			continue

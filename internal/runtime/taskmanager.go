@@ -263,11 +263,7 @@ func (tm *taskManager) closeTask(id processor.TaskID, clean bool) {
 
 // closeStandbys closes every standby task (clean: with a checkpoint of what it applied).
 func (tm *taskManager) closeStandbys(clean bool) {
-	for id, h := range tm.held {
-		if !h.kind.active() {
-			delete(tm.held, id)
-		}
-	}
+	tm.dropHeld(false)
 	for id := range tm.standbys {
 		tm.closeStandby(id, clean)
 	}
