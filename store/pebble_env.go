@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -229,6 +230,7 @@ func (e *pebbleEnv) optionsFor(fs vfs.FS, n int64) *pebble.Options {
 	o.L0CompactionThreshold = 8
 	for i := range o.Levels {
 		o.Levels[i].Compression = noCompression
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	o.EnsureDefaults()
 	return o
