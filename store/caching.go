@@ -91,7 +91,7 @@ func (c *cachingKeyValueStore) Init(ctx processor.StateStoreContext, root proces
 	if cc, ok := ctx.(storeapi.CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
-		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
+		c.named = c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
 		c.sensors = storeSensors(ctx, c.Name(), c.inner.Persistent())
 	}
 	return c.inner.Init(ctx, root)
@@ -171,7 +171,7 @@ func (c *cachingKeyValueStore) putOwned(key, value []byte, keyLent bool) error {
 	}
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
-	return storeErr(c.Name(), "put", c.cache.PutDirty(c.namespace, key, value, rc))
+	return storeErr(c.Name(), "put", c.named.PutDirty(key, value, rc))
 }
 
 // putOwnedString is putOwned for a key of the String serde given as the string: the cache
@@ -183,7 +183,7 @@ func (c *cachingKeyValueStore) putOwnedString(key string, value []byte) error {
 	}
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
-	return storeErr(c.Name(), "put", c.cache.PutDirtyString(c.namespace, key, value, rc))
+	return storeErr(c.Name(), "put", c.named.PutDirtyString(key, value, rc))
 }
 
 // getString is Get for a key of the String serde given as the string (see putOwnedString): a
@@ -195,7 +195,7 @@ func (c *cachingKeyValueStore) getString(key string) ([]byte, bool, error) {
 	if !c.IsOpen() {
 		return nil, false, storeErr(c.Name(), "get", ErrStoreClosed)
 	}
-	e := c.cache.GetString(c.namespace, key)
+	e := c.named.GetString(key)
 	if c.sensors != nil {
 		c.sensors.CacheGet(e != nil)
 	}
@@ -207,17 +207,17 @@ func (c *cachingKeyValueStore) getString(key string) ([]byte, bool, error) {
 	if err != nil || v == nil {
 		return nil, false, err
 	}
-	return v, true, storeErr(c.Name(), "get", c.cache.PutString(c.namespace, key, cache.NewCleanEntry(v)))
+	return v, true, storeErr(c.Name(), "get", c.named.PutString(key, cache.NewCleanEntry(v)))
 }
 
 func (c *cachingKeyValueStore) put(key, value []byte) error {
 	// The cache copies the key when it adds an entry.
-	return storeErr(c.Name(), "put", c.cache.Put(c.namespace, key, c.entry(value)))
+	return storeErr(c.Name(), "put", c.named.Put(key, c.entry(value)))
 }
 
 // get reads key from the cache, or from below (caching a present value as a clean entry).
 func (c *cachingKeyValueStore) get(key []byte) ([]byte, error) {
-	e := c.cache.Get(c.namespace, key)
+	e := c.named.Get(key)
 	if c.sensors != nil {
 		c.sensors.CacheGet(e != nil)
 	}
@@ -228,7 +228,7 @@ func (c *cachingKeyValueStore) get(key []byte) ([]byte, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	return v, storeErr(c.Name(), "get", c.cache.Put(c.namespace, key, cache.NewCleanEntry(v)))
+	return v, storeErr(c.Name(), "get", c.named.Put(key, cache.NewCleanEntry(v)))
 }
 
 // Get returns the value of key from the cache or from below.
@@ -425,6 +425,8 @@ func (c *cachingKeyValueStore) Close() error { return c.closeThen(c.inner) }
 type cacheSlot struct {
 	cache     *cache.ThreadCache
 	namespace string
+	// named is the layer's named cache in cache, for the reads and writes of the stream thread.
+	named *cache.Named
 }
 
 // flushCache flushes the layer's dirty entries (written below, handed to the flush listener).

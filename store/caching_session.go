@@ -61,7 +61,7 @@ func (c *cachingSessionStore) Init(ctx processor.StateStoreContext, root process
 	if cc, ok := ctx.(storeapi.CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
-		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
+		c.named = c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
 	}
 	return c.inner.Init(ctx, root)
 }
@@ -142,7 +142,7 @@ func (c *cachingSessionStore) Put(session serde.Windowed[[]byte], value []byte) 
 	storeKey := storeapi.SessionStoreKey(session.Key, session.Window.Start, session.Window.End)
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
-	if err := c.cache.Put(c.namespace, c.cacheKey(storeKey), cache.NewEntry(bytes.Clone(value), rc, true)); err != nil {
+	if err := c.named.Put(c.cacheKey(storeKey), cache.NewEntry(bytes.Clone(value), rc, true)); err != nil {
 		return storeErr(c.Name(), "put", err)
 	}
 	c.maxObserved = max(c.maxObserved, session.Window.End)
@@ -166,7 +166,7 @@ func (c *cachingSessionStore) FetchSession(key []byte, start, end int64) ([]byte
 	if !c.IsOpen() {
 		return nil, false, storeErr(c.Name(), "fetchSession", ErrStoreClosed)
 	}
-	if e := c.cache.Get(c.namespace, c.cacheKey(storeapi.SessionStoreKey(key, start, end))); e != nil {
+	if e := c.named.Get(c.cacheKey(storeapi.SessionStoreKey(key, start, end))); e != nil {
 		return e.Value(), e.Value() != nil, nil
 	}
 	return c.inner.FetchSession(key, start, end)

@@ -63,7 +63,7 @@ func (c *cachingWindowStore) Init(ctx processor.StateStoreContext, root processo
 	if cc, ok := ctx.(storeapi.CacheContext); ok && cc.Cache() != nil {
 		c.ctx, c.cache = cc, cc.Cache()
 		c.namespace = cache.NameSpace(ctx.TaskID().String(), c.Name())
-		c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
+		c.named = c.cache.AddDirtyEntryFlushListener(c.namespace, c.flushEntries)
 	}
 	return c.inner.Init(ctx, root)
 }
@@ -145,7 +145,7 @@ func (c *cachingWindowStore) Put(key, value []byte, windowStart int64) error {
 	storeKey := storeapi.WindowStoreKey(key, windowStart, 0)
 	rc := c.ctx.CurrentRecordContext()
 	rc.Headers = rc.Headers.Clone()
-	if err := c.cache.Put(c.namespace, c.cacheKey(storeKey), cache.NewEntry(bytes.Clone(value), rc, true)); err != nil {
+	if err := c.named.Put(c.cacheKey(storeKey), cache.NewEntry(bytes.Clone(value), rc, true)); err != nil {
 		return storeErr(c.Name(), "put", err)
 	}
 	c.maxObserved = max(c.maxObserved, windowStart)
@@ -160,7 +160,7 @@ func (c *cachingWindowStore) Fetch(key []byte, windowStart int64) ([]byte, bool,
 	if !c.IsOpen() {
 		return nil, false, storeErr(c.Name(), "fetch", ErrStoreClosed)
 	}
-	if e := c.cache.Get(c.namespace, c.cacheKey(storeapi.WindowStoreKey(key, windowStart, 0))); e != nil {
+	if e := c.named.Get(c.cacheKey(storeapi.WindowStoreKey(key, windowStart, 0))); e != nil {
 		return e.Value(), e.Value() != nil, nil
 	}
 	return c.inner.Fetch(key, windowStart)

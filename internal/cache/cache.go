@@ -7,18 +7,23 @@
 // of their last write, and the evicted entry flushed first together with every other dirty entry
 // of its named cache.
 //
-// Concurrency: one goroutine (the stream thread) writes; other goroutines (interactive queries)
-// may read (Get and iterators, which only reorder the recency list, as Java's do) at the same
-// time. A mutex guards every operation; it is released while a flush listener runs, so a
-// listener may use the cache again (Java's locks are re-entrant).
+// Concurrency: each named cache has its own mutex, which guards every operation on it and is
+// released while its flush listener runs, so a listener may use the cache again (Java's locks
+// are re-entrant). The executors of a stream thread process different tasks, so they write
+// different named caches and do not wait for each other; interactive queries may read (Get and
+// iterators, which only reorder the recency list, as Java's do) at the same time. The size of
+// the whole cache is an atomic sum; the set of named caches is replaced as a whole when one is
+// created or closed, so finding a namespace takes no lock.
 package cache
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -141,27 +146,38 @@ func NameSpace(taskID, storeName string) string { return taskID + "-" + storeNam
 // per task and caching store) whose sizes add up to at most MaxBytes after every operation that
 // can evict. Java counterpart: org.apache.kafka.streams.state.internals.ThreadCache.
 type ThreadCache struct {
-	mu        sync.Mutex
-	maxBytes  int64
-	sizeBytes int64
-	caches    map[string]*namedCache
-	// last is the named cache used last (nil after Close): a store's Get and Put come in pairs
-	// for the same namespace, which then needs no map lookup (a long string's hash) each time.
-	last *namedCache
+	// mu serializes creating and closing named caches, and reading the counters.
+	mu sync.Mutex
+	// caches holds the named caches by namespace. The map is never changed: creating or closing
+	// a named cache stores a new one (under mu).
+	caches    atomic.Pointer[map[string]*namedCache]
+	maxBytes  atomic.Int64
+	sizeBytes atomic.Int64
+	// gone holds the counters of the named caches closed so far, and of the operations on
+	// namespaces that had no named cache (under mu).
+	gone counters
+}
 
-	puts, gets, evicts, flushes int64
+// counters are the operation counters of a named cache (Java's ThreadCache internal stats).
+type counters struct{ puts, gets, evicts, flushes int64 }
+
+func (c *counters) add(o counters) {
+	c.puts += o.puts
+	c.gets += o.gets
+	c.evicts += o.evicts
+	c.flushes += o.flushes
 }
 
 // lookup returns the named cache of namespace, or nil.
 func (t *ThreadCache) lookup(namespace string) *namedCache {
-	if c := t.last; c != nil && c.name == namespace {
-		return c
-	}
-	c := t.caches[namespace]
-	if c != nil {
-		t.last = c
-	}
-	return c
+	return (*t.caches.Load())[namespace]
+}
+
+// countGone counts an operation on a namespace without a named cache.
+func (t *ThreadCache) countGone(f func(*counters)) {
+	t.mu.Lock()
+	f(&t.gone)
+	t.mu.Unlock()
 }
 
 // New returns a cache of at most maxBytes bytes (Java: statestore.cache.max.bytes, divided
@@ -169,86 +185,70 @@ func (t *ThreadCache) lookup(namespace string) *namedCache {
 // evicts every entry as soon as it is put, so each write reaches the store and its listener
 // at once.
 func New(maxBytes int64) *ThreadCache {
-	return &ThreadCache{maxBytes: max(maxBytes, 0), caches: map[string]*namedCache{}}
+	t := &ThreadCache{}
+	t.maxBytes.Store(max(maxBytes, 0))
+	t.caches.Store(&map[string]*namedCache{})
+	return t
 }
 
 // MaxBytes returns the budget in bytes.
-func (t *ThreadCache) MaxBytes() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.maxBytes
-}
+func (t *ThreadCache) MaxBytes() int64 { return t.maxBytes.Load() }
 
 // SizeBytes returns the accounted size of all named caches in bytes.
-func (t *ThreadCache) SizeBytes() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.sizeBytes
-}
+func (t *ThreadCache) SizeBytes() int64 { return t.sizeBytes.Load() }
 
 // Size returns the number of entries in all named caches. Java: size().
 func (t *ThreadCache) Size() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.size()
-}
-
-func (t *ThreadCache) size() int64 {
 	n := int64(0)
-	for _, c := range t.caches {
+	for _, c := range *t.caches.Load() {
+		c.mu.Lock()
 		n += int64(c.len())
+		c.mu.Unlock()
 	}
 	return n
 }
 
-// Puts, Gets, Evicts and Flushes return the operation counters (Java's internal stats).
-func (t *ThreadCache) Puts() int64 {
+// counters returns the operation counters of all named caches, closed ones included.
+func (t *ThreadCache) counters() counters {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.puts
+	sum := t.gone
+	for _, c := range *t.caches.Load() {
+		c.mu.Lock()
+		sum.add(c.ops)
+		c.mu.Unlock()
+	}
+	return sum
 }
+
+// Puts, Gets, Evicts and Flushes return the operation counters (Java's internal stats).
+func (t *ThreadCache) Puts() int64 { return t.counters().puts }
 
 // Gets returns the number of Get calls.
-func (t *ThreadCache) Gets() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.gets
-}
+func (t *ThreadCache) Gets() int64 { return t.counters().gets }
 
 // Evicts returns the number of entries evicted.
-func (t *ThreadCache) Evicts() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.evicts
-}
+func (t *ThreadCache) Evicts() int64 { return t.counters().evicts }
 
 // Flushes returns the number of Flush calls.
-func (t *ThreadCache) Flushes() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.flushes
-}
+func (t *ThreadCache) Flushes() int64 { return t.counters().flushes }
 
 // NamedCacheSizeBytes returns the accounted size in bytes of one named cache (0 if absent).
 func (t *ThreadCache) NamedCacheSizeBytes(namespace string) int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.caches[namespace]; c != nil {
-		return c.sizeBytes
+	c := t.lookup(namespace)
+	if c == nil {
+		return 0
 	}
-	return 0
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sizeBytes
 }
 
 // Namespaces returns the names of the named caches, sorted.
 func (t *ThreadCache) Namespaces() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.namespaces()
-}
-
-func (t *ThreadCache) namespaces() []string {
-	out := make([]string, 0, len(t.caches))
-	for n := range t.caches {
+	m := *t.caches.Load()
+	out := make([]string, 0, len(m))
+	for n := range m {
 		out = append(out, n)
 	}
 	slices.Sort(out)
@@ -256,64 +256,80 @@ func (t *ThreadCache) namespaces() []string {
 }
 
 func (t *ThreadCache) getOrCreate(namespace string) *namedCache {
-	c := t.lookup(namespace)
-	if c == nil {
-		c = newNamedCache(namespace, &t.mu)
-		t.caches[namespace] = c
+	if c := t.lookup(namespace); c != nil {
+		return c
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := *t.caches.Load()
+	if c := old[namespace]; c != nil {
+		return c
+	}
+	c := newNamedCache(namespace, t)
+	m := make(map[string]*namedCache, len(old)+1)
+	maps.Copy(m, old)
+	m[namespace] = c
+	t.caches.Store(&m)
 	return c
 }
 
 // AddDirtyEntryFlushListener sets the flush listener of a named cache, creating the named cache
-// if needed (the caching store calls it at Init). Java: addDirtyEntryFlushListener.
-func (t *ThreadCache) AddDirtyEntryFlushListener(namespace string, l FlushListener) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.getOrCreate(namespace).listener = l
+// if needed (the caching store calls it at Init), and returns the named cache.
+// Java: addDirtyEntryFlushListener.
+func (t *ThreadCache) AddDirtyEntryFlushListener(namespace string, l FlushListener) *Named {
+	for {
+		c := t.getOrCreate(namespace)
+		c.mu.Lock()
+		if !c.closed {
+			c.listener = l
+			c.mu.Unlock()
+			return &Named{t: t, ns: namespace, c: c}
+		}
+		c.mu.Unlock()
+	}
 }
 
 // Flush hands every dirty entry of the named cache to its listener (in the order of their last
 // write), marks them clean and drops the tombstones. Java: flush(namespace).
 func (t *ThreadCache) Flush(namespace string) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.flushes++
-	c := t.caches[namespace]
-	if c == nil {
-		return nil
+	for {
+		c := t.lookup(namespace)
+		if c == nil {
+			t.countGone(func(n *counters) { n.flushes++ })
+			return nil
+		}
+		if done, err := c.lockedFlush(); done {
+			return err
+		}
 	}
-	old := c.sizeBytes
-	err := c.flush(nil)
-	t.sizeBytes += c.sizeBytes - old
-	return err
 }
 
 // DirtyLen returns the number of dirty entries (written since their last flush, not yet handed
 // to the listener) of the named cache; 0 if it does not exist. A commit flushes caches until
 // none of its task is dirty, because a flush listener may write into another store's cache.
 func (t *ThreadCache) DirtyLen(namespace string) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.caches[namespace]; c != nil {
-		return c.dirtyLen
+	c := t.lookup(namespace)
+	if c == nil {
+		return 0
 	}
-	return 0
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dirtyLen
 }
 
 // Get returns the cached entry of key, or nil, and makes it the most recently used.
 // Java: get(namespace, key).
 func (t *ThreadCache) Get(namespace string, key []byte) *Entry {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.gets++
-	if key == nil {
-		return nil
+	for {
+		c := t.lookup(namespace)
+		if c == nil {
+			t.countGone(func(n *counters) { n.gets++ })
+			return nil
+		}
+		if e, ok := c.lockedGet(key); ok {
+			return e
+		}
 	}
-	c := t.lookup(namespace)
-	if c == nil {
-		return nil
-	}
-	return c.get(key)
 }
 
 // Put caches entry under key (most recently used; a dirty entry moves the key to the end of the
@@ -322,32 +338,22 @@ func (t *ThreadCache) Get(namespace string, key []byte) *Entry {
 // The cache copies key when it adds a new entry (callers may reuse the slice); the key handed to
 // the flush listener is that copy. Java: put(namespace, key, value).
 func (t *ThreadCache) Put(namespace string, key []byte, entry *Entry) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.puts++
-	c := t.getOrCreate(namespace)
-	old := c.sizeBytes
-	if err := c.put(key, entry); err != nil {
-		return err
+	for {
+		if done, err := t.getOrCreate(namespace).lockedPut(key, "", false, entry); done {
+			return err
+		}
 	}
-	t.sizeBytes += c.sizeBytes - old
-	return t.maybeEvict(c)
 }
 
 // PutDirty is Put of a dirty entry (NewEntry(value, ctx, true)) that may reuse the memory of
 // the key's current entry instead of allocating one: the cache keeps value, and an *Entry a
 // caller got earlier for this key must not be used after the call.
 func (t *ThreadCache) PutDirty(namespace string, key, value []byte, ctx processor.RecordContext) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.puts++
-	c := t.getOrCreate(namespace)
-	old := c.sizeBytes
-	if err := c.putDirty(key, value, ctx); err != nil {
-		return err
+	for {
+		if done, err := t.getOrCreate(namespace).lockedPutDirty(key, "", false, value, ctx); done {
+			return err
+		}
 	}
-	t.sizeBytes += c.sizeBytes - old
-	return t.maybeEvict(c)
 }
 
 // StringBytes returns the bytes of s without a copy, for the *String methods: they must never be
@@ -372,82 +378,207 @@ func (t *ThreadCache) GetString(namespace, key string) *Entry {
 // no memory beyond its own bytes (not a slice of a larger string), which the cache would keep
 // alive without counting it.
 func (t *ThreadCache) PutString(namespace, key string, entry *Entry) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.puts++
-	c := t.getOrCreate(namespace)
-	old := c.sizeBytes
-	if err := c.putKept(StringBytes(key), key, entry); err != nil {
-		return err
+	for {
+		if done, err := t.getOrCreate(namespace).lockedPut(StringBytes(key), key, true, entry); done {
+			return err
+		}
 	}
-	t.sizeBytes += c.sizeBytes - old
-	return t.maybeEvict(c)
 }
 
 // PutDirtyString is PutDirty of the key whose bytes are those of key, kept as PutString keeps it.
 func (t *ThreadCache) PutDirtyString(namespace, key string, value []byte, ctx processor.RecordContext) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.puts++
-	c := t.getOrCreate(namespace)
-	old := c.sizeBytes
-	if err := c.putDirtyKept(StringBytes(key), key, true, value, ctx); err != nil {
-		return err
+	for {
+		if done, err := t.getOrCreate(namespace).lockedPutDirty(StringBytes(key), key, true, value, ctx); done {
+			return err
+		}
 	}
-	t.sizeBytes += c.sizeBytes - old
-	return t.maybeEvict(c)
 }
 
 // PutIfAbsent caches entry only if key has no entry and returns the existing entry, or nil.
 // Java: putIfAbsent(namespace, key, value).
 func (t *ThreadCache) PutIfAbsent(namespace string, key []byte, entry *Entry) (*Entry, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.getOrCreate(namespace)
-	old := c.sizeBytes
-	existing := c.get(key)
-	if existing == nil {
-		if err := c.put(key, entry); err != nil {
-			t.sizeBytes += c.sizeBytes - old
-			return nil, err
+	for {
+		c := t.getOrCreate(namespace)
+		if existing, done, err := c.lockedPutIfAbsent(key, entry); done {
+			return existing, err
 		}
 	}
-	t.sizeBytes += c.sizeBytes - old
-	if err := t.maybeEvict(c); err != nil {
-		return existing, err
-	}
-	if existing == nil {
-		t.puts++
-	}
-	return existing, nil
 }
 
 // Delete removes key from the named cache without flushing it and returns its entry, or nil.
 // Java: delete(namespace, key).
 func (t *ThreadCache) Delete(namespace string, key []byte) *Entry {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.caches[namespace]
+	c := t.lookup(namespace)
 	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
 		return nil
 	}
 	old := c.sizeBytes
 	e := c.deleteKey(key)
-	t.sizeBytes += c.sizeBytes - old
+	c.account(old)
 	return e
 }
 
+// Named is one named cache of a ThreadCache, as AddDirtyEntryFlushListener returns it: a
+// caching store's handle. Its methods are the ThreadCache's methods of the same names for its
+// namespace, without finding the namespace on every call. Once the namespace is closed they
+// find it again, as the ThreadCache's methods do (a write then creates it anew).
+type Named struct {
+	t  *ThreadCache
+	ns string
+	c  *namedCache
+}
+
+// Get is ThreadCache.Get of the named cache.
+func (n *Named) Get(key []byte) *Entry {
+	if e, ok := n.c.lockedGet(key); ok {
+		return e
+	}
+	return n.t.Get(n.ns, key)
+}
+
+// GetString is ThreadCache.GetString of the named cache.
+func (n *Named) GetString(key string) *Entry { return n.Get(StringBytes(key)) }
+
+// Put is ThreadCache.Put of the named cache.
+func (n *Named) Put(key []byte, entry *Entry) error {
+	if done, err := n.c.lockedPut(key, "", false, entry); done {
+		return err
+	}
+	return n.t.Put(n.ns, key, entry)
+}
+
+// PutString is ThreadCache.PutString of the named cache.
+func (n *Named) PutString(key string, entry *Entry) error {
+	if done, err := n.c.lockedPut(StringBytes(key), key, true, entry); done {
+		return err
+	}
+	return n.t.PutString(n.ns, key, entry)
+}
+
+// PutDirty is ThreadCache.PutDirty of the named cache.
+func (n *Named) PutDirty(key, value []byte, ctx processor.RecordContext) error {
+	if done, err := n.c.lockedPutDirty(key, "", false, value, ctx); done {
+		return err
+	}
+	return n.t.PutDirty(n.ns, key, value, ctx)
+}
+
+// PutDirtyString is ThreadCache.PutDirtyString of the named cache.
+func (n *Named) PutDirtyString(key string, value []byte, ctx processor.RecordContext) error {
+	if done, err := n.c.lockedPutDirty(StringBytes(key), key, true, value, ctx); done {
+		return err
+	}
+	return n.t.PutDirtyString(n.ns, key, value, ctx)
+}
+
+// lockedGet is get under c's lock; ok is false, and nothing done, when c is closed.
+func (c *namedCache) lockedGet(key []byte) (e *Entry, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false
+	}
+	c.ops.gets++
+	if key == nil {
+		return nil, true
+	}
+	return c.get(key), true
+}
+
+// lockedPut is putAs under c's lock, then maybeEvict; done is false, and nothing done, when c is
+// closed.
+func (c *namedCache) lockedPut(key []byte, kstr string, kept bool, e *Entry) (done bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false, nil
+	}
+	c.ops.puts++
+	old := c.sizeBytes
+	err = c.putAs(key, kstr, kept, e)
+	c.account(old)
+	if err != nil {
+		return true, err
+	}
+	return true, c.maybeEvict()
+}
+
+// lockedPutDirty is putDirtyKept under c's lock, then maybeEvict; done is false, and nothing
+// done, when c is closed.
+func (c *namedCache) lockedPutDirty(key []byte, kstr string, kept bool, value []byte, ctx processor.RecordContext) (done bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false, nil
+	}
+	c.ops.puts++
+	old := c.sizeBytes
+	err = c.putDirtyKept(key, kstr, kept, value, ctx)
+	c.account(old)
+	if err != nil {
+		return true, err
+	}
+	return true, c.maybeEvict()
+}
+
+// lockedPutIfAbsent is PutIfAbsent under c's lock; done is false, and nothing done, when c is
+// closed.
+func (c *namedCache) lockedPutIfAbsent(key []byte, entry *Entry) (existing *Entry, done bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false, nil
+	}
+	existing = c.get(key)
+	if existing == nil {
+		old := c.sizeBytes
+		err := c.put(key, entry)
+		c.account(old)
+		if err != nil {
+			return nil, true, err
+		}
+	}
+	if err := c.maybeEvict(); err != nil {
+		return existing, true, err
+	}
+	if existing == nil {
+		c.ops.puts++
+	}
+	return existing, true, nil
+}
+
+// lockedFlush is flush(nil) under c's lock, counted as a Flush call; done is false, and nothing
+// done, when c is closed.
+func (c *namedCache) lockedFlush() (done bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false, nil
+	}
+	c.ops.flushes++
+	old := c.sizeBytes
+	err = c.flush(nil)
+	c.account(old)
+	return true, err
+}
+
 // maybeEvict evicts from c (and only from c: a put may have caused puts into other named caches
-// through a flush listener) while the total is over budget. Java: maybeEvict.
-func (t *ThreadCache) maybeEvict(c *namedCache) error {
-	for t.sizeBytes > t.maxBytes {
+// through a flush listener) while the whole cache is over budget. The caller holds c's lock.
+// Java: maybeEvict.
+func (c *namedCache) maybeEvict() error {
+	for c.t.sizeBytes.Load() > c.t.maxBytes.Load() {
 		if c.len() == 0 {
 			return nil
 		}
 		old := c.sizeBytes
 		err := c.evict()
-		t.sizeBytes += c.sizeBytes - old
-		t.evicts++
+		c.account(old)
+		c.ops.evicts++
 		if err != nil {
 			return err
 		}
@@ -458,26 +589,40 @@ func (t *ThreadCache) maybeEvict(c *namedCache) error {
 // Resize changes the budget; when it shrinks, entries are evicted from the named caches in turn
 // (one entry per named cache per round, names in sorted order; Java walks its hash map) until
 // the cache fits. Java: resize(newCacheSizeBytes).
+//
+// Each named cache is locked only while one entry is evicted from it (a flush listener may
+// write into other named caches); a named cache closed meanwhile is skipped.
 func (t *ThreadCache) Resize(maxBytes int64) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	shrink := maxBytes < t.maxBytes
-	t.maxBytes = max(maxBytes, 0)
+	shrink := maxBytes < t.maxBytes.Load()
+	t.maxBytes.Store(max(maxBytes, 0))
 	if !shrink {
 		return nil
 	}
-	names := t.namespaces()
-	for i := 0; t.sizeBytes > t.maxBytes && t.size() > 0; i++ {
-		c := t.caches[names[i%len(names)]]
-		old := c.sizeBytes
-		err := c.evict()
-		t.sizeBytes += c.sizeBytes - old
-		t.evicts++
-		if err != nil {
+	names := t.Namespaces()
+	for i := 0; len(names) > 0 && t.sizeBytes.Load() > t.maxBytes.Load() && t.Size() > 0; i++ {
+		c := t.lookup(names[i%len(names)])
+		if c == nil {
+			continue
+		}
+		if err := c.lockedEvictOne(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// lockedEvictOne evicts c's least recently used entry, if any, under c's lock.
+func (c *namedCache) lockedEvictOne() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.len() == 0 {
+		return nil
+	}
+	c.ops.evicts++
+	old := c.sizeBytes
+	err := c.evict()
+	c.account(old)
+	return err
 }
 
 // Close drops a named cache and its listener without flushing (the caching store flushes first).
@@ -485,15 +630,20 @@ func (t *ThreadCache) Resize(maxBytes int64) error {
 func (t *ThreadCache) Close(namespace string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := t.caches[namespace]
+	old := *t.caches.Load()
+	c := old[namespace]
 	if c == nil {
 		return
 	}
-	delete(t.caches, namespace)
-	if t.last == c {
-		t.last = nil
-	}
-	t.sizeBytes -= c.sizeBytes
+	m := make(map[string]*namedCache, len(old))
+	maps.Copy(m, old)
+	delete(m, namespace)
+	t.caches.Store(&m)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	t.gone.add(c.ops)
+	t.sizeBytes.Add(-c.sizeBytes)
 	c.clear()
 	c.listener = nil
 }
@@ -501,13 +651,13 @@ func (t *ThreadCache) Close(namespace string) {
 // Clear drops every entry of a named cache without flushing, keeping its listener.
 // Java: clear(namespace).
 func (t *ThreadCache) Clear(namespace string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.caches[namespace]
+	c := t.lookup(namespace)
 	if c == nil {
 		return
 	}
-	t.sizeBytes -= c.sizeBytes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t.sizeBytes.Add(-c.sizeBytes)
 	c.clear()
 }
 
@@ -520,12 +670,12 @@ func (t *ThreadCache) Range(namespace string, from, to []byte) *Iterator {
 // RangeInclusive is Range with a choice of an inclusive or exclusive upper bound (the exclusive
 // form serves prefix scans). Java: range(namespace, from, to, toInclusive).
 func (t *ThreadCache) RangeInclusive(namespace string, from, to []byte, toInclusive bool) *Iterator {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.caches[namespace]
+	c := t.lookup(namespace)
 	if c == nil {
 		return &Iterator{}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return &Iterator{keys: c.keysBetween(from, to, toInclusive), c: c}
 }
 
@@ -556,12 +706,12 @@ const PageKeys = 256
 // ahead of the iterator between two pages is seen, unlike Range's; the interactive queries,
 // which read while the stream thread keeps off the cache, see exactly Range's entries.
 func (t *ThreadCache) RangePaged(namespace string, from, to []byte, toInclusive, reverse bool) *Iterator {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.caches[namespace]
+	c := t.lookup(namespace)
 	if c == nil {
 		return &Iterator{}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	p := &pager{toInclusive: toInclusive, reverse: reverse}
 	if from != nil {
 		s := string(from)
@@ -679,9 +829,16 @@ func (n *lruNode) size() int64 { return int64(len(n.key)) + 24 + n.entry.size }
 
 // namedCache is the cache of one store in one task. Java counterpart: NamedCache.
 type namedCache struct {
-	mu    *sync.Mutex // the ThreadCache's; held by every caller except around the listener
-	name  string
-	nodes map[string]*lruNode
+	// mu guards the named cache; held by every caller except around the listener.
+	mu sync.Mutex
+	// t is the thread cache, whose budget and total size the named cache's writes and evictions
+	// read and update.
+	t *ThreadCache
+	// closed is set when ThreadCache.Close drops the named cache: its operations then do
+	// nothing and report so (the callers find the namespace again).
+	closed bool
+	name   string
+	nodes  map[string]*lruNode
 	// index holds the keys in order for range scans; nil until the first range scan of the
 	// named cache (then built from nodes and maintained), so that caches that are never
 	// scanned (most key-value stores) do not pay for it on every new key.
@@ -707,10 +864,21 @@ type namedCache struct {
 	topicLen int64
 
 	hits, misses, overwrites, flushes int64
+	// ops are the ThreadCache's counters of the operations on this named cache.
+	ops counters
 }
 
-func newNamedCache(name string, mu *sync.Mutex) *namedCache {
-	return &namedCache{mu: mu, name: name, nodes: map[string]*lruNode{}}
+func newNamedCache(name string, t *ThreadCache) *namedCache {
+	return &namedCache{t: t, name: name, nodes: map[string]*lruNode{}}
+}
+
+// account adds the change of c's size since it was old to the whole cache's size. Operations
+// call it once they return, as Java does: the whole cache's size does not change while a flush
+// listener they call runs.
+func (c *namedCache) account(old int64) {
+	if d := c.sizeBytes - old; d != 0 {
+		c.t.sizeBytes.Add(d)
+	}
 }
 
 func (c *namedCache) len() int { return len(c.nodes) }
@@ -839,11 +1007,11 @@ func (c *namedCache) putDirtyKept(key []byte, kstr string, kept bool, value []by
 	size := 1 + int64(len(value)) + residentSizeOf(ctx, c.topicLen)
 	if n := c.find(key); n != nil && c.flushing == 0 && c.index == nil {
 		c.overwrites++
-		c.sizeBytes -= n.size()
+		old := n.size()
 		*n.entry = Entry{value: value, ctx: ctx, dirty: true, size: size}
 		c.touch(n)
 		c.markDirty(n)
-		c.sizeBytes += n.size()
+		c.sizeBytes += n.size() - old
 		return nil
 	}
 	e := &Entry{value: value, ctx: ctx, dirty: true, size: size}
@@ -870,9 +1038,10 @@ func (c *namedCache) putAs(key []byte, kstr string, kept bool, e *Entry) error {
 	if !e.dirty && n != nil && n.inDirty {
 		return fmt.Errorf("%w: key %x, namespace %s", ErrCleanOverDirty, key, c.name)
 	}
+	old := int64(0)
 	if n != nil {
 		c.overwrites++
-		c.sizeBytes -= n.size()
+		old = n.size()
 		n.entry = e
 		c.touch(n)
 	} else {
@@ -894,7 +1063,7 @@ func (c *namedCache) putAs(key []byte, kstr string, kept bool, e *Entry) error {
 	if e.dirty {
 		c.markDirty(n)
 	}
-	c.sizeBytes += n.size()
+	c.sizeBytes += n.size() - old
 	return nil
 }
 

@@ -302,6 +302,145 @@ func TestConcurrentReaders(t *testing.T) {
 	}
 }
 
+// The executors of a stream thread write different named caches of one thread cache at the
+// same time (each its own, evicting and flushing under the shared budget) while interactive
+// queries read and the budget shrinks: every last write of every key reaches its listener, the
+// whole cache's size is the sum of the named caches', and the counters count every operation.
+func TestConcurrentWriters(t *testing.T) {
+	const writers, keys, writes = 4, 300, 5000
+	c := New(16 << 10)
+	last := make([]map[string]string, writers)
+	handles := make([]*Named, writers)
+	for w := range writers {
+		last[w] = map[string]string{}
+		ns := fmt.Sprintf("1_%d-counts", w)
+		handles[w] = c.AddDirtyEntryFlushListener(ns, func(entries []DirtyEntry) error {
+			for _, d := range entries {
+				last[w][string(d.Key)] = string(d.NewValue)
+			}
+			return nil
+		})
+	}
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			for w := range writers {
+				ns := fmt.Sprintf("1_%d-counts", w)
+				c.Get(ns, []byte("k7"))
+				it := c.All(ns)
+				for it.HasNext() {
+					it.Next()
+				}
+			}
+			_ = c.SizeBytes() + c.Size() + c.Puts()
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ns := fmt.Sprintf("1_%d-counts", w)
+			for i := range writes {
+				k := fmt.Sprintf("k%d", i%keys)
+				v := []byte(fmt.Sprintf("%d-%d", w, i))
+				var err error
+				switch i % 3 {
+				case 0:
+					err = handles[w].PutDirtyString(k, v, processor.RecordContext{Topic: "t"})
+				case 1:
+					err = handles[w].PutDirty([]byte(k), v, processor.RecordContext{Topic: "t"})
+				default:
+					err = c.Put(ns, []byte(k), NewEntry(v, processor.RecordContext{Topic: "t"}, true))
+				}
+				if err == nil && i%500 == 0 {
+					err = c.Flush(ns)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				handles[w].GetString(fmt.Sprintf("k%d", (i*7)%keys))
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := c.Resize(12 << 10); err != nil {
+			t.Error(err)
+		}
+	}()
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	sum := int64(0)
+	for _, ns := range c.Namespaces() {
+		sum += c.NamedCacheSizeBytes(ns)
+	}
+	if sum != c.SizeBytes() {
+		t.Fatalf("named caches hold %d bytes, the thread cache counts %d", sum, c.SizeBytes())
+	}
+	if c.SizeBytes() > c.MaxBytes() {
+		t.Errorf("size %d over the budget %d after every write evicted", c.SizeBytes(), c.MaxBytes())
+	}
+	if got, want := c.Puts(), int64(writers*writes); got != want {
+		t.Errorf("Puts() = %d, want %d", got, want)
+	}
+	if c.Evicts() == 0 {
+		t.Error("nothing was evicted: the budget does not exercise eviction")
+	}
+	for w := range writers {
+		if err := c.Flush(fmt.Sprintf("1_%d-counts", w)); err != nil {
+			t.Fatal(err)
+		}
+		for k := range keys {
+			i := writes - keys + k // the last write of key k
+			key, want := fmt.Sprintf("k%d", i%keys), fmt.Sprintf("%d-%d", w, i)
+			if got := last[w][key]; got != want {
+				t.Fatalf("writer %d: key %s flushed as %q, want its last write %q", w, key, got, want)
+			}
+		}
+	}
+}
+
+// A Named handle whose namespace was closed acts as the ThreadCache's methods do: a read finds
+// nothing, a write creates the named cache anew, and the sizes and counters stay right.
+func TestNamedAfterClose(t *testing.T) {
+	c := New(1 << 20)
+	n := c.AddDirtyEntryFlushListener("0_0-s", func([]DirtyEntry) error { return nil })
+	if err := n.PutString("a", NewEntry([]byte("1"), processor.RecordContext{}, true)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close("0_0-s")
+	if c.SizeBytes() != 0 || c.Size() != 0 {
+		t.Fatalf("after Close: size %d bytes, %d entries; want 0", c.SizeBytes(), c.Size())
+	}
+	if e := n.GetString("a"); e != nil {
+		t.Fatalf("a closed named cache returned %q", e.Value())
+	}
+	if err := n.Put([]byte("b"), NewCleanEntry([]byte("2"))); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Get("0_0-s", []byte("b")); e == nil || string(e.Value()) != "2" {
+		t.Fatalf("a write through the closed handle is not in the new named cache: %v", e)
+	}
+	if got := c.NamedCacheSizeBytes("0_0-s"); got != c.SizeBytes() || got == 0 {
+		t.Fatalf("named cache %d bytes, thread cache %d", got, c.SizeBytes())
+	}
+	if c.Puts() != 2 || c.Gets() != 2 {
+		t.Fatalf("puts %d, gets %d; want 2 and 2 (the closed cache's counted)", c.Puts(), c.Gets())
+	}
+}
+
 // A panicking listener leaves the cache usable (the lock is balanced), so an engine that
 // recovers the panic can go on.
 func TestListenerPanicKeepsLockBalanced(t *testing.T) {
@@ -449,9 +588,10 @@ func TestStringKeysAreKept(t *testing.T) {
 	if k := flushed[1].Key; string(k) != "www" || unsafe.SliceData(k) == unsafe.StringData(word) {
 		t.Errorf("flushed key %q: want a copy of its own, not the string's memory", k)
 	}
-	c.mu.Lock()
-	n := c.caches["ns"].nodes["www"]
-	c.mu.Unlock()
+	nc := c.lookup("ns")
+	nc.mu.Lock()
+	n := nc.nodes["www"]
+	nc.mu.Unlock()
 	if n == nil || unsafe.StringData(n.skey) != unsafe.StringData(word) {
 		t.Errorf("the map key of www is not the string put (a copy was made)")
 	}
