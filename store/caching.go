@@ -425,7 +425,8 @@ func (c *cachingKeyValueStore) Close() error { return c.closeThen(c.inner) }
 type cacheSlot struct {
 	cache     *cache.ThreadCache
 	namespace string
-	// named is the layer's named cache in cache, for the reads and writes of the stream thread.
+	// named is the layer's named cache in cache (reads, writes and the clean entries a read
+	// caches).
 	named *cache.Named
 }
 

@@ -144,7 +144,8 @@ func NameSpace(taskID, storeName string) string { return taskID + "-" + storeNam
 
 // ThreadCache is the byte-budgeted record cache of one stream thread: a set of named caches (one
 // per task and caching store) whose sizes add up to at most MaxBytes after every operation that
-// can evict. Java counterpart: org.apache.kafka.streams.state.internals.ThreadCache.
+// can evict (once the operations running at the same time, on other named caches, have
+// returned too). Java counterpart: org.apache.kafka.streams.state.internals.ThreadCache.
 type ThreadCache struct {
 	// mu serializes creating and closing named caches, and reading the counters.
 	mu sync.Mutex
@@ -575,10 +576,10 @@ func (c *namedCache) maybeEvict() error {
 		if c.len() == 0 {
 			return nil
 		}
+		c.ops.evicts++ // before the listener runs, in case it closes c
 		old := c.sizeBytes
 		err := c.evict()
 		c.account(old)
-		c.ops.evicts++
 		if err != nil {
 			return err
 		}
@@ -591,7 +592,10 @@ func (c *namedCache) maybeEvict() error {
 // the cache fits. Java: resize(newCacheSizeBytes).
 //
 // Each named cache is locked only while one entry is evicted from it (a flush listener may
-// write into other named caches); a named cache closed meanwhile is skipped.
+// write into other named caches); a named cache closed meanwhile is skipped. The goroutine that
+// writes the cache calls it, between two operations: an eviction while a flush listener of the
+// same named cache runs would be counted twice in the whole cache's size (Java resizes from
+// the stream thread, holding the named cache's re-entrant lock throughout).
 func (t *ThreadCache) Resize(maxBytes int64) error {
 	shrink := maxBytes < t.maxBytes.Load()
 	t.maxBytes.Store(max(maxBytes, 0))
@@ -615,10 +619,13 @@ func (t *ThreadCache) Resize(maxBytes int64) error {
 func (c *namedCache) lockedEvictOne() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || c.len() == 0 {
+	if c.closed {
 		return nil
 	}
-	c.ops.evicts++
+	c.ops.evicts++ // every step counts, an empty named cache's too, as in Java
+	if c.len() == 0 {
+		return nil
+	}
 	old := c.sizeBytes
 	err := c.evict()
 	c.account(old)

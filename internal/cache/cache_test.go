@@ -304,7 +304,7 @@ func TestConcurrentReaders(t *testing.T) {
 
 // The executors of a stream thread write different named caches of one thread cache at the
 // same time (each its own, evicting and flushing under the shared budget) while interactive
-// queries read and the budget shrinks: every last write of every key reaches its listener, the
+// queries read, then the budget shrinks: every last write of every key reaches its listener, the
 // whole cache's size is the sum of the named caches', and the counters count every operation.
 func TestConcurrentWriters(t *testing.T) {
 	const writers, keys, writes = 4, 300, 5000
@@ -372,14 +372,10 @@ func TestConcurrentWriters(t *testing.T) {
 			}
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := c.Resize(12 << 10); err != nil {
-			t.Error(err)
-		}
-	}()
 	wg.Wait()
+	if err := c.Resize(12 << 10); err != nil { // between two writes, as the stream thread does
+		t.Fatal(err)
+	}
 	close(done)
 	readers.Wait()
 	sum := int64(0)
@@ -409,6 +405,26 @@ func TestConcurrentWriters(t *testing.T) {
 				t.Fatalf("writer %d: key %s flushed as %q, want its last write %q", w, key, got, want)
 			}
 		}
+	}
+}
+
+// Resize walks the named caches in sorted order and counts every step as an eviction, an
+// empty named cache's too (Java's resize counts numEvicts per step of its walk; its order is
+// its hash map's, which the traces therefore leave out): a, b, a, b, a for three entries in a.
+func TestResizeCountsEveryStep(t *testing.T) {
+	c := New(1 << 20)
+	c.AddDirtyEntryFlushListener("0_0-a", func([]DirtyEntry) error { return nil })
+	c.AddDirtyEntryFlushListener("0_0-b", func([]DirtyEntry) error { return nil })
+	for _, k := range []string{"k1", "k2", "k3"} {
+		if err := c.Put("0_0-a", []byte(k), NewCleanEntry([]byte("v"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Resize(0); err != nil {
+		t.Fatal(err)
+	}
+	if c.Evicts() != 5 || c.SizeBytes() != 0 || c.Size() != 0 {
+		t.Fatalf("after Resize(0): %d evictions, %d bytes, %d entries; want 5, 0, 0", c.Evicts(), c.SizeBytes(), c.Size())
 	}
 }
 
