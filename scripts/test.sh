@@ -25,13 +25,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 [ "$GOTOOLCHAIN" = local ] && export GOTOOLCHAIN=go1.27.3
-# The tests (and the applications they start as child processes) run with GOMAXPROCS=3 unless
-# the caller sets it: num.task.executors defaults to (GOMAXPROCS-1)/num.stream.threads, which on
-# a 2-CPU machine is 1, the serial stream thread; with 3, single-thread applications process
-# their tasks on 2 executors, so parallel execution is what the end-to-end tests check here.
-# go test still runs as many test binaries at once as there are CPUs (-p, which would follow
-# GOMAXPROCS).
-export GOMAXPROCS=${GOMAXPROCS:-3}
+# The tests (and the applications they start as child processes) run with GOMAXPROCS=2 unless
+# the caller sets it: num.task.executors defaults to GOMAXPROCS/num.stream.threads, so
+# single-thread applications process their tasks on 2 executors whatever the machine, and
+# parallel execution is what the end-to-end tests check here. go test still runs as many test
+# binaries at once as there are CPUs (-p, which would follow GOMAXPROCS).
+export GOMAXPROCS=${GOMAXPROCS:-2}
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-p=$(nproc)"
 
 # The analyser's version (honnef.co/go/tools); staticcheck.conf says which checks run and why.

@@ -213,7 +213,7 @@ func (s summary) String(cs []contender) string {
 		rounds = fmt.Sprintf(", min / median / max of %d rounds", s.o.rounds)
 	}
 	fmt.Fprintf(&sb, "\nthroughput (lines/s%s), CPU s per million lines, peak RSS MiB (median);\n", rounds)
-	fmt.Fprintf(&sb, "go tN is ours at num.stream.threads N with num.task.executors at its default, (GOMAXPROCS-1)/N and at least 1 (GOMAXPROCS %d here); go tNeE with E executors:\n", goruntime.GOMAXPROCS(0))
+	fmt.Fprintf(&sb, "go tN is ours at num.stream.threads N with num.task.executors at its default, GOMAXPROCS/N and at least 1 (GOMAXPROCS %d here); go tNeE with E executors:\n", goruntime.GOMAXPROCS(0))
 	for _, g := range s.o.guarantees {
 		for _, c := range cs {
 			rs := s.runs[g][c.label()]
