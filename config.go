@@ -153,12 +153,12 @@ type Config struct {
 	// barrier); a commit's record-cache and store flushes run on the executors too, one task
 	// per goroutine. Default 0: GOMAXPROCS divided by NumStreamThreads, at least 1; 1 processes
 	// the thread's tasks one after another, as Java's classic stream thread. Measured on 2 CPUs
-	// with the broker on them (the word count, 1 000 000 lines, 3 interleaved runs each), a
-	// second executor on one thread gave 12-23% more throughput under at-least-once and 10-20%
-	// under exactly-once, for 1-13% more CPU per record. With more than one, the exception
-	// handlers, a StreamPartitioner and the processors downstream of a cached store (which
-	// forward its flushed records at commit) may be called from several goroutines at once, for
-	// different tasks. Must not be negative. Java counterpart: the processing threads of
+	// with the broker on them (the word count, 1 000 000 lines, two runs of 3 interleaved
+	// rounds), a second executor on one thread gave 11-13% more throughput under at-least-once
+	// and 2-10% under exactly-once (medians), for 3-14% more CPU per record. With more than one,
+	// the exception handlers, a StreamPartitioner and the processors downstream of a cached store
+	// (which forward its flushed records at commit) may be called from several goroutines at
+	// once, for different tasks. Must not be negative. Java counterpart: the processing threads of
 	// TaskManager's TaskExecutors (internal flag __processing.threads.enabled__, Kafka 3.7+).
 	NumTaskExecutors int
 	// ProcessingGuarantee is processing.guarantee; default AtLeastOnce.
