@@ -174,6 +174,15 @@ func (t *ThreadCache) lookup(namespace string) *namedCache {
 	return (*t.caches.Load())[namespace]
 }
 
+// locked returns the named cache of namespace with its lock held, or nil; the caller unlocks it.
+func (t *ThreadCache) locked(namespace string) *namedCache {
+	c := t.lookup(namespace)
+	if c != nil {
+		c.mu.Lock()
+	}
+	return c
+}
+
 // countGone counts an operation on a namespace without a named cache.
 func (t *ThreadCache) countGone(f func(*counters)) {
 	t.mu.Lock()
@@ -236,11 +245,10 @@ func (t *ThreadCache) Flushes() int64 { return t.counters().flushes }
 
 // NamedCacheSizeBytes returns the accounted size in bytes of one named cache (0 if absent).
 func (t *ThreadCache) NamedCacheSizeBytes(namespace string) int64 {
-	c := t.lookup(namespace)
+	c := t.locked(namespace)
 	if c == nil {
 		return 0
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sizeBytes
 }
@@ -309,11 +317,10 @@ func (t *ThreadCache) Flush(namespace string) error {
 // to the listener) of the named cache; 0 if it does not exist. A commit flushes caches until
 // none of its task is dirty, because a flush listener may write into another store's cache.
 func (t *ThreadCache) DirtyLen(namespace string) int {
-	c := t.lookup(namespace)
+	c := t.locked(namespace)
 	if c == nil {
 		return 0
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.dirtyLen
 }
@@ -409,11 +416,10 @@ func (t *ThreadCache) PutIfAbsent(namespace string, key []byte, entry *Entry) (*
 // Delete removes key from the named cache without flushing it and returns its entry, or nil.
 // Java: delete(namespace, key).
 func (t *ThreadCache) Delete(namespace string, key []byte) *Entry {
-	c := t.lookup(namespace)
+	c := t.locked(namespace)
 	if c == nil {
 		return nil
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil
@@ -658,11 +664,10 @@ func (t *ThreadCache) Close(namespace string) {
 // Clear drops every entry of a named cache without flushing, keeping its listener.
 // Java: clear(namespace).
 func (t *ThreadCache) Clear(namespace string) {
-	c := t.lookup(namespace)
+	c := t.locked(namespace)
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t.sizeBytes.Add(-c.sizeBytes)
 	c.clear()
@@ -677,11 +682,10 @@ func (t *ThreadCache) Range(namespace string, from, to []byte) *Iterator {
 // RangeInclusive is Range with a choice of an inclusive or exclusive upper bound (the exclusive
 // form serves prefix scans). Java: range(namespace, from, to, toInclusive).
 func (t *ThreadCache) RangeInclusive(namespace string, from, to []byte, toInclusive bool) *Iterator {
-	c := t.lookup(namespace)
+	c := t.locked(namespace)
 	if c == nil {
 		return &Iterator{}
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	return &Iterator{keys: c.keysBetween(from, to, toInclusive), c: c}
 }
@@ -713,11 +717,10 @@ const PageKeys = 256
 // ahead of the iterator between two pages is seen, unlike Range's; the interactive queries,
 // which read while the stream thread keeps off the cache, see exactly Range's entries.
 func (t *ThreadCache) RangePaged(namespace string, from, to []byte, toInclusive, reverse bool) *Iterator {
-	c := t.lookup(namespace)
+	c := t.locked(namespace)
 	if c == nil {
 		return &Iterator{}
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := &pager{toInclusive: toInclusive, reverse: reverse}
 	if from != nil {
