@@ -999,17 +999,12 @@ func (c *namedCache) unmarkDirty(n *lruNode) {
 // already contains a dirty entry for the same key".
 var ErrCleanOverDirty = errors.New("cache: attempting to put a clean entry over a dirty entry")
 
-// putDirty caches a dirty entry of value written in context ctx under key. An existing key's
-// entry is overwritten in place, saving an allocation per write of a hot key, when nobody can
-// hold it: no flush listener runs (it was handed entries) and no range scan was ever made (an
-// iterator keeps the entry it peeked; the index exists once one was). Otherwise, and for a new
-// key, it is put as a new entry.
-func (c *namedCache) putDirty(key, value []byte, ctx processor.RecordContext) error {
-	return c.putDirtyKept(key, "", false, value, ctx)
-}
-
-// putDirtyKept is putDirty; with kept, kstr is a string of key's bytes that a new node keeps
-// as its map key instead of a copy (see putKept).
+// putDirtyKept caches a dirty entry of value written in context ctx under key. An existing
+// key's entry is overwritten in place, saving an allocation per write of a hot key, when nobody
+// can hold it: no flush listener runs (it was handed entries) and no range scan was ever made
+// (an iterator keeps the entry it peeked; the index exists once one was). Otherwise, and for a
+// new key, it is put as a new entry. With kept, kstr is a string of key's bytes that a new node
+// keeps as its map key instead of a copy (see putKept).
 func (c *namedCache) putDirtyKept(key []byte, kstr string, kept bool, value []byte, ctx processor.RecordContext) error {
 	if ctx.Topic != c.topic {
 		c.topic, c.topicLen = ctx.Topic, utf16Len(ctx.Topic)
