@@ -658,7 +658,7 @@ func (q cachingQueryView) Get(key []byte) ([]byte, bool, error) {
 	if !q.c.IsOpen() {
 		return nil, false, storeErr(q.c.Name(), "get", ErrStoreClosed)
 	}
-	if e := q.c.cache.Get(q.c.namespace, key); e != nil {
+	if e := q.c.named.Get(key); e != nil {
 		return e.Value(), e.Value() != nil, nil
 	}
 	return q.c.inner.Get(key)

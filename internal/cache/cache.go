@@ -497,27 +497,20 @@ func (c *namedCache) lockedGet(key []byte) (e *Entry, ok bool) {
 	return c.get(key), true
 }
 
-// lockedPut is putAs under c's lock, then maybeEvict; done is false, and nothing done, when c is
-// closed.
+// lockedPut is putAs under c's lock (write); done is false, and nothing done, when c is closed.
 func (c *namedCache) lockedPut(key []byte, kstr string, kept bool, e *Entry) (done bool, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false, nil
-	}
-	c.ops.puts++
-	old := c.sizeBytes
-	err = c.putAs(key, kstr, kept, e)
-	c.account(old)
-	if err != nil {
-		return true, err
-	}
-	return true, c.maybeEvict()
+	return c.write(func() error { return c.putAs(key, kstr, kept, e) })
 }
 
-// lockedPutDirty is putDirtyKept under c's lock, then maybeEvict; done is false, and nothing
-// done, when c is closed.
+// lockedPutDirty is putDirtyKept under c's lock (write); done is false, and nothing done, when
+// c is closed.
 func (c *namedCache) lockedPutDirty(key []byte, kstr string, kept bool, value []byte, ctx processor.RecordContext) (done bool, err error) {
+	return c.write(func() error { return c.putDirtyKept(key, kstr, kept, value, ctx) })
+}
+
+// write runs put, a write of one entry into c, under c's lock, counted as a put, with its size
+// change accounted, then maybeEvict; done is false, and nothing done, when c is closed.
+func (c *namedCache) write(put func() error) (done bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -525,7 +518,7 @@ func (c *namedCache) lockedPutDirty(key []byte, kstr string, kept bool, value []
 	}
 	c.ops.puts++
 	old := c.sizeBytes
-	err = c.putDirtyKept(key, kstr, kept, value, ctx)
+	err = put()
 	c.account(old)
 	if err != nil {
 		return true, err

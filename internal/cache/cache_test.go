@@ -264,26 +264,11 @@ func TestConcurrentReaders(t *testing.T) {
 		return nil
 	})
 	done := make(chan struct{})
-	var readers sync.WaitGroup
-	for range 2 {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				c.Get("0_0-a", []byte("k7"))
-				it := c.All("0_0-b")
-				for it.HasNext() {
-					it.Next()
-				}
-				_ = c.SizeBytes()
-			}
-		}()
-	}
+	readers := readWhile(done, 2, func() {
+		c.Get("0_0-a", []byte("k7"))
+		drain(c.All("0_0-b"))
+		_ = c.SizeBytes()
+	})
 	for i := range 2000 {
 		k := []byte(fmt.Sprintf("k%d", i%50))
 		if err := c.Put("0_0-a", k, NewEntry([]byte(strings.Repeat("v", i%30)), processor.RecordContext{Topic: "t"}, true)); err != nil {
@@ -299,6 +284,34 @@ func TestConcurrentReaders(t *testing.T) {
 	readers.Wait()
 	if got := c.NamedCacheSizeBytes("0_0-a") + c.NamedCacheSizeBytes("0_0-b"); got != c.SizeBytes() {
 		t.Fatalf("named caches hold %d bytes, the thread cache counts %d", got, c.SizeBytes())
+	}
+}
+
+// readWhile runs read over and over on n goroutines of their own, as interactive queries do,
+// until done is closed; the returned group is done once they all stopped.
+func readWhile(done <-chan struct{}, n int, read func()) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				read()
+			}
+		}()
+	}
+	return &wg
+}
+
+// drain reads it to its end.
+func drain(it *Iterator) {
+	for it.HasNext() {
+		it.Next()
 	}
 }
 
@@ -322,27 +335,14 @@ func TestConcurrentWriters(t *testing.T) {
 		})
 	}
 	done := make(chan struct{})
-	var readers sync.WaitGroup
-	readers.Add(1)
-	go func() {
-		defer readers.Done()
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			for w := range writers {
-				ns := fmt.Sprintf("1_%d-counts", w)
-				c.Get(ns, []byte("k7"))
-				it := c.All(ns)
-				for it.HasNext() {
-					it.Next()
-				}
-			}
-			_ = c.SizeBytes() + c.Size() + c.Puts()
+	readers := readWhile(done, 1, func() {
+		for w := range writers {
+			ns := fmt.Sprintf("1_%d-counts", w)
+			c.Get(ns, []byte("k7"))
+			drain(c.All(ns))
 		}
-	}()
+		_ = c.SizeBytes() + c.Size() + c.Puts()
+	})
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Add(1)
