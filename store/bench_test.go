@@ -98,14 +98,17 @@ func benchWords() ([][]byte, *rand.Zipf) {
 
 // openBenchPebble opens a Pebble key-value store in a temporary state directory under
 // at-least-once, with the default environment.
-func openBenchPebble(b *testing.B) *pebbleKeyValueStore {
+func openBenchPebble(b *testing.B) *pebbleKeyValueStore { return openBenchPebbleAs(b, false) }
+
+// openBenchPebbleAs is openBenchPebble, under exactly-once when eos is set.
+func openBenchPebbleAs(b *testing.B, eos bool) *pebbleKeyValueStore {
 	env, err := newPebbleEnv(PebbleOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = env.Close() })
 	s := newPebbleKeyValueStore("bench")
-	if err := s.Init(&bulkCtx{dir: b.TempDir(), env: env}, s); err != nil {
+	if err := s.Init(&bulkCtx{dir: b.TempDir(), env: env, eos: eos}, s); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Close() })
@@ -147,12 +150,37 @@ func BenchmarkPebbleGetPut(b *testing.B) {
 	})
 }
 
+// BenchmarkPebbleGetPutTxn is BenchmarkPebbleGetPut under exactly-once: the writes go to the
+// open transaction, which commits every 10 000 ops as a commit of the task's transaction does
+// (the memtables are not flushed then).
+func BenchmarkPebbleGetPutTxn(b *testing.B) {
+	val := make([]byte, 8)
+	benchPebbleCountAs(b, true, func(s *pebbleKeyValueStore, k []byte) error {
+		old, _, err := s.Get(k)
+		if err != nil {
+			return err
+		}
+		c := uint64(0)
+		if len(old) == 8 {
+			c = binary.BigEndian.Uint64(old)
+		}
+		binary.BigEndian.PutUint64(val, c+1)
+		return s.Put(k, val)
+	})
+}
+
 // benchPebbleCount runs op once per benchmark iteration on a key drawn from a Zipf
 // distribution over 100 000 words, flushing the store every 10 000 ops as a checkpointing
 // commit does, and reports cpu-ns/op (the process's CPU time, Pebble's flushes and compactions
 // included).
 func benchPebbleCount(b *testing.B, op func(s *pebbleKeyValueStore, key []byte) error) {
-	s := openBenchPebble(b)
+	benchPebbleCountAs(b, false, op)
+}
+
+// benchPebbleCountAs is benchPebbleCount, under exactly-once when eos is set: every 10 000 ops
+// the transaction commits instead of the store flushing.
+func benchPebbleCountAs(b *testing.B, eos bool, op func(s *pebbleKeyValueStore, key []byte) error) {
+	s := openBenchPebbleAs(b, eos)
 	keys, zipf := benchWords()
 	b.ReportAllocs()
 	cpu0, n := cpuTime(), 0
@@ -161,7 +189,13 @@ func benchPebbleCount(b *testing.B, op func(s *pebbleKeyValueStore, key []byte) 
 			b.Fatal(err)
 		}
 		if n++; n%10_000 == 0 {
-			if err := s.Flush(); err != nil {
+			var err error
+			if eos {
+				err = s.CommitTransaction(int64(n))
+			} else {
+				err = s.Flush()
+			}
+			if err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -44,17 +44,21 @@ func isExactlyOnce(guarantee string) bool {
 }
 
 // pebbleDB is the Pebble database of one store of one task, shared by the namespaces (spaces)
-// the store writes. Writes go to a batch (pend) that reads see before it reaches the database:
-//   - under exactly-once, an indexed batch, the open transaction, which CommitTransaction
-//     applies together with the changelog offset (AbortTransaction drops it); reads and
-//     iterators read it merged with the database;
+// the store writes. Writes go to a batch (pend) that reads see before it reaches the database.
+// It is a plain batch with an index of its own (idx: the last write of each key), which Get
+// reads first before the database. This costs less than an indexed batch, whose every write
+// also inserts into a skiplist, and whose every read merges it with the database
+// (BenchmarkPebblePut, BenchmarkPebbleGetPut, BenchmarkPebbleGetPutTxn). The batch is:
 //   - under at-least-once, a write-behind batch, applied by flush (every commit that writes a
 //     checkpoint) and whenever it outgrows pendLimit: one pass through Pebble's commit pipeline
-//     per batch instead of one per write. It is a plain batch with an index of its own (idx:
-//     the last write of each key), which Get reads first; an iterator applies the batch before
-//     it opens, and then reads the database only. This costs less than an indexed batch, whose
-//     every write also inserts into a skiplist, and whose every read merges it with the
-//     database (BenchmarkPebblePut, BenchmarkPebbleGetPut).
+//     per batch instead of one per write. An iterator applies the batch before it opens, and
+//     then reads the database only;
+//   - under exactly-once, the open transaction, which CommitTransaction applies together with
+//     the changelog offset (AbortTransaction drops it). It cannot reach the database before
+//     then, so an iterator (or a range deletion) that finds writes pending turns it into an
+//     indexed batch for the rest of the transaction (indexed): iterators then read it merged
+//     with the database, and Get reads it through Pebble. A store that only reads and writes
+//     single keys (an aggregation) never pays for the indexed batch.
 type pebbleDB struct {
 	name  string
 	env   *pebbleEnv
@@ -67,10 +71,12 @@ type pebbleDB struct {
 	db    *pebble.DB
 	pend  *pendingBatch
 	wiped bool
-	// idx indexes the at-least-once write-behind batch by prefixed key: the position in refs of
-	// the key's last write. Nil under exactly-once, whose batch Pebble indexes. Empty exactly
-	// when the write-behind batch is.
+	// idx indexes the pending batch by prefixed key: the position in refs of the key's last
+	// write. Empty exactly when the batch is, or when indexed.
 	idx map[string]int32
+	// indexed: under exactly-once, the open transaction's batch is an indexed batch, which
+	// Pebble indexes (idx is then empty and unused) until the transaction ends.
+	indexed bool
 	// refs holds what idx points to (a key indexed already is updated without allocating).
 	refs []pendRef
 	// pendLimit is the estimated memtable size (see pendingBatch.memSize) past which an
@@ -190,13 +196,9 @@ func (p *pebbleDB) open() error {
 	p.live.Store(true)
 	// Only once the database is open (Pebble's lock file held): no one else can be writing one.
 	p.removeBulkLeftovers()
-	if p.eos {
-		p.pend = &pendingBatch{b: db.NewIndexedBatch()}
-	} else {
-		p.pend = &pendingBatch{b: db.NewBatch()}
-		if p.idx == nil {
-			p.idx = map[string]int32{}
-		}
+	p.pend, p.indexed = &pendingBatch{b: db.NewBatch()}, false
+	if p.idx == nil {
+		p.idx = map[string]int32{}
 	}
 	// A quarter of the memtable (at most maxPendBytes): half of what Pebble applies as a batch
 	// of its own (a batch of half the memtable or more becomes a memtable of its own, flushed
@@ -298,23 +300,47 @@ func (p *pebbleDB) applyPendingLocked() error {
 }
 
 // dropPendingLocked empties the pending batch, after it was applied or to drop its writes, and
-// with reopen starts a new one. A batch no iterator reads is reset and kept (with its buffer);
-// one that an iterator still reads is left to it. Call with p.mu held for writing.
+// with reopen starts a new plain one. A plain batch is reset and kept (with its buffer); an
+// indexed one (read by iterators until they close) is left to them. Call with p.mu held for
+// writing.
 func (p *pebbleDB) dropPendingLocked(reopen bool) {
 	clear(p.idx)
 	p.refs = p.refs[:0]
-	if p.pend.iters.Load() == 0 {
+	if !p.indexed {
 		if reopen {
 			p.pend.b.Reset()
 			return
 		}
 		_ = p.pend.b.Close()
-	} else if reopen {
-		// Only the exactly-once batch is indexed, hence read by iterators.
-		p.pend = &pendingBatch{b: p.db.NewIndexedBatch()}
+		p.pend = nil
 		return
 	}
-	p.pend = nil
+	if p.pend.iters.Load() == 0 {
+		_ = p.pend.b.Close()
+	}
+	p.pend, p.indexed = nil, false
+	if reopen {
+		p.pend = &pendingBatch{b: p.db.NewBatch()}
+	}
+}
+
+// indexPendingLocked turns the open exactly-once transaction's plain batch into an indexed one
+// holding the same writes, for an iterator or a range deletion (see pebbleDB); it does nothing
+// when it is indexed already. Call with p.mu held for writing.
+func (p *pebbleDB) indexPendingLocked() error {
+	if p.indexed {
+		return nil
+	}
+	b := p.db.NewIndexedBatch()
+	if err := b.Apply(p.pend.b, nil); err != nil {
+		_ = b.Close()
+		return err
+	}
+	_ = p.pend.b.Close()
+	clear(p.idx)
+	p.refs = p.refs[:0]
+	p.pend, p.indexed = &pendingBatch{b: b}, true
+	return nil
 }
 
 // settleLocked applies the at-least-once write-behind batch before a write that goes to the
@@ -415,7 +441,7 @@ func (s space) get(key []byte) ([]byte, bool, error) {
 	}
 	bp := keyBufs.Get().(*[]byte)
 	kb := append(append((*bp)[:0], s.prefix...), key...)
-	if s.p.idx != nil {
+	if !s.p.indexed {
 		if i, ok := s.p.idx[string(kb)]; ok {
 			r := s.p.refs[i]
 			*bp = kb[:0]
@@ -429,10 +455,10 @@ func (s space) get(key []byte) ([]byte, bool, error) {
 	var v []byte
 	var c io.Closer
 	var err error
-	if s.p.idx != nil {
-		v, c, err = s.p.db.Get(kb)
-	} else {
+	if s.p.indexed {
 		v, c, err = s.p.pend.b.Get(kb)
+	} else {
+		v, c, err = s.p.db.Get(kb)
 	}
 	var out []byte
 	if err == nil {
@@ -462,8 +488,9 @@ func (s space) put(key, value []byte) error {
 	return s.putPendingLocked(key, value)
 }
 
-// putPendingLocked writes to the pending batch; under at-least-once it indexes the write and
-// applies the batch once it outgrew pendLimit. Call with s.p.mu held for writing.
+// putPendingLocked writes to the pending batch and indexes the write (unless Pebble does:
+// indexed); under at-least-once it applies the batch once it outgrew pendLimit. Call with
+// s.p.mu held for writing.
 func (s space) putPendingLocked(key, value []byte) error {
 	p := s.p
 	kb := append(append(p.scratch[:0], s.prefix...), key...)
@@ -474,7 +501,7 @@ func (s space) putPendingLocked(key, value []byte) error {
 	} else {
 		err = p.pend.b.Set(kb, value, nil)
 	}
-	if err != nil || p.idx == nil {
+	if err != nil || p.indexed {
 		return err
 	}
 	// The value is the batch's last bytes: Pebble appends kind, key and value.
@@ -576,18 +603,26 @@ func (s space) prefixIter(prefix []byte) *pebbleIterator {
 
 // newIter opens a Pebble iterator over [lower, upper): of the database, once the at-least-once
 // write-behind batch is applied; of the open transaction merged with the database under
-// exactly-once. Pebble copies both bounds: the caller may reuse them once it returns.
+// exactly-once (of the database alone while the transaction wrote nothing). Pebble copies both
+// bounds: the caller may reuse them once it returns.
 func (s space) newIter(lower, upper []byte, forward bool) *pebbleIterator {
 	p := s.p
 	p.mu.RLock()
 	if len(p.idx) > 0 {
-		// At-least-once writes are pending: the iterator reads the database only, so they are
-		// applied first, under the write lock held until the iterator is open.
+		// Writes are pending in the plain batch: at-least-once applies them, so that the
+		// iterator reads the database only; exactly-once indexes them. Both under the write
+		// lock held until the iterator is open.
 		p.mu.RUnlock()
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.db != nil {
-			if err := p.applyPendingLocked(); err != nil {
+			var err error
+			if p.eos {
+				err = p.indexPendingLocked()
+			} else {
+				err = p.applyPendingLocked()
+			}
+			if err != nil {
 				return failedIterator(storeErr(p.name, "range", err))
 			}
 		}
@@ -599,7 +634,7 @@ func (s space) newIter(lower, upper []byte, forward bool) *pebbleIterator {
 	}
 	// The options stay on the stack: Pebble copies them (and the bounds) into its iterator.
 	opts := pebble.IterOptions{LowerBound: lower, UpperBound: upper}
-	if p.idx != nil {
+	if !p.indexed {
 		it, err := p.db.NewIter(&opts)
 		if err != nil {
 			return failedIterator(storeErr(p.name, "range", err))

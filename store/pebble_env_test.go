@@ -136,3 +136,132 @@ func TestPebbleTransactionIteratorAcrossCommit(t *testing.T) {
 		t.Fatalf("All after the commit = %q, want %q", got, want)
 	}
 }
+
+// Under exactly-once the open transaction's writes sit in a plain batch with the store's own
+// index until an iterator needs them merged with the database; from then on, until the
+// transaction ends, Pebble indexes them. Reads see every write of the transaction either way,
+// before and after the switch, and a commit or an abort ends it the same way.
+func TestPebbleTransactionIndexedOnFirstIterator(t *testing.T) {
+	s := newPebbleKeyValueStore("tx")
+	if err := s.Init(&eosCtx{}, s); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustPut(t, s, "a", "a0")
+	mustPut(t, s, "z", "z0")
+	if err := s.CommitTransaction(1); err != nil {
+		t.Fatal(err)
+	}
+	get := func(k string) string {
+		t.Helper()
+		v, ok, err := s.Get([]byte(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return "-"
+		}
+		return string(v)
+	}
+	// Plain batch: point reads only.
+	mustPut(t, s, "a", "a1")
+	mustPut(t, s, "b", "b1")
+	if err := s.Put([]byte("z"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.db.indexed {
+		t.Fatal("indexed before any iterator")
+	}
+	if got := get("a") + get("b") + get("z"); got != "a1b1-" {
+		t.Fatalf("point reads of the plain batch = %q", got)
+	}
+	// The first iterator indexes the batch, and reads it merged with the database.
+	if got, want := keysOf(t, s.All()), []string{"a=a1", "b=b1"}; !slices.Equal(got, want) {
+		t.Fatalf("All = %q, want %q", got, want)
+	}
+	if !s.db.indexed {
+		t.Fatal("not indexed after an iterator")
+	}
+	mustPut(t, s, "c", "c1")
+	if got := get("a") + get("c") + get("z"); got != "a1c1-" {
+		t.Fatalf("point reads of the indexed batch = %q", got)
+	}
+	if got, want := keysOf(t, s.All()), []string{"a=a1", "b=b1", "c=c1"}; !slices.Equal(got, want) {
+		t.Fatalf("All = %q, want %q", got, want)
+	}
+	// An abort drops the writes of both phases and starts a plain batch again.
+	if err := s.AbortTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if s.db.indexed {
+		t.Fatal("indexed after the abort")
+	}
+	if got, want := keysOf(t, s.All()), []string{"a=a0", "z=z0"}; !slices.Equal(got, want) {
+		t.Fatalf("All after the abort = %q, want %q", got, want)
+	}
+	mustPut(t, s, "d", "d2")
+	if got, want := keysOf(t, s.All()), []string{"a=a0", "d=d2", "z=z0"}; !slices.Equal(got, want) {
+		t.Fatalf("All in the next transaction = %q, want %q", got, want)
+	}
+	mustPut(t, s, "e", "e2")
+	if err := s.CommitTransaction(2); err != nil {
+		t.Fatal(err)
+	}
+	if s.db.indexed {
+		t.Fatal("indexed after the commit")
+	}
+	if got, want := keysOf(t, s.All()), []string{"a=a0", "d=d2", "e=e2", "z=z0"}; !slices.Equal(got, want) {
+		t.Fatalf("All after the commit = %q, want %q", got, want)
+	}
+	if off, found, err := s.CommittedOffset(); err != nil || !found || off != 2 {
+		t.Fatalf("CommittedOffset = %d %v %v", off, found, err)
+	}
+}
+
+// Under exactly-once a range deletion of old segments indexes the open transaction's batch:
+// point reads after it see the segments gone, also writes made before it in the same
+// transaction, and a commit makes it durable.
+func TestPebbleSegmentsDropBelowInTransaction(t *testing.T) {
+	p := newPebbleSegments()
+	if err := p.open(&eosCtx{}, "segs"); err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	for id := int64(1); id <= 3; id++ {
+		if err := p.segment(id, true).put([]byte("k"), []byte{byte('0' + id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.db.commitTransaction(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.segment(2, false).put([]byte("j"), []byte("x")); err != nil { // pending, plain batch
+		t.Fatal(err)
+	}
+	if err := p.dropBelow(3); err != nil {
+		t.Fatal(err)
+	}
+	if !p.db.indexed {
+		t.Fatal("the range deletion did not index the transaction")
+	}
+	read := func(id int64, k string) string {
+		t.Helper()
+		v, ok, err := space{p: p.db, prefix: segPrefix(id)}.get([]byte(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return "-"
+		}
+		return string(v)
+	}
+	if got := read(1, "k") + read(2, "k") + read(2, "j") + read(3, "k"); got != "---3" {
+		t.Fatalf("reads after dropBelow(3) = %q, want ---3", got)
+	}
+	if err := p.db.commitTransaction(2); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(1, "k") + read(2, "j") + read(3, "k"); got != "--3" {
+		t.Fatalf("reads after the commit = %q, want --3", got)
+	}
+}

@@ -477,8 +477,11 @@ func (p *pebbleSegments) dropBelow(id int64) error {
 	if p.db.db == nil {
 		return ErrStoreClosed
 	}
-	if p.db.idx == nil {
-		// Exactly-once: the indexed transaction batch honours range deletions in its reads.
+	if p.db.eos {
+		// Exactly-once: the transaction's batch, indexed, honours range deletions in its reads.
+		if err := p.db.indexPendingLocked(); err != nil {
+			return err
+		}
 		return p.db.pend.b.DeleteRange([]byte{nsSegment}, segPrefix(id), p.db.wo)
 	}
 	// At-least-once: the write-behind batch's index knows single keys only, so the pending
