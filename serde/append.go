@@ -62,3 +62,17 @@ func (u *untyped[T]) DecodesString() bool { return serdeapi.IsString(u.s) }
 // AppendsInPlace is serdeapi.InPlaceAppender: true for Untyped of the Long or String serde
 // (Untyped of another serde copies a Serialize result).
 func (u *untyped[T]) AppendsInPlace() bool { return serdeapi.AppendsInPlace(u.s) }
+
+// IgnoresHeaders is serdeapi.HeaderFree: the primitive serdes never look at the headers.
+func (stringSerde) IgnoresHeaders() bool  { return true }
+func (longSerde) IgnoresHeaders() bool    { return true }
+func (integerSerde) IgnoresHeaders() bool { return true }
+func (shortSerde) IgnoresHeaders() bool   { return true }
+func (doubleSerde) IgnoresHeaders() bool  { return true }
+func (floatSerde) IgnoresHeaders() bool   { return true }
+func (booleanSerde) IgnoresHeaders() bool { return true }
+func (bytesSerde) IgnoresHeaders() bool   { return true }
+func (voidSerde) IgnoresHeaders() bool    { return true }
+
+// IgnoresHeaders is serdeapi.HeaderFree: true for Untyped of a serde that ignores them.
+func (u *untyped[T]) IgnoresHeaders() bool { return serdeapi.IgnoresHeaders(u.s) }

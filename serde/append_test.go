@@ -52,3 +52,22 @@ func TestSerdeAPI(t *testing.T) {
 		}
 	}
 }
+
+// The primitive serdes and Untyped of them ignore their Headers, so the store layers may hand
+// them one shared empty Headers; a serde made with New, or Untyped of it, may use them.
+func TestIgnoresHeaders(t *testing.T) {
+	custom := New(func(_ string, h *Headers, v string) ([]byte, error) { h.Add("k", nil); return []byte(v), nil },
+		func(_ string, _ *Headers, b []byte) (string, error) { return string(b), nil })
+	for name, c := range map[string]struct {
+		s    any
+		want bool
+	}{
+		"String": {String(), true}, "Long": {Long(), true}, "Integer": {Integer(), true},
+		"Double": {Double(), true}, "ByteArray": {ByteArray(), true}, "Untyped(Long)": {Untyped(Long()), true},
+		"New": {custom, false}, "Untyped(New)": {Untyped(custom), false},
+	} {
+		if got := serdeapi.IgnoresHeaders(c.s); got != c.want {
+			t.Errorf("%s: IgnoresHeaders = %v, want %v", name, got, c.want)
+		}
+	}
+}

@@ -200,3 +200,40 @@ func TestSerdeCallsGetEmptyHeaders(t *testing.T) {
 		t.Fatalf("%d serde calls, %d of them given headers a call before added to", calls, dirty)
 	}
 }
+
+// A store whose serdes both ignore their Headers (String keys, Long counts under the
+// timestamped wrapper) hands them the shared empty Headers; one with a serde of its own lends
+// a Headers per call (TestSerdeCallsGetEmptyHeaders).
+func TestHeaderFreeSerdesShareEmptyHeaders(t *testing.T) {
+	custom := serde.New(func(_ string, _ *serde.Headers, v int64) ([]byte, error) { return serde.Long().Serialize("", nil, v) },
+		func(_ string, _ *serde.Headers, b []byte) (int64, error) { return serde.Long().Deserialize("", nil, b) })
+	for _, c := range []struct {
+		name  string
+		value serde.Serde[int64]
+		want  bool
+	}{{"Long", serde.Long(), true}, {"custom", custom, false}} {
+		st := Stores.TimestampedKeyValueStoreBuilder(Stores.InMemoryKeyValueStore("s"), serde.String(), c.value).
+			WithCachingEnabled().BuildStore()
+		ctx := &cacheContext{fakeContext: fakeContext{appID: "app"}, rc: rcOf("in", 1, 10), cache: cache.New(1 << 20)}
+		if err := st.Init(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+		ts, ok := st.(*timestampedStore[string, int64])
+		if !ok {
+			t.Fatalf("%s: the store is a %T", c.name, st)
+		}
+		m := ts.meteredKeyValueStore
+		if m.noHeaders != c.want {
+			t.Errorf("%s: noHeaders = %v, want %v", c.name, m.noHeaders, c.want)
+		}
+		if err := st.Put("a", &ValueAndTimestamp[int64]{Value: 7, Timestamp: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok, err := st.Get("a"); err != nil || !ok || v.Value != 7 {
+			t.Fatalf("%s: a = %v %v %v", c.name, v, ok, err)
+		}
+		if emptyHeaders.Len() != 0 {
+			t.Fatalf("%s: the shared empty Headers were written", c.name)
+		}
+	}
+}

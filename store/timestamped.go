@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
+	"github.com/kstreams-go/kstreams/internal/serdeapi"
 	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"github.com/kstreams-go/kstreams/processor"
 	"github.com/kstreams-go/kstreams/serde"
@@ -108,6 +109,9 @@ func (s *vatSerde[V]) Deserialize(topic string, h *serde.Headers, b []byte) (*Va
 
 // freshBytes marks Serialize as returning a new slice on every call (see freshSerializer).
 func (s *vatSerde[V]) freshBytes() {}
+
+// IgnoresHeaders is serdeapi.HeaderFree: the headers only reach the value's serde.
+func (s *vatSerde[V]) IgnoresHeaders() bool { return serdeapi.IgnoresHeaders(s.inner) }
 
 func (s *vatSerde[V]) String() string { return "ValueAndTimestampSerde(" + serde.Name(s.inner) + ")" }
 

@@ -39,6 +39,21 @@ func AppendsInPlace(s any) bool {
 	return ok && a.AppendsInPlace()
 }
 
+// HeaderFree is implemented by the primitive serdes (String, Long, Integer, ...), Untyped of
+// them and the stores' wrappers of them: serdes that never read or write the Headers they are
+// given.
+type HeaderFree interface {
+	// IgnoresHeaders reports whether Serialize and Deserialize leave their Headers untouched.
+	IgnoresHeaders() bool
+}
+
+// IgnoresHeaders reports whether s never reads or writes the Headers its calls get. The store
+// layers use it to hand such serdes one shared empty Headers instead of lending one per call.
+func IgnoresHeaders(s any) bool {
+	h, ok := s.(HeaderFree)
+	return ok && h.IgnoresHeaders()
+}
+
 // PointerTo returns a new *X holding v when T is *X and v has type X; ok is false otherwise. The
 // DSL's nullable views (kstream's NullableValues) show values of type X as *X (nil: null); the
 // untyped adapters of package serde and the DSL's functions convert through it.
