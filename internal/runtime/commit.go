@@ -33,7 +33,7 @@ func (th *thread) commit(final bool) error {
 			return err
 		}
 	}
-	needed := th.out.txnOpen || th.out.producer.Pending() > 0
+	needed := th.out.txnOpen.Load() || th.out.producer.Pending() > 0
 	flushed, checkpoint, err := th.flushTasks(final)
 	if err != nil {
 		th.view.storeMu.Unlock()
@@ -80,7 +80,7 @@ func (th *thread) commit(final bool) error {
 		th.madeProgress()
 		return nil
 	}
-	if !th.out.txnOpen {
+	if !th.out.txnOpen.Load() {
 		if len(offsets) == 0 {
 			return nil
 		}
@@ -153,7 +153,7 @@ func (th *thread) commitTxn() error {
 	if err := th.out.producer.Commit(ctx); err != nil {
 		return kafkaErr("commit transaction", err)
 	}
-	th.out.txnOpen = false
+	th.out.txnOpen.Store(false)
 	if err := th.out.checkSendFailures(); err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (th *thread) sendClosing(id processor.TaskID, n int64) error {
 	if err := th.flushOutput(); err != nil {
 		return err
 	}
-	if !th.rt.cfg.ExactlyOnce || !th.out.txnOpen {
+	if !th.rt.cfg.ExactlyOnce || !th.out.txnOpen.Load() {
 		return nil
 	}
 	return th.commitTxn()

@@ -34,9 +34,9 @@ type output struct {
 	cluster  *kafka.Cluster
 	producer *produce.Producer
 	// txnOpen: under exactly-once, the producer's transaction is open. During a pass the
-	// executors open it under txnMu (the first record after a commit); between passes only the
-	// thread reads and writes it.
-	txnOpen bool
+	// executors read it on every record and open it under txnMu (the first record after a
+	// commit); between passes only the thread writes it.
+	txnOpen atomic.Bool
 	txnMu   sync.Mutex
 	// discard drops what the tasks send (set by the thread while tasks close dirty, or after a
 	// clean close's checkpoint).
@@ -82,15 +82,18 @@ func (c collector) Send(rec task.OutRecord) error {
 // beginTxn opens the producer's transaction unless it is open (the executors of a pass call it
 // concurrently).
 func (o *output) beginTxn() error {
+	if o.txnOpen.Load() {
+		return nil
+	}
 	o.txnMu.Lock()
 	defer o.txnMu.Unlock()
-	if o.txnOpen {
+	if o.txnOpen.Load() {
 		return nil
 	}
 	if err := o.producer.Begin(); err != nil {
 		return kafkaErr("begin transaction", err)
 	}
-	o.txnOpen = true
+	o.txnOpen.Store(true)
 	return nil
 }
 
@@ -197,7 +200,7 @@ func (o *output) newProducer() error {
 		return fmt.Errorf("%s: producer: %w", o.name, err)
 	}
 	o.producer = p
-	o.txnOpen = false
+	o.txnOpen.Store(false)
 	return nil
 }
 
@@ -206,10 +209,10 @@ func (o *output) newProducer() error {
 // coordinator did not answer in time) the producer is replaced, so that no transaction is left
 // open in it for the next Begin to trip on.
 func (o *output) abortTransaction() {
-	if o.producer == nil || !o.txnOpen {
+	if o.producer == nil || !o.txnOpen.Load() {
 		return
 	}
-	o.txnOpen = false
+	o.txnOpen.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := o.producer.Abort(ctx); err != nil {
@@ -223,8 +226,8 @@ func (o *output) close() {
 	if o.producer == nil {
 		return
 	}
-	if o.txnOpen {
-		o.txnOpen = false
+	if o.txnOpen.Load() {
+		o.txnOpen.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := o.producer.Abort(ctx); err != nil {
 			o.log.Debug("aborting the transaction before closing the producer", "error", err)
