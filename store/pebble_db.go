@@ -55,7 +55,7 @@ func isExactlyOnce(guarantee string) bool {
 //     then reads the database only;
 //   - under exactly-once, the open transaction, which CommitTransaction applies together with
 //     the changelog offset (AbortTransaction drops it). It cannot reach the database before
-//     then, so an iterator (or a range deletion) that finds writes pending turns it into an
+//     then, so an iterator that finds writes pending, or a range deletion, turns it into an
 //     indexed batch for the rest of the transaction (indexed): iterators then read it merged
 //     with the database, and Get reads it through Pebble. A store that only reads and writes
 //     single keys (an aggregation) never pays for the indexed batch.
@@ -79,6 +79,10 @@ type pebbleDB struct {
 	indexed bool
 	// refs holds what idx points to (a key indexed already is updated without allocating).
 	refs []pendRef
+	// repr is the plain pending batch's representation as of its last write, which refs
+	// point into: reads under the read lock use it, since Batch.Repr writes the batch's
+	// header. Nil when the batch is empty or indexed.
+	repr []byte
 	// pendLimit is the estimated memtable size (see pendingBatch.memSize) past which an
 	// at-least-once write applies the write-behind batch.
 	pendLimit uint64
@@ -109,8 +113,8 @@ type pendingBatch struct {
 	iters atomic.Int32
 }
 
-// pendRef locates a key's last pending write in the write-behind batch: its value is n bytes at
-// off of the batch's representation; n < 0 is a delete.
+// pendRef locates a key's last pending write in the plain pending batch: its value is n bytes
+// at off of the batch's representation (pebbleDB.repr); n < 0 is a delete.
 type pendRef struct {
 	off uint32
 	n   int32
@@ -292,6 +296,9 @@ func (p *pebbleDB) flush() error {
 // with p.mu held for writing.
 func (p *pebbleDB) applyPendingLocked() error {
 	if p.pend.b.Empty() {
+		if p.indexed {
+			p.dropPendingLocked(true) // the next transaction starts plain
+		}
 		return nil
 	}
 	err := p.db.Apply(p.pend.b, p.wo)
@@ -301,11 +308,11 @@ func (p *pebbleDB) applyPendingLocked() error {
 
 // dropPendingLocked empties the pending batch, after it was applied or to drop its writes, and
 // with reopen starts a new plain one. A plain batch is reset and kept (with its buffer); an
-// indexed one (read by iterators until they close) is left to them. Call with p.mu held for
-// writing.
+// indexed one is closed unless iterators still read it, which are then its last users (it is
+// not closed; the garbage collector takes it). Call with p.mu held for writing.
 func (p *pebbleDB) dropPendingLocked(reopen bool) {
 	clear(p.idx)
-	p.refs = p.refs[:0]
+	p.refs, p.repr = p.refs[:0], nil
 	if !p.indexed {
 		if reopen {
 			p.pend.b.Reset()
@@ -338,7 +345,7 @@ func (p *pebbleDB) indexPendingLocked() error {
 	}
 	_ = p.pend.b.Close()
 	clear(p.idx)
-	p.refs = p.refs[:0]
+	p.refs, p.repr = p.refs[:0], nil
 	p.pend, p.indexed = &pendingBatch{b: b}, true
 	return nil
 }
@@ -449,7 +456,7 @@ func (s space) get(key []byte) ([]byte, bool, error) {
 			if r.n < 0 {
 				return nil, false, nil
 			}
-			return bytes.Clone(s.p.pend.b.Repr()[r.off : r.off+uint32(r.n)]), true, nil
+			return bytes.Clone(s.p.repr[r.off : r.off+uint32(r.n)]), true, nil
 		}
 	}
 	var v []byte
@@ -504,6 +511,7 @@ func (s space) putPendingLocked(key, value []byte) error {
 	if err != nil || p.indexed {
 		return err
 	}
+	p.repr = p.pend.b.Repr()
 	// The value is the batch's last bytes: Pebble appends kind, key and value.
 	r := pendRef{n: -1}
 	if value != nil {
@@ -615,7 +623,7 @@ func (s space) newIter(lower, upper []byte, forward bool) *pebbleIterator {
 		p.mu.RUnlock()
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if p.db != nil {
+		if p.db != nil && len(p.idx) > 0 { // a commit may have applied them meanwhile
 			var err error
 			if p.eos {
 				err = p.indexPendingLocked()

@@ -2,9 +2,13 @@ package store
 
 import (
 	"errors"
-	"github.com/kstreams-go/kstreams/internal/props"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
+
+	"github.com/kstreams-go/kstreams/internal/props"
+	"github.com/kstreams-go/kstreams/processor"
 )
 
 func TestPebbleOptionsDefaultsAndValidate(t *testing.T) {
@@ -263,5 +267,42 @@ func TestPebbleSegmentsDropBelowInTransaction(t *testing.T) {
 	}
 	if got := read(1, "k") + read(2, "j") + read(3, "k"); got != "--3" {
 		t.Fatalf("reads after the commit = %q, want --3", got)
+	}
+}
+
+// Reads of a write still pending in the plain batch run under the store's read lock, side by
+// side (interactive queries beside the stream thread): under both guarantees they read what was
+// written without writing anything themselves (run under -race).
+func TestPebblePendingReadsConcurrent(t *testing.T) {
+	for _, eos := range []bool{false, true} {
+		s := newPebbleKeyValueStore("conc")
+		var ctx processor.StateStoreContext = &fakeContext{}
+		if eos {
+			ctx = &eosCtx{}
+		}
+		if err := s.Init(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		mustPut(t, s, "k", "v1")
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 200 {
+					if v, ok, err := s.Get([]byte("k")); err != nil || !ok || string(v) != "v1" {
+						errs <- fmt.Errorf("eos %v: Get = %q %v %v", eos, v, ok, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		_ = s.Close()
 	}
 }

@@ -47,8 +47,9 @@ type HeaderFree interface {
 	IgnoresHeaders() bool
 }
 
-// IgnoresHeaders reports whether s never reads or writes the Headers its calls get. The store
-// layers use it to hand such serdes one shared empty Headers instead of lending one per call.
+// IgnoresHeaders reports whether s never reads or writes the Headers its calls get. The typed
+// key-value store layer uses it to hand such serdes one shared empty Headers instead of lending
+// one per call.
 func IgnoresHeaders(s any) bool {
 	h, ok := s.(HeaderFree)
 	return ok && h.IgnoresHeaders()
