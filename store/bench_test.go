@@ -96,11 +96,8 @@ func benchWords() ([][]byte, *rand.Zipf) {
 	return keys, rand.NewZipf(r, 1.1, 1, uint64(len(keys)-1))
 }
 
-// openBenchPebble opens a Pebble key-value store in a temporary state directory under
-// at-least-once, with the default environment.
-func openBenchPebble(b *testing.B) *pebbleKeyValueStore { return openBenchPebbleAs(b, false) }
-
-// openBenchPebbleAs is openBenchPebble, under exactly-once when eos is set.
+// openBenchPebbleAs opens a Pebble key-value store in a temporary state directory, with the
+// default environment, under exactly-once when eos is set (else at-least-once).
 func openBenchPebbleAs(b *testing.B, eos bool) *pebbleKeyValueStore {
 	env, err := newPebbleEnv(PebbleOptions{})
 	if err != nil {
