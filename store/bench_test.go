@@ -131,28 +131,17 @@ func BenchmarkPebblePut(b *testing.B) {
 // Get of a key drawn from a Zipf distribution over 100 000 words, then Put of an 8-byte value
 // under it; every 10 000 ops the store flushes, as a commit that writes a checkpoint does. It
 // reports cpu-ns/op (the process's CPU time, Pebble's flushes and compactions included).
-func BenchmarkPebbleGetPut(b *testing.B) {
-	val := make([]byte, 8)
-	benchPebbleCount(b, func(s *pebbleKeyValueStore, k []byte) error {
-		old, _, err := s.Get(k)
-		if err != nil {
-			return err
-		}
-		c := uint64(0)
-		if len(old) == 8 {
-			c = binary.BigEndian.Uint64(old)
-		}
-		binary.BigEndian.PutUint64(val, c+1)
-		return s.Put(k, val)
-	})
-}
+func BenchmarkPebbleGetPut(b *testing.B) { benchPebbleCount(b, countOp()) }
 
 // BenchmarkPebbleGetPutTxn is BenchmarkPebbleGetPut under exactly-once: the writes go to the
 // open transaction, which commits every 10 000 ops as a commit of the task's transaction does
 // (the memtables are not flushed then).
-func BenchmarkPebbleGetPutTxn(b *testing.B) {
+func BenchmarkPebbleGetPutTxn(b *testing.B) { benchPebbleCountAs(b, true, countOp()) }
+
+// countOp returns the op of a count: Get of the key, then Put of its 8-byte count plus one.
+func countOp() func(s *pebbleKeyValueStore, k []byte) error {
 	val := make([]byte, 8)
-	benchPebbleCountAs(b, true, func(s *pebbleKeyValueStore, k []byte) error {
+	return func(s *pebbleKeyValueStore, k []byte) error {
 		old, _, err := s.Get(k)
 		if err != nil {
 			return err
@@ -163,7 +152,7 @@ func BenchmarkPebbleGetPutTxn(b *testing.B) {
 		}
 		binary.BigEndian.PutUint64(val, c+1)
 		return s.Put(k, val)
-	})
+	}
 }
 
 // benchPebbleCount runs op once per benchmark iteration on a key drawn from a Zipf
