@@ -637,7 +637,8 @@ func (m *meteredKeyValueStore[K, V]) ClearCache() error {
 var ErrReadOnly = errors.New("store: read-only view")
 
 // QueryView returns a read-only view of the store for goroutines other than the one running the
-// task (interactive queries). Reads are served from the cache (which, as in Java, makes the
+// task (interactive queries), which read it holding the task's lock (the runtime's
+// QueryableStore.Read): the record cache is not safe beside the task's own use of it. Reads are served from the cache (which, as in Java, makes the
 // entry the most recently used) or from the store below; unlike the task's own reads, a value
 // read from below is not put into the cache, so a query never evicts or flushes anything (Java
 // only caches reads made by the stream thread). Without a cache it is the store below.

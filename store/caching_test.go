@@ -6,6 +6,7 @@ import (
 	"github.com/kstreams-go/kstreams/internal/storeapi"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kstreams-go/kstreams/internal/cache"
@@ -434,25 +435,32 @@ func TestCachingQueryView(t *testing.T) {
 			t.Fatalf("write through the view = %v, want ErrReadOnly", err)
 		}
 	}
+	// A query reads on a goroutine of its own, holding the task's lock as the runtime's
+	// QueryableStore.Read does, between the task's writes and flushes.
+	var task sync.Mutex
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for range 500 {
+			task.Lock()
 			view.Get("k3")
-			if _, err := Collect(view.All()); err != nil {
+			_, err := Collect(view.All())
+			task.Unlock()
+			if err != nil {
 				t.Error(err)
 				return
 			}
 		}
 	}()
 	for i := range 500 {
-		if err := kv.Put(fmt.Sprintf("k%d", i%10), int64(i)); err != nil {
-			t.Fatal(err)
+		task.Lock()
+		err := kv.Put(fmt.Sprintf("k%d", i%10), int64(i))
+		if err == nil && i%50 == 0 {
+			err = kv.Flush()
 		}
-		if i%50 == 0 {
-			if err := kv.Flush(); err != nil {
-				t.Fatal(err)
-			}
+		task.Unlock()
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	<-done

@@ -7,13 +7,17 @@
 // of their last write, and the evicted entry flushed first together with every other dirty entry
 // of its named cache.
 //
-// Concurrency: each named cache has its own mutex, which guards every operation on it and is
-// released while its flush listener runs, so a listener may use the cache again (Java's locks
-// are re-entrant). The executors of a stream thread process different tasks, so they write
-// different named caches and do not wait for each other; interactive queries may read (Get and
-// iterators, which only reorder the recency list, as Java's do) at the same time. The size of
-// the whole cache is an atomic sum; the set of named caches is replaced as a whole when one is
-// created or closed, so finding a namespace takes no lock.
+// Concurrency: a named cache belongs to one task's store and is used by whoever holds that
+// task (its executor, the stream thread between passes, an interactive query holding the
+// task's lock): the operations on one named cache, iterators included, must not run at the
+// same time, and the caller orders them (the runtime's task locks do). A flush listener may
+// use the cache again, its own named cache included (Java's locks are re-entrant). Operations
+// on different named caches may run at the same time: the executors of a stream thread process
+// different tasks, so they write different named caches and do not wait for each other. The
+// size of the whole cache is an atomic sum; the set of named caches is replaced as a whole
+// when one is created or closed, so finding a namespace takes no lock. The ThreadCache-wide
+// readers and Resize (Size, Puts, Gets, Evicts, Flushes, Resize) read every named cache: call
+// them while none is in use.
 package cache
 
 import (
@@ -174,15 +178,6 @@ func (t *ThreadCache) lookup(namespace string) *namedCache {
 	return (*t.caches.Load())[namespace]
 }
 
-// locked returns the named cache of namespace with its lock held, or nil; the caller unlocks it.
-func (t *ThreadCache) locked(namespace string) *namedCache {
-	c := t.lookup(namespace)
-	if c != nil {
-		c.mu.Lock()
-	}
-	return c
-}
-
 // countGone counts an operation on a namespace without a named cache.
 func (t *ThreadCache) countGone(f func(*counters)) {
 	t.mu.Lock()
@@ -211,9 +206,7 @@ func (t *ThreadCache) SizeBytes() int64 { return t.sizeBytes.Load() }
 func (t *ThreadCache) Size() int64 {
 	n := int64(0)
 	for _, c := range *t.caches.Load() {
-		c.mu.Lock()
 		n += int64(c.len())
-		c.mu.Unlock()
 	}
 	return n
 }
@@ -224,9 +217,7 @@ func (t *ThreadCache) counters() counters {
 	defer t.mu.Unlock()
 	sum := t.gone
 	for _, c := range *t.caches.Load() {
-		c.mu.Lock()
 		sum.add(c.ops)
-		c.mu.Unlock()
 	}
 	return sum
 }
@@ -245,11 +236,10 @@ func (t *ThreadCache) Flushes() int64 { return t.counters().flushes }
 
 // NamedCacheSizeBytes returns the accounted size in bytes of one named cache (0 if absent).
 func (t *ThreadCache) NamedCacheSizeBytes(namespace string) int64 {
-	c := t.locked(namespace)
+	c := t.lookup(namespace)
 	if c == nil {
 		return 0
 	}
-	defer c.mu.Unlock()
 	return c.sizeBytes
 }
 
@@ -288,13 +278,10 @@ func (t *ThreadCache) getOrCreate(namespace string) *namedCache {
 func (t *ThreadCache) AddDirtyEntryFlushListener(namespace string, l FlushListener) *Named {
 	for {
 		c := t.getOrCreate(namespace)
-		c.mu.Lock()
 		if !c.closed {
 			c.listener = l
-			c.mu.Unlock()
 			return &Named{t: t, ns: namespace, c: c}
 		}
-		c.mu.Unlock()
 	}
 }
 
@@ -307,7 +294,7 @@ func (t *ThreadCache) Flush(namespace string) error {
 			t.countGone(func(n *counters) { n.flushes++ })
 			return nil
 		}
-		if done, err := c.lockedFlush(); done {
+		if done, err := c.flushOp(); done {
 			return err
 		}
 	}
@@ -317,11 +304,10 @@ func (t *ThreadCache) Flush(namespace string) error {
 // to the listener) of the named cache; 0 if it does not exist. A commit flushes caches until
 // none of its task is dirty, because a flush listener may write into another store's cache.
 func (t *ThreadCache) DirtyLen(namespace string) int {
-	c := t.locked(namespace)
+	c := t.lookup(namespace)
 	if c == nil {
 		return 0
 	}
-	defer c.mu.Unlock()
 	return c.dirtyLen
 }
 
@@ -334,7 +320,7 @@ func (t *ThreadCache) Get(namespace string, key []byte) *Entry {
 			t.countGone(func(n *counters) { n.gets++ })
 			return nil
 		}
-		if e, ok := c.lockedGet(key); ok {
+		if e, ok := c.getOp(key); ok {
 			return e
 		}
 	}
@@ -347,7 +333,7 @@ func (t *ThreadCache) Get(namespace string, key []byte) *Entry {
 // the flush listener is that copy. Java: put(namespace, key, value).
 func (t *ThreadCache) Put(namespace string, key []byte, entry *Entry) error {
 	for {
-		if done, err := t.getOrCreate(namespace).lockedPut(key, "", false, entry); done {
+		if done, err := t.getOrCreate(namespace).putOp(key, "", false, entry); done {
 			return err
 		}
 	}
@@ -358,7 +344,7 @@ func (t *ThreadCache) Put(namespace string, key []byte, entry *Entry) error {
 // caller got earlier for this key must not be used after the call.
 func (t *ThreadCache) PutDirty(namespace string, key, value []byte, ctx processor.RecordContext) error {
 	for {
-		if done, err := t.getOrCreate(namespace).lockedPutDirty(key, "", false, value, ctx); done {
+		if done, err := t.getOrCreate(namespace).putDirtyOp(key, "", false, value, ctx); done {
 			return err
 		}
 	}
@@ -387,7 +373,7 @@ func (t *ThreadCache) GetString(namespace, key string) *Entry {
 // alive without counting it.
 func (t *ThreadCache) PutString(namespace, key string, entry *Entry) error {
 	for {
-		if done, err := t.getOrCreate(namespace).lockedPut(StringBytes(key), key, true, entry); done {
+		if done, err := t.getOrCreate(namespace).putOp(StringBytes(key), key, true, entry); done {
 			return err
 		}
 	}
@@ -396,7 +382,7 @@ func (t *ThreadCache) PutString(namespace, key string, entry *Entry) error {
 // PutDirtyString is PutDirty of the key whose bytes are those of key, kept as PutString keeps it.
 func (t *ThreadCache) PutDirtyString(namespace, key string, value []byte, ctx processor.RecordContext) error {
 	for {
-		if done, err := t.getOrCreate(namespace).lockedPutDirty(StringBytes(key), key, true, value, ctx); done {
+		if done, err := t.getOrCreate(namespace).putDirtyOp(StringBytes(key), key, true, value, ctx); done {
 			return err
 		}
 	}
@@ -407,7 +393,7 @@ func (t *ThreadCache) PutDirtyString(namespace, key string, value []byte, ctx pr
 func (t *ThreadCache) PutIfAbsent(namespace string, key []byte, entry *Entry) (*Entry, error) {
 	for {
 		c := t.getOrCreate(namespace)
-		if existing, done, err := c.lockedPutIfAbsent(key, entry); done {
+		if existing, done, err := c.putIfAbsentOp(key, entry); done {
 			return existing, err
 		}
 	}
@@ -416,12 +402,8 @@ func (t *ThreadCache) PutIfAbsent(namespace string, key []byte, entry *Entry) (*
 // Delete removes key from the named cache without flushing it and returns its entry, or nil.
 // Java: delete(namespace, key).
 func (t *ThreadCache) Delete(namespace string, key []byte) *Entry {
-	c := t.locked(namespace)
-	if c == nil {
-		return nil
-	}
-	defer c.mu.Unlock()
-	if c.closed {
+	c := t.lookup(namespace)
+	if c == nil || c.closed {
 		return nil
 	}
 	old := c.sizeBytes
@@ -442,7 +424,7 @@ type Named struct {
 
 // Get is ThreadCache.Get of the named cache.
 func (n *Named) Get(key []byte) *Entry {
-	if e, ok := n.c.lockedGet(key); ok {
+	if e, ok := n.c.getOp(key); ok {
 		return e
 	}
 	return n.t.Get(n.ns, key)
@@ -453,7 +435,7 @@ func (n *Named) GetString(key string) *Entry { return n.Get(StringBytes(key)) }
 
 // Put is ThreadCache.Put of the named cache.
 func (n *Named) Put(key []byte, entry *Entry) error {
-	if done, err := n.c.lockedPut(key, "", false, entry); done {
+	if done, err := n.c.putOp(key, "", false, entry); done {
 		return err
 	}
 	return n.t.Put(n.ns, key, entry)
@@ -461,7 +443,7 @@ func (n *Named) Put(key []byte, entry *Entry) error {
 
 // PutString is ThreadCache.PutString of the named cache.
 func (n *Named) PutString(key string, entry *Entry) error {
-	if done, err := n.c.lockedPut(StringBytes(key), key, true, entry); done {
+	if done, err := n.c.putOp(StringBytes(key), key, true, entry); done {
 		return err
 	}
 	return n.t.PutString(n.ns, key, entry)
@@ -469,7 +451,7 @@ func (n *Named) PutString(key string, entry *Entry) error {
 
 // PutDirty is ThreadCache.PutDirty of the named cache.
 func (n *Named) PutDirty(key, value []byte, ctx processor.RecordContext) error {
-	if done, err := n.c.lockedPutDirty(key, "", false, value, ctx); done {
+	if done, err := n.c.putDirtyOp(key, "", false, value, ctx); done {
 		return err
 	}
 	return n.t.PutDirty(n.ns, key, value, ctx)
@@ -477,16 +459,14 @@ func (n *Named) PutDirty(key, value []byte, ctx processor.RecordContext) error {
 
 // PutDirtyString is ThreadCache.PutDirtyString of the named cache.
 func (n *Named) PutDirtyString(key string, value []byte, ctx processor.RecordContext) error {
-	if done, err := n.c.lockedPutDirty(StringBytes(key), key, true, value, ctx); done {
+	if done, err := n.c.putDirtyOp(StringBytes(key), key, true, value, ctx); done {
 		return err
 	}
 	return n.t.PutDirtyString(n.ns, key, value, ctx)
 }
 
-// lockedGet is get under c's lock; ok is false, and nothing done, when c is closed.
-func (c *namedCache) lockedGet(key []byte) (e *Entry, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// getOp is get counted as a Get call; ok is false, and nothing done, when c is closed.
+func (c *namedCache) getOp(key []byte) (e *Entry, ok bool) {
 	if c.closed {
 		return nil, false
 	}
@@ -497,22 +477,20 @@ func (c *namedCache) lockedGet(key []byte) (e *Entry, ok bool) {
 	return c.get(key), true
 }
 
-// lockedPut is putAs under c's lock (write); done is false, and nothing done, when c is closed.
-func (c *namedCache) lockedPut(key []byte, kstr string, kept bool, e *Entry) (done bool, err error) {
+// putOp is putAs as a write (see write); done is false, and nothing done, when c is closed.
+func (c *namedCache) putOp(key []byte, kstr string, kept bool, e *Entry) (done bool, err error) {
 	return c.write(func() error { return c.putAs(key, kstr, kept, e) })
 }
 
-// lockedPutDirty is putDirtyKept under c's lock (write); done is false, and nothing done, when
+// putDirtyOp is putDirtyKept as a write (see write); done is false, and nothing done, when
 // c is closed.
-func (c *namedCache) lockedPutDirty(key []byte, kstr string, kept bool, value []byte, ctx processor.RecordContext) (done bool, err error) {
+func (c *namedCache) putDirtyOp(key []byte, kstr string, kept bool, value []byte, ctx processor.RecordContext) (done bool, err error) {
 	return c.write(func() error { return c.putDirtyKept(key, kstr, kept, value, ctx) })
 }
 
-// write runs put, a write of one entry into c, under c's lock, counted as a put, with its size
-// change accounted, then maybeEvict; done is false, and nothing done, when c is closed.
+// write runs put, a write of one entry into c, counted as a put, with its size change
+// accounted, then maybeEvict; done is false, and nothing done, when c is closed.
 func (c *namedCache) write(put func() error) (done bool, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
 		return false, nil
 	}
@@ -526,11 +504,8 @@ func (c *namedCache) write(put func() error) (done bool, err error) {
 	return true, c.maybeEvict()
 }
 
-// lockedPutIfAbsent is PutIfAbsent under c's lock; done is false, and nothing done, when c is
-// closed.
-func (c *namedCache) lockedPutIfAbsent(key []byte, entry *Entry) (existing *Entry, done bool, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// putIfAbsentOp is PutIfAbsent of c; done is false, and nothing done, when c is closed.
+func (c *namedCache) putIfAbsentOp(key []byte, entry *Entry) (existing *Entry, done bool, err error) {
 	if c.closed {
 		return nil, false, nil
 	}
@@ -552,11 +527,9 @@ func (c *namedCache) lockedPutIfAbsent(key []byte, entry *Entry) (existing *Entr
 	return existing, true, nil
 }
 
-// lockedFlush is flush(nil) under c's lock, counted as a Flush call; done is false, and nothing
-// done, when c is closed.
-func (c *namedCache) lockedFlush() (done bool, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// flushOp is flush(nil) counted as a Flush call; done is false, and nothing done, when c is
+// closed.
+func (c *namedCache) flushOp() (done bool, err error) {
 	if c.closed {
 		return false, nil
 	}
@@ -568,8 +541,7 @@ func (c *namedCache) lockedFlush() (done bool, err error) {
 }
 
 // maybeEvict evicts from c (and only from c: a put may have caused puts into other named caches
-// through a flush listener) while the whole cache is over budget. The caller holds c's lock.
-// Java: maybeEvict.
+// through a flush listener) while the whole cache is over budget. Java: maybeEvict.
 func (c *namedCache) maybeEvict() error {
 	for c.t.sizeBytes.Load() > c.t.maxBytes.Load() {
 		if c.len() == 0 {
@@ -590,11 +562,10 @@ func (c *namedCache) maybeEvict() error {
 // (one entry per named cache per round, names in sorted order; Java walks its hash map) until
 // the cache fits. Java: resize(newCacheSizeBytes).
 //
-// Each named cache is locked only while one entry is evicted from it (a flush listener may
-// write into other named caches); a named cache closed meanwhile is skipped. The goroutine that
-// writes the cache calls it, between two operations: an eviction while a flush listener of the
-// same named cache runs would be counted twice in the whole cache's size (Java resizes from
-// the stream thread, holding the named cache's re-entrant lock throughout).
+// A flush listener an eviction calls may write into other named caches; a named cache closed
+// meanwhile is skipped. Call it while no named cache is in use (the stream thread between two
+// passes, as Java resizes from the stream thread): an eviction while a flush listener of the
+// same named cache runs would be counted twice in the whole cache's size.
 func (t *ThreadCache) Resize(maxBytes int64) error {
 	shrink := maxBytes < t.maxBytes.Load()
 	t.maxBytes.Store(max(maxBytes, 0))
@@ -607,17 +578,15 @@ func (t *ThreadCache) Resize(maxBytes int64) error {
 		if c == nil {
 			continue
 		}
-		if err := c.lockedEvictOne(); err != nil {
+		if err := c.evictOneOp(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// lockedEvictOne evicts c's least recently used entry, if any, under c's lock.
-func (c *namedCache) lockedEvictOne() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// evictOneOp evicts c's least recently used entry, if any, counted as an eviction.
+func (c *namedCache) evictOneOp() error {
 	if c.closed {
 		return nil
 	}
@@ -645,8 +614,6 @@ func (t *ThreadCache) Close(namespace string) {
 	maps.Copy(m, old)
 	delete(m, namespace)
 	t.caches.Store(&m)
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
 	t.gone.add(c.ops)
 	t.sizeBytes.Add(-c.sizeBytes)
@@ -657,11 +624,10 @@ func (t *ThreadCache) Close(namespace string) {
 // Clear drops every entry of a named cache without flushing, keeping its listener.
 // Java: clear(namespace).
 func (t *ThreadCache) Clear(namespace string) {
-	c := t.locked(namespace)
+	c := t.lookup(namespace)
 	if c == nil {
 		return
 	}
-	defer c.mu.Unlock()
 	c.t.sizeBytes.Add(-c.sizeBytes)
 	c.clear()
 }
@@ -675,11 +641,10 @@ func (t *ThreadCache) Range(namespace string, from, to []byte) *Iterator {
 // RangeInclusive is Range with a choice of an inclusive or exclusive upper bound (the exclusive
 // form serves prefix scans). Java: range(namespace, from, to, toInclusive).
 func (t *ThreadCache) RangeInclusive(namespace string, from, to []byte, toInclusive bool) *Iterator {
-	c := t.locked(namespace)
+	c := t.lookup(namespace)
 	if c == nil {
 		return &Iterator{}
 	}
-	defer c.mu.Unlock()
 	return &Iterator{keys: c.keysBetween(from, to, toInclusive), c: c}
 }
 
@@ -710,11 +675,10 @@ const PageKeys = 256
 // ahead of the iterator between two pages is seen, unlike Range's; the interactive queries,
 // which read while the stream thread keeps off the cache, see exactly Range's entries.
 func (t *ThreadCache) RangePaged(namespace string, from, to []byte, toInclusive, reverse bool) *Iterator {
-	c := t.locked(namespace)
+	c := t.lookup(namespace)
 	if c == nil {
 		return &Iterator{}
 	}
-	defer c.mu.Unlock()
 	p := &pager{toInclusive: toInclusive, reverse: reverse}
 	if from != nil {
 		s := string(from)
@@ -725,7 +689,7 @@ func (t *ThreadCache) RangePaged(namespace string, from, to []byte, toInclusive,
 		p.to = &s
 	}
 	it := &Iterator{c: c, pager: p}
-	it.refill(true)
+	it.refill()
 	return it
 }
 
@@ -738,15 +702,11 @@ type pager struct {
 	done        bool
 }
 
-// refill takes the next page of keys; locked says the caller holds the cache's lock.
-func (it *Iterator) refill(locked bool) bool {
+// refill takes the next page of keys.
+func (it *Iterator) refill() bool {
 	p := it.pager
 	if p == nil || p.done {
 		return false
-	}
-	if !locked {
-		it.c.mu.Lock()
-		defer it.c.mu.Unlock()
 	}
 	it.c.ensureIndex()
 	it.keys, it.pos = it.c.index.page(p.from, p.to, p.toInclusive, p.last, p.reverse, PageKeys), 0
@@ -775,12 +735,10 @@ type Iterator struct {
 
 // HasNext reports whether there is a next entry, reading it from the cache if needed.
 func (it *Iterator) HasNext() bool {
-	for it.next == nil && (it.pos < len(it.keys) || it.refill(false)) {
+	for it.next == nil && (it.pos < len(it.keys) || it.refill()) {
 		k := it.keys[it.pos]
 		it.pos++
-		it.c.mu.Lock()
 		e := it.c.getString(k)
-		it.c.mu.Unlock()
 		if e != nil {
 			it.next, it.key = e, []byte(k)
 		}
@@ -832,8 +790,6 @@ func (n *lruNode) size() int64 { return int64(len(n.key)) + 24 + n.entry.size }
 
 // namedCache is the cache of one store in one task. Java counterpart: NamedCache.
 type namedCache struct {
-	// mu guards the named cache; held by every caller except around the listener.
-	mu sync.Mutex
 	// t is the thread cache, whose budget and total size the named cache's writes and evictions
 	// read and update.
 	t *ThreadCache
@@ -1156,16 +1112,12 @@ func (c *namedCache) flush(evicted *lruNode) error {
 	return nil
 }
 
-// callListener runs the listener without the lock (it may use the cache again); the lock is
-// taken back even if the listener panics, so the caller's deferred unlock stays balanced.
+// callListener runs the listener, which may use the cache again; while it runs, the entries it
+// was handed are not reused (flushing), even if it panics.
 func (c *namedCache) callListener(entries []DirtyEntry) error {
 	listener := c.listener
 	c.flushing++
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.flushing--
-	}()
+	defer func() { c.flushing-- }()
 	return listener(entries)
 }
 

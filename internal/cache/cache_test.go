@@ -250,10 +250,12 @@ func TestListenerErrorStopsPut(t *testing.T) {
 	}
 }
 
-// One writer (with a listener that writes into another named cache) and concurrent readers:
-// run with -race. Readers only reorder the recency lists, so the accounting stays consistent.
+// One writer (with a listener that writes into another named cache of its task) and concurrent
+// readers taking the task's lock per read, as interactive queries do: run with -race. Readers
+// only reorder the recency lists, so the accounting stays consistent.
 func TestConcurrentReaders(t *testing.T) {
 	c := New(2000)
+	var task sync.Mutex // the runtime's task lock: both named caches are one task's
 	c.AddDirtyEntryFlushListener("0_0-b", func([]DirtyEntry) error { return nil })
 	c.AddDirtyEntryFlushListener("0_0-a", func(entries []DirtyEntry) error {
 		for _, d := range entries {
@@ -265,19 +267,22 @@ func TestConcurrentReaders(t *testing.T) {
 	})
 	done := make(chan struct{})
 	readers := readWhile(done, 2, func() {
+		task.Lock()
 		c.Get("0_0-a", []byte("k7"))
 		drain(c.All("0_0-b"))
+		task.Unlock()
 		_ = c.SizeBytes()
 	})
 	for i := range 2000 {
 		k := []byte(fmt.Sprintf("k%d", i%50))
-		if err := c.Put("0_0-a", k, NewEntry([]byte(strings.Repeat("v", i%30)), processor.RecordContext{Topic: "t"}, true)); err != nil {
-			t.Fatal(err)
+		task.Lock()
+		err := c.Put("0_0-a", k, NewEntry([]byte(strings.Repeat("v", i%30)), processor.RecordContext{Topic: "t"}, true))
+		if err == nil && i%100 == 0 {
+			err = c.Flush("0_0-a")
 		}
-		if i%100 == 0 {
-			if err := c.Flush("0_0-a"); err != nil {
-				t.Fatal(err)
-			}
+		task.Unlock()
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	close(done)
@@ -317,13 +322,15 @@ func drain(it *Iterator) {
 
 // The executors of a stream thread write different named caches of one thread cache at the
 // same time (each its own, evicting and flushing under the shared budget) while interactive
-// queries read, then the budget shrinks: every last write of every key reaches its listener, the
+// queries read them, each holding the task's lock (one read of a named cache at a time with
+// its writer, as the runtime's task locks order them), then the budget shrinks: every last write of every key reaches its listener, the
 // whole cache's size is the sum of the named caches', and the counters count every operation.
 func TestConcurrentWriters(t *testing.T) {
 	const writers, keys, writes = 4, 300, 5000
 	c := New(16 << 10)
 	last := make([]map[string]string, writers)
 	handles := make([]*Named, writers)
+	tasks := make([]sync.Mutex, writers) // the runtime's task locks
 	for w := range writers {
 		last[w] = map[string]string{}
 		ns := fmt.Sprintf("1_%d-counts", w)
@@ -338,10 +345,12 @@ func TestConcurrentWriters(t *testing.T) {
 	readers := readWhile(done, 1, func() {
 		for w := range writers {
 			ns := fmt.Sprintf("1_%d-counts", w)
+			tasks[w].Lock()
 			c.Get(ns, []byte("k7"))
 			drain(c.All(ns))
+			tasks[w].Unlock()
 		}
-		_ = c.SizeBytes() + c.Size() + c.Puts()
+		_ = c.SizeBytes()
 	})
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -353,6 +362,7 @@ func TestConcurrentWriters(t *testing.T) {
 				k := fmt.Sprintf("k%d", i%keys)
 				v := []byte(fmt.Sprintf("%d-%d", w, i))
 				var err error
+				tasks[w].Lock()
 				switch i % 3 {
 				case 0:
 					err = handles[w].PutDirtyString(k, v, processor.RecordContext{Topic: "t"})
@@ -364,20 +374,23 @@ func TestConcurrentWriters(t *testing.T) {
 				if err == nil && i%500 == 0 {
 					err = c.Flush(ns)
 				}
+				if err == nil {
+					handles[w].GetString(fmt.Sprintf("k%d", (i*7)%keys))
+				}
+				tasks[w].Unlock()
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				handles[w].GetString(fmt.Sprintf("k%d", (i*7)%keys))
 			}
 		}()
 	}
 	wg.Wait()
-	if err := c.Resize(12 << 10); err != nil { // between two writes, as the stream thread does
-		t.Fatal(err)
-	}
 	close(done)
 	readers.Wait()
+	if err := c.Resize(12 << 10); err != nil { // no named cache in use, as Resize asks
+		t.Fatal(err)
+	}
 	sum := int64(0)
 	for _, ns := range c.Namespaces() {
 		sum += c.NamedCacheSizeBytes(ns)
@@ -457,9 +470,9 @@ func TestNamedAfterClose(t *testing.T) {
 	}
 }
 
-// A panicking listener leaves the cache usable (the lock is balanced), so an engine that
-// recovers the panic can go on.
-func TestListenerPanicKeepsLockBalanced(t *testing.T) {
+// A panicking listener leaves the cache usable (no flush counted as still running), so an
+// engine that recovers the panic can go on.
+func TestListenerPanicKeepsCacheUsable(t *testing.T) {
 	c := New(1000)
 	c.AddDirtyEntryFlushListener("0_0-x", func([]DirtyEntry) error { panic("boom") })
 	if err := c.Put("0_0-x", []byte("k"), NewEntry([]byte("v"), processor.RecordContext{}, true)); err != nil {
@@ -475,6 +488,9 @@ func TestListenerPanicKeepsLockBalanced(t *testing.T) {
 	}()
 	if c.Get("0_0-x", []byte("k")) == nil || c.SizeBytes() <= 0 {
 		t.Fatal("cache unusable after a listener panic")
+	}
+	if n := c.lookup("0_0-x").flushing; n != 0 {
+		t.Fatalf("%d flushes still counted as running after the listener panicked", n)
 	}
 }
 
@@ -604,10 +620,7 @@ func TestStringKeysAreKept(t *testing.T) {
 	if k := flushed[1].Key; string(k) != "www" || unsafe.SliceData(k) == unsafe.StringData(word) {
 		t.Errorf("flushed key %q: want a copy of its own, not the string's memory", k)
 	}
-	nc := c.lookup("ns")
-	nc.mu.Lock()
-	n := nc.nodes["www"]
-	nc.mu.Unlock()
+	n := c.lookup("ns").nodes["www"]
 	if n == nil || unsafe.StringData(n.skey) != unsafe.StringData(word) {
 		t.Errorf("the map key of www is not the string put (a copy was made)")
 	}
