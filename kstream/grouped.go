@@ -62,9 +62,7 @@ func (g KGroupedStream[K, V]) Count(opts ...TableOption[K, int64]) KTable[K, int
 		mi.valueSerde = untyped(serde.Long())
 	}
 	name := b.orElseGenerate(named, streamAggName)
-	sup := ktable.NewStreamAggregate(mi.storeName, func() (any, error) { return int64(0), nil },
-		func(_, _, agg any) (any, error) { return agg.(int64) + 1, nil })
-	return KTable[K, int64]{t: g.g.aggregate(name, mi, sup)}
+	return KTable[K, int64]{t: g.g.aggregate(name, mi, ktable.NewStreamCount(mi.storeName))}
 }
 
 // Reduce combines the values of each key with reducer (the first value is the initial

@@ -56,6 +56,12 @@ func (stringSerde) AppendsInPlace() bool { return true }
 // AppendsInPlace is serdeapi.InPlaceAppender: Long appends straight onto the buffer.
 func (longSerde) AppendsInPlace() bool { return true }
 
+// DecodesLong is serdeapi.LongDecoder.
+func (longSerde) DecodesLong() bool { return true }
+
+// DecodesLong is serdeapi.LongDecoder: true for Untyped of the Long serde.
+func (u *untyped[T]) DecodesLong() bool { return serdeapi.IsLong(u.s) }
+
 // DecodesString is serdeapi.StringDecoder: true for Untyped of the String serde.
 func (u *untyped[T]) DecodesString() bool { return serdeapi.IsString(u.s) }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -63,6 +64,10 @@ type meteredKeyValueStore[K, V any] struct {
 	// and the map's comparison of a lookup with it is equal on the pointer, without reading the
 	// entry's copy of the bytes (the lookup still hashes them).
 	stringKeys *cachingKeyValueStore
+	// counts: the values are timestamped Long values (vatSerde.longValues), and stringKeys and
+	// cachingBelow are set, so GetCountKept and PutCountKept read and write the cache's bytes
+	// themselves (storeapi.CountStore).
+	counts bool
 	// sensors time the calls at DEBUG (nil: not recorded).
 	sensors *metrics.StoreOps
 }
@@ -175,6 +180,8 @@ func (m *meteredKeyValueStore[K, V]) Init(ctx processor.StateStoreContext, root 
 		m.keyApp, _ = any(m.keySerde).(serde.AppendSerializer[K])
 		m.keyBuf.b = make([]byte, 0, 64) // never nil: an empty key is not a null key
 	}
+	lv, ok := any(m.valueSerde).(interface{ longValues() bool })
+	m.counts = ok && lv.longValues() && m.stringKeys != nil && m.cachingBelow != nil
 	if ctx != nil {
 		m.sensors = storeSensors(ctx, m.Name(), m.inner.Persistent())
 	}
@@ -371,6 +378,52 @@ func (m *meteredKeyValueStore[K, V]) PutKept(key K, value V) error {
 	if err != nil {
 		return err
 	}
+	return m.cachingBelow.putOwnedString(ks, vb)
+}
+
+// errNotCounts is returned by GetCountKept and PutCountKept of a store whose Counts is false, or
+// for a key that is not a string.
+var errNotCounts = errors.New("not a count store of String keys above a record cache")
+
+// Counts is storeapi.CountStore: whether GetCountKept and PutCountKept apply.
+func (m *meteredKeyValueStore[K, V]) Counts() bool { return m.counts }
+
+// GetCountKept is storeapi.CountStore's: GetKept of a timestamped Long value read straight from
+// its bytes. Bytes of another length than 16 are deserialized as GetKept would, for its error.
+func (m *meteredKeyValueStore[K, V]) GetCountKept(key K) (count, ts int64, found bool, err error) {
+	ks, ok := any(key).(string)
+	if !m.counts || !ok {
+		return 0, 0, false, storeErr(m.Name(), "get", errNotCounts)
+	}
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.Get, time.Now())
+	}
+	vb, _, err := m.stringKeys.getString(ks)
+	if err != nil || vb == nil {
+		return 0, 0, false, err
+	}
+	if len(vb) != 16 {
+		if _, _, err := m.value("get", vb); err != nil {
+			return 0, 0, false, err
+		}
+		return 0, 0, false, storeErr(m.Name(), "get", fmt.Errorf("a timestamped Long value of %d bytes", len(vb)))
+	}
+	return int64(binary.BigEndian.Uint64(vb[8:])), int64(binary.BigEndian.Uint64(vb)), true, nil
+}
+
+// PutCountKept is storeapi.CountStore's: PutKept of count with timestamp ts, serialized straight
+// into the 16 bytes the cache keeps.
+func (m *meteredKeyValueStore[K, V]) PutCountKept(key K, count, ts int64) error {
+	ks, ok := any(key).(string)
+	if !m.counts || !ok {
+		return storeErr(m.Name(), "put", errNotCounts)
+	}
+	if s := m.sensors; s != nil {
+		defer timed(s, metrics.Put, time.Now())
+	}
+	vb := make([]byte, 16)
+	binary.BigEndian.PutUint64(vb, uint64(ts))
+	binary.BigEndian.PutUint64(vb[8:], uint64(count))
 	return m.cachingBelow.putOwnedString(ks, vb)
 }
 

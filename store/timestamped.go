@@ -110,6 +110,10 @@ func (s *vatSerde[V]) Deserialize(topic string, h *serde.Headers, b []byte) (*Va
 // freshBytes marks Serialize as returning a new slice on every call (see freshSerializer).
 func (s *vatSerde[V]) freshBytes() {}
 
+// longValues reports whether the values are the Long serde's (a count's): 16 bytes, the
+// timestamp then the value, both big-endian.
+func (s *vatSerde[V]) longValues() bool { return serdeapi.IsLong(s.inner) }
+
 // IgnoresHeaders is serdeapi.HeaderFree: the headers only reach the value's serde.
 func (s *vatSerde[V]) IgnoresHeaders() bool { return serdeapi.IgnoresHeaders(s.inner) }
 

@@ -580,11 +580,25 @@ type StreamAggregate struct {
 	aggSupplier
 	init Initializer
 	agg  Aggregator
+	// count: init is int64(0) and agg adds one (KGroupedStream.count), so a store that is a
+	// storeapi.CountStore is read and written as counts.
+	count bool
 }
 
 // NewStreamAggregate returns the supplier writing store storeName.
 func NewStreamAggregate(storeName string, init Initializer, agg Aggregator) *StreamAggregate {
 	return &StreamAggregate{aggSupplier: aggSupplier{storeName: storeName}, init: init, agg: agg}
+}
+
+// NewStreamCount returns the supplier of a count (KGroupedStream.count) writing store
+// storeName: the aggregation of int64(0) and one more per record, whose store, when it is a
+// storeapi.CountStore (Long values above a record cache), it reads and writes as counts,
+// without boxing them. Java: KStreamAggregate with count's initializer and aggregator.
+func NewStreamCount(storeName string) *StreamAggregate {
+	a := NewStreamAggregate(storeName, func() (any, error) { return int64(0), nil },
+		func(_, _, agg any) (any, error) { return agg.(int64) + 1, nil })
+	a.count = true
+	return a
 }
 
 // Get returns a new processor.
@@ -598,7 +612,10 @@ type streamAggProc struct {
 	st    Store
 	fresh bool // st is a storeapi.FreshValuesStore: the value read is reused for the write
 	kept  keptStore
-	fwd   *Forwarder
+	// counts is st when the aggregation is a count and st a storeapi.CountStore whose Counts
+	// holds: Process then reads and writes int64 counts (see processCount).
+	counts storeapi.CountStore[any]
+	fwd    *Forwarder
 }
 
 func (p *streamAggProc) Init(ctx processor.ProcessorContext[any, any]) error {
@@ -607,12 +624,19 @@ func (p *streamAggProc) Init(ctx processor.ProcessorContext[any, any]) error {
 	p.st, p.fwd, err = storeForwarder(ctx, p.a.storeName, p.a.sendOldValues)
 	p.fresh = err == nil && isFresh(p.st)
 	p.kept, _ = p.st.(keptStore)
+	p.counts = nil
+	if cs, ok := p.st.(storeapi.CountStore[any]); ok && err == nil && p.a.count && cs.Counts() {
+		p.counts = cs
+	}
 	return err
 }
 
 func (p *streamAggProc) Process(r processor.Record[any, any]) error {
 	if r.Key == nil || r.Value == nil {
 		return nil
+	}
+	if p.counts != nil {
+		return p.processCount(r)
 	}
 	old, err := getKept(p.st, p.kept, r.Key)
 	if err != nil {
@@ -636,6 +660,27 @@ func (p *streamAggProc) Process(r processor.Record[any, any]) error {
 		return err
 	}
 	return p.fwd.MaybeForwardChange(r, newAgg, oldAgg, ts)
+}
+
+// processCount is Process of a count on a storeapi.CountStore: the same reads, writes and
+// forwards as the aggregation's (an absent count is the initializer's 0; the new timestamp is
+// the larger of the record's and the stored one), with the count as an int64 throughout.
+func (p *streamAggProc) processCount(r processor.Record[any, any]) error {
+	old, oldTs, found, err := p.counts.GetCountKept(r.Key)
+	if err != nil {
+		return err
+	}
+	ts := r.Timestamp
+	if found {
+		ts = max(ts, oldTs)
+	}
+	if err := p.counts.PutCountKept(r.Key, old+1, ts); err != nil {
+		return err
+	}
+	if p.fwd.cachingOn {
+		return nil // the cache forwards on flush (MaybeForwardChange would do nothing)
+	}
+	return p.fwd.MaybeForwardChange(r, old+1, old, ts)
 }
 
 // StreamReduce is the supplier of KGroupedStream.reduce: the first value of a key is its

@@ -15,6 +15,20 @@ type StringDecoder interface {
 	DecodesString() bool
 }
 
+// LongDecoder is implemented by the Long serde and Untyped of it: values are an int64 as 8
+// big-endian bytes, whatever the topic and headers.
+type LongDecoder interface {
+	// DecodesLong reports whether the serde encodes and decodes as the Long serde.
+	DecodesLong() bool
+}
+
+// IsLong reports whether s is the Long serde or Untyped of it. The stores use it to read and
+// write a count's bytes without the serde (storeapi.CountStore).
+func IsLong(s any) bool {
+	d, ok := s.(LongDecoder)
+	return ok && d.DecodesLong()
+}
+
 // InPlaceAppender is implemented by the Long and String serdes and Untyped of them: their
 // AppendSerialize (serde.AppendSerializer) writes the bytes straight onto the caller's buffer.
 // Untyped of another serde also has AppendSerialize, but it copies a Serialize result, so a

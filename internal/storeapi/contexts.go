@@ -120,6 +120,23 @@ type KeptKeysStore[K, V any] interface {
 	PutKept(key K, value V) error
 }
 
+// CountStore is implemented by the timestamped key-value stores of this package whose values
+// are the Long serde's, as a count's are: GetCountKept and PutCountKept read and write a count
+// and its timestamp as KeptKeysStore's GetKept and PutKept do, straight from and to the bytes
+// (8-byte big-endian timestamp, then the 8-byte big-endian count), without a
+// *ValueAndTimestamp, a boxed count or the serdes. Counts reports whether they apply: only
+// above a caching layer, with the String serde for keys and the Long serde for values (the
+// methods of a store whose Counts is false do the same through the serdes). The DSL's count
+// uses them. There is no Java counterpart.
+type CountStore[K any] interface {
+	Counts() bool
+	// GetCountKept returns the count of key and its timestamp; found is false when key has
+	// none.
+	GetCountKept(key K) (count, ts int64, found bool, err error)
+	// PutCountKept stores count with timestamp ts under key.
+	PutCountKept(key K, count, ts int64) error
+}
+
 // VersionedEngine is implemented by the versioned engines of this package; the typed Layers
 // and the DSL use it to learn the history retention.
 type VersionedEngine interface {
