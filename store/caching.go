@@ -186,6 +186,17 @@ func (c *cachingKeyValueStore) putOwnedString(key string, value []byte) error {
 	return storeErr(c.Name(), "put", c.named.PutDirtyString(key, value, rc))
 }
 
+// putCopiedString is putOwnedString of a copy of value, which the caller keeps: the cache may
+// copy it into the bytes of the key's entry instead of a new slice (cache.PutDirtyStringCopy).
+func (c *cachingKeyValueStore) putCopiedString(key string, value []byte) error {
+	if c.cache == nil || !c.IsOpen() {
+		return c.Put([]byte(key), bytes.Clone(value))
+	}
+	rc := c.ctx.CurrentRecordContext()
+	rc.Headers = rc.Headers.Clone()
+	return storeErr(c.Name(), "put", c.named.PutDirtyStringCopy(key, value, rc))
+}
+
 // getString is Get for a key of the String serde given as the string (see putOwnedString): a
 // value read from below is cached under the string itself.
 func (c *cachingKeyValueStore) getString(key string) ([]byte, bool, error) {

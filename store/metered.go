@@ -412,7 +412,8 @@ func (m *meteredKeyValueStore[K, V]) GetCountKept(key K) (count, ts int64, found
 }
 
 // PutCountKept is storeapi.CountStore's: PutKept of count with timestamp ts, serialized straight
-// into the 16 bytes the cache keeps.
+// into the 16 bytes the cache keeps (those of the key's entry while it is dirty and unflushed:
+// cache.PutDirtyStringCopy).
 func (m *meteredKeyValueStore[K, V]) PutCountKept(key K, count, ts int64) error {
 	ks, ok := any(key).(string)
 	if !m.counts || !ok {
@@ -421,10 +422,10 @@ func (m *meteredKeyValueStore[K, V]) PutCountKept(key K, count, ts int64) error 
 	if s := m.sensors; s != nil {
 		defer timed(s, metrics.Put, time.Now())
 	}
-	vb := make([]byte, 16)
-	binary.BigEndian.PutUint64(vb, uint64(ts))
+	var vb [16]byte
+	binary.BigEndian.PutUint64(vb[:], uint64(ts))
 	binary.BigEndian.PutUint64(vb[8:], uint64(count))
-	return m.cachingBelow.putOwnedString(ks, vb)
+	return m.cachingBelow.putCopiedString(ks, vb[:])
 }
 
 // PutIfAbsent stores value when key is absent and returns the existing value otherwise.

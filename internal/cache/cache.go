@@ -21,6 +21,7 @@
 package cache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -94,7 +95,10 @@ type Entry struct {
 	value []byte
 	ctx   processor.RecordContext
 	dirty bool
-	size  int64
+	// lent: value was handed to a flush listener, which may keep it (a store below); its bytes
+	// are then never written again (see PutDirtyStringCopy).
+	lent bool
+	size int64
 }
 
 // NewEntry returns an entry for value (nil is a tombstone) written in context ctx. Entries put
@@ -463,6 +467,32 @@ func (n *Named) PutDirtyString(key string, value []byte, ctx processor.RecordCon
 		return err
 	}
 	return n.t.PutDirtyString(n.ns, key, value, ctx)
+}
+
+// PutDirtyStringCopy is PutDirtyString of a copy of value: the caller keeps value (it may be a
+// buffer it reuses). While the key's entry is dirty, was never handed to a flush listener and
+// is overwritten in place (see putDirtyKept), a value of the same length is copied into its
+// bytes instead of a new slice: a count's 16 bytes, rewritten on every record of the key
+// between two flushes, then cost no allocation. The bytes of an entry read from below (clean)
+// or handed to a flush listener are never written (the store below may keep them); an *Entry
+// or value slice got from Get must not be used after a put of its key, as with PutDirty.
+func (n *Named) PutDirtyStringCopy(key string, value []byte, ctx processor.RecordContext) error {
+	if done, err := n.c.write(func() error { return n.c.putDirtyCopy(key, value, ctx) }); done {
+		return err
+	}
+	return n.t.PutDirtyString(n.ns, key, bytes.Clone(value), ctx)
+}
+
+// putDirtyCopy is putDirtyKept of key (kept) with a copy of value: into the bytes of the key's
+// entry when PutDirtyStringCopy allows it, else into a new slice.
+func (c *namedCache) putDirtyCopy(key string, value []byte, ctx processor.RecordContext) error {
+	kb := StringBytes(key)
+	if n := c.find(kb); n != nil && c.flushing == 0 && c.index == nil && n.entry.dirty && !n.entry.lent &&
+		n.entry.value != nil && len(n.entry.value) == len(value) {
+		copy(n.entry.value, value)
+		return c.putDirtyKept(kb, key, true, n.entry.value, ctx)
+	}
+	return c.putDirtyKept(kb, key, true, bytes.Clone(value), ctx)
 }
 
 // getOp is get counted as a Get call; ok is false, and nothing done, when c is closed.
@@ -1088,6 +1118,7 @@ func (c *namedCache) flush(evicted *lruNode) error {
 	entries := make([]DirtyEntry, 0, c.dirtyLen)
 	if evicted != nil {
 		entries = append(entries, DirtyEntry{Key: evicted.key, NewValue: evicted.entry.value, Entry: evicted.entry})
+		evicted.entry.lent = true
 		c.unmarkDirty(evicted)
 	}
 	var deleted []string
@@ -1095,7 +1126,7 @@ func (c *namedCache) flush(evicted *lruNode) error {
 		next := n.dirtyNext
 		c.hits++ // Java reads each dirty key back from the cache
 		entries = append(entries, DirtyEntry{Key: n.key, NewValue: n.entry.value, Entry: n.entry})
-		n.entry.dirty = false
+		n.entry.dirty, n.entry.lent = false, true
 		if n.entry.value == nil {
 			deleted = append(deleted, n.skey)
 		}

@@ -625,3 +625,64 @@ func TestStringKeysAreKept(t *testing.T) {
 		t.Errorf("the map key of www is not the string put (a copy was made)")
 	}
 }
+
+// PutDirtyStringCopy writes a value of the same length into the bytes of the key's entry while
+// it is dirty and unflushed, and into new bytes otherwise: the bytes a flush listener was handed,
+// and those of an entry read from below (clean), keep their value; the caller's buffer is never
+// kept.
+func TestPutDirtyStringCopy(t *testing.T) {
+	c := New(1 << 20)
+	var handed [][]byte
+	n := c.AddDirtyEntryFlushListener("ns", func(es []DirtyEntry) error {
+		for _, e := range es {
+			handed = append(handed, e.NewValue)
+		}
+		return nil
+	})
+	ctx := processor.RecordContext{Topic: "t", Timestamp: 5}
+	buf := []byte("v1")
+	if err := n.PutDirtyStringCopy("a", buf, ctx); err != nil {
+		t.Fatal(err)
+	}
+	buf[1] = 'X' // the caller's buffer is its own
+	first := n.GetString("a").Value()
+	if string(first) != "v1" {
+		t.Fatalf("a = %q, want v1", first)
+	}
+	if err := n.PutDirtyStringCopy("a", []byte("v2"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := n.GetString("a").Value()
+	if string(second) != "v2" || unsafe.SliceData(first) != unsafe.SliceData(second) {
+		t.Fatalf("a = %q (same bytes %v): want v2 written into the dirty entry's bytes", second, unsafe.SliceData(first) == unsafe.SliceData(second))
+	}
+	if err := n.PutDirtyStringCopy("a", []byte("v33"), ctx); err != nil { // another length: new bytes
+		t.Fatal(err)
+	}
+	if got := n.GetString("a").Value(); string(got) != "v33" || string(second) != "v2" {
+		t.Fatalf("a = %q, the old bytes %q: want v33 in new bytes", got, second)
+	}
+	if err := c.Flush("ns"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.PutDirtyStringCopy("a", []byte("v44"), ctx); err != nil { // flushed: new bytes
+		t.Fatal(err)
+	}
+	if len(handed) != 1 || string(handed[0]) != "v33" {
+		t.Fatalf("the flushed value became %q: want v33 kept", handed)
+	}
+	// A clean entry's bytes came from below and are never written.
+	below := []byte("c1")
+	if err := n.PutString("b", NewCleanEntry(below)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.PutDirtyStringCopy("b", []byte("c2"), ctx); err != nil {
+		t.Fatal(err)
+	}
+	if string(below) != "c1" || string(n.GetString("b").Value()) != "c2" {
+		t.Fatalf("b = %q, the bytes read from below %q: want c2 and c1 kept", n.GetString("b").Value(), below)
+	}
+	if want := NewEntry([]byte("v44"), ctx, true).Size() + NewEntry([]byte("c2"), ctx, true).Size() + 2*(1+24); c.SizeBytes() != want {
+		t.Errorf("size %d, want %d", c.SizeBytes(), want)
+	}
+}
