@@ -315,6 +315,7 @@ func (d *TopologyTestDriver) declareInputs(b *topology.Builder) error {
 }
 
 func (d *TopologyTestDriver) processGlobal(topic string, ts int64, key, value []byte, headers serde.Headers) error {
+	defer d.global.PublishSensors()
 	if err := d.global.AddRecord(task.RawRecord{Topic: topic, Partition: 0, Offset: d.nextOffset(topic), Timestamp: ts,
 		Key: key, Value: value, Headers: headers.Clone()}); err != nil {
 		return err

@@ -23,7 +23,9 @@ func TestDocsCoverEveryFamily(t *testing.T) {
 	r.AsyncCall(20 * time.Millisecond)
 	r.Store(processor.TaskID{}, "s", "pebble").Op(Put).Record(1, time.Microsecond)
 	r.Store(processor.TaskID{}, "s", "pebble").CacheGet(true)
-	r.Node(processor.TaskID{}, "n", true).Processed(10, 7)
+	node := r.Node(processor.TaskID{}, "n", true)
+	node.Processed(10, 7)
+	node.Publish()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(r)
 	mfs, err := reg.Gather()
@@ -73,7 +75,9 @@ func TestInfoLevelExportsInfoFamilies(t *testing.T) {
 	if n := r.Node(processor.TaskID{}, "inner", false); n != nil {
 		t.Fatal("an inner node's sensor at INFO")
 	}
-	r.Node(processor.TaskID{}, "sink", true).Processed(10, 7)
+	node := r.Node(processor.TaskID{}, "sink", true)
+	node.Processed(10, 7)
+	node.Publish()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(r)
 	mfs, _ := reg.Gather()

@@ -23,7 +23,19 @@ type Node struct {
 	countProcess, e2e bool
 	processed         Op
 	lat               latency
+	// pend holds the latencies recorded since they were last published to lat, in plain
+	// fields of the goroutine processing the task: Processed publishes them every pendMax
+	// records, and the task at the end of each of its operations (Publish), so that a reader
+	// misses at most the records of an operation still running. The atomics of lat then cost a
+	// batch of records, not each one.
+	pend pending
 }
+
+// pending is a batch of latencies not yet published: how many, their sum, least and largest.
+type pending struct{ n, sum, min, max int64 }
+
+// pendMax is the most latencies a node holds unpublished.
+const pendMax = 64
 
 // latency keeps a distribution's count, sum, and minimum and maximum over the window.
 type latency struct {
@@ -43,18 +55,21 @@ func (l *latency) reset() {
 	l.curMax.Store(math.MinInt64)
 }
 
-func (l *latency) record(v int64) {
-	l.count.Add(1)
-	l.sum.Add(v)
+func (l *latency) record(v int64) { l.add(pending{n: 1, sum: v, min: v, max: v}) }
+
+// add records a batch of values.
+func (l *latency) add(p pending) {
+	l.count.Add(p.n)
+	l.sum.Add(p.sum)
 	for {
 		m := l.curMin.Load()
-		if v >= m || l.curMin.CompareAndSwap(m, v) {
+		if p.min >= m || l.curMin.CompareAndSwap(m, p.min) {
 			break
 		}
 	}
 	for {
 		m := l.curMax.Load()
-		if v <= m || l.curMax.CompareAndSwap(m, v) {
+		if p.max <= m || l.curMax.CompareAndSwap(m, p.max) {
 			return
 		}
 	}
@@ -96,7 +111,8 @@ func (l *latency) stats(now time.Time) LatencyStats {
 }
 
 // Processed records that the node processes a record of timestamp tsMs at the task's cached
-// wall-clock time wallMs. n may be nil (nothing recorded).
+// wall-clock time wallMs; the latency reaches the readers at the next Publish (at the latest
+// after pendMax records). n may be nil (nothing recorded).
 func (n *Node) Processed(wallMs, tsMs int64) {
 	if n == nil {
 		return
@@ -105,8 +121,30 @@ func (n *Node) Processed(wallMs, tsMs int64) {
 		n.processed.Count(1)
 	}
 	if n.e2e {
-		n.lat.record(wallMs - tsMs)
+		v, p := wallMs-tsMs, &n.pend
+		if p.n == 0 {
+			p.min, p.max = v, v
+		} else {
+			p.min, p.max = min(p.min, v), max(p.max, v)
+		}
+		p.n++
+		p.sum += v
+		if p.n == pendMax {
+			n.Publish()
+		}
 	}
+}
+
+// Publish makes the latencies Processed recorded since the last Publish visible to the
+// registry's readers. The task calls it at the end of each operation that processes records,
+// on the goroutine processing it. n may be nil.
+func (n *Node) Publish() {
+	if n == nil || n.pend.n == 0 {
+		return
+	}
+	p := n.pend
+	n.pend = pending{}
+	n.lat.add(p)
 }
 
 type nodeKey struct {

@@ -179,6 +179,7 @@ func (th *thread) processTask(ps *pass, w *passTask) error {
 	defer w.lock.unlock()
 	p := &th.pace
 	t := w.t
+	defer t.PublishSensors() // the latencies of the records processed below, under the lock
 	// Async steps: completed calls are applied by the executor holding the task, even when it
 	// has no input buffered (they are work: Task.HasAsyncCompletions, and their goroutines
 	// wake the thread); applied records count as processed. Process applies them too, and

@@ -291,6 +291,7 @@ func (t *Task) AsyncIntakePaused() bool {
 // records next in turn start their calls. It returns the number of records applied and the
 // first failure the processing handler did not continue past (a *ProcessingError).
 func (t *Task) ApplyAsync() (int, error) {
+	defer t.PublishSensors()
 	if t.closed || len(t.async.steps) == 0 {
 		return 0, nil
 	}
@@ -399,6 +400,7 @@ func (s *asyncStep) apply(e *asyncEntry) error {
 // Errors: the first failure the processing handler did not continue past, or ctx's error
 // (records then stay pending: the task must be closed dirty).
 func (t *Task) DrainAsync(ctx context.Context) error {
+	defer t.PublishSensors()
 	if len(t.async.steps) == 0 {
 		return nil
 	}

@@ -595,6 +595,17 @@ func (t *Task) Process(wallClockMs int64) (bool, error) {
 	return true, errors.Join(err, headErr)
 }
 
+// PublishSensors makes the end-to-end latencies the task's nodes recorded since the last call
+// visible to the metrics registry's readers (metrics.Node.Publish). The task's operations that
+// process records call it when they return, except Process, whose caller calls it after a run
+// of records (the stream thread's executor after its share of a pass; the test driver's other
+// calls do); between two calls a node publishes every few dozen records of its own.
+func (t *Task) PublishSensors() {
+	for _, n := range t.nodes {
+		n.sensors.Publish()
+	}
+}
+
 // consumed records offset as the last processed one of topic and partition.
 func (t *Task) consumed(topic string, partition int32, offset int64) {
 	l := &t.lastConsumed
@@ -614,6 +625,7 @@ func (t *Task) consumed(topic string, partition int32, offset int64) {
 // time (none while stream time is unknown); each due schedule fires once, with the stream time
 // as timestamp, and is moved past it. Java: StreamTask.maybePunctuateStreamTime.
 func (t *Task) MaybePunctuateStreamTime() (bool, error) {
+	defer t.PublishSensors()
 	if t.closed {
 		return false, ErrClosed
 	}
@@ -627,6 +639,7 @@ func (t *Task) MaybePunctuateStreamTime() (bool, error) {
 // MaybePunctuateSystemTime runs the wall-clock punctuators due at wallClockMs, each once, with
 // wallClockMs as timestamp. Java: StreamTask.maybePunctuateSystemTime.
 func (t *Task) MaybePunctuateSystemTime(wallClockMs int64) (bool, error) {
+	defer t.PublishSensors()
 	if t.closed {
 		return false, ErrClosed
 	}
@@ -755,6 +768,7 @@ func (t *Task) CommitFinal() error {
 }
 
 func (t *Task) flushCaches() error {
+	defer t.PublishSensors()
 	if t.closed {
 		return ErrClosed
 	}
@@ -803,6 +817,7 @@ func (t *Task) FlushStores() error {
 // Close closes the processors (in node order), then flushes and closes the stores, as Java's
 // clean close. All errors are returned joined; the task is closed afterwards in any case.
 func (t *Task) Close() error {
+	defer t.PublishSensors()
 	if t.closed {
 		return nil
 	}
