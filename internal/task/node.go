@@ -3,6 +3,7 @@ package task
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -131,9 +132,9 @@ func (n *node) process(rec processor.Record[any, any]) error {
 	case SourceNode:
 		return n.forward(rec, n.children)
 	case ProcessorNode:
-		err = callGuarded(func() error { return n.proc.Process(rec) })
+		err = n.callProcess(rec)
 	case SinkNode:
-		err = callGuarded(func() error { return n.sink(rec) })
+		err = n.callSink(rec)
 	}
 	if err != nil {
 		return n.fail(rec, err)
@@ -190,6 +191,28 @@ func (n *node) forward(rec processor.Record[any, any], targets []*node) error {
 		}
 	}
 	return nil
+}
+
+// callProcess is callGuarded(func() error { return n.proc.Process(rec) }) without the closure,
+// which every record at every processor would build.
+func (n *node) callProcess(rec processor.Record[any, any]) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return n.proc.Process(rec)
+}
+
+// callSink is callProcess for a sink node: n.sink(rec), a panic (of a serializer, a
+// partitioner or a topic extractor) turned into a *PanicError.
+func (n *node) callSink(rec processor.Record[any, any]) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return n.sink(rec)
 }
 
 // sink serializes rec and hands it to the collector (Java: SinkNode + RecordCollectorImpl.send).
