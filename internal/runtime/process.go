@@ -18,9 +18,10 @@ import (
 // waiting interactive queries between two records. The thread waits for every executor before
 // it polls, commits or rebalances: everything it does between passes (commit, flushing caches
 // and the producer, closing and creating tasks) is a barrier no task is processed across.
-// What executors share is safe for concurrent use: the record cache (a lock per named cache,
-// so executors of different tasks do not wait for each other there), the producer, the
-// collector's counters, the metrics' sensors. Java: the TaskExecutors of the
+// What executors share is safe for concurrent use: the record cache (each named cache is one
+// task's, used under that task's lock, so executors of different tasks do not wait for each
+// other there; only its total size is shared, as an atomic), the producer, the collector's
+// counters, the metrics' registry (a node's sensors are its task's). Java: the TaskExecutors of the
 // processing threads (TaskManager hands tasks out, each locked by one executor) with the
 // StreamThread committing after it paused them.
 

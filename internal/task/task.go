@@ -803,6 +803,7 @@ func (t *Task) dirtyCaches() []string {
 // the engines make what they hold durable (a Pebble store flushes its memtables). Call it
 // before writing a checkpoint. Java: ProcessorStateManager.flush.
 func (t *Task) FlushStores() error {
+	defer t.PublishSensors() // a caching store's flush forwards records
 	if t.closed {
 		return ErrClosed
 	}
