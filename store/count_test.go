@@ -15,8 +15,7 @@ import (
 // reads, and what Put writes, GetCountKept reads, in the cache and, once flushed, below it and
 // in the changelog, with the same bytes a Put writes. Other stores say Counts false and refuse.
 func TestCountStore(t *testing.T) {
-	custom := serde.New(func(_ string, _ *serde.Headers, v int64) ([]byte, error) { return serde.Long().Serialize("", nil, v) },
-		func(_ string, _ *serde.Headers, b []byte) (int64, error) { return serde.Long().Deserialize("", nil, b) })
+	custom := customLong()
 	for _, c := range []struct {
 		name    string
 		value   serde.Serde[int64]

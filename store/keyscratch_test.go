@@ -201,12 +201,18 @@ func TestSerdeCallsGetEmptyHeaders(t *testing.T) {
 	}
 }
 
+// customLong is the Long serde's bytes through a serde of the user's own (serde.New): not
+// known to the stores as the Long serde.
+func customLong() serde.Serde[int64] {
+	return serde.New(func(_ string, _ *serde.Headers, v int64) ([]byte, error) { return serde.Long().Serialize("", nil, v) },
+		func(_ string, _ *serde.Headers, b []byte) (int64, error) { return serde.Long().Deserialize("", nil, b) })
+}
+
 // A store whose serdes both ignore their Headers (String keys, Long counts under the
 // timestamped wrapper) hands them the shared empty Headers; one with a serde of its own lends
 // a Headers per call (TestSerdeCallsGetEmptyHeaders).
 func TestHeaderFreeSerdesShareEmptyHeaders(t *testing.T) {
-	custom := serde.New(func(_ string, _ *serde.Headers, v int64) ([]byte, error) { return serde.Long().Serialize("", nil, v) },
-		func(_ string, _ *serde.Headers, b []byte) (int64, error) { return serde.Long().Deserialize("", nil, b) })
+	custom := customLong()
 	for _, c := range []struct {
 		name  string
 		value serde.Serde[int64]

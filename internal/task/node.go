@@ -3,7 +3,6 @@ package task
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -196,22 +195,14 @@ func (n *node) forward(rec processor.Record[any, any], targets []*node) error {
 // callProcess is callGuarded(func() error { return n.proc.Process(rec) }) without the closure,
 // which every record at every processor would build.
 func (n *node) callProcess(rec processor.Record[any, any]) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &PanicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
+	defer recoverPanic(&err)
 	return n.proc.Process(rec)
 }
 
 // callSink is callProcess for a sink node: n.sink(rec), a panic (of a serializer, a
 // partitioner or a topic extractor) turned into a *PanicError.
 func (n *node) callSink(rec processor.Record[any, any]) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &PanicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
+	defer recoverPanic(&err)
 	return n.sink(rec)
 }
 

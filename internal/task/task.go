@@ -670,12 +670,15 @@ func (t *Task) punctuate(n *node, ts int64, typ processor.PunctuationType, p pro
 
 // callGuarded calls f and turns a panic into a *PanicError.
 func callGuarded(f func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &PanicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
+	defer recoverPanic(&err)
 	return f()
+}
+
+// recoverPanic, deferred, turns a panic of the deferring function into a *PanicError in *err.
+func recoverPanic(err *error) {
+	if r := recover(); r != nil {
+		*err = &PanicError{Value: r, Stack: debug.Stack()}
+	}
 }
 
 // CommitNeeded reports whether records were processed or a commit was requested since the last
