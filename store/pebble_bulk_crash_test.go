@@ -4,12 +4,37 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/kstreams-go/kstreams/processor"
 )
+
+// crashableFS is a crashable in-memory file system whose crash clones wait for hard links in
+// flight. Pebble's MemFS.Link takes its clone lock for reading twice in one call; a CrashClone
+// that asks for the lock between the two (a bulk restore's background ingest links its table
+// file while the test crash-clones) blocks the second read lock behind it, and both wait for
+// good.
+type crashableFS struct {
+	*vfs.MemFS
+	links sync.RWMutex // held for reading by Link, for writing by crashClone
+}
+
+// Link implements vfs.FS.
+func (fs *crashableFS) Link(oldname, newname string) error {
+	fs.links.RLock()
+	defer fs.links.RUnlock()
+	return fs.MemFS.Link(oldname, newname)
+}
+
+// crashClone returns the file system as a power loss now would leave it (only what was synced).
+func (fs *crashableFS) crashClone() *vfs.MemFS {
+	fs.links.Lock()
+	defer fs.links.Unlock()
+	return fs.MemFS.CrashClone(vfs.CrashCloneCfg{})
+}
 
 // openCrashStore opens store "kv" under exactly-once with synced writes in fs at /state, with
 // memtables (and bulk restore chunks) of memtable bytes; closeAll closes the store and its
@@ -83,7 +108,7 @@ func TestPebbleBulkRestoreCrashAtAnyPoint(t *testing.T) {
 			}
 			recs, want := changelogRecords(tc.n, keys, !tc.ordered)
 			warm := tc.warm
-			fs := vfs.NewCrashableMem()
+			fs := &crashableFS{MemFS: vfs.NewCrashableMem()}
 			// A state directory that exists from before (its entries synced): a power loss only
 			// loses what the store did not sync.
 			if err := fs.MkdirAll("/state/pebble/kv", 0o755); err != nil {
@@ -117,13 +142,13 @@ func TestPebbleBulkRestoreCrashAtAnyPoint(t *testing.T) {
 				}
 				rest = rest[n:]
 				if i%5 == 0 {
-					clones = append(clones, fs.CrashClone(vfs.CrashCloneCfg{}))
+					clones = append(clones, fs.crashClone())
 				}
 			}
 			if err := s.EndBulkRestore(); err != nil {
 				t.Fatal(err)
 			}
-			clones = append(clones, fs.CrashClone(vfs.CrashCloneCfg{}))
+			clones = append(clones, fs.crashClone())
 			if m := s.db.db.Metrics(); m.Ingest.Count < 3 {
 				t.Fatalf("%d ingestions: the restore did not run as a bulk restore", m.Ingest.Count)
 			}
