@@ -8,13 +8,16 @@
 # at_least_once and exactly_once_v2, each application in every configuration of
 # BENCH_JAVA_THREADS / BENCH_GO_CONFIGS, BENCH_ROUNDS times interleaved (min / median / max),
 # the ratios ours/Java at equal configuration (num.stream.threads=1 both) and with each at its
-# best configuration, exactly-once as a percentage of at-least-once, and two bare sarama ceilings with each run as a percentage of
-# them: the pipe (every input line consumed and produced once: one hop, a tenth of the word
-# count's records) and the word pipe (lines consumed, split, every word produced to a
-# 4-partition topic keyed by word, that topic consumed and every word produced to an output
-# topic: the word count's broker traffic without state, cache, deduplication or commits;
-# see bench/cmd/wcbench's doc comment), and the batch-level word pipe (the same on the library's
-# own fetch/produce layer: the ceiling of its data path); then the end-to-end latency of both
+# best configuration, exactly-once as a percentage of at-least-once, and ceilings with each run
+# as a percentage of them: the bare sarama pipe (every input line consumed and produced once: one
+# hop, a tenth of the word count's records) and the batch-level word pipe (lines consumed, split,
+# every word produced to a 4-partition topic keyed by word, that topic consumed and every word
+# produced to an output topic, on the library's own fetch/produce layer: the word count's broker
+# traffic without state, cache, deduplication or commits, the ceiling of its data path; see
+# bench/cmd/wcbench's doc comment), once a round, and the batch-level word pipe again beside
+# every run of ours (just before and after it: each run of ours is also given as a percentage of
+# the mean of those two, as the machine's speed drifts within minutes); BENCH_WORD_PIPE=1 adds
+# the same word pipe on bare sarama (about 45 s a round); then the end-to-end latency of both
 # word counts with default configurations at BENCH_LATENCY_RATES lines/s; then the same
 # word count in each library's TopologyTestDriver, no broker (bench/cmd/tdbench against
 # io.kstreams.bench.TestDriverWordCount on the same lines).
@@ -41,7 +44,7 @@
 # the defaults about 10 minutes on a quiet 2-CPU machine.
 #
 # With the defaults on a quiet 2-CPU machine the whole run takes about an hour: the
-# throughput sweep ~35 (3 rounds of 8 contenders under 2 guarantees at 1 000 000 lines, plus the
+# throughput sweep ~35 (3 rounds of 7 contenders under 2 guarantees at 1 000 000 lines, plus the
 # pipes), latency ~5, fail-over ~5, the recording cost ~12, the rest ~5.
 #
 # Environment (all optional):
@@ -49,10 +52,12 @@
 #   BENCH_ROUNDS       throughput runs of every contender, interleaved (default 3)
 #   BENCH_JAVA_THREADS comma-separated num.stream.threads of Java's contenders (default 1,2,4)
 #   BENCH_GO_CONFIGS   comma-separated threads[:executors] of ours (num.stream.threads, num.task.executors;
-#                      no executors: the default, GOMAXPROCS/threads) (default 1,1:1,2,2:2,4)
+#                      no executors: the default, GOMAXPROCS/threads) (default 1,2,2:2,4; 1:1 adds the
+#                      serial thread, one executor)
 #   BENCH_COMMIT_MS    commit.interval.ms of both applications (default 1000)
 #   BENCH_CACHE_BYTES  statestore.cache.max.bytes of both applications (default 10485760)
 #   BENCH_GUARANTEES   comma-separated (default at_least_once,exactly_once_v2)
+#   BENCH_WORD_PIPE    1 also runs the bare sarama word pipe each round (default off)
 #   BENCH_JAVA_OPTS    extra JVM options for the Java application (default none)
 #   BENCH_TD_LINES     lines piped through each TopologyTestDriver (default 200000: Java's driver keeps
 #                      every output record, so 2 000 000 lines ran 30+ min at 6.6 GiB; 0 skips)
@@ -169,7 +174,7 @@ bench_throughput() {
 		-cache-bytes "${BENCH_CACHE_BYTES:-10485760}" \
 		-guarantees "${BENCH_GUARANTEES:-at_least_once,exactly_once_v2}" \
 		-rounds "${BENCH_ROUNDS:-3}" -java-threads "${BENCH_JAVA_THREADS:-1,2,4}" \
-		-go-configs "${BENCH_GO_CONFIGS:-1,1:1,2,2:2,4}" \
+		-go-configs "${BENCH_GO_CONFIGS:-1,2,2:2,4}" -word-pipe="$([ "${BENCH_WORD_PIPE:-}" = 1 ] && echo true || echo false)" \
 		-java-opts "${BENCH_JAVA_OPTS:-}"
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 }

@@ -19,14 +19,15 @@
 // repartition topic (under exactly-once the last offset of a partition is a commit marker,
 // so one less is enough there). Peak RSS is the process's VmHWM and CPU its utime+stime, both
 // read from /proc just before it is stopped. It prints each figure and the ratios ours/Java
-// (when both ran); unless -pipe=false, each round also measures two ceilings in this process over the
+// (when both ran); unless -pipe=false, each round also measures ceilings in this process over the
 // same input with bare sarama (no Kafka Streams), each timed from start until the last
 // record produced is acknowledged, and each run's throughput as a percentage of each:
 //
 //   - the pipe: consumes the 4 input partitions and produces every line once, unchanged, to
 //     a 4-partition topic (one record out per line in). It is the one-hop ceiling: the word
 //     count moves over ten times as many records, so it cannot come near it.
-//   - the word pipe: the word count's broker traffic without state, cache or commits. It
+//   - the word pipe (only with -word-pipe: about 45 s a round on a 2-CPU machine): the word
+//     count's broker traffic without state, cache or commits. It
 //     consumes the lines, splits them as the word count does and produces every word (key
 //     and value the word, as in the word count's repartition topic) to a 4-partition topic,
 //     partition murmur2(word) as Java's default partitioner; concurrently it consumes that
@@ -40,6 +41,10 @@
 // 1 MiB / 10 ms batches), one goroutine per partition and stage, one producer. A third ceiling,
 // the batch-level word pipe, moves the word pipe's records with the library's own fetch and
 // produce layer (internal/kafka), configured as a stream thread's: the ceiling of our data path.
+// The batch-level word pipe also runs beside every run of ours (just before it, unless the run
+// before was ours too, and just after it), and each run of ours is reported as a percentage of
+// the mean throughput of those two pipe runs: the machine's speed drifts within minutes, and
+// the pipes at a round's end run minutes after its first runs.
 // An empty -impls runs only the pipes.
 //
 // With -latency-rates it then measures end-to-end latency at fixed input rates with default
@@ -88,6 +93,8 @@ type options struct {
 	impls      []string
 	guarantees []string
 	pipe       bool
+	// wordPipe also runs the bare sarama word pipe each round (-word-pipe).
+	wordPipe   bool
 	throughput bool
 	timeout    time.Duration
 	// javaThreads are the num.stream.threads Java runs at; goConfigs ours' configurations;
@@ -117,7 +124,8 @@ func main() {
 	flag.StringVar(&o.goArgs, "go-args", "", "extra flags of bench/cmd/wordcount, space-separated (e.g. -cpuprofile FILE)")
 	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go, gobase, goplain, or none (ratios need java and go; -pipe's fractions name those that ran)")
 	guarantees := flag.String("guarantees", "at_least_once,exactly_once_v2", "comma-separated processing guarantees")
-	flag.BoolVar(&o.pipe, "pipe", true, "also measure the bare sarama consume-then-produce pipe")
+	flag.BoolVar(&o.pipe, "pipe", true, "also measure the pipes: each round's line pipe and batch-level word pipe, and the batch-level word pipe beside every run of ours")
+	flag.BoolVar(&o.wordPipe, "word-pipe", false, "with -pipe, also run the bare sarama word pipe each round (about 45 s a round on a 2-CPU machine)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest a single run may take")
 	linesFile := flag.String("lines-file", "", "only write the input lines to `FILE` (for the test-driver benchmarks) and exit")
 	latencyRates := flag.String("latency-rates", "", "comma-separated input rates in lines/s of end-to-end latency runs with default configurations (e.g. 1000,10000); empty: none")
@@ -208,6 +216,20 @@ type result struct {
 	cpu     time.Duration
 	// brokerCPU is the broker's utime+stime during the run (-broker-pid; 0 without).
 	brokerCPU time.Duration
+	// pipeBefore and pipeAfter are the walls of the batch-level word pipe run just before and
+	// just after this run (ours, with -pipe); 0 when it did not run beside it.
+	pipeBefore, pipeAfter time.Duration
+}
+
+// besidePipe returns the run's wall as a fraction of the batch-level word pipe run beside it:
+// its throughput over the mean throughput of the pipe just before and just after it; ok is
+// false when the pipe did not run beside it.
+func (r result) besidePipe() (frac float64, ok bool) {
+	if r.pipeBefore <= 0 || r.pipeAfter <= 0 || r.wall <= 0 {
+		return 0, false
+	}
+	pipe := (1/r.pipeBefore.Seconds() + 1/r.pipeAfter.Seconds()) / 2 // runs per second
+	return (1 / r.wall.Seconds()) / pipe, true
 }
 
 func run(o options) error {

@@ -120,20 +120,56 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 		if o.rounds > 1 {
 			fmt.Printf("round %d of %d (load average %s)\n", round, o.rounds, loadAverage())
 		}
+		// With -pipe, each run of ours is bracketed by runs of the batch-level word pipe (one
+		// before it unless the run before it was ours, one after it): the machine's speed drifts
+		// within minutes, and the pipe of the round's end ran minutes after the first runs.
+		var lastPipe time.Duration // wall of the pipe run just now; 0 when something else ran since
+		besidePipe := func(n int) (time.Duration, error) {
+			wall, _, err := batchWordPipe(o, client, input, ends, stamp+"-r"+strconv.Itoa(round)+"-b"+strconv.Itoa(n))
+			if err != nil {
+				return 0, fmt.Errorf("batch-level word pipe beside a run: %w", err)
+			}
+			return wall, nil
+		}
+		pipes := 0
 		for _, g := range o.guarantees {
 			for _, c := range order {
+				ours := o.pipe && c.impl != "java"
+				var before time.Duration
+				if ours {
+					if lastPipe == 0 {
+						pipes++
+						if lastPipe, err = besidePipe(pipes); err != nil {
+							return err
+						}
+					}
+					before = lastPipe
+				}
 				appID := fmt.Sprintf("wcbench-%s-t%de%d-%s-r%d-%s", c.impl, c.threads, c.executors, strings.ReplaceAll(g, "_", ""), round, stamp)
 				r, err := runApp(o, client, admin, c, g, appID, input, ends)
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", c.label(), g, err)
 				}
+				lastPipe = 0
+				if ours {
+					pipes++
+					if lastPipe, err = besidePipe(pipes); err != nil {
+						return err
+					}
+					r.pipeBefore, r.pipeAfter = before, lastPipe
+				}
 				broker := ""
 				if o.brokerPID > 0 {
 					broker = fmt.Sprintf("  broker %6.2f CPU s/M lines", r.brokerCPU.Seconds()*1e6/float64(o.lines))
 				}
-				fmt.Printf("%-8s %-16s wall %8.2f s  %10.0f lines/s  %11.0f words/s  peak RSS %7.1f MiB  CPU %7.2f s  %6.2f CPU s/M lines%s\n",
+				beside := ""
+				if f, ok := r.besidePipe(); ok {
+					beside = fmt.Sprintf("  %3.0f%% of the batch-level word pipe beside it (%.0f / %.0f lines/s before / after)",
+						100*f, float64(o.lines)/r.pipeBefore.Seconds(), float64(o.lines)/r.pipeAfter.Seconds())
+				}
+				fmt.Printf("%-8s %-16s wall %8.2f s  %10.0f lines/s  %11.0f words/s  peak RSS %7.1f MiB  CPU %7.2f s  %6.2f CPU s/M lines%s%s\n",
 					c.label(), g, r.wall.Seconds(), float64(o.lines)/r.wall.Seconds(), float64(words)/r.wall.Seconds(),
-					float64(r.peakRSS)/(1<<20), r.cpu.Seconds(), r.cpu.Seconds()*1e6/float64(o.lines), broker)
+					float64(r.peakRSS)/(1<<20), r.cpu.Seconds(), r.cpu.Seconds()*1e6/float64(o.lines), broker, beside)
 				s.runs[g][c.label()] = append(s.runs[g][c.label()], r)
 			}
 		}
@@ -144,12 +180,16 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 				return fmt.Errorf("pipe: %w", err)
 			}
 			fmt.Printf("bare sarama consume-then-produce pipe: wall %.2f s  %.0f lines/s\n", wall.Seconds(), float64(o.lines)/wall.Seconds())
-			wwall, wwords, err := wordPipe(o, client, input, ends, suffix)
-			if err != nil {
-				return fmt.Errorf("word pipe: %w", err)
+			var wwall time.Duration // 0: not run
+			if o.wordPipe {
+				var wwords int64
+				wwall, wwords, err = wordPipe(o, client, input, ends, suffix)
+				if err != nil {
+					return fmt.Errorf("word pipe: %w", err)
+				}
+				fmt.Printf("bare sarama word pipe (lines -> words by murmur2(word) -> one record per word; no state, cache or commits): wall %.2f s  %.0f lines/s  %.0f words/s\n",
+					wwall.Seconds(), float64(o.lines)/wwall.Seconds(), float64(wwords)/wwall.Seconds())
 			}
-			fmt.Printf("bare sarama word pipe (lines -> words by murmur2(word) -> one record per word; no state, cache or commits): wall %.2f s  %.0f lines/s  %.0f words/s\n",
-				wwall.Seconds(), float64(o.lines)/wwall.Seconds(), float64(wwords)/wwall.Seconds())
 			bwall, bwords, err := batchWordPipe(o, client, input, ends, suffix)
 			if err != nil {
 				return fmt.Errorf("batch-level word pipe: %w", err)
@@ -310,12 +350,33 @@ func (s summary) String(cs []contender) string {
 				for k, name := range names {
 					var pct []float64
 					for i := 0; i < len(rs) && i < len(s.pipes); i++ {
-						pct = append(pct, 100*s.pipes[i][k].Seconds()/rs[i].wall.Seconds())
+						if s.pipes[i][k] > 0 {
+							pct = append(pct, 100*s.pipes[i][k].Seconds()/rs[i].wall.Seconds())
+						}
 					}
-					parts = append(parts, fmt.Sprintf("%s%% of %s", spread(pct, "%.0f"), name))
+					if len(pct) > 0 {
+						parts = append(parts, fmt.Sprintf("%s%% of %s", spread(pct, "%.0f"), name))
+					}
 				}
 				fmt.Fprintf(&sb, "  %-8s %-16s %s\n", c.label(), g, strings.Join(parts, ", "))
 			}
+		}
+		var beside strings.Builder
+		for _, g := range s.o.guarantees {
+			for _, c := range cs {
+				var pct []float64
+				for _, r := range s.runs[g][c.label()] {
+					if f, ok := r.besidePipe(); ok {
+						pct = append(pct, 100*f)
+					}
+				}
+				if len(pct) > 0 {
+					fmt.Fprintf(&beside, "  %-8s %-16s %s%%\n", c.label(), g, spread(pct, "%.0f"))
+				}
+			}
+		}
+		if beside.Len() > 0 {
+			fmt.Fprintf(&sb, "throughput as %% of the batch-level word pipe run beside it (the mean of the pipe just before and just after each run%s):\n%s", rounds, beside.String())
 		}
 	}
 	return sb.String()

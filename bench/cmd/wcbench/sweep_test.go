@@ -1,8 +1,10 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // -go-configs lists contenders; one listed twice is refused (its second run would find its
@@ -23,5 +25,18 @@ func TestParseGoConfigs(t *testing.T) {
 		if _, err := parseGoConfigs(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// A run is compared with the mean throughput of the pipe runs beside it: a run of 10 s between
+// pipes of 4 s and 6 s (0.25 and 0.1667 runs/s, mean 0.2083) ran at 48% of the pipe.
+func TestBesidePipe(t *testing.T) {
+	r := result{wall: 10 * time.Second, pipeBefore: 4 * time.Second, pipeAfter: 6 * time.Second}
+	f, ok := r.besidePipe()
+	if !ok || math.Abs(f-0.48) > 1e-9 {
+		t.Fatalf("besidePipe = %v, %v; want 0.48, true", f, ok)
+	}
+	if _, ok := (result{wall: 10 * time.Second, pipeAfter: 6 * time.Second}).besidePipe(); ok {
+		t.Fatal("a run without a pipe before it has a fraction")
 	}
 }
