@@ -14,19 +14,19 @@
 // against Java at equal configuration (one stream thread each) and each at its best
 // configuration (highest median throughput), CPU seconds per million lines, peak RSS,
 // exactly-once as a percentage of at-least-once, and each run as a percentage of the pipes
-// of the same round. A run's wall time is from starting the process until the group's committed
+// of the same round and of the batch-level word pipe run beside it. A run's wall time is from starting the process until the group's committed
 // offsets reach the end offsets of every input partition and of every partition of the
 // repartition topic (under exactly-once the last offset of a partition is a commit marker,
 // so one less is enough there). Peak RSS is the process's VmHWM and CPU its utime+stime, both
 // read from /proc just before it is stopped. It prints each figure and the ratios ours/Java
-// (when both ran); unless -pipe=false, each round also measures ceilings in this process over the
-// same input with bare sarama (no Kafka Streams), each timed from start until the last
-// record produced is acknowledged, and each run's throughput as a percentage of each:
+// (when both ran). Unless -pipe=false, each round also measures ceilings in this process over
+// the same input, each timed from start until the last record produced is acknowledged, and
+// each run's throughput as a percentage of each; with bare sarama (no Kafka Streams):
 //
 //   - the pipe: consumes the 4 input partitions and produces every line once, unchanged, to
 //     a 4-partition topic (one record out per line in). It is the one-hop ceiling: the word
 //     count moves over ten times as many records, so it cannot come near it.
-//   - the word pipe (only with -word-pipe: about 45 s a round on a 2-CPU machine): the word
+//   - the word pipe (only with -word-pipe: about 45 s per million lines on a 2-CPU machine): the word
 //     count's broker traffic without state, cache or commits. It
 //     consumes the lines, splits them as the word count does and produces every word (key
 //     and value the word, as in the word count's repartition topic) to a 4-partition topic,
@@ -38,13 +38,14 @@
 //     a conservative ceiling on that leg, an upper bound on the rest.
 //
 // Both pipes use the same consumer (sarama's defaults) and producer configuration (acks=all,
-// 1 MiB / 10 ms batches), one goroutine per partition and stage, one producer. A third ceiling,
-// the batch-level word pipe, moves the word pipe's records with the library's own fetch and
-// produce layer (internal/kafka), configured as a stream thread's: the ceiling of our data path.
-// The batch-level word pipe also runs beside every run of ours (just before it, unless the run
-// before was ours too, and just after it), and each run of ours is reported as a percentage of
-// the mean throughput of those two pipe runs: the machine's speed drifts within minutes, and
-// the pipes at a round's end run minutes after its first runs.
+// 1 MiB / 10 ms batches), one goroutine per partition and stage, one producer. The ceiling the
+// targets use, the batch-level word pipe, moves the word pipe's records with the library's own
+// fetch and produce layer (internal/kafka), configured as a stream thread's: the ceiling of our
+// data path. Unless -pipe=false, it also runs beside every run of ours (go, gobase, goplain):
+// just before it, unless the step before was already that pipe (a run of ours, or the previous
+// round's end), and just after it; each run of ours is also reported as a percentage of the mean
+// throughput of those two pipe runs: the machine's speed drifts within minutes, and the pipes at
+// a round's end run minutes after its first runs.
 // An empty -impls runs only the pipes.
 //
 // With -latency-rates it then measures end-to-end latency at fixed input rates with default
@@ -125,7 +126,7 @@ func main() {
 	impls := flag.String("impls", "java,go", "comma-separated applications to run: java, go, gobase, goplain, or none (ratios need java and go; -pipe's fractions name those that ran)")
 	guarantees := flag.String("guarantees", "at_least_once,exactly_once_v2", "comma-separated processing guarantees")
 	flag.BoolVar(&o.pipe, "pipe", true, "also measure the pipes: each round's line pipe and batch-level word pipe, and the batch-level word pipe beside every run of ours")
-	flag.BoolVar(&o.wordPipe, "word-pipe", false, "with -pipe, also run the bare sarama word pipe each round (about 45 s a round on a 2-CPU machine)")
+	flag.BoolVar(&o.wordPipe, "word-pipe", false, "with -pipe, also run the bare sarama word pipe each round (about 45 s per million lines on a 2-CPU machine)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest a single run may take")
 	linesFile := flag.String("lines-file", "", "only write the input lines to `FILE` (for the test-driver benchmarks) and exit")
 	latencyRates := flag.String("latency-rates", "", "comma-separated input rates in lines/s of end-to-end latency runs with default configurations (e.g. 1000,10000); empty: none")
@@ -221,9 +222,9 @@ type result struct {
 	pipeBefore, pipeAfter time.Duration
 }
 
-// besidePipe returns the run's wall as a fraction of the batch-level word pipe run beside it:
-// its throughput over the mean throughput of the pipe just before and just after it; ok is
-// false when the pipe did not run beside it.
+// besidePipe returns the run's throughput as a fraction of the batch-level word pipe run beside
+// it: its throughput over the mean throughput of the pipe just before and just after it; ok is
+// false when the pipe did not run on both sides (or the run has no wall).
 func (r result) besidePipe() (frac float64, ok bool) {
 	if r.pipeBefore <= 0 || r.pipeAfter <= 0 || r.wall <= 0 {
 		return 0, false

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	goruntime "runtime"
 	"slices"
 	"strconv"
@@ -80,7 +81,9 @@ func contenders(o options) []contender {
 
 // runThroughput loads the input, then in each of o.rounds rounds runs every contender under
 // every guarantee (contenders rotated each round and reversed in even rounds, so each is
-// interleaved with the others and takes every position) and, unless -pipe=false, the three pipes; then prints the summary.
+// interleaved with the others and takes every position) and, unless -pipe=false, the pipes:
+// each round's line pipe and batch-level word pipe (and the bare sarama word pipe with
+// -word-pipe), and the batch-level word pipe beside every run of ours; then prints the summary.
 func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) error {
 	stamp := strconv.FormatInt(time.Now().Unix(), 10)
 	input := "wcbench-input-" + stamp
@@ -105,6 +108,11 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 	for _, g := range o.guarantees {
 		s.runs[g] = map[string][]result{}
 	}
+	// With -pipe, each run of ours is bracketed by runs of the batch-level word pipe (one before
+	// it unless the step before it was that pipe, one after it): the machine's speed drifts
+	// within minutes, and the pipe of the round's end ran minutes after the first runs. A pipe
+	// that fails beside a run is reported and leaves that run without its fraction.
+	var lastPipe time.Duration // wall of the batch-level pipe run just now; 0 when something else ran since
 	for round := 1; round <= o.rounds; round++ {
 		// Rotated by one each round and reversed in even rounds, so that over the rounds
 		// every contender runs first, in the middle and last: a run's position in its round
@@ -120,28 +128,24 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 		if o.rounds > 1 {
 			fmt.Printf("round %d of %d (load average %s)\n", round, o.rounds, loadAverage())
 		}
-		// With -pipe, each run of ours is bracketed by runs of the batch-level word pipe (one
-		// before it unless the run before it was ours, one after it): the machine's speed drifts
-		// within minutes, and the pipe of the round's end ran minutes after the first runs.
-		var lastPipe time.Duration // wall of the pipe run just now; 0 when something else ran since
-		besidePipe := func(n int) (time.Duration, error) {
-			wall, _, err := batchWordPipe(o, client, input, ends, stamp+"-r"+strconv.Itoa(round)+"-b"+strconv.Itoa(n))
-			if err != nil {
-				return 0, fmt.Errorf("batch-level word pipe beside a run: %w", err)
-			}
-			return wall, nil
-		}
 		pipes := 0
+		runBesidePipe := func(where string, c contender, g string) time.Duration {
+			pipes++
+			wall, _, err := batchWordPipe(o, client, input, ends, stamp+"-r"+strconv.Itoa(round)+"-b"+strconv.Itoa(pipes))
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "wcbench: round %d, batch-level word pipe %s %s %s: %v (that run gets no fraction of it)\n",
+					round, where, c.label(), g, err)
+				return 0
+			}
+			return wall
+		}
 		for _, g := range o.guarantees {
 			for _, c := range order {
 				ours := o.pipe && c.impl != "java"
 				var before time.Duration
 				if ours {
 					if lastPipe == 0 {
-						pipes++
-						if lastPipe, err = besidePipe(pipes); err != nil {
-							return err
-						}
+						lastPipe = runBesidePipe("before", c, g)
 					}
 					before = lastPipe
 				}
@@ -152,10 +156,7 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 				}
 				lastPipe = 0
 				if ours {
-					pipes++
-					if lastPipe, err = besidePipe(pipes); err != nil {
-						return err
-					}
+					lastPipe = runBesidePipe("after", c, g)
 					r.pipeBefore, r.pipeAfter = before, lastPipe
 				}
 				broker := ""
@@ -197,6 +198,7 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 			fmt.Printf("batch-level word pipe (the same on kstreams-go's own fetch/produce layer, configured as a stream thread's): wall %.2f s  %.0f lines/s  %.0f words/s\n",
 				bwall.Seconds(), float64(o.lines)/bwall.Seconds(), float64(bwords)/bwall.Seconds())
 			s.pipes = append(s.pipes, [3]time.Duration{wall, wwall, bwall})
+			lastPipe = bwall // the next round's first run of ours follows this pipe
 		}
 	}
 	fmt.Print(s.String(cs))
@@ -204,7 +206,8 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 }
 
 // summary holds every run: runs[guarantee][contender label], one result per round; pipes
-// the walls of the line pipe, word pipe and batch-level word pipe per round.
+// the walls of the line pipe, word pipe (0 without -word-pipe) and batch-level word pipe per
+// round.
 type summary struct {
 	o     options
 	words int64

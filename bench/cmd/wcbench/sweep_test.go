@@ -36,7 +36,13 @@ func TestBesidePipe(t *testing.T) {
 	if !ok || math.Abs(f-0.48) > 1e-9 {
 		t.Fatalf("besidePipe = %v, %v; want 0.48, true", f, ok)
 	}
-	if _, ok := (result{wall: 10 * time.Second, pipeAfter: 6 * time.Second}).besidePipe(); ok {
-		t.Fatal("a run without a pipe before it has a fraction")
+	for _, r := range []result{
+		{wall: 10 * time.Second, pipeAfter: 6 * time.Second},  // no pipe before it
+		{wall: 10 * time.Second, pipeBefore: 4 * time.Second}, // the pipe after it failed
+		{pipeBefore: 4 * time.Second, pipeAfter: 6 * time.Second},
+	} {
+		if f, ok := r.besidePipe(); ok {
+			t.Errorf("%+v has a fraction %v of the pipe beside it", r, f)
+		}
 	}
 }
