@@ -46,6 +46,8 @@
 // round's end), and just after it; each run of ours is also reported as a percentage of the mean
 // throughput of those two pipe runs: the machine's speed drifts within minutes, and the pipes at
 // a round's end run minutes after its first runs.
+// Before the first round, an untimed pass of the batch-level word pipe warms the broker up (the
+// first run of a sweep, whichever it was, ran 10-45% slower than the same run later).
 // An empty -impls runs only the pipes.
 //
 // With -latency-rates it then measures end-to-end latency at fixed input rates with default

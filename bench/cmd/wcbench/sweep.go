@@ -108,6 +108,13 @@ func runThroughput(o options, client sarama.Client, admin sarama.ClusterAdmin) e
 	for _, g := range o.guarantees {
 		s.runs[g] = map[string][]result{}
 	}
+	// The first run of a sweep ran 10-45% slower than the same run later (the first pipe: 55 000,
+	// 79 000 and 98 000 lines/s against 81 000-134 000 next; Java t1, always first in round 1:
+	// 13 400 against 15 700-16 900), whatever it was: the broker's first reads of the input and
+	// first topics of the sweep. An untimed pass of the batch-level word pipe takes that cost.
+	if _, _, err := batchWordPipe(o, client, input, ends, stamp+"-warmup"); err != nil {
+		return fmt.Errorf("warm-up pass of the batch-level word pipe: %w", err)
+	}
 	// With -pipe, each run of ours is bracketed by runs of the batch-level word pipe (one before
 	// it unless the step before it was that pipe, one after it): the machine's speed drifts
 	// within minutes, and the pipe of the round's end ran minutes after the first runs. A pipe
