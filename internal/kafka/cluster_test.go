@@ -6,18 +6,40 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kstreams-go/kstreams/internal/kafka"
 	"github.com/kstreams-go/kstreams/internal/kafkatest"
 )
 
 // Interrupt ends a request the broker holds (a long-poll Fetch here) at once, where the
-// connection's Close would wait for it.
-func TestInterrupt(t *testing.T) { testInterrupt(t, kafkatest.Embedded(t)) }
+// connection's Close would wait for it. The embedded broker tells when the long poll arrived.
+func TestInterrupt(t *testing.T) {
+	br := kafkatest.Embedded(t)
+	testInterrupt(t, br, func() <-chan struct{} {
+		arrived := make(chan struct{})
+		br.Cluster.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+			br.Cluster.DropControl() // observe this one Fetch only; the cluster handles it
+			close(arrived)
+			return nil, nil, false
+		})
+		return arrived
+	})
+}
 
-func TestIntegrationInterrupt(t *testing.T) { testInterrupt(t, kafkatest.Real(t)) }
+// On a real broker nothing tells when the long poll arrived: the test gives it 200 ms, and an
+// Interrupt before it arrived still fails the Fetch (the test then checks less, not wrongly).
+func TestIntegrationInterrupt(t *testing.T) {
+	testInterrupt(t, kafkatest.Real(t), func() <-chan struct{} {
+		arrived := make(chan struct{})
+		time.AfterFunc(200*time.Millisecond, func() { close(arrived) })
+		return arrived
+	})
+}
 
-func testInterrupt(t *testing.T, br kafkatest.Broker) {
+// testInterrupt runs the test on br; arrival returns, just before the long poll is sent, a
+// channel closed once the broker holds it.
+func testInterrupt(t *testing.T, br kafkatest.Broker, arrival func() <-chan struct{}) {
 	scfg := kafkatest.SaramaConfig()
 	topic := kafkatest.Name(t, "interrupt")
 	kafkatest.CreateTopicsWith(t, br.Addrs, scfg, 1, nil, topic)
@@ -62,19 +84,21 @@ func testInterrupt(t *testing.T, br kafkatest.Broker) {
 	req := &sarama.FetchRequest{Version: 11, MaxWaitTime: 30_000, MinBytes: 1, MaxBytes: 1 << 20, SessionEpoch: -1}
 	req.AddBlock(topic, 0, 0, 1<<20, -1)
 	done := make(chan error, 1)
+	arrived := arrival()
 	started := time.Now()
 	go func() {
 		_, err := b.Fetch(req)
 		done <- err
 	}()
-	// Wait until the request is in flight: the long poll keeps it there for 30 s.
-	for {
-		if ok, _ := b.Connected(); ok {
-			break
-		}
-		_ = kafka.Sleep(context.Background(), 10*time.Millisecond)
+	// Wait until the broker holds the request: the long poll keeps it there for 30 s. Not with
+	// b.Connected, which waits for the Broker's lock, held by Fetch for its whole round trip.
+	select {
+	case <-arrived:
+	case err := <-done:
+		t.Fatalf("the long-poll Fetch returned before it was seen to arrive (error %v)", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the long-poll Fetch did not reach the broker")
 	}
-	_ = kafka.Sleep(context.Background(), 200*time.Millisecond)
 	select {
 	case err := <-done:
 		t.Fatalf("the long-poll Fetch returned before Interrupt (error %v)", err)
