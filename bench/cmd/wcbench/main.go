@@ -14,27 +14,28 @@
 // against Java at equal configuration (one stream thread each) and each at its best
 // configuration (highest median throughput), CPU seconds per million lines, peak RSS,
 // exactly-once as a percentage of at-least-once, and each run as a percentage of the pipes
-// of the same round and of the batch-level word pipe run beside it. A run's wall time is from starting the process until the group's committed
-// offsets reach the end offsets of every input partition and of every partition of the
-// repartition topic (under exactly-once the last offset of a partition is a commit marker,
-// so one less is enough there). Peak RSS is the process's VmHWM and CPU its utime+stime, both
-// read from /proc just before it is stopped. It prints each figure and the ratios ours/Java
-// (when both ran). Unless -pipe=false, each round also measures ceilings in this process over
-// the same input, each timed from start until the last record produced is acknowledged, and
-// each run's throughput as a percentage of each; with bare sarama (no Kafka Streams):
+// of the same round and of the batch-level word pipe run beside it. A run's wall time is from
+// starting the process until the group's committed offsets reach the end offsets of every input
+// partition and of every partition of the repartition topic (under exactly-once the last offset
+// of a partition is a commit marker, so one less is enough there). Peak RSS is the process's
+// VmHWM and CPU its utime+stime, both read from /proc just before it is stopped. It prints each
+// figure and the ratios ours/Java (when both ran). Unless -pipe=false, each round also measures
+// ceilings in this process over the same input, each timed from start until the last record
+// produced is acknowledged, and each run's throughput as a percentage of each; with bare sarama
+// (no Kafka Streams):
 //
 //   - the pipe: consumes the 4 input partitions and produces every line once, unchanged, to
 //     a 4-partition topic (one record out per line in). It is the one-hop ceiling: the word
 //     count moves over ten times as many records, so it cannot come near it.
-//   - the word pipe (only with -word-pipe: about 45 s per million lines on a 2-CPU machine): the word
-//     count's broker traffic without state, cache or commits. It
-//     consumes the lines, splits them as the word count does and produces every word (key
-//     and value the word, as in the word count's repartition topic) to a 4-partition topic,
-//     partition murmur2(word) as Java's default partitioner; concurrently it consumes that
-//     topic to its end and produces one record per word (key the word, an 8-byte value as
-//     the count's Long) to a 4-partition output topic. It does not deduplicate the output as
-//     the word count's cache does (it writes every word where the word count writes the last
-//     count of a word per commit interval), so it does more output work than the word count:
+//   - the word pipe (only with -word-pipe: about 45 s per million lines on a 2-CPU machine):
+//     the word count's broker traffic without state, cache or commits. It consumes the lines,
+//     splits them as the word count does and produces every word (key and value the word, as
+//     in the word count's repartition topic) to a 4-partition topic, partition murmur2(word)
+//     as Java's default partitioner; concurrently it consumes that topic to its end and
+//     produces one record per word (key the word, an 8-byte value as the count's Long) to a
+//     4-partition output topic. It does not deduplicate the output as the word count's cache
+//     does (it writes every word where the word count writes the last count of a word per
+//     commit interval), so it does more output work than the word count:
 //     a conservative ceiling on that leg, an upper bound on the rest.
 //
 // Both pipes use the same consumer (sarama's defaults) and producer configuration (acks=all,
